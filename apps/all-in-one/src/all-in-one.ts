@@ -1,0 +1,53 @@
+import express, { type Express } from 'express';
+import { findProjectByToken } from '@sightline/accounts';
+import { createApiRouter } from '@sightline/api';
+import type { EventBus, Topics } from '@sightline/bus';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
+import { errorHandler, healthRouter, notFoundHandler, requestContext, type HealthCheck } from '@sightline/http';
+import type { JobScheduler } from '@sightline/jobs';
+import type { Logger } from '@sightline/logger';
+import type { Metrics } from '@sightline/metrics';
+import type { MetadataStore } from '@sightline/postgres';
+import { createWorker, type Worker } from '@sightline/worker';
+
+export interface AllInOneDeps {
+  db: MetadataStore;
+  ch: ClickHouseClient;
+  bus: EventBus;
+  topics: Topics;
+  scheduler: JobScheduler;
+  logger: Logger;
+  metrics: Metrics;
+  sendTimeoutMs: number;
+  readiness: HealthCheck[];
+  isShuttingDown: () => boolean;
+  now?: () => number;
+}
+
+/**
+ * Gateway, worker and api in one process and on one port, so `{base_url}` and
+ * `{ingest_url}` are the same address. Same routers and pipeline as the separate apps.
+ */
+export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Worker } {
+  const worker = createWorker(deps);
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(requestContext('all-in-one', deps.logger, deps.metrics));
+  app.use(healthRouter({ liveness: worker.liveness, readiness: deps.readiness, isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
+  app.use(
+    createCaptureRouter({
+      bus: deps.bus,
+      topics: deps.topics,
+      projectKeys: createProjectKeyResolver(async (token) => (await findProjectByToken(deps.db, token))?.id ?? null),
+      metrics: deps.metrics,
+      sendTimeoutMs: deps.sendTimeoutMs,
+      now: deps.now,
+    }),
+  );
+  app.use(createApiRouter(deps));
+  app.use(notFoundHandler);
+  app.use(errorHandler());
+  return { app, worker };
+}

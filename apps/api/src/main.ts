@@ -1,0 +1,50 @@
+import { bootstrapInstance, formatBootstrapBanner } from '@sightline/accounts';
+import { assertClickHouseMigrated, createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
+import { apiEnv, parseConfig, requiredInDistributedMode } from '@sightline/config';
+import { installShutdown, listen } from '@sightline/http';
+import { createLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { assertPostgresMigrated, createMetadataStore, migratePostgres } from '@sightline/postgres';
+import { createApiApp } from './app';
+
+async function main() {
+  const config = parseConfig(apiEnv, process.env, requiredInDistributedMode.api);
+  const logger = createLogger({ service: 'api', level: config.LOG_LEVEL });
+  const metrics = createMetrics({ defaultMetrics: true });
+  const db = await createMetadataStore({ url: config.DATABASE_URL });
+  await migratePostgres(db);
+  const ch = createAnalyticsStore({ url: config.CLICKHOUSE_URL, user: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, database: config.CLICKHOUSE_DATABASE });
+  await migrateClickHouse(ch);
+  const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
+  let shuttingDown = false;
+  const app = createApiApp({
+    db,
+    ch,
+    logger,
+    metrics,
+    readiness: [
+      { name: 'postgres', check: () => assertPostgresMigrated(db) },
+      { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },
+    ],
+    isShuttingDown: () => shuttingDown,
+  });
+  const server = await listen(app, { host: config.HOST, port: config.PORT });
+  const baseUrl = `http://localhost:${server.port}`;
+  if (setup.created) process.stdout.write(formatBootstrapBanner(setup, baseUrl) + '\n');
+  logger.info({ port: server.port, projectApiKey: setup.projectApiKey }, `api listening on ${baseUrl}`);
+  installShutdown({
+    logger,
+    deadlineMs: config.SHUTDOWN_TIMEOUT_MS,
+    stop: async () => {
+      shuttingDown = true;
+      await server.close();
+      await ch.close();
+      await db.close();
+    },
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+export * from './projects.repository';
+export * from './personal-keys.repository';
+export * from './bootstrap';

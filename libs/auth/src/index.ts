@@ -1,0 +1,3 @@
+export * from './keys';
+export * from './scopes';
+export * from './personal-key-auth';

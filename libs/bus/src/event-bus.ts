@@ -1,0 +1,61 @@
+/** A message to publish. Messages with the same key keep their order. */
+export interface BusMessage {
+  key: string;
+  value: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface ConsumedMessage {
+  key: string | null;
+  value: Buffer;
+  headers: Record<string, string>;
+  /** Position in its partition (Kafka offset, or a sequence number in-process). */
+  offset: string;
+}
+
+export interface ConsumedBatch {
+  topic: string;
+  partition: number;
+  messages: ConsumedMessage[];
+}
+
+/**
+ * Called with each batch. Resolving means every message of the batch is durably handled
+ * (written, or dead-lettered); only then does the bus commit past it. Rejecting means
+ * "not handled": the bus retries the batch with backoff and commits nothing.
+ */
+export type BatchHandler = (batch: ConsumedBatch) => Promise<void>;
+
+export interface Subscription {
+  /** Finishes the batch in hand, commits it, and stops. */
+  stop(): Promise<void>;
+  /** Milliseconds since the consumer loop last made progress (liveness). */
+  idleMs(): number;
+}
+
+export interface EventBus {
+  /** Resolves only once every message is durable (Kafka: acks=-1; in-process: the consumer wrote it). */
+  send(topic: string, messages: readonly BusMessage[]): Promise<void>;
+  subscribe(options: { groupId: string; topic: string; handler: BatchHandler; maxBatchSize?: number }): Promise<Subscription>;
+  /** Readiness: the bus can accept messages now. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Topics {
+  events: string;
+  eventsHistorical: string;
+  deadLetter: string;
+}
+
+export function topicNames(prefix: string): Topics {
+  return { events: `${prefix}events`, eventsHistorical: `${prefix}events_historical`, deadLetter: `${prefix}events_dlq` };
+}
+
+/** Exponential backoff with jitter, capped. */
+export function backoffMs(attempt: number, baseMs = 200, capMs = 10_000): number {
+  const exp = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 16));
+  return Math.round(exp / 2 + Math.random() * (exp / 2));
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

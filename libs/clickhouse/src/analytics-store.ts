@@ -1,0 +1,47 @@
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+
+export type { ClickHouseClient };
+
+export interface AnalyticsStoreConfig {
+  /** ClickHouse HTTP interface; when absent, the in-process chdb engine under dataDir is used. */
+  url?: string;
+  user: string;
+  password: string;
+  database: string;
+  dataDir?: string;
+}
+
+/**
+ * The analytics store adapter factory: the same @clickhouse/client, either over HTTP or over
+ * chdb's in-process connection. Everything above this speaks the same SQL to both.
+ */
+export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseClient {
+  if (config.url) {
+    return createClient({
+      url: config.url,
+      username: config.user,
+      password: config.password,
+      database: config.database,
+      request_timeout: 60_000,
+      clickhouse_settings: {
+        // Inserts are acknowledged only once written: no fire-and-forget async inserts.
+        async_insert: 0,
+        date_time_input_format: 'best_effort',
+      },
+    });
+  }
+  if (!config.dataDir) throw new Error('analytics store: either CLICKHOUSE_URL or a data directory is required');
+  const path = join(config.dataDir, 'clickhouse');
+  mkdirSync(path, { recursive: true });
+  // Loaded lazily so a distributed process never loads the native engine.
+  // (typed by hand: chdb's subpath types need a newer moduleResolution than our CommonJS build)
+  const { createChdbConnection } = require('chdb/connection') as {
+    createChdbConnection: (options: { path: string }) => NonNullable<Parameters<typeof createClient>[0]>['connection'];
+  };
+  return createClient({
+    connection: createChdbConnection({ path }),
+    clickhouse_settings: { date_time_input_format: 'best_effort' },
+  });
+}

@@ -1,0 +1,84 @@
+import type { EnvSpec } from './parse-config';
+
+// Fragments, one per concern; each app's spec is the union of the fragments it uses.
+
+export const runtimeEnv = {
+  LOG_LEVEL: { type: 'string', description: 'pino log level', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+  HOST: { type: 'string', description: 'Address the HTTP server binds to', default: '0.0.0.0' },
+  SHUTDOWN_TIMEOUT_MS: { type: 'integer', description: 'Hard deadline for a graceful shutdown after SIGTERM/SIGINT', default: 10000, minimum: 100 },
+} as const satisfies EnvSpec;
+
+export const clickhouseServerEnv = {
+  CLICKHOUSE_URL: { type: 'string', description: 'ClickHouse HTTP interface, e.g. http://localhost:8123 (unset in embedded mode: in-process chdb)', pattern: '^https?://' },
+  CLICKHOUSE_USER: { type: 'string', description: 'ClickHouse user', default: 'default' },
+  CLICKHOUSE_PASSWORD: { type: 'string', description: 'ClickHouse password', default: '', secret: true },
+  CLICKHOUSE_DATABASE: { type: 'string', description: 'ClickHouse database holding Sightline tables', default: 'default', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+} as const satisfies EnvSpec;
+
+export const postgresEnv = {
+  DATABASE_URL: { type: 'string', description: 'PostgreSQL connection string (unset in embedded mode: in-process PGlite)', pattern: '^postgres(ql)?://', secret: true },
+} as const satisfies EnvSpec;
+
+export const kafkaEnv = {
+  KAFKA_BROKERS: { type: 'string', description: 'Comma-separated Kafka bootstrap brokers (unset in embedded mode: in-process bus)' },
+  KAFKA_CLIENT_ID: { type: 'string', description: 'kafkajs client id', default: 'sightline' },
+  KAFKA_TOPIC_PREFIX: { type: 'string', description: 'Prefix for every topic name (events, events_historical, events_dlq)', default: '' },
+  KAFKA_PRODUCER_IDEMPOTENT: { type: 'boolean', description: 'Idempotent producer (needs a real Kafka cluster controller)', default: false },
+  BUS_SEND_TIMEOUT_MS: { type: 'integer', description: 'Longest wait for the bus to acknowledge a send before ingestion answers 503', default: 5000, minimum: 100 },
+} as const satisfies EnvSpec;
+
+export const redisEnv = {
+  REDIS_URL: { type: 'string', description: 'Redis for BullMQ jobs and caches (unset in embedded mode: in-process cron and caches)', pattern: '^rediss?://' },
+} as const satisfies EnvSpec;
+
+export const bootstrapEnv = {
+  SIGHTLINE_PROJECT_API_KEY: { type: 'string', description: 'Project API key (phc_…) used for the default project on first start; random when unset', pattern: '^phc_[A-Za-z0-9_]{8,60}$' },
+  SIGHTLINE_PERSONAL_API_KEY: { type: 'string', description: 'Personal API key (phx_…) created on first start; random when unset', pattern: '^phx_[A-Za-z0-9_]{8,60}$', secret: true },
+} as const satisfies EnvSpec;
+
+const port = (fallback: number) =>
+  ({ PORT: { type: 'integer', description: 'HTTP port', default: fallback, minimum: 0, maximum: 65535 } }) as const satisfies EnvSpec;
+
+export const gatewayEnv = {
+  ...runtimeEnv,
+  ...port(8001),
+  ...postgresEnv,
+  ...kafkaEnv,
+} as const satisfies EnvSpec;
+
+export const workerEnv = {
+  ...runtimeEnv,
+  ...port(8002),
+  ...postgresEnv,
+  ...clickhouseServerEnv,
+  ...kafkaEnv,
+  ...redisEnv,
+} as const satisfies EnvSpec;
+
+export const apiEnv = {
+  ...runtimeEnv,
+  ...port(8000),
+  ...postgresEnv,
+  ...clickhouseServerEnv,
+  ...bootstrapEnv,
+} as const satisfies EnvSpec;
+
+export const allInOneEnv = {
+  ...runtimeEnv,
+  ...port(8000),
+  SIGHTLINE_DATA_DIR: { type: 'string', description: 'Data directory of the embedded stores (chdb, PGlite)', default: './data' },
+  ...bootstrapEnv,
+  ...postgresEnv,
+  ...clickhouseServerEnv,
+  ...kafkaEnv,
+  ...redisEnv,
+} as const satisfies EnvSpec;
+
+/** The variables each distributed app needs set; parseConfig enforces them where required. */
+export const requiredInDistributedMode = {
+  gateway: ['DATABASE_URL', 'KAFKA_BROKERS'],
+  worker: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL'],
+  api: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+} as const;
+
+export const appEnvSpecs = { gateway: gatewayEnv, worker: workerEnv, api: apiEnv, 'all-in-one': allInOneEnv } as const;

@@ -1,0 +1,2 @@
+export * from './parse-config';
+export * from './env-specs';

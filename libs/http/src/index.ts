@@ -1,0 +1,4 @@
+export * from './api-error';
+export * from './middleware';
+export * from './health';
+export * from './server';

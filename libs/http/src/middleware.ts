@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '@sightline/logger';
+import type { Metrics } from '@sightline/metrics';
+import { ApiError, errors } from './api-error';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string;
+    log: Logger;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Request id (kept from X-Request-Id when sane), a child logger, and per-route metrics.
+ * Deliberately not pino-http: a log line per request costs more than the ingest path itself.
+ */
+export function requestContext(app: string, logger: Logger, metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.log = logger.child({ reqId: req.id });
+    res.setHeader('X-Request-Id', req.id);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = routeLabel(req);
+      metrics.httpRequests.inc({ app, route, method: req.method, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ app, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+}
+
+function routeLabel(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof path === 'string') return req.baseUrl + path;
+  if (Array.isArray(path)) return req.baseUrl + String(path[0]);
+  return 'unmatched';
+}
+
+/** Wraps an async handler so a rejection reaches the error handler (Express 5 does this too; explicit for clarity in routers). */
+export function asyncHandler(fn: (req: Request, res: Response, next: NextFunction) => Promise<unknown>): RequestHandler {
+  return (req, res, next) => {
+    fn(req, res, next).catch(next);
+  };
+}
+
+export function sendError(res: Response, error: ApiError): void {
+  if (res.headersSent) return;
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json(error.toBody());
+}
+
+/** Unknown routes: JSON 404, never Express's HTML page. */
+export const notFoundHandler: RequestHandler = (_req, res) => sendError(res, errors.notFound());
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+  message?: string;
+}
+
+/** The last middleware: maps every error to the DRF envelope; only real bugs become 500. */
+export function errorHandler(): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (err instanceof ApiError) return sendError(res, err);
+    const e = err as BodyParserError;
+    // Errors raised by express.json() / raw-body.
+    if (e?.type === 'entity.parse.failed') return sendError(res, errors.parse(`Malformed request data: ${e.message ?? 'invalid JSON'}`));
+    if (e?.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(e.limit ?? 0));
+    if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return sendError(res, errors.unsupportedMediaType(e.message ?? 'unsupported encoding'));
+    if (e?.type === 'request.aborted') return; // the client went away
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+      return sendError(res, new ApiError(e.status, 'invalid_request', 'invalid_request', e.message ?? 'Invalid request.'));
+    }
+    (req.log ?? console).error({ err }, 'unhandled error');
+    sendError(res, errors.server());
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The shapes capture accepts (PostHog's untagged union): a single event, a bare array of
+ * events, or a batch envelope {api_key|token, batch:[…], sent_at?, historical_migration?}.
+ */
+export interface RawEvent {
+  event?: unknown;
+  distinct_id?: unknown;
+  $distinct_id?: unknown;
+  properties?: unknown;
+  timestamp?: unknown;
+  offset?: unknown;
+  uuid?: unknown;
+  api_key?: unknown;
+  token?: unknown;
+  $token?: unknown;
+  sent_at?: unknown;
+  [key: string]: unknown;
+}
+
+export interface CapturePayload {
+  events: RawEvent[];
+  token: string | null;
+  sentAt: string | null;
+  historicalMigration: boolean;
+}
+
+export class PayloadError extends Error {
+  constructor(readonly reason: 'not_an_object' | 'no_events' | 'inconsistent_tokens', message: string) {
+    super(message);
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+function eventToken(e: RawEvent): string | null {
+  for (const candidate of [e.api_key, e.token, e.$token, isObject(e.properties) ? e.properties['token'] : undefined]) {
+    if (nonEmptyString(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** Splits a parsed body into events and the request-level fields. */
+export function readCapturePayload(body: unknown): CapturePayload {
+  let events: unknown[];
+  let envelope: Record<string, unknown> = {};
+  if (Array.isArray(body)) events = body;
+  else if (isObject(body) && Array.isArray(body['batch'])) {
+    envelope = body;
+    events = body['batch'];
+  } else if (isObject(body)) events = [body];
+  else throw new PayloadError('not_an_object', 'Request body must be an event, an array of events or a batch.');
+
+  if (events.length === 0) throw new PayloadError('no_events', 'request holds no event');
+  const objects = events.filter(isObject) as RawEvent[];
+  if (objects.length === 0) throw new PayloadError('no_events', 'request holds no event');
+
+  // Token: the envelope's first, then each event's; events must agree.
+  let token: string | null = null;
+  for (const c of [envelope['api_key'], envelope['token'], envelope['$token']]) if (token === null && nonEmptyString(c)) token = c;
+  if (token === null) {
+    for (const e of objects) {
+      const t = eventToken(e);
+      if (t === null) continue;
+      if (token === null) token = t;
+      else if (t !== token) throw new PayloadError('inconsistent_tokens', 'batch submitted with inconsistent api_key values');
+    }
+  }
+  const sentAt = nonEmptyString(envelope['sent_at']) ? envelope['sent_at'] : null;
+  return { events: objects, token, sentAt, historicalMigration: envelope['historical_migration'] === true };
+}

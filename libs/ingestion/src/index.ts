@@ -1,0 +1,3 @@
+export * from './capture-payload';
+export * from './timestamp';
+export * from './ingest-message';

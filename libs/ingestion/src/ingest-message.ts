@@ -1,0 +1,88 @@
+import { v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
+import { computeTimestamp } from './timestamp';
+import type { RawEvent } from './capture-payload';
+
+/** What the gateway puts on the bus (PostHog's capture message, plus the resolved team). */
+export interface IngestMessage {
+  uuid: string;
+  distinct_id: string;
+  ip: string | null;
+  /** The event as the client sent it (JSON text), with uuid and distinct_id filled in. */
+  data: string;
+  now: string;
+  sent_at: string | null;
+  token: string;
+  /** null when the key store was unreachable at the gateway (fail-open); the worker resolves it. */
+  team_id: number | null;
+  event: string;
+  timestamp: string;
+  historical_migration: boolean;
+}
+
+export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'empty_distinct_id';
+
+export type NormalizeResult = { ok: true; key: string; message: IngestMessage } | { ok: false; reason: DropReason };
+
+const MAX_DISTINCT_ID_LENGTH = 200;
+
+/** Person ids derive from the distinct id (PostHog: UUIDv5 in this namespace over "team:distinct_id"). */
+export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
+export const personUuidFor = (teamId: number, distinctId: string) => uuidv5(`${teamId}:${distinctId}`, PERSON_UUID_NAMESPACE);
+
+/** Strings stay; numbers, arrays and objects become compact JSON; missing/null is absent. */
+function readDistinctId(e: RawEvent): string | null {
+  let value: unknown = e.distinct_id ?? e.$distinct_id;
+  if (value === undefined || value === null) {
+    const props = e.properties as Record<string, unknown> | undefined;
+    value = typeof props === 'object' && props !== null ? props['distinct_id'] : undefined;
+  }
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.slice(0, MAX_DISTINCT_ID_LENGTH);
+}
+
+export interface NormalizeContext {
+  token: string;
+  teamId: number | null;
+  nowMs: number;
+  sentAt: string | null;
+  ip: string | null;
+  historicalMigration: boolean;
+}
+
+/** Validates one event and builds its bus message, or says why it is dropped. */
+export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): NormalizeResult {
+  if (typeof raw.event !== 'string' || raw.event.length === 0) return { ok: false, reason: 'missing_event_name' };
+  const distinctId = readDistinctId(raw);
+  if (distinctId === null) return { ok: false, reason: 'missing_distinct_id' };
+  if (distinctId.trim() === '') return { ok: false, reason: 'empty_distinct_id' };
+
+  const properties = typeof raw.properties === 'object' && raw.properties !== null && !Array.isArray(raw.properties) ? (raw.properties as Record<string, unknown>) : {};
+  const uuid = typeof raw.uuid === 'string' && isUuid(raw.uuid) ? raw.uuid.toLowerCase() : uuidv7();
+  const sentAt = ctx.sentAt ?? (typeof raw.sent_at === 'string' ? raw.sent_at : null);
+  const timestampMs = computeTimestamp({
+    timestamp: raw.timestamp,
+    offset: raw.offset,
+    sentAt,
+    nowMs: ctx.nowMs,
+    ignoreSentAt: properties['$ignore_sent_at'] === true,
+  });
+  const now = new Date(ctx.nowMs).toISOString();
+  return {
+    ok: true,
+    key: `${ctx.token}:${distinctId}`,
+    message: {
+      uuid,
+      distinct_id: distinctId,
+      ip: ctx.ip,
+      data: JSON.stringify({ ...raw, uuid, distinct_id: distinctId, properties }),
+      now,
+      sent_at: sentAt,
+      token: ctx.token,
+      team_id: ctx.teamId,
+      event: raw.event,
+      timestamp: new Date(timestampMs).toISOString(),
+      historical_migration: ctx.historicalMigration,
+    },
+  };
+}

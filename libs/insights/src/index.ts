@@ -1,0 +1,3 @@
+export * from './date-range';
+export * from './trend-filter';
+export * from './trends.query';

@@ -1,0 +1,121 @@
+import Ajv from 'ajv';
+
+export interface TrendEntity {
+  id: string | null;
+  type?: 'events' | 'actions';
+  name?: string;
+  custom_name?: string;
+  order?: number;
+  math?: string;
+  properties?: unknown[];
+}
+
+export interface TrendFilter {
+  events?: TrendEntity[];
+  actions?: unknown[];
+  properties?: unknown;
+  filter_test_accounts?: boolean;
+  date_from?: string;
+  date_to?: string;
+  interval?: string;
+  display?: string;
+  breakdown?: unknown;
+  compare?: boolean;
+  formula?: string;
+}
+
+const entitySchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', nullable: true },
+    type: { type: 'string', enum: ['events', 'actions'], nullable: true },
+    name: { type: 'string', nullable: true },
+    custom_name: { type: 'string', nullable: true },
+    order: { type: 'integer', nullable: true },
+    math: { type: 'string', nullable: true },
+    properties: { type: 'array', nullable: true, items: {} },
+  },
+  required: ['id'],
+  additionalProperties: true,
+} as const;
+
+const filterSchema = {
+  type: 'object',
+  properties: {
+    events: { type: 'array', nullable: true, items: entitySchema },
+    actions: { type: 'array', nullable: true, items: {} },
+    properties: {},
+    filter_test_accounts: { type: 'boolean', nullable: true },
+    date_from: { type: 'string', nullable: true },
+    date_to: { type: 'string', nullable: true },
+    interval: { type: 'string', nullable: true },
+    display: { type: 'string', nullable: true },
+    breakdown: {},
+    compare: { type: 'boolean', nullable: true },
+    formula: { type: 'string', nullable: true },
+  },
+  additionalProperties: true,
+} as const;
+
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false });
+const validateFilter = ajv.compile<TrendFilter>(filterSchema);
+
+export class TrendFilterError extends Error {
+  constructor(
+    readonly attr: string | null,
+    message: string,
+    readonly code = 'invalid_input',
+  ) {
+    super(message);
+  }
+}
+
+/** The legacy GET form sends lists and objects as JSON strings in the query string. */
+export function trendFilterFromQuery(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (typeof value !== 'string') continue;
+    if (['events', 'actions', 'properties', 'breakdown'].includes(key) && /^[[{]/.test(value)) {
+      try {
+        out[key] = JSON.parse(value);
+      } catch {
+        throw new TrendFilterError(key, `${key} is not valid JSON.`, 'parse_error');
+      }
+    } else if (value === 'true' || value === 'false') out[key] = value === 'true';
+    else out[key] = value;
+  }
+  return out;
+}
+
+const SUPPORTED_MATH = new Set(['total', 'dau']);
+const isEmpty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+
+/**
+ * Checks a trend request. Supported so far: event series with math total or dau, daily
+ * interval, no property filters, breakdowns, compare or formulas — anything else gets a
+ * clear 400 naming what is not supported yet rather than a silently wrong answer.
+ */
+export function parseTrendFilter(body: unknown): TrendFilter & { events: TrendEntity[] } {
+  if (!validateFilter(body)) {
+    const e = validateFilter.errors?.[0];
+    const attr = e?.instancePath.replace(/^\//, '').replace(/\//g, '__') || null;
+    throw new TrendFilterError(attr, `${attr ?? 'body'} ${e?.message ?? 'is invalid'}`);
+  }
+  const events = body.events ?? [];
+  if (!isEmpty(body.actions)) throw new TrendFilterError('actions', 'Action series are not supported yet; use events.', 'not_supported');
+  if (events.length === 0) throw new TrendFilterError('events', 'One of events or actions is required.', 'required');
+  events.forEach((entity, i) => {
+    const math = entity.math ?? 'total';
+    if (!SUPPORTED_MATH.has(math)) throw new TrendFilterError(`events__${i}__math`, `math "${math}" is not supported yet (supported: total, dau).`, 'not_supported');
+    if (!isEmpty(entity.properties)) throw new TrendFilterError(`events__${i}__properties`, 'Property filters on series are not supported yet.', 'not_supported');
+  });
+  if (!isEmpty(body.properties)) throw new TrendFilterError('properties', 'Property filters are not supported yet.', 'not_supported');
+  if (!isEmpty(body.breakdown)) throw new TrendFilterError('breakdown', 'Breakdowns are not supported yet.', 'not_supported');
+  if (body.compare) throw new TrendFilterError('compare', 'compare is not supported yet.', 'not_supported');
+  if (body.formula) throw new TrendFilterError('formula', 'Formulas are not supported yet.', 'not_supported');
+  if (body.interval && body.interval !== 'day') throw new TrendFilterError('interval', `interval "${body.interval}" is not supported yet (supported: day).`, 'not_supported');
+  if (body.display && !['ActionsLineGraph', 'ActionsTable', 'ActionsBar'].includes(body.display)) {
+    throw new TrendFilterError('display', `display "${body.display}" is not supported yet.`, 'not_supported');
+  }
+  return { ...body, events };
+}

@@ -1,0 +1,49 @@
+import { Queue, Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import type { Logger } from '@sightline/logger';
+import type { JobScheduler, ScheduledJob } from './job-scheduler';
+
+/**
+ * Distributed mode: one BullMQ queue per job (one retry policy per queue), a job scheduler
+ * upserted at boot (idempotent across processes and restarts), and a worker in every
+ * worker process; BullMQ hands each run to exactly one of them.
+ */
+export function createBullmqScheduler(options: { redisUrl: string; prefix?: string; logger: Logger }): JobScheduler {
+  // BullMQ workers block on Redis; they require maxRetriesPerRequest: null.
+  const connection = new IORedis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  connection.on('error', (err) => options.logger.warn({ err }, 'redis connection error (jobs)'));
+  const prefix = options.prefix ?? 'sightline';
+  const queues: Queue[] = [];
+  const workers: Worker[] = [];
+  return {
+    async register(job: ScheduledJob) {
+      const queue = new Queue(job.name, { connection, prefix });
+      queues.push(queue);
+      await queue.upsertJobScheduler(
+        job.name,
+        { pattern: job.cron, tz: 'UTC' },
+        {
+          name: job.name,
+          opts: { attempts: 5, backoff: { type: 'exponential', delay: 60_000 }, removeOnComplete: 100, removeOnFail: 500 },
+        },
+      );
+      const worker = new Worker(job.name, () => job.run(), { connection, prefix, concurrency: 1 });
+      worker.on('failed', (j, err) => options.logger.error({ err, job: job.name, attempts: j?.attemptsMade }, 'scheduled job failed'));
+      worker.on('error', (err) => options.logger.warn({ err, job: job.name }, 'job worker error'));
+      workers.push(worker);
+    },
+    async nextRuns() {
+      const out: Record<string, Date | null> = {};
+      for (const queue of queues) {
+        const scheduler = await queue.getJobScheduler(queue.name);
+        out[queue.name] = scheduler?.next ? new Date(scheduler.next) : null;
+      }
+      return out;
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(queues.map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The metrics of one process. Each app gets its own registry (so tests can build
+ * several apps in one process) and registers only what it uses.
+ */
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'app' | 'route' | 'method' | 'status'>;
+  httpDuration: Histogram<'app' | 'route'>;
+  eventsAccepted: Counter<'route'>;
+  eventsDropped: Counter<'reason'>;
+  projectKeyLookupsFailedOpen: Counter;
+  eventsWritten: Counter<'topic'>;
+  busSendDuration: Histogram<'topic'>;
+  consumerBatches: Counter<'topic' | 'result'>;
+  jobRuns: Counter<'job' | 'result'>;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['app', 'route', 'method', 'status'], registers }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['app', 'route'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    eventsAccepted: new Counter({ name: 'ingest_events_accepted_total', help: 'Events accepted (acknowledged by the bus) by route', labelNames: ['route'], registers }),
+    eventsDropped: new Counter({ name: 'ingest_events_dropped_total', help: 'Events dropped at ingestion, by reason', labelNames: ['reason'], registers }),
+    projectKeyLookupsFailedOpen: new Counter({
+      name: 'ingest_project_key_failed_open_total',
+      help: 'Requests accepted without key validation because the key store was unreachable',
+      registers,
+    }),
+    eventsWritten: new Counter({ name: 'worker_events_written_total', help: 'Events written to ClickHouse by source topic', labelNames: ['topic'], registers }),
+    busSendDuration: new Histogram({
+      name: 'bus_send_duration_seconds',
+      help: 'Time until the bus acknowledged a send',
+      labelNames: ['topic'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    consumerBatches: new Counter({ name: 'worker_consumer_batches_total', help: 'Consumed batches by result', labelNames: ['topic', 'result'], registers }),
+    jobRuns: new Counter({ name: 'job_runs_total', help: 'Scheduled job runs by result', labelNames: ['job', 'result'], registers }),
+  };
+}

@@ -1,0 +1,2 @@
+export * from './metadata-store';
+export * from './migrations';

@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool, type PoolClient } from 'pg';
+
+/** The slice of SQL both adapters share: parameterised queries and multi-statement scripts. */
+export interface Sql {
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export interface MetadataStore extends Sql {
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface MetadataStoreConfig {
+  /** PostgreSQL connection string; when absent, in-process PGlite under dataDir. */
+  url?: string;
+  dataDir?: string;
+}
+
+export async function createMetadataStore(config: MetadataStoreConfig): Promise<MetadataStore> {
+  if (config.url) return createPgStore(config.url);
+  if (!config.dataDir) throw new Error('metadata store: either DATABASE_URL or a data directory is required');
+  return createPgliteStore(join(config.dataDir, 'postgres'));
+}
+
+function pgSql(client: Pool | PoolClient): Sql {
+  return {
+    async query<R>(text: string, params?: readonly unknown[]) {
+      return (await client.query(text, params as unknown[] | undefined)).rows as R[];
+    },
+    async exec(script: string) {
+      await client.query(script);
+    },
+  };
+}
+
+function createPgStore(url: string): MetadataStore {
+  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return {
+    ...pgSql(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(pgSql(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+async function createPgliteStore(dir: string): Promise<MetadataStore> {
+  mkdirSync(dir, { recursive: true });
+  // Loaded lazily: only the embedded mode needs the WASM build of Postgres.
+  const { PGlite } = await import('@electric-sql/pglite');
+  const db = await PGlite.create(dir);
+  type Tx = Pick<typeof db, 'query' | 'exec'>;
+  const sql = (target: Tx): Sql => ({
+    async query<R>(text: string, params?: readonly unknown[]) {
+      return (await target.query<R>(text, params as unknown[] | undefined)).rows;
+    },
+    async exec(script: string) {
+      await target.exec(script);
+    },
+  });
+  return {
+    ...sql(db),
+    transaction: (fn) => db.transaction((tx) => fn(sql(tx))),
+    async ping() {
+      await db.query('SELECT 1');
+    },
+    async close() {
+      await db.close();
+    },
+  };
+}
