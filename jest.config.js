@@ -1,7 +1,7 @@
 // Two projects: `unit` (no I/O, *.test.ts) and `integration` (real Redis, PostgreSQL,
 // the Kafka protocol via librdkafka's mock cluster and ClickHouse via chdb; *.int.test.ts).
 // The integration global setup starts those services once per run (tools/testkit).
-const tsJest = ['ts-jest', { isolatedModules: true, diagnostics: false }];
+const tsJest = ['ts-jest', { diagnostics: false }];
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': tsJest },
@@ -17,6 +17,7 @@ module.exports = {
       testMatch: ['**/*.int.test.ts'],
       globalSetup: '<rootDir>/tools/testkit/src/global-setup.ts',
       globalTeardown: '<rootDir>/tools/testkit/src/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/tools/testkit/src/jest-setup.ts'],
       testTimeout: 120000,
     },
   ],

@@ -1,0 +1,65 @@
+import { silentLogger } from '@sightline/logger';
+import type { ConsumedBatch } from './event-bus';
+import { createInProcessBus } from './in-process-bus';
+
+describe('in-process bus', () => {
+  it('resolves send only after the consumer handled the message', async () => {
+    const bus = createInProcessBus(silentLogger());
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await bus.subscribe({
+      groupId: 'g',
+      topic: 't',
+      handler: async (batch) => {
+        await gate;
+        order.push(`handled ${batch.messages.length}`);
+      },
+    });
+    const sent = bus.send('t', [{ key: 'k', value: 'v' }]).then(() => order.push('send resolved'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual([]);
+    release();
+    await sent;
+    expect(order).toEqual(['handled 1', 'send resolved']);
+    await bus.close();
+  });
+
+  it('gathers concurrent sends into one batch, in order', async () => {
+    const bus = createInProcessBus(silentLogger());
+    const batches: ConsumedBatch[] = [];
+    const sends = Array.from({ length: 50 }, (_, i) => bus.send('t', [{ key: 'k', value: String(i) }]));
+    await bus.subscribe({ groupId: 'g', topic: 't', handler: async (b) => void batches.push(b) });
+    await Promise.all(sends);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.messages.map((m) => m.value.toString())).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+    await bus.close();
+  });
+
+  it('retries a failing batch and never loses it', async () => {
+    const bus = createInProcessBus(silentLogger());
+    let calls = 0;
+    const seen: string[] = [];
+    await bus.subscribe({
+      groupId: 'g',
+      topic: 't',
+      handler: async (b) => {
+        calls++;
+        if (calls < 3) throw new Error('store down');
+        seen.push(...b.messages.map((m) => m.value.toString()));
+      },
+    });
+    await bus.send('t', [{ key: 'k', value: 'a' }, { key: 'k', value: 'b' }]);
+    expect(calls).toBe(3);
+    expect(seen).toEqual(['a', 'b']);
+    await bus.close();
+  });
+
+  it('rejects pending sends on close instead of hanging', async () => {
+    const bus = createInProcessBus(silentLogger());
+    const pending = bus.send('nobody-listens', [{ key: 'k', value: 'v' }]);
+    await bus.close();
+    await expect(pending).rejects.toThrow(/closed/);
+    await expect(bus.send('t', [{ key: 'k', value: 'v' }])).rejects.toThrow(/closed/);
+  });
+});

@@ -1,0 +1,51 @@
+import { validate, version } from 'uuid';
+import { normalizeEvent, personUuidFor } from './ingest-message';
+
+const ctx = { token: 'phc_x', teamId: 1, nowMs: Date.parse('2024-01-01T00:00:06Z'), sentAt: null, ip: '1.2.3.4', historicalMigration: false };
+
+describe('normalizeEvent', () => {
+  it('drops events without a name or distinct id, with the reason', () => {
+    expect(normalizeEvent({ distinct_id: 'u' }, ctx)).toEqual({ ok: false, reason: 'missing_event_name' });
+    expect(normalizeEvent({ event: '', distinct_id: 'u' }, ctx)).toEqual({ ok: false, reason: 'missing_event_name' });
+    expect(normalizeEvent({ event: 'e' }, ctx)).toEqual({ ok: false, reason: 'missing_distinct_id' });
+    expect(normalizeEvent({ event: 'e', distinct_id: null }, ctx)).toEqual({ ok: false, reason: 'missing_distinct_id' });
+    expect(normalizeEvent({ event: 'e', distinct_id: '' }, ctx)).toEqual({ ok: false, reason: 'empty_distinct_id' });
+    expect(normalizeEvent({ event: 'e', distinct_id: '   ' }, ctx)).toEqual({ ok: false, reason: 'empty_distinct_id' });
+  });
+
+  it('builds the bus message keyed token:distinct_id', () => {
+    const r = normalizeEvent({ event: 'e', distinct_id: 'u', timestamp: '2024-01-01T00:00:00Z', properties: { a: 1 } }, { ...ctx, sentAt: '2024-01-01T00:00:05Z' });
+    if (!r.ok) throw new Error('dropped');
+    expect(r.key).toBe('phc_x:u');
+    expect(r.message).toMatchObject({ distinct_id: 'u', ip: '1.2.3.4', token: 'phc_x', team_id: 1, event: 'e', timestamp: '2024-01-01T00:00:01.000Z', historical_migration: false });
+    expect(JSON.parse(r.message.data)).toMatchObject({ event: 'e', properties: { a: 1 }, uuid: r.message.uuid });
+  });
+
+  it('keeps a valid client uuid and assigns a UUIDv7 otherwise', () => {
+    const kept = normalizeEvent({ event: 'e', distinct_id: 'u', uuid: '018CC2F3-0000-7000-8000-000000000001' }, ctx);
+    expect(kept.ok && kept.message.uuid).toBe('018cc2f3-0000-7000-8000-000000000001');
+    const assigned = normalizeEvent({ event: 'e', distinct_id: 'u', uuid: 'not-a-uuid' }, ctx);
+    if (!assigned.ok) throw new Error('dropped');
+    expect(validate(assigned.message.uuid) && version(assigned.message.uuid)).toBe(7);
+  });
+
+  it('stringifies non-string distinct ids, reads properties.distinct_id, and truncates to 200', () => {
+    const n = normalizeEvent({ event: 'e', distinct_id: 42 }, ctx);
+    expect(n.ok && n.message.distinct_id).toBe('42');
+    const o = normalizeEvent({ event: 'e', distinct_id: { number: 3, string: 'a' } }, ctx);
+    expect(o.ok && o.message.distinct_id).toBe('{"number":3,"string":"a"}');
+    const p = normalizeEvent({ event: 'e', properties: { distinct_id: 'from-props' } }, ctx);
+    expect(p.ok && p.message.distinct_id).toBe('from-props');
+    const long = normalizeEvent({ event: 'e', distinct_id: 'x'.repeat(300) }, ctx);
+    expect(long.ok && long.message.distinct_id.length).toBe(200);
+  });
+});
+
+describe('personUuidFor', () => {
+  it('is the deterministic UUIDv5 of "team:distinct_id"', () => {
+    const id = personUuidFor(2, 'user-1');
+    expect(version(id)).toBe(5);
+    expect(personUuidFor(2, 'user-1')).toBe(id);
+    expect(personUuidFor(3, 'user-1')).not.toBe(id);
+  });
+});
