@@ -95,7 +95,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
         eachBatchAutoResolve: false,
         autoCommit: false,
         partitionsConsumedConcurrently: 4,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
           if (batch.messages.length === 0) return;
           const messages = batch.messages.map((m) => ({
             key: m.key ? m.key.toString() : null,
@@ -114,9 +114,10 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
               await heartbeat().catch(() => undefined);
             }
           }
-          // Only after the handler made the whole batch durable.
+          // Only after the handler made the whole batch durable. autoCommit is off, so the
+          // commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
           resolveOffset(batch.lastOffset());
-          await commitOffsetsIfNecessary();
+          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }]);
           await heartbeat();
           lastProgress = Date.now();
         },

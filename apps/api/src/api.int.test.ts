@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
+import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
+import { createAnalyticsStore, insertEvents, migrateClickHouse, toClickHouseDateTime, type ClickHouseClient, type EventRow } from '@sightline/clickhouse';
+import { silentLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { createApiApp } from './app';
+
+const NOW = Date.parse('2024-01-10T15:00:00Z');
+const DAY = 86_400_000;
+const ADMIN = 'phx_admin_key_for_tests';
+
+function event(name: string, atMs: number, teamId = 1, uuid = randomUUID(), distinctId = 'u1'): EventRow {
+  return {
+    uuid,
+    event: name,
+    properties: '{}',
+    timestamp: toClickHouseDateTime(atMs),
+    team_id: teamId,
+    distinct_id: distinctId,
+    elements_chain: '',
+    created_at: toClickHouseDateTime(atMs),
+    person_id: randomUUID(),
+    person_properties: '',
+    person_mode: 'full',
+  };
+}
+
+describe('management API', () => {
+  let pgDb: TestPostgresDatabase;
+  let chDb: TestClickHouseDatabase;
+  let db: MetadataStore;
+  let ch: ClickHouseClient;
+  let app: ReturnType<typeof createApiApp>;
+
+  beforeAll(async () => {
+    pgDb = await createTestPostgresDatabase('api');
+    chDb = await createTestClickHouseDatabase('api');
+    db = await createMetadataStore({ url: pgDb.url });
+    await migratePostgres(db);
+    ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
+    await migrateClickHouse(ch);
+    await bootstrapInstance(db, { personalApiKey: ADMIN });
+    // A key that may only read persons, and a project of another organisation.
+    const user = (await db.query<{ id: number }>('SELECT id FROM users'))[0]!.id;
+    await insertPersonalKey(db, { userId: user, label: 'narrow', secureValue: hashPersonalApiKey('phx_narrow_key'), maskValue: maskPersonalApiKey('phx_narrow_key'), scopes: ['person:read'] });
+    const otherOrg = randomUUID();
+    await db.query("INSERT INTO organizations (id, name) VALUES ($1, 'other')", [otherOrg]);
+    await db.query("INSERT INTO projects (uuid, organization_id, name, api_token) VALUES ($1, $2, 'theirs', 'phc_theirs')", [randomUUID(), otherOrg]);
+
+    const duplicate = event('signup', NOW - DAY);
+    await insertEvents(ch, [
+      event('signup', NOW),
+      event('signup', NOW, 1, randomUUID(), 'u2'),
+      event('signup', NOW - 3 * DAY),
+      duplicate,
+      { ...duplicate }, // a redelivered event: same uuid
+      event('signup', NOW - 30 * DAY), // outside the default range
+      event('pageview', NOW),
+      event('signup', NOW, 2), // another project's event
+    ]);
+    app = createApiApp({ db, ch, logger: silentLogger(), metrics: createMetrics(), now: () => NOW, readiness: [], isShuttingDown: () => false });
+  });
+  afterAll(async () => {
+    await ch.close();
+    await db.close();
+    await chDb.drop();
+    await pgDb.drop();
+  });
+
+  const auth = (key = ADMIN) => ({ Authorization: `Bearer ${key}` });
+
+  it('lists the caller’s projects', async () => {
+    const res = await request(app).get('/api/projects/').set(auth());
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ count: 1, next: null, previous: null, results: [{ id: 1, name: 'Default project', api_token: expect.stringMatching(/^phc_/) }] });
+  });
+
+  it('answers the interface example with daily counts, zero-filled, each event counted once', async () => {
+    const res = await request(app).post('/api/environments/1/insights/trend/').set(auth()).send({ events: [{ id: 'signup', math: 'total' }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ is_cached: false, timezone: 'UTC', last_refresh: new Date(NOW).toISOString() });
+    const [series] = res.body.result;
+    expect(series.days).toEqual(['2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07', '2024-01-08', '2024-01-09', '2024-01-10']);
+    expect(series.labels[0]).toBe('3-Jan-2024');
+    expect(series.data).toEqual([0, 0, 0, 0, 1, 0, 1, 2]);
+    expect(series.count).toBe(4);
+    expect(series.label).toBe('signup');
+    expect(series.filter).toMatchObject({ date_from: '-7d', events: [{ id: 'signup', math: 'total' }] });
+  });
+
+  it('serves the same trend on the legacy projects path, by GET, and for dau and explicit dates', async () => {
+    const post = await request(app).post('/api/projects/1/insights/trend/').set(auth()).send({ events: [{ id: 'signup', math: 'dau' }], date_from: '2024-01-10', date_to: '2024-01-10' });
+    expect(post.status).toBe(200);
+    expect(post.body.result[0]).toMatchObject({ days: ['2024-01-10'], data: [2] });
+    const get = await request(app).get('/api/environments/1/insights/trend/').query({ events: JSON.stringify([{ id: 'pageview' }]) }).set(auth());
+    expect(get.status).toBe(200);
+    expect(get.body.result[0].count).toBe(1);
+  });
+
+  it.each([
+    ['no credentials', '/api/environments/1/insights/trend/', {}, 401, 'not_authenticated'],
+    ['an unknown key', '/api/environments/1/insights/trend/', auth('phx_unknown'), 401, 'authentication_failed'],
+    ['a key without insight:read', '/api/environments/1/insights/trend/', auth('phx_narrow_key'), 403, 'permission_denied'],
+    ['an unknown project', '/api/environments/999/insights/trend/', auth(), 404, 'not_found'],
+    ['another organisation’s project', '/api/environments/2/insights/trend/', auth(), 403, 'permission_denied'],
+  ])('refuses %s with a DRF error', async (_case, path, headers, status, code) => {
+    const res = await request(app).post(path).set(headers).send({ events: [{ id: 'signup' }] });
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ type: expect.any(String), code, detail: expect.any(String), attr: null });
+  });
+
+  it.each([
+    ['malformed JSON', '{"events":', 'parse_error', null],
+    ['no events', '{}', 'required', 'events'],
+    ['a bad date', '{"events":[{"id":"a"}],"date_from":"someday"}', 'invalid_date', 'date_from'],
+    ['an unsupported math', '{"events":[{"id":"a","math":"p99"}]}', 'not_supported', 'events__0__math'],
+  ])('answers %s with 400', async (_case, body, code, attr) => {
+    const res = await request(app).post('/api/environments/1/insights/trend/').set(auth()).set('Content-Type', 'application/json').send(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'validation_error', code, attr });
+  });
+});
