@@ -35,7 +35,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
   app.disable('x-powered-by');
   app.disable('etag');
   app.use(requestContext('all-in-one', deps.logger, deps.metrics));
-  app.use(healthRouter({ liveness: worker.liveness, readiness: deps.readiness, isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
+  app.use(healthRouter({ liveness: worker.liveness, readiness: [...worker.readiness, ...deps.readiness], isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
   app.use(
     createCaptureRouter({
       bus: deps.bus,

@@ -31,9 +31,10 @@ async function main() {
     logger,
     metrics,
   });
-  await worker.start();
+  // Health answers (503 until ready) while the consumer groups join.
   const server = await listen(app, { host: config.HOST, port: config.PORT });
   logger.info({ port: server.port }, `worker health on http://${config.HOST}:${server.port}`);
+  await worker.start();
   installShutdown({
     logger,
     deadlineMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -29,12 +29,15 @@ export interface Worker {
   stop(): Promise<void>;
   /** A consumer loop that has not progressed for this long is reported dead. */
   liveness: HealthCheck[];
+  /** Not ready until every consumer has joined its group and the jobs are registered. */
+  readiness: HealthCheck[];
 }
 
 const STALLED_AFTER_MS = 120_000;
 
 export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: { name: string; sub: Subscription }[] = [];
+  let started = false;
   const teamCache = new Map<string, { teamId: number | null; expires: number }>();
   const resolveTeam = async (token: string) => {
     const hit = teamCache.get(token);
@@ -48,15 +51,18 @@ export function createWorker(deps: WorkerDeps): Worker {
   return {
     async start() {
       const { topics } = deps;
-      // Separate groups: historical migrations never hold up live events.
-      for (const [name, topic, h] of [
+      // Separate groups: historical migrations never hold up live events. The groups join
+      // in parallel (each join takes a few seconds).
+      const consumers = [
         ['events', topics.events, handler],
         ['events-historical', topics.eventsHistorical, handler],
         ['dead-letters', topics.deadLetter, createDeadLettersConsumer(deps.ch)],
-      ] as const) {
-        subscriptions.push({ name, sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h }) });
-      }
+      ] as const;
+      subscriptions.push(
+        ...(await Promise.all(consumers.map(async ([name, topic, h]) => ({ name, sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h }) })))),
+      );
       await deps.scheduler.register(createPersonEventsDeletionJob(deps));
+      started = true;
       deps.logger.info({ topics }, 'worker consuming');
     },
     async stop() {
@@ -72,6 +78,14 @@ export function createWorker(deps: WorkerDeps): Worker {
         },
       },
     ],
+    readiness: [
+      {
+        name: 'consumers',
+        check: () => {
+          if (!started) throw new Error('consumers are joining their groups');
+        },
+      },
+    ],
   };
 }
 
@@ -80,7 +94,7 @@ export function createWorkerHttpApp(deps: { worker: Worker; readiness: HealthChe
   const app = express();
   app.disable('x-powered-by');
   app.use(requestContext('worker', deps.logger, deps.metrics));
-  app.use(healthRouter({ liveness: deps.worker.liveness, readiness: deps.readiness, isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
+  app.use(healthRouter({ liveness: deps.worker.liveness, readiness: [...deps.worker.readiness, ...deps.readiness], isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
   app.use(notFoundHandler);
   app.use(errorHandler());
   return app;

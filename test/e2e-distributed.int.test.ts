@@ -1,0 +1,255 @@
+// End to end, distributed mode: api, worker and gateway as three separate real processes
+// on the shared test services (PostgreSQL, the Kafka mock cluster, the ClickHouse front,
+// Redis), each with a fresh database / topic prefix. Events go in through the gateway,
+// across Kafka, through the worker into ClickHouse, and come out of the api's trends,
+// including across a worker restart.
+import path from 'node:path';
+import {
+  createTestClickHouseDatabase,
+  createTestPostgresDatabase,
+  freePort,
+  startProcess,
+  testServices,
+  uniqueName,
+  waitFor,
+  type StartedProcess,
+  type TestClickHouseDatabase,
+  type TestPostgresDatabase,
+} from '@sightline/testkit';
+
+const ROOT = path.resolve(__dirname, '..');
+const PROJECT_KEY = 'phc_e2e_distributed_project_key';
+const PERSONAL_KEY = 'phx_e2e_distributed_personal_key';
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+/** Each app compiles through tsx on 2 cores; the worker also joins three consumer groups. */
+const START_TIMEOUT_MS = 60_000;
+/** Worker writes are asynchronous: Kafka consumer group joins and fetches take seconds. */
+const DELIVERY_TIMEOUT_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+type AppName = 'api' | 'worker' | 'gateway';
+
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+interface App {
+  name: AppName;
+  proc: StartedProcess;
+  base: string;
+  startupMs: number;
+}
+
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // keep the text: the assertion shows it
+  }
+  return { status: response.status, body: parsed };
+}
+
+function exited(app: StartedProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const { proc } = app;
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve({ code: proc.exitCode, signal: proc.signalCode });
+  return new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+interface TrendSeries {
+  data: number[];
+  days: string[];
+  count: number;
+}
+
+function onDay(series: TrendSeries, day: string): number {
+  const i = series.days.indexOf(day);
+  if (i < 0) throw new Error(`day ${day} not in ${JSON.stringify(series.days)}`);
+  return series.data[i]!;
+}
+
+describe('distributed mode (api + worker + gateway) end to end', () => {
+  let pg: TestPostgresDatabase | undefined;
+  let ch: TestClickHouseDatabase | undefined;
+  let commonEnv: Record<string, string | undefined>;
+  const apps: Partial<Record<AppName, App>> = {};
+  const live = uniqueName('e2e_live');
+  const historical = uniqueName('e2e_historical');
+
+  async function startApp(name: AppName, extraEnv: Record<string, string> = {}): Promise<App> {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const started = Date.now();
+    const proc = await startProcess(process.execPath, ['--import', 'tsx', `apps/${name}/src/main.ts`], {
+      cwd: ROOT,
+      env: { ...commonEnv, PORT: String(port), ...extraEnv },
+      readyUrl: `${base}/_ready`,
+      timeoutMs: START_TIMEOUT_MS,
+    });
+    const app = { name, proc, base, startupMs: Date.now() - started };
+    console.log(`${name} ready after ${app.startupMs} ms from spawn`);
+    return app;
+  }
+
+  const app = (name: AppName): App => {
+    const a = apps[name];
+    if (!a) throw new Error(`${name} is not running (an earlier step failed)`);
+    return a;
+  };
+
+  async function trend(...events: string[]): Promise<TrendSeries[]> {
+    const { status, body } = await postJson(
+      `${app('api').base}/api/environments/1/insights/trend/`,
+      { events: events.map((id) => ({ id, math: 'total' })) },
+      { authorization: `Bearer ${PERSONAL_KEY}` },
+    );
+    if (status !== 200) throw new Error(`trend answered ${status}: ${JSON.stringify(body)}`);
+    return body.result as TrendSeries[];
+  }
+
+  const capture = (event: string, distinctId: string) =>
+    postJson(`${app('gateway').base}/capture/`, { api_key: PROJECT_KEY, event, distinct_id: distinctId, properties: { $lib: 'e2e' } });
+
+  beforeAll(async () => {
+    [pg, ch] = await Promise.all([createTestPostgresDatabase('e2e_distributed'), createTestClickHouseDatabase('e2e_distributed')]);
+    const services = testServices();
+    commonEnv = {
+      DATABASE_URL: pg.url,
+      CLICKHOUSE_URL: ch.url,
+      CLICKHOUSE_DATABASE: ch.database,
+      KAFKA_BROKERS: services.kafkaBrokers.join(','),
+      KAFKA_TOPIC_PREFIX: `${uniqueName('e2e')}_`,
+      REDIS_URL: services.redisUrl,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      // Not for the distributed apps.
+      SIGHTLINE_DATA_DIR: undefined,
+      SIGHTLINE_PROJECT_API_KEY: undefined,
+      SIGHTLINE_PERSONAL_API_KEY: undefined,
+    };
+  });
+
+  afterAll(async () => {
+    await Promise.all(Object.values(apps).map((a) => a.proc.stop()));
+    await Promise.allSettled([pg?.drop(), ch?.drop()]);
+  });
+
+  it('starts the api (migrations, bootstrap), then the worker and the gateway, each ready', async () => {
+    // The api first: it migrates and bootstraps the keys.
+    apps.api = await startApp('api', { SIGHTLINE_PROJECT_API_KEY: PROJECT_KEY, SIGHTLINE_PERSONAL_API_KEY: PERSONAL_KEY });
+    expect(apps.api.proc.output()).toContain(`project API key:   ${PROJECT_KEY}`);
+    expect(apps.api.proc.output()).toMatch(/api listening on http:\/\/localhost:\d+/);
+    [apps.worker, apps.gateway] = await Promise.all([startApp('worker'), startApp('gateway')]);
+
+    for (const name of ['api', 'worker', 'gateway'] as const) {
+      const response = await fetch(`${app(name).base}/_ready`);
+      expect({ name, status: response.status, body: await response.json() }).toEqual({ name, status: 200, body: expect.objectContaining({ status: 'ready' }) });
+    }
+
+    const projects = await fetch(`${app('api').base}/api/projects/`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } });
+    expect(projects.status).toBe(200);
+    expect(((await projects.json()) as { results: unknown[] }).results).toEqual(expect.arrayContaining([expect.objectContaining({ id: 1, api_token: PROJECT_KEY })]));
+  });
+
+  it('carries captures from the gateway through Kafka and the worker into the api trends', async () => {
+    const today = utcDay(Date.now());
+    const twoDaysAgoMs = Date.now() - 2 * DAY_MS;
+
+    expect(await capture(live, 'user-1')).toEqual({ status: 200, body: { status: 1 } });
+    const batch = await postJson(`${app('gateway').base}/batch/`, {
+      api_key: PROJECT_KEY,
+      batch: [
+        { event: live, distinct_id: 'user-2', properties: {} },
+        { event: live, distinct_id: 'user-3', properties: {} },
+        { event: live, properties: { note: 'no distinct_id: dropped' } },
+      ],
+    });
+    expect(batch).toEqual({ status: 200, body: { status: 1 } });
+    const migration = await postJson(`${app('gateway').base}/batch/`, {
+      api_key: PROJECT_KEY,
+      historical_migration: true,
+      batch: [0, 1, 2, 3].map((i) => ({
+        event: historical,
+        distinct_id: `imported-${i}`,
+        timestamp: new Date(twoDaysAgoMs + i * 1000).toISOString(),
+        properties: { source: 'import' },
+      })),
+    });
+    expect(migration).toEqual({ status: 200, body: { status: 1 } });
+
+    const waitStarted = Date.now();
+    const [liveSeries, historicalSeries] = await waitFor(
+      async () => {
+        const result = await trend(live, historical);
+        expect(result.map((s) => s.count)).toEqual([3, 4]);
+        return result;
+      },
+      { timeoutMs: DELIVERY_TIMEOUT_MS, intervalMs: 250, description: 'the worker to write the captured events' },
+    );
+    console.log(`gateway → Kafka → worker → ClickHouse → api: visible after ${Date.now() - waitStarted} ms`);
+    expect(onDay(liveSeries!, today)).toBe(3);
+    expect(onDay(historicalSeries!, utcDay(twoDaysAgoMs))).toBe(4);
+    expect(onDay(historicalSeries!, today)).toBe(0);
+
+    // Still exact a moment later: nothing is written twice.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await trend(live, historical)).map((s) => s.count)).toEqual([3, 4]);
+
+    const metrics = await (await fetch(`${app('gateway').base}/metrics`)).text();
+    const accepted = [...metrics.matchAll(/^ingest_events_accepted_total(?:\{[^}]*\})? (\d+(?:\.\d+)?)$/gm)].map((m) => Number(m[1]));
+    expect(accepted.length).toBeGreaterThan(0);
+    // 1 single + 2 valid of the batch + 4 migrated.
+    expect(accepted.reduce((a, b) => a + b, 0)).toBe(7);
+
+    for (const name of ['api', 'worker', 'gateway'] as const) {
+      expect({ name, status: (await fetch(`${app(name).base}/_ready`)).status }).toEqual({ name, status: 200 });
+    }
+  });
+
+  it('loses nothing across a worker restart: Kafka holds what the gateway accepts meanwhile', async () => {
+    const event = uniqueName('e2e_restart');
+    const worker = app('worker');
+    const exit = exited(worker.proc);
+    const signalledAt = Date.now();
+    worker.proc.kill('SIGTERM');
+    const { code, signal } = await exit;
+    console.log(`worker stopped with ${code ?? signal} ${Date.now() - signalledAt} ms after SIGTERM`);
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    await worker.proc.stop();
+    delete apps.worker;
+
+    // No worker: the gateway still accepts (Kafka holds the events).
+    const N = 10;
+    for (let i = 0; i < N; i++) expect(await capture(event, `restart-${i}`)).toEqual({ status: 200, body: { status: 1 } });
+    const batch = await postJson(`${app('gateway').base}/batch/`, {
+      api_key: PROJECT_KEY,
+      batch: [0, 1, 2, 3, 4].map((i) => ({ event, distinct_id: `restart-batch-${i}`, properties: {} })),
+    });
+    expect(batch).toEqual({ status: 200, body: { status: 1 } });
+    // Nobody writes them yet.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await trend(event))[0]!.count).toBe(0);
+
+    apps.worker = await startApp('worker');
+    const waitStarted = Date.now();
+    await waitFor(
+      async () => {
+        expect((await trend(event))[0]!.count).toBe(N + 5);
+      },
+      { timeoutMs: DELIVERY_TIMEOUT_MS, intervalMs: 250, description: 'the new worker to write the events held in Kafka' },
+    );
+    console.log(`events captured while the worker was down: visible ${Date.now() - waitStarted} ms after the new worker was ready`);
+    // Neither these nor the events from before the restart are lost or counted twice.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await trend(event, live, historical)).map((s) => s.count)).toEqual([N + 5, 3, 4]);
+
+    for (const name of ['api', 'worker', 'gateway'] as const) {
+      expect({ name, status: (await fetch(`${app(name).base}/_ready`)).status }).toEqual({ name, status: 200 });
+    }
+  });
+});
