@@ -53,6 +53,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     connecting = undefined;
   });
   const consumers: Consumer[] = [];
+  const inflight = new Set<Promise<unknown>>();
 
   const withTimeout = <T>(p: Promise<T>, what: string): Promise<T> => {
     let timer: NodeJS.Timeout;
@@ -67,17 +68,19 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   return {
     async send(topic, messages) {
       if (messages.length === 0) return;
-      await withTimeout(
-        connected().then(() =>
-          producer.send({
-            topic,
-            acks: -1,
-            timeout: sendTimeoutMs,
-            messages: messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers })),
-          }),
-        ),
-        'send',
+      const sending = connected().then(() =>
+        producer.send({
+          topic,
+          acks: -1,
+          timeout: sendTimeoutMs,
+          messages: messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers })),
+        }),
       );
+      // A send that outlives its caller's timeout keeps retrying inside kafkajs; close()
+      // waits for it (a late success only duplicates events, which collapse by uuid).
+      inflight.add(sending);
+      void sending.catch(() => undefined).finally(() => inflight.delete(sending));
+      await withTimeout(sending, 'send');
     },
 
     async subscribe({ groupId, topic, handler }: { groupId: string; topic: string; handler: BatchHandler; maxBatchSize?: number }) {
@@ -140,6 +143,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
 
     async close() {
       await Promise.allSettled(consumers.map((c) => c.disconnect()));
+      await Promise.allSettled(inflight);
       await producer.disconnect();
     },
   };

@@ -1,0 +1,24 @@
+/**
+ * @sightline/testkit: helpers for integration tests (*.int.test.ts) that use
+ * the services started once per jest run by global-setup.ts. Importing this
+ * module has no side effects.
+ */
+import { readServicesFile, type TestServices } from './service-info';
+
+export type { TestServices } from './service-info';
+export { uniqueName } from './names';
+export { pauseKafka, resumeKafka } from './kafka-outage';
+export { waitFor, type WaitForOptions } from './wait-for';
+export { freePort, startProcess, stopStartedProcesses, type StartProcessOptions, type StartedProcess } from './processes';
+export {
+  createTestClickHouseDatabase,
+  createTestPostgresDatabase,
+  type TestClickHouseDatabase,
+  type TestPostgresDatabase,
+} from './databases';
+
+/** Where the shared Redis, PostgreSQL, Kafka mock and ClickHouse front listen. */
+export function testServices(): TestServices {
+  const { redisUrl, postgresAdminUrl, kafkaBrokers, kcatPid, clickhouseUrl } = readServicesFile();
+  return { redisUrl, postgresAdminUrl, kafkaBrokers, kcatPid, clickhouseUrl };
+}
