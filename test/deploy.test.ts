@@ -384,7 +384,11 @@ interface Location {
 function locationsOf(server: Directive): Location[] {
   return children(server.block, 'location')
     .filter((d) => !d.args[0]!.startsWith('@'))
-    .map((d) => (d.args.length === 2 ? { modifier: d.args[0] as Location['modifier'], pattern: d.args[1]!, block: d.block ?? [] } : { modifier: '', pattern: d.args[0]!, block: d.block ?? [] }));
+    .map((d) =>
+      d.args.length === 2
+        ? { modifier: d.args[0] as Location['modifier'], pattern: d.args[1]!, block: d.block ?? [] }
+        : { modifier: '', pattern: d.args[0]!, block: d.block ?? [] },
+    );
 }
 
 /**
@@ -482,7 +486,10 @@ describe('deploy/nginx.conf', () => {
     const missing = [...INGESTION_PATHS, ...API_PATHS]
       .map((uri) => ({ uri, location: selectLocation(locations, uri) }))
       .filter(({ location }) => typeof location === 'object')
-      .filter(({ location }) => !effectiveHeaders(location as Location).some(([name, value]) => name?.toLowerCase() === 'x-forwarded-for' && value === '$proxy_add_x_forwarded_for'))
+      .filter(
+        ({ location }) =>
+          !effectiveHeaders(location as Location).some(([name, value]) => name?.toLowerCase() === 'x-forwarded-for' && value === '$proxy_add_x_forwarded_for'),
+      )
       .map(({ uri }) => uri);
     expect(missing).toEqual([]);
   });

@@ -153,7 +153,9 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
 
     const projects = await fetch(`${app('api').base}/api/projects/`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } });
     expect(projects.status).toBe(200);
-    expect(((await projects.json()) as { results: unknown[] }).results).toEqual(expect.arrayContaining([expect.objectContaining({ id: 1, api_token: PROJECT_KEY })]));
+    expect(((await projects.json()) as { results: unknown[] }).results).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: 1, api_token: PROJECT_KEY })]),
+    );
   });
 
   it('carries captures from the gateway through Kafka and the worker into the api trends', async () => {

@@ -145,8 +145,7 @@ function onDay(series: TrendSeries, day: string): number {
 const capture = (base: string, event: string, distinctId: string, extra: Record<string, unknown> = {}) =>
   postJson(`${base}/capture/`, { api_key: PROJECT_KEY, event, distinct_id: distinctId, properties: { $lib: 'e2e' }, ...extra });
 
-const expectApiError = (body: any) =>
-  expect(body).toEqual({ type: expect.any(String), code: expect.any(String), detail: expect.any(String), attr: null });
+const expectApiError = (body: any) => expect(body).toEqual({ type: expect.any(String), code: expect.any(String), detail: expect.any(String), attr: null });
 
 describe('all-in-one (embedded mode) end to end', () => {
   let dataDir: string;

@@ -1,10 +1,10 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import { findProjectByToken } from '@sightline/accounts';
 import { createApiRouter } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
-import { errorHandler, healthRouter, notFoundHandler, requestContext, type HealthCheck } from '@sightline/http';
+import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -31,23 +31,22 @@ export interface AllInOneDeps {
  */
 export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Worker } {
   const worker = createWorker(deps);
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.use(requestContext('all-in-one', deps.logger, deps.metrics));
-  app.use(healthRouter({ liveness: worker.liveness, readiness: [...worker.readiness, ...deps.readiness], isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
-  app.use(
-    createCaptureRouter({
-      bus: deps.bus,
-      topics: deps.topics,
-      projectKeys: createProjectKeyResolver(async (token) => (await findProjectByToken(deps.db, token))?.id ?? null),
-      metrics: deps.metrics,
-      sendTimeoutMs: deps.sendTimeoutMs,
-      now: deps.now,
-    }),
-  );
-  app.use(createApiRouter(deps));
-  app.use(notFoundHandler);
-  app.use(errorHandler());
+  const app = createServiceApp({
+    ...deps,
+    name: 'all-in-one',
+    liveness: worker.liveness,
+    readiness: [...worker.readiness, ...deps.readiness],
+    routers: [
+      createCaptureRouter({
+        bus: deps.bus,
+        topics: deps.topics,
+        projectKeys: createProjectKeyResolver(async (token) => (await findProjectByToken(deps.db, token))?.id ?? null),
+        metrics: deps.metrics,
+        sendTimeoutMs: deps.sendTimeoutMs,
+        now: deps.now,
+      }),
+      createApiRouter(deps),
+    ],
+  });
   return { app, worker };
 }

@@ -28,7 +28,15 @@ async function main() {
   });
   await migrateClickHouse(ch);
   const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
-  const bus = createEventBus({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS, idempotent: config.KAFKA_PRODUCER_IDEMPOTENT }, logger);
+  const bus = createEventBus(
+    {
+      brokers: config.KAFKA_BROKERS,
+      clientId: config.KAFKA_CLIENT_ID,
+      sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
+      idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+    },
+    logger,
+  );
   const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
   let shuttingDown = false;
   const { app, worker } = createAllInOne({

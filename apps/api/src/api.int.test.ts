@@ -46,7 +46,13 @@ describe('management API', () => {
     await bootstrapInstance(db, { personalApiKey: ADMIN });
     // A key that may only read persons, and a project of another organisation.
     const user = (await db.query<{ id: number }>('SELECT id FROM users'))[0]!.id;
-    await insertPersonalKey(db, { userId: user, label: 'narrow', secureValue: hashPersonalApiKey('phx_narrow_key'), maskValue: maskPersonalApiKey('phx_narrow_key'), scopes: ['person:read'] });
+    await insertPersonalKey(db, {
+      userId: user,
+      label: 'narrow',
+      secureValue: hashPersonalApiKey('phx_narrow_key'),
+      maskValue: maskPersonalApiKey('phx_narrow_key'),
+      scopes: ['person:read'],
+    });
     const otherOrg = randomUUID();
     await db.query("INSERT INTO organizations (id, name) VALUES ($1, 'other')", [otherOrg]);
     await db.query("INSERT INTO projects (uuid, organization_id, name, api_token) VALUES ($1, $2, 'theirs', 'phc_theirs')", [randomUUID(), otherOrg]);
@@ -76,11 +82,19 @@ describe('management API', () => {
   it('lists the caller’s projects', async () => {
     const res = await request(app).get('/api/projects/').set(auth());
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ count: 1, next: null, previous: null, results: [{ id: 1, name: 'Default project', api_token: expect.stringMatching(/^phc_/) }] });
+    expect(res.body).toMatchObject({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [{ id: 1, name: 'Default project', api_token: expect.stringMatching(/^phc_/) }],
+    });
   });
 
   it('answers the interface example with daily counts, zero-filled, each event counted once', async () => {
-    const res = await request(app).post('/api/environments/1/insights/trend/').set(auth()).send({ events: [{ id: 'signup', math: 'total' }] });
+    const res = await request(app)
+      .post('/api/environments/1/insights/trend/')
+      .set(auth())
+      .send({ events: [{ id: 'signup', math: 'total' }] });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ is_cached: false, timezone: 'UTC', last_refresh: new Date(NOW).toISOString() });
     const [series] = res.body.result;
@@ -93,10 +107,16 @@ describe('management API', () => {
   });
 
   it('serves the same trend on the legacy projects path, by GET, and for dau and explicit dates', async () => {
-    const post = await request(app).post('/api/projects/1/insights/trend/').set(auth()).send({ events: [{ id: 'signup', math: 'dau' }], date_from: '2024-01-10', date_to: '2024-01-10' });
+    const post = await request(app)
+      .post('/api/projects/1/insights/trend/')
+      .set(auth())
+      .send({ events: [{ id: 'signup', math: 'dau' }], date_from: '2024-01-10', date_to: '2024-01-10' });
     expect(post.status).toBe(200);
     expect(post.body.result[0]).toMatchObject({ days: ['2024-01-10'], data: [2] });
-    const get = await request(app).get('/api/environments/1/insights/trend/').query({ events: JSON.stringify([{ id: 'pageview' }]) }).set(auth());
+    const get = await request(app)
+      .get('/api/environments/1/insights/trend/')
+      .query({ events: JSON.stringify([{ id: 'pageview' }]) })
+      .set(auth());
     expect(get.status).toBe(200);
     expect(get.body.result[0].count).toBe(1);
   });
@@ -108,7 +128,10 @@ describe('management API', () => {
     ['an unknown project', '/api/environments/999/insights/trend/', auth(), 404, 'not_found'],
     ['another organisation’s project', '/api/environments/2/insights/trend/', auth(), 403, 'permission_denied'],
   ])('refuses %s with a DRF error', async (_case, path, headers, status, code) => {
-    const res = await request(app).post(path).set(headers).send({ events: [{ id: 'signup' }] });
+    const res = await request(app)
+      .post(path)
+      .set(headers)
+      .send({ events: [{ id: 'signup' }] });
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ type: expect.any(String), code, detail: expect.any(String), attr: null });
   });

@@ -2,7 +2,7 @@ import express, { Router, type Express } from 'express';
 import { findPrincipalByKeyHash } from '@sightline/accounts';
 import { personalKeyAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errorHandler, healthRouter, notFoundHandler, requestContext, type HealthCheck } from '@sightline/http';
+import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
@@ -20,19 +20,16 @@ export interface ApiDeps {
 /** The management API (`/api/...`), authenticated by personal API keys. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
-  router.use('/api', express.json({ limit: '5mb' }), personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash)));
+  router.use(
+    '/api',
+    express.json({ limit: '5mb' }),
+    personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash)),
+  );
   router.use(createProjectsRouter(deps.db));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
   return router;
 }
 
 export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean }): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(requestContext('api', deps.logger, deps.metrics));
-  app.use(healthRouter({ readiness: deps.readiness, isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
-  app.use(createApiRouter(deps));
-  app.use(notFoundHandler);
-  app.use(errorHandler());
-  return app;
+  return createServiceApp({ ...deps, name: 'api', routers: [createApiRouter(deps)] });
 }

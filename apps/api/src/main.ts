@@ -13,7 +13,12 @@ async function main() {
   const metrics = createMetrics({ defaultMetrics: true });
   const db = await createMetadataStore({ url: config.DATABASE_URL });
   await migratePostgres(db);
-  const ch = createAnalyticsStore({ url: config.CLICKHOUSE_URL, user: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, database: config.CLICKHOUSE_DATABASE });
+  const ch = createAnalyticsStore({
+    url: config.CLICKHOUSE_URL,
+    user: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database: config.CLICKHOUSE_DATABASE,
+  });
   await migrateClickHouse(ch);
   const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
   let shuttingDown = false;

@@ -1,6 +1,6 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import type { EventBus, Topics } from '@sightline/bus';
-import { errorHandler, healthRouter, notFoundHandler, requestContext, type HealthCheck } from '@sightline/http';
+import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createCaptureRouter } from './capture.route';
@@ -23,13 +23,5 @@ export interface GatewayDeps {
 
 /** The ingestion gateway: capture/batch HTTP → event bus. No side effects until listened on. */
 export function createGatewayApp(deps: GatewayDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.use(requestContext('gateway', deps.logger, deps.metrics));
-  app.use(healthRouter({ readiness: deps.readiness, isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
-  app.use(createCaptureRouter(deps));
-  app.use(notFoundHandler);
-  app.use(errorHandler());
-  return app;
+  return createServiceApp({ ...deps, name: 'gateway', routers: [createCaptureRouter(deps)] });
 }

@@ -125,7 +125,11 @@ describe('capture routes', () => {
   });
 
   it('answers 503 with Retry-After when the bus does not acknowledge in time', async () => {
-    const stuck: EventBus = { ...createInProcessBus(silentLogger()), send: () => new Promise(() => undefined), subscribe: async () => ({ stop: async () => undefined, idleMs: () => 0 }) };
+    const stuck: EventBus = {
+      ...createInProcessBus(silentLogger()),
+      send: () => new Promise(() => undefined),
+      subscribe: async () => ({ stop: async () => undefined, idleMs: () => 0 }),
+    };
     const { app } = await setup({ bus: stuck, sendTimeoutMs: 100 });
     const res = await request(app).post('/capture/').send({ api_key: TOKEN, event: 'e', distinct_id: 'u' });
     expect(res.status).toBe(503);

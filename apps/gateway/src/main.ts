@@ -14,7 +14,12 @@ async function main() {
   const db = await createMetadataStore({ url: config.DATABASE_URL });
   await migratePostgres(db);
   const bus = createEventBus(
-    { brokers: config.KAFKA_BROKERS, clientId: `${config.KAFKA_CLIENT_ID}-gateway`, sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS, idempotent: config.KAFKA_PRODUCER_IDEMPOTENT },
+    {
+      brokers: config.KAFKA_BROKERS,
+      clientId: `${config.KAFKA_CLIENT_ID}-gateway`,
+      sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
+      idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+    },
     logger,
   );
   let shuttingDown = false;

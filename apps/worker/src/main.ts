@@ -14,9 +14,22 @@ async function main() {
   const metrics = createMetrics({ defaultMetrics: true });
   const db = await createMetadataStore({ url: config.DATABASE_URL });
   await migratePostgres(db);
-  const ch = createAnalyticsStore({ url: config.CLICKHOUSE_URL, user: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD, database: config.CLICKHOUSE_DATABASE });
+  const ch = createAnalyticsStore({
+    url: config.CLICKHOUSE_URL,
+    user: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database: config.CLICKHOUSE_DATABASE,
+  });
   await migrateClickHouse(ch);
-  const bus = createEventBus({ brokers: config.KAFKA_BROKERS, clientId: `${config.KAFKA_CLIENT_ID}-worker`, sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS, idempotent: config.KAFKA_PRODUCER_IDEMPOTENT }, logger);
+  const bus = createEventBus(
+    {
+      brokers: config.KAFKA_BROKERS,
+      clientId: `${config.KAFKA_CLIENT_ID}-worker`,
+      sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
+      idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+    },
+    logger,
+  );
   const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
   const worker = createWorker({ bus, topics: topicNames(config.KAFKA_TOPIC_PREFIX), ch, db, scheduler, logger, metrics });
   let shuttingDown = false;

@@ -30,7 +30,10 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   const topics = topicNames(`${uniqueName('w')}.`);
 
   const message = (event: string, distinctId: string, teamId: number | null = 1, token = TOKEN) => {
-    const r = normalizeEvent({ event, distinct_id: distinctId, properties: { n: 1 } }, { token, teamId, nowMs: Date.now(), sentAt: null, ip: '10.0.0.1', historicalMigration: false });
+    const r = normalizeEvent(
+      { event, distinct_id: distinctId, properties: { n: 1 } },
+      { token, teamId, nowMs: Date.now(), sentAt: null, ip: '10.0.0.1', historicalMigration: false },
+    );
     if (!r.ok) throw new Error(r.reason);
     return { key: r.key, value: JSON.stringify(r.message) };
   };
@@ -61,7 +64,13 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   it('writes events with their deterministic person id, resolving the team when the gateway could not', async () => {
     await bus.send(topics.events, [message('a', 'alice'), message('a', 'bob'), message('b', 'alice', null)]);
     await waitFor(async () => (await count('SELECT count() AS c FROM events')) === 3, { timeoutMs: 60_000 });
-    const rows = await (await ch.query({ query: "SELECT distinct_id, toString(person_id) AS p, toString(team_id) AS team_id, JSONExtractString(properties, '$ip') AS ip FROM events WHERE distinct_id = 'alice' ORDER BY event", format: 'JSONEachRow' })).json<{ p: string; team_id: string; ip: string }>();
+    const rows = await (
+      await ch.query({
+        query:
+          "SELECT distinct_id, toString(person_id) AS p, toString(team_id) AS team_id, JSONExtractString(properties, '$ip') AS ip FROM events WHERE distinct_id = 'alice' ORDER BY event",
+        format: 'JSONEachRow',
+      })
+    ).json<{ p: string; team_id: string; ip: string }>();
     expect(rows).toEqual([
       { distinct_id: 'alice', p: personUuidFor(1, 'alice'), team_id: '1', ip: '10.0.0.1' },
       { distinct_id: 'alice', p: personUuidFor(1, 'alice'), team_id: '1', ip: '10.0.0.1' },
@@ -73,7 +82,9 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     await bus.send(topics.events, [{ key, value: '{not json' }, { key, value: JSON.stringify({ uuid: 'x' }) }, message('after-poison', 'poison')]);
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'after-poison'")) === 1, { timeoutMs: 60_000 });
     await waitFor(async () => (await count('SELECT count() AS c FROM dead_letters')) === 2, { timeoutMs: 60_000 });
-    const letters = await (await ch.query({ query: 'SELECT topic, error, headers FROM dead_letters ORDER BY error', format: 'JSONEachRow' })).json<{ topic: string; error: string; headers: Record<string, string> }>();
+    const letters = await (
+      await ch.query({ query: 'SELECT topic, error, headers FROM dead_letters ORDER BY error', format: 'JSONEachRow' })
+    ).json<{ topic: string; error: string; headers: Record<string, string> }>();
     expect(letters.map((l) => l.topic)).toEqual([topics.events, topics.events]);
     expect(letters.map((l) => l.error)).toEqual([expect.stringMatching(/field .* missing/), expect.stringMatching(/not JSON/)]);
     expect(letters[0]!.headers['x-step']).toBe('parse');
@@ -86,10 +97,15 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   });
 
   it('consumes the historical topic in its own group, keeping timestamps', async () => {
-    const r = normalizeEvent({ event: 'old', distinct_id: 'h', timestamp: '2021-05-01T12:00:00Z' }, { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: true });
+    const r = normalizeEvent(
+      { event: 'old', distinct_id: 'h', timestamp: '2021-05-01T12:00:00Z' },
+      { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: true },
+    );
     if (!r.ok) throw new Error(r.reason);
     await bus.send(topics.eventsHistorical, [{ key: r.key, value: JSON.stringify(r.message) }]);
-    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'old' AND toDate(timestamp) = '2021-05-01'")) === 1, { timeoutMs: 60_000 });
+    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'old' AND toDate(timestamp) = '2021-05-01'")) === 1, {
+      timeoutMs: 60_000,
+    });
   });
 
   it('the weekly job deletes the events of queued person deletions, once', async () => {

@@ -1,8 +1,8 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import { findProjectByToken } from '@sightline/accounts';
 import type { EventBus, Subscription, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errorHandler, healthRouter, notFoundHandler, requestContext, type HealthCheck } from '@sightline/http';
+import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -59,7 +59,9 @@ export function createWorker(deps: WorkerDeps): Worker {
         ['dead-letters', topics.deadLetter, createDeadLettersConsumer(deps.ch)],
       ] as const;
       subscriptions.push(
-        ...(await Promise.all(consumers.map(async ([name, topic, h]) => ({ name, sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h }) })))),
+        ...(await Promise.all(
+          consumers.map(async ([name, topic, h]) => ({ name, sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h }) })),
+        )),
       );
       await deps.scheduler.register(createPersonEventsDeletionJob(deps));
       started = true;
@@ -90,12 +92,18 @@ export function createWorker(deps: WorkerDeps): Worker {
 }
 
 /** The worker's own HTTP surface: health, readiness and metrics. */
-export function createWorkerHttpApp(deps: { worker: Worker; readiness: HealthCheck[]; isShuttingDown: () => boolean; logger: Logger; metrics: Metrics }): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(requestContext('worker', deps.logger, deps.metrics));
-  app.use(healthRouter({ liveness: deps.worker.liveness, readiness: [...deps.worker.readiness, ...deps.readiness], isShuttingDown: deps.isShuttingDown, registry: deps.metrics.registry }));
-  app.use(notFoundHandler);
-  app.use(errorHandler());
-  return app;
+export function createWorkerHttpApp(deps: {
+  worker: Worker;
+  readiness: HealthCheck[];
+  isShuttingDown: () => boolean;
+  logger: Logger;
+  metrics: Metrics;
+}): Express {
+  return createServiceApp({
+    ...deps,
+    name: 'worker',
+    liveness: deps.worker.liveness,
+    readiness: [...deps.worker.readiness, ...deps.readiness],
+    routers: [],
+  });
 }

@@ -20,10 +20,7 @@ const BOOTSTRAP_LOCK_KEY = 7_344_615_002;
  * personal API key with every scope. Given keys are used as they are. Safe when several
  * processes start at once (advisory lock; the second finds the work done).
  */
-export async function bootstrapInstance(
-  db: MetadataStore,
-  options: { projectApiKey?: string; personalApiKey?: string } = {},
-): Promise<BootstrapResult> {
+export async function bootstrapInstance(db: MetadataStore, options: { projectApiKey?: string; personalApiKey?: string } = {}): Promise<BootstrapResult> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_KEY]);
     const existing = await tx.query<{ id: number; api_token: string }>('SELECT id, api_token FROM projects ORDER BY id LIMIT 1');

@@ -23,10 +23,10 @@ export async function findProjectById(db: Sql, id: number): Promise<Project | nu
 
 /** The projects a personal key may see: its organisation's, narrowed by scoped_teams. */
 export async function listProjectsFor(db: Sql, principal: Principal): Promise<Project[]> {
-  return db.query<Project>(
-    `SELECT * FROM projects WHERE organization_id = $1 AND ($2::int[] IS NULL OR id = ANY($2::int[])) ORDER BY id`,
-    [principal.organizationId, principal.scopedTeams],
-  );
+  return db.query<Project>(`SELECT * FROM projects WHERE organization_id = $1 AND ($2::int[] IS NULL OR id = ANY($2::int[])) ORDER BY id`, [
+    principal.organizationId,
+    principal.scopedTeams,
+  ]);
 }
 
 export function canAccessProject(principal: Principal, project: Project): boolean {

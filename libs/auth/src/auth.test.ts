@@ -50,7 +50,12 @@ describe('personalKeyAuth + requireScope', () => {
   it('answers 403 naming the missing scope', async () => {
     const res = await request(app).get('/write').set('Authorization', `Bearer ${good}`);
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ type: 'authentication_error', code: 'permission_denied', detail: "API key missing required scope 'feature_flag:write'", attr: null });
+    expect(res.body).toEqual({
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'feature_flag:write'",
+      attr: null,
+    });
   });
   it('lets a key with the scope through', async () => {
     const res = await request(app).get('/read').set('Authorization', `Bearer ${good}`);

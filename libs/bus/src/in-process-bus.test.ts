@@ -49,7 +49,10 @@ describe('in-process bus', () => {
         seen.push(...b.messages.map((m) => m.value.toString()));
       },
     });
-    await bus.send('t', [{ key: 'k', value: 'a' }, { key: 'k', value: 'b' }]);
+    await bus.send('t', [
+      { key: 'k', value: 'a' },
+      { key: 'k', value: 'b' },
+    ]);
     expect(calls).toBe(3);
     expect(seen).toEqual(['a', 'b']);
     await bus.close();

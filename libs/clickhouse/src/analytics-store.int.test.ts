@@ -68,7 +68,7 @@ describe.each(['http', 'chdb'] as const)('analytics store (%s)', (kind) => {
   it('binds query parameters', async () => {
     const rows = await (
       await ch.query({
-        query: 'SELECT count() AS c FROM events FINAL WHERE team_id = {team:Int64} AND timestamp < {before:DateTime64(6, \'UTC\')}',
+        query: "SELECT count() AS c FROM events FINAL WHERE team_id = {team:Int64} AND timestamp < {before:DateTime64(6, 'UTC')}",
         query_params: { team: 1, before: toClickHouseDateTime(Date.parse('2024-01-01T00:00:10Z')) },
         format: 'JSONEachRow',
       })

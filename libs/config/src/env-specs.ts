@@ -9,14 +9,23 @@ export const runtimeEnv = {
 } as const satisfies EnvSpec;
 
 export const clickhouseServerEnv = {
-  CLICKHOUSE_URL: { type: 'string', description: 'ClickHouse HTTP interface, e.g. http://localhost:8123 (unset in embedded mode: in-process chdb)', pattern: '^https?://' },
+  CLICKHOUSE_URL: {
+    type: 'string',
+    description: 'ClickHouse HTTP interface, e.g. http://localhost:8123 (unset in embedded mode: in-process chdb)',
+    pattern: '^https?://',
+  },
   CLICKHOUSE_USER: { type: 'string', description: 'ClickHouse user', default: 'default' },
   CLICKHOUSE_PASSWORD: { type: 'string', description: 'ClickHouse password', default: '', secret: true },
   CLICKHOUSE_DATABASE: { type: 'string', description: 'ClickHouse database holding Sightline tables', default: 'default', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
 } as const satisfies EnvSpec;
 
 export const postgresEnv = {
-  DATABASE_URL: { type: 'string', description: 'PostgreSQL connection string (unset in embedded mode: in-process PGlite)', pattern: '^postgres(ql)?://', secret: true },
+  DATABASE_URL: {
+    type: 'string',
+    description: 'PostgreSQL connection string (unset in embedded mode: in-process PGlite)',
+    pattern: '^postgres(ql)?://',
+    secret: true,
+  },
 } as const satisfies EnvSpec;
 
 export const kafkaEnv = {
@@ -24,7 +33,12 @@ export const kafkaEnv = {
   KAFKA_CLIENT_ID: { type: 'string', description: 'kafkajs client id', default: 'sightline' },
   KAFKA_TOPIC_PREFIX: { type: 'string', description: 'Prefix for every topic name (events, events_historical, events_dlq)', default: '' },
   KAFKA_PRODUCER_IDEMPOTENT: { type: 'boolean', description: 'Idempotent producer (needs a real Kafka cluster controller)', default: false },
-  BUS_SEND_TIMEOUT_MS: { type: 'integer', description: 'Longest wait for the bus to acknowledge a send before ingestion answers 503', default: 5000, minimum: 100 },
+  BUS_SEND_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'Longest wait for the bus to acknowledge a send before ingestion answers 503',
+    default: 5000,
+    minimum: 100,
+  },
 } as const satisfies EnvSpec;
 
 export const redisEnv = {
@@ -32,8 +46,17 @@ export const redisEnv = {
 } as const satisfies EnvSpec;
 
 export const bootstrapEnv = {
-  SIGHTLINE_PROJECT_API_KEY: { type: 'string', description: 'Project API key (phc_…) used for the default project on first start; random when unset', pattern: '^phc_[A-Za-z0-9_]{8,60}$' },
-  SIGHTLINE_PERSONAL_API_KEY: { type: 'string', description: 'Personal API key (phx_…) created on first start; random when unset', pattern: '^phx_[A-Za-z0-9_]{8,60}$', secret: true },
+  SIGHTLINE_PROJECT_API_KEY: {
+    type: 'string',
+    description: 'Project API key (phc_…) used for the default project on first start; random when unset',
+    pattern: '^phc_[A-Za-z0-9_]{8,60}$',
+  },
+  SIGHTLINE_PERSONAL_API_KEY: {
+    type: 'string',
+    description: 'Personal API key (phx_…) created on first start; random when unset',
+    pattern: '^phx_[A-Za-z0-9_]{8,60}$',
+    secret: true,
+  },
 } as const satisfies EnvSpec;
 
 const port = (fallback: number) =>

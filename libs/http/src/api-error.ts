@@ -40,8 +40,7 @@ export const errors = {
   notFound: (detail = 'Not found.') => new ApiError(404, 'invalid_request', 'not_found', detail),
   methodNotAllowed: (method: string, detail?: string) =>
     new ApiError(405, 'invalid_request', 'method_not_allowed', detail ?? `Method "${method}" not allowed.`),
-  payloadTooLarge: (limitBytes: number) =>
-    new ApiError(413, 'invalid_request', 'payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`),
+  payloadTooLarge: (limitBytes: number) => new ApiError(413, 'invalid_request', 'payload_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`),
   unsupportedMediaType: (detail: string) => new ApiError(415, 'invalid_request', 'unsupported_media_type', detail),
   unavailable: (detail: string, retryAfterSeconds: number) =>
     new ApiError(503, 'server_error', 'service_unavailable', detail, null, { 'Retry-After': String(retryAfterSeconds) }),

@@ -2,3 +2,4 @@ export * from './api-error';
 export * from './middleware';
 export * from './health';
 export * from './server';
+export * from './service-app';

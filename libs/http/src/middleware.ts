@@ -71,7 +71,8 @@ export function errorHandler(): ErrorRequestHandler {
     // Errors raised by express.json() / raw-body.
     if (e?.type === 'entity.parse.failed') return sendError(res, errors.parse(`Malformed request data: ${e.message ?? 'invalid JSON'}`));
     if (e?.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(e.limit ?? 0));
-    if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return sendError(res, errors.unsupportedMediaType(e.message ?? 'unsupported encoding'));
+    if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+      return sendError(res, errors.unsupportedMediaType(e.message ?? 'unsupported encoding'));
     if (e?.type === 'request.aborted') return; // the client went away
     if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
       return sendError(res, new ApiError(e.status, 'invalid_request', 'invalid_request', e.message ?? 'Invalid request.'));

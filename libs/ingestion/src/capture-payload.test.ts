@@ -21,7 +21,12 @@ describe('readCapturePayload', () => {
   });
 
   it('rejects events that disagree on their token', () => {
-    expect(() => readCapturePayload([{ event: 'a', token: 'phc_1' }, { event: 'b', token: 'phc_2' }])).toThrow(PayloadError);
+    expect(() =>
+      readCapturePayload([
+        { event: 'a', token: 'phc_1' },
+        { event: 'b', token: 'phc_2' },
+      ]),
+    ).toThrow(PayloadError);
   });
 
   it('rejects empty batches and non-objects', () => {

@@ -25,7 +25,10 @@ export interface CapturePayload {
 }
 
 export class PayloadError extends Error {
-  constructor(readonly reason: 'not_an_object' | 'no_events' | 'inconsistent_tokens', message: string) {
+  constructor(
+    readonly reason: 'not_an_object' | 'no_events' | 'inconsistent_tokens',
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -14,10 +14,21 @@ describe('normalizeEvent', () => {
   });
 
   it('builds the bus message keyed token:distinct_id', () => {
-    const r = normalizeEvent({ event: 'e', distinct_id: 'u', timestamp: '2024-01-01T00:00:00Z', properties: { a: 1 } }, { ...ctx, sentAt: '2024-01-01T00:00:05Z' });
+    const r = normalizeEvent(
+      { event: 'e', distinct_id: 'u', timestamp: '2024-01-01T00:00:00Z', properties: { a: 1 } },
+      { ...ctx, sentAt: '2024-01-01T00:00:05Z' },
+    );
     if (!r.ok) throw new Error('dropped');
     expect(r.key).toBe('phc_x:u');
-    expect(r.message).toMatchObject({ distinct_id: 'u', ip: '1.2.3.4', token: 'phc_x', team_id: 1, event: 'e', timestamp: '2024-01-01T00:00:01.000Z', historical_migration: false });
+    expect(r.message).toMatchObject({
+      distinct_id: 'u',
+      ip: '1.2.3.4',
+      token: 'phc_x',
+      team_id: 1,
+      event: 'e',
+      timestamp: '2024-01-01T00:00:01.000Z',
+      historical_migration: false,
+    });
     expect(JSON.parse(r.message.data)).toMatchObject({ event: 'e', properties: { a: 1 }, uuid: r.message.uuid });
   });
 

@@ -57,7 +57,8 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): NormalizeR
   if (distinctId === null) return { ok: false, reason: 'missing_distinct_id' };
   if (distinctId.trim() === '') return { ok: false, reason: 'empty_distinct_id' };
 
-  const properties = typeof raw.properties === 'object' && raw.properties !== null && !Array.isArray(raw.properties) ? (raw.properties as Record<string, unknown>) : {};
+  const properties =
+    typeof raw.properties === 'object' && raw.properties !== null && !Array.isArray(raw.properties) ? (raw.properties as Record<string, unknown>) : {};
   const uuid = typeof raw.uuid === 'string' && isUuid(raw.uuid) ? raw.uuid.toLowerCase() : uuidv7();
   const sentAt = ctx.sentAt ?? (typeof raw.sent_at === 'string' ? raw.sent_at : null);
   const timestampMs = computeTimestamp({

@@ -33,7 +33,11 @@ describe('parseTrendFilter', () => {
 
 describe('trendFilterFromQuery', () => {
   it('decodes JSON-encoded lists of the legacy GET form', () => {
-    expect(trendFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false' })).toEqual({ events: [{ id: 'a' }], date_from: '-14d', compare: false });
+    expect(trendFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false' })).toEqual({
+      events: [{ id: 'a' }],
+      date_from: '-14d',
+      compare: false,
+    });
   });
   it('reports invalid JSON', () => {
     expect(() => trendFilterFromQuery({ events: '[{' })).toThrow(TrendFilterError);

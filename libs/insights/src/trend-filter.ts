@@ -88,7 +88,8 @@ export function trendFilterFromQuery(query: Record<string, unknown>): Record<str
 }
 
 const SUPPORTED_MATH = new Set(['total', 'dau']);
-const isEmpty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+const isEmpty = (v: unknown) =>
+  v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
 
 /**
  * Checks a trend request. Supported so far: event series with math total or dau, daily
@@ -106,14 +107,17 @@ export function parseTrendFilter(body: unknown): TrendFilter & { events: TrendEn
   if (events.length === 0) throw new TrendFilterError('events', 'One of events or actions is required.', 'required');
   events.forEach((entity, i) => {
     const math = entity.math ?? 'total';
-    if (!SUPPORTED_MATH.has(math)) throw new TrendFilterError(`events__${i}__math`, `math "${math}" is not supported yet (supported: total, dau).`, 'not_supported');
-    if (!isEmpty(entity.properties)) throw new TrendFilterError(`events__${i}__properties`, 'Property filters on series are not supported yet.', 'not_supported');
+    if (!SUPPORTED_MATH.has(math))
+      throw new TrendFilterError(`events__${i}__math`, `math "${math}" is not supported yet (supported: total, dau).`, 'not_supported');
+    if (!isEmpty(entity.properties))
+      throw new TrendFilterError(`events__${i}__properties`, 'Property filters on series are not supported yet.', 'not_supported');
   });
   if (!isEmpty(body.properties)) throw new TrendFilterError('properties', 'Property filters are not supported yet.', 'not_supported');
   if (!isEmpty(body.breakdown)) throw new TrendFilterError('breakdown', 'Breakdowns are not supported yet.', 'not_supported');
   if (body.compare) throw new TrendFilterError('compare', 'compare is not supported yet.', 'not_supported');
   if (body.formula) throw new TrendFilterError('formula', 'Formulas are not supported yet.', 'not_supported');
-  if (body.interval && body.interval !== 'day') throw new TrendFilterError('interval', `interval "${body.interval}" is not supported yet (supported: day).`, 'not_supported');
+  if (body.interval && body.interval !== 'day')
+    throw new TrendFilterError('interval', `interval "${body.interval}" is not supported yet (supported: day).`, 'not_supported');
   if (body.display && !['ActionsLineGraph', 'ActionsTable', 'ActionsBar'].includes(body.display)) {
     throw new TrendFilterError('display', `display "${body.display}" is not supported yet.`, 'not_supported');
   }

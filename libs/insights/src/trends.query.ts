@@ -33,7 +33,12 @@ function seriesSql(entity: TrendEntity): string {
 }
 
 /** Runs a validated trend filter for one project: one zero-filled daily series per entity. */
-export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter: TrendFilter & { events: TrendEntity[] }, nowMs: number): Promise<TrendResult> {
+export async function runTrendQuery(
+  ch: ClickHouseClient,
+  teamId: number,
+  filter: TrendFilter & { events: TrendEntity[] },
+  nowMs: number,
+): Promise<TrendResult> {
   const range = resolveDayRange(filter.date_from, filter.date_to, nowMs);
   const days = range.days.map(formatDay);
   const labels = range.days.map(formatDayLabel);

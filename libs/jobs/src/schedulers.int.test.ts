@@ -21,7 +21,8 @@ describe.each(['bullmq', 'cron'] as const)('%s scheduler', (kind) => {
   let prefix: string;
   beforeEach(() => {
     prefix = uniqueName('jobs');
-    scheduler = kind === 'bullmq' ? createBullmqScheduler({ redisUrl: testServices().redisUrl, prefix, logger: silentLogger() }) : createCronScheduler(silentLogger());
+    scheduler =
+      kind === 'bullmq' ? createBullmqScheduler({ redisUrl: testServices().redisUrl, prefix, logger: silentLogger() }) : createCronScheduler(silentLogger());
   });
   afterEach(() => scheduler.close());
 

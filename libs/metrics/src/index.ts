@@ -23,7 +23,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const registers = [registry];
   return {
     registry,
-    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['app', 'route', 'method', 'status'], registers }),
+    httpRequests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['app', 'route', 'method', 'status'],
+      registers,
+    }),
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request duration',
@@ -31,7 +36,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    eventsAccepted: new Counter({ name: 'ingest_events_accepted_total', help: 'Events accepted (acknowledged by the bus) by route', labelNames: ['route'], registers }),
+    eventsAccepted: new Counter({
+      name: 'ingest_events_accepted_total',
+      help: 'Events accepted (acknowledged by the bus) by route',
+      labelNames: ['route'],
+      registers,
+    }),
     eventsDropped: new Counter({ name: 'ingest_events_dropped_total', help: 'Events dropped at ingestion, by reason', labelNames: ['reason'], registers }),
     projectKeyLookupsFailedOpen: new Counter({
       name: 'ingest_project_key_failed_open_total',

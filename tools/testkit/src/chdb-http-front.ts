@@ -49,18 +49,8 @@ interface NativeInsertResult {
  *   pass through untouched.
  */
 interface ChdbNative {
-  QueryAsyncConnection(
-    connection: unknown,
-    sql: string,
-    format: string,
-    params?: Record<string, string>,
-  ): Promise<NativeQueryResult>;
-  InsertRawAsyncConnection(
-    connection: unknown,
-    insertStatement: string,
-    data: Buffer,
-    countLines: boolean,
-  ): Promise<NativeInsertResult>;
+  QueryAsyncConnection(connection: unknown, sql: string, format: string, params?: Record<string, string>): Promise<NativeQueryResult>;
+  InsertRawAsyncConnection(connection: unknown, insertStatement: string, data: Buffer, countLines: boolean): Promise<NativeInsertResult>;
 }
 
 function loadChdbNative(): ChdbNative {
@@ -130,10 +120,7 @@ class ClickHouseHttpError extends Error {
     const message = err instanceof Error ? err.message : String(err);
     const match = /Code: (\d+)\./.exec(message);
     if (match) return new ClickHouseHttpError(Number(match[1]), message);
-    return new ClickHouseHttpError(
-      ErrorCode.STD_EXCEPTION,
-      `Code: ${ErrorCode.STD_EXCEPTION}. DB::Exception: ${message}. (STD_EXCEPTION)`,
-    );
+    return new ClickHouseHttpError(ErrorCode.STD_EXCEPTION, `Code: ${ErrorCode.STD_EXCEPTION}. DB::Exception: ${message}. (STD_EXCEPTION)`);
   }
 }
 
@@ -183,8 +170,7 @@ const quoteString = (value: string) => "'" + value.replace(/\\/g, '\\\\').replac
 const isInsert = (sql: string) => /^\s*(?:--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*insert\b/i.test(sql);
 
 /** The FORMAT named at the end of a query, if any. */
-const trailingFormat = (sql: string) =>
-  /\bFORMAT\s+([A-Za-z0-9_]+)\s*(?:SETTINGS\b[^;]*)?;?\s*$/i.exec(sql)?.[1];
+const trailingFormat = (sql: string) => /\bFORMAT\s+([A-Za-z0-9_]+)\s*(?:SETTINGS\b[^;]*)?;?\s*$/i.exec(sql)?.[1];
 
 /** The chdb engine behind one connection, used by one request at a time. */
 class ChdbEngine {
@@ -228,9 +214,7 @@ class ChdbEngine {
     const format = trailingFormat(request.sql) ?? request.defaultFormat;
     const hasParams = Object.keys(request.params).length > 0;
     if (request.insertData && !hasParams) {
-      const inserted = await this.guard(
-        this.native.InsertRawAsyncConnection(this.session.connection, request.sql, request.insertData, false),
-      );
+      const inserted = await this.guard(this.native.InsertRawAsyncConnection(this.session.connection, request.sql, request.insertData, false));
       return {
         body: new Uint8Array(0),
         format,
@@ -262,10 +246,7 @@ class ChdbEngine {
         throw new ClickHouseHttpError(115, `Code: 115. DB::Exception: Unknown setting '${name}'. (UNKNOWN_SETTING)`);
       }
     }
-    const current = await this.run(
-      `SELECT name, value FROM system.settings WHERE name IN (${names.map(quoteString).join(', ')})`,
-      'JSONEachRow',
-    );
+    const current = await this.run(`SELECT name, value FROM system.settings WHERE name IN (${names.map(quoteString).join(', ')})`, 'JSONEachRow');
     const previous = Buffer.from(current.bytes)
       .toString('utf8')
       .split('\n')
@@ -431,7 +412,11 @@ export async function startChdbHttpFront(options: { dataDir: string; port: numbe
     }
     if (url.pathname !== '/') {
       req.resume();
-      sendError(res, queryId, new ClickHouseHttpError(ErrorCode.STD_EXCEPTION, `Code: 1001. DB::Exception: There is no handle ${url.pathname}. (STD_EXCEPTION)`, 404));
+      sendError(
+        res,
+        queryId,
+        new ClickHouseHttpError(ErrorCode.STD_EXCEPTION, `Code: 1001. DB::Exception: There is no handle ${url.pathname}. (STD_EXCEPTION)`, 404),
+      );
       return;
     }
     void (async () => {

@@ -5,7 +5,9 @@ import { readServicesFile } from './service-info';
 
 /** A database name valid unquoted in PostgreSQL and ClickHouse (63 chars max). */
 function databaseName(prefix: string): string {
-  const name = uniqueName(prefix).toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const name = uniqueName(prefix)
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_');
   const safe = /^[a-z_]/.test(name) ? name : `db_${name}`;
   // Keep the unique suffix when the prefix is long.
   return safe.length <= 63 ? safe : safe.slice(0, 40) + safe.slice(-23);

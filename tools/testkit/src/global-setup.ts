@@ -24,12 +24,7 @@ export default async function globalSetup(): Promise<void> {
   fs.chmodSync(tempDir, 0o755);
   const launcher = new ServiceLauncher(tempDir);
 
-  const results = await Promise.allSettled([
-    startRedis(launcher),
-    startPostgres(launcher),
-    startKafkaMock(launcher),
-    startClickHouseFront(launcher),
-  ]);
+  const results = await Promise.allSettled([startRedis(launcher), startPostgres(launcher), startKafkaMock(launcher), startClickHouseFront(launcher)]);
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {
     await stopServices(servicesFileOf(launcher, {}), { graceMs: 2000 });
@@ -79,11 +74,11 @@ function servicesFileOf(launcher: ServiceLauncher, info: Partial<ServicesFile>):
  */
 function startWatchdog(servicesPath: string): number | undefined {
   const repoRoot = path.resolve(__dirname, '..', '..', '..');
-  const watchdog = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'watchdog.ts'), String(process.pid), servicesPath],
-    { cwd: repoRoot, detached: true, stdio: 'ignore' },
-  );
+  const watchdog = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'watchdog.ts'), String(process.pid), servicesPath], {
+    cwd: repoRoot,
+    detached: true,
+    stdio: 'ignore',
+  });
   watchdog.on('error', () => undefined);
   watchdog.unref();
   return watchdog.pid;

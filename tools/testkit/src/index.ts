@@ -10,12 +10,7 @@ export { uniqueName } from './names';
 export { pauseKafka, resumeKafka } from './kafka-outage';
 export { waitFor, type WaitForOptions } from './wait-for';
 export { freePort, startProcess, stopStartedProcesses, type StartProcessOptions, type StartedProcess } from './processes';
-export {
-  createTestClickHouseDatabase,
-  createTestPostgresDatabase,
-  type TestClickHouseDatabase,
-  type TestPostgresDatabase,
-} from './databases';
+export { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from './databases';
 
 /** Where the shared Redis, PostgreSQL, Kafka mock and ClickHouse front listen. */
 export function testServices(): TestServices {

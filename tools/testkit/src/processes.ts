@@ -28,11 +28,7 @@ const hasSetpriv = process.platform === 'linux' && fs.existsSync(SETPRIV);
  * dies, even by SIGKILL (setpriv --pdeathsig, then exec: the pid is the
  * command's own). Without setpriv (not Linux) it is a plain spawn.
  */
-export function spawnTiedToParent(
-  command: string,
-  args: readonly string[],
-  options: SpawnOptions & { deathSignal?: NodeJS.Signals } = {},
-): ChildProcess {
+export function spawnTiedToParent(command: string, args: readonly string[], options: SpawnOptions & { deathSignal?: NodeJS.Signals } = {}): ChildProcess {
   const { deathSignal = 'SIGKILL', ...spawnOptions } = options;
   const spawnWith = { ...spawnOptions, detached: false };
   if (!hasSetpriv) return spawn(command, [...args], spawnWith);

@@ -1,16 +1,7 @@
 import { Redis } from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { Client } from 'pg';
-import {
-  createTestPostgresDatabase,
-  pauseKafka,
-  resumeKafka,
-  startProcess,
-  testServices,
-  uniqueName,
-  waitFor,
-  freePort,
-} from './index';
+import { createTestPostgresDatabase, pauseKafka, resumeKafka, startProcess, testServices, uniqueName, waitFor, freePort } from './index';
 
 describe('shared integration test services', () => {
   it('serves Redis', async () => {
@@ -148,9 +139,9 @@ describe('shared integration test services', () => {
     });
 
     it('rejects with the output when the process exits before it is ready', async () => {
-      await expect(
-        startProcess(process.execPath, ['-e', "console.error('boom: bad config'); process.exit(3)"], { readyPattern: 'never' }),
-      ).rejects.toThrow(/exited early \(code 3[\s\S]*boom: bad config/);
+      await expect(startProcess(process.execPath, ['-e', "console.error('boom: bad config'); process.exit(3)"], { readyPattern: 'never' })).rejects.toThrow(
+        /exited early \(code 3[\s\S]*boom: bad config/,
+      );
     });
   });
 });

@@ -18,10 +18,7 @@ function resumeKafkaMock(services: Pick<ServicesFile, 'kcatPid'>): void {
  * removes the temp dir. `hasExited` tells whether a pid is gone; the default
  * polls the pid, which is enough for processes that are not our children.
  */
-export async function stopServices(
-  services: ServicesFile,
-  options: { graceMs?: number; hasExited?: (pid: number) => boolean } = {},
-): Promise<void> {
+export async function stopServices(services: ServicesFile, options: { graceMs?: number; hasExited?: (pid: number) => boolean } = {}): Promise<void> {
   const { graceMs = 5000, hasExited = (pid: number) => !isAlive(pid) } = options;
   resumeKafkaMock(services);
   for (const p of services.processes) signalQuietly(p.pid, p.stopSignal);

@@ -1,0 +1,34 @@
+import express, { type Express, type Router } from 'express';
+import type { Logger } from '@sightline/logger';
+import type { Metrics } from '@sightline/metrics';
+import { healthRouter, type HealthCheck } from './health';
+import { errorHandler, notFoundHandler, requestContext } from './middleware';
+
+export interface ServiceAppOptions {
+  /** Label of the `app` metric dimension. */
+  name: string;
+  logger: Logger;
+  metrics: Metrics;
+  liveness?: readonly HealthCheck[];
+  readiness: readonly HealthCheck[];
+  isShuttingDown: () => boolean;
+  routers: readonly Router[];
+}
+
+/**
+ * The frame every Sightline HTTP app shares: request context and metrics, /_health,
+ * /_ready and /metrics, the app's routers, then JSON 404 and the DRF error handler.
+ */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(requestContext(options.name, options.logger, options.metrics));
+  app.use(
+    healthRouter({ liveness: options.liveness, readiness: options.readiness, isShuttingDown: options.isShuttingDown, registry: options.metrics.registry }),
+  );
+  for (const router of options.routers) app.use(router);
+  app.use(notFoundHandler);
+  app.use(errorHandler());
+  return app;
+}
