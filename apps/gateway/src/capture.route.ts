@@ -1,6 +1,6 @@
 import express, { Router, type Request, type RequestHandler } from 'express';
 import type { EventBus, BusMessage, Topics } from '@sightline/bus';
-import { ApiError, errors } from '@sightline/http';
+import { errors } from '@sightline/http';
 import { normalizeEvent, readCapturePayload, PayloadError } from '@sightline/ingestion';
 import type { Metrics } from '@sightline/metrics';
 import { decodeCaptureBody } from './capture-body';
@@ -112,7 +112,7 @@ export function createCaptureRouter(deps: CaptureDeps): Router {
     router.options(path, ingestCors);
     router.post(path, ingestCors, readBody, capture);
     // PostHog accepts GET with the payload in `data`; not needed by current SDKs.
-    router.get(path, ingestCors, (_req, _res, next) => next(new ApiError(405, 'invalid_request', 'method_not_allowed', 'Use POST to send events.')));
+    router.get(path, ingestCors, (_req, _res, next) => next(errors.methodNotAllowed('GET', 'Use POST to send events.')));
   }
   return router;
 }

@@ -61,8 +61,3 @@ export function parseConfig<E extends EnvSpec, R extends keyof E & string = neve
   }
   return Object.freeze(input) as ConfigOf<E> & { readonly [K in R]-?: ValueOf<E[K]> };
 }
-
-/** Renders a spec as `.env.example` lines (used by the drift test and by docs). */
-export function envExampleLines(spec: EnvSpec): string[] {
-  return Object.entries(spec).map(([name, s]) => `${name}=${s.default ?? ''}`);
-}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { ApiError, errors } from './api-error';
@@ -38,13 +38,6 @@ function routeLabel(req: Request): string {
   if (typeof path === 'string') return req.baseUrl + path;
   if (Array.isArray(path)) return req.baseUrl + String(path[0]);
   return 'unmatched';
-}
-
-/** Wraps an async handler so a rejection reaches the error handler (Express 5 does this too; explicit for clarity in routers). */
-export function asyncHandler(fn: (req: Request, res: Response, next: NextFunction) => Promise<unknown>): RequestHandler {
-  return (req, res, next) => {
-    fn(req, res, next).catch(next);
-  };
 }
 
 export function sendError(res: Response, error: ApiError): void {
