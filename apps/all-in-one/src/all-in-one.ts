@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { findProjectByToken } from '@sightline/accounts';
+import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
@@ -40,7 +40,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
       createCaptureRouter({
         bus: deps.bus,
         topics: deps.topics,
-        projectKeys: createProjectKeyResolver(async (token) => (await findProjectByToken(deps.db, token))?.id ?? null),
+        projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db)),
         metrics: deps.metrics,
         sendTimeoutMs: deps.sendTimeoutMs,
         now: deps.now,

@@ -1,5 +1,5 @@
 import { createProjectKeyResolver, createGatewayApp } from './app';
-import { findProjectByToken } from '@sightline/accounts';
+import { createProjectTokenCache } from '@sightline/accounts';
 import { createEventBus, topicNames } from '@sightline/bus';
 import { gatewayEnv, parseConfig, requiredInDistributedMode } from '@sightline/config';
 import { installShutdown, listen } from '@sightline/http';
@@ -26,7 +26,7 @@ async function main() {
   const app = createGatewayApp({
     bus,
     topics: topicNames(config.KAFKA_TOPIC_PREFIX),
-    projectKeys: createProjectKeyResolver(async (token) => (await findProjectByToken(db, token))?.id ?? null),
+    projectKeys: createProjectKeyResolver(createProjectTokenCache(db)),
     logger,
     metrics,
     sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { findProjectByToken } from '@sightline/accounts';
+import { createProjectTokenCache } from '@sightline/accounts';
 import type { EventBus, Subscription, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
@@ -38,14 +38,7 @@ const STALLED_AFTER_MS = 120_000;
 export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: { name: string; sub: Subscription }[] = [];
   let started = false;
-  const teamCache = new Map<string, { teamId: number | null; expires: number }>();
-  const resolveTeam = async (token: string) => {
-    const hit = teamCache.get(token);
-    if (hit && hit.expires > Date.now()) return hit.teamId;
-    const teamId = (await findProjectByToken(deps.db, token))?.id ?? null;
-    teamCache.set(token, { teamId, expires: Date.now() + (teamId === null ? 10_000 : 300_000) });
-    return teamId;
-  };
+  const resolveTeam = createProjectTokenCache(deps.db);
   const handler = createEventsConsumer({ ch: deps.ch, bus: deps.bus, topics: deps.topics, resolveTeam, metrics: deps.metrics, logger: deps.logger });
 
   return {

@@ -1,3 +1,4 @@
 export * from './projects.repository';
 export * from './personal-keys.repository';
 export * from './bootstrap';
+export * from './project-token-cache';
