@@ -90,33 +90,25 @@ function exited(app: StartedProcess): Promise<{ code: number | null; signal: Nod
   return new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
-async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, {
+/** Fetches and parses JSON, keeping the raw text when it is not JSON (the assertion then shows it). */
+async function requestJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    return { status: response.status, body: text };
+  }
+}
+
+const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  requestJson(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // keep the text: the assertion shows it
-  }
-  return { status: response.status, body: parsed };
-}
 
-async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, { headers });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, body: parsed };
-}
+const getJson = (url: string, headers: Record<string, string> = {}) => requestJson(url, { headers });
 
 interface TrendSeries {
   data: number[];
