@@ -1,0 +1,117 @@
+import type { Sql } from '@sightline/postgres';
+import { loadProjectFlagDefinitions, type ProjectFlagDefinitions } from './definitions.repository';
+import type { InvalidationChannel } from './invalidation';
+
+/** What the management routes call after every write to flags or cohorts of a project. */
+export interface FlagChangeNotifier {
+  flagsChanged(teamId: number): Promise<void>;
+}
+
+export interface CachedDefinitions {
+  definitions: ProjectFlagDefinitions;
+  /** false: the store could not be read and these are the last definitions that could. */
+  fresh: boolean;
+}
+
+export interface FlagDefinitionsCache {
+  get(teamId: number): Promise<CachedDefinitions>;
+  notifier: FlagChangeNotifier;
+  close(): Promise<void>;
+}
+
+export interface FlagDefinitionsCacheOptions {
+  db: Sql;
+  channel: InvalidationChannel;
+  /**
+   * Safety net for changes nobody announced (group types created by the worker, rows
+   * edited by hand) and for announcements lost while Redis was unreachable.
+   */
+  maxAgeMs?: number;
+  now?: () => number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+interface Entry {
+  loaded: Promise<ProjectFlagDefinitions>;
+  loadedAt: number;
+}
+
+/**
+ * Definitions per project, loaded once and kept until a change is announced on the
+ * channel (every API process subscribes), or until maxAgeMs. Concurrent requests share
+ * one load; a load that an invalidation overtook is not cached. When the store is down,
+ * the last good definitions keep serving (marked not fresh).
+ */
+export async function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions): Promise<FlagDefinitionsCache> {
+  const maxAgeMs = options.maxAgeMs ?? 30_000;
+  const now = options.now ?? Date.now;
+  const entries = new Map<number, Entry>();
+  const lastGood = new Map<number, ProjectFlagDefinitions>();
+  const generations = new Map<number, number>();
+  let globalGeneration = 0;
+  const generationOf = (teamId: number) => `${globalGeneration}:${generations.get(teamId) ?? 0}`;
+
+  const invalidate = (teamId: number | null) => {
+    if (teamId === null) {
+      globalGeneration++;
+      entries.clear();
+    } else {
+      generations.set(teamId, (generations.get(teamId) ?? 0) + 1);
+      entries.delete(teamId);
+    }
+  };
+  await options.channel.subscribe(invalidate);
+
+  const load = (teamId: number): Entry => {
+    const generation = generationOf(teamId);
+    const entry: Entry = {
+      loadedAt: now(),
+      loaded: loadProjectFlagDefinitions(options.db, teamId).then(
+        (definitions) => {
+          lastGood.set(teamId, definitions);
+          return definitions;
+        },
+        (error: unknown) => {
+          if (entries.get(teamId) === entry) entries.delete(teamId); // failures are not cached
+          throw error;
+        },
+      ),
+    };
+    entries.set(teamId, entry);
+    // An invalidation that lands while this load runs must not leave its result cached.
+    void entry.loaded.then(
+      () => {
+        if (generationOf(teamId) !== generation && entries.get(teamId) === entry) entries.delete(teamId);
+      },
+      () => undefined,
+    );
+    return entry;
+  };
+
+  return {
+    async get(teamId) {
+      let entry = entries.get(teamId);
+      if (!entry || now() - entry.loadedAt > maxAgeMs) entry = load(teamId);
+      try {
+        return { definitions: await entry.loaded, fresh: true };
+      } catch (error) {
+        const stale = lastGood.get(teamId);
+        if (!stale) throw error;
+        options.onError?.(error, `flag definitions of project ${teamId}: serving the last good copy`);
+        return { definitions: stale, fresh: false };
+      }
+    },
+    notifier: {
+      async flagsChanged(teamId) {
+        invalidate(teamId); // this process at once, whatever happens to the broadcast
+        try {
+          await options.channel.publish(teamId);
+        } catch (error) {
+          // The write itself succeeded; other processes catch up within maxAgeMs.
+          options.onError?.(error, `announcing a flag change of project ${teamId}`);
+        }
+      },
+    },
+    close: () => options.channel.close(),
+  };
+}

