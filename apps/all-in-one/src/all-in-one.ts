@@ -3,7 +3,9 @@ import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
+import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
@@ -23,6 +25,9 @@ export interface AllInOneDeps {
   readiness: HealthCheck[];
   isShuttingDown: () => boolean;
   now?: () => number;
+  flagDefinitions?: FlagDefinitionsCache;
+  geoip?: GeoIpLookup | null;
+  flagsStoreTimeoutMs?: number;
 }
 
 /**

@@ -3,6 +3,7 @@ import { bootstrapInstance, formatBootstrapBanner } from '@sightline/accounts';
 import { createEventBus, topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated, createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
 import { allInOneEnv, parseConfig } from '@sightline/config';
+import { openGeoIp } from '@sightline/geoip';
 import { installShutdown, listen } from '@sightline/http';
 import { createJobScheduler } from '@sightline/jobs';
 import { createLogger } from '@sightline/logger';
@@ -54,6 +55,8 @@ async function main() {
       { name: 'bus', check: () => bus.ping() },
     ],
     isShuttingDown: () => shuttingDown,
+    geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
+    flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
   });
   await worker.start();
   const server = await listen(app, { host: config.HOST, port: config.PORT });

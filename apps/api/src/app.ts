@@ -1,11 +1,14 @@
 import express, { Router, type Express } from 'express';
-import { findPrincipalByKeyHash } from '@sightline/accounts';
+import { createProjectTokenCache, findPrincipalByKeyHash } from '@sightline/accounts';
 import { personalKeyAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
+import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
+import { createFlagsRouter } from './flags.route';
 import { createInsightsRouter } from './insights.route';
 import { createProjectsRouter } from './projects.route';
 
@@ -15,11 +18,26 @@ export interface ApiDeps {
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
+  /** Flag definitions for decide/flags; default: a cache invalidated in-process only (embedded mode). */
+  flagDefinitions?: FlagDefinitionsCache;
+  /** $geoip_* properties for flag evaluation; absent: none. */
+  geoip?: GeoIpLookup | null;
+  flagsStoreTimeoutMs?: number;
 }
 
 /** The management API (`/api/...`), authenticated by personal API keys. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
+  // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
+  router.use(
+    createFlagsRouter({
+      db: deps.db,
+      definitions: deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() }),
+      projectTokens: createProjectTokenCache(deps.db),
+      geoip: deps.geoip ?? null,
+      storeTimeoutMs: deps.flagsStoreTimeoutMs ?? 1000,
+    }),
+  );
   router.use(
     '/api',
     express.json({ limit: '5mb' }),

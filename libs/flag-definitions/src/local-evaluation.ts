@@ -82,7 +82,8 @@ export function localEvaluationBody(definitions: ProjectFlagDefinitions, sendCoh
       has_encrypted_payloads: false,
     }));
   const cohorts: Record<string, unknown> = {};
-  if (sendCohorts) for (const cohort of definitions.cohorts.values()) if (!cohort.is_static && cohort.properties) cohorts[String(cohort.id)] = cohort.properties;
+  if (sendCohorts)
+    for (const cohort of definitions.cohorts.values()) if (!cohort.is_static && cohort.properties) cohorts[String(cohort.id)] = cohort.properties;
   const groupTypeMapping = Object.fromEntries([...definitions.groupTypeNames].map(([index, name]) => [String(index), name]));
   const text = JSON.stringify({ flags, group_type_mapping: groupTypeMapping, cohorts });
   const body = { text, etag: `"${createHash('sha1').update(text).digest('hex')}"` };

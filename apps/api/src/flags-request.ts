@@ -1,0 +1,99 @@
+import { gunzipSync } from 'node:zlib';
+import { errors } from '@sightline/http';
+
+/** What a /decide or /flags request asks for (compat §3.2), with PostHog's field aliases. */
+export interface FlagRequest {
+  token: string | null;
+  distinctId: string;
+  anonDistinctId: string | null;
+  deviceId: string | null;
+  personProperties: Record<string, unknown>;
+  groups: Record<string, unknown>;
+  groupProperties: Record<string, Record<string, unknown>>;
+  flagKeys: string[] | null;
+  geoipDisable: boolean;
+  disableFlags: boolean;
+}
+
+/** The body limit PostHog applies to single-request routes. */
+export const MAX_FLAGS_BODY_BYTES = 2 * 1024 * 1024;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const GZIP_MAGIC = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function fromBase64(text: string): string {
+  const cleaned = text.replace(/\s/g, '');
+  return Buffer.from(cleaned + '='.repeat((4 - (cleaned.length % 4)) % 4), 'base64').toString('utf8');
+}
+
+/**
+ * Decodes a flags body (compat §3.2, sdk-wire §2.3): gzip (Content-Encoding is inflated by
+ * the body reader; `?compression=gzip|gzip-js` or the magic bytes here), form
+ * `data=<base64>` (posthog-js `?compression=base64`), plain JSON, or bare base64 JSON.
+ */
+export function decodeFlagsBody(raw: Buffer, contentType: string | undefined, compression: string | undefined): Record<string, unknown> {
+  let bytes = raw;
+  if (GZIP_MAGIC(bytes) || compression === 'gzip' || compression === 'gzip-js') {
+    try {
+      bytes = gunzipSync(bytes, { maxOutputLength: MAX_FLAGS_BODY_BYTES });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw errors.payloadTooLarge(MAX_FLAGS_BODY_BYTES);
+      throw errors.parse('Malformed request data: invalid gzip body');
+    }
+  }
+  let text = bytes.toString('utf8');
+  const isForm = contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded') ?? false;
+  if (isForm && !/^\s*[{[]/.test(text)) {
+    const data = new URLSearchParams(text).get('data');
+    text = fromBase64(data ?? decodeURIComponent(text));
+  } else if (compression === 'base64') text = fromBase64(text);
+  if (text.trim() === '') throw errors.parse('Malformed request data: empty body');
+  let body = parseJson(text);
+  if (body === undefined) body = parseJson(fromBase64(text));
+  if (body === undefined) throw errors.parse('Malformed request data: the body is not JSON, gzip or base64 JSON');
+  if (!isObject(body)) throw errors.parse('Malformed request data: the body must be a JSON object');
+  return body;
+}
+
+const firstDefined = (body: Record<string, unknown>, ...keys: string[]) => keys.map((k) => body[k]).find((v) => v !== undefined && v !== null);
+
+function stringOrNull(value: unknown): string | null {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+export function readFlagRequest(body: Record<string, unknown>): FlagRequest {
+  const token = firstDefined(body, 'token', 'api_key', '$token');
+  const rawDistinctId = firstDefined(body, 'distinct_id', '$distinct_id');
+  let distinctId: string;
+  if (typeof rawDistinctId === 'string') distinctId = rawDistinctId;
+  else if (typeof rawDistinctId === 'number' || typeof rawDistinctId === 'boolean') distinctId = String(rawDistinctId);
+  else throw errors.validation('distinct_id is required.', 'distinct_id', 'required');
+  const personProperties = firstDefined(body, 'person_properties', '$properties');
+  const groups = firstDefined(body, 'groups', '$groups');
+  const groupProperties = firstDefined(body, 'group_properties', '$group_properties');
+  const flagKeys = firstDefined(body, 'flag_keys_to_evaluate', 'flag_keys');
+  return {
+    token: typeof token === 'string' && token !== '' ? token : null,
+    distinctId: distinctId.slice(0, 200),
+    anonDistinctId: stringOrNull(firstDefined(body, '$anon_distinct_id', 'anon_distinct_id')),
+    deviceId: stringOrNull(body['$device_id']),
+    personProperties: isObject(personProperties) ? personProperties : {},
+    groups: isObject(groups) ? groups : {},
+    groupProperties: isObject(groupProperties)
+      ? Object.fromEntries(Object.entries(groupProperties).filter((e): e is [string, Record<string, unknown>] => isObject(e[1])))
+      : {},
+    flagKeys: Array.isArray(flagKeys) ? flagKeys.filter((k): k is string => typeof k === 'string') : null,
+    geoipDisable: body['geoip_disable'] === true,
+    disableFlags: body['disable_flags'] === true,
+  };
+}

@@ -1,0 +1,408 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { PostHog } from 'posthog-node';
+import { bootstrapInstance } from '@sightline/accounts';
+import { createAnalyticsStore } from '@sightline/clickhouse';
+import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { openGeoIp, type GeoIpLookup } from '@sightline/geoip';
+import { listen } from '@sightline/http';
+import { silentLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { createTestPostgresDatabase, testServices, uniqueName, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
+import { createApiApp } from './app';
+import { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from './flags-fixtures';
+
+const TOKEN = 'phc_flags_eval_test_token';
+const ADMIN = 'phx_flags_eval_admin_key';
+
+/** A TCP forwarder in front of PostgreSQL that a test can cut, making the store really unreachable. */
+async function startCuttableProxy(targetUrl: string) {
+  const target = new URL(targetUrl);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    client.pipe(upstream).pipe(client);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const viaProxy = new URL(targetUrl);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String((server.address() as AddressInfo).port);
+  return {
+    url: viaProxy.toString(),
+    cut: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('decide and flags endpoints', () => {
+  let pg: TestPostgresDatabase;
+  let db: MetadataStore;
+  let geoip: GeoIpLookup;
+  let teamId: number;
+  let personId: number;
+  const ids: Record<string, number> = {};
+  const ch = createAnalyticsStore({ url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'default' });
+  const apps: Array<{ close: () => Promise<void> }> = [];
+
+  function makeApp(store: MetadataStore, flagDefinitions?: FlagDefinitionsCache) {
+    return createApiApp({
+      db: store,
+      ch,
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      readiness: [],
+      isShuttingDown: () => false,
+      geoip,
+      flagDefinitions,
+      flagsStoreTimeoutMs: 500,
+    });
+  }
+  let app: ReturnType<typeof makeApp>;
+
+  beforeAll(async () => {
+    pg = await createTestPostgresDatabase('flags_eval');
+    db = await createMetadataStore({ url: pg.url });
+    await migratePostgres(db);
+    teamId = (await bootstrapInstance(db, { projectApiKey: TOKEN, personalApiKey: ADMIN })).projectId;
+    geoip = await openGeoIp();
+    await insertGroupType(db, teamId, 'company', 0);
+    await insertGroup(db, teamId, 0, 'acme', { industry: 'saas', seats: 40 });
+    personId = await insertPerson(db, teamId, ['user-1', 'anon-1'], { plan: 'free', email: 'ann@example.com' });
+    const staticCohort = await insertCohort(db, teamId, { isStatic: true, personIds: [personId] });
+    const dynamicCohort = await insertCohort(db, teamId, {
+      isStatic: false,
+      filters: {
+        properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'email', value: 'example.com', operator: 'icontains', type: 'person' }] }] },
+      },
+    });
+    ids.a = await insertFlag(db, teamId, { key: 'a', filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '{"x":1}' } } });
+    ids.b = await insertFlag(db, teamId, {
+      key: 'b',
+      filters: {
+        groups: [{ properties: [], rollout_percentage: 100, variant: 'test' }],
+        multivariate: {
+          variants: [
+            { key: 'control', rollout_percentage: 50 },
+            { key: 'test', rollout_percentage: 50 },
+          ],
+        },
+      },
+    });
+    ids.c = await insertFlag(db, teamId, { key: 'c', filters: { groups: [{ properties: [{ key: 'plan', value: 'enterprise', type: 'person' }] }] } });
+    await insertFlag(db, teamId, {
+      key: 'pro-only',
+      filters: { groups: [{ properties: [{ key: 'plan', value: ['pro'], operator: 'exact', type: 'person' }] }] },
+    });
+    await insertFlag(db, teamId, {
+      key: 'company-flag',
+      filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'industry', value: 'saas', type: 'group', group_type_index: 0 }] }] },
+    });
+    await insertFlag(db, teamId, { key: 'uk-only', filters: { groups: [{ properties: [{ key: '$geoip_country_code', value: 'GB', type: 'person' }] }] } });
+    await insertFlag(db, teamId, { key: 'static-cohort', filters: { groups: [{ properties: [{ key: 'id', value: staticCohort, type: 'cohort' }] }] } });
+    await insertFlag(db, teamId, { key: 'dynamic-cohort', filters: { groups: [{ properties: [{ key: 'id', value: dynamicCohort, type: 'cohort' }] }] } });
+    await insertFlag(db, teamId, { key: 'continuity', ensureExperienceContinuity: true, filters: { groups: [{ rollout_percentage: 50 }] } });
+    await insertFlag(db, teamId, { key: 'off', active: false, filters: { groups: [{ rollout_percentage: 100 }] } });
+    app = makeApp(db);
+  });
+
+  afterAll(async () => {
+    for (const a of apps) await a.close();
+    await db.close();
+    await pg.drop();
+  });
+
+  const decide = (v: string | null, body: Record<string, unknown>) =>
+    request(app)
+      .post(v === null ? '/decide/' : `/decide/?v=${v}`)
+      .send({ api_key: TOKEN, distinct_id: 'user-1', ...body });
+
+  describe('response shapes', () => {
+    it('decide v3 answers exactly the interface document fields', async () => {
+      const res = await decide('3', {}).expect(200);
+      expect(res.body).toMatchObject({
+        config: { enable_collect_everything: true },
+        toolbarParams: {},
+        errorsWhileComputingFlags: false,
+        isAuthenticated: false,
+        supportedCompression: ['gzip', 'gzip-js'],
+        featureFlagPayloads: { a: '{"x":1}' },
+      });
+      expect(res.body.featureFlags).toEqual({
+        a: true,
+        b: 'test',
+        c: false,
+        'pro-only': false,
+        'company-flag': false,
+        'uk-only': false,
+        'static-cohort': true,
+        'dynamic-cohort': true,
+        continuity: expect.any(Boolean),
+        off: false,
+      });
+      expect(typeof res.body.requestId).toBe('string');
+    });
+
+    it('decide v1 lists enabled keys, v2 maps enabled keys', async () => {
+      const v1 = await decide(null, {}).expect(200);
+      expect(v1.body.featureFlags).toEqual(expect.arrayContaining(['a', 'b', 'static-cohort', 'dynamic-cohort']));
+      expect(v1.body.featureFlags).not.toContain('c');
+      const v2 = await decide('2', {}).expect(200);
+      expect(v2.body.featureFlags).toMatchObject({ a: true, b: 'test' });
+      expect(v2.body.featureFlags).not.toHaveProperty('c');
+    });
+
+    it('decide v4 and flags v2 give FlagDetail objects; flags v1 the legacy maps', async () => {
+      for (const res of [await decide('4', {}).expect(200), await request(app).post('/flags/?v=2').send({ token: TOKEN, distinct_id: 'user-1' }).expect(200)]) {
+        expect(res.body.flags.a).toEqual({
+          key: 'a',
+          enabled: true,
+          variant: null,
+          reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+          metadata: { id: ids.a, version: 1, description: null, payload: '{"x":1}' },
+        });
+        expect(res.body.flags.c).toMatchObject({ enabled: false, reason: { code: 'no_condition_match', condition_index: 0 } });
+        expect(res.body.flags.off.reason.code).toBe('flag_disabled');
+        expect(res.body.errorsWhileComputingFlags).toBe(false);
+      }
+      const v1 = await request(app).post('/flags/?v=1').send({ token: TOKEN, distinct_id: 'user-1' }).expect(200);
+      expect(v1.body).toMatchObject({
+        featureFlags: { a: true, b: 'test', c: false },
+        featureFlagPayloads: { a: '{"x":1}' },
+        errorsWhileComputingFlags: false,
+      });
+      expect(v1.body).not.toHaveProperty('config');
+      const noVersion = await request(app).post('/flags').send({ token: TOKEN, distinct_id: 'user-1' }).expect(200);
+      expect(noVersion.body).toHaveProperty('flags.a.enabled', true);
+      expect(noVersion.body).toHaveProperty('supportedCompression');
+    });
+
+    it('GET, HEAD and OPTIONS', async () => {
+      expect((await request(app).get('/flags/?v=2').expect(200)).body).toMatchObject({ flags: {}, errorsWhileComputingFlags: false });
+      await request(app).head('/flags/').expect(200);
+      const preflight = await request(app)
+        .options('/flags/')
+        .set('Origin', 'https://shop.example')
+        .set('Access-Control-Request-Headers', 'content-type')
+        .expect(200);
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://shop.example');
+      const post = await request(app).post('/flags/?v=2').set('Origin', 'https://shop.example').send({ token: TOKEN, distinct_id: 'x' });
+      expect(post.headers['access-control-allow-origin']).toBe('https://shop.example');
+    });
+
+    it('flag_keys_to_evaluate restricts the answer', async () => {
+      const res = await request(app)
+        .post('/flags/?v=2')
+        .send({ token: TOKEN, distinct_id: 'user-1', flag_keys_to_evaluate: ['a', 'c'] })
+        .expect(200);
+      expect(Object.keys(res.body.flags).sort()).toEqual(['a', 'c']);
+    });
+  });
+
+  describe('request bodies', () => {
+    const body = JSON.stringify({ token: TOKEN, distinct_id: 'user-1', person_properties: { plan: 'pro' } });
+
+    it('gzip by Content-Encoding, by magic bytes (text/plain) and by ?compression', async () => {
+      for (const req of [
+        // serialize(): keep supertest from JSON-encoding the Buffer because of the JSON content type.
+        request(app)
+          .post('/flags/?v=2')
+          .set('Content-Type', 'application/json')
+          .set('Content-Encoding', 'gzip')
+          .serialize((b: unknown) => b as string),
+        request(app).post('/flags/?v=2').set('Content-Type', 'text/plain'),
+        request(app).post('/flags/?v=2&compression=gzip-js').set('Content-Type', 'text/plain'),
+      ]) {
+        const res = await req.send(gzipSync(body));
+        expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { flags: { 'pro-only': { enabled: true } } } });
+      }
+    });
+
+    it('base64 form data (posthog-js ?compression=base64)', async () => {
+      const res = await request(app)
+        .post('/flags/?v=2&compression=base64')
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .send(`data=${encodeURIComponent(Buffer.from(body).toString('base64'))}`)
+        .expect(200);
+      expect(res.body.flags['pro-only'].enabled).toBe(true);
+    });
+
+    it('clear 4xx answers in the DRF shape', async () => {
+      const unknown = await request(app).post('/flags/?v=2').send({ token: 'phc_nobody', distinct_id: 'x' }).expect(401);
+      expect(unknown.body).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+      await request(app).post('/decide/?v=3').send({ distinct_id: 'x' }).expect(401);
+      expect((await request(app).post('/flags/?v=2').send({ token: TOKEN }).expect(400)).body).toMatchObject({ type: 'validation_error', attr: 'distinct_id' });
+      await request(app).post('/flags/?v=2').set('Content-Type', 'application/json').send('{not json').expect(400);
+      await request(app)
+        .post('/flags/?v=2')
+        .set('Content-Type', 'text/plain')
+        .send(Buffer.from([0x1f, 0x8b, 1, 2, 3]))
+        .expect(400);
+    });
+  });
+
+  describe('evaluation inputs', () => {
+    it('request person_properties override stored ones', async () => {
+      const stored = await decide('3', {}).expect(200);
+      expect(stored.body.featureFlags['pro-only']).toBe(false);
+      const overridden = await decide('3', { person_properties: { plan: 'pro' } }).expect(200);
+      expect(overridden.body.featureFlags['pro-only']).toBe(true);
+      // A person that does not exist is evaluated with the request's properties only.
+      const stranger = await decide('3', { distinct_id: 'stranger', person_properties: { plan: 'pro' } }).expect(200);
+      expect(stranger.body.featureFlags).toMatchObject({ 'pro-only': true, 'static-cohort': false, 'dynamic-cohort': false });
+    });
+
+    it('groups use stored group properties, overridable by group_properties', async () => {
+      expect((await decide('3', { groups: { company: 'acme' } }).expect(200)).body.featureFlags['company-flag']).toBe(true);
+      expect(
+        (await decide('3', { groups: { company: 'acme' }, group_properties: { company: { industry: 'retail' } } }).expect(200)).body.featureFlags[
+          'company-flag'
+        ],
+      ).toBe(false);
+      expect((await decide('3', { groups: { company: 'globex' } }).expect(200)).body.featureFlags['company-flag']).toBe(false);
+      const v4 = await decide('4', {}).expect(200);
+      expect(v4.body.flags['company-flag'].reason).toEqual({ code: 'no_group_type', condition_index: null, description: 'No group type' });
+    });
+
+    it('geoip properties come from X-Forwarded-For unless geoip_disable', async () => {
+      const uk = await decide('3', {}).set('X-Forwarded-For', '81.2.69.142, 10.0.0.1').expect(200);
+      expect(uk.body.featureFlags['uk-only']).toBe(true);
+      const disabled = await decide('3', { geoip_disable: true }).set('X-Forwarded-For', '81.2.69.142').expect(200);
+      expect(disabled.body.featureFlags['uk-only']).toBe(false);
+    });
+
+    it('experience continuity: $anon_distinct_id becomes the stored hash key', async () => {
+      await decide('3', { distinct_id: 'user-1', $anon_distinct_id: 'anon-1' }).expect(200);
+      const rows = await db.query<{ hash_key: string }>('SELECT hash_key FROM feature_flag_hash_key_overrides WHERE person_id = $1 AND feature_flag_key = $2', [
+        personId,
+        'continuity',
+      ]);
+      expect(rows).toEqual([{ hash_key: 'anon-1' }]);
+      // Later requests (no anon id) bucket by the stored key: the same answer whatever the distinct id says.
+      const { flagHash } = await import('@sightline/flags');
+      const expected = flagHash('continuity', 'anon-1') <= 0.5;
+      expect((await decide('3', {}).expect(200)).body.featureFlags.continuity).toBe(expected);
+    });
+  });
+
+  describe('local evaluation definitions', () => {
+    it('needs a personal key; serves flags, cohorts and group types with an ETag; 304 when unchanged', async () => {
+      await request(app).get(`/flags/definitions?token=${TOKEN}&send_cohorts`).expect(401);
+      await request(app).get(`/flags/definitions?token=${TOKEN}&send_cohorts`).set('Authorization', 'Bearer phx_wrong').expect(401);
+      const res = await request(app).get(`/flags/definitions?token=${TOKEN}&send_cohorts`).set('Authorization', `Bearer ${ADMIN}`).expect(200);
+      expect(res.body.group_type_mapping).toEqual({ '0': 'company' });
+      expect(res.body.flags.map((f: { key: string }) => f.key)).toEqual(expect.arrayContaining(['a', 'b', 'company-flag', 'off']));
+      expect(Object.values(res.body.cohorts)).toHaveLength(1); // the dynamic one; static cohorts need the server
+      const etag = res.headers['etag'];
+      expect(etag).toMatch(/^"[0-9a-f]{40}"$/);
+      await request(app).get(`/flags/definitions?token=${TOKEN}&send_cohorts`).set('Authorization', `Bearer ${ADMIN}`).set('If-None-Match', etag).expect(304);
+      const legacy = await request(app).get(`/api/feature_flag/local_evaluation?token=${TOKEN}`).set('Authorization', `Bearer ${ADMIN}`).expect(200);
+      expect(legacy.body.cohorts).toEqual({});
+    });
+  });
+
+  describe('with the real posthog-node SDK', () => {
+    it('remote (/flags) and local (/flags/definitions) evaluation give the same answers', async () => {
+      const server = await listen(app, { host: '127.0.0.1', port: 0 });
+      apps.push(server);
+      const host = `http://127.0.0.1:${server.port}`;
+      const remote = new PostHog(TOKEN, { host, flushAt: 1000, flushInterval: 60_000 });
+      const local = new PostHog(TOKEN, { host, personalApiKey: ADMIN, flushAt: 1000, flushInterval: 60_000, featureFlagsPollingInterval: 60_000 });
+      try {
+        expect(await local.waitForLocalEvaluationReady(5000)).toBe(true);
+        const options = { personProperties: { plan: 'pro', email: 'zed@example.com' } };
+        const noEvents = { sendFeatureFlagEvents: false };
+        expect(await remote.getFeatureFlag('b', 'user-9', { ...options, ...noEvents })).toBe('test');
+        expect(await remote.getFeatureFlagPayload('a', 'user-9', undefined, noEvents)).toEqual({ x: 1 });
+        const remoteAll = await remote.getAllFlags('user-9', options);
+        expect(remoteAll).toMatchObject({ a: true, b: 'test', c: false, 'pro-only': true, 'dynamic-cohort': true });
+        for (const key of ['a', 'b', 'c', 'pro-only', 'dynamic-cohort', 'off']) {
+          expect(await local.getFeatureFlag(key, 'user-9', { ...options, ...noEvents, onlyEvaluateLocally: true })).toBe(remoteAll[key]);
+        }
+      } finally {
+        await remote.shutdown();
+        await local.shutdown();
+      }
+    });
+  });
+
+  describe('partial failure', () => {
+    it('answers errorsWhileComputingFlags with the flags the request alone decides when Postgres is unreachable', async () => {
+      const proxy = await startCuttableProxy(pg.url);
+      const viaProxy = await createMetadataStore({ url: proxy.url });
+      const fragile = makeApp(viaProxy);
+      try {
+        const warm = await request(fragile)
+          .post('/flags/?v=2')
+          .send({ token: TOKEN, distinct_id: 'user-1', groups: { company: 'acme' } })
+          .expect(200);
+        expect(warm.body.errorsWhileComputingFlags).toBe(false);
+        await proxy.cut();
+        const res = await request(fragile)
+          .post('/flags/?v=2')
+          .send({ token: TOKEN, distinct_id: 'user-1', person_properties: { plan: 'pro' }, groups: { company: 'acme' } })
+          .expect(200);
+        expect(res.body.errorsWhileComputingFlags).toBe(true);
+        expect(res.body.flags.a.enabled).toBe(true); // no properties needed
+        expect(res.body.flags['pro-only'].enabled).toBe(true); // decided by the request's properties
+        expect(res.body.flags).not.toHaveProperty('static-cohort'); // needs stored membership
+        expect(res.body.flags).not.toHaveProperty('company-flag'); // needs stored group properties
+        expect(res.body.flags).not.toHaveProperty('continuity'); // needs stored hash keys
+      } finally {
+        await viaProxy.close().catch(() => undefined);
+      }
+    });
+  });
+
+  describe('definition cache invalidation', () => {
+    it('a change announced on one api instance reaches decide on another within a second (Redis)', async () => {
+      const channelName = uniqueName('flags-changed');
+      const caches = [0, 1].map(() =>
+        createFlagDefinitionsCache({ db, channel: createRedisInvalidation(testServices().redisUrl, { channel: channelName }), maxAgeMs: 3_600_000 }),
+      );
+      await Promise.all(caches.map((c) => c.ready));
+      apps.push({ close: async () => void (await Promise.all(caches.map((c) => c.close()))) });
+      const [writer, reader] = caches.map((c) => makeApp(db, c)) as [ReturnType<typeof makeApp>, ReturnType<typeof makeApp>];
+      const value = async (target: typeof reader) =>
+        (await request(target).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: 'user-1' }).expect(200)).body.featureFlags.c;
+      expect(await value(reader)).toBe(false); // cached now
+      expect(await value(writer)).toBe(false);
+      await db.query(`UPDATE feature_flags SET filters = $1, version = version + 1 WHERE id = $2`, [
+        JSON.stringify({ groups: [{ rollout_percentage: 100 }] }),
+        ids.c,
+      ]);
+      const changedAt = Date.now();
+      await caches[0]!.notifier.flagsChanged(teamId);
+      await waitFor(async () => (await value(reader)) === true, { timeoutMs: 1000, intervalMs: 20 });
+      expect(Date.now() - changedAt).toBeLessThan(1000);
+      await db.query(`UPDATE feature_flags SET filters = $1 WHERE id = $2`, [
+        JSON.stringify({ groups: [{ properties: [{ key: 'plan', value: 'enterprise', type: 'person' }] }] }),
+        ids.c,
+      ]);
+      await caches[0]!.notifier.flagsChanged(teamId);
+    });
+
+    it('embedded mode: the in-memory channel invalidates at once', async () => {
+      const cache = createFlagDefinitionsCache({ db, channel: createInMemoryInvalidation(), maxAgeMs: 3_600_000 });
+      const embedded = makeApp(db, cache);
+      const value = async () => (await request(embedded).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: 'user-1' }).expect(200)).body.featureFlags.c;
+      expect(await value()).toBe(false);
+      await db.query(`UPDATE feature_flags SET active = false WHERE id = $1`, [ids.a]);
+      await cache.notifier.flagsChanged(teamId);
+      expect((await request(embedded).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: 'user-1' }).expect(200)).body.featureFlags.a).toBe(false);
+      await db.query(`UPDATE feature_flags SET active = true WHERE id = $1`, [ids.a]);
+      await cache.notifier.flagsChanged(teamId);
+    });
+  });
+});

@@ -1,0 +1,195 @@
+import express, { Router, type Request, type RequestHandler } from 'express';
+import { canAccessProject, findPrincipalByKeyHash, findProjectById, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
+import { personalKeyAuth, requireScope } from '@sightline/auth';
+import { localEvaluationBody, type FlagDefinitionsCache, type ProjectFlagDefinitions } from '@sightline/flag-definitions';
+import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
+import type { GeoIpLookup } from '@sightline/geoip';
+import { errors } from '@sightline/http';
+import type { MetadataStore } from '@sightline/postgres';
+import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './flags-request';
+import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './flags-response';
+import { readStoredGroups, readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './flags-person-store';
+
+export interface FlagsRouteDeps {
+  db: MetadataStore;
+  definitions: FlagDefinitionsCache;
+  projectTokens: ProjectTokenLookup;
+  /** null: no $geoip_* properties. */
+  geoip: GeoIpLookup | null;
+  storeTimeoutMs: number;
+}
+
+/** decide and flags are called from browsers on any site (compat §4.1: CORS as capture). */
+const publicCors: RequestHandler = (req, res, next) => {
+  res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
+  res.setHeader('Access-Control-Allow-Credentials', 'true');
+  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS, HEAD');
+  res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type');
+  res.setHeader('Vary', 'Origin');
+  if (req.method === 'OPTIONS') {
+    res.setHeader('Allow', 'GET, POST, OPTIONS, HEAD');
+    res.status(200).json({ status: 1 });
+    return;
+  }
+  next();
+};
+
+const PROJECT_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
+
+function clientIp(req: Request): string | null {
+  const forwarded = req.headers['x-forwarded-for'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+  return first || req.socket.remoteAddress || null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Flags the request's runtime may see (server SDKs send evaluation_runtime: "server"). */
+function flagsForRuntime(flags: FlagDefinition[], runtime: unknown): FlagDefinition[] {
+  if (runtime !== 'server' && runtime !== 'client') return flags;
+  return flags.filter((f) => !f.evaluation_runtime || f.evaluation_runtime === 'all' || f.evaluation_runtime === runtime);
+}
+
+/** Reads what the flags need from the person store; what cannot be read is reported, not thrown. */
+async function readStores(
+  deps: FlagsRouteDeps,
+  teamId: number,
+  request: FlagRequest,
+  definitions: ProjectFlagDefinitions,
+  flags: FlagDefinition[],
+  log: Request['log'],
+) {
+  const availability: Availability = { personProperties: true, groupProperties: true, hashKeyOverrides: true, staticCohorts: true };
+  const continuityKeys = flags.filter((f) => f.active && f.ensure_experience_continuity).map((f) => f.key);
+  if (request.anonDistinctId && continuityKeys.length > 0) {
+    const ids = [...new Set([request.distinctId, request.anonDistinctId])];
+    await withStoreTimeout(writeHashKeyOverrides(deps.db, teamId, ids, request.anonDistinctId, continuityKeys), deps.storeTimeoutMs).catch((error: unknown) => {
+      availability.hashKeyOverrides = false;
+      log.warn({ err: error }, 'flags: could not write experience-continuity hash keys');
+    });
+  }
+  const requestedGroups = Object.entries(request.groups)
+    .filter((e): e is [string, string] => typeof e[1] === 'string' && definitions.groupTypeIndexes.has(e[0]))
+    .map(([name, key]) => ({ name, index: definitions.groupTypeIndexes.get(name)!, key }));
+  const [person, groups] = await Promise.all([
+    withStoreTimeout(readStoredPerson(deps.db, teamId, request.distinctId), deps.storeTimeoutMs).catch((error: unknown): StoredPerson | null => {
+      log.warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
+      return null;
+    }),
+    withStoreTimeout(readStoredGroups(deps.db, teamId, requestedGroups), deps.storeTimeoutMs).catch((error: unknown) => {
+      log.warn({ err: error }, 'flags: group store unavailable');
+      return null;
+    }),
+  ]);
+  if (!person) {
+    availability.personProperties = false;
+    availability.staticCohorts = false;
+    availability.hashKeyOverrides = false;
+  }
+  if (!groups) availability.groupProperties = false;
+  return { person, groups, requestedGroups, availability };
+}
+
+export function createFlagsRouter(deps: FlagsRouteDeps): Router {
+  const router = Router();
+  const readBody = express.raw({ type: () => true, limit: MAX_FLAGS_BODY_BYTES, inflate: true });
+
+  const evaluate =
+    (shapeOf: (query: Record<string, unknown>) => ShapeChoice): RequestHandler =>
+    async (req, res) => {
+      const choice = shapeOf(req.query as Record<string, unknown>);
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const compression = typeof req.query['compression'] === 'string' ? req.query['compression'] : undefined;
+      const body = decodeFlagsBody(raw, req.headers['content-type'], compression);
+      const request = readFlagRequest(body);
+      if (request.token === null) throw errors.invalidProjectKey('API key not provided. You can find your project API key in your project settings.');
+      const invalidKey = () => errors.invalidProjectKey('Project API key invalid. You can find your project API key in your project settings.');
+      if (!PROJECT_KEY_PATTERN.test(request.token) || request.token.startsWith('phx_')) throw invalidKey();
+      let teamId: number | null;
+      try {
+        teamId = await deps.projectTokens(request.token);
+      } catch (error) {
+        req.log.error({ err: error }, 'flags: project key store unavailable');
+        throw errors.unavailable('The project key store is unavailable; retry later.', 5);
+      }
+      if (teamId === null) throw invalidKey();
+      if (request.disableFlags) return void res.json(buildFlagsResponse([], false, choice));
+
+      let definitions: ProjectFlagDefinitions;
+      try {
+        ({ definitions } = await deps.definitions.get(teamId));
+      } catch (error) {
+        req.log.error({ err: error }, 'flags: no flag definitions could be read');
+        return void res.json(buildFlagsResponse([], true, choice));
+      }
+      const flags = flagsForRuntime(definitions.flags, body['evaluation_runtime']);
+      const geoip = deps.geoip && !request.geoipDisable ? deps.geoip.lookup(clientIp(req) ?? '') : {};
+      const overrides = { ...geoip, ...request.personProperties };
+      const { person, groups, requestedGroups, availability } = await readStores(deps, teamId, request, definitions, flags, req.log);
+      const groupProperties: EvaluationContext['groupProperties'] = {};
+      for (const group of requestedGroups) {
+        const requested = request.groupProperties[group.name];
+        groupProperties[group.name] = { $group_key: group.key, ...(groups?.get(group.index) ?? {}), ...(isObject(requested) ? requested : {}) };
+      }
+      const results = evaluateFlags(
+        flags,
+        {
+          distinctId: request.distinctId,
+          deviceId: request.deviceId ?? (typeof overrides['$device_id'] === 'string' ? overrides['$device_id'] : null),
+          // The service adds distinct_id to person properties (filters may target it).
+          personProperties: { ...(person?.properties ?? {}), distinct_id: request.distinctId, ...overrides },
+          groups: request.groups,
+          groupProperties,
+          groupTypeNames: definitions.groupTypeNames,
+          cohorts: definitions.cohorts,
+          staticCohortIds: person?.staticCohortIds ?? new Set(),
+          hashKeyOverrides: person?.hashKeyOverrides ?? {},
+          now: new Date(),
+        },
+        { onlyKeys: request.flagKeys, availability },
+      );
+      const failed = [...results.values()].some((r) => r.failed);
+      res.json(buildFlagsResponse(results.values(), failed, choice));
+    };
+
+  const minimal: RequestHandler = (req, res) => {
+    const choice = flagsShape(req.query as Record<string, unknown>);
+    res.json(buildFlagsResponse([], false, choice));
+  };
+  const head: RequestHandler = (_req, res) => void res.status(200).type('application/json').end();
+  const notAllowed: RequestHandler = (req) => {
+    throw errors.methodNotAllowed(req.method);
+  };
+
+  // Local evaluation definitions for server SDKs (personal API key, ETag/304).
+  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
+  const definitionsHandler: RequestHandler = async (req, res) => {
+    const principal = req.principal!;
+    const token = typeof req.query['token'] === 'string' && req.query['token'] !== '' ? req.query['token'] : null;
+    let project;
+    if (token !== null) {
+      const teamId = await deps.projectTokens(token);
+      project = teamId === null ? null : await findProjectById(deps.db, teamId);
+      if (!project) throw errors.authenticationFailed('Project API key invalid. You can find your project API key in your project settings.');
+    } else project = (await listProjectsFor(deps.db, principal))[0] ?? null;
+    if (!project || !canAccessProject(principal, project)) throw errors.permissionDenied('You do not have access to this project.');
+    const { definitions } = await deps.definitions.get(project.id);
+    const body = localEvaluationBody(definitions, 'send_cohorts' in req.query);
+    res.setHeader('ETag', body.etag);
+    res.setHeader('Cache-Control', 'private, no-cache');
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === body.etag)) return void res.status(304).end();
+    res.type('application/json').send(body.text);
+  };
+
+  router.get('/flags/definitions', authenticate, requireScope('feature_flag:read'), definitionsHandler);
+  router.get('/api/feature_flag/local_evaluation', authenticate, requireScope('feature_flag:read'), definitionsHandler);
+
+  router.use(['/decide', '/flags'], publicCors);
+  router.post('/decide', readBody, evaluate(decideShape));
+  router.post('/flags', readBody, evaluate(flagsShape));
+  router.head(['/decide', '/flags'], head);
+  router.get(['/decide', '/flags'], minimal);
+  router.all(['/decide', '/flags'], notAllowed);
+  return router;
+}
