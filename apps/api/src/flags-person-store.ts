@@ -1,27 +1,46 @@
 import type { Sql } from '@sightline/postgres';
 
-/** What flag evaluation reads about one person (compat §1.4, §1.6, §1.8): one round trip. */
+/** What flag evaluation reads about one person and the request's groups (compat §1.4–§1.8). */
 export interface StoredPerson {
   properties: Record<string, unknown>;
   staticCohortIds: Set<number>;
   hashKeyOverrides: Record<string, string>;
+  /** Group type index → stored group properties, for the requested groups that exist. */
+  groups: Map<number, Record<string, unknown>>;
 }
 
-const NO_PERSON: StoredPerson = { properties: {}, staticCohortIds: new Set(), hashKeyOverrides: {} };
-
-export async function readStoredPerson(db: Sql, teamId: number, distinctId: string): Promise<StoredPerson> {
-  const rows = await db.query<{ properties: Record<string, unknown>; cohort_ids: number[]; overrides: Record<string, string> }>(
+/**
+ * One round trip for everything decide reads per request: the person behind the distinct
+ * id (or nothing), its static cohorts and hash-key overrides, and the requested groups.
+ */
+export async function readStoredPerson(db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>): Promise<StoredPerson> {
+  const rows = await db.query<{
+    properties: Record<string, unknown> | null;
+    cohort_ids: number[] | null;
+    overrides: Record<string, string> | null;
+    groups: Record<string, Record<string, unknown>> | null;
+  }>(
     `SELECT p.properties,
             ARRAY(SELECT c.cohort_id FROM cohort_people c WHERE c.person_id = p.id) AS cohort_ids,
-            (SELECT COALESCE(jsonb_object_agg(h.feature_flag_key, h.hash_key), '{}'::jsonb)
-               FROM feature_flag_hash_key_overrides h WHERE h.team_id = $1 AND h.person_id = p.id) AS overrides
-       FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
-      WHERE d.team_id = $1 AND d.distinct_id = $2`,
-    [teamId, distinctId],
+            (SELECT jsonb_object_agg(h.feature_flag_key, h.hash_key)
+               FROM feature_flag_hash_key_overrides h WHERE h.team_id = $1 AND h.person_id = p.id) AS overrides,
+            (SELECT jsonb_object_agg(g.group_type_index::text, g.group_properties)
+               FROM groups g JOIN unnest($3::int[], $4::text[]) AS r(idx, key) ON g.group_type_index = r.idx AND g.group_key = r.key
+              WHERE g.team_id = $1) AS groups
+       FROM (SELECT 1) AS one
+       LEFT JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = $2
+       LEFT JOIN persons p ON p.id = d.person_id`,
+    [teamId, distinctId, groups.map((g) => g.index), groups.map((g) => g.key)],
+    // Run on every decide request: prepared once per connection, never re-planned.
+    { preparedName: 'flags_stored_person_v1' },
   );
   const row = rows[0];
-  if (!row) return NO_PERSON;
-  return { properties: row.properties ?? {}, staticCohortIds: new Set((row.cohort_ids ?? []).map(Number)), hashKeyOverrides: row.overrides ?? {} };
+  return {
+    properties: row?.properties ?? {},
+    staticCohortIds: new Set((row?.cohort_ids ?? []).map(Number)),
+    hashKeyOverrides: row?.overrides ?? {},
+    groups: new Map(Object.entries(row?.groups ?? {}).map(([index, props]) => [Number(index), props])),
+  };
 }
 
 /**
@@ -37,18 +56,6 @@ export async function writeHashKeyOverrides(db: Sql, teamId: number, distinctIds
      ON CONFLICT DO NOTHING`,
     [teamId, distinctIds, hashKey, flagKeys],
   );
-}
-
-/** Stored properties of the request's groups, by group type index. */
-export async function readStoredGroups(db: Sql, teamId: number, groups: Array<{ index: number; key: string }>): Promise<Map<number, Record<string, unknown>>> {
-  if (groups.length === 0) return new Map();
-  const rows = await db.query<{ group_type_index: number; group_properties: Record<string, unknown> }>(
-    `SELECT g.group_type_index, g.group_properties
-       FROM groups g JOIN unnest($2::int[], $3::text[]) AS r(idx, key) ON g.group_type_index = r.idx AND g.group_key = r.key
-      WHERE g.team_id = $1`,
-    [teamId, groups.map((g) => g.index), groups.map((g) => g.key)],
-  );
-  return new Map(rows.map((row) => [Number(row.group_type_index), row.group_properties ?? {}]));
 }
 
 export class StoreTimeoutError extends Error {}

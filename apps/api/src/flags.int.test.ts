@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -403,6 +406,33 @@ describe('decide and flags endpoints', () => {
       expect((await request(embedded).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: 'user-1' }).expect(200)).body.featureFlags.a).toBe(false);
       await db.query(`UPDATE feature_flags SET active = true WHERE id = $1`, [ids.a]);
       await cache.notifier.flagsChanged(teamId);
+    });
+  });
+
+  describe('embedded mode (PGlite)', () => {
+    it('decides from stored persons and groups with the in-process Postgres', async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'flags-pglite-'));
+      const embedded = await createMetadataStore({ dataDir });
+      try {
+        await migratePostgres(embedded);
+        const team = (await bootstrapInstance(embedded, { projectApiKey: TOKEN })).projectId;
+        await insertGroupType(embedded, team, 'company', 0);
+        await insertGroup(embedded, team, 0, 'acme', { industry: 'saas' });
+        await insertPerson(embedded, team, ['user-1'], { plan: 'pro' });
+        await insertFlag(embedded, team, { key: 'pro-only', filters: { groups: [{ properties: [{ key: 'plan', value: 'pro', type: 'person' }] }] } });
+        await insertFlag(embedded, team, {
+          key: 'company-flag',
+          filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'industry', value: 'saas', type: 'group', group_type_index: 0 }] }] },
+        });
+        const res = await request(makeApp(embedded))
+          .post('/decide/?v=3')
+          .send({ api_key: TOKEN, distinct_id: 'user-1', groups: { company: 'acme' } })
+          .expect(200);
+        expect(res.body).toMatchObject({ featureFlags: { 'pro-only': true, 'company-flag': true }, errorsWhileComputingFlags: false });
+      } finally {
+        await embedded.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
   });
 });

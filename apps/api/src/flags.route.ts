@@ -8,7 +8,7 @@ import { errors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './flags-request';
 import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './flags-response';
-import { readStoredGroups, readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './flags-person-store';
+import { readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './flags-person-store';
 
 export interface FlagsRouteDeps {
   db: MetadataStore;
@@ -71,23 +71,19 @@ async function readStores(
   const requestedGroups = Object.entries(request.groups)
     .filter((e): e is [string, string] => typeof e[1] === 'string' && definitions.groupTypeIndexes.has(e[0]))
     .map(([name, key]) => ({ name, index: definitions.groupTypeIndexes.get(name)!, key }));
-  const [person, groups] = await Promise.all([
-    withStoreTimeout(readStoredPerson(deps.db, teamId, request.distinctId), deps.storeTimeoutMs).catch((error: unknown): StoredPerson | null => {
+  const stored = await withStoreTimeout(readStoredPerson(deps.db, teamId, request.distinctId, requestedGroups), deps.storeTimeoutMs).catch(
+    (error: unknown): StoredPerson | null => {
       log.warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
       return null;
-    }),
-    withStoreTimeout(readStoredGroups(deps.db, teamId, requestedGroups), deps.storeTimeoutMs).catch((error: unknown) => {
-      log.warn({ err: error }, 'flags: group store unavailable');
-      return null;
-    }),
-  ]);
-  if (!person) {
+    },
+  );
+  if (!stored) {
     availability.personProperties = false;
+    availability.groupProperties = false;
     availability.staticCohorts = false;
     availability.hashKeyOverrides = false;
   }
-  if (!groups) availability.groupProperties = false;
-  return { person, groups, requestedGroups, availability };
+  return { person: stored, groups: stored?.groups ?? null, requestedGroups, availability };
 }
 
 export function createFlagsRouter(deps: FlagsRouteDeps): Router {

@@ -253,3 +253,13 @@ describe('property operators (server semantics, compat §2.2)', () => {
     expect(m('semver_lt', '1.0.0', { k: 'not-a-version' })).toBe(false);
   });
 });
+
+describe('hash arithmetic', () => {
+  it('matches the exact BigInt conversion on many identifiers', async () => {
+    const { createHash } = await import('node:crypto');
+    for (let i = 0; i < 20_000; i++) {
+      const hex = createHash('sha1').update(`flag.user-${i}`).digest('hex').slice(0, 15);
+      expect(flagHash('flag', `user-${i}`)).toBe(Number(BigInt('0x' + hex)) / 0xfffffffffffffff);
+    }
+  });
+});

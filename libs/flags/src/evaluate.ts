@@ -46,6 +46,19 @@ export type DependencyResolver = (keyOrId: string) => FlagResult | null;
 
 class MissingDependency extends Error {}
 
+const conditionOrder = new WeakMap<FlagDefinition, Array<{ condition: FlagCondition; index: number }>>();
+
+/** Conditions carrying a variant override go first (stable), keeping their original index; computed once per definition. */
+function orderedConditions(flag: FlagDefinition): Array<{ condition: FlagCondition; index: number }> {
+  let ordered = conditionOrder.get(flag);
+  if (!ordered) {
+    ordered = (flag.filters.groups ?? []).map((condition, index) => ({ condition, index }));
+    ordered.sort((a, b) => Number(!a.condition.variant) - Number(!b.condition.variant));
+    conditionOrder.set(flag, ordered);
+  }
+  return ordered;
+}
+
 interface Target {
   identifier: string;
   properties: Record<string, unknown>;
@@ -211,19 +224,9 @@ export class FlagEvaluator {
       }
     }
 
-    // Conditions carrying a variant override go first (stable), keeping their original index.
-    const ordered = (filters.groups ?? []).map((condition, index) => ({ condition, index }));
-    ordered.sort((a, b) => Number(!a.condition.variant) - Number(!b.condition.variant));
-
     let bestCode: ReasonCode = 'no_condition_match';
     let bestIndex: number | null = null;
-    const note = (code: ReasonCode, index: number) => {
-      if (REASON_SCORE[bestCode] <= REASON_SCORE[code]) {
-        bestCode = code;
-        bestIndex = index;
-      }
-    };
-    for (const { condition, index } of ordered) {
+    for (const { condition, index } of orderedConditions(flag)) {
       let conditionTarget = target;
       const conditionGroupIndex = condition.aggregation_group_type_index;
       if (conditionGroupIndex !== undefined && conditionGroupIndex !== null && conditionGroupIndex !== flagGroupIndex) {
@@ -232,13 +235,16 @@ export class FlagEvaluator {
         conditionTarget = group;
       }
       const state = this.conditionState(flag, condition, conditionTarget, resolve);
+      const code: ReasonCode = state === 'match' ? 'condition_match' : state === 'out_of_rollout' ? 'out_of_rollout_bound' : 'no_condition_match';
+      if (REASON_SCORE[bestCode] <= REASON_SCORE[code]) {
+        bestCode = code;
+        bestIndex = index;
+      }
       if (state === 'match') {
-        note('condition_match', index);
         const override = condition.variant;
         const variant = override && variantsOf(flag).some((v) => v.key === override) ? override : matchingVariant(flag, conditionTarget.identifier);
         return this.result(flag, true, variant, reasonOf(bestCode, bestIndex), payloadFor(flag, variant));
       }
-      note(state === 'out_of_rollout' ? 'out_of_rollout_bound' : 'no_condition_match', index);
       if (state === 'out_of_rollout' && filters.early_exit) break;
     }
     return this.result(flag, false, null, reasonOf(bestCode, bestIndex));

@@ -1,19 +1,21 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** 2^60 - 1: the largest value 15 hex digits can hold (PostHog's LONG_SCALE). */
 const LONG_SCALE = 0xfffffffffffffff;
+const TWO_POW_32 = 4294967296;
 
 /**
  * PostHog's bucketing hash (compat §1.1): SHA-1 of `<prefix><identifier><salt>`, the first
- * 15 hex digits read as an unsigned integer and divided by 2^60-1. BigInt → Number rounds
- * to nearest, exactly as Rust's `u64 as f64` and Python's int/float do.
+ * 15 hex digits read as an unsigned integer and divided by 2^60-1. The 60-bit integer is
+ * built as high·2^32 + low: both parts and the product are exact doubles, so the one
+ * rounding left is the addition's, round-to-nearest, exactly as `Number(BigInt(..))`,
+ * Rust's `u64 as f64` and Python's int/float (without BigInt's cost on the hot path).
  */
 export function bucketHash(prefix: string, identifier: string, salt = ''): number {
-  const hex = createHash('sha1')
-    .update(prefix + identifier + salt, 'utf8')
-    .digest('hex')
-    .slice(0, 15);
-  return Number(BigInt('0x' + hex)) / LONG_SCALE;
+  const hex = hash('sha1', prefix + identifier + salt, 'hex');
+  const high = parseInt(hex.slice(0, 7), 16);
+  const low = parseInt(hex.slice(7, 15), 16);
+  return (high * TWO_POW_32 + low) / LONG_SCALE;
 }
 
 /** Rollout (salt "") or variant (salt "variant") hash of a flag for an identifier. */

@@ -220,6 +220,14 @@ async function compareRound(seed: number, flagCount: number, personCount: number
       return { status: ok ? 200 : 404, headers: new Headers(), text: async () => text, json: async () => JSON.parse(text) } as never;
     },
   });
+  try {
+    return await compareWith(client, r, definitions, cohortList, personCount);
+  } finally {
+    await client.shutdown();
+  }
+}
+
+async function compareWith(client: PostHog, r: Rng, definitions: FlagDefinition[], cohortList: CohortDefinition[], personCount: number) {
   expect(await client.waitForLocalEvaluationReady(5000)).toBe(true);
   const cohortMap = new Map(cohortList.map((c) => [c.id, c]));
   let compared = 0;
@@ -273,7 +281,6 @@ async function compareRound(seed: number, flagCount: number, personCount: number
       }
     }
   }
-  await client.shutdown();
   return { compared, deferred, outcomes, mismatches };
 }
 

@@ -3,8 +3,16 @@ import { join } from 'node:path';
 import { Pool, type PoolClient } from 'pg';
 
 /** The slice of SQL both adapters share: parameterised queries and multi-statement scripts. */
+export interface QueryOptions {
+  /**
+   * Prepare the statement once per connection under this name (PostgreSQL skips parsing and
+   * planning afterwards). For hot queries only; each name must always carry the same text.
+   */
+  preparedName?: string;
+}
+
 export interface Sql {
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
 }
@@ -29,8 +37,10 @@ export async function createMetadataStore(config: MetadataStoreConfig): Promise<
 
 function pgSql(client: Pool | PoolClient): Sql {
   return {
-    async query<R>(text: string, params?: readonly unknown[]) {
-      return (await client.query(text, params as unknown[] | undefined)).rows as R[];
+    async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
+      const values = params as unknown[] | undefined;
+      const result = options?.preparedName ? await client.query({ name: options.preparedName, text, values }) : await client.query(text, values);
+      return result.rows as R[];
     },
     async exec(script: string) {
       await client.query(script);
@@ -74,6 +84,7 @@ async function createPgliteStore(dir: string): Promise<MetadataStore> {
   const db = await PGlite.create(dir);
   type Tx = Pick<typeof db, 'query' | 'exec'>;
   const sql = (target: Tx): Sql => ({
+    // PGlite runs in-process: there is no per-statement round trip for a prepared name to save.
     async query<R>(text: string, params?: readonly unknown[]) {
       return (await target.query<R>(text, params as unknown[] | undefined)).rows;
     },
