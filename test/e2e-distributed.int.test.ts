@@ -4,6 +4,8 @@
 // across Kafka, through the worker into ClickHouse, and come out of the api's trends,
 // including across a worker restart.
 import path from 'node:path';
+import { Client } from 'pg';
+import { createRedisInvalidation } from '@sightline/flag-definitions';
 import {
   createTestClickHouseDatabase,
   createTestPostgresDatabase,
@@ -156,6 +158,30 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
     expect(((await projects.json()) as { results: unknown[] }).results).toEqual(
       expect.arrayContaining([expect.objectContaining({ id: 1, api_token: PROJECT_KEY })]),
     );
+  });
+
+  it('answers /decide from the api process and picks up a flag change broadcast over Redis within a second', async () => {
+    const decide = async () => {
+      const { status, body } = await postJson(`${app('api').base}/decide/?v=3`, { api_key: PROJECT_KEY, distinct_id: 'user-1' });
+      expect(status).toBe(200);
+      return body.featureFlags as Record<string, unknown>;
+    };
+    expect(await decide()).not.toHaveProperty('e2e-flag'); // definitions of project 1 now cached
+    const db = new Client({ connectionString: pg!.url });
+    await db.connect();
+    try {
+      await db.query(`INSERT INTO feature_flags (team_id, key, filters) VALUES (1, 'e2e-flag', '{"groups":[{"properties":[],"rollout_percentage":100}]}')`);
+    } finally {
+      await db.end();
+    }
+    // What the management routes do after a write: announce it to every api process.
+    const channel = createRedisInvalidation(testServices().redisUrl);
+    try {
+      await channel.publish(1);
+    } finally {
+      await channel.close();
+    }
+    await waitFor(async () => (await decide())['e2e-flag'] === true, { timeoutMs: 1000, intervalMs: 50, description: 'the new flag in decide' });
   });
 
   it('carries captures from the gateway through Kafka and the worker into the api trends', async () => {
