@@ -4,7 +4,7 @@ import { personalKeyAuth, requireScope } from '@sightline/auth';
 import { localEvaluationBody, type FlagDefinitionsCache, type ProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
-import { errors } from '@sightline/http';
+import { errors, publicCors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './flags-request';
 import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './flags-response';
@@ -18,21 +18,6 @@ export interface FlagsRouteDeps {
   geoip: GeoIpLookup | null;
   storeTimeoutMs: number;
 }
-
-/** decide and flags are called from browsers on any site (compat §4.1: CORS as capture). */
-const publicCors: RequestHandler = (req, res, next) => {
-  res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
-  res.setHeader('Access-Control-Allow-Credentials', 'true');
-  res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS, HEAD');
-  res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type');
-  res.setHeader('Vary', 'Origin');
-  if (req.method === 'OPTIONS') {
-    res.setHeader('Allow', 'GET, POST, OPTIONS, HEAD');
-    res.status(200).json({ status: 1 });
-    return;
-  }
-  next();
-};
 
 const PROJECT_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
 
@@ -181,7 +166,8 @@ export function createFlagsRouter(deps: FlagsRouteDeps): Router {
   router.get('/flags/definitions', authenticate, requireScope('feature_flag:read'), definitionsHandler);
   router.get('/api/feature_flag/local_evaluation', authenticate, requireScope('feature_flag:read'), definitionsHandler);
 
-  router.use(['/decide', '/flags'], publicCors);
+  // CORS as for capture: decide and flags are called from browsers on any site.
+  router.use(['/decide', '/flags'], publicCors('GET, POST, OPTIONS, HEAD'));
   router.post('/decide', readBody, evaluate(decideShape));
   router.post('/flags', readBody, evaluate(flagsShape));
   router.head(['/decide', '/flags'], head);

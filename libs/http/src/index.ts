@@ -3,3 +3,4 @@ export * from './middleware';
 export * from './health';
 export * from './server';
 export * from './service-app';
+export * from './cors';
