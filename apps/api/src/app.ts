@@ -28,11 +28,14 @@ export interface ApiDeps {
 /** The management API (`/api/...`), authenticated by personal API keys. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
+  // One definitions cache per process. Its notifier is what the flag management routes must
+  // call after every write (their `flagChanges` dependency): `flagDefinitions.notifier`.
+  const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
   // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
   router.use(
     createFlagsRouter({
       db: deps.db,
-      definitions: deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() }),
+      definitions: flagDefinitions,
       projectTokens: createProjectTokenCache(deps.db),
       geoip: deps.geoip ?? null,
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? 1000,
