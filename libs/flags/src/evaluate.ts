@@ -204,11 +204,14 @@ export class FlagEvaluator {
       }
     }
 
+    // Holdouts bucket by the group key or the person's own id: never by a continuity hash key.
+    const holdoutIdentifier =
+      flagGroupIndex !== null ? target.identifier : flag.bucketing_identifier === 'device_id' ? this.ctx.deviceId || this.ctx.distinctId : this.ctx.distinctId;
     // Experiment holdouts, current shape {id, exclusion_percentage}: the variant is "holdout-<id>".
     const experimentHoldout = filters.holdout;
     if (experimentHoldout && experimentHoldout.id !== null && experimentHoldout.id !== undefined && experimentHoldout.exclusion_percentage !== null) {
       const pct = Math.min(Math.max(Number(experimentHoldout.exclusion_percentage), 0), 100);
-      if (Number.isFinite(pct) && (pct === 100 || holdoutHash(target.identifier) <= pct / 100)) {
+      if (Number.isFinite(pct) && (pct === 100 || holdoutHash(holdoutIdentifier) <= pct / 100)) {
         const variant = `holdout-${experimentHoldout.id}`;
         return this.result(flag, true, variant, reasonOf('holdout_condition_value', null), payloadFor(flag, variant));
       }
@@ -217,7 +220,7 @@ export class FlagEvaluator {
     const holdout = filters.holdout_groups?.[0];
     if (holdout && (holdout.properties ?? []).length === 0) {
       const pct = holdout.rollout_percentage;
-      const inHoldout = pct === null || pct === undefined || holdoutHash(target.identifier) <= pct / 100;
+      const inHoldout = pct === null || pct === undefined || holdoutHash(holdoutIdentifier) <= pct / 100;
       if (inHoldout) {
         const variant = holdout.variant ?? matchingVariant(flag, target.identifier) ?? 'holdout';
         return this.result(flag, true, variant, reasonOf('holdout_condition_value', null), payloadFor(flag, variant));
