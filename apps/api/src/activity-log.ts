@@ -30,12 +30,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  * value appearing is "created", disappearing "deleted", otherwise "changed". With no
  * previous version every non-empty field is reported as created.
  */
-export function changesBetween(
-  type: string,
-  before: Record<string, unknown> | null,
-  after: Record<string, unknown>,
-  fields: readonly string[],
-): Change[] {
+export function changesBetween(type: string, before: Record<string, unknown> | null, after: Record<string, unknown>, fields: readonly string[]): Change[] {
   const changes: Change[] = [];
   for (const field of fields) {
     const left = before ? before[field] : null;
@@ -55,7 +50,17 @@ export async function recordActivity(
   await db.query(
     `INSERT INTO activity_log (id, team_id, organization_id, user_id, is_system, scope, item_id, activity, detail)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [randomUUID(), entry.teamId, entry.organizationId, entry.userId, entry.userId === null, entry.scope, String(entry.itemId), entry.activity, JSON.stringify(detail)],
+    [
+      randomUUID(),
+      entry.teamId,
+      entry.organizationId,
+      entry.userId,
+      entry.userId === null,
+      entry.scope,
+      String(entry.itemId),
+      entry.activity,
+      JSON.stringify(detail),
+    ],
   );
 }
 
@@ -75,11 +80,7 @@ interface ActivityRow {
  * One page of a scope's activity, newest first, in PostHog's activity page shape:
  * `page` is 1-based, `limit` defaults to 10, links are absolute.
  */
-export async function activityPage(
-  db: Sql,
-  req: Request,
-  query: { teamId: number; scope: string; itemId?: string; limit: number; page: number },
-) {
+export async function activityPage(db: Sql, req: Request, query: { teamId: number; scope: string; itemId?: string; limit: number; page: number }) {
   const { teamId, scope, itemId, limit, page } = query;
   const where = `a.team_id = $1 AND a.scope = $2 AND ($3::text IS NULL OR a.item_id = $3)`;
   const params = [teamId, scope, itemId ?? null];

@@ -121,7 +121,8 @@ function parseEventPropertyFilters(value: unknown, attr: string): EventPropertyF
   return list.map((raw, i) => {
     const p = raw as Record<string, unknown>;
     const where = `${attr}__${i}`;
-    if (typeof p !== 'object' || p === null || typeof p['key'] !== 'string') throw new TrendFilterError(where, 'A property filter needs a key.', 'invalid_input');
+    if (typeof p !== 'object' || p === null || typeof p['key'] !== 'string')
+      throw new TrendFilterError(where, 'A property filter needs a key.', 'invalid_input');
     if ((p['type'] ?? 'event') !== 'event')
       throw new TrendFilterError(where, `Property filters of type "${String(p['type'])}" are not supported yet (supported: event).`, 'not_supported');
     if ((p['operator'] ?? 'exact') !== 'exact')

@@ -50,12 +50,7 @@ function seriesSql(entity: ParsedTrendFilter['events'][number], filterSql: strin
 }
 
 /** Runs a validated trend filter for one project: one zero-filled daily series per entity. */
-export async function runTrendQuery(
-  ch: ClickHouseClient,
-  teamId: number,
-  filter: ParsedTrendFilter,
-  nowMs: number,
-): Promise<TrendResult> {
+export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter: ParsedTrendFilter, nowMs: number): Promise<TrendResult> {
   const range = resolveDayRange(filter.date_from, filter.date_to, nowMs);
   const days = range.days.map(formatDay);
   const labels = range.days.map(formatDayLabel);

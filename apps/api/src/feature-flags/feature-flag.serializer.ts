@@ -48,9 +48,10 @@ export async function serializeFlags(db: Sql, flags: readonly FlagRow[], viewer:
       db,
       flags.flatMap((f) => [f.created_by_id, f.last_modified_by_id]),
     ),
-    db.query<{ id: number; feature_flag_id: number }>('SELECT id, feature_flag_id FROM experiments WHERE feature_flag_id = ANY($1::int[]) AND NOT deleted ORDER BY id', [
-      ids,
-    ]),
+    db.query<{ id: number; feature_flag_id: number }>(
+      'SELECT id, feature_flag_id FROM experiments WHERE feature_flag_id = ANY($1::int[]) AND NOT deleted ORDER BY id',
+      [ids],
+    ),
     db.query<{ feature_flag_id: number; dashboard_id: number }>(
       'SELECT feature_flag_id, dashboard_id FROM feature_flag_dashboards WHERE feature_flag_id = ANY($1::int[]) ORDER BY dashboard_id',
       [ids],

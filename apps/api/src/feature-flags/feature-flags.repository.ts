@@ -137,35 +137,35 @@ const WRITABLE_COLUMNS = [
 const columnValue = (column: (typeof WRITABLE_COLUMNS)[number], value: unknown) =>
   column === 'filters' || column === 'rollback_conditions' ? (value === undefined ? null : JSON.stringify(value)) : value;
 
-export async function insertFlag(db: Sql, teamId: number, userId: number, input: FlagInput): Promise<FlagRow> {
+export async function insertFlag(db: Sql, teamId: number, userId: number, input: FlagInput, now: Date): Promise<FlagRow> {
   const columns = WRITABLE_COLUMNS.filter((c) => input[c] !== undefined);
   const values = columns.map((c) => columnValue(c, input[c]));
-  const placeholders = columns.map((_, i) => `$${i + 4}`);
+  const placeholders = columns.map((_, i) => `$${i + 5}`);
   const rows = await db.query<FlagRow>(
-    `INSERT INTO feature_flags (team_id, created_by_id, last_modified_by_id, version${columns.map((c) => `, ${c}`).join('')})
-     VALUES ($1, $2, $3, 1${placeholders.map((p) => `, ${p}`).join('')}) RETURNING *`,
-    [teamId, userId, userId, ...values],
+    `INSERT INTO feature_flags (team_id, created_by_id, last_modified_by_id, created_at, updated_at, version${columns.map((c) => `, ${c}`).join('')})
+     VALUES ($1, $2, $3, $4, $4, 1${placeholders.map((p) => `, ${p}`).join('')}) RETURNING *`,
+    [teamId, userId, userId, now, ...values],
   );
   return rows[0]!;
 }
 
-export async function updateFlag(db: Sql, flag: FlagRow, userId: number, input: FlagInput): Promise<FlagRow> {
+export async function updateFlag(db: Sql, flag: FlagRow, userId: number, input: FlagInput, now: Date): Promise<FlagRow> {
   const columns = WRITABLE_COLUMNS.filter((c) => input[c] !== undefined);
-  const sets = columns.map((c, i) => `${c} = $${i + 4}`);
+  const sets = columns.map((c, i) => `${c} = $${i + 5}`);
   const rows = await db.query<FlagRow>(
-    `UPDATE feature_flags SET version = $2, last_modified_by_id = $3, updated_at = now()${sets.map((s) => `, ${s}`).join('')}
+    `UPDATE feature_flags SET version = $2, last_modified_by_id = $3, updated_at = $4${sets.map((s) => `, ${s}`).join('')}
       WHERE id = $1 RETURNING *`,
-    [flag.id, flag.version + 1, userId, ...columns.map((c) => columnValue(c, input[c]))],
+    [flag.id, flag.version + 1, userId, now, ...columns.map((c) => columnValue(c, input[c]))],
   );
   return rows[0]!;
 }
 
 export async function setAnalyticsDashboards(db: Sql, flagId: number, dashboardIds: number[]): Promise<void> {
   if (dashboardIds.length === 0) return;
-  await db.query(
-    `INSERT INTO feature_flag_dashboards (feature_flag_id, dashboard_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING`,
-    [flagId, dashboardIds],
-  );
+  await db.query(`INSERT INTO feature_flag_dashboards (feature_flag_id, dashboard_id) SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING`, [
+    flagId,
+    dashboardIds,
+  ]);
 }
 
 /** Active flags whose conditions depend on `flag` (PostHog's find_dependent_flags). */

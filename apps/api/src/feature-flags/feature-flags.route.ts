@@ -201,7 +201,7 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
       let flag: FlagRow;
       try {
         flag = await db.transaction(async (tx) => {
-          const created = await insertFlag(tx, teamId, userId, input);
+          const created = await insertFlag(tx, teamId, userId, input, new Date(deps.now()));
           await setAnalyticsDashboards(tx, created.id, input.analytics_dashboards ?? []);
           await recordActivity(tx, {
             teamId,
@@ -262,7 +262,7 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
             if (deletedExperiments.length > 0) input.key = `${input.key ?? locked.key}:deleted:${locked.id}`;
           }
           const before = await loggedState(tx, locked);
-          const updated = await updateFlag(tx, locked, userId, input);
+          const updated = await updateFlag(tx, locked, userId, input, new Date(deps.now()));
           await setAnalyticsDashboards(tx, updated.id, input.analytics_dashboards ?? []);
           const changes = changesBetween(ACTIVITY_SCOPE, before, await loggedState(tx, updated), LOGGED_FIELDS);
           const deletedChange = changes.find((c) => c.field === 'deleted');

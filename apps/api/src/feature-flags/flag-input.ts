@@ -234,7 +234,8 @@ export async function parseFlagInput(body: unknown, ctx: FlagValidationContext):
   if (has('filters')) input.filters = await validateFilters(body['filters'], input.key, ctx);
   if (has('deleted')) input.deleted = parseBoolean(body['deleted'], 'deleted');
   if (has('active')) input.active = parseBoolean(body['active'], 'active');
-  if (has('ensure_experience_continuity')) input.ensure_experience_continuity = parseBoolean(body['ensure_experience_continuity'], 'ensure_experience_continuity');
+  if (has('ensure_experience_continuity'))
+    input.ensure_experience_continuity = parseBoolean(body['ensure_experience_continuity'], 'ensure_experience_continuity');
   if (has('rollback_conditions')) input.rollback_conditions = body['rollback_conditions'];
   if (has('performed_rollback')) input.performed_rollback = parseBoolean(body['performed_rollback'], 'performed_rollback');
   if (has('tags')) {

@@ -58,8 +58,7 @@ export const enrichedInsights = (flagKey: string): InsightTemplate[] => [
 ];
 
 /** PostHog's insight short ids: 8 characters of [0-9a-zA-Z]. */
-const shortId = () =>
-  Array.from(randomBytes(8), (b) => '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'[b % 62]).join('');
+const shortId = () => Array.from(randomBytes(8), (b) => '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'[b % 62]).join('');
 
 async function addInsights(db: Sql, teamId: number, dashboardId: number, userId: number, templates: InsightTemplate[]): Promise<void> {
   for (const [i, template] of templates.entries()) {
