@@ -1,5 +1,8 @@
 /** Shared setup of the flag-management integration tests (real PostgreSQL and ClickHouse). */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
@@ -26,10 +29,12 @@ export interface FlagFixture {
   close(): Promise<void>;
 }
 
-export async function createFlagFixture(name: string, now: () => number): Promise<FlagFixture> {
-  const pgDb: TestPostgresDatabase = await createTestPostgresDatabase(name);
+/** `pglite`: the embedded mode's in-process PostgreSQL instead of the shared server. */
+export async function createFlagFixture(name: string, now: () => number, store: 'pg' | 'pglite' = 'pg'): Promise<FlagFixture> {
+  const pgDb: TestPostgresDatabase | null = store === 'pg' ? await createTestPostgresDatabase(name) : null;
+  const dataDir = store === 'pglite' ? mkdtempSync(join(tmpdir(), `${name}-`)) : null;
   const chDb: TestClickHouseDatabase = await createTestClickHouseDatabase(name);
-  const db = await createMetadataStore({ url: pgDb.url });
+  const db = await createMetadataStore(pgDb ? { url: pgDb.url } : { dataDir: dataDir! });
   await migratePostgres(db);
   const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
   await migrateClickHouse(ch);
@@ -72,7 +77,8 @@ export async function createFlagFixture(name: string, now: () => number): Promis
       await ch.close();
       await db.close();
       await chDb.drop();
-      await pgDb.drop();
+      await pgDb?.drop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
