@@ -119,7 +119,7 @@ export async function isKeyTaken(db: Sql, teamId: number, key: string, exceptFla
 }
 
 /** Stored columns a FlagInput may set. */
-const WRITABLE_COLUMNS = [
+export const WRITABLE_COLUMNS = [
   'name',
   'key',
   'filters',

@@ -19,28 +19,15 @@ import {
   listFlags,
   setAnalyticsDashboards,
   updateFlag,
+  WRITABLE_COLUMNS,
   type FlagListFilters,
   type FlagRow,
 } from './feature-flags.repository';
 import { createUsageDashboard } from './usage-dashboard';
 
 const ACTIVITY_SCOPE = 'FeatureFlag';
-/** Fields whose changes the activity log records (PostHog leaves out bookkeeping fields). */
-const LOGGED_FIELDS = [
-  'name',
-  'key',
-  'filters',
-  'deleted',
-  'active',
-  'ensure_experience_continuity',
-  'rollback_conditions',
-  'performed_rollback',
-  'tags',
-  'creation_context',
-  'evaluation_runtime',
-  'has_enriched_analytics',
-  'analytics_dashboards',
-] as const;
+/** Fields whose changes the activity log records: the stored ones a client writes, and the linked dashboards. */
+const LOGGED_FIELDS = [...WRITABLE_COLUMNS, 'analytics_dashboards'] as const;
 const DEFAULT_PAGE_SIZE = 100;
 
 function validationContext(db: Sql, teamId: number, method: 'POST' | 'PATCH', current?: FlagRow): FlagValidationContext {
@@ -124,6 +111,7 @@ function conflictingFields(locked: FlagRow, input: FlagInput, original: Record<s
 
 /** Refusals PostHog makes before a soft delete, a disable or an enable. */
 async function checkLifecycleChange(db: Sql, flag: FlagRow, input: FlagInput): Promise<void> {
+  const refuse = (detail: string) => errors.validation(detail, null, 'invalid');
   const names = (flags: { id: number; key: string }[]) => {
     const shown = flags.slice(0, 5).map((f) => `${f.key} (ID: ${f.id})`);
     if (flags.length > 5) shown.push(`and ${flags.length - 5} more`);
@@ -132,28 +120,22 @@ async function checkLifecycleChange(db: Sql, flag: FlagRow, input: FlagInput): P
   if (input.deleted === true && !flag.deleted) {
     const experiments = await db.query<{ id: number }>('SELECT id FROM experiments WHERE feature_flag_id = $1 AND NOT deleted ORDER BY id', [flag.id]);
     if (experiments.length > 0) {
-      throw errors.validation(
+      throw refuse(
         `Cannot delete a feature flag that is linked to active experiment(s) with ID(s): ${experiments.map((e) => e.id).join(', ')}. Please delete the experiment(s) before deleting the flag.`,
-        null,
-        'invalid',
       );
     }
     const dependents = await dependentFlags(db, flag);
     if (dependents.length > 0) {
-      throw errors.validation(
+      throw refuse(
         `Cannot delete this feature flag because other flags depend on it: ${names(dependents)}. Please update or delete the dependent flags first.`,
-        null,
-        'invalid',
       );
     }
   }
   if (input.active === false && flag.active) {
     const dependents = await dependentFlags(db, flag);
     if (dependents.length > 0) {
-      throw errors.validation(
+      throw refuse(
         `Cannot disable this feature flag because other flags depend on it: ${names(dependents)}. Please update or disable the dependent flags first.`,
-        null,
-        'invalid',
       );
     }
   }
@@ -170,11 +152,7 @@ async function checkLifecycleChange(db: Sql, flag: FlagRow, input: FlagInput): P
         [flag.team_id, ids],
       );
       if (disabled.length > 0) {
-        throw errors.validation(
-          `Cannot enable this feature flag because it depends on disabled flags: ${names(disabled)}. Please enable the dependency flags first.`,
-          null,
-          'invalid',
-        );
+        throw refuse(`Cannot enable this feature flag because it depends on disabled flags: ${names(disabled)}. Please enable the dependency flags first.`);
       }
     }
   }
