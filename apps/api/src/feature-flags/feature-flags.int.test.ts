@@ -320,6 +320,20 @@ describe('feature flags management API', () => {
       expect(last.body).toMatchObject({ count: 5, next: null });
       expect(last.body.results.map((r: { key: string }) => r.key)).toEqual(['list-stale']);
     });
+    it('filters by tags and excluded keys, and orders by a field', async () => {
+      await request(f.app)
+        .patch(`${FLAGS}/${ids['list-off']}/`)
+        .set(auth)
+        .send({ tags: ['mobile', 'beta'] });
+      expect(await keys({ tags: JSON.stringify(['beta']) })).toEqual(['list-off']);
+      expect(await keys({ search: 'list-', excluded_properties: JSON.stringify(['list-on', 'list-off']) })).toEqual([
+        'list-variants',
+        'list-stale-variant',
+        'list-stale',
+      ]);
+      expect(await keys({ search: 'list-', order: 'key' })).toEqual(['list-off', 'list-on', 'list-stale', 'list-stale-variant', 'list-variants']);
+      expect(await keys({ search: 'list-', order: '-key' })).toEqual(['list-variants', 'list-stale-variant', 'list-stale', 'list-on', 'list-off']);
+    });
     it('shows linked experiments in experiment_set', async () => {
       const res = await request(f.app).get(`${FLAGS}/${ids['list-variants']}/`).set(auth);
       expect(res.body.experiment_set).toEqual([expect.any(Number)]);

@@ -31,6 +31,22 @@ export interface FlagListFilters {
   type?: string;
   evaluation_runtime?: string;
   excluded_properties?: string[];
+  /** Flags carrying any of these tags. */
+  tags?: string[];
+  /** Flags the caller may not see (access level "none"). */
+  hidden_ids?: number[];
+  /** A column, `-` first for descending; PostHog's default is -created_at. */
+  order?: string;
+}
+
+/** Columns the list may be ordered by (PostHog accepts any model field). */
+const ORDERABLE = new Set(['id', 'key', 'name', 'created_at', 'updated_at', 'active', 'version', 'created_by_id', 'evaluation_runtime']);
+
+function orderBy(order: string | undefined): string {
+  const column = order?.replace(/^-/, '');
+  if (!order || !column || !ORDERABLE.has(column)) return 'f.created_at DESC, f.id DESC';
+  const direction = order.startsWith('-') ? 'DESC' : 'ASC';
+  return `f.${column} ${direction}, f.id ${direction}`;
 }
 
 /** Stale by configuration (PostHog's list filter when last_called_at is unknown): fully rolled out. */
@@ -81,6 +97,8 @@ function listWhere(teamId: number, filters: FlagListFilters, nowMs: number): { s
   else if (filters.type === 'remote_config') clauses.push('false'); // Sightline has no remote-config flags
   if (filters.evaluation_runtime !== undefined) clauses.push(`f.evaluation_runtime = ${param(filters.evaluation_runtime)}`);
   if (filters.excluded_properties && filters.excluded_properties.length > 0) clauses.push(`NOT (f.key = ANY(${param(filters.excluded_properties)}::text[]))`);
+  if (filters.tags && filters.tags.length > 0) clauses.push(`f.tags && ${param(filters.tags)}::text[]`);
+  if (filters.hidden_ids && filters.hidden_ids.length > 0) clauses.push(`NOT (f.id = ANY(${param(filters.hidden_ids)}::int[]))`);
   return { sql: clauses.join(' AND '), params };
 }
 
@@ -88,7 +106,7 @@ export async function listFlags(db: Sql, teamId: number, filters: FlagListFilter
   const where = listWhere(teamId, filters, nowMs);
   const n = where.params.length;
   const [rows, count] = await Promise.all([
-    db.query<FlagRow>(`SELECT f.* FROM feature_flags f WHERE ${where.sql} ORDER BY f.created_at DESC, f.id DESC LIMIT $${n + 1} OFFSET $${n + 2}`, [
+    db.query<FlagRow>(`SELECT f.* FROM feature_flags f WHERE ${where.sql} ORDER BY ${orderBy(filters.order)} LIMIT $${n + 1} OFFSET $${n + 2}`, [
       ...where.params,
       page.limit,
       page.offset,

@@ -4,6 +4,7 @@ import { ApiError, errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { activityPage, changesBetween, recordActivity } from '../activity-log';
 import { limitOffsetPage } from '../pagination';
+import { flagAccessLevels } from './access-level';
 import { projectAccess } from '../project-access';
 import { queryInteger } from './drf-fields';
 import { FLAG_PREFIXES, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
@@ -60,27 +61,38 @@ async function loggedState(db: Sql, flag: FlagRow): Promise<Record<string, unkno
   return state;
 }
 
+/** A JSON-encoded list of strings from the query; PostHog ignores a malformed one rather than failing. */
+function jsonList(raw: string | undefined): string[] | undefined {
+  if (!raw) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed) ? parsed.map(String) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function listFilters(query: Request['query']): FlagListFilters {
   const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
-  let excluded: string[] | undefined;
-  const rawExcluded = text('excluded_properties');
-  if (rawExcluded) {
-    try {
-      const parsed: unknown = JSON.parse(rawExcluded);
-      // PostHog ignores a malformed list rather than failing the request.
-      if (Array.isArray(parsed)) excluded = parsed.map(String);
-    } catch {
-      excluded = undefined;
-    }
-  }
   return {
     active: text('active'),
     created_by_id: text('created_by_id'),
     search: text('search'),
     type: text('type'),
     evaluation_runtime: text('evaluation_runtime'),
-    excluded_properties: excluded,
+    excluded_properties: jsonList(text('excluded_properties')),
+    tags: jsonList(text('tags')),
+    order: text('order'),
   };
+}
+
+/** The project's flags the caller has no access to (level "none"), which the list leaves out as PostHog does. */
+async function hiddenFlagIds(db: Sql, teamId: number, userId: number): Promise<number[]> {
+  const flags = await db.query<{ id: number; created_by_id: number | null }>('SELECT id, created_by_id FROM feature_flags WHERE team_id = $1 AND NOT deleted', [
+    teamId,
+  ]);
+  const levels = await flagAccessLevels(db, teamId, userId, flags);
+  return flags.filter((flag) => levels.get(flag.id) === 'none').map((flag) => flag.id);
 }
 
 /** PostHog's ActivityQuerySerializer: limit (default 10) and page (default 1), both at least 1. */
@@ -168,7 +180,8 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
     router.get(base, requireScope('feature_flag:read'), projectAccess(db), async (req, res) => {
       const limit = queryInteger(req.query['limit'], DEFAULT_PAGE_SIZE, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
-      const { rows, count } = await listFlags(db, req.project!.id, listFilters(req.query), { limit, offset }, deps.now());
+      const filters = { ...listFilters(req.query), hidden_ids: await hiddenFlagIds(db, req.project!.id, req.principal!.userId) };
+      const { rows, count } = await listFlags(db, req.project!.id, filters, { limit, offset }, deps.now());
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeFlags(db, rows, viewer(req), deps.now()) }));
     });
 

@@ -187,6 +187,9 @@ describe('flag roles, access, dashboards and static cohorts', () => {
       expect(listed.body.access_controls).toEqual([expect.objectContaining({ access_level: 'none', resource: 'feature_flag', resource_id: null })]);
       expect((await request(f.app).get(`${base}/`).set(colleagueKey)).status).toBe(403);
       expect((await request(f.app).get(`${base}/`).set(admin)).status).toBe(200);
+      const colleaguesList = await request(f.app).get(`${FLAGS}/`).query({ search: 'controlled' }).set(colleagueKey);
+      expect(colleaguesList.body).toMatchObject({ count: 0, results: [] });
+      expect((await request(f.app).get(`${FLAGS}/`).query({ search: 'controlled' }).set(admin)).body.count).toBe(1);
       await request(f.app).put(`${base}/global_access_controls/`).set(admin).send({ access_level: null }).expect(204);
       expect((await request(f.app).get(`${base}/`).set(colleagueKey)).status).toBe(200);
     });
