@@ -359,6 +359,19 @@ describe('feature flags management API', () => {
       });
     });
 
+    it('keeps projects apart: keys are unique per project and another project’s flag is not found here', async () => {
+      const [project] = await f.db.query<{ id: number }>(
+        "INSERT INTO projects (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'second', 'phc_second_flags') RETURNING id",
+        [f.organizationId],
+      );
+      const theirs = await request(f.app).post(`/api/projects/${project!.id}/feature_flags/`).set(auth).send({ key: 'edit-me' });
+      expect(theirs.status).toBe(201);
+      expect((await request(f.app).get(`${FLAGS}/${theirs.body.id}/`).set(auth)).status).toBe(404);
+      expect((await request(f.app).patch(`${FLAGS}/${theirs.body.id}/`).set(auth).send({ name: 'x' })).status).toBe(404);
+      expect((await request(f.app).get(`/api/environments/${project!.id}/feature_flags/${theirs.body.id}/`).set(auth)).body.key).toBe('edit-me');
+      expect(f.flagChanges.at(-1)).toBe(project!.id);
+    });
+
     it('increments the version on every write and records a field-level diff', async () => {
       const before = f.flagChanges.length;
       const res = await request(f.app)
@@ -370,6 +383,14 @@ describe('feature flags management API', () => {
       expect(f.flagChanges.slice(before)).toEqual([1]);
       const again = await request(f.app).patch(`${FLAGS}/${id}/`).set(auth).send({ active: false });
       expect(again.body.version).toBe(3);
+    });
+
+    it('accepts PUT as DRF’s full update: the key is required', async () => {
+      const missing = await request(f.app).put(`${FLAGS}/${id}/`).set(auth).send({ name: 'Put' });
+      expect(missing.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'key' });
+      const put = await request(f.app).put(`${FLAGS}/${id}/`).set(auth).send({ key: 'edit-me', name: 'Put' });
+      expect(put.status).toBe(200);
+      expect(put.body).toMatchObject({ key: 'edit-me', name: 'Put', rollout_percentage: 20 });
     });
 
     it('keeps the stored filters when a PATCH sends filters without groups', async () => {

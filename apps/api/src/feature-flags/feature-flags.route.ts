@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
 import { ApiError, errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
@@ -31,7 +31,7 @@ const ACTIVITY_SCOPE = 'FeatureFlag';
 const LOGGED_FIELDS = [...WRITABLE_COLUMNS, 'analytics_dashboards'] as const;
 const DEFAULT_PAGE_SIZE = 100;
 
-function validationContext(db: Sql, teamId: number, method: 'POST' | 'PATCH', current?: FlagRow): FlagValidationContext {
+function validationContext(db: Sql, teamId: number, method: FlagValidationContext['method'], current?: FlagRow): FlagValidationContext {
   return {
     method,
     current,
@@ -222,10 +222,10 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
       res.json(await serializeFlag(db, req.flag!, viewer(req), deps.now()));
     });
 
-    router.patch(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor'), async (req, res) => {
+    const update = async (req: Request, res: Response) => {
       const teamId = req.project!.id;
       const userId = req.principal!.userId;
-      const input = await parseFlagInput(req.body ?? {}, validationContext(db, teamId, 'PATCH', req.flag));
+      const input = await parseFlagInput(req.body ?? {}, validationContext(db, teamId, req.method === 'PUT' ? 'PUT' : 'PATCH', req.flag));
       if (input.active === true) input.performed_rollback = false;
       let flag: FlagRow;
       try {
@@ -275,7 +275,9 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
       }
       await notifyFlagsChanged(deps, teamId, req.log);
       res.json(await serializeFlag(db, flag, viewer(req), deps.now()));
-    });
+    };
+    router.patch(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor'), update);
+    router.put(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor'), update);
 
     // PostHog's ForbidDestroyModel: the scope is checked first, then the hard delete is
     // refused before the flag is even looked up.

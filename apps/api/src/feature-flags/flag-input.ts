@@ -40,8 +40,9 @@ export interface FlagRef {
 
 /** The lookups validation needs; the route backs them with SQL, unit tests with fakes. */
 export interface FlagValidationContext {
-  method: 'POST' | 'PATCH';
-  /** The flag being updated (PATCH). */
+  /** PUT is DRF's full update: like PATCH, but the required key must be sent. */
+  method: 'POST' | 'PATCH' | 'PUT';
+  /** The flag being updated (PATCH, PUT). */
   current?: { id: number; key: string; filters: Record<string, unknown> };
   /** Is `key` used by another non-deleted flag of the project? */
   keyTaken(key: string, exceptFlagId?: number): Promise<boolean>;
@@ -131,9 +132,9 @@ async function checkCircularDependencies(flagKey: string | undefined, filters: R
 /** PostHog's FeatureFlagSerializer.validate_filters, in its order. Returns the filters to store. */
 export async function validateFilters(raw: unknown, flagKey: string | undefined, ctx: FlagValidationContext): Promise<Record<string, unknown>> {
   const filters = parseDict(raw, 'filters');
-  // DRF validates `filters` on a partial PATCH even when the client sent no groups:
-  // PostHog then keeps the stored filters.
-  if (!('groups' in filters) && ctx.method === 'PATCH' && ctx.current) return ctx.current.filters;
+  // DRF validates `filters` on an update even when the client sent no groups: PostHog then
+  // keeps the stored filters.
+  if (!('groups' in filters) && ctx.method !== 'POST' && ctx.current) return ctx.current.filters;
   const conditions = conditionsOf(filters);
   if (ctx.method === 'POST' && conditions.length === 0) throw invalidFilters('Feature flags must have at least one condition set (group).');
 
@@ -228,7 +229,7 @@ export async function parseFlagInput(body: unknown, ctx: FlagValidationContext):
     if (await ctx.keyTaken(key, ctx.current?.id)) throw errors.validation('There is already a feature flag with this key.', 'key', 'unique');
     if (!KEY_PATTERN.test(key)) throw errors.validation('Only letters, numbers, hyphens (-) & underscores (_) are allowed.', 'key', 'invalid_key');
     input.key = key;
-  } else if (ctx.method === 'POST') {
+  } else if (ctx.method !== 'PATCH') {
     throw errors.validation('This field is required.', 'key', 'required');
   }
   if (has('filters')) input.filters = await validateFilters(body['filters'], input.key, ctx);
