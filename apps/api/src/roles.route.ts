@@ -3,7 +3,7 @@ import { Router, type RequestHandler } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
-import { isPlainObject, parseString, queryInteger } from './feature-flags/drf-fields';
+import { isPlainObject, parseBody, parseString, queryInteger } from './feature-flags/drf-fields';
 import { limitOffsetPage } from './pagination';
 import { loadBasicUsers } from './users';
 
@@ -106,8 +106,7 @@ export function createRolesRouter(db: Sql): Router {
   });
 
   router.post(base, ...write, async (req, res) => {
-    const body: unknown = req.body ?? {};
-    if (!isPlainObject(body)) throw errors.validation('Invalid data. Expected a dictionary.', 'non_field_errors', 'invalid');
+    const body = parseBody(req.body ?? {});
     if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
     const name = parseString(body['name'], 'name');
     const taken = await db.query('SELECT 1 FROM roles WHERE organization_id = $1 AND lower(name) = lower($2)', [req.organizationId, name]);

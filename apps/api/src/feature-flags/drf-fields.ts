@@ -67,6 +67,12 @@ export function parseChoice<T extends string>(value: unknown, attr: string, choi
   return value as T;
 }
 
+/** A request body must be a JSON object; DRF reports anything else as a non-field error (attr null). */
+export function parseBody(body: unknown): Record<string, unknown> {
+  if (!isPlainObject(body)) throw errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(body)}.`, null, 'invalid');
+  return body;
+}
+
 /** DRF LimitOffsetPagination: a missing or malformed value silently falls back. */
 export function queryInteger(value: unknown, fallback: number, min: number): number {
   if (typeof value !== 'string' || !/^\d+$/.test(value)) return fallback;

@@ -218,6 +218,17 @@ describe('feature flags management API', () => {
       expect(res.body).toEqual({ type: 'validation_error', code, detail, attr });
     });
 
+    it('answers a body that is not an object with a non-field error', async () => {
+      const res = await request(f.app)
+        .post(`${FLAGS}/`)
+        .set(auth)
+        .send([{ key: 'x' }]);
+      expect(res.body).toEqual({ type: 'validation_error', code: 'invalid', detail: 'Invalid data. Expected a dictionary, but got list.', attr: null });
+      const malformed = await request(f.app).post(`${FLAGS}/`).set(auth).set('Content-Type', 'application/json').send('{"key":');
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toMatchObject({ type: 'validation_error', code: 'parse_error' });
+    });
+
     it('refuses a flag depending on itself or on a missing flag', async () => {
       const dependsOnMissing = await create({
         key: 'dep-a',

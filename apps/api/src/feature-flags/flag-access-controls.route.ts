@@ -6,7 +6,7 @@ import type { MetadataStore, Sql } from '@sightline/postgres';
 import { projectAccess } from '../project-access';
 import { findRole } from '../roles.route';
 import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from './access-level';
-import { isPlainObject } from './drf-fields';
+import { parseBody } from './drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 
 interface AccessControlRow {
@@ -49,8 +49,7 @@ async function controlsFor(db: Sql, teamId: number, resourceId: string | null): 
  * user of the organisation by uuid (Sightline has no separate membership ids).
  */
 async function putControl(db: MetadataStore, req: Request, resourceId: string | null): Promise<AccessControlRow | null> {
-  const body: unknown = req.body ?? {};
-  if (!isPlainObject(body)) throw errors.validation('Invalid data. Expected a dictionary.', 'non_field_errors', 'invalid');
+  const body = parseBody(req.body ?? {});
   if (!('access_level' in body)) throw errors.validation('This field is required.', 'access_level', 'required');
   const level = body['access_level'];
   if (level !== null && !FLAG_ACCESS_LEVELS.includes(level as AccessLevel)) {

@@ -1,5 +1,5 @@
 import { errors } from '@sightline/http';
-import { isPlainObject, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from './drf-fields';
+import { isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from './drf-fields';
 
 export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const;
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const;
@@ -218,8 +218,8 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
  * Validates a create (POST) or partial update (PATCH) body field by field, in the order
  * DRF reports them, and answers the first problem as PostHog's 400 body.
  */
-export async function parseFlagInput(body: unknown, ctx: FlagValidationContext): Promise<FlagInput> {
-  if (!isPlainObject(body)) throw errors.validation('Invalid data. Expected a dictionary, but got list.', 'non_field_errors', 'invalid');
+export async function parseFlagInput(rawBody: unknown, ctx: FlagValidationContext): Promise<FlagInput> {
+  const body = parseBody(rawBody);
   const input: FlagInput = {};
   const has = (field: string) => field in body && body[field] !== undefined;
 

@@ -10,6 +10,12 @@ interface PersonRow {
   distinct_id: string | null;
 }
 
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) groups.set(key(row), [...(groups.get(key(row)) ?? []), row]);
+  return groups;
+}
+
 const asDefinition = (flag: FlagRow): FlagDefinition => ({
   id: flag.id,
   team_id: flag.team_id,
@@ -72,6 +78,8 @@ export async function personsWithFlagEnabled(db: Sql, flag: FlagRow, now: Date):
         [teamId, ids],
       ),
     ]);
+    const staticCohortsOf = groupBy(memberships, (m) => m.person_id);
+    const overridesOf = groupBy(overrides, (o) => o.person_id);
     for (const person of persons) {
       if (person.distinct_id === null) continue;
       const results = evaluateFlags(
@@ -83,8 +91,8 @@ export async function personsWithFlagEnabled(db: Sql, flag: FlagRow, now: Date):
           groupProperties: {},
           groupTypeNames,
           cohorts,
-          staticCohortIds: new Set(memberships.filter((m) => m.person_id === person.id).map((m) => m.cohort_id)),
-          hashKeyOverrides: Object.fromEntries(overrides.filter((o) => o.person_id === person.id).map((o) => [o.feature_flag_key, o.hash_key])),
+          staticCohortIds: new Set((staticCohortsOf.get(person.id) ?? []).map((m) => m.cohort_id)),
+          hashKeyOverrides: Object.fromEntries((overridesOf.get(person.id) ?? []).map((o) => [o.feature_flag_key, o.hash_key])),
           now,
         },
         { onlyKeys: [flag.key] },
