@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
 import { ApiError, errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
-import { activityPage, changesBetween, recordActivity } from '../activity-log';
+import { activityPage, changesBetween, recordActivity, type Change } from '../activity-log';
 import { limitOffsetPage } from '../pagination';
 import { flagAccessLevels } from './access-level';
 import { projectAccess } from '../project-access';
@@ -70,6 +70,19 @@ function jsonList(raw: string | undefined): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** One activity-log entry for a flag, by the caller, named after the flag's key as PostHog does. */
+function logFlagActivity(db: Sql, req: Request, flag: FlagRow, activity: string, changes: Change[]): Promise<void> {
+  return recordActivity(db, {
+    teamId: flag.team_id,
+    organizationId: req.principal!.organizationId,
+    userId: req.principal!.userId,
+    scope: ACTIVITY_SCOPE,
+    itemId: flag.id,
+    activity,
+    detail: { changes, name: flag.key },
+  });
 }
 
 function listFilters(query: Request['query']): FlagListFilters {
@@ -194,15 +207,7 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
         flag = await db.transaction(async (tx) => {
           const created = await insertFlag(tx, teamId, userId, input, new Date(deps.now()));
           await setAnalyticsDashboards(tx, created.id, input.analytics_dashboards ?? []);
-          await recordActivity(tx, {
-            teamId,
-            organizationId: req.principal!.organizationId,
-            userId,
-            scope: ACTIVITY_SCOPE,
-            itemId: created.id,
-            activity: 'created',
-            detail: { changes: changesBetween(ACTIVITY_SCOPE, null, await loggedState(tx, created), LOGGED_FIELDS), name: created.key },
-          });
+          await logFlagActivity(tx, req, created, 'created', changesBetween(ACTIVITY_SCOPE, null, await loggedState(tx, created), LOGGED_FIELDS));
           if (input.create_usage_dashboard !== false) await createUsageDashboard(tx, created, userId);
           return (await findFlag(tx, teamId, created.id))!;
         });
@@ -258,15 +263,7 @@ export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
           const changes = changesBetween(ACTIVITY_SCOPE, before, await loggedState(tx, updated), LOGGED_FIELDS);
           const deletedChange = changes.find((c) => c.field === 'deleted');
           const activity = deletedChange ? (deletedChange.after ? 'deleted' : 'restored') : 'updated';
-          await recordActivity(tx, {
-            teamId,
-            organizationId: req.principal!.organizationId,
-            userId,
-            scope: ACTIVITY_SCOPE,
-            itemId: updated.id,
-            activity,
-            detail: { changes, name: updated.key },
-          });
+          await logFlagActivity(tx, req, updated, activity, changes);
           return updated;
         });
       } catch (error) {
