@@ -8,9 +8,17 @@ import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
+import { createFlagAccessControlsRouter } from './feature-flags/flag-access-controls.route';
+import { createFlagAnalyticsRouter } from './feature-flags/flag-analytics.route';
+import type { FlagChangeNotifier } from './feature-flags/flag-context';
+import { createFlagRoleAccessRouter } from './feature-flags/flag-role-access.route';
+import { createFeatureFlagsRouter } from './feature-flags/feature-flags.route';
 import { createFlagsRouter } from './flags.route';
 import { createInsightsRouter } from './insights.route';
 import { createProjectsRouter } from './projects.route';
+import { createRolesRouter } from './roles.route';
+
+export type { FlagChangeNotifier } from './feature-flags/flag-context';
 
 export interface ApiDeps {
   db: MetadataStore;
@@ -23,13 +31,15 @@ export interface ApiDeps {
   /** $geoip_* properties for flag evaluation; absent: none. */
   geoip?: GeoIpLookup | null;
   flagsStoreTimeoutMs?: number;
+  /** Told after every flag write; default: the definitions cache's own notifier. */
+  flagChanges?: FlagChangeNotifier;
 }
 
 /** The management API (`/api/...`), authenticated by personal API keys. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
-  // One definitions cache per process. Its notifier is what the flag management routes must
-  // call after every write (their `flagChanges` dependency): `flagDefinitions.notifier`.
+  // One definitions cache per process; every flag write announces itself through its notifier
+  // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
   // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
   router.use(
@@ -48,6 +58,12 @@ export function createApiRouter(deps: ApiDeps): Router {
   );
   router.use(createProjectsRouter(deps.db));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
+  const flagDeps = { db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier };
+  router.use(createFeatureFlagsRouter(flagDeps));
+  router.use(createFlagRoleAccessRouter(flagDeps));
+  router.use(createFlagAccessControlsRouter(flagDeps));
+  router.use(createFlagAnalyticsRouter(flagDeps));
+  router.use(createRolesRouter(deps.db));
   return router;
 }
 

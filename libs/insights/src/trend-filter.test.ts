@@ -27,7 +27,19 @@ describe('parseTrendFilter', () => {
     expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a', math: 'sum' }] }))).toBe('events__0__math');
     expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], breakdown: '$browser' }))).toBe('breakdown');
     expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], interval: 'hour' }))).toBe('interval');
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], properties: [{ key: 'x', value: 'y' }] }))).toBe('properties');
+    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], properties: [{ key: 'x', value: 'y', type: 'person' }] }))).toBe('properties__0');
+    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a', properties: [{ key: 'x', value: 'y', operator: 'icontains' }] }] }))).toBe(
+      'events__0__properties__0',
+    );
+    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], properties: 'x' }))).toBe('properties');
+  });
+  it('accepts exact event-property filters on the query and on a series, as a list or an AND group', () => {
+    const f = parseTrendFilter({
+      events: [{ id: 'a', properties: [{ key: 'plan', value: ['pro', 'team'], operator: 'exact', type: 'event' }] }],
+      properties: { type: 'AND', values: [{ key: '$feature_flag', value: 'beta' }] },
+    });
+    expect(f.properties).toEqual([{ key: '$feature_flag', type: 'event', operator: 'exact', value: 'beta' }]);
+    expect(f.events[0]!.properties).toEqual([{ key: 'plan', type: 'event', operator: 'exact', value: ['pro', 'team'] }]);
   });
 });
 

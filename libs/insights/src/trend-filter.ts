@@ -7,7 +7,7 @@ export interface TrendEntity {
   custom_name?: string;
   order?: number;
   math?: string;
-  properties?: unknown[];
+  properties?: unknown;
 }
 
 export interface TrendFilter {
@@ -33,7 +33,7 @@ const entitySchema = {
     custom_name: { type: 'string', nullable: true },
     order: { type: 'integer', nullable: true },
     math: { type: 'string', nullable: true },
-    properties: { type: 'array', nullable: true, items: {} },
+    properties: {},
   },
   required: ['id'],
   additionalProperties: true,
@@ -70,6 +70,12 @@ export class TrendFilterError extends Error {
   }
 }
 
+/** A checked trend filter: series and the whole query carry only supported property filters. */
+export type ParsedTrendFilter = Omit<TrendFilter, 'events' | 'properties'> & {
+  events: (Omit<TrendEntity, 'properties'> & { properties: EventPropertyFilter[] })[];
+  properties: EventPropertyFilter[];
+};
+
 /** The legacy GET form sends lists and objects as JSON strings in the query string. */
 export function trendFilterFromQuery(query: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -91,12 +97,49 @@ const SUPPORTED_MATH = new Set(['total', 'dau']);
 const isEmpty = (v: unknown) =>
   v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
 
+/** An event-property filter the trends query can apply: equality with one value or any of a list. */
+export interface EventPropertyFilter {
+  key: string;
+  type: 'event';
+  operator: 'exact';
+  value: string | number | boolean | (string | number | boolean)[];
+}
+
+const isScalar = (v: unknown): v is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof v);
+
+/**
+ * Property filters of a series or of the whole query. Supported so far: event
+ * properties with the `exact` operator (a value or a list of values); anything else
+ * is refused by name rather than ignored.
+ */
+function parseEventPropertyFilters(value: unknown, attr: string): EventPropertyFilter[] {
+  if (isEmpty(value)) return [];
+  // A property group {type: AND, values: [...]} with plain filters is the same as a flat list.
+  const group = value as { type?: unknown; values?: unknown };
+  const list = Array.isArray(value) ? value : group.type === 'AND' && Array.isArray(group.values) ? group.values : null;
+  if (!list) throw new TrendFilterError(attr, 'Property filters must be a list (or an AND group) of property filters.', 'not_supported');
+  return list.map((raw, i) => {
+    const p = raw as Record<string, unknown>;
+    const where = `${attr}__${i}`;
+    if (typeof p !== 'object' || p === null || typeof p['key'] !== 'string')
+      throw new TrendFilterError(where, 'A property filter needs a key.', 'invalid_input');
+    if ((p['type'] ?? 'event') !== 'event')
+      throw new TrendFilterError(where, `Property filters of type "${String(p['type'])}" are not supported yet (supported: event).`, 'not_supported');
+    if ((p['operator'] ?? 'exact') !== 'exact')
+      throw new TrendFilterError(where, `Operator "${String(p['operator'])}" is not supported yet (supported: exact).`, 'not_supported');
+    const v = p['value'];
+    if (!isScalar(v) && !(Array.isArray(v) && v.length > 0 && v.every(isScalar)))
+      throw new TrendFilterError(where, 'An exact property filter needs a value or a non-empty list of values.', 'invalid_input');
+    return { key: p['key'], type: 'event', operator: 'exact', value: v };
+  });
+}
+
 /**
  * Checks a trend request. Supported so far: event series with math total or dau, daily
- * interval, no property filters, breakdowns, compare or formulas — anything else gets a
+ * interval, exact event-property filters; no breakdowns, compare or formulas — anything else gets a
  * clear 400 naming what is not supported yet rather than a silently wrong answer.
  */
-export function parseTrendFilter(body: unknown): TrendFilter & { events: TrendEntity[] } {
+export function parseTrendFilter(body: unknown): ParsedTrendFilter {
   if (!validateFilter(body)) {
     const e = validateFilter.errors?.[0];
     const attr = e?.instancePath.replace(/^\//, '').replace(/\//g, '__') || null;
@@ -105,14 +148,13 @@ export function parseTrendFilter(body: unknown): TrendFilter & { events: TrendEn
   const events = body.events ?? [];
   if (!isEmpty(body.actions)) throw new TrendFilterError('actions', 'Action series are not supported yet; use events.', 'not_supported');
   if (events.length === 0) throw new TrendFilterError('events', 'One of events or actions is required.', 'required');
-  events.forEach((entity, i) => {
+  const series = events.map((entity, i) => {
     const math = entity.math ?? 'total';
     if (!SUPPORTED_MATH.has(math))
       throw new TrendFilterError(`events__${i}__math`, `math "${math}" is not supported yet (supported: total, dau).`, 'not_supported');
-    if (!isEmpty(entity.properties))
-      throw new TrendFilterError(`events__${i}__properties`, 'Property filters on series are not supported yet.', 'not_supported');
+    return { ...entity, properties: parseEventPropertyFilters(entity.properties, `events__${i}__properties`) };
   });
-  if (!isEmpty(body.properties)) throw new TrendFilterError('properties', 'Property filters are not supported yet.', 'not_supported');
+  const properties = parseEventPropertyFilters(body.properties, 'properties');
   if (!isEmpty(body.breakdown)) throw new TrendFilterError('breakdown', 'Breakdowns are not supported yet.', 'not_supported');
   if (body.compare) throw new TrendFilterError('compare', 'compare is not supported yet.', 'not_supported');
   if (body.formula) throw new TrendFilterError('formula', 'Formulas are not supported yet.', 'not_supported');
@@ -121,5 +163,5 @@ export function parseTrendFilter(body: unknown): TrendFilter & { events: TrendEn
   if (body.display && !['ActionsLineGraph', 'ActionsTable', 'ActionsBar'].includes(body.display)) {
     throw new TrendFilterError('display', `display "${body.display}" is not supported yet.`, 'not_supported');
   }
-  return { ...body, events };
+  return { ...body, events: series, properties };
 }

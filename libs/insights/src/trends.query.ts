@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE, toClickHouseDateTime } from '@sightline/clickhouse';
 import { formatDay, formatDayLabel, resolveDayRange } from './date-range';
-import type { TrendEntity, TrendFilter } from './trend-filter';
+import type { EventPropertyFilter, ParsedTrendFilter } from './trend-filter';
 
 export interface TrendSeries {
   data: number[];
@@ -21,7 +21,23 @@ export interface TrendResult {
   last_refresh: string;
 }
 
-function seriesSql(entity: TrendEntity): string {
+/**
+ * `exact` event-property filters as SQL with named parameters. A property is compared
+ * as text: a JSON string by its value, anything else by its JSON text (so 42 = "42").
+ */
+function propertyFilterSql(filters: readonly EventPropertyFilter[], prefix: string): { sql: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = {};
+  const clauses = filters.map((filter, i) => {
+    const key = `${prefix}${i}_key`;
+    const values = `${prefix}${i}_values`;
+    params[key] = filter.key;
+    params[values] = (Array.isArray(filter.value) ? filter.value : [filter.value]).map(String);
+    return `AND if(JSONType(properties, {${key}:String}) = 'String', JSONExtractString(properties, {${key}:String}), JSONExtractRaw(properties, {${key}:String})) IN {${values}:Array(String)}`;
+  });
+  return { sql: clauses.join('\n             '), params };
+}
+
+function seriesSql(entity: ParsedTrendFilter['events'][number], filterSql: string): string {
   const aggregate = (entity.math ?? 'total') === 'dau' ? 'uniqExact(person_id)' : 'count()';
   const eventClause = entity.id === null ? '' : 'AND event = {event:String}';
   // FINAL: a redelivered event (same uuid) must never be counted twice.
@@ -29,16 +45,12 @@ function seriesSql(entity: TrendEntity): string {
             FROM ${EVENTS_TABLE} FINAL
            WHERE team_id = {team:Int64} ${eventClause}
              AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp <= {to:DateTime64(6, 'UTC')}
+             ${filterSql}
            GROUP BY day`;
 }
 
 /** Runs a validated trend filter for one project: one zero-filled daily series per entity. */
-export async function runTrendQuery(
-  ch: ClickHouseClient,
-  teamId: number,
-  filter: TrendFilter & { events: TrendEntity[] },
-  nowMs: number,
-): Promise<TrendResult> {
+export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter: ParsedTrendFilter, nowMs: number): Promise<TrendResult> {
   const range = resolveDayRange(filter.date_from, filter.date_to, nowMs);
   const days = range.days.map(formatDay);
   const labels = range.days.map(formatDayLabel);
@@ -46,7 +58,7 @@ export async function runTrendQuery(
     insight: 'TRENDS',
     events: filter.events,
     actions: filter.actions ?? [],
-    properties: filter.properties ?? [],
+    properties: filter.properties,
     filter_test_accounts: filter.filter_test_accounts ?? false,
     date_from: filter.date_from ?? '-7d',
     date_to: filter.date_to ?? null,
@@ -56,10 +68,19 @@ export async function runTrendQuery(
   };
   const result = await Promise.all(
     filter.events.map(async (entity, order) => {
+      const queryFilters = propertyFilterSql(filter.properties, 'q');
+      const seriesFilters = propertyFilterSql(entity.properties, 's');
       const rows = await (
         await ch.query({
-          query: seriesSql(entity),
-          query_params: { team: teamId, event: entity.id ?? '', from: toClickHouseDateTime(range.fromMs), to: toClickHouseDateTime(range.toMs) },
+          query: seriesSql(entity, `${queryFilters.sql} ${seriesFilters.sql}`),
+          query_params: {
+            team: teamId,
+            event: entity.id ?? '',
+            from: toClickHouseDateTime(range.fromMs),
+            to: toClickHouseDateTime(range.toMs),
+            ...queryFilters.params,
+            ...seriesFilters.params,
+          },
           format: 'JSONEachRow',
         })
       ).json<{ day: string; value: string | number }>();

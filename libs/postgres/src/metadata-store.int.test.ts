@@ -32,7 +32,7 @@ describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
     // Separate pools race like separate processes (PGlite is single-connection by nature).
     const racers = kind === 'pg' ? await Promise.all([open(), open(), open()]) : [await open()];
     const results = await Promise.all(racers.map((s) => migratePostgres(s)));
-    expect(results.flat().sort()).toEqual(all);
+    expect(results.flat().sort((a, b) => a - b)).toEqual(all);
     expect(await migratePostgres(racers[0]!)).toEqual([]);
     await expect(assertPostgresMigrated(racers[0]!)).resolves.toBeUndefined();
   });

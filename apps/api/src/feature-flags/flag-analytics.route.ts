@@ -1,0 +1,81 @@
+import { Router } from 'express';
+import { requireScope } from '@sightline/auth';
+import { projectAccess } from '../project-access';
+import { loadBasicUsers } from '../users';
+import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { createStaticCohortForFlag } from './flag-static-cohort';
+import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights, hasEnrichedEvents } from './usage-dashboard';
+
+/**
+ * `dashboard`, `enrich_usage_dashboard` and `create_static_cohort_for_flag`. PostHog
+ * declares no scope for these actions and so refuses personal API keys on them ("This
+ * action does not support Personal API Key access"): only its web sessions may call
+ * them. Sightline's management API has personal keys only, so that rule would make
+ * them unreachable; they require feature_flag:write, the scope of the flag they act on.
+ */
+export function createFlagAnalyticsRouter(deps: FeatureFlagDeps): Router {
+  const { db } = deps;
+  const router = Router();
+  for (const base of FLAG_PREFIXES) {
+    const guard = [requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor')];
+
+    router.post(`${base}/:id/dashboard`, ...guard, async (req, res) => {
+      const flag = req.flag!;
+      try {
+        await db.transaction(async (tx) => {
+          const dashboardId = await createUsageDashboard(tx, flag, req.principal!.userId);
+          if (flag.has_enriched_analytics) await addEnrichedInsights(tx, flag, dashboardId, req.principal!.userId);
+        });
+      } catch (err) {
+        req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be created');
+        res.status(400).json({ success: false, error: 'Unable to generate usage dashboard' });
+        return;
+      }
+      res.json({ success: true });
+    });
+
+    router.post(`${base}/:id/enrich_usage_dashboard`, ...guard, async (req, res) => {
+      const flag = req.flag!;
+      const refuse = (error: string) => res.status(400).json({ success: false, error });
+      if (flag.usage_dashboard_id === null) return refuse('Usage dashboard not found');
+      if (await dashboardHasEnrichedInsights(db, flag.usage_dashboard_id)) return refuse('Usage dashboard already has enriched data');
+      if (!flag.has_enriched_analytics) {
+        if (!(await hasEnrichedEvents(deps.ch, flag.team_id, flag.key))) return refuse('No enriched analytics available for this feature flag');
+        await db.query('UPDATE feature_flags SET has_enriched_analytics = true WHERE id = $1', [flag.id]);
+      }
+      try {
+        await db.transaction((tx) => addEnrichedInsights(tx, flag, flag.usage_dashboard_id!, req.principal!.userId));
+      } catch (err) {
+        req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be enriched');
+        return refuse('Unable to enrich usage dashboard');
+      }
+      res.json({ success: true });
+    });
+
+    router.post(`${base}/:id/create_static_cohort_for_flag`, ...guard, async (req, res) => {
+      const now = new Date(deps.now());
+      const cohort = await createStaticCohortForFlag(db, req.flag!, req.principal!.userId, now);
+      const creator = (await loadBasicUsers(db, [req.principal!.userId])).get(req.principal!.userId) ?? null;
+      res.status(201).json({
+        cohort: {
+          id: cohort.id,
+          name: cohort.name,
+          description: '',
+          groups: [],
+          deleted: false,
+          filters: null,
+          query: null,
+          is_calculating: false,
+          created_by: creator,
+          created_at: new Date(cohort.created_at).toISOString(),
+          last_calculation: new Date(cohort.last_calculation).toISOString(),
+          errors_calculating: 0,
+          count: cohort.count,
+          is_static: true,
+          experiment_set: [],
+        },
+      });
+    });
+  }
+  return router;
+}

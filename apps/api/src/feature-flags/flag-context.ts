@@ -1,0 +1,58 @@
+import type { RequestHandler } from 'express';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { errors } from '@sightline/http';
+import type { MetadataStore } from '@sightline/postgres';
+import { atLeast, flagAccessLevels, type AccessLevel } from './access-level';
+import { findFlag, type FlagRow } from './feature-flags.repository';
+
+/**
+ * Told after every write that changes what a flag evaluates to (create, update, soft
+ * delete), so cached flag definitions are dropped. The flag-evaluation side provides it.
+ */
+export interface FlagChangeNotifier {
+  flagsChanged(teamId: number): Promise<void>;
+}
+
+export interface FeatureFlagDeps {
+  db: MetadataStore;
+  ch: ClickHouseClient;
+  now: () => number;
+  flagChanges?: FlagChangeNotifier;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    flag?: FlagRow;
+    flagAccess?: AccessLevel;
+  }
+}
+
+/** Both prefixes PostHog serves feature flags under. */
+export const FLAG_PREFIXES = ['/api/projects/:project_id/feature_flags', '/api/environments/:project_id/feature_flags'] as const;
+
+/**
+ * Loads `:id` (a flag of req.project, deleted or not) into req.flag with the caller's
+ * access level, refusing callers below `required` the way PostHog's access control does.
+ */
+export function loadFlag(db: MetadataStore, required: AccessLevel, param = 'id'): RequestHandler {
+  return async (req, _res, next) => {
+    const raw = String(req.params[param] ?? '');
+    const flag = /^\d{1,9}$/.test(raw) ? await findFlag(db, req.project!.id, Number(raw)) : null;
+    if (!flag) return next(errors.notFound());
+    const level = (await flagAccessLevels(db, req.project!.id, req.principal!.userId, [flag])).get(flag.id)!;
+    if (!atLeast(level, required)) return next(errors.permissionDenied(`You do not have ${required} access to this resource.`));
+    req.flag = flag;
+    req.flagAccess = level;
+    next();
+  };
+}
+
+/** Tells the evaluation side; a failure is logged, never turned into a failed write. */
+export async function notifyFlagsChanged(deps: FeatureFlagDeps, teamId: number, log: { error: (o: object, m: string) => void }): Promise<void> {
+  if (!deps.flagChanges) return;
+  try {
+    await deps.flagChanges.flagsChanged(teamId);
+  } catch (err) {
+    log.error({ err, teamId }, 'could not announce a flag change; decide may serve the previous definition until its cache refreshes');
+  }
+}

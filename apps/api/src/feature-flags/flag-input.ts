@@ -1,0 +1,259 @@
+import { errors } from '@sightline/http';
+import { isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from './drf-fields';
+
+export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const;
+export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const;
+const KEY_PATTERN = /^[a-zA-Z0-9_-]+$/;
+const MAX_PROPERTY_VALUES = 1000;
+const STRING_VALUE_OPERATORS = new Set(['regex', 'icontains', 'not_regex', 'not_icontains', 'gte', 'lte', 'gt', 'lt']);
+const RELATIVE_DATE = /^-?\d+[hdwmyHDWMY]$/;
+
+/** The writable fields of a feature flag, as validated from a request body. */
+export interface FlagInput {
+  name?: string;
+  key?: string;
+  filters?: Record<string, unknown>;
+  deleted?: boolean;
+  active?: boolean;
+  ensure_experience_continuity?: boolean;
+  rollback_conditions?: unknown;
+  performed_rollback?: boolean;
+  tags?: string[];
+  analytics_dashboards?: number[];
+  has_enriched_analytics?: boolean;
+  creation_context?: (typeof CREATION_CONTEXTS)[number];
+  evaluation_runtime?: (typeof EVALUATION_RUNTIMES)[number];
+  /** Create only: PostHog's `_should_create_usage_dashboard` (default true). */
+  create_usage_dashboard?: boolean;
+  /** Update only: the version the client edited, for the stale-edit check. */
+  version?: number;
+  /** Update only: the flag as the client loaded it (PostHog's conflict check). */
+  original_flag?: Record<string, unknown>;
+}
+
+export interface FlagRef {
+  id: number;
+  key: string;
+  active: boolean;
+  filters: Record<string, unknown>;
+}
+
+/** The lookups validation needs; the route backs them with SQL, unit tests with fakes. */
+export interface FlagValidationContext {
+  /** PUT is DRF's full update: like PATCH, but the required key must be sent. */
+  method: 'POST' | 'PATCH' | 'PUT';
+  /** The flag being updated (PATCH, PUT). */
+  current?: { id: number; key: string; filters: Record<string, unknown> };
+  /** Is `key` used by another non-deleted flag of the project? */
+  keyTaken(key: string, exceptFlagId?: number): Promise<boolean>;
+  cohortExists(id: number): Promise<boolean>;
+  /** A non-deleted flag of the project, by id or key. */
+  findFlag(idOrKey: number | string): Promise<FlagRef | null>;
+  /** The ids among `ids` that are not dashboards of the project. */
+  missingDashboards(ids: number[]): Promise<number[]>;
+}
+
+const invalidFilters = (detail: string, code = 'invalid') => errors.validation(detail, 'filters', code);
+
+interface PropertyFilter {
+  key?: unknown;
+  type: string;
+  operator?: unknown;
+  value?: unknown;
+  group_type_index?: unknown;
+}
+
+function conditionsOf(filters: Record<string, unknown>): Record<string, unknown>[] {
+  const groups = filters['groups'];
+  if (groups === undefined || groups === null) return [];
+  if (!Array.isArray(groups) || !groups.every(isPlainObject)) throw invalidFilters('Filters are not valid (groups must be a list of condition sets)');
+  return groups;
+}
+
+function propertiesOf(condition: Record<string, unknown>): PropertyFilter[] {
+  const properties = condition['properties'] ?? [];
+  if (!Array.isArray(properties) || !properties.every(isPlainObject)) throw invalidFilters('Filters are not valid (properties must be a list of filters)');
+  // PostHog's Property defaults the type to "event".
+  return properties.map((p) => ({ ...p, type: typeof p['type'] === 'string' ? p['type'] : 'event' }));
+}
+
+function isValidDateValue(value: unknown): boolean {
+  if (typeof value !== 'string' || value.trim() === '') return false;
+  return RELATIVE_DATE.test(value.trim()) || !Number.isNaN(Date.parse(value));
+}
+
+function checkRollout(value: unknown, what: string) {
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) {
+    throw invalidFilters(`Invalid ${what} rollout percentage: must be a number between 0 and 100.`, 'invalid_input');
+  }
+}
+
+/** Flag ids a condition depends on (properties of type "flag"). */
+export function flagDependencies(filters: Record<string, unknown>): unknown[] {
+  const groups = Array.isArray(filters['groups']) ? filters['groups'] : [];
+  return groups.flatMap((g) =>
+    isPlainObject(g) && Array.isArray(g['properties'])
+      ? g['properties'].filter((p) => isPlainObject(p) && p['type'] === 'flag').map((p) => (p as Record<string, unknown>)['key'])
+      : [],
+  );
+}
+
+async function dependencyKeys(filters: Record<string, unknown>, ctx: FlagValidationContext): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for (const reference of flagDependencies(filters)) {
+    const id = typeof reference === 'number' ? reference : typeof reference === 'string' && /^\d+$/.test(reference) ? Number(reference) : null;
+    if (id === null) {
+      throw invalidFilters(`Flag dependencies must reference flag IDs (integers), not flag keys. Invalid reference: '${String(reference)}'`);
+    }
+    const flag = await ctx.findFlag(id);
+    if (!flag) throw invalidFilters(`Flag dependency references non-existent flag with ID ${id}`);
+    if (!flag.active) {
+      throw invalidFilters(`Cannot create dependency on disabled flag '${flag.key}' (ID: ${id}). Flag dependencies must reference active flags only.`);
+    }
+    keys.add(flag.key);
+  }
+  return keys;
+}
+
+async function checkCircularDependencies(flagKey: string | undefined, filters: Record<string, unknown>, ctx: FlagValidationContext) {
+  if (!flagKey) return;
+  const direct = await dependencyKeys(filters, ctx);
+  if (direct.has(flagKey)) throw invalidFilters(`Feature flag '${flagKey}' cannot depend on itself`);
+  const visit = async (key: string, path: string[]): Promise<void> => {
+    if (path.includes(key)) throw invalidFilters(`Circular dependency detected: ${[...path.slice(path.indexOf(key)), key].join(' → ')}`);
+    const flag = await ctx.findFlag(key);
+    if (!flag) return;
+    for (const next of await dependencyKeys(flag.filters, ctx)) await visit(next, [...path, key]);
+  };
+  for (const key of direct) await visit(key, [flagKey]);
+}
+
+/** PostHog's FeatureFlagSerializer.validate_filters, in its order. Returns the filters to store. */
+export async function validateFilters(raw: unknown, flagKey: string | undefined, ctx: FlagValidationContext): Promise<Record<string, unknown>> {
+  const filters = parseDict(raw, 'filters');
+  // DRF validates `filters` on an update even when the client sent no groups: PostHog then
+  // keeps the stored filters.
+  if (!('groups' in filters) && ctx.method !== 'POST' && ctx.current) return ctx.current.filters;
+  const conditions = conditionsOf(filters);
+  if (ctx.method === 'POST' && conditions.length === 0) throw invalidFilters('Feature flags must have at least one condition set (group).');
+
+  const groupTypeIndex = filters['aggregation_group_type_index'] ?? null;
+  const allProperties = conditions.flatMap(propertiesOf);
+  if (groupTypeIndex === null) {
+    if (!allProperties.every((p) => ['person', 'cohort', 'flag'].includes(p.type))) {
+      throw invalidFilters('Filters are not valid (can only use person, cohort, and flag properties)');
+    }
+    if (!allProperties.every((p) => p.type !== 'flag' || p.operator === 'flag_evaluates_to')) {
+      throw invalidFilters("Flag properties must use the 'flag_evaluates_to' operator");
+    }
+    await checkCircularDependencies(flagKey ?? ctx.current?.key, filters, ctx);
+  } else if (!allProperties.every((p) => p.type === 'group' && p.group_type_index === groupTypeIndex)) {
+    throw invalidFilters('Filters are not valid (can only use group properties)');
+  }
+
+  const multivariate = filters['multivariate'];
+  const variantList = isPlainObject(multivariate) && Array.isArray(multivariate['variants']) ? multivariate['variants'] : [];
+  if (!variantList.every((v) => isPlainObject(v) && typeof v['key'] === 'string')) throw invalidFilters('Filters are not valid (every variant needs a key)');
+  const variants = variantList as Record<string, unknown>[];
+  const variantKeys = new Set(variants.map((v) => v['key'] as string));
+  if (variants.length > 0) {
+    variants.forEach((v) => checkRollout(v['rollout_percentage'], 'variant'));
+    const sum = variants.reduce((total, v) => total + (typeof v['rollout_percentage'] === 'number' ? v['rollout_percentage'] : 0), 0);
+    if (sum !== 100) throw invalidFilters('Invalid variant definitions: Variant rollout percentages must sum to 100.', 'invalid_input');
+  }
+
+  for (const condition of conditions) {
+    checkRollout(condition['rollout_percentage'], 'condition');
+    if (condition['variant'] && !variantKeys.has(condition['variant'] as string)) {
+      throw invalidFilters('Filters are not valid (variant override does not exist)');
+    }
+    for (const property of propertiesOf(condition)) {
+      if (Array.isArray(property.value) && property.value.length > MAX_PROPERTY_VALUES) {
+        throw invalidFilters(`Property group expressions of type ${String(property.key)} cannot contain more than ${MAX_PROPERTY_VALUES} values.`);
+      }
+      if (property.type === 'cohort') {
+        const id = Number(property.value);
+        if (!Number.isInteger(id) || !(await ctx.cohortExists(id))) {
+          throw invalidFilters(`Cohort with id ${String(property.value)} does not exist`, 'cohort_does_not_exist');
+        }
+      }
+      if ((property.operator === 'is_date_before' || property.operator === 'is_date_after') && !isValidDateValue(property.value)) {
+        throw invalidFilters(`Invalid date value: ${String(property.value)}`, 'invalid_date');
+      }
+      if (typeof property.operator === 'string' && STRING_VALUE_OPERATORS.has(property.operator) && typeof property.value !== 'string') {
+        throw invalidFilters(`Invalid value for operator ${property.operator}: ${JSON.stringify(property.value)}`, 'invalid_value');
+      }
+      if ((property.operator === 'in' || property.operator === 'not_in') && property.type !== 'cohort') {
+        throw invalidFilters(`The '${property.operator}' operator is only valid for cohort properties, not '${property.type}' properties.`, 'invalid_operator');
+      }
+    }
+  }
+
+  const payloads = filters['payloads'] ?? {};
+  if (!isPlainObject(payloads)) throw invalidFilters('Payloads must be passed as a dictionary');
+  const normalisedPayloads: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(payloads)) {
+    if (typeof value === 'string') {
+      try {
+        JSON.parse(value);
+      } catch {
+        throw invalidFilters('Payload value is not valid JSON');
+      }
+      normalisedPayloads[key] = value;
+    } else {
+      // JSON object payloads (typical from the API) are stored as JSON text, as the UI sends them.
+      normalisedPayloads[key] = isPlainObject(value) ? JSON.stringify(value) : value;
+    }
+  }
+  if (multivariate) {
+    if (!Object.keys(normalisedPayloads).every((k) => variantKeys.has(k))) throw invalidFilters('Payload keys must match a variant key for multivariate flags');
+  } else if (Object.keys(normalisedPayloads).length > 1 || Object.keys(normalisedPayloads).some((k) => k !== 'true')) {
+    throw invalidFilters("Payload keys must be 'true' for boolean flags");
+  }
+  return 'payloads' in filters ? { ...filters, payloads: normalisedPayloads } : filters;
+}
+
+/**
+ * Validates a create (POST) or partial update (PATCH) body field by field, in the order
+ * DRF reports them, and answers the first problem as PostHog's 400 body.
+ */
+export async function parseFlagInput(rawBody: unknown, ctx: FlagValidationContext): Promise<FlagInput> {
+  const body = parseBody(rawBody);
+  const input: FlagInput = {};
+  const has = (field: string) => field in body && body[field] !== undefined;
+
+  if (has('name')) input.name = parseString(body['name'], 'name', { allowBlank: true });
+  if (has('key')) {
+    const key = parseString(body['key'], 'key');
+    if (await ctx.keyTaken(key, ctx.current?.id)) throw errors.validation('There is already a feature flag with this key.', 'key', 'unique');
+    if (!KEY_PATTERN.test(key)) throw errors.validation('Only letters, numbers, hyphens (-) & underscores (_) are allowed.', 'key', 'invalid_key');
+    input.key = key;
+  } else if (ctx.method !== 'PATCH') {
+    throw errors.validation('This field is required.', 'key', 'required');
+  }
+  if (has('filters')) input.filters = await validateFilters(body['filters'], input.key, ctx);
+  if (has('deleted')) input.deleted = parseBoolean(body['deleted'], 'deleted');
+  if (has('active')) input.active = parseBoolean(body['active'], 'active');
+  if (has('ensure_experience_continuity'))
+    input.ensure_experience_continuity = parseBoolean(body['ensure_experience_continuity'], 'ensure_experience_continuity');
+  if (has('rollback_conditions')) input.rollback_conditions = body['rollback_conditions'];
+  if (has('performed_rollback')) input.performed_rollback = parseBoolean(body['performed_rollback'], 'performed_rollback');
+  if (has('tags')) {
+    input.tags = parseList(body['tags'], 'tags').map((tag, i) => parseString(tag, `tags__${i}`));
+  }
+  if (has('analytics_dashboards')) {
+    const ids = parseList(body['analytics_dashboards'], 'analytics_dashboards').map((id, i) => parseInteger(id, `analytics_dashboards__${i}`));
+    const missing = await ctx.missingDashboards(ids);
+    if (missing.length > 0) throw errors.validation(`Invalid pk "${missing[0]}" - object does not exist.`, 'analytics_dashboards', 'does_not_exist');
+    input.analytics_dashboards = ids;
+  }
+  if (has('has_enriched_analytics')) input.has_enriched_analytics = parseBoolean(body['has_enriched_analytics'], 'has_enriched_analytics');
+  if (has('creation_context')) input.creation_context = parseChoice(body['creation_context'], 'creation_context', CREATION_CONTEXTS);
+  if (has('evaluation_runtime')) input.evaluation_runtime = parseChoice(body['evaluation_runtime'], 'evaluation_runtime', EVALUATION_RUNTIMES);
+  if (has('_should_create_usage_dashboard'))
+    input.create_usage_dashboard = parseBoolean(body['_should_create_usage_dashboard'], '_should_create_usage_dashboard');
+  if (has('version')) input.version = parseInteger(body['version'], 'version');
+  if (has('original_flag') && isPlainObject(body['original_flag'])) input.original_flag = body['original_flag'];
+  return input;
+}

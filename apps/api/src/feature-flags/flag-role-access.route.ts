@@ -1,0 +1,101 @@
+import { Router, type Request } from 'express';
+import { requireScope } from '@sightline/auth';
+import { errors } from '@sightline/http';
+import { limitOffsetPage } from '../pagination';
+import { projectAccess } from '../project-access';
+import { findRole, serializeRoles, type RoleRow } from '../roles.route';
+import { atLeast } from './access-level';
+import { queryInteger, isPlainObject } from './drf-fields';
+import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { serializeFlag } from './feature-flag.serializer';
+
+interface RoleAccessRow {
+  id: number;
+  role_id: string;
+  added_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * Legacy EE role access of a flag (`/feature_flags/:feature_flag_id/role_access`): which
+ * organisation roles may edit it. Shape of PostHog's FeatureFlagRoleAccessSerializer.
+ */
+export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
+  const { db } = deps;
+  const router = Router();
+
+  async function serialize(req: Request, rows: RoleAccessRow[]) {
+    if (rows.length === 0) return [];
+    const roles = await db.query<RoleRow>('SELECT * FROM roles WHERE id = ANY($1::uuid[])', [rows.map((r) => r.role_id)]);
+    const serializedRoles = new Map((await serializeRoles(db, roles)).map((r) => [r.id, r]));
+    const flag = await serializeFlag(db, req.flag!, { userId: req.principal!.userId, teamId: req.project!.id }, deps.now());
+    return rows.map((row) => ({
+      id: row.id,
+      feature_flag: flag,
+      role: serializedRoles.get(row.role_id) ?? null,
+      added_at: new Date(row.added_at).toISOString(),
+      updated_at: new Date(row.updated_at).toISOString(),
+    }));
+  }
+
+  const columns = 'id, role_id::text AS role_id, added_at, updated_at';
+
+  for (const prefix of FLAG_PREFIXES) {
+    const base = `${prefix}/:feature_flag_id/role_access`;
+    const flag = loadFlag(db, 'viewer', 'feature_flag_id');
+    const canEdit = (req: Request) => {
+      if (!atLeast(req.flagAccess!, 'editor')) throw errors.permissionDenied("You can't edit roles for this feature flag.");
+    };
+
+    router.get(base, requireScope('feature_flag:read'), projectAccess(db), flag, async (req, res) => {
+      const limit = queryInteger(req.query['limit'], 100, 1);
+      const offset = queryInteger(req.query['offset'], 0, 0);
+      const [rows, count] = await Promise.all([
+        db.query<RoleAccessRow>(`SELECT ${columns} FROM feature_flag_role_access WHERE feature_flag_id = $1 ORDER BY id LIMIT $2 OFFSET $3`, [
+          req.flag!.id,
+          limit,
+          offset,
+        ]),
+        db.query<{ n: string }>('SELECT count(*) AS n FROM feature_flag_role_access WHERE feature_flag_id = $1', [req.flag!.id]),
+      ]);
+      res.json(limitOffsetPage(req, { count: Number(count[0]!.n), limit, offset, results: await serialize(req, rows) }));
+    });
+
+    router.post(base, requireScope('feature_flag:write'), projectAccess(db), flag, async (req, res) => {
+      canEdit(req);
+      const body: unknown = req.body ?? {};
+      const roleId = isPlainObject(body) ? body['role_id'] : undefined;
+      if (roleId === undefined) throw errors.validation('This field is required.', 'role_id', 'required');
+      if (roleId === null) throw errors.validation('This field may not be null.', 'role_id', 'null');
+      const role = await findRole(db, req.principal!.organizationId, String(roleId));
+      if (!role) throw errors.validation(`Invalid pk "${String(roleId)}" - object does not exist.`, 'role_id', 'does_not_exist');
+      const rows = await db.query<RoleAccessRow>(
+        `INSERT INTO feature_flag_role_access (feature_flag_id, role_id) VALUES ($1, $2)
+         ON CONFLICT (feature_flag_id, role_id) DO NOTHING RETURNING ${columns}`,
+        [req.flag!.id, role.id],
+      );
+      if (!rows[0]) throw errors.validation('The fields feature_flag, role must make a unique set.', null, 'unique');
+      res.status(201).json((await serialize(req, rows))[0]);
+    });
+
+    router.get(`${base}/:id`, requireScope('feature_flag:read'), projectAccess(db), flag, async (req, res) => {
+      const id = String(req.params['id']);
+      const rows = /^\d{1,9}$/.test(id)
+        ? await db.query<RoleAccessRow>(`SELECT ${columns} FROM feature_flag_role_access WHERE id = $1 AND feature_flag_id = $2`, [Number(id), req.flag!.id])
+        : [];
+      if (!rows[0]) throw errors.notFound();
+      res.json((await serialize(req, rows))[0]);
+    });
+
+    router.delete(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), flag, async (req, res) => {
+      canEdit(req);
+      const id = String(req.params['id']);
+      const deleted = /^\d{1,9}$/.test(id)
+        ? await db.query('DELETE FROM feature_flag_role_access WHERE id = $1 AND feature_flag_id = $2 RETURNING id', [Number(id), req.flag!.id])
+        : [];
+      if (deleted.length === 0) throw errors.notFound();
+      res.status(204).end();
+    });
+  }
+  return router;
+}

@@ -1,0 +1,86 @@
+/** Shared setup of the flag-management integration tests (real PostgreSQL and ClickHouse). */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
+import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
+import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { silentLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { createApiApp } from '../app';
+
+export const ADMIN_KEY = 'phx_flags_admin';
+
+export interface FlagFixture {
+  db: MetadataStore;
+  ch: ClickHouseClient;
+  app: ReturnType<typeof createApiApp>;
+  /** Team ids passed to flagsChanged, in call order. */
+  flagChanges: number[];
+  adminUserId: number;
+  organizationId: string;
+  /** Adds a key (for the admin user unless a user is given) with these scopes. */
+  addKey(key: string, scopes: string[], userId?: number): Promise<void>;
+  /** Adds a user of the same organisation. */
+  addUser(email: string): Promise<{ id: number; uuid: string }>;
+  close(): Promise<void>;
+}
+
+/** `pglite`: the embedded mode's in-process PostgreSQL instead of the shared server. */
+export async function createFlagFixture(name: string, now: () => number, store: 'pg' | 'pglite' = 'pg'): Promise<FlagFixture> {
+  const pgDb: TestPostgresDatabase | null = store === 'pg' ? await createTestPostgresDatabase(name) : null;
+  const dataDir = store === 'pglite' ? mkdtempSync(join(tmpdir(), `${name}-`)) : null;
+  const chDb: TestClickHouseDatabase = await createTestClickHouseDatabase(name);
+  const db = await createMetadataStore(pgDb ? { url: pgDb.url } : { dataDir: dataDir! });
+  await migratePostgres(db);
+  const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
+  await migrateClickHouse(ch);
+  await bootstrapInstance(db, { personalApiKey: ADMIN_KEY });
+  const [admin] = await db.query<{ id: number; organization_id: string }>('SELECT id, organization_id FROM users ORDER BY id LIMIT 1');
+  const flagChanges: number[] = [];
+  const app = createApiApp({
+    db,
+    ch,
+    logger: silentLogger(),
+    metrics: createMetrics(),
+    now,
+    readiness: [],
+    isShuttingDown: () => false,
+    flagChanges: {
+      flagsChanged: async (teamId) => {
+        flagChanges.push(teamId);
+      },
+    },
+  });
+  return {
+    db,
+    ch,
+    app,
+    flagChanges,
+    adminUserId: admin!.id,
+    organizationId: admin!.organization_id,
+    async addKey(key, scopes, userId = admin!.id) {
+      await insertPersonalKey(db, { userId, label: key, secureValue: hashPersonalApiKey(key), maskValue: maskPersonalApiKey(key), scopes });
+    },
+    async addUser(email) {
+      const uuid = randomUUID();
+      const [user] = await db.query<{ id: number }>(
+        'INSERT INTO users (uuid, distinct_id, organization_id, first_name, email) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+        [uuid, randomUUID(), admin!.organization_id, email.split('@')[0], email],
+      );
+      return { id: user!.id, uuid };
+    },
+    async close() {
+      await ch.close();
+      await db.close();
+      await chDb.drop();
+      await pgDb?.drop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

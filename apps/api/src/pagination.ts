@@ -1,0 +1,26 @@
+import type { Request } from 'express';
+
+/**
+ * The request's absolute URL with some query parameters replaced (null removes one),
+ * as DRF builds `next` / `previous` links.
+ */
+export function absoluteUrlWith(req: Request, params: Record<string, string | number | null>): string {
+  const url = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  for (const [name, value] of Object.entries(params)) {
+    if (value === null) url.searchParams.delete(name);
+    else url.searchParams.set(name, String(value));
+  }
+  return url.toString();
+}
+
+/** DRF LimitOffsetPagination's response: count, absolute next/previous links, results. */
+export function limitOffsetPage<T>(req: Request, page: { count: number; limit: number; offset: number; results: T[] }) {
+  const { count, limit, offset } = page;
+  const next = offset + limit < count ? absoluteUrlWith(req, { limit, offset: offset + limit }) : null;
+  let previous: string | null = null;
+  if (offset > 0) {
+    // DRF drops `offset` from the first page's link rather than writing offset=0.
+    previous = offset - limit <= 0 ? absoluteUrlWith(req, { limit, offset: null }) : absoluteUrlWith(req, { limit, offset: offset - limit });
+  }
+  return { count, next, previous, results: page.results };
+}
