@@ -409,6 +409,29 @@ describe('decide and flags endpoints', () => {
     });
   });
 
+  describe('management writes reach decide', () => {
+    it('a flag created, edited and soft-deleted through the management API is seen by the next decide', async () => {
+      const cache = createFlagDefinitionsCache({ db, channel: createInMemoryInvalidation(), maxAgeMs: 3_600_000 });
+      apps.push({ close: () => cache.close() });
+      const api = makeApp(db, cache);
+      const key = uniqueName('managed').replace(/[^a-zA-Z0-9_-]/g, '-');
+      const flagValue = async () =>
+        (await request(api).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: 'user-1' }).expect(200)).body.featureFlags[key];
+      expect(await flagValue()).toBeUndefined(); // definitions now cached without the flag
+      const auth = { Authorization: `Bearer ${ADMIN}` };
+      const created = await request(api)
+        .post(`/api/projects/${teamId}/feature_flags/`)
+        .set(auth)
+        .send({ key, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+        .expect(201);
+      expect(await flagValue()).toBe(true);
+      await request(api).patch(`/api/projects/${teamId}/feature_flags/${created.body.id}/`).set(auth).send({ active: false }).expect(200);
+      expect(await flagValue()).toBe(false);
+      await request(api).patch(`/api/projects/${teamId}/feature_flags/${created.body.id}/`).set(auth).send({ deleted: true }).expect(200);
+      expect(await flagValue()).toBeUndefined();
+    });
+  });
+
   describe('embedded mode (PGlite)', () => {
     it('decides from stored persons and groups with the in-process Postgres', async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'flags-pglite-'));
