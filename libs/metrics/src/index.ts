@@ -14,6 +14,8 @@ export interface Metrics {
   eventsWritten: Counter<'topic'>;
   busSendDuration: Histogram<'topic'>;
   consumerBatches: Counter<'topic' | 'result'>;
+  ingestionWarnings: Counter<'type'>;
+  deadLetters: Counter<'step'>;
   jobRuns: Counter<'job' | 'result'>;
 }
 
@@ -57,6 +59,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registers,
     }),
     consumerBatches: new Counter({ name: 'worker_consumer_batches_total', help: 'Consumed batches by result', labelNames: ['topic', 'result'], registers }),
+    ingestionWarnings: new Counter({
+      name: 'worker_ingestion_warnings_total',
+      help: 'Events ingested with a warning (e.g. a refused merge), by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'worker_dead_letters_total',
+      help: 'Messages sent to the dead-letter topic, by failing step',
+      labelNames: ['step'],
+      registers,
+    }),
     jobRuns: new Counter({ name: 'job_runs_total', help: 'Scheduled job runs by result', labelNames: ['job', 'result'], registers }),
   };
 }
