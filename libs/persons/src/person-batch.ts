@@ -201,13 +201,18 @@ export class PersonBatch {
     }
     if (other.isIdentified && kind !== '$merge_dangerously') return 'refused_already_identified';
 
+    // version = max(into, other) + 1 over the stored versions; the deleted copy of `other`
+    // also outranks every row written for it before.
+    const nextVersion = (p: PersonState) => (p.bumped ? p.version : p.version + 1);
+    const otherNext = nextVersion(other);
+    into.version = Math.max(nextVersion(into), otherNext);
+    other.version = otherNext;
+    into.bumped = other.bumped = true;
     into.properties = { ...other.properties, ...into.properties };
     into.createdAtMs = Math.min(into.createdAtMs, other.createdAtMs);
     into.isIdentified = true;
     this.markChanged(into);
     this.markChanged(other);
-    // version = max(into, other) + 1, and the deleted copy of `other` also outranks its past rows.
-    into.version = Math.max(into.version, other.version + 1);
     other.deleted = true;
     for (const entry of this.byDistinctId.values()) if (entry.person === other) entry.person = into;
     for (const [distinctId, version] of other.newDistinctIds) into.newDistinctIds.set(distinctId, version);

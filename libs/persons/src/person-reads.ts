@@ -81,19 +81,19 @@ export async function readPersonCopy(
   const rows = await (
     await ch.query({
       query: `SELECT argMax(properties, version) AS properties, argMax(is_identified, version) AS is_identified,
-                     argMax(is_deleted, version) AS is_deleted, max(version) AS version
+                     argMax(is_deleted, version) AS is_deleted, max(version) AS latest_version
                 FROM person WHERE team_id = {team:Int64} AND id = {id:UUID} GROUP BY id`,
       query_params: { team: teamId, id: personUuid },
       format: 'JSONEachRow',
     })
-  ).json<{ properties: string; is_identified: number; is_deleted: number; version: string }>();
+  ).json<{ properties: string; is_identified: number; is_deleted: number; latest_version: string }>();
   const row = rows[0];
   if (!row) return null;
   return {
     properties: JSON.parse(row.properties) as Properties,
     isIdentified: row.is_identified === 1,
     isDeleted: row.is_deleted === 1,
-    version: Number(row.version),
+    version: Number(row.latest_version),
   };
 }
 
@@ -101,12 +101,12 @@ export async function readPersonCopy(
 export async function readDistinctIdCopy(ch: ClickHouseClient, teamId: number, distinctId: string): Promise<{ personId: string; version: number } | null> {
   const rows = await (
     await ch.query({
-      query: `SELECT toString(argMax(person_id, version)) AS person_id, max(version) AS version
+      query: `SELECT toString(argMax(person_id, version)) AS person_id, max(version) AS latest_version
                 FROM person_distinct_id2 WHERE team_id = {team:Int64} AND distinct_id = {d:String}
                GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
       query_params: { team: teamId, d: distinctId },
       format: 'JSONEachRow',
     })
-  ).json<{ person_id: string; version: string }>();
-  return rows[0] ? { personId: rows[0].person_id, version: Number(rows[0].version) } : null;
+  ).json<{ person_id: string; latest_version: string }>();
+  return rows[0] ? { personId: rows[0].person_id, version: Number(rows[0].latest_version) } : null;
 }
