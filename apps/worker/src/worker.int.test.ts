@@ -5,6 +5,7 @@ import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
 import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
+import { findPersonByDistinctId, readPersonCopy } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import {
   createTestClickHouseDatabase,
@@ -81,9 +82,9 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     const key = `${TOKEN}:poison`;
     await bus.send(topics.events, [{ key, value: '{not json' }, { key, value: JSON.stringify({ uuid: 'x' }) }, message('after-poison', 'poison')]);
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'after-poison'")) === 1, { timeoutMs: 60_000 });
-    await waitFor(async () => (await count('SELECT count() AS c FROM dead_letters')) === 2, { timeoutMs: 60_000 });
+    await waitFor(async () => (await count("SELECT count() AS c FROM dead_letters WHERE headers['x-step'] = 'parse'")) === 2, { timeoutMs: 60_000 });
     const letters = await (
-      await ch.query({ query: 'SELECT topic, error, headers FROM dead_letters ORDER BY error', format: 'JSONEachRow' })
+      await ch.query({ query: "SELECT topic, error, headers FROM dead_letters WHERE headers['x-step'] = 'parse' ORDER BY error", format: 'JSONEachRow' })
     ).json<{ topic: string; error: string; headers: Record<string, string> }>();
     expect(letters.map((l) => l.topic)).toEqual([topics.events, topics.events]);
     expect(letters.map((l) => l.error)).toEqual([expect.stringMatching(/field .* missing/), expect.stringMatching(/not JSON/)]);
@@ -106,6 +107,57 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'old' AND toDate(timestamp) = '2021-05-01'")) === 1, {
       timeoutMs: 60_000,
     });
+  });
+
+  it('1,000 sequential $set of one distinct id end with the last value', async () => {
+    const updates = Array.from({ length: 1000 }, (_, i) => {
+      const r = normalizeEvent(
+        { event: '$set', distinct_id: 'setter', properties: { $set: { n: i } } },
+        { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: false },
+      );
+      if (!r.ok) throw new Error(r.reason);
+      return { key: r.key, value: JSON.stringify(r.message) };
+    });
+    for (let i = 0; i < updates.length; i += 250) await bus.send(topics.events, updates.slice(i, i + 250));
+    await waitFor(async () => (await count("SELECT count() AS c FROM events FINAL WHERE distinct_id = 'setter'")) === 1000, { timeoutMs: 60_000 });
+    const person = await findPersonByDistinctId(db, 1, 'setter');
+    expect(person!.properties).toEqual({ n: 999 });
+    expect((await readPersonCopy(ch, 1, person!.uuid))!.properties).toEqual({ n: 999 });
+  });
+
+  it('processes historical events in send order, whatever their timestamps, and keeps the timestamps', async () => {
+    const timestamps = ['2021-03-05T10:00:00.000Z', '2021-01-01T00:00:00.000Z', '2021-06-30T23:59:59.000Z', '2020-12-31T12:00:00.000Z'];
+    const messages = timestamps.map((timestamp, i) => {
+      const r = normalizeEvent(
+        { event: 'migrated', distinct_id: 'historian', timestamp, properties: { $set: { last_sent: i }, i } },
+        { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: true },
+      );
+      if (!r.ok) throw new Error(r.reason);
+      return { key: r.key, value: JSON.stringify(r.message) };
+    });
+    await bus.send(topics.eventsHistorical, messages);
+    await waitFor(async () => (await count("SELECT count() AS c FROM events FINAL WHERE event = 'migrated'")) === 4, { timeoutMs: 60_000 });
+    const rows = await (
+      await ch.query({
+        query: `SELECT JSONExtractInt(properties, 'i') AS i, timestamp, JSONExtractInt(person_properties, 'last_sent') AS seen
+                  FROM events FINAL WHERE event = 'migrated' ORDER BY i`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ i: number; timestamp: string; seen: number }>();
+    expect(rows.map((r) => new Date(`${r.timestamp.replace(' ', 'T')}Z`).toISOString())).toEqual(timestamps);
+    // Each event saw the person as left by the events sent before it, not by timestamp order.
+    expect(rows.map((r) => r.seen)).toEqual([0, 1, 2, 3]);
+    expect((await findPersonByDistinctId(db, 1, 'historian'))!.properties).toEqual({ last_sent: 3 });
+  });
+
+  it('dead-letters a message that fails a later step (ClickHouse rejects its row), writing its neighbours', async () => {
+    const good = (n: number) => message(`neighbour-${n}`, 'writer-poison');
+    const poison = JSON.parse(message('unwritable', 'writer-poison').value) as Record<string, unknown>;
+    poison['timestamp'] = '+010000-01-01T00:00:00.000Z'; // a valid JS date ClickHouse cannot store
+    await bus.send(topics.events, [good(1), { key: `${TOKEN}:writer-poison`, value: JSON.stringify(poison) }, good(2)]);
+    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event LIKE 'neighbour-%'")) === 2, { timeoutMs: 60_000 });
+    await waitFor(async () => (await count("SELECT count() AS c FROM dead_letters WHERE headers['x-step'] = 'write'")) === 1, { timeoutMs: 60_000 });
+    expect(await count("SELECT count() AS c FROM events WHERE event = 'unwritable'")).toBe(0);
   });
 
   it('the weekly job deletes the events of queued person deletions, once', async () => {
