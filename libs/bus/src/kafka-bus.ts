@@ -88,6 +88,8 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
         groupId,
         allowAutoTopicCreation: true,
         sessionTimeout: sessionTimeoutMs,
+        // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
+        rebalanceTimeout: Math.max(sessionTimeoutMs, 10_000),
         heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
         // Big fetches so the worker writes ClickHouse batches of thousands of rows (the
         // kafkajs default of 1 MB per partition gives ~1,500 events per batch).
