@@ -140,9 +140,7 @@ it('loses and duplicates nothing across repeated kill -9 of the worker under loa
       timeoutMs: 240_000,
       intervalMs: 1000,
     });
-    // Redeliveries really happened (rows were written more than once before merging) …
-    console.log(`rows before collapsing: ${await count('SELECT count() AS c FROM events')}, distinct events: ${acked.length}`);
-    // … yet the product query counts each acknowledged event exactly once.
+    // The product query counts each acknowledged event exactly once.
     const trend = await runTrendQuery(ch, 1, { events: [{ id: 'load', type: 'events', order: 0 }], date_from: '-1d' }, Date.now());
     expect(trend.result[0]!.count).toBe(acked.length);
     expect(await count('SELECT count() - uniqExact(uuid) AS c FROM events FINAL')).toBe(0);

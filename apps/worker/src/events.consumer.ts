@@ -99,16 +99,25 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   }
 
   async function process(batch: ConsumedBatch, messages: readonly ConsumedMessage[]): Promise<void> {
+    const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
+    let done = timer('prepare');
     const { prepared, deadLetters } = await prepare(messages);
+    done();
     if (prepared.length > 0) {
       const events = prepared.map((p) => p.event);
+      done = timer('persons');
       const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, events));
+      done();
+      done = timer('rows');
       const rows = events.map((event, i) => toEventRow(event, enrichments[i]!));
       // One token per batch content: an insert retried after its answer was lost is skipped.
       const deduplicationToken = createHash('sha1')
         .update(rows.map((r) => r.uuid).join(','))
         .digest('hex');
+      done();
+      done = timer('write');
       await runStep('write', isClickHouseOutage, () => Promise.all([writeCopies(deps.ch, copies), insertEvents(deps.ch, rows, { deduplicationToken })]));
+      done();
       for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
       deps.metrics.eventsWritten.inc({ topic: batch.topic }, rows.length);
     }
