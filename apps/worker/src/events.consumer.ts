@@ -3,7 +3,7 @@ import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } f
 import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { GroupTypeIndexes, writeCopies } from '@sightline/persons';
+import { GroupTypeIndexes, PersonlessDistinctIdCache, writeCopies } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isClickHouseOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { toEventRow } from './pipeline/event-row';
@@ -41,6 +41,7 @@ interface DeadLetter {
  */
 export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const groupTypes = new GroupTypeIndexes(deps.db);
+  const personlessCache = new PersonlessDistinctIdCache();
 
   async function prepare(messages: readonly ConsumedMessage[]) {
     const prepared: { message: ConsumedMessage; event: PreparedEvent }[] = [];
@@ -106,7 +107,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     if (prepared.length > 0) {
       const events = prepared.map((p) => p.event);
       done = timer('persons');
-      const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, events));
+      const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
       done();
       done = timer('rows');
       const rows = events.map((event, i) => toEventRow(event, enrichments[i]!));

@@ -58,6 +58,27 @@ export interface PersonBatchCopies {
 
 const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
 
+/**
+ * Distinct ids this process knows are recorded in personless_distinct_ids (rows are never
+ * removed), so repeated personless events of an id skip the lookup and the insert. Bounded:
+ * the oldest entries are forgotten first.
+ */
+export class PersonlessDistinctIdCache {
+  private readonly known = new Set<string>();
+  constructor(private readonly capacity = 200_000) {}
+
+  has(teamId: number, distinctId: string): boolean {
+    return this.known.has(entryKey(teamId, distinctId));
+  }
+
+  add(teamId: number, distinctId: string): void {
+    const key = entryKey(teamId, distinctId);
+    if (this.known.has(key)) return;
+    this.known.add(key);
+    if (this.known.size > this.capacity) this.known.delete(this.known.values().next().value!);
+  }
+}
+
 interface LoadedRow {
   distinct_id: string;
   distinct_id_version: string | number;
@@ -84,11 +105,15 @@ export class PersonBatch {
   private readonly personlessSeen = new Set<string>();
   private readonly personlessToRecord = new Map<string, { teamId: number; distinctId: string }>();
 
-  private constructor() {}
+  private constructor(private readonly personlessCache?: PersonlessDistinctIdCache) {}
 
   /** Loads (and, with `lock`, locks) the persons of the given distinct ids, per team. */
-  static async load(sql: Sql, distinctIdsByTeam: ReadonlyMap<number, Iterable<string>>, options: { lock: boolean }): Promise<PersonBatch> {
-    const batch = new PersonBatch();
+  static async load(
+    sql: Sql,
+    distinctIdsByTeam: ReadonlyMap<number, Iterable<string>>,
+    options: { lock: boolean; personlessCache?: PersonlessDistinctIdCache },
+  ): Promise<PersonBatch> {
+    const batch = new PersonBatch(options.personlessCache);
     for (const [teamId, ids] of distinctIdsByTeam) {
       const distinctIds = [...new Set(ids)];
       if (distinctIds.length === 0) continue;
@@ -121,7 +146,12 @@ export class PersonBatch {
         }
         batch.byDistinctId.set(entryKey(teamId, row.distinct_id), { person, version: Number(row.distinct_id_version) });
       }
-      const missing = distinctIds.filter((id) => !batch.byDistinctId.has(entryKey(teamId, id)));
+      const missing = distinctIds.filter((id) => {
+        if (batch.byDistinctId.has(entryKey(teamId, id))) return false;
+        if (!options.personlessCache?.has(teamId, id)) return true;
+        batch.personlessSeen.add(entryKey(teamId, id));
+        return false;
+      });
       if (missing.length > 0) {
         const seen = await sql.query<{ distinct_id: string }>(
           'SELECT distinct_id FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
@@ -253,6 +283,7 @@ export class PersonBatch {
          SELECT * FROM unnest($1::int[], $2::text[]) ON CONFLICT DO NOTHING`,
         [rows.map((r) => r.teamId), rows.map((r) => r.distinctId)],
       );
+      for (const r of rows) this.personlessCache?.add(r.teamId, r.distinctId);
     }
     return this.copies(movedDistinctIds);
   }

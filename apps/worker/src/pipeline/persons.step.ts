@@ -8,8 +8,9 @@ import {
   type GroupTypeIndexes,
   type MergeKind,
   type PersonBatchCopies,
+  type PersonlessDistinctIdCache,
 } from '@sightline/persons';
-import type { MetadataStore } from '@sightline/postgres';
+import type { MetadataStore, Sql } from '@sightline/postgres';
 import type { PreparedEvent } from './normalize.step';
 
 /** What person and group processing adds to an event row. */
@@ -93,7 +94,12 @@ async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTyp
  * write the changes back with a few bulk statements. Events of one distinct id are thus
  * applied strictly in order while the database work of all keys is shared.
  */
-export async function personsStep(db: MetadataStore, groupTypes: GroupTypeIndexes, events: readonly PreparedEvent[]): Promise<PersonsStepResult> {
+export async function personsStep(
+  db: MetadataStore,
+  groupTypes: GroupTypeIndexes,
+  personlessCache: PersonlessDistinctIdCache,
+  events: readonly PreparedEvent[],
+): Promise<PersonsStepResult> {
   const plans = await planGroups(events, groupTypes);
   const distinctIdsByTeam = new Map<number, Set<string>>();
   for (const event of events) {
@@ -104,10 +110,13 @@ export async function personsStep(db: MetadataStore, groupTypes: GroupTypeIndexe
     if (merge) ids.add(merge.into).add(merge.other);
   }
   const groupRefs = plans.flatMap((p) => (p.identify ? [...p.attached, p.identify] : p.attached));
+  // A batch of personless events without $groupidentify only reads persons: no transaction, no locks.
+  const writes = events.some((e) => e.processPerson) || plans.some((p) => p.identify !== null);
+  const inTransaction = <T>(fn: (sql: Sql) => Promise<T>) => (writes ? db.transaction(fn) : fn(db));
 
-  return db.transaction(async (tx) => {
-    const persons = await PersonBatch.load(tx, distinctIdsByTeam, { lock: true });
-    const groups = await GroupBatch.load(tx, groupRefs, { lock: true });
+  return inTransaction(async (tx) => {
+    const persons = await PersonBatch.load(tx, distinctIdsByTeam, { lock: writes, personlessCache });
+    const groups = await GroupBatch.load(tx, groupRefs, { lock: writes });
     const warnings: string[] = [];
     const enrichments = events.map((event, i): Enrichment => {
       const plan = plans[i]!;
