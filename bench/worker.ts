@@ -85,6 +85,20 @@ function rawRows(messages: { value: string }[]): EventRow[] {
   });
 }
 
+/**
+ * The raw baseline retries like the worker does: a keep-alive socket the server already
+ * closed fails once with EPIPE/ECONNRESET (the worker counts that as an outage and retries).
+ */
+async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+  try {
+    await insertEvents(ch, rows);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'EPIPE' && code !== 'ECONNRESET') throw error;
+    await insertEvents(ch, rows);
+  }
+}
+
 async function freshClickHouse(url: string, name: string): Promise<ClickHouseClient> {
   const root = createAnalyticsStore({ url, user: 'default', password: '', database: 'default' });
   await root.command({ query: `CREATE DATABASE IF NOT EXISTS ${name}` });
@@ -117,7 +131,7 @@ async function main() {
         const rawCh = await freshClickHouse(clickhouseUrl, `bench_raw_${scenario}_${run}`);
         const rows = rawRows(messages);
         const t = performance.now();
-        for (let i = 0; i < rows.length; i += WORKER_BATCH) await insertEvents(rawCh, rows.slice(i, i + WORKER_BATCH));
+        for (let i = 0; i < rows.length; i += WORKER_BATCH) await insertRetryingStaleSocket(rawCh, rows.slice(i, i + WORKER_BATCH));
         const rawRate = rows.length / ((performance.now() - t) / 1000);
         results.raw.push(rawRate);
 

@@ -1,21 +1,12 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type EventBus } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { normalizeEvent } from '@sightline/ingestion';
+import { createAnalyticsStore, type ClickHouseClient } from '@sightline/clickhouse';
 import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
-import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import {
-  createTestClickHouseDatabase,
-  createTestPostgresDatabase,
-  testServices,
-  uniqueName,
-  waitFor,
-  type TestClickHouseDatabase,
-  type TestPostgresDatabase,
-} from '@sightline/testkit';
+import type { MetadataStore } from '@sightline/postgres';
+import { testServices, uniqueName, waitFor } from '@sightline/testkit';
+import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
 import { startOutageProxy, type OutageProxy } from './testing/outage-proxy';
 import { createWorker, type Worker } from './worker';
 
@@ -26,8 +17,7 @@ import { createWorker, type Worker } from './worker';
 const TOKEN = 'phc_outage_test_key';
 
 describe('worker during a dependency outage (Kafka mock, PostgreSQL, ClickHouse)', () => {
-  let pgDb: TestPostgresDatabase;
-  let chDb: TestClickHouseDatabase;
+  let stores: WorkerTestStores;
   let chProxy: OutageProxy;
   let pgProxy: OutageProxy;
   let db: MetadataStore;
@@ -41,14 +31,7 @@ describe('worker during a dependency outage (Kafka mock, PostgreSQL, ClickHouse)
   const admin = kafka.admin();
 
   const events = (name: string, n: number) =>
-    Array.from({ length: n }, (_, i) => {
-      const r = normalizeEvent(
-        { event: name, distinct_id: `user-${i % 20}`, properties: { $set: { last: name } } },
-        { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: false },
-      );
-      if (!r.ok) throw new Error(r.reason);
-      return { key: r.key, value: JSON.stringify(r.message) };
-    });
+    Array.from({ length: n }, (_, i) => busMessage({ event: name, distinct_id: `user-${i % 20}`, properties: { $set: { last: name } } }, { token: TOKEN }));
   const count = async (sql: string) => Number((await (await direct.query({ query: sql, format: 'JSONEachRow' })).json<{ c: string }>())[0]!.c);
   const committed = async () => {
     const [topic] = await admin.fetchOffsets({ groupId: `${topics.events}-writer`, topics: [topics.events] });
@@ -60,19 +43,17 @@ describe('worker during a dependency outage (Kafka mock, PostgreSQL, ClickHouse)
   const outageBatches = async () => (await metrics.consumerBatches.get()).values.filter((v) => v.labels.result === 'outage').reduce((a, v) => a + v.value, 0);
 
   beforeAll(async () => {
-    pgDb = await createTestPostgresDatabase('outage');
-    chDb = await createTestClickHouseDatabase('outage');
-    const chUrl = new URL(chDb.url);
-    const pgUrl = new URL(pgDb.url);
-    chProxy = await startOutageProxy({ host: chUrl.hostname, port: Number(chUrl.port) });
-    pgProxy = await startOutageProxy({ host: pgUrl.hostname, port: Number(pgUrl.port) });
-    pgUrl.host = `127.0.0.1:${pgProxy.port}`;
-    db = await createMetadataStore({ url: pgUrl.toString() });
-    await migratePostgres(db);
-    await bootstrapInstance(db, { projectApiKey: TOKEN });
-    ch = createAnalyticsStore({ url: `http://127.0.0.1:${chProxy.port}`, user: 'default', password: '', database: chDb.database });
-    direct = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-    await migrateClickHouse(ch);
+    // Ports of the shared test services, known before the relays exist.
+    const services = new URL(testServices().clickhouseUrl);
+    chProxy = await startOutageProxy({ host: services.hostname, port: Number(services.port) });
+    const pgAdmin = new URL(testServices().postgresAdminUrl);
+    pgProxy = await startOutageProxy({ host: pgAdmin.hostname, port: Number(pgAdmin.port) });
+    stores = await createWorkerTestStores('outage', TOKEN, {
+      postgresUrl: (real) => Object.assign(real, { host: `127.0.0.1:${pgProxy.port}` }).toString(),
+      clickhouseUrl: () => `http://127.0.0.1:${chProxy.port}`,
+    });
+    ({ db, ch } = stores);
+    direct = createAnalyticsStore({ url: stores.clickhouseUrl, user: 'default', password: '', database: stores.clickhouseDatabase });
     await admin.connect();
     bus = createKafkaBus({ brokers: testServices().kafkaBrokers, clientId: uniqueName('outage') }, silentLogger());
     metrics = createMetrics();
@@ -86,13 +67,10 @@ describe('worker during a dependency outage (Kafka mock, PostgreSQL, ClickHouse)
     await worker.stop();
     await bus.close();
     await admin.disconnect();
-    await ch.close();
     await direct.close();
-    await db.close();
+    await stores.close();
     await chProxy.close();
     await pgProxy.close();
-    await chDb.drop();
-    await pgDb.drop();
   });
 
   it.each([

@@ -1,12 +1,11 @@
-import { bootstrapInstance } from '@sightline/accounts';
 import { createInProcessBus, topicNames, type BatchHandler, type ConsumedMessage } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { normalizeEvent, personUuidFor, type RawEvent } from '@sightline/ingestion';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { personUuidFor, type RawEvent } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { findGroup, findPersonByDistinctId, listGroupTypes, readDistinctIdCopy, readPersonCopy } from '@sightline/persons';
-import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import type { MetadataStore } from '@sightline/postgres';
+import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
 import { createEventsConsumer } from './events.consumer';
 
 /**
@@ -19,8 +18,7 @@ const TOKEN = 'phc_persons_test_key';
 const TEAM = 1;
 
 describe.each(['one event per batch', 'one batch'] as const)('person processing (%s)', (mode) => {
-  let pgDb: TestPostgresDatabase;
-  let chDb: TestClickHouseDatabase;
+  let stores: WorkerTestStores;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let handler: BatchHandler;
@@ -29,13 +27,8 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   let prefix = 0;
 
   beforeAll(async () => {
-    pgDb = await createTestPostgresDatabase('persons');
-    chDb = await createTestClickHouseDatabase('persons');
-    db = await createMetadataStore({ url: pgDb.url });
-    await migratePostgres(db);
-    await bootstrapInstance(db, { projectApiKey: TOKEN });
-    ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-    await migrateClickHouse(ch);
+    stores = await createWorkerTestStores('persons', TOKEN);
+    ({ db, ch } = stores);
     metrics = createMetrics();
     handler = createEventsConsumer({
       ch,
@@ -48,10 +41,7 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
     });
   });
   afterAll(async () => {
-    await ch.close();
-    await db.close();
-    await chDb.drop();
-    await pgDb.drop();
+    await stores.close();
   });
 
   /** Distinct ids unique to one test, so the cases do not share persons. */
@@ -62,9 +52,8 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   });
 
   const message = (raw: RawEvent, nowMs: number): ConsumedMessage => {
-    const r = normalizeEvent(raw, { token: TOKEN, teamId: TEAM, nowMs, sentAt: null, ip: null, historicalMigration: false });
-    if (!r.ok) throw new Error(r.reason);
-    return { key: r.key, value: Buffer.from(JSON.stringify(r.message)), headers: {}, offset: String(offset++) };
+    const { key, value } = busMessage(raw, { token: TOKEN, teamId: TEAM, nowMs });
+    return { key, value: Buffer.from(value), headers: {}, offset: String(offset++) };
   };
   let clock = Date.parse('2026-01-01T00:00:00Z');
   async function ingest(...events: RawEvent[]) {

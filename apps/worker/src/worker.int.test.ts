@@ -1,53 +1,33 @@
-import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type EventBus } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { personUuidFor } from '@sightline/ingestion';
 import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { findPersonByDistinctId, readPersonCopy } from '@sightline/persons';
-import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import {
-  createTestClickHouseDatabase,
-  createTestPostgresDatabase,
-  testServices,
-  uniqueName,
-  waitFor,
-  type TestClickHouseDatabase,
-  type TestPostgresDatabase,
-} from '@sightline/testkit';
+import type { MetadataStore } from '@sightline/postgres';
+import { testServices, uniqueName, waitFor } from '@sightline/testkit';
+import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
 import { runPersonEventsDeletion } from './jobs/person-events-deletion.job';
 import { createWorker, type Worker } from './worker';
 
 const TOKEN = 'phc_worker_test_key';
 
 describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
-  let pgDb: TestPostgresDatabase;
-  let chDb: TestClickHouseDatabase;
+  let stores: WorkerTestStores;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let bus: EventBus;
   let worker: Worker;
   const topics = topicNames(`${uniqueName('w')}.`);
 
-  const message = (event: string, distinctId: string, teamId: number | null = 1, token = TOKEN) => {
-    const r = normalizeEvent(
-      { event, distinct_id: distinctId, properties: { n: 1 } },
-      { token, teamId, nowMs: Date.now(), sentAt: null, ip: '10.0.0.1', historicalMigration: false },
-    );
-    if (!r.ok) throw new Error(r.reason);
-    return { key: r.key, value: JSON.stringify(r.message) };
-  };
+  const message = (event: string, distinctId: string, teamId: number | null = 1, token = TOKEN) =>
+    busMessage({ event, distinct_id: distinctId, properties: { n: 1 } }, { token, teamId, ip: '10.0.0.1' });
   const count = async (sql: string) => Number((await (await ch.query({ query: sql, format: 'JSONEachRow' })).json<{ c: string }>())[0]!.c);
 
   beforeAll(async () => {
-    pgDb = await createTestPostgresDatabase('worker');
-    chDb = await createTestClickHouseDatabase('worker');
-    db = await createMetadataStore({ url: pgDb.url });
-    await migratePostgres(db);
-    await bootstrapInstance(db, { projectApiKey: TOKEN });
-    ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-    await migrateClickHouse(ch);
+    stores = await createWorkerTestStores('worker', TOKEN);
+    ({ db, ch } = stores);
     bus = createKafkaBus({ brokers: testServices().kafkaBrokers, clientId: uniqueName('worker') }, silentLogger());
     const scheduler = createJobScheduler({ redisUrl: testServices().redisUrl, prefix: uniqueName('jobs') }, silentLogger());
     worker = createWorker({ bus, topics, ch, db, scheduler, logger: silentLogger(), metrics: createMetrics() });
@@ -56,10 +36,7 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   afterAll(async () => {
     await worker.stop();
     await bus.close();
-    await ch.close();
-    await db.close();
-    await chDb.drop();
-    await pgDb.drop();
+    await stores.close();
   });
 
   it('writes events with their deterministic person id, resolving the team when the gateway could not', async () => {
@@ -98,26 +75,18 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   });
 
   it('consumes the historical topic in its own group, keeping timestamps', async () => {
-    const r = normalizeEvent(
-      { event: 'old', distinct_id: 'h', timestamp: '2021-05-01T12:00:00Z' },
-      { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: true },
-    );
-    if (!r.ok) throw new Error(r.reason);
-    await bus.send(topics.eventsHistorical, [{ key: r.key, value: JSON.stringify(r.message) }]);
+    await bus.send(topics.eventsHistorical, [
+      busMessage({ event: 'old', distinct_id: 'h', timestamp: '2021-05-01T12:00:00Z' }, { token: TOKEN, historicalMigration: true }),
+    ]);
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'old' AND toDate(timestamp) = '2021-05-01'")) === 1, {
       timeoutMs: 60_000,
     });
   });
 
   it('1,000 sequential $set of one distinct id end with the last value', async () => {
-    const updates = Array.from({ length: 1000 }, (_, i) => {
-      const r = normalizeEvent(
-        { event: '$set', distinct_id: 'setter', properties: { $set: { n: i } } },
-        { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: false },
-      );
-      if (!r.ok) throw new Error(r.reason);
-      return { key: r.key, value: JSON.stringify(r.message) };
-    });
+    const updates = Array.from({ length: 1000 }, (_, i) =>
+      busMessage({ event: '$set', distinct_id: 'setter', properties: { $set: { n: i } } }, { token: TOKEN }),
+    );
     for (let i = 0; i < updates.length; i += 250) await bus.send(topics.events, updates.slice(i, i + 250));
     await waitFor(async () => (await count("SELECT count() AS c FROM events FINAL WHERE distinct_id = 'setter'")) === 1000, { timeoutMs: 60_000 });
     const person = await findPersonByDistinctId(db, 1, 'setter');
@@ -127,14 +96,12 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
 
   it('processes historical events in send order, whatever their timestamps, and keeps the timestamps', async () => {
     const timestamps = ['2021-03-05T10:00:00.000Z', '2021-01-01T00:00:00.000Z', '2021-06-30T23:59:59.000Z', '2020-12-31T12:00:00.000Z'];
-    const messages = timestamps.map((timestamp, i) => {
-      const r = normalizeEvent(
+    const messages = timestamps.map((timestamp, i) =>
+      busMessage(
         { event: 'migrated', distinct_id: 'historian', timestamp, properties: { $set: { last_sent: i }, i } },
-        { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: true },
-      );
-      if (!r.ok) throw new Error(r.reason);
-      return { key: r.key, value: JSON.stringify(r.message) };
-    });
+        { token: TOKEN, historicalMigration: true },
+      ),
+    );
     await bus.send(topics.eventsHistorical, messages);
     await waitFor(async () => (await count("SELECT count() AS c FROM events FINAL WHERE event = 'migrated'")) === 4, { timeoutMs: 60_000 });
     const rows = await (
