@@ -38,6 +38,7 @@ const TOKEN = 'phc_bench_worker_key';
 const logger = createLogger({ service: 'bench-worker', level: 'warn' });
 const PRODUCE_CHUNK = Number(process.env.BENCH_PRODUCE_CHUNK ?? 20_000);
 const TOPIC_SLICE = 20_000;
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
 
 type Scenario = 'personless' | 'persons';
 
@@ -124,7 +125,7 @@ async function main() {
 
   try {
     for (let run = 0; run < RUNS; run++) {
-      for (const scenario of ['personless', 'persons'] as const) {
+      for (const scenario of SCENARIOS) {
         const messages = buildMessages(scenario, run);
 
         // Raw baseline: the same rows straight into ClickHouse.
@@ -212,7 +213,7 @@ async function main() {
   const raw = median(results.raw);
   console.log('\nmedians');
   console.log(`raw ClickHouse insert      ${fmt(raw)} rows/s`);
-  for (const scenario of ['personless', 'persons'] as const) {
+  for (const scenario of SCENARIOS) {
     const m = median(results[scenario]);
     const total = Object.values(steps[scenario]).reduce((a, b) => a + b, 0);
     const breakdown = Object.entries(steps[scenario])
