@@ -23,38 +23,47 @@ export interface EventsConsumerDeps {
   logger: Logger;
 }
 
-interface DeadLetter {
+/** A message with the batch (topic, partition) it came in. */
+interface Entry {
+  batch: ConsumedBatch;
   message: ConsumedMessage;
+}
+
+interface DeadLetter extends Entry {
   step: string;
   error: string;
 }
 
 /**
- * The events pipeline for one consumed batch (one partition, in offset order):
- * per message parse → team → normalize (each ok / drop / dead-letter), then for the batch
- * persons & groups (one Postgres transaction), then one ClickHouse insert of the rows and
- * the person/group copies, then the dead letters. Resolving lets the bus commit the batch.
+ * The events pipeline (see the step files in ./pipeline): per message parse → team →
+ * normalize (each ok / drop / dead-letter), then for the whole run persons & groups (one
+ * Postgres transaction), one ClickHouse insert of the rows plus the person/group copies,
+ * then the dead letters. Resolving lets the bus commit the batches of the run.
  *
- * A dependency outage rejects the batch: the bus retries it with backoff and commits
- * nothing. Any other batch failure means some message can never succeed; the batch is
- * then replayed one message at a time and the failing ones are dead-lettered.
+ * A dependency outage rejects the run: the bus retries it with backoff and commits
+ * nothing. Any other failure means some message can never succeed; the run is then
+ * replayed one message at a time and the failing ones are dead-lettered.
+ *
+ * Batches of different partitions that arrive while a run is in progress are taken
+ * together by the next run (each partition still has at most one batch in hand, so its
+ * order holds): fewer, larger inserts and transactions than one run per partition.
  */
 export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const groupTypes = new GroupTypeIndexes(deps.db);
   const personlessCache = new PersonlessDistinctIdCache();
 
-  async function prepare(messages: readonly ConsumedMessage[]) {
-    const prepared: { message: ConsumedMessage; event: PreparedEvent }[] = [];
+  async function prepare(entries: readonly Entry[]) {
+    const prepared: (Entry & { event: PreparedEvent })[] = [];
     const deadLetters: DeadLetter[] = [];
     const teams = new Map<string, number | null>();
-    const settle = <T>(message: ConsumedMessage, step: string, result: StepResult<T>): T | undefined => {
+    const settle = <T>(entry: Entry, step: string, result: StepResult<T>): T | undefined => {
       if (result.kind === 'ok') return result.value;
       if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
-      else deadLetters.push({ message, step, error: result.error });
+      else deadLetters.push({ ...entry, step, error: result.error });
       return undefined;
     };
-    for (const message of messages) {
-      const ingest = settle(message, 'parse', parseStep(message.value));
+    for (const entry of entries) {
+      const ingest = settle(entry, 'parse', parseStep(entry.message.value));
       if (!ingest) continue;
       let teamId = ingest.team_id;
       if (typeof teamId !== 'number') {
@@ -68,18 +77,18 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         deps.metrics.eventsDropped.inc({ reason: 'unknown_project' });
         continue;
       }
-      const event = settle(message, 'normalize', normalizeStep(ingest, teamId));
-      if (event) prepared.push({ message, event });
+      const event = settle(entry, 'normalize', normalizeStep(ingest, teamId));
+      if (event) prepared.push({ ...entry, event });
     }
     return { prepared, deadLetters };
   }
 
-  async function sendDeadLetters(batch: ConsumedBatch, letters: readonly DeadLetter[]): Promise<void> {
+  async function sendDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
     if (letters.length === 0) return;
     await runStep('dead-letter', alwaysAnOutage, () =>
       deps.bus.send(
         deps.topics.deadLetter,
-        letters.map(({ message, step, error }) => ({
+        letters.map(({ batch, message, step, error }) => ({
           key: message.key ?? '',
           value: message.value,
           headers: {
@@ -96,13 +105,16 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     );
     for (const letter of letters) deps.metrics.deadLetters.inc({ step: letter.step });
     deps.metrics.eventsDropped.inc({ reason: 'dead_letter' }, letters.length);
-    deps.logger.warn({ topic: batch.topic, partition: batch.partition, count: letters.length, steps: letters.map((l) => l.step) }, 'messages dead-lettered');
+    deps.logger.warn(
+      { count: letters.length, at: letters.map((l) => `${l.batch.topic}/${l.batch.partition}@${l.message.offset} (${l.step})`) },
+      'messages dead-lettered',
+    );
   }
 
-  async function process(batch: ConsumedBatch, messages: readonly ConsumedMessage[]): Promise<void> {
+  async function process(entries: readonly Entry[]): Promise<void> {
     const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
     let done = timer('prepare');
-    const { prepared, deadLetters } = await prepare(messages);
+    const { prepared, deadLetters } = await prepare(entries);
     done();
     if (prepared.length > 0) {
       const events = prepared.map((p) => p.event);
@@ -120,31 +132,68 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       await runStep('write', isClickHouseOutage, () => Promise.all([writeCopies(deps.ch, copies), insertEvents(deps.ch, rows, { deduplicationToken })]));
       done();
       for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
-      deps.metrics.eventsWritten.inc({ topic: batch.topic }, rows.length);
+      const writtenPerTopic = new Map<string, number>();
+      for (const p of prepared) writtenPerTopic.set(p.batch.topic, (writtenPerTopic.get(p.batch.topic) ?? 0) + 1);
+      for (const [topic, n] of writtenPerTopic) deps.metrics.eventsWritten.inc({ topic }, n);
     }
-    await sendDeadLetters(batch, deadLetters);
+    await sendDeadLetters(deadLetters);
   }
 
-  return async (batch) => {
+  async function run(batches: readonly ConsumedBatch[]): Promise<void> {
+    const entries = batches.flatMap((batch) => batch.messages.map((message) => ({ batch, message })));
+    const count = (result: string) => {
+      for (const batch of batches) deps.metrics.consumerBatches.inc({ topic: batch.topic, result });
+    };
     try {
-      await process(batch, batch.messages);
-      deps.metrics.consumerBatches.inc({ topic: batch.topic, result: 'ok' });
+      await process(entries);
+      count('ok');
     } catch (error) {
       if (error instanceof StepError && error.outage) {
-        deps.metrics.consumerBatches.inc({ topic: batch.topic, result: 'outage' });
+        count('outage');
         throw error;
       }
-      deps.logger.warn({ err: error, topic: batch.topic, partition: batch.partition }, 'batch failed on its data; replaying it message by message');
-      for (const message of batch.messages) {
+      deps.logger.warn({ err: error }, 'batch failed on its data; replaying it message by message');
+      for (const entry of entries) {
         try {
-          await process(batch, [message]);
+          await process([entry]);
         } catch (single) {
           if (single instanceof StepError && single.outage) throw single;
           const step = single instanceof StepError ? single.step : 'unknown';
-          await sendDeadLetters(batch, [{ message, step, error: single instanceof Error ? single.message : String(single) }]);
+          await sendDeadLetters([{ ...entry, step, error: single instanceof Error ? single.message : String(single) }]);
         }
       }
-      deps.metrics.consumerBatches.inc({ topic: batch.topic, result: 'isolated' });
+      count('isolated');
     }
+  }
+
+  return coalesceConcurrentBatches(run);
+}
+
+/**
+ * A batch handler that runs at most one `run` at a time: the first batch starts at once,
+ * batches arriving meanwhile wait and go together into the next run. Each caller learns
+ * the outcome of the run its batch was in.
+ */
+export function coalesceConcurrentBatches(run: (batches: readonly ConsumedBatch[]) => Promise<void>): BatchHandler {
+  let waiting: { batch: ConsumedBatch; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    while (waiting.length > 0) {
+      const taken = waiting;
+      waiting = [];
+      try {
+        await run(taken.map((t) => t.batch));
+        for (const t of taken) t.resolve();
+      } catch (error) {
+        for (const t of taken) t.reject(error);
+      }
+    }
+    running = false;
   };
+  return (batch) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ batch, resolve, reject });
+      if (!running) void drain();
+    });
 }

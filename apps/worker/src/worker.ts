@@ -47,7 +47,8 @@ export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: { name: string; sub: Subscription }[] = [];
   let started = false;
   const resolveTeam = createProjectTokenCache(deps.db);
-  const handler = createEventsConsumer({ ...deps, resolveTeam });
+  // One pipeline per topic: live and historical batches never share a run.
+  const eventsConsumer = () => createEventsConsumer({ ...deps, resolveTeam });
   const { batchSize, sessionTimeoutMs } = deps.consumer ?? {};
 
   return {
@@ -57,8 +58,8 @@ export function createWorker(deps: WorkerDeps): Worker {
       // partitions are handled one at a time (strictly in order, and at most one of the
       // worker's partition slots), live ones four at a time. The groups join in parallel.
       const consumers: { name: string; topic: string; handler: BatchHandler; concurrency: number }[] = [
-        { name: 'events', topic: topics.events, handler, concurrency: 4 },
-        { name: 'events-historical', topic: topics.eventsHistorical, handler, concurrency: 1 },
+        { name: 'events', topic: topics.events, handler: eventsConsumer(), concurrency: 4 },
+        { name: 'events-historical', topic: topics.eventsHistorical, handler: eventsConsumer(), concurrency: 1 },
         { name: 'dead-letters', topic: topics.deadLetter, handler: createDeadLettersConsumer(deps.ch), concurrency: 1 },
       ];
       subscriptions.push(
