@@ -44,7 +44,7 @@ interface DeadLetter extends Entry {
  * nothing. Any other failure means some message can never succeed; the run is then
  * split until the failing messages are found, and only they are dead-lettered.
  *
- * Batches of different partitions that arrive while a run is in progress are taken
+ * Batches of different partitions that arrive while runs are in progress are taken
  * together by the next run (each partition still has at most one batch in hand, so its
  * order holds): fewer, larger inserts and transactions than one run per partition.
  */
@@ -180,15 +180,17 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
 }
 
 /**
- * A batch handler that runs at most one `run` at a time: the first batch starts at once,
- * batches arriving meanwhile wait and go together into the next run. Each caller learns
- * the outcome of the run its batch was in.
+ * A batch handler that runs at most `concurrency` runs at a time: a batch starts a run at
+ * once when a slot is free; batches arriving while all slots are busy wait and go together
+ * into the next run. Two slots let one run write to ClickHouse while the next one is in
+ * PostgreSQL. Each partition has at most one batch in hand, so concurrent runs never hold
+ * the same partition and per-key order holds. Each caller learns the outcome of its run.
  */
-export function coalesceConcurrentBatches(run: (batches: readonly ConsumedBatch[]) => Promise<void>): BatchHandler {
+export function coalesceConcurrentBatches(run: (batches: readonly ConsumedBatch[]) => Promise<void>, concurrency = 2): BatchHandler {
   let waiting: { batch: ConsumedBatch; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  let running = false;
+  let running = 0;
   const drain = async () => {
-    running = true;
+    running++;
     while (waiting.length > 0) {
       const taken = waiting;
       waiting = [];
@@ -199,11 +201,11 @@ export function coalesceConcurrentBatches(run: (batches: readonly ConsumedBatch[
         for (const t of taken) t.reject(error);
       }
     }
-    running = false;
+    running--;
   };
   return (batch) =>
     new Promise<void>((resolve, reject) => {
       waiting.push({ batch, resolve, reject });
-      if (!running) void drain();
+      if (running < concurrency) void drain();
     });
 }
