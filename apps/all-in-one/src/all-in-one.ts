@@ -11,7 +11,7 @@ import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { createWorker, type Worker } from '@sightline/worker';
+import { createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
 
 export interface AllInOneDeps {
   db: MetadataStore;
@@ -22,6 +22,7 @@ export interface AllInOneDeps {
   logger: Logger;
   metrics: Metrics;
   sendTimeoutMs: number;
+  consumer?: WorkerConsumerOptions;
   readiness: HealthCheck[];
   isShuttingDown: () => boolean;
   now?: () => number;

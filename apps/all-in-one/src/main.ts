@@ -49,6 +49,7 @@ async function main() {
     logger,
     metrics,
     sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
+    consumer: { batchSize: config.WORKER_BATCH_SIZE, sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS },
     readiness: [
       { name: 'postgres', check: () => assertPostgresMigrated(db) },
       { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },

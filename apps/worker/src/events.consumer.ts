@@ -1,11 +1,20 @@
-import type { BatchHandler, EventBus, Topics } from '@sightline/bus';
-import { insertEvents, type ClickHouseClient, type EventRow } from '@sightline/clickhouse';
+import { createHash } from 'node:crypto';
+import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } from '@sightline/bus';
+import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { InvalidMessageError, parseIngestMessage, toEventRow } from './event-row';
+import { GroupTypeIndexes, PersonlessDistinctIdCache, writeCopies } from '@sightline/persons';
+import type { MetadataStore } from '@sightline/postgres';
+import { alwaysAnOutage, isClickHouseOutage, isPostgresOutage } from './pipeline/dependency-errors';
+import { toEventRow } from './pipeline/event-row';
+import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
+import { parseStep } from './pipeline/parse.step';
+import { personsStep } from './pipeline/persons.step';
+import { runStep, StepError, type StepResult } from './pipeline/step-result';
 
 export interface EventsConsumerDeps {
   ch: ClickHouseClient;
+  db: MetadataStore;
   bus: EventBus;
   topics: Topics;
   /** Project id for a token; null when no such project exists. Throws when the store is down. */
@@ -14,32 +23,72 @@ export interface EventsConsumerDeps {
   logger: Logger;
 }
 
+/** A message with the batch (topic, partition) it came in. */
+interface Entry {
+  batch: ConsumedBatch;
+  message: ConsumedMessage;
+}
+
+interface DeadLetter extends Entry {
+  step: string;
+  error: string;
+}
+
 /**
- * Turns a batch of bus messages into one ClickHouse insert. Each message ends as a row,
- * a counted drop (unknown project) or a dead letter (can never be parsed); a dependency
- * failure rejects the whole batch, so the bus retries it and commits nothing.
+ * The events pipeline (see the step files in ./pipeline): per message parse → team →
+ * normalize (each ok / drop / dead-letter), then for the whole run persons & groups (one
+ * Postgres transaction), one ClickHouse insert of the rows plus the person/group copies,
+ * then the dead letters. Resolving lets the bus commit the batches of the run.
+ *
+ * A dependency outage rejects the run: the bus retries it with backoff and commits
+ * nothing. Any other failure means some message can never succeed; the run is then
+ * split until the failing messages are found, and only they are dead-lettered.
+ *
+ * Batches of different partitions that arrive while runs are in progress are taken
+ * together by the next run (each partition still has at most one batch in hand, so its
+ * order holds): fewer, larger inserts and transactions than one run per partition.
  */
 export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
-  return async (batch) => {
-    const rows: EventRow[] = [];
-    const deadLetters: { key: string; value: Buffer; headers: Record<string, string> }[] = [];
+  const groupTypes = new GroupTypeIndexes(deps.db);
+  const personlessCache = new PersonlessDistinctIdCache();
+
+  async function prepare(entries: readonly Entry[]) {
+    const prepared: (Entry & { event: PreparedEvent })[] = [];
+    const deadLetters: DeadLetter[] = [];
     const teams = new Map<string, number | null>();
-    for (const message of batch.messages) {
-      try {
-        const ingest = parseIngestMessage(message.value);
-        let teamId = ingest.team_id;
-        if (typeof teamId !== 'number') {
-          if (!teams.has(ingest.token)) teams.set(ingest.token, await deps.resolveTeam(ingest.token));
-          teamId = teams.get(ingest.token) ?? null;
+    const settle = <T>(entry: Entry, step: string, result: StepResult<T>): T | undefined => {
+      if (result.kind === 'ok') return result.value;
+      if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
+      else deadLetters.push({ ...entry, step, error: result.error });
+      return undefined;
+    };
+    for (const entry of entries) {
+      const ingest = settle(entry, 'parse', parseStep(entry.message.value));
+      if (!ingest) continue;
+      let teamId = ingest.team_id;
+      if (typeof teamId !== 'number') {
+        if (!teams.has(ingest.token)) {
+          const resolved = await runStep('team', alwaysAnOutage, () => deps.resolveTeam(ingest.token));
+          teams.set(ingest.token, resolved);
         }
-        if (teamId === null) {
-          deps.metrics.eventsDropped.inc({ reason: 'unknown_project' });
-          continue;
-        }
-        rows.push(toEventRow(ingest, teamId));
-      } catch (error) {
-        if (!(error instanceof InvalidMessageError)) throw error;
-        deadLetters.push({
+        teamId = teams.get(ingest.token) ?? null;
+      }
+      if (teamId === null) {
+        deps.metrics.eventsDropped.inc({ reason: 'unknown_project' });
+        continue;
+      }
+      const event = settle(entry, 'normalize', normalizeStep(ingest, teamId));
+      if (event) prepared.push({ ...entry, event });
+    }
+    return { prepared, deadLetters };
+  }
+
+  async function sendDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    await runStep('dead-letter', alwaysAnOutage, () =>
+      deps.bus.send(
+        deps.topics.deadLetter,
+        letters.map(({ batch, message, step, error }) => ({
           key: message.key ?? '',
           value: message.value,
           headers: {
@@ -47,20 +96,116 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
             'x-original-topic': batch.topic,
             'x-original-partition': String(batch.partition),
             'x-original-offset': message.offset,
-            'x-error': error.message.slice(0, 500),
-            'x-step': 'parse',
+            'x-error': error.slice(0, 500),
+            'x-step': step,
             'x-first-seen-at': new Date().toISOString(),
           },
-        });
+        })),
+      ),
+    );
+    for (const letter of letters) deps.metrics.deadLetters.inc({ step: letter.step });
+    deps.metrics.eventsDropped.inc({ reason: 'dead_letter' }, letters.length);
+    deps.logger.warn(
+      { count: letters.length, at: letters.map((l) => `${l.batch.topic}/${l.batch.partition}@${l.message.offset} (${l.step})`) },
+      'messages dead-lettered',
+    );
+  }
+
+  async function process(entries: readonly Entry[]): Promise<void> {
+    const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
+    let done = timer('prepare');
+    const { prepared, deadLetters } = await prepare(entries);
+    done();
+    if (prepared.length > 0) {
+      const events = prepared.map((p) => p.event);
+      done = timer('persons');
+      const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
+      done();
+      done = timer('rows');
+      const rows = events.map((event, i) => toEventRow(event, enrichments[i]!));
+      // One token per batch content: an insert retried after its answer was lost is skipped.
+      const deduplicationToken = createHash('sha1')
+        .update(rows.map((r) => r.uuid).join(','))
+        .digest('hex');
+      done();
+      done = timer('write');
+      await runStep('write', isClickHouseOutage, () => Promise.all([writeCopies(deps.ch, copies), insertEvents(deps.ch, rows, { deduplicationToken })]));
+      done();
+      for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
+      const writtenPerTopic = new Map<string, number>();
+      for (const p of prepared) writtenPerTopic.set(p.batch.topic, (writtenPerTopic.get(p.batch.topic) ?? 0) + 1);
+      for (const [topic, n] of writtenPerTopic) deps.metrics.eventsWritten.inc({ topic }, n);
+    }
+    await sendDeadLetters(deadLetters);
+  }
+
+  /**
+   * Runs the entries; when they fail on their data, halves them (in order, so each key's
+   * order holds) until the failing messages stand alone and are dead-lettered: a single
+   * poison message in a run of n costs about 2·log2(n) extra runs, not n.
+   */
+  async function runIsolating(entries: readonly Entry[]): Promise<boolean> {
+    try {
+      await process(entries);
+      return true;
+    } catch (error) {
+      if (error instanceof StepError && error.outage) throw error;
+      if (entries.length === 1) {
+        const step = error instanceof StepError ? error.step : 'unknown';
+        await sendDeadLetters([{ ...entries[0]!, step, error: error instanceof Error ? error.message : String(error) }]);
+        return false;
+      }
+      deps.logger.warn({ err: error, messages: entries.length }, 'run failed on its data; splitting it to find the message');
+      const middle = Math.ceil(entries.length / 2);
+      const left = await runIsolating(entries.slice(0, middle));
+      const right = await runIsolating(entries.slice(middle));
+      return left && right;
+    }
+  }
+
+  async function run(batches: readonly ConsumedBatch[]): Promise<void> {
+    const entries = batches.flatMap((batch) => batch.messages.map((message) => ({ batch, message })));
+    const count = (result: string) => {
+      for (const batch of batches) deps.metrics.consumerBatches.inc({ topic: batch.topic, result });
+    };
+    try {
+      count((await runIsolating(entries)) ? 'ok' : 'isolated');
+    } catch (error) {
+      count('outage');
+      throw error;
+    }
+  }
+
+  return coalesceConcurrentBatches(run);
+}
+
+/**
+ * A batch handler that runs at most `concurrency` runs at a time: a batch starts a run at
+ * once when a slot is free; batches arriving while all slots are busy wait and go together
+ * into the next run. Two slots let one run write to ClickHouse while the next one is in
+ * PostgreSQL. Each partition has at most one batch in hand, so concurrent runs never hold
+ * the same partition and per-key order holds. Each caller learns the outcome of its run.
+ */
+export function coalesceConcurrentBatches(run: (batches: readonly ConsumedBatch[]) => Promise<void>, concurrency = 2): BatchHandler {
+  let waiting: { batch: ConsumedBatch; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let running = 0;
+  const drain = async () => {
+    running++;
+    while (waiting.length > 0) {
+      const taken = waiting;
+      waiting = [];
+      try {
+        await run(taken.map((t) => t.batch));
+        for (const t of taken) t.resolve();
+      } catch (error) {
+        for (const t of taken) t.reject(error);
       }
     }
-    await insertEvents(deps.ch, rows);
-    if (deadLetters.length > 0) {
-      await deps.bus.send(deps.topics.deadLetter, deadLetters);
-      deps.metrics.eventsDropped.inc({ reason: 'dead_letter' }, deadLetters.length);
-      deps.logger.warn({ topic: batch.topic, count: deadLetters.length }, 'messages dead-lettered');
-    }
-    deps.metrics.eventsWritten.inc({ topic: batch.topic }, rows.length);
-    deps.metrics.consumerBatches.inc({ topic: batch.topic, result: 'ok' });
+    running--;
   };
+  return (batch) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ batch, resolve, reject });
+      if (running < concurrency) void drain();
+    });
 }

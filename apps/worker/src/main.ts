@@ -31,7 +31,16 @@ async function main() {
     logger,
   );
   const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
-  const worker = createWorker({ bus, topics: topicNames(config.KAFKA_TOPIC_PREFIX), ch, db, scheduler, logger, metrics });
+  const worker = createWorker({
+    bus,
+    topics: topicNames(config.KAFKA_TOPIC_PREFIX),
+    ch,
+    db,
+    scheduler,
+    logger,
+    metrics,
+    consumer: { batchSize: config.WORKER_BATCH_SIZE, sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS },
+  });
   let shuttingDown = false;
   const app = createWorkerHttpApp({
     worker,

@@ -1,52 +1,33 @@
-import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type EventBus } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { personUuidFor } from '@sightline/ingestion';
 import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
-import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import {
-  createTestClickHouseDatabase,
-  createTestPostgresDatabase,
-  testServices,
-  uniqueName,
-  waitFor,
-  type TestClickHouseDatabase,
-  type TestPostgresDatabase,
-} from '@sightline/testkit';
+import { findPersonByDistinctId, readPersonCopy } from '@sightline/persons';
+import type { MetadataStore } from '@sightline/postgres';
+import { testServices, uniqueName, waitFor } from '@sightline/testkit';
+import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
 import { runPersonEventsDeletion } from './jobs/person-events-deletion.job';
 import { createWorker, type Worker } from './worker';
 
 const TOKEN = 'phc_worker_test_key';
 
 describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
-  let pgDb: TestPostgresDatabase;
-  let chDb: TestClickHouseDatabase;
+  let stores: WorkerTestStores;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let bus: EventBus;
   let worker: Worker;
   const topics = topicNames(`${uniqueName('w')}.`);
 
-  const message = (event: string, distinctId: string, teamId: number | null = 1, token = TOKEN) => {
-    const r = normalizeEvent(
-      { event, distinct_id: distinctId, properties: { n: 1 } },
-      { token, teamId, nowMs: Date.now(), sentAt: null, ip: '10.0.0.1', historicalMigration: false },
-    );
-    if (!r.ok) throw new Error(r.reason);
-    return { key: r.key, value: JSON.stringify(r.message) };
-  };
+  const message = (event: string, distinctId: string, teamId: number | null = 1, token = TOKEN) =>
+    busMessage({ event, distinct_id: distinctId, properties: { n: 1 } }, { token, teamId, ip: '10.0.0.1' });
   const count = async (sql: string) => Number((await (await ch.query({ query: sql, format: 'JSONEachRow' })).json<{ c: string }>())[0]!.c);
 
   beforeAll(async () => {
-    pgDb = await createTestPostgresDatabase('worker');
-    chDb = await createTestClickHouseDatabase('worker');
-    db = await createMetadataStore({ url: pgDb.url });
-    await migratePostgres(db);
-    await bootstrapInstance(db, { projectApiKey: TOKEN });
-    ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-    await migrateClickHouse(ch);
+    stores = await createWorkerTestStores('worker', TOKEN);
+    ({ db, ch } = stores);
     bus = createKafkaBus({ brokers: testServices().kafkaBrokers, clientId: uniqueName('worker') }, silentLogger());
     const scheduler = createJobScheduler({ redisUrl: testServices().redisUrl, prefix: uniqueName('jobs') }, silentLogger());
     worker = createWorker({ bus, topics, ch, db, scheduler, logger: silentLogger(), metrics: createMetrics() });
@@ -55,10 +36,7 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   afterAll(async () => {
     await worker.stop();
     await bus.close();
-    await ch.close();
-    await db.close();
-    await chDb.drop();
-    await pgDb.drop();
+    await stores.close();
   });
 
   it('writes events with their deterministic person id, resolving the team when the gateway could not', async () => {
@@ -81,9 +59,9 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     const key = `${TOKEN}:poison`;
     await bus.send(topics.events, [{ key, value: '{not json' }, { key, value: JSON.stringify({ uuid: 'x' }) }, message('after-poison', 'poison')]);
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'after-poison'")) === 1, { timeoutMs: 60_000 });
-    await waitFor(async () => (await count('SELECT count() AS c FROM dead_letters')) === 2, { timeoutMs: 60_000 });
+    await waitFor(async () => (await count("SELECT count() AS c FROM dead_letters WHERE headers['x-step'] = 'parse'")) === 2, { timeoutMs: 60_000 });
     const letters = await (
-      await ch.query({ query: 'SELECT topic, error, headers FROM dead_letters ORDER BY error', format: 'JSONEachRow' })
+      await ch.query({ query: "SELECT topic, error, headers FROM dead_letters WHERE headers['x-step'] = 'parse' ORDER BY error", format: 'JSONEachRow' })
     ).json<{ topic: string; error: string; headers: Record<string, string> }>();
     expect(letters.map((l) => l.topic)).toEqual([topics.events, topics.events]);
     expect(letters.map((l) => l.error)).toEqual([expect.stringMatching(/field .* missing/), expect.stringMatching(/not JSON/)]);
@@ -97,15 +75,56 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   });
 
   it('consumes the historical topic in its own group, keeping timestamps', async () => {
-    const r = normalizeEvent(
-      { event: 'old', distinct_id: 'h', timestamp: '2021-05-01T12:00:00Z' },
-      { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: null, ip: null, historicalMigration: true },
-    );
-    if (!r.ok) throw new Error(r.reason);
-    await bus.send(topics.eventsHistorical, [{ key: r.key, value: JSON.stringify(r.message) }]);
+    await bus.send(topics.eventsHistorical, [
+      busMessage({ event: 'old', distinct_id: 'h', timestamp: '2021-05-01T12:00:00Z' }, { token: TOKEN, historicalMigration: true }),
+    ]);
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event = 'old' AND toDate(timestamp) = '2021-05-01'")) === 1, {
       timeoutMs: 60_000,
     });
+  });
+
+  it('1,000 sequential $set of one distinct id end with the last value', async () => {
+    const updates = Array.from({ length: 1000 }, (_, i) =>
+      busMessage({ event: '$set', distinct_id: 'setter', properties: { $set: { n: i } } }, { token: TOKEN }),
+    );
+    for (let i = 0; i < updates.length; i += 250) await bus.send(topics.events, updates.slice(i, i + 250));
+    await waitFor(async () => (await count("SELECT count() AS c FROM events FINAL WHERE distinct_id = 'setter'")) === 1000, { timeoutMs: 60_000 });
+    const person = await findPersonByDistinctId(db, 1, 'setter');
+    expect(person!.properties).toEqual({ n: 999 });
+    expect((await readPersonCopy(ch, 1, person!.uuid))!.properties).toEqual({ n: 999 });
+  });
+
+  it('processes historical events in send order, whatever their timestamps, and keeps the timestamps', async () => {
+    const timestamps = ['2021-03-05T10:00:00.000Z', '2021-01-01T00:00:00.000Z', '2021-06-30T23:59:59.000Z', '2020-12-31T12:00:00.000Z'];
+    const messages = timestamps.map((timestamp, i) =>
+      busMessage(
+        { event: 'migrated', distinct_id: 'historian', timestamp, properties: { $set: { last_sent: i }, i } },
+        { token: TOKEN, historicalMigration: true },
+      ),
+    );
+    await bus.send(topics.eventsHistorical, messages);
+    await waitFor(async () => (await count("SELECT count() AS c FROM events FINAL WHERE event = 'migrated'")) === 4, { timeoutMs: 60_000 });
+    const rows = await (
+      await ch.query({
+        query: `SELECT JSONExtractInt(properties, 'i') AS i, timestamp, JSONExtractInt(person_properties, 'last_sent') AS seen
+                  FROM events FINAL WHERE event = 'migrated' ORDER BY i`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ i: number; timestamp: string; seen: number }>();
+    expect(rows.map((r) => new Date(`${r.timestamp.replace(' ', 'T')}Z`).toISOString())).toEqual(timestamps);
+    // Each event saw the person as left by the events sent before it, not by timestamp order.
+    expect(rows.map((r) => r.seen)).toEqual([0, 1, 2, 3]);
+    expect((await findPersonByDistinctId(db, 1, 'historian'))!.properties).toEqual({ last_sent: 3 });
+  });
+
+  it('dead-letters a message that fails a later step (ClickHouse rejects its row), writing its neighbours', async () => {
+    const good = (n: number) => message(`neighbour-${n}`, 'writer-poison');
+    const poison = JSON.parse(message('unwritable', 'writer-poison').value) as Record<string, unknown>;
+    poison['timestamp'] = '+010000-01-01T00:00:00.000Z'; // a valid JS date ClickHouse cannot store
+    await bus.send(topics.events, [good(1), { key: `${TOKEN}:writer-poison`, value: JSON.stringify(poison) }, good(2)]);
+    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event LIKE 'neighbour-%'")) === 2, { timeoutMs: 60_000 });
+    await waitFor(async () => (await count("SELECT count() AS c FROM dead_letters WHERE headers['x-step'] = 'write'")) === 1, { timeoutMs: 60_000 });
+    expect(await count("SELECT count() AS c FROM events WHERE event = 'unwritable'")).toBe(0);
   });
 
   it('the weekly job deletes the events of queued person deletions, once', async () => {

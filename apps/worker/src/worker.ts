@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
-import type { EventBus, Subscription, Topics } from '@sightline/bus';
+import type { BatchHandler, EventBus, Subscription, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
@@ -21,6 +21,14 @@ export interface WorkerDeps {
   scheduler: JobScheduler;
   logger: Logger;
   metrics: Metrics;
+  consumer?: WorkerConsumerOptions;
+}
+
+export interface WorkerConsumerOptions {
+  /** Most events per pipeline run (one ClickHouse insert, one commit). */
+  batchSize?: number;
+  /** Kafka session timeout: how soon a crashed worker's partitions move to another. */
+  sessionTimeoutMs?: number;
 }
 
 export interface Worker {
@@ -39,21 +47,27 @@ export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: { name: string; sub: Subscription }[] = [];
   let started = false;
   const resolveTeam = createProjectTokenCache(deps.db);
-  const handler = createEventsConsumer({ ch: deps.ch, bus: deps.bus, topics: deps.topics, resolveTeam, metrics: deps.metrics, logger: deps.logger });
+  // One pipeline per topic: live and historical batches never share a run.
+  const eventsConsumer = () => createEventsConsumer({ ...deps, resolveTeam });
+  const { batchSize, sessionTimeoutMs } = deps.consumer ?? {};
 
   return {
     async start() {
       const { topics } = deps;
-      // Separate groups: historical migrations never hold up live events. The groups join
-      // in parallel (each join takes a few seconds).
-      const consumers = [
-        ['events', topics.events, handler],
-        ['events-historical', topics.eventsHistorical, handler],
-        ['dead-letters', topics.deadLetter, createDeadLettersConsumer(deps.ch)],
-      ] as const;
+      // Separate groups: historical migrations never hold up live events. Historical
+      // partitions are handled one at a time (strictly in order, and at most one of the
+      // worker's partition slots), live ones four at a time. The groups join in parallel.
+      const consumers: { name: string; topic: string; handler: BatchHandler; concurrency: number }[] = [
+        { name: 'events', topic: topics.events, handler: eventsConsumer(), concurrency: 4 },
+        { name: 'events-historical', topic: topics.eventsHistorical, handler: eventsConsumer(), concurrency: 1 },
+        { name: 'dead-letters', topic: topics.deadLetter, handler: createDeadLettersConsumer(deps.ch), concurrency: 1 },
+      ];
       subscriptions.push(
         ...(await Promise.all(
-          consumers.map(async ([name, topic, h]) => ({ name, sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h }) })),
+          consumers.map(async ({ name, topic, handler: h, concurrency }) => ({
+            name,
+            sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h, concurrency, maxBatchSize: batchSize, sessionTimeoutMs }),
+          })),
         )),
       );
       await deps.scheduler.register(createPersonEventsDeletionJob(deps));

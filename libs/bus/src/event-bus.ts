@@ -33,10 +33,25 @@ export interface Subscription {
   idleMs(): number;
 }
 
+export interface SubscribeOptions {
+  groupId: string;
+  topic: string;
+  handler: BatchHandler;
+  /**
+   * Most messages per handler call. A larger fetched batch is handed over in chunks of
+   * this size, each committed once handled: the commit always covers a contiguous prefix.
+   */
+  maxBatchSize?: number;
+  /** Partitions handled at once (Kafka). 1 keeps a topic strictly sequential in this process. */
+  concurrency?: number;
+  /** How long the broker waits for a silent member (killed process) before reassigning its partitions (Kafka). */
+  sessionTimeoutMs?: number;
+}
+
 export interface EventBus {
   /** Resolves only once every message is durable (Kafka: acks=-1; in-process: the consumer wrote it). */
   send(topic: string, messages: readonly BusMessage[]): Promise<void>;
-  subscribe(options: { groupId: string; topic: string; handler: BatchHandler; maxBatchSize?: number }): Promise<Subscription>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
   /** Readiness: the bus can accept messages now. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,5 +1,5 @@
 import type { Logger } from '@sightline/logger';
-import { backoffMs, sleep, type BatchHandler, type BusMessage, type ConsumedMessage, type EventBus, type Subscription } from './event-bus';
+import { backoffMs, sleep, type BusMessage, type ConsumedMessage, type EventBus, type Subscription, type SubscribeOptions } from './event-bus';
 
 interface Pending {
   message: ConsumedMessage;
@@ -50,7 +50,7 @@ export function createInProcessBus(logger: Logger): EventBus {
       return Promise.all(done).then(() => undefined);
     },
 
-    async subscribe({ topic, handler, maxBatchSize = 10_000 }: { groupId: string; topic: string; handler: BatchHandler; maxBatchSize?: number }) {
+    async subscribe({ topic, handler, maxBatchSize = 10_000 }: SubscribeOptions) {
       const s = state(topic);
       if (s.subscribed) throw new Error(`in-process bus: topic ${topic} already has a consumer`);
       s.subscribed = true;

@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { Logger } from '@sightline/logger';
-import { backoffMs, sleep, type BatchHandler, type EventBus, type Subscription } from './event-bus';
+import { backoffMs, sleep, type EventBus, type SubscribeOptions, type Subscription } from './event-bus';
 
 export interface KafkaBusConfig {
   brokers: string[];
@@ -83,8 +83,20 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
       await withTimeout(sending, 'send');
     },
 
-    async subscribe({ groupId, topic, handler }: { groupId: string; topic: string; handler: BatchHandler; maxBatchSize?: number }) {
-      const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, sessionTimeout: 30_000, heartbeatInterval: 3000 });
+    async subscribe({ groupId, topic, handler, maxBatchSize = 10_000, concurrency = 4, sessionTimeoutMs = 30_000 }: SubscribeOptions) {
+      const consumer = kafka.consumer({
+        groupId,
+        allowAutoTopicCreation: true,
+        sessionTimeout: sessionTimeoutMs,
+        // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
+        rebalanceTimeout: Math.max(sessionTimeoutMs, 10_000),
+        heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
+        // Big fetches so the worker writes ClickHouse batches of thousands of rows (the
+        // kafkajs default of 1 MB per partition gives ~1,500 events per batch).
+        maxBytesPerPartition: 8 << 20,
+        maxBytes: 32 << 20,
+        maxWaitTimeInMs: 500,
+      });
       consumers.push(consumer);
       await consumer.connect();
       await consumer.subscribe({ topic, fromBeginning: true });
@@ -97,32 +109,37 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: false,
-        partitionsConsumedConcurrently: 4,
+        partitionsConsumedConcurrently: concurrency,
         eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          if (batch.messages.length === 0) return;
-          const messages = batch.messages.map((m) => ({
-            key: m.key ? m.key.toString() : null,
-            value: m.value ?? Buffer.alloc(0),
-            headers: headersToStrings(m.headers),
-            offset: m.offset,
-          }));
-          for (let attempt = 0; ; attempt++) {
-            if (!isRunning() || isStale()) return; // rebalanced away: the next owner redelivers
-            try {
-              await handler({ topic: batch.topic, partition: batch.partition, messages });
-              break;
-            } catch (error) {
-              logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
-              await sleep(backoffMs(attempt));
-              await heartbeat().catch(() => undefined);
+          for (let start = 0; start < batch.messages.length; start += maxBatchSize) {
+            // Stopping or rebalanced away: what is not committed is redelivered to the next owner.
+            if (!isRunning() || isStale()) return;
+            const chunk = batch.messages.slice(start, start + maxBatchSize);
+            const messages = chunk.map((m) => ({
+              key: m.key ? m.key.toString() : null,
+              value: m.value ?? Buffer.alloc(0),
+              headers: headersToStrings(m.headers),
+              offset: m.offset,
+            }));
+            for (let attempt = 0; ; attempt++) {
+              if (!isRunning() || isStale()) return;
+              try {
+                await handler({ topic: batch.topic, partition: batch.partition, messages });
+                break;
+              } catch (error) {
+                logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
+                await sleep(backoffMs(attempt));
+                await heartbeat().catch(() => undefined);
+              }
             }
+            // Only after the handler made this chunk and every earlier one durable. autoCommit is
+            // off, so the commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
+            const last = chunk[chunk.length - 1]!.offset;
+            resolveOffset(last);
+            await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+            await heartbeat();
+            lastProgress = Date.now();
           }
-          // Only after the handler made the whole batch durable. autoCommit is off, so the
-          // commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
-          resolveOffset(batch.lastOffset());
-          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }]);
-          await heartbeat();
-          lastProgress = Date.now();
         },
       });
       const subscription: Subscription = {

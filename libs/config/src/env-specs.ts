@@ -41,6 +41,22 @@ export const kafkaEnv = {
   },
 } as const satisfies EnvSpec;
 
+export const workerConsumerEnv = {
+  WORKER_BATCH_SIZE: {
+    type: 'integer',
+    description: 'Most events the worker processes and writes to ClickHouse in one batch (one insert, one commit)',
+    default: 10000,
+    minimum: 1,
+    maximum: 100000,
+  },
+  WORKER_KAFKA_SESSION_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'How long Kafka waits for a silent (crashed) worker before moving its partitions to another one',
+    default: 30000,
+    minimum: 6000,
+  },
+} as const satisfies EnvSpec;
+
 export const redisEnv = {
   REDIS_URL: {
     type: 'string',
@@ -92,6 +108,7 @@ export const workerEnv = {
   ...postgresEnv,
   ...clickhouseServerEnv,
   ...kafkaEnv,
+  ...workerConsumerEnv,
   ...redisEnv,
 } as const satisfies EnvSpec;
 
@@ -113,6 +130,7 @@ export const allInOneEnv = {
   ...postgresEnv,
   ...clickhouseServerEnv,
   ...kafkaEnv,
+  ...workerConsumerEnv,
   ...redisEnv,
   ...flagEvaluationEnv,
 } as const satisfies EnvSpec;

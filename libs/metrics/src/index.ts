@@ -14,6 +14,9 @@ export interface Metrics {
   eventsWritten: Counter<'topic'>;
   busSendDuration: Histogram<'topic'>;
   consumerBatches: Counter<'topic' | 'result'>;
+  ingestionWarnings: Counter<'type'>;
+  deadLetters: Counter<'step'>;
+  pipelineStepDuration: Histogram<'step'>;
   jobRuns: Counter<'job' | 'result'>;
 }
 
@@ -57,6 +60,25 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registers,
     }),
     consumerBatches: new Counter({ name: 'worker_consumer_batches_total', help: 'Consumed batches by result', labelNames: ['topic', 'result'], registers }),
+    ingestionWarnings: new Counter({
+      name: 'worker_ingestion_warnings_total',
+      help: 'Events ingested with a warning (e.g. a refused merge), by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'worker_dead_letters_total',
+      help: 'Messages sent to the dead-letter topic, by failing step',
+      labelNames: ['step'],
+      registers,
+    }),
+    pipelineStepDuration: new Histogram({
+      name: 'worker_pipeline_step_duration_seconds',
+      help: 'Time a worker pipeline step took for one batch',
+      labelNames: ['step'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
     jobRuns: new Counter({ name: 'job_runs_total', help: 'Scheduled job runs by result', labelNames: ['job', 'result'], registers }),
   };
 }

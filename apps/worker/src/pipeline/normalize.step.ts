@@ -1,0 +1,63 @@
+import type { IngestMessage } from '@sightline/ingestion';
+import { deadLetter, ok, type StepResult } from './step-result';
+
+type Properties = Record<string, unknown>;
+
+/** An event ready for person processing and the events row. */
+export interface PreparedEvent {
+  uuid: string;
+  teamId: number;
+  distinctId: string;
+  event: string;
+  properties: Properties;
+  timestampMs: number;
+  createdAtMs: number;
+  /** false for `$process_person_profile: false`: no person is created or updated (compat §5.4). */
+  processPerson: boolean;
+  elementsChain: string;
+}
+
+const MAX_EVENT_NAME_LENGTH = 200;
+const isObject = (value: unknown): value is Properties => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Postgres jsonb refuses U+0000, so NUL characters are stripped from every string (compat §5.8). */
+function stripNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '');
+  if (Array.isArray(value)) return value.map(stripNul);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ''), stripNul(v)]));
+  return value;
+}
+
+/**
+ * The event as ingestion sees it (compat §5.8): top-level `$set`/`$set_once` merged into the
+ * properties' (top level wins), `$ip` from the capture request unless given, NULs stripped,
+ * the name truncated to 200 characters.
+ */
+export function normalizeStep(message: IngestMessage, teamId: number): StepResult<PreparedEvent> {
+  let raw: Properties;
+  try {
+    const parsed: unknown = JSON.parse(message.data);
+    if (!isObject(parsed)) return deadLetter('data is not a JSON object');
+    raw = message.data.includes('\\u0000') ? (stripNul(parsed) as Properties) : parsed;
+  } catch (error) {
+    return deadLetter(`data is not JSON: ${(error as Error).message}`);
+  }
+  const properties: Properties = isObject(raw['properties']) ? raw['properties'] : {};
+  for (const key of ['$set', '$set_once'] as const) {
+    if (isObject(raw[key])) properties[key] = { ...(isObject(properties[key]) ? properties[key] : {}), ...raw[key] };
+  }
+  if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
+  const elementsChain = typeof properties['$elements_chain'] === 'string' ? properties['$elements_chain'] : '';
+  const distinctId = message.distinct_id.includes('\u0000') ? message.distinct_id.replaceAll('\u0000', '') : message.distinct_id;
+  return ok({
+    uuid: message.uuid,
+    teamId,
+    distinctId,
+    event: message.event.slice(0, MAX_EVENT_NAME_LENGTH).replaceAll('\u0000', ''),
+    properties,
+    timestampMs: Date.parse(message.timestamp),
+    createdAtMs: Date.parse(message.now),
+    processPerson: properties['$process_person_profile'] !== false,
+    elementsChain,
+  });
+}

@@ -1,0 +1,162 @@
+import { personUuidFor } from '@sightline/ingestion';
+import {
+  GroupBatch,
+  PersonBatch,
+  personUpdatesFromEvent,
+  type GroupCopy,
+  type GroupRef,
+  type GroupTypeIndexes,
+  type MergeKind,
+  type PersonBatchCopies,
+  type PersonlessDistinctIdCache,
+} from '@sightline/persons';
+import type { MetadataStore, Sql } from '@sightline/postgres';
+import type { PreparedEvent } from './normalize.step';
+
+/** What person and group processing adds to an event row. */
+export interface Enrichment {
+  personId: string;
+  personPropertiesJson: string;
+  personCreatedAtMs: number | null;
+  personMode: 'full' | 'propertyless';
+  /** Attached groups by index: their properties at ingestion time. */
+  groups: { index: number; propertiesJson: string; createdAtMs: number }[];
+}
+
+export interface PersonsStepResult {
+  enrichments: Enrichment[];
+  copies: PersonBatchCopies & { groups: GroupCopy[] };
+  /** Ingestion warnings by type (refused merges and the like), counted by the caller. */
+  warnings: string[];
+}
+
+/** Events that never change a person (PostHog skips them too). */
+const NO_PERSON_UPDATES = new Set(['$exception', '$$heatmap']);
+const MERGE_EVENTS = new Set<string>(['$identify', '$create_alias', '$merge_dangerously']);
+
+const asKey = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The merge an event asks for, as (into, other): `$identify` keeps the identified id's
+ * person; `$create_alias` merges distinct_id into the alias, which becomes the main id
+ * (the interface document's transition table); `$merge_dangerously` merges the same way.
+ */
+function mergeRequest(event: PreparedEvent): { kind: MergeKind; into: string; other: string } | null {
+  if (event.event === '$identify') {
+    const anon = asKey(event.properties['$anon_distinct_id']);
+    return anon === null ? null : { kind: '$identify', into: event.distinctId, other: anon };
+  }
+  if (event.event === '$create_alias' || event.event === '$merge_dangerously') {
+    const alias = asKey(event.properties['alias']);
+    return alias === null ? null : { kind: event.event, into: alias, other: event.distinctId };
+  }
+  return null;
+}
+
+interface GroupPlan {
+  /** $groups on the event, resolved to indexes. */
+  attached: GroupRef[];
+  /** $groupidentify target. */
+  identify: GroupRef | null;
+}
+
+/** Resolves group types to indexes (outside the transaction: a mapping is a permanent, idempotent insert). */
+async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTypeIndexes): Promise<GroupPlan[]> {
+  const plans: GroupPlan[] = [];
+  for (const event of events) {
+    const plan: GroupPlan = { attached: [], identify: null };
+    const groups = event.properties['$groups'];
+    if (isObject(groups)) {
+      for (const [type, rawKey] of Object.entries(groups)) {
+        const key = asKey(rawKey);
+        if (key === null) continue;
+        const index = await groupTypes.resolve(event.teamId, type);
+        if (index === null) continue;
+        plan.attached.push({ teamId: event.teamId, groupTypeIndex: index, groupKey: key });
+        event.properties[`$group_${index}`] = key;
+      }
+    }
+    if (event.event === '$groupidentify') {
+      const type = asKey(event.properties['$group_type']);
+      const key = asKey(event.properties['$group_key']);
+      const index = type === null || key === null ? null : await groupTypes.resolve(event.teamId, type);
+      if (index !== null) plan.identify = { teamId: event.teamId, groupTypeIndex: index, groupKey: key! };
+    }
+    plans.push(plan);
+  }
+  return plans;
+}
+
+/**
+ * Person and group processing for a batch, in event order, in one Postgres transaction:
+ * load every person and group the batch names (locked), apply each event in memory, then
+ * write the changes back with a few bulk statements. Events of one distinct id are thus
+ * applied strictly in order while the database work of all keys is shared.
+ */
+export async function personsStep(
+  db: MetadataStore,
+  groupTypes: GroupTypeIndexes,
+  personlessCache: PersonlessDistinctIdCache,
+  events: readonly PreparedEvent[],
+): Promise<PersonsStepResult> {
+  const plans = await planGroups(events, groupTypes);
+  const distinctIdsByTeam = new Map<number, Set<string>>();
+  for (const event of events) {
+    let ids = distinctIdsByTeam.get(event.teamId);
+    if (!ids) distinctIdsByTeam.set(event.teamId, (ids = new Set()));
+    ids.add(event.distinctId);
+    const merge = event.processPerson ? mergeRequest(event) : null;
+    if (merge) ids.add(merge.into).add(merge.other);
+  }
+  const groupRefs = plans.flatMap((p) => (p.identify ? [...p.attached, p.identify] : p.attached));
+  // A batch of personless events without $groupidentify only reads persons: no transaction, no locks.
+  const writes = events.some((e) => e.processPerson) || plans.some((p) => p.identify !== null);
+  const inTransaction = <T>(fn: (sql: Sql) => Promise<T>) => (writes ? db.transaction(fn) : fn(db));
+
+  return inTransaction(async (tx) => {
+    const persons = await PersonBatch.load(tx, distinctIdsByTeam, { lock: writes, personlessCache });
+    const groups = await GroupBatch.load(tx, groupRefs, { lock: writes });
+    const warnings: string[] = [];
+    const enrichments = events.map((event, i): Enrichment => {
+      const plan = plans[i]!;
+      if (plan.identify) groups.identify(plan.identify, isObject(event.properties['$group_set']) ? event.properties['$group_set'] : {}, event.timestampMs);
+      const attachedGroups = plan.attached.flatMap((ref) => {
+        const group = groups.get(ref);
+        return group ? [{ index: ref.groupTypeIndex, propertiesJson: groups.propertiesJson(group), createdAtMs: group.createdAtMs }] : [];
+      });
+
+      if (!event.processPerson) {
+        if (MERGE_EVENTS.has(event.event)) warnings.push('personless_merge_ignored');
+        const existing = persons.find(event.teamId, event.distinctId);
+        if (!existing) persons.recordPersonless(event.teamId, event.distinctId);
+        return {
+          personId: existing?.uuid ?? personUuidFor(event.teamId, event.distinctId),
+          personPropertiesJson: existing ? persons.propertiesJson(existing) : '{}',
+          personCreatedAtMs: existing?.createdAtMs ?? null,
+          personMode: 'propertyless',
+          groups: attachedGroups,
+        };
+      }
+
+      const merge = mergeRequest(event);
+      if (merge) {
+        const outcome = persons.merge(event.teamId, merge.into, merge.other, merge.kind, event.timestampMs);
+        if (outcome === 'illegal_id') warnings.push('cannot_merge_with_illegal_distinct_id');
+        if (outcome === 'refused_already_identified') warnings.push('cannot_merge_already_identified');
+      }
+      const person = persons.getOrCreate(event.teamId, event.distinctId, event.timestampMs);
+      if (!NO_PERSON_UPDATES.has(event.event)) persons.updateProperties(person, personUpdatesFromEvent(event.properties));
+      return {
+        personId: person.uuid,
+        personPropertiesJson: persons.propertiesJson(person),
+        personCreatedAtMs: person.createdAtMs,
+        personMode: 'full',
+        groups: attachedGroups,
+      };
+    });
+    const personCopies = await persons.flush(tx);
+    const groupCopies = await groups.flush(tx);
+    return { enrichments, copies: { ...personCopies, groups: groupCopies }, warnings };
+  });
+}

@@ -1,0 +1,230 @@
+/**
+ * Worker throughput, end to end from the bus into ClickHouse, against the raw ClickHouse
+ * insert rate of the same rows measured in the same run.
+ *
+ *   npm run bench:worker                      (defaults below)
+ *   BENCH_EVENTS=100000 BENCH_RUNS=3 npm run bench:worker
+ *
+ * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
+ * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
+ * write to the same engine over the same HTTP client. Each run uses fresh databases and a
+ * fresh topic per 20,000 events (the Kafka mock keeps ~5 MB per partition); each slice is
+ * produced before its clock starts, and the clock runs from the first batch the worker
+ * handles to the last row's insert (group joins are not counted).
+ *
+ * Scenarios:
+ *   raw        prebuilt event rows, insertEvents in batches of WORKER_BATCH (no bus, no persons)
+ *   personless events with $process_person_profile=false over 10,000 distinct ids
+ *   persons    events with $set over 100,000 distinct ids (person created, then updated)
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bootstrapInstance } from '@sightline/accounts';
+import { createKafkaBus, topicNames, type ConsumedBatch } from '@sightline/bus';
+import { createAnalyticsStore, insertEvents, migrateClickHouse, toClickHouseDateTime, type ClickHouseClient, type EventRow } from '@sightline/clickhouse';
+import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
+import { createLogger } from '@sightline/logger';
+import { createMetrics, type Metrics } from '@sightline/metrics';
+import { createMetadataStore, migratePostgres } from '@sightline/postgres';
+import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '../tools/testkit/src/start-services';
+import { createEventsConsumer } from '../apps/worker/src/events.consumer';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const WORKER_BATCH = Number(process.env.BENCH_BATCH ?? 10_000);
+const TOKEN = 'phc_bench_worker_key';
+/** Warnings (a failing batch being retried) would otherwise hide behind a slow figure. */
+const logger = createLogger({ service: 'bench-worker', level: 'warn' });
+const PRODUCE_CHUNK = Number(process.env.BENCH_PRODUCE_CHUNK ?? 20_000);
+const TOPIC_SLICE = 20_000;
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
+
+type Scenario = 'personless' | 'persons';
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function buildMessages(scenario: Scenario, run: number): { key: string; value: string }[] {
+  const nowMs = Date.now();
+  const distinctIds = scenario === 'persons' ? 100_000 : 10_000;
+  return Array.from({ length: EVENTS }, (_, i) => {
+    const distinctId = `bench-${run}-${i % distinctIds}`;
+    const properties =
+      scenario === 'persons'
+        ? { $current_url: 'https://example.com/pricing', $set: { plan: i % 3 === 0 ? 'pro' : 'free', seen: i }, $lib: 'web' }
+        : { $current_url: 'https://example.com/pricing', $process_person_profile: false, $lib: 'web' };
+    const r = normalizeEvent(
+      { event: '$pageview', distinct_id: distinctId, properties },
+      { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: false },
+    );
+    if (!r.ok) throw new Error(r.reason);
+    return { key: r.key, value: JSON.stringify(r.message) };
+  });
+}
+
+/** The rows the worker would write for these messages, without persons (the raw baseline's input). */
+function rawRows(messages: { value: string }[]): EventRow[] {
+  return messages.map(({ value }) => {
+    const m = JSON.parse(value) as { uuid: string; event: string; data: string; distinct_id: string; timestamp: string; now: string };
+    return {
+      uuid: m.uuid,
+      event: m.event,
+      properties: JSON.stringify((JSON.parse(m.data) as { properties: object }).properties),
+      timestamp: toClickHouseDateTime(Date.parse(m.timestamp)),
+      team_id: 1,
+      distinct_id: m.distinct_id,
+      elements_chain: '',
+      created_at: toClickHouseDateTime(Date.parse(m.now)),
+      person_id: personUuidFor(1, m.distinct_id),
+      person_properties: '{}',
+      person_mode: 'full',
+    };
+  });
+}
+
+/**
+ * The raw baseline retries like the worker does: a keep-alive socket the server already
+ * closed fails once with EPIPE/ECONNRESET (the worker counts that as an outage and retries).
+ */
+async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+  try {
+    await insertEvents(ch, rows);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'EPIPE' && code !== 'ECONNRESET') throw error;
+    await insertEvents(ch, rows);
+  }
+}
+
+async function freshClickHouse(url: string, name: string): Promise<ClickHouseClient> {
+  const root = createAnalyticsStore({ url, user: 'default', password: '', database: 'default' });
+  await root.command({ query: `CREATE DATABASE IF NOT EXISTS ${name}` });
+  await root.close();
+  const ch = createAnalyticsStore({ url, user: 'default', password: '', database: name });
+  await migrateClickHouse(ch);
+  return ch;
+}
+
+async function main() {
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-worker-'));
+  fs.chmodSync(tempDir, 0o755);
+  const launcher = new ServiceLauncher(tempDir);
+  const [{ postgresAdminUrl }, { kafkaBrokers }, { clickhouseUrl }] = await Promise.all([
+    startPostgres(launcher),
+    startKafkaMock(launcher),
+    startClickHouseFront(launcher),
+  ]);
+  const bus = createKafkaBus({ brokers: kafkaBrokers, clientId: 'bench-worker' }, logger);
+  const results: Record<'raw' | Scenario, number[]> = { raw: [], personless: [], persons: [] };
+  const steps: Record<Scenario, Record<string, number>> = { personless: {}, persons: {} };
+  console.log(`worker bench: ${fmt(EVENTS)} events per run, ${RUNS} runs, batches of ${fmt(WORKER_BATCH)}, ${os.cpus().length} cores`);
+
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      for (const scenario of SCENARIOS) {
+        const messages = buildMessages(scenario, run);
+
+        // Raw baseline: the same rows straight into ClickHouse.
+        const rawCh = await freshClickHouse(clickhouseUrl, `bench_raw_${scenario}_${run}`);
+        const rows = rawRows(messages);
+        const t = performance.now();
+        for (let i = 0; i < rows.length; i += WORKER_BATCH) await insertRetryingStaleSocket(rawCh, rows.slice(i, i + WORKER_BATCH));
+        const rawRate = rows.length / ((performance.now() - t) / 1000);
+        results.raw.push(rawRate);
+
+        // Worker: bus → pipeline (persons, groups, enrichment) → ClickHouse.
+        const name = `bench_${scenario}_${run}`;
+        const wch = await freshClickHouse(clickhouseUrl, name);
+        const pgUrl = new URL(postgresAdminUrl);
+        const admin = await createMetadataStore({ url: postgresAdminUrl });
+        await admin.query(`CREATE DATABASE ${name}`);
+        await admin.close();
+        pgUrl.pathname = `/${name}`;
+        const db = await createMetadataStore({ url: pgUrl.toString() });
+        await migratePostgres(db);
+        await bootstrapInstance(db, { projectApiKey: TOKEN });
+        // The Kafka mock keeps only ~5 MB per partition (~20 MB per topic), so the events go
+        // through in slices of TOPIC_SLICE, one topic each, produced before the slice is timed.
+        const metrics: Metrics = createMetrics();
+        let busyMs = 0;
+        let handled = 0;
+        let batches = 0;
+        for (let slice = 0; slice * TOPIC_SLICE < messages.length; slice++) {
+          const part = messages.slice(slice * TOPIC_SLICE, (slice + 1) * TOPIC_SLICE);
+          const topics = topicNames(`${name}.${slice}.`);
+          for (let i = 0; i < part.length; i += PRODUCE_CHUNK) await bus.send(topics.events, part.slice(i, i + PRODUCE_CHUNK));
+          const handler = createEventsConsumer({ ch: wch, db, bus, topics, resolveTeam: async () => 1, metrics, logger });
+          let first = 0;
+          let last = 0;
+          let sliceHandled = 0;
+          let finished!: () => void;
+          const allHandled = new Promise<void>((resolve) => (finished = resolve));
+          const subscribedAt = performance.now();
+          const sub = await bus.subscribe({
+            groupId: `${name}-${slice}-writer`,
+            topic: topics.events,
+            maxBatchSize: WORKER_BATCH,
+            handler: async (batch: ConsumedBatch) => {
+              if (first === 0) first = performance.now();
+              await handler(batch);
+              sliceHandled += batch.messages.length;
+              batches++;
+              last = performance.now();
+              if (sliceHandled >= part.length) finished();
+            },
+          });
+          // A stalled run is reported instead of hanging the bench.
+          const stall = setInterval(() => {
+            if (performance.now() - Math.max(last, first, subscribedAt) > 60_000) {
+              console.error(`${scenario}: no progress for 60 s (${sliceHandled}/${part.length} of slice ${slice} handled)`);
+              process.exit(1);
+            }
+          }, 5000);
+          await allHandled;
+          clearInterval(stall);
+          await sub.stop();
+          busyMs += last - first;
+          handled += sliceHandled;
+        }
+        const rate = EVENTS / (busyMs / 1000);
+        results[scenario].push(rate);
+        for (const v of (await metrics.pipelineStepDuration.get()).values) {
+          if (v.metricName?.endsWith('_sum')) steps[scenario][v.labels.step as string] = (steps[scenario][v.labels.step as string] ?? 0) + v.value;
+        }
+        console.log(
+          `run ${run + 1} ${scenario.padEnd(10)} worker ${fmt(rate)} ev/s   raw insert of the same rows ${fmt(rawRate)} rows/s   ratio ${(rate / rawRate).toFixed(2)}   (${fmt(handled / batches)} events per batch)`,
+        );
+        await db.close();
+        await wch.close();
+        await rawCh.close();
+      }
+    }
+  } finally {
+    await bus.close();
+    for (const s of launcher.started) s.child.kill(s.process.stopSignal);
+    await new Promise((r) => setTimeout(r, 1000));
+    fs.rmSync(tempDir, { recursive: true, force: true });
+  }
+
+  const raw = median(results.raw);
+  console.log('\nmedians');
+  console.log(`raw ClickHouse insert      ${fmt(raw)} rows/s`);
+  for (const scenario of SCENARIOS) {
+    const m = median(results[scenario]);
+    const total = Object.values(steps[scenario]).reduce((a, b) => a + b, 0);
+    const breakdown = Object.entries(steps[scenario])
+      .map(([step, s]) => `${step} ${((100 * s) / total).toFixed(0)}%`)
+      .join(', ');
+    console.log(`${scenario.padEnd(26)} ${fmt(m)} ev/s = ${(m / raw).toFixed(2)} × raw   (pipeline time: ${breakdown})`);
+  }
+  console.log('targets: personless ≥ 0.5 × raw; persons ≥ 50,000 ev/s');
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,427 @@
+import { personUuidFor } from '@sightline/ingestion';
+import type { Sql } from '@sightline/postgres';
+import { isIllegalDistinctId } from './illegal-distinct-ids';
+import { applyPropertyUpdates, type Properties, type PropertyUpdates } from './property-updates';
+import type { PersonCopy, PersonDistinctIdCopy } from './person-copies';
+
+/** One person as the batch sees it: loaded from Postgres (id set) or created in this batch. */
+export interface PersonState {
+  teamId: number;
+  /** Postgres id; null until the batch inserts it. */
+  id: string | null;
+  uuid: string;
+  properties: Properties;
+  isIdentified: boolean;
+  /** The version the next write carries; strictly above every version written before. */
+  version: number;
+  createdAtMs: number;
+  /** Stored version + 1 has been claimed for this batch's write. */
+  bumped: boolean;
+  dirty: boolean;
+  /** Merged into another person during this batch. */
+  deleted: boolean;
+  /** A full-mode event touched it, so its ClickHouse copy is (re)written. */
+  touched: boolean;
+  /** Distinct ids this batch adds to the person, with their row version. */
+  newDistinctIds: Map<string, number>;
+  /** Cached JSON of `properties` (cleared on change): enrichment serialises it once per change. */
+  propertiesJson?: string;
+}
+
+export type MergeKind = '$identify' | '$create_alias' | '$merge_dangerously';
+
+/** What a merge request did; the non-merges are counted as ingestion warnings by the caller. */
+export type MergeOutcome =
+  | 'same_id'
+  | 'illegal_id'
+  | 'created'
+  | 'linked'
+  | 'already_merged'
+  | 'merged'
+  /** The other person is identified and the event is not $merge_dangerously. */
+  | 'refused_already_identified';
+
+interface DistinctIdEntry {
+  person: PersonState;
+  version: number;
+}
+
+interface PendingMerge {
+  into: PersonState;
+  other: PersonState;
+}
+
+export interface PersonBatchCopies {
+  persons: PersonCopy[];
+  distinctIds: PersonDistinctIdCopy[];
+}
+
+const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
+
+/**
+ * Distinct ids this process knows are recorded in personless_distinct_ids (rows are never
+ * removed), so repeated personless events of an id skip the lookup and the insert. Bounded:
+ * the oldest entries are forgotten first.
+ */
+export class PersonlessDistinctIdCache {
+  private readonly known = new Set<string>();
+  constructor(private readonly capacity = 200_000) {}
+
+  has(teamId: number, distinctId: string): boolean {
+    return this.known.has(entryKey(teamId, distinctId));
+  }
+
+  add(teamId: number, distinctId: string): void {
+    const key = entryKey(teamId, distinctId);
+    if (this.known.has(key)) return;
+    this.known.add(key);
+    if (this.known.size > this.capacity) this.known.delete(this.known.values().next().value!);
+  }
+}
+
+interface LoadedRow {
+  distinct_id: string;
+  distinct_id_version: string | number;
+  id: string;
+  uuid: string;
+  properties: Properties;
+  is_identified: boolean;
+  version: string | number;
+  created_at: Date | string;
+}
+
+/**
+ * The persons of one consumed batch, worked on in memory in event order and written back
+ * to Postgres in one transaction with a handful of bulk statements (instead of one round
+ * trip per event). Load locks the persons (FOR UPDATE) so a concurrent batch touching the
+ * same person (a merge across partitions) waits instead of losing an update.
+ */
+export class PersonBatch {
+  private readonly byDistinctId = new Map<string, DistinctIdEntry>();
+  private readonly personsById = new Map<string, PersonState>();
+  private readonly created: PersonState[] = [];
+  private readonly merges: PendingMerge[] = [];
+  /** Distinct ids seen on personless events before they had a person (compat §5.2). */
+  private readonly personlessSeen = new Set<string>();
+  private readonly personlessToRecord = new Map<string, { teamId: number; distinctId: string }>();
+
+  private constructor(private readonly personlessCache?: PersonlessDistinctIdCache) {}
+
+  /** Loads (and, with `lock`, locks) the persons of the given distinct ids, per team. */
+  static async load(
+    sql: Sql,
+    distinctIdsByTeam: ReadonlyMap<number, Iterable<string>>,
+    options: { lock: boolean; personlessCache?: PersonlessDistinctIdCache },
+  ): Promise<PersonBatch> {
+    const batch = new PersonBatch(options.personlessCache);
+    for (const [teamId, ids] of distinctIdsByTeam) {
+      const distinctIds = [...new Set(ids)];
+      if (distinctIds.length === 0) continue;
+      const rows = await sql.query<LoadedRow>(
+        `SELECT d.distinct_id, d.version AS distinct_id_version, p.id::text AS id, p.uuid::text AS uuid, p.properties,
+                p.is_identified, p.version, p.created_at
+           FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+          WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
+          ORDER BY p.id${options.lock ? '\n            FOR UPDATE OF p' : ''}`,
+        [teamId, distinctIds],
+      );
+      for (const row of rows) {
+        let person = batch.personsById.get(row.id);
+        if (!person) {
+          person = {
+            teamId,
+            id: row.id,
+            uuid: row.uuid,
+            properties: row.properties ?? {},
+            isIdentified: row.is_identified,
+            version: Number(row.version),
+            createdAtMs: new Date(row.created_at).getTime(),
+            bumped: false,
+            dirty: false,
+            deleted: false,
+            touched: false,
+            newDistinctIds: new Map(),
+          };
+          batch.personsById.set(row.id, person);
+        }
+        batch.byDistinctId.set(entryKey(teamId, row.distinct_id), { person, version: Number(row.distinct_id_version) });
+      }
+      const missing = distinctIds.filter((id) => {
+        if (batch.byDistinctId.has(entryKey(teamId, id))) return false;
+        if (!options.personlessCache?.has(teamId, id)) return true;
+        batch.personlessSeen.add(entryKey(teamId, id));
+        return false;
+      });
+      if (missing.length > 0) {
+        const seen = await sql.query<{ distinct_id: string }>(
+          'SELECT distinct_id FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
+          [teamId, missing],
+        );
+        for (const row of seen) batch.personlessSeen.add(entryKey(teamId, row.distinct_id));
+      }
+    }
+    return batch;
+  }
+
+  /** The person of a distinct id, if it has one (read only). */
+  find(teamId: number, distinctId: string): PersonState | undefined {
+    return this.byDistinctId.get(entryKey(teamId, distinctId))?.person;
+  }
+
+  /** The person of a distinct id, created on first sight (UUIDv5 of "team:distinct_id"). */
+  getOrCreate(teamId: number, distinctId: string, timestampMs: number): PersonState {
+    const existing = this.find(teamId, distinctId);
+    if (existing) {
+      existing.touched = true;
+      return existing;
+    }
+    const person: PersonState = {
+      teamId,
+      id: null,
+      uuid: personUuidFor(teamId, distinctId),
+      properties: {},
+      isIdentified: false,
+      version: 0,
+      createdAtMs: timestampMs,
+      bumped: true,
+      dirty: true,
+      deleted: false,
+      touched: true,
+      newDistinctIds: new Map(),
+    };
+    this.created.push(person);
+    this.addDistinctId(person, distinctId);
+    return person;
+  }
+
+  /** Applies $set_once, $set, $unset; returns whether the person changed. */
+  updateProperties(person: PersonState, updates: PropertyUpdates): boolean {
+    if (!applyPropertyUpdates(person.properties, updates)) return false;
+    this.markChanged(person);
+    return true;
+  }
+
+  /**
+   * Links `otherDistinctId` to the person of `intoDistinctId` (compat §5.2 mergeDistinctIds).
+   * The person of `intoDistinctId` survives; its properties win on conflicts.
+   */
+  merge(teamId: number, intoDistinctId: string, otherDistinctId: string, kind: MergeKind, timestampMs: number): MergeOutcome {
+    if (intoDistinctId === otherDistinctId) return 'same_id';
+    if (isIllegalDistinctId(intoDistinctId) || isIllegalDistinctId(otherDistinctId)) return 'illegal_id';
+    const into = this.find(teamId, intoDistinctId);
+    const other = this.find(teamId, otherDistinctId);
+    if (!into && !other) {
+      const person = this.getOrCreate(teamId, intoDistinctId, timestampMs);
+      this.addDistinctId(person, otherDistinctId);
+      person.isIdentified = true;
+      return 'created';
+    }
+    if (!into || !other) {
+      const person = (into ?? other)!;
+      person.touched = true;
+      this.addDistinctId(person, into ? otherDistinctId : intoDistinctId);
+      this.identify(person);
+      return 'linked';
+    }
+    into.touched = true;
+    other.touched = true;
+    if (into === other) {
+      this.identify(into);
+      return 'already_merged';
+    }
+    if (other.isIdentified && kind !== '$merge_dangerously') return 'refused_already_identified';
+
+    // version = max(into, other) + 1 over the stored versions; the deleted copy of `other`
+    // also outranks every row written for it before.
+    const nextVersion = (p: PersonState) => (p.bumped ? p.version : p.version + 1);
+    const otherNext = nextVersion(other);
+    into.version = Math.max(nextVersion(into), otherNext);
+    other.version = otherNext;
+    into.bumped = other.bumped = true;
+    into.properties = { ...other.properties, ...into.properties };
+    into.createdAtMs = Math.min(into.createdAtMs, other.createdAtMs);
+    into.isIdentified = true;
+    this.markChanged(into);
+    this.markChanged(other);
+    other.deleted = true;
+    for (const entry of this.byDistinctId.values()) if (entry.person === other) entry.person = into;
+    for (const [distinctId, version] of other.newDistinctIds) into.newDistinctIds.set(distinctId, version);
+    other.newDistinctIds.clear();
+    if (other.id !== null) this.merges.push({ into, other });
+    return 'merged';
+  }
+
+  /** Marks a person identified ($identify / alias), writing only when it was not yet. */
+  identify(person: PersonState): void {
+    person.touched = true;
+    if (person.isIdentified) return;
+    person.isIdentified = true;
+    this.markChanged(person);
+  }
+
+  /** A personless event's distinct id: remembered so that a later person for it gets a version-1 row. */
+  recordPersonless(teamId: number, distinctId: string): void {
+    const key = entryKey(teamId, distinctId);
+    if (this.byDistinctId.has(key) || this.personlessSeen.has(key)) return;
+    this.personlessToRecord.set(key, { teamId, distinctId });
+  }
+
+  /** JSON of the person's properties now (cached until the next change). */
+  propertiesJson(person: PersonState): string {
+    return (person.propertiesJson ??= JSON.stringify(person.properties));
+  }
+
+  /** Writes every change to Postgres (inside the caller's transaction) and returns the ClickHouse copies. */
+  async flush(sql: Sql): Promise<PersonBatchCopies> {
+    await this.insertCreatedPersons(sql);
+    const movedDistinctIds = await this.insertDistinctIdsAndMerge(sql);
+    await this.updateChangedPersons(sql);
+    if (this.personlessToRecord.size > 0) {
+      const rows = [...this.personlessToRecord.values()];
+      await sql.query(
+        `INSERT INTO personless_distinct_ids (team_id, distinct_id)
+         SELECT * FROM unnest($1::int[], $2::text[]) ON CONFLICT DO NOTHING`,
+        [rows.map((r) => r.teamId), rows.map((r) => r.distinctId)],
+      );
+      for (const r of rows) this.personlessCache?.add(r.teamId, r.distinctId);
+    }
+    return this.copies(movedDistinctIds);
+  }
+
+  private addDistinctId(person: PersonState, distinctId: string): void {
+    const key = entryKey(person.teamId, distinctId);
+    // After a personless event, the first person row of that id is version 1 (compat §5.2).
+    const version = this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;
+    this.personlessToRecord.delete(key);
+    person.newDistinctIds.set(distinctId, version);
+    this.byDistinctId.set(key, { person, version });
+  }
+
+  private markChanged(person: PersonState): void {
+    person.touched = true;
+    person.dirty = true;
+    person.propertiesJson = undefined;
+    if (!person.bumped) {
+      person.version += 1;
+      person.bumped = true;
+    }
+  }
+
+  private async insertCreatedPersons(sql: Sql): Promise<void> {
+    const created = this.created.filter((p) => !p.deleted);
+    if (created.length === 0) return;
+    const rows = await sql.query<{ id: string; team_id: number; uuid: string }>(
+      `INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at)
+       SELECT t, u, p::jsonb, i, v, c FROM unnest($1::int[], $2::uuid[], $3::text[], $4::bool[], $5::bigint[], $6::timestamptz[]) AS x(t, u, p, i, v, c)
+       RETURNING id::text AS id, team_id, uuid::text AS uuid`,
+      [
+        created.map((p) => p.teamId),
+        created.map((p) => p.uuid),
+        created.map((p) => this.propertiesJson(p)),
+        created.map((p) => p.isIdentified),
+        created.map((p) => p.version),
+        created.map((p) => new Date(p.createdAtMs).toISOString()),
+      ],
+    );
+    const byUuid = new Map(created.map((p) => [`${p.teamId}:${p.uuid}`, p]));
+    for (const row of rows) {
+      const person = byUuid.get(`${row.team_id}:${row.uuid}`)!;
+      person.id = row.id;
+      person.dirty = false;
+    }
+  }
+
+  private async insertDistinctIdsAndMerge(sql: Sql): Promise<PersonDistinctIdCopy[]> {
+    const inserts: { teamId: number; distinctId: string; personId: string; version: number }[] = [];
+    for (const person of new Set([...this.personsById.values(), ...this.created])) {
+      if (person.deleted) continue;
+      for (const [distinctId, version] of person.newDistinctIds) inserts.push({ teamId: person.teamId, distinctId, personId: person.id!, version });
+    }
+    if (inserts.length > 0) {
+      await sql.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
+         SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[])`,
+        [inserts.map((r) => r.teamId), inserts.map((r) => r.distinctId), inserts.map((r) => r.personId), inserts.map((r) => r.version)],
+      );
+      const fromPersonless = inserts.filter((r) => r.version === 1);
+      if (fromPersonless.length > 0) {
+        await sql.query(
+          `UPDATE personless_distinct_ids SET is_merged = true
+            WHERE (team_id, distinct_id) IN (SELECT * FROM unnest($1::int[], $2::text[]))`,
+          [fromPersonless.map((r) => r.teamId), fromPersonless.map((r) => r.distinctId)],
+        );
+      }
+    }
+    const moved: PersonDistinctIdCopy[] = [];
+    for (const { into, other } of this.merges) {
+      // Every distinct id of the other person, including ids this batch never saw.
+      const rows = await sql.query<{ distinct_id: string; version: string }>(
+        `UPDATE person_distinct_ids SET person_id = $1, version = version + 1 WHERE person_id = $2
+         RETURNING distinct_id, version`,
+        [into.id, other.id],
+      );
+      for (const row of rows)
+        moved.push({ team_id: into.teamId, distinct_id: row.distinct_id, person_id: into.uuid, is_deleted: 0, version: Number(row.version) });
+      await sql.query(
+        `INSERT INTO feature_flag_hash_key_overrides (team_id, person_id, feature_flag_key, hash_key)
+         SELECT team_id, $1, feature_flag_key, hash_key FROM feature_flag_hash_key_overrides WHERE team_id = $3 AND person_id = $2
+         ON CONFLICT DO NOTHING`,
+        [into.id, other.id, into.teamId],
+      );
+      await sql.query(
+        `INSERT INTO cohort_people (cohort_id, person_id, version)
+         SELECT cohort_id, $1, version FROM cohort_people WHERE person_id = $2 ON CONFLICT DO NOTHING`,
+        [into.id, other.id],
+      );
+      // Cascades to the other person's remaining overrides and cohort rows.
+      await sql.query('DELETE FROM persons WHERE id = $1', [other.id]);
+    }
+    return moved;
+  }
+
+  private async updateChangedPersons(sql: Sql): Promise<void> {
+    const changed = [...this.personsById.values(), ...this.created].filter((p) => p.dirty && !p.deleted && p.id !== null);
+    if (changed.length === 0) return;
+    await sql.query(
+      `UPDATE persons SET properties = x.p::jsonb, is_identified = x.i, version = x.v, created_at = x.c
+         FROM unnest($1::bigint[], $2::text[], $3::bool[], $4::bigint[], $5::timestamptz[]) AS x(id, p, i, v, c)
+        WHERE persons.id = x.id`,
+      [
+        changed.map((p) => p.id),
+        changed.map((p) => this.propertiesJson(p)),
+        changed.map((p) => p.isIdentified),
+        changed.map((p) => p.version),
+        changed.map((p) => new Date(p.createdAtMs).toISOString()),
+      ],
+    );
+  }
+
+  /**
+   * Copies of every person and distinct id a full-mode event touched, changed or not: a
+   * batch redelivered after a crash between the Postgres commit and the ClickHouse insert
+   * then still writes the copies (equal versions collapse in ReplacingMergeTree).
+   */
+  private copies(moved: PersonDistinctIdCopy[]): PersonBatchCopies {
+    const persons: PersonCopy[] = [];
+    for (const person of new Set([...this.personsById.values(), ...this.created])) {
+      if (!person.touched || (person.deleted && person.id === null)) continue;
+      persons.push({
+        id: person.uuid,
+        team_id: person.teamId,
+        created_at: new Date(person.createdAtMs).toISOString(),
+        properties: person.deleted ? '{}' : this.propertiesJson(person),
+        is_identified: person.isIdentified ? 1 : 0,
+        is_deleted: person.deleted ? 1 : 0,
+        version: person.version,
+      });
+    }
+    const distinctIds = new Map<string, PersonDistinctIdCopy>();
+    for (const [key, entry] of this.byDistinctId) {
+      if (!entry.person.touched || entry.person.deleted) continue;
+      const distinctId = key.slice(key.indexOf('\u0000') + 1);
+      distinctIds.set(key, { team_id: entry.person.teamId, distinct_id: distinctId, person_id: entry.person.uuid, is_deleted: 0, version: entry.version });
+    }
+    for (const row of moved) distinctIds.set(entryKey(row.team_id, row.distinct_id), row);
+    return { persons, distinctIds: [...distinctIds.values()] };
+  }
+}
