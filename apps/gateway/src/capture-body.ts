@@ -1,27 +1,180 @@
-import { gunzipSync } from 'node:zlib';
-import { errors } from '@sightline/http';
+import type { IncomingMessage } from 'node:http';
+import { createGunzip, type Gunzip } from 'node:zlib';
+import LZString from 'lz-string';
+import { errors, type ApiError } from '@sightline/http';
+
+/** How much a capture route reads: bytes on the wire, and bytes after decompression/decoding. */
+export interface BodyLimits {
+  wireBytes: number;
+  decodedBytes: number;
+}
+
+/** `compression` as PostHog clients announce it (query string or form field). */
+export type Compression = 'gzip' | 'lz64' | 'base64' | null;
+
+export function readCompression(value: unknown): Compression {
+  if (value === 'gzip' || value === 'gzip-js') return 'gzip';
+  if (value === 'lz64' || value === 'lz-string') return 'lz64';
+  if (value === 'base64') return 'base64';
+  return null;
+}
+
+const GZIP_MAGIC_0 = 0x1f;
+const GZIP_MAGIC_1 = 0x8b;
+
+class RequestAborted extends Error {
+  /** The error handler's marker for "the client went away": nothing to answer. */
+  readonly type = 'request.aborted';
+}
 
 /**
- * Decodes a capture body already read as bytes (Content-Encoding gzip is inflated by the
- * body reader): gzip detected by magic bytes (posthog-js sends it as text/plain), form
- * `data=<base64>`, or plain JSON.
+ * Reads a capture body as bytes, enforcing both caps while the bytes arrive:
+ * - a declared Content-Length over the wire cap is refused before reading; the rest of the
+ *   body is then drained by node after the 413 is sent, so the keep-alive connection stays usable;
+ * - gzip (announced by header or query, or sniffed from the magic bytes `1f 8b`, as posthog-js
+ *   sends it as text/plain) is inflated as a stream and abandoned as soon as the output passes the
+ *   decoded budget, so a gzip bomb never allocates more than that budget.
+ * Raw-body/express.raw is not used: it needs the type-is/content-type machinery on every request
+ * and buffers the compressed and decompressed body whole before any limit on the output applies.
  */
-export function decodeCaptureBody(raw: Buffer, contentType: string | undefined, maxBytes: number): unknown {
-  let bytes = raw;
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    try {
-      bytes = gunzipSync(bytes, { maxOutputLength: maxBytes });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw errors.payloadTooLarge(maxBytes);
-      throw errors.parse('Malformed request data: invalid gzip body');
+export function readCaptureBody(req: IncomingMessage, limits: BodyLimits, gzipAnnounced: boolean): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limits.wireBytes) return Promise.reject(errors.payloadTooLarge(limits.wireBytes));
+
+  return new Promise<Buffer>((resolve, reject) => {
+    let wireBytes = 0;
+    let decodedBytes = 0;
+    const chunks: Buffer[] = [];
+    let pendingHead: Buffer | null = null; // first byte(s) kept until gzip can be sniffed
+    let gunzip: Gunzip | null | undefined; // undefined: not decided yet
+    let settled = false;
+
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const fail = (error: ApiError | Error) => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      gunzip?.destroy();
+      // Keep the request flowing (data discarded) so node can reuse the connection.
+      req.resume();
+      reject(error);
+    };
+    const succeed = () => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, decodedBytes));
+    };
+    const collect = (chunk: Buffer) => {
+      if (settled) return;
+      decodedBytes += chunk.length;
+      if (decodedBytes > limits.decodedBytes) return fail(errors.payloadTooLarge(limits.decodedBytes));
+      chunks.push(chunk);
+    };
+    const startGunzip = () => {
+      const stream = createGunzip();
+      stream.on('data', collect);
+      stream.on('end', succeed);
+      stream.on('error', () => fail(errors.parse('Malformed request data: invalid gzip body')));
+      // Backpressure: the socket waits while zlib works through what it already has.
+      stream.on('drain', () => req.resume());
+      return stream;
+    };
+    const forward = (chunk: Buffer) => {
+      if (gunzip === undefined) {
+        const head: Buffer = pendingHead ? Buffer.concat([pendingHead, chunk]) : chunk;
+        if (head.length < 2 && !gzipAnnounced) {
+          pendingHead = head;
+          return;
+        }
+        pendingHead = null;
+        gunzip = gzipAnnounced || (head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1) ? startGunzip() : null;
+        chunk = head;
+      }
+      if (gunzip) {
+        if (!gunzip.write(chunk)) req.pause();
+      } else collect(chunk);
+    };
+    function onData(chunk: Buffer) {
+      wireBytes += chunk.length;
+      if (wireBytes > limits.wireBytes) return fail(errors.payloadTooLarge(limits.wireBytes));
+      forward(chunk);
     }
+    function onEnd() {
+      if (gunzip === undefined) {
+        gunzip = null;
+        if (pendingHead) collect(pendingHead);
+      }
+      if (gunzip) gunzip.end();
+      else succeed();
+    }
+    function onError(error: Error) {
+      fail(error);
+    }
+    function onAborted() {
+      fail(new RequestAborted('client closed the request'));
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+const STRICT_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const looksLikeJson = (text: string) => {
+  const first = text.trimStart().charCodeAt(0);
+  return first === 0x7b /* { */ || first === 0x5b; /* [ */
+};
+
+function decodeBase64Text(data: string): string {
+  const text = Buffer.from(data.trim(), 'base64').toString('utf8');
+  if (text === '') throw errors.parse('Malformed request data: invalid base64 data');
+  return text;
+}
+
+function decodeLz64(data: string, maxChars: number): string {
+  let text: string | null;
+  try {
+    text = LZString.decompressFromBase64(data.trim());
+  } catch (error) {
+    throw errors.parse(`Malformed request data: invalid lz64 data (${(error as Error).message})`);
   }
+  if (!text) throw errors.parse('Malformed request data: invalid lz64 data');
+  if (text.length > maxChars) throw errors.payloadTooLarge(maxChars);
+  return text;
+}
+
+/**
+ * Turns the (already inflated) body bytes into JSON text the way PostHog's capture does:
+ * form `data=` (base64, or lz64 with `compression=lz64`), a raw lz64 or base64 body, and a
+ * legacy payload that is still strict base64 after all that.
+ */
+export function decodeCaptureText(bytes: Buffer, contentType: string | undefined, compression: Compression, limits: BodyLimits): string {
   let text = bytes.toString('utf8');
-  if (contentType?.startsWith('application/x-www-form-urlencoded')) {
-    // `data=<base64 JSON>` (sendBeacon); a raw JSON body mislabelled as a form (curl -d) is read as is.
-    const data = text.trimStart().startsWith('{') || text.trimStart().startsWith('[') ? null : new URLSearchParams(text).get('data');
-    if (data !== null) text = Buffer.from(data, 'base64').toString('utf8');
+  if (contentType?.startsWith('application/x-www-form-urlencoded') && !looksLikeJson(text)) {
+    const form = new URLSearchParams(text);
+    const data = form.get('data');
+    if (data === null) throw errors.parse('Malformed request data: form body without a data field');
+    compression = readCompression(form.get('compression')) ?? compression;
+    text = compression === 'lz64' ? decodeLz64(data, limits.decodedBytes) : decodeBase64Text(data);
+  } else if (compression === 'lz64' && !looksLikeJson(text)) {
+    text = decodeLz64(text, limits.decodedBytes);
+  } else if (compression === 'base64' && !looksLikeJson(text)) {
+    text = decodeBase64Text(text);
   }
+  // Legacy endpoints: a payload that still reads as strict base64 is decoded once more.
+  if (!looksLikeJson(text) && text.length >= 4 && STRICT_BASE64.test(text.trim())) text = decodeBase64Text(text);
+  return text;
+}
+
+/** JSON.parse with PostHog's 400 for anything that is not JSON. */
+export function parseCaptureJson(text: string): unknown {
   if (text.trim() === '') throw errors.parse('Malformed request data: empty body');
   try {
     return JSON.parse(text);

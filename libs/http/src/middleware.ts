@@ -33,7 +33,12 @@ export function requestContext(app: string, logger: Logger, metrics: Metrics): R
   };
 }
 
+/** Set by a router that matches paths itself (no Express route object) to label its metrics. */
+export const ROUTE_LABEL_LOCAL = 'routeLabel';
+
 function routeLabel(req: Request): string {
+  const own = req.res?.locals[ROUTE_LABEL_LOCAL];
+  if (typeof own === 'string') return own;
   const path = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof path === 'string') return req.baseUrl + path;
   if (Array.isArray(path)) return req.baseUrl + String(path[0]);
