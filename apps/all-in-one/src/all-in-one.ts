@@ -20,6 +20,7 @@ export interface AllInOneDeps {
   logger: Logger;
   metrics: Metrics;
   sendTimeoutMs: number;
+  maxInflightRequests?: number;
   readiness: HealthCheck[];
   isShuttingDown: () => boolean;
   now?: () => number;
@@ -43,6 +44,8 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
         projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db)),
         metrics: deps.metrics,
         sendTimeoutMs: deps.sendTimeoutMs,
+        maxInflightRequests: deps.maxInflightRequests,
+        isShuttingDown: deps.isShuttingDown,
         now: deps.now,
       }),
       createApiRouter(deps),

@@ -34,6 +34,7 @@ async function main() {
       clientId: config.KAFKA_CLIENT_ID,
       sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
       idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+      lingerMs: config.BUS_PRODUCER_LINGER_MS,
     },
     logger,
   );
@@ -48,6 +49,7 @@ async function main() {
     logger,
     metrics,
     sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
+    maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,
     readiness: [
       { name: 'postgres', check: () => assertPostgresMigrated(db) },
       { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },

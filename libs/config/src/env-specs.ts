@@ -41,6 +41,22 @@ export const kafkaEnv = {
   },
 } as const satisfies EnvSpec;
 
+export const ingestEnv = {
+  BUS_PRODUCER_LINGER_MS: {
+    type: 'integer',
+    description: 'How long an idle Kafka producer of the gateway waits to gather concurrent sends into one produce request',
+    default: 2,
+    minimum: 0,
+    maximum: 1000,
+  },
+  GATEWAY_MAX_INFLIGHT_REQUESTS: {
+    type: 'integer',
+    description: 'Capture requests handled at once; more are answered 503 with Retry-After',
+    default: 2000,
+    minimum: 1,
+  },
+} as const satisfies EnvSpec;
+
 export const redisEnv = {
   REDIS_URL: { type: 'string', description: 'Redis for BullMQ jobs and caches (unset in embedded mode: in-process cron and caches)', pattern: '^rediss?://' },
 } as const satisfies EnvSpec;
@@ -67,6 +83,7 @@ export const gatewayEnv = {
   ...port(8001),
   ...postgresEnv,
   ...kafkaEnv,
+  ...ingestEnv,
 } as const satisfies EnvSpec;
 
 export const workerEnv = {
@@ -94,6 +111,7 @@ export const allInOneEnv = {
   ...postgresEnv,
   ...clickhouseServerEnv,
   ...kafkaEnv,
+  ...ingestEnv,
   ...redisEnv,
 } as const satisfies EnvSpec;
 
