@@ -37,7 +37,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
     name: 'all-in-one',
     liveness: worker.liveness,
     readiness: [...worker.readiness, ...deps.readiness],
-    routers: [
+    hotRouters: [
       createCaptureRouter({
         bus: deps.bus,
         topics: deps.topics,
@@ -48,8 +48,8 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
         isShuttingDown: deps.isShuttingDown,
         now: deps.now,
       }),
-      createApiRouter(deps),
     ],
+    routers: [createApiRouter(deps)],
   });
   return { app, worker };
 }

@@ -24,5 +24,5 @@ export interface GatewayDeps {
 
 /** The ingestion gateway: capture/batch HTTP → event bus. No side effects until listened on. */
 export function createGatewayApp(deps: GatewayDeps): Express {
-  return createServiceApp({ ...deps, name: 'gateway', routers: [createCaptureRouter(deps)] });
+  return createServiceApp({ ...deps, name: 'gateway', routers: [], hotRouters: [createCaptureRouter(deps)] });
 }

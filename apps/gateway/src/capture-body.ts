@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import LZString from 'lz-string';
-import { errors, type ApiError } from '@sightline/http';
+import { errors } from '@sightline/http';
 
 /** How much a capture route reads: bytes on the wire, and bytes after decompression/decoding. */
 export interface BodyLimits {
@@ -40,90 +40,100 @@ class RequestAborted extends Error {
 export function readCaptureBody(req: IncomingMessage, limits: BodyLimits, gzipAnnounced: boolean): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limits.wireBytes) return Promise.reject(errors.payloadTooLarge(limits.wireBytes));
+  return new Promise<Buffer>((resolve, reject) => new BodyReader(req, limits, gzipAnnounced, resolve, reject).start());
+}
 
-  return new Promise<Buffer>((resolve, reject) => {
-    let wireBytes = 0;
-    let decodedBytes = 0;
-    const chunks: Buffer[] = [];
-    let pendingHead: Buffer | null = null; // first byte(s) kept until gzip can be sniffed
-    let gunzip: Gunzip | null | undefined; // undefined: not decided yet
-    let settled = false;
+/**
+ * One body being read. A class rather than closures: the listeners are the only functions
+ * created per request (tsx/esbuild wraps every named closure in a __name call, per request).
+ * Listeners stay attached after settling (each handler checks `settled`): removing them costs
+ * more than it saves on a request object that is about to be dropped.
+ */
+class BodyReader {
+  private wireBytes = 0;
+  private decodedBytes = 0;
+  private readonly chunks: Buffer[] = [];
+  /** First byte kept until gzip can be sniffed from two. */
+  private pendingHead: Buffer | null = null;
+  /** undefined: not decided yet; null: not gzip. */
+  private gunzip: Gunzip | null | undefined;
+  private settled = false;
 
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-    };
-    const fail = (error: ApiError | Error) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
-      gunzip?.destroy();
-      // Keep the request flowing (data discarded) so node can reuse the connection.
-      req.resume();
-      reject(error);
-    };
-    const succeed = () => {
-      if (settled) return;
-      settled = true;
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, decodedBytes));
-    };
-    const collect = (chunk: Buffer) => {
-      if (settled) return;
-      decodedBytes += chunk.length;
-      if (decodedBytes > limits.decodedBytes) return fail(errors.payloadTooLarge(limits.decodedBytes));
-      chunks.push(chunk);
-    };
-    const startGunzip = () => {
-      const stream = createGunzip();
-      stream.on('data', collect);
-      stream.on('end', succeed);
-      stream.on('error', () => fail(errors.parse('Malformed request data: invalid gzip body')));
-      // Backpressure: the socket waits while zlib works through what it already has.
-      stream.on('drain', () => req.resume());
-      return stream;
-    };
-    const forward = (chunk: Buffer) => {
-      if (gunzip === undefined) {
-        const head: Buffer = pendingHead ? Buffer.concat([pendingHead, chunk]) : chunk;
-        if (head.length < 2 && !gzipAnnounced) {
-          pendingHead = head;
-          return;
-        }
-        pendingHead = null;
-        gunzip = gzipAnnounced || (head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1) ? startGunzip() : null;
-        chunk = head;
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limits: BodyLimits,
+    private readonly gzipAnnounced: boolean,
+    private readonly resolve: (body: Buffer) => void,
+    private readonly reject: (error: Error) => void,
+  ) {}
+
+  start(): void {
+    this.req.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.req.on('end', () => this.onEnd());
+    // A client that goes away mid-body surfaces here as ECONNRESET "aborted".
+    this.req.on('error', (error: NodeJS.ErrnoException) => this.fail(error.code === 'ECONNRESET' ? new RequestAborted('client closed the request') : error));
+  }
+
+  private fail(error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.gunzip?.destroy();
+    // Keep the request flowing (data discarded) so node can reuse the connection.
+    this.req.resume();
+    this.reject(error);
+  }
+
+  private succeed(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.decodedBytes));
+  }
+
+  private collect(chunk: Buffer): void {
+    if (this.settled) return;
+    this.decodedBytes += chunk.length;
+    if (this.decodedBytes > this.limits.decodedBytes) return this.fail(errors.payloadTooLarge(this.limits.decodedBytes));
+    this.chunks.push(chunk);
+  }
+
+  private startGunzip(): Gunzip {
+    const stream = createGunzip();
+    stream.on('data', (chunk: Buffer) => this.collect(chunk));
+    stream.on('end', () => this.succeed());
+    stream.on('error', () => this.fail(errors.parse('Malformed request data: invalid gzip body')));
+    // Backpressure: the socket waits while zlib works through what it already has.
+    stream.on('drain', () => this.req.resume());
+    return stream;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.settled) return;
+    this.wireBytes += chunk.length;
+    if (this.wireBytes > this.limits.wireBytes) return this.fail(errors.payloadTooLarge(this.limits.wireBytes));
+    if (this.gunzip === undefined) {
+      const head: Buffer = this.pendingHead ? Buffer.concat([this.pendingHead, chunk]) : chunk;
+      if (head.length < 2 && !this.gzipAnnounced) {
+        this.pendingHead = head;
+        return;
       }
-      if (gunzip) {
-        if (!gunzip.write(chunk)) req.pause();
-      } else collect(chunk);
-    };
-    function onData(chunk: Buffer) {
-      wireBytes += chunk.length;
-      if (wireBytes > limits.wireBytes) return fail(errors.payloadTooLarge(limits.wireBytes));
-      forward(chunk);
+      this.pendingHead = null;
+      this.gunzip = this.gzipAnnounced || (head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1) ? this.startGunzip() : null;
+      chunk = head;
     }
-    function onEnd() {
-      if (gunzip === undefined) {
-        gunzip = null;
-        if (pendingHead) collect(pendingHead);
-      }
-      if (gunzip) gunzip.end();
-      else succeed();
+    if (this.gunzip) {
+      if (!this.gunzip.write(chunk)) this.req.pause();
+    } else this.collect(chunk);
+  }
+
+  private onEnd(): void {
+    if (this.settled) return;
+    if (this.gunzip === undefined) {
+      this.gunzip = null;
+      if (this.pendingHead) this.collect(this.pendingHead);
     }
-    function onError(error: Error) {
-      fail(error);
-    }
-    function onAborted() {
-      fail(new RequestAborted('client closed the request'));
-    }
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-  });
+    if (this.gunzip) this.gunzip.end();
+    else this.succeed();
+  }
 }
 
 const STRICT_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;

@@ -16,18 +16,43 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /**
  * Request id (kept from X-Request-Id when sane), a child logger, and per-route metrics.
  * Deliberately not pino-http: a log line per request costs more than the ingest path itself.
+ * Kept cheap because it runs on every capture request: the child logger is built on first
+ * use (most requests never log), and the labelled metric children are cached instead of
+ * prom-client hashing the label object on every observation.
  */
 export function requestContext(app: string, logger: Logger, metrics: Metrics): RequestHandler {
+  const counters = new Map<string, { inc(): void }>();
+  const durations = new Map<string, { observe(value: number): void }>();
+  const countFor = (route: string, method: string, status: number) => {
+    const key = `${route} ${method} ${status}`;
+    let child = counters.get(key);
+    if (!child) counters.set(key, (child = metrics.httpRequests.labels({ app, route, method, status: String(status) })));
+    return child;
+  };
+  const durationFor = (route: string) => {
+    let child = durations.get(route);
+    if (!child) durations.set(route, (child = metrics.httpDuration.labels({ app, route })));
+    return child;
+  };
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
-    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ reqId: req.id });
-    res.setHeader('X-Request-Id', req.id);
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = id;
+    let log: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      enumerable: false,
+      get: () => (log ??= logger.child({ reqId: id })),
+      set: (value: Logger) => {
+        log = value;
+      },
+    });
+    res.setHeader('X-Request-Id', id);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const route = routeLabel(req);
-      metrics.httpRequests.inc({ app, route, method: req.method, status: String(res.statusCode) });
-      metrics.httpDuration.observe({ app, route }, Number(process.hrtime.bigint() - started) / 1e9);
+      countFor(route, req.method, res.statusCode).inc();
+      durationFor(route).observe(Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };

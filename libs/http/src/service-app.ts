@@ -13,6 +13,11 @@ export interface ServiceAppOptions {
   readiness: readonly HealthCheck[];
   isShuttingDown: () => boolean;
   routers: readonly Router[];
+  /**
+   * Routers matched before the health/metrics router: the hot path (capture), so its requests
+   * do not walk other routers' layers first. Their paths must not overlap /_health, /_ready, /metrics.
+   */
+  hotRouters?: readonly Router[];
 }
 
 /**
@@ -24,6 +29,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.disable('x-powered-by');
   app.disable('etag');
   app.use(requestContext(options.name, options.logger, options.metrics));
+  for (const router of options.hotRouters ?? []) app.use(router);
   app.use(
     healthRouter({ liveness: options.liveness, readiness: options.readiness, isShuttingDown: options.isShuttingDown, registry: options.metrics.registry }),
   );
