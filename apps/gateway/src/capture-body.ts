@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createGunzip, type Gunzip } from 'node:zlib';
-import LZString from 'lz-string';
 import { errors } from '@sightline/http';
+import type { Lz64Decoder } from './lz64-decoder';
 
 /** How much a capture route reads: bytes on the wire, and bytes after decompression/decoding. */
 export interface BodyLimits {
@@ -148,16 +148,11 @@ function decodeBase64Text(data: string): string {
   return text;
 }
 
-function decodeLz64(data: string, maxChars: number): string {
-  let text: string | null;
-  try {
-    text = LZString.decompressFromBase64(data.trim());
-  } catch (error) {
-    throw errors.parse(`Malformed request data: invalid lz64 data (${(error as Error).message})`);
-  }
-  if (!text) throw errors.parse('Malformed request data: invalid lz64 data');
-  if (text.length > maxChars) throw errors.payloadTooLarge(maxChars);
-  return text;
+async function decodeLz64(data: string, maxChars: number, decoder: Lz64Decoder): Promise<string> {
+  const result = await decoder.decode(data.trim(), maxChars);
+  if (result.ok) return result.text;
+  if (result.reason === 'too_large') throw errors.payloadTooLarge(maxChars);
+  throw errors.parse('Malformed request data: invalid lz64 data');
 }
 
 /**
@@ -165,16 +160,22 @@ function decodeLz64(data: string, maxChars: number): string {
  * form `data=` (base64, or lz64 with `compression=lz64`), a raw lz64 or base64 body, and a
  * legacy payload that is still strict base64 after all that.
  */
-export function decodeCaptureText(bytes: Buffer, contentType: string | undefined, compression: Compression, limits: BodyLimits): string {
+export async function decodeCaptureText(
+  bytes: Buffer,
+  contentType: string | undefined,
+  compression: Compression,
+  limits: BodyLimits,
+  lz64: Lz64Decoder,
+): Promise<string> {
   let text = bytes.toString('utf8');
   if (contentType?.startsWith('application/x-www-form-urlencoded') && !looksLikeJson(text)) {
     const form = new URLSearchParams(text);
     const data = form.get('data');
     if (data === null) throw errors.parse('Malformed request data: form body without a data field');
     compression = readCompression(form.get('compression')) ?? compression;
-    text = compression === 'lz64' ? decodeLz64(data, limits.decodedBytes) : decodeBase64Text(data);
+    text = compression === 'lz64' ? await decodeLz64(data, limits.decodedBytes, lz64) : decodeBase64Text(data);
   } else if (compression === 'lz64' && !looksLikeJson(text)) {
-    text = decodeLz64(text, limits.decodedBytes);
+    text = await decodeLz64(text, limits.decodedBytes, lz64);
   } else if (compression === 'base64' && !looksLikeJson(text)) {
     text = decodeBase64Text(text);
   }

@@ -6,7 +6,8 @@ import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { decodeCaptureText } from './capture-body';
-import { CAPTURE_ROUTES, type CaptureRoute } from './capture.route';
+import { CAPTURE_ROUTES, EVENT_LIMITS, type CaptureRoute } from './capture.route';
+import { createLz64Decoder } from './lz64-decoder';
 import { jsonBody, rawRequest, startTestGateway, TEST_TOKEN, type TestGateway } from './test-support';
 
 const MiB = 1024 * 1024;
@@ -23,6 +24,44 @@ const SPEC_WIRE_CAP: Record<string, number> = {
   '/track': 2 * MiB,
   '/engage': 2 * MiB,
 };
+
+/**
+ * An LZ-String base64 stream of `codes` codes where each code names the entry being created
+ * (the "cScSc" case): entry n is n+1 characters long, so the text is codes²/2 characters and
+ * lz-string's decoder keeps every entry. Written bit by bit the way lz-string's _decompress reads.
+ */
+function lz64Bomb(codes: number): string {
+  const bits: number[] = [];
+  const write = (value: number, width: number) => {
+    for (let i = 0; i < width; i++) bits.push((value >> i) & 1);
+  };
+  write(0, 2); // an 8-bit literal follows
+  write(0x61, 8); // 'a' → dictionary[3]
+  let dictSize = 4;
+  let numBits = 3;
+  let enlargeIn = 4;
+  const grow = () => {
+    if (enlargeIn === 0) {
+      enlargeIn = 2 ** numBits;
+      numBits++;
+    }
+  };
+  for (let n = 0; n < codes; n++) {
+    write(dictSize, numBits); // the entry about to be added: w + w[0]
+    dictSize++;
+    enlargeIn--;
+    grow();
+  }
+  write(2, numBits); // end of stream
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  let out = '';
+  for (let i = 0; i < bits.length; i += 6) {
+    let v = 0;
+    for (let j = 0; j < 6; j++) v = (v << 1) | (bits[i + j] ?? 0);
+    out += alphabet[v];
+  }
+  return out;
+}
 
 interface Encoded {
   query: string;
@@ -231,11 +270,28 @@ describe('body caps on every route', () => {
     60_000,
   );
 
-  it('a decoded (lz64) body over the budget is 413', () => {
+  it('a decoded (lz64) body over the budget is 413', async () => {
     // lz-string compresses at a few MB/s, so the budget is exercised on the decoder directly.
-    const json = JSON.stringify({ api_key: TEST_TOKEN, event: 'e', distinct_id: 'u', properties: { pad: 'ab'.repeat(5000) } });
-    const lz64 = Buffer.from(LZString.compressToBase64(json));
-    expect(() => decodeCaptureText(lz64, 'text/plain', 'lz64', { wireBytes: 2000, decodedBytes: 10_000 })).toThrow(expect.objectContaining({ status: 413 }));
-    expect(decodeCaptureText(lz64, 'text/plain', 'lz64', { wireBytes: 2000, decodedBytes: 20_000 })).toBe(json);
+    const decoder = createLz64Decoder();
+    try {
+      const json = JSON.stringify({ api_key: TEST_TOKEN, event: 'e', distinct_id: 'u', properties: { pad: 'ab'.repeat(5000) } });
+      const lz64 = Buffer.from(LZString.compressToBase64(json));
+      await expect(decodeCaptureText(lz64, 'text/plain', 'lz64', { wireBytes: 2000, decodedBytes: 10_000 }, decoder)).rejects.toMatchObject({ status: 413 });
+      await expect(decodeCaptureText(lz64, 'text/plain', 'lz64', { wireBytes: 2000, decodedBytes: 20_000 }, decoder)).resolves.toBe(json);
+    } finally {
+      await decoder.close();
+    }
   });
+
+  it('an lz64 bomb (quadratic dictionary growth) gets 413 and the gateway keeps serving', async () => {
+    const bomb = lz64Bomb(150_000);
+    expect(bomb.length).toBeLessThan(EVENT_LIMITS.wireBytes);
+    const started = Date.now();
+    const res = await rawRequest(gw.port, { path: '/e/?compression=lz64', headers: { 'Content-Type': 'text/plain' }, body: bomb });
+    expect(res.status).toBe(413);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const json = JSON.stringify({ api_key: TEST_TOKEN, event: 'after bomb', distinct_id: 'u' });
+    const next = await rawRequest(gw.port, { path: '/e/?compression=lz64', headers: { 'Content-Type': 'text/plain' }, body: LZString.compressToBase64(json) });
+    expect(next.status).toBe(200);
+  }, 60_000);
 });

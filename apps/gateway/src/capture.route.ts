@@ -5,6 +5,7 @@ import { errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
 import { normalizeEvent, readCapturePayload, PayloadError, type CapturePayload } from '@sightline/ingestion';
 import type { Metrics } from '@sightline/metrics';
 import { decodeCaptureText, parseCaptureJson, readCaptureBody, readCompression, type BodyLimits } from './capture-body';
+import { createLz64Decoder } from './lz64-decoder';
 import type { ProjectKeyResolver } from './project-keys';
 
 const MiB = 1024 * 1024;
@@ -140,6 +141,7 @@ export function createCaptureRouter(deps: CaptureDeps): Router {
   const now = deps.now ?? Date.now;
   const maxInflight = deps.maxInflightRequests ?? DEFAULT_MAX_INFLIGHT_REQUESTS;
   let inflight = 0;
+  const lz64 = createLz64Decoder();
   const routes = new Map<string, CaptureRoute>();
   for (const route of CAPTURE_ROUTES) {
     routes.set(route.path, route);
@@ -154,7 +156,7 @@ export function createCaptureRouter(deps: CaptureDeps): Router {
       throw errors.unsupportedMediaType(`Unsupported Content-Encoding "${contentEncoding}": send gzip or an uncompressed body.`);
     }
     const bytes = await readCaptureBody(req, route.limits, contentEncoding === 'gzip' || compression === 'gzip');
-    const text = decodeCaptureText(bytes, req.headers['content-type'], compression, route.limits);
+    const text = await decodeCaptureText(bytes, req.headers['content-type'], compression, route.limits, lz64);
     const payload = readPayload(parseCaptureJson(text));
 
     const token = payload.token;
