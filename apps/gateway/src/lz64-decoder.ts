@@ -23,6 +23,9 @@ parentPort.on('message', ({ id, data, maxChars }) => {
 });
 `;
 
+/** A worker with nothing to do is stopped after this long. */
+const IDLE_MS = 200;
+
 interface Job {
   id: number;
   data: string;
@@ -46,6 +49,7 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
   let worker: Worker | undefined;
   let current: Job | undefined;
   let nextId = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
 
   const finish = (result: Lz64Result) => {
     const job = current;
@@ -73,7 +77,14 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
   };
 
   function runNext() {
-    if (current || queue.length === 0) return;
+    if (current) return;
+    if (queue.length === 0) {
+      // lz64 is rare: do not keep a thread (and its heap) around between requests.
+      idleTimer = setTimeout(() => void worker?.terminate(), IDLE_MS);
+      idleTimer.unref();
+      return;
+    }
+    clearTimeout(idleTimer);
     const job = queue.shift()!;
     current = job;
     worker ??= spawn();
@@ -90,6 +101,7 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
       });
     },
     async close(): Promise<void> {
+      clearTimeout(idleTimer);
       await worker?.terminate();
     },
   };
