@@ -6,7 +6,7 @@ import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { decodeCaptureText } from './capture-body';
-import { CAPTURE_ROUTES, EVENT_LIMITS, type CaptureRoute } from './capture.route';
+import { CAPTURE_ROUTES, EVENT_LIMITS, MAX_EVENT_MESSAGE_BYTES, type CaptureRoute } from './capture.route';
 import { createLz64Decoder } from './lz64-decoder';
 import { jsonBody, rawRequest, startTestGateway, TEST_TOKEN, type TestGateway } from './test-support';
 
@@ -199,10 +199,20 @@ describe('body caps on every route', () => {
   });
   afterAll(() => gw.close(), 30_000);
 
-  /** A valid single-event body of exactly `bytes` bytes (padded inside a property). */
+  /** A valid batch body of exactly `bytes` bytes, padded inside events of at most 500 kB (each fits a Kafka message). */
   const bodyOfSize = (bytes: number) => {
-    const head = JSON.stringify({ api_key: TEST_TOKEN, event: 'big', distinct_id: 'u', properties: { pad: '' } });
-    return head.replace('"pad":""', `"pad":"${'x'.repeat(bytes - head.length)}"`);
+    const eventCount = Math.max(1, Math.ceil(bytes / 450_000));
+    const pads = Array.from({ length: eventCount }, () => '');
+    const render = () => JSON.stringify({ api_key: TEST_TOKEN, batch: pads.map((pad, i) => ({ event: 'big', distinct_id: `u${i}`, properties: { pad } })) });
+    let missing = bytes - render().length;
+    for (let i = 0; i < eventCount && missing > 0; i++) {
+      const add = Math.min(missing, 490_000);
+      pads[i] = 'x'.repeat(add);
+      missing -= add;
+    }
+    const body = render();
+    if (body.length !== bytes) throw new Error(`bodyOfSize(${bytes}) built ${body.length} bytes`);
+    return body;
   };
 
   it.each(CAPTURE_ROUTES.map((r) => [r.path, r.limits.wireBytes] as const))(
@@ -232,6 +242,22 @@ describe('body caps on every route', () => {
       }
     },
   );
+
+  it('413s a batch holding one event too large for a Kafka message, and writes none of it', async () => {
+    const before = gw.received().length;
+    const batch = [
+      { event: 'small', distinct_id: 'u' },
+      { event: 'huge', distinct_id: 'u', properties: { pad: 'x'.repeat(MAX_EVENT_MESSAGE_BYTES) } },
+    ];
+    const res = await rawRequest(gw.port, {
+      path: '/batch/',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ api_key: TEST_TOKEN, batch }),
+    });
+    expect(res.status).toBe(413);
+    expect(jsonBody(res)).toMatchObject({ code: 'payload_too_large', detail: expect.stringContaining('maximum event size exceeded') });
+    expect(gw.received()).toHaveLength(before);
+  });
 
   it('413s a chunked body (no Content-Length) as soon as it passes the cap', async () => {
     const res = await new Promise<number>((resolve, reject) => {

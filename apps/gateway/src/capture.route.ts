@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { EventBus, BusMessage, Topics } from '@sightline/bus';
-import { errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
+import { ApiError, errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
 import { normalizeEvent, readCapturePayload, PayloadError, type CapturePayload } from '@sightline/ingestion';
 import type { Metrics } from '@sightline/metrics';
 import { decodeCaptureText, parseCaptureJson, readCaptureBody, readCompression, type BodyLimits } from './capture-body';
@@ -47,6 +47,13 @@ export interface CaptureDeps {
   isShuttingDown?: () => boolean;
   now?: () => number;
 }
+
+/**
+ * Largest bus message for one event: Kafka's default `message.max.bytes` (1 MB) less record
+ * overhead. One event cannot be split across produce requests, so a bigger one would fail on
+ * every retry; PostHog answers such a request 413 ("maximum event size exceeded").
+ */
+export const MAX_EVENT_MESSAGE_BYTES = 1_000_000;
 
 /** Seconds a client is told to wait after a 503. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -178,8 +185,15 @@ export function createCaptureRouter(deps: CaptureDeps): Router {
     const messages: BusMessage[] = [];
     for (const event of payload.events) {
       const result = normalizeEvent(event, ctx);
-      if (result.ok) messages.push({ key: result.key, value: JSON.stringify(result.message) });
-      else deps.metrics.eventsDropped.inc({ reason: result.reason });
+      if (!result.ok) {
+        deps.metrics.eventsDropped.inc({ reason: result.reason });
+        continue;
+      }
+      const value = JSON.stringify(result.message);
+      if (value.length * 3 > MAX_EVENT_MESSAGE_BYTES && Buffer.byteLength(value) > MAX_EVENT_MESSAGE_BYTES) {
+        throw new ApiError(413, 'invalid_request', 'payload_too_large', `maximum event size exceeded: an event is over ${MAX_EVENT_MESSAGE_BYTES} bytes`);
+      }
+      messages.push({ key: result.key, value });
     }
     const topic = payload.historicalMigration ? deps.topics.eventsHistorical : deps.topics.events;
     if (messages.length > 0) {
