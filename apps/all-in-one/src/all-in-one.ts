@@ -23,6 +23,7 @@ export interface AllInOneDeps {
   metrics: Metrics;
   sendTimeoutMs: number;
   consumer?: WorkerConsumerOptions;
+  maxInflightRequests?: number;
   readiness: HealthCheck[];
   isShuttingDown: () => boolean;
   now?: () => number;
@@ -42,17 +43,19 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
     name: 'all-in-one',
     liveness: worker.liveness,
     readiness: [...worker.readiness, ...deps.readiness],
-    routers: [
+    hotRouters: [
       createCaptureRouter({
         bus: deps.bus,
         topics: deps.topics,
         projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db)),
         metrics: deps.metrics,
         sendTimeoutMs: deps.sendTimeoutMs,
+        maxInflightRequests: deps.maxInflightRequests,
+        isShuttingDown: deps.isShuttingDown,
         now: deps.now,
       }),
-      createApiRouter(deps),
     ],
+    routers: [createApiRouter(deps)],
   });
   return { app, worker };
 }

@@ -35,6 +35,7 @@ async function main() {
       clientId: config.KAFKA_CLIENT_ID,
       sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
       idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+      lingerMs: config.BUS_PRODUCER_LINGER_MS,
     },
     logger,
   );
@@ -50,6 +51,7 @@ async function main() {
     metrics,
     sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
     consumer: { batchSize: config.WORKER_BATCH_SIZE, sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS },
+    maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,
     readiness: [
       { name: 'postgres', check: () => assertPostgresMigrated(db) },
       { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },

@@ -6,7 +6,7 @@ import type { Metrics } from '@sightline/metrics';
 import { createCaptureRouter } from './capture.route';
 import type { ProjectKeyResolver } from './project-keys';
 
-export { createCaptureRouter, CAPTURE_ROUTES, MAX_BODY_BYTES } from './capture.route';
+export { createCaptureRouter, CAPTURE_ROUTES, BATCH_LIMITS, EVENT_LIMITS, RETRY_AFTER_SECONDS, type CaptureRoute } from './capture.route';
 export { createProjectKeyResolver, type ProjectKeyResolver } from './project-keys';
 
 export interface GatewayDeps {
@@ -16,6 +16,7 @@ export interface GatewayDeps {
   logger: Logger;
   metrics: Metrics;
   sendTimeoutMs: number;
+  maxInflightRequests?: number;
   readiness: HealthCheck[];
   isShuttingDown: () => boolean;
   now?: () => number;
@@ -23,5 +24,5 @@ export interface GatewayDeps {
 
 /** The ingestion gateway: capture/batch HTTP → event bus. No side effects until listened on. */
 export function createGatewayApp(deps: GatewayDeps): Express {
-  return createServiceApp({ ...deps, name: 'gateway', routers: [createCaptureRouter(deps)] });
+  return createServiceApp({ ...deps, name: 'gateway', routers: [], hotRouters: [createCaptureRouter(deps)] });
 }

@@ -19,6 +19,7 @@ async function main() {
       clientId: `${config.KAFKA_CLIENT_ID}-gateway`,
       sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
       idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+      lingerMs: config.BUS_PRODUCER_LINGER_MS,
     },
     logger,
   );
@@ -30,6 +31,7 @@ async function main() {
     logger,
     metrics,
     sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
+    maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,
     readiness: [
       { name: 'postgres', check: () => db.ping() },
       { name: 'bus', check: () => bus.ping() },

@@ -4,13 +4,19 @@ import { createInProcessBus } from './in-process-bus';
 import { createKafkaBus } from './kafka-bus';
 
 /** The bus adapter factory: Kafka when brokers are configured, otherwise the in-process bus. */
-export function createEventBus(config: { brokers?: string; clientId: string; sendTimeoutMs?: number; idempotent?: boolean }, logger: Logger): EventBus {
+export function createEventBus(
+  config: { brokers?: string; clientId: string; sendTimeoutMs?: number; idempotent?: boolean; lingerMs?: number },
+  logger: Logger,
+): EventBus {
   if (config.brokers) {
     const brokers = config.brokers
       .split(',')
       .map((b) => b.trim())
       .filter(Boolean);
-    return createKafkaBus({ brokers, clientId: config.clientId, sendTimeoutMs: config.sendTimeoutMs, idempotent: config.idempotent }, logger);
+    return createKafkaBus(
+      { brokers, clientId: config.clientId, sendTimeoutMs: config.sendTimeoutMs, idempotent: config.idempotent, lingerMs: config.lingerMs },
+      logger,
+    );
   }
   return createInProcessBus(logger);
 }

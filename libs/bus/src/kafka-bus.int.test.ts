@@ -31,6 +31,27 @@ describe('Kafka bus (librdkafka mock cluster, 3 brokers)', () => {
     await sub.stop();
   });
 
+  it('gathers concurrent sends and splits a send larger than one produce request, keeping key order', async () => {
+    const topic = uniqueName('batched');
+    const producer = createKafkaBus({ brokers: testServices().kafkaBrokers, clientId: uniqueName('test'), maxRequestBytes: 2000 }, silentLogger());
+    buses.push(producer);
+    const big = Array.from({ length: 60 }, (_, i) => ({ key: 'big', value: JSON.stringify({ key: 'big', i, pad: 'x'.repeat(100) }) }));
+    const small = Array.from({ length: 40 }, (_, i) => [{ key: `s${i % 4}`, value: JSON.stringify({ key: `s${i % 4}`, i }) }]);
+    await Promise.all([producer.send(topic, big), ...small.map((m) => producer.send(topic, m))]);
+    const received: ConsumedMessage[] = [];
+    const sub = await bus().subscribe({ groupId: uniqueName('g'), topic, handler: async (b) => void received.push(...b.messages) });
+    await waitFor(() => received.length >= 100, { timeoutMs: 60_000 });
+    const perKey = new Map<string, number[]>();
+    for (const m of received) {
+      const v = JSON.parse(m.value.toString()) as { key: string; i: number };
+      perKey.set(v.key, [...(perKey.get(v.key) ?? []), v.i]);
+    }
+    expect(perKey.get('big')).toEqual(big.map((_, i) => i));
+    for (const [key, list] of perKey) if (key !== 'big') expect(list).toEqual([...list].sort((a, b) => a - b));
+    expect(received).toHaveLength(100);
+    await sub.stop();
+  });
+
   it('redelivers a batch whose handler failed, and commits only after success', async () => {
     const topic = uniqueName('retry');
     const groupId = uniqueName('g');

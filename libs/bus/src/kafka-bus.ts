@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { Logger } from '@sightline/logger';
-import { backoffMs, sleep, type EventBus, type SubscribeOptions, type Subscription } from './event-bus';
+import { backoffMs, sleep, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from './event-bus';
 
 export interface KafkaBusConfig {
   brokers: string[];
@@ -9,7 +9,29 @@ export interface KafkaBusConfig {
   idempotent?: boolean;
   /** Upper bound for one send, retries included, before the caller sees an error. */
   sendTimeoutMs?: number;
+  /**
+   * How long the producer waits to gather messages of concurrent sends into one produce
+   * request when it is idle (while a request is in flight, messages gather anyway).
+   */
+  lingerMs?: number;
+  /** Largest produce request (sum of value sizes); a bigger send is split, in order. */
+  maxRequestBytes?: number;
 }
+
+/** One caller's send waiting in the producer queue. */
+interface QueuedSend {
+  topic: string;
+  messages: readonly BusMessage[];
+  /** Index of the next message of this send to hand to the producer. */
+  taken: number;
+  /** The caller gave up (timeout) before any of its messages was handed over: never sent. */
+  cancelled: boolean;
+  failed: boolean;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+const messageBytes = (m: BusMessage) => (typeof m.value === 'string' ? m.value.length : m.value.byteLength) + m.key.length;
 
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -27,6 +49,8 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  */
 export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus {
   const sendTimeoutMs = config.sendTimeoutMs ?? 5000;
+  const lingerMs = config.lingerMs ?? 2;
+  const maxRequestBytes = config.maxRequestBytes ?? 900_000;
   const kafka = new Kafka({
     clientId: config.clientId,
     brokers: config.brokers,
@@ -53,7 +77,86 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     connecting = undefined;
   });
   const consumers: Consumer[] = [];
-  const inflight = new Set<Promise<unknown>>();
+
+  // Producer batching: sends of concurrent callers queue here and go out together, one
+  // produce request at a time (acks=-1, so order per key holds across requests).
+  const queue: QueuedSend[] = [];
+  let flushing: Promise<void> | undefined;
+  let lingerTimer: NodeJS.Timeout | undefined;
+  let closing = false;
+
+  /** Takes up to maxRequestBytes of queued messages (at least one), in queue order. */
+  const takeRequest = () => {
+    const parts: { entry: QueuedSend; from: number; to: number }[] = [];
+    let bytes = 0;
+    while (queue.length > 0) {
+      const entry = queue[0]!;
+      if (entry.cancelled || entry.failed) {
+        queue.shift();
+        continue;
+      }
+      const from = entry.taken;
+      let to = from;
+      while (to < entry.messages.length && (bytes === 0 || bytes + messageBytes(entry.messages[to]!) <= maxRequestBytes)) {
+        bytes += messageBytes(entry.messages[to]!);
+        to++;
+      }
+      if (to === from) break; // request full
+      entry.taken = to;
+      parts.push({ entry, from, to });
+      if (to < entry.messages.length) break; // the rest of this send goes in the next request
+      queue.shift();
+    }
+    return parts;
+  };
+
+  const produce = async (parts: { entry: QueuedSend; from: number; to: number }[]) => {
+    const byTopic = new Map<string, { key: string; value: string | Buffer; headers?: Record<string, string> }[]>();
+    for (const { entry, from, to } of parts) {
+      let list = byTopic.get(entry.topic);
+      if (!list) byTopic.set(entry.topic, (list = []));
+      for (let i = from; i < to; i++) {
+        const m = entry.messages[i]!;
+        list.push({ key: m.key, value: m.value, headers: m.headers });
+      }
+    }
+    try {
+      await connected();
+      await producer.sendBatch({ acks: -1, timeout: sendTimeoutMs, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    } catch (error) {
+      for (const { entry } of parts) {
+        entry.failed = true;
+        entry.reject(error as Error);
+      }
+      logger.warn({ err: error, messages: parts.reduce((n, p) => n + p.to - p.from, 0) }, 'kafka produce failed');
+      return;
+    }
+    for (const { entry, to } of parts) if (to === entry.messages.length && !entry.failed) entry.resolve();
+  };
+
+  const flush = async () => {
+    for (;;) {
+      const parts = takeRequest();
+      if (parts.length === 0) return;
+      await produce(parts);
+    }
+  };
+
+  const startFlush = () => {
+    lingerTimer = undefined;
+    if (flushing) return;
+    flushing = flush().finally(() => {
+      flushing = undefined;
+      if (queue.length > 0) scheduleFlush();
+    });
+  };
+
+  /** While a request is in flight the queue fills by itself; when idle, linger briefly. */
+  function scheduleFlush() {
+    if (flushing || lingerTimer) return;
+    if (closing || lingerMs <= 0) startFlush();
+    else lingerTimer = setTimeout(startFlush, lingerMs);
+  }
 
   const withTimeout = <T>(p: Promise<T>, what: string): Promise<T> => {
     let timer: NodeJS.Timeout;
@@ -66,21 +169,33 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   };
 
   return {
-    async send(topic, messages) {
-      if (messages.length === 0) return;
-      const sending = connected().then(() =>
-        producer.send({
+    send(topic, messages) {
+      if (closing) return Promise.reject(new Error('kafka bus closed'));
+      if (messages.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          // What is not handed over yet is dropped, so a request answered 503 is not written later.
+          entry.cancelled = true;
+          entry.reject(new Error(`kafka send timed out after ${sendTimeoutMs} ms`));
+        }, sendTimeoutMs);
+        const entry: QueuedSend = {
           topic,
-          acks: -1,
-          timeout: sendTimeoutMs,
-          messages: messages.map((m) => ({ key: m.key, value: m.value, headers: m.headers })),
-        }),
-      );
-      // A send that outlives its caller's timeout keeps retrying inside kafkajs; close()
-      // waits for it (a late success only duplicates events, which collapse by uuid).
-      inflight.add(sending);
-      void sending.catch(() => undefined).finally(() => inflight.delete(sending));
-      await withTimeout(sending, 'send');
+          messages,
+          taken: 0,
+          cancelled: false,
+          failed: false,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        };
+        queue.push(entry);
+        scheduleFlush();
+      });
     },
 
     async subscribe({ groupId, topic, handler, maxBatchSize = 10_000, concurrency = 4, sessionTimeoutMs = 30_000 }: SubscribeOptions) {
@@ -160,7 +275,13 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
 
     async close() {
       await Promise.allSettled(consumers.map((c) => c.disconnect()));
-      await Promise.allSettled(inflight);
+      // Flush what callers are still waiting for; a late success only duplicates (collapsed by uuid).
+      closing = true;
+      if (lingerTimer) {
+        clearTimeout(lingerTimer);
+        startFlush();
+      }
+      while (flushing) await flushing;
       await producer.disconnect();
     },
   };

@@ -57,6 +57,22 @@ export const workerConsumerEnv = {
   },
 } as const satisfies EnvSpec;
 
+export const ingestEnv = {
+  BUS_PRODUCER_LINGER_MS: {
+    type: 'integer',
+    description: 'How long an idle Kafka producer of the gateway waits to gather concurrent sends into one produce request',
+    default: 2,
+    minimum: 0,
+    maximum: 1000,
+  },
+  GATEWAY_MAX_INFLIGHT_REQUESTS: {
+    type: 'integer',
+    description: 'Capture requests handled at once; more are answered 503 with Retry-After',
+    default: 2000,
+    minimum: 1,
+  },
+} as const satisfies EnvSpec;
+
 export const redisEnv = {
   REDIS_URL: {
     type: 'string',
@@ -100,6 +116,7 @@ export const gatewayEnv = {
   ...port(8001),
   ...postgresEnv,
   ...kafkaEnv,
+  ...ingestEnv,
 } as const satisfies EnvSpec;
 
 export const workerEnv = {
@@ -131,6 +148,7 @@ export const allInOneEnv = {
   ...clickhouseServerEnv,
   ...kafkaEnv,
   ...workerConsumerEnv,
+  ...ingestEnv,
   ...redisEnv,
   ...flagEvaluationEnv,
 } as const satisfies EnvSpec;

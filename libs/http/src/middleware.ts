@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { ApiError, errors } from './api-error';
@@ -16,24 +16,65 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /**
  * Request id (kept from X-Request-Id when sane), a child logger, and per-route metrics.
  * Deliberately not pino-http: a log line per request costs more than the ingest path itself.
+ * Kept cheap because it runs on every capture request: the child logger is built on first
+ * use (most requests never log; see defineLazyRequestLogger), and the labelled metric children are
+ * cached instead of prom-client hashing the label object on every observation.
  */
-export function requestContext(app: string, logger: Logger, metrics: Metrics): RequestHandler {
+export function requestContext(app: string, metrics: Metrics): RequestHandler {
+  const counters = new Map<string, { inc(): void }>();
+  const durations = new Map<string, { observe(value: number): void }>();
+  const countFor = (route: string, method: string, status: number) => {
+    const key = `${route} ${method} ${status}`;
+    let child = counters.get(key);
+    if (!child) counters.set(key, (child = metrics.httpRequests.labels({ app, route, method, status: String(status) })));
+    return child;
+  };
+  const durationFor = (route: string) => {
+    let child = durations.get(route);
+    if (!child) durations.set(route, (child = metrics.httpDuration.labels({ app, route })));
+    return child;
+  };
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
-    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ reqId: req.id });
-    res.setHeader('X-Request-Id', req.id);
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const route = routeLabel(req);
-      metrics.httpRequests.inc({ app, route, method: req.method, status: String(res.statusCode) });
-      metrics.httpDuration.observe({ app, route }, Number(process.hrtime.bigint() - started) / 1e9);
+      countFor(route, req.method, res.statusCode).inc();
+      durationFor(route).observe(Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };
 }
 
+/**
+ * `req.log`: a child logger with the request id, built on first use. Defined once per app as a
+ * getter on the app's request prototype rather than per request: a pino child per request
+ * costs more than most of the capture path, and most requests never log.
+ */
+export function defineLazyRequestLogger(app: Express, logger: Logger): void {
+  const built = new WeakMap<object, Logger>();
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Request) {
+      let log = built.get(this);
+      if (!log) built.set(this, (log = logger.child({ reqId: this.id })));
+      return log;
+    },
+    set(this: Request, value: Logger) {
+      built.set(this, value);
+    },
+  });
+}
+
+/** Set by a router that matches paths itself (no Express route object) to label its metrics. */
+export const ROUTE_LABEL_LOCAL = 'routeLabel';
+
 function routeLabel(req: Request): string {
+  const own = req.res?.locals[ROUTE_LABEL_LOCAL];
+  if (typeof own === 'string') return own;
   const path = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof path === 'string') return req.baseUrl + path;
   if (Array.isArray(path)) return req.baseUrl + String(path[0]);

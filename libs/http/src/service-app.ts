@@ -1,8 +1,8 @@
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { healthRouter, type HealthCheck } from './health';
-import { errorHandler, notFoundHandler, requestContext } from './middleware';
+import { defineLazyRequestLogger, errorHandler, notFoundHandler, requestContext } from './middleware';
 
 export interface ServiceAppOptions {
   /** Label of the `app` metric dimension. */
@@ -13,6 +13,11 @@ export interface ServiceAppOptions {
   readiness: readonly HealthCheck[];
   isShuttingDown: () => boolean;
   routers: readonly Router[];
+  /**
+   * Routers matched before the health/metrics router: the hot path (capture), so its requests
+   * do not walk other routers' layers first. Their paths must not overlap /_health, /_ready, /metrics.
+   */
+  hotRouters?: readonly (Router | RequestHandler)[];
 }
 
 /**
@@ -23,7 +28,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(requestContext(options.name, options.logger, options.metrics));
+  defineLazyRequestLogger(app, options.logger);
+  app.use(requestContext(options.name, options.metrics));
+  for (const router of options.hotRouters ?? []) app.use(router);
   app.use(
     healthRouter({ liveness: options.liveness, readiness: options.readiness, isShuttingDown: options.isShuttingDown, registry: options.metrics.registry }),
   );

@@ -18,7 +18,8 @@ export interface RawEvent {
 }
 
 export interface CapturePayload {
-  events: RawEvent[];
+  /** Every element as sent: a non-object is dropped (and counted) by normalizeEvent, not here. */
+  events: unknown[];
   token: string | null;
   sentAt: string | null;
   historicalMigration: boolean;
@@ -70,5 +71,5 @@ export function readCapturePayload(body: unknown): CapturePayload {
     }
   }
   const sentAt = nonEmptyString(envelope['sent_at']) ? envelope['sent_at'] : null;
-  return { events: objects, token, sentAt, historicalMigration: envelope['historical_migration'] === true };
+  return { events, token, sentAt, historicalMigration: envelope['historical_migration'] === true };
 }

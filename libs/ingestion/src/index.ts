@@ -1,3 +1,4 @@
 export * from './capture-payload';
 export * from './timestamp';
 export * from './ingest-message';
+export * from './event-schema';

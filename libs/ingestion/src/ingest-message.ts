@@ -1,6 +1,7 @@
 import { v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
+import { eventShapeProblem, type DropReason } from './event-schema';
 
 /** What the gateway puts on the bus (PostHog's capture message, plus the resolved team). */
 export interface IngestMessage {
@@ -18,8 +19,6 @@ export interface IngestMessage {
   timestamp: string;
   historical_migration: boolean;
 }
-
-export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'empty_distinct_id';
 
 export type NormalizeResult = { ok: true; key: string; message: IngestMessage } | { ok: false; reason: DropReason };
 
@@ -50,15 +49,23 @@ export interface NormalizeContext {
   historicalMigration: boolean;
 }
 
-/** Validates one event and builds its bus message, or says why it is dropped. */
-export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): NormalizeResult {
-  if (typeof raw.event !== 'string' || raw.event.length === 0) return { ok: false, reason: 'missing_event_name' };
+/** Events PostHog tags as sent by its own services record the loopback address (compat §4.3). */
+const INTERNAL_CAPTURE_IP = '127.0.0.1';
+
+/**
+ * Validates one event (ajv shape, then the distinct id) and builds its bus message, or says
+ * why it is dropped. Illegal distinct ids (`anonymous`, `null`, …) are kept: capture stores
+ * them and only merges refuse them (compat §4.5).
+ */
+export function normalizeEvent(input: unknown, ctx: NormalizeContext): NormalizeResult {
+  const problem = eventShapeProblem(input);
+  if (problem !== null) return { ok: false, reason: problem };
+  const raw = input as RawEvent & { event: string };
   const distinctId = readDistinctId(raw);
   if (distinctId === null) return { ok: false, reason: 'missing_distinct_id' };
   if (distinctId.trim() === '') return { ok: false, reason: 'empty_distinct_id' };
 
-  const properties =
-    typeof raw.properties === 'object' && raw.properties !== null && !Array.isArray(raw.properties) ? (raw.properties as Record<string, unknown>) : {};
+  const properties = (raw.properties as Record<string, unknown> | null | undefined) ?? {};
   const uuid = typeof raw.uuid === 'string' && isUuid(raw.uuid) ? raw.uuid.toLowerCase() : uuidv7();
   const sentAt = ctx.sentAt ?? (typeof raw.sent_at === 'string' ? raw.sent_at : null);
   const timestampMs = computeTimestamp({
@@ -75,7 +82,7 @@ export function normalizeEvent(raw: RawEvent, ctx: NormalizeContext): NormalizeR
     message: {
       uuid,
       distinct_id: distinctId,
-      ip: ctx.ip,
+      ip: properties['capture_internal'] === true ? INTERNAL_CAPTURE_IP : ctx.ip,
       data: JSON.stringify({ ...raw, uuid, distinct_id: distinctId, properties }),
       now,
       sent_at: sentAt,

@@ -2,11 +2,21 @@ const MAX_FUTURE_MS = 23 * 3600 * 1000;
 const MIN_MS = Date.UTC(0, 0, 1) - 1900 * 365.25 * 86400 * 1000; // ≈ year 0
 const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/** RFC 3339 / ISO 8601 (with `+HH` zones normalised), or epoch seconds/milliseconds as a number. */
+const epochMs = (value: number) => (value < 1e11 ? value * 1000 : value);
+const ZONELESS_DATETIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/;
+const EPOCH_TEXT = /^\d+(?:\.\d+)?$/;
+
+/**
+ * RFC 3339 / ISO 8601 (with `+HH` zones normalised), a civil datetime without zone taken as
+ * UTC (Date.parse would take it as local time), other forms Date.parse reads (date only,
+ * RFC 2822), or epoch seconds/milliseconds as a number or numeric text.
+ */
 export function parseTimestamp(value: unknown): number | null {
-  if (typeof value === 'number' && Number.isFinite(value)) return value < 1e11 ? value * 1000 : value;
+  if (typeof value === 'number') return Number.isFinite(value) ? epochMs(value) : null;
   if (typeof value !== 'string' || value.length === 0) return null;
-  const normalised = value.replace(/([+-]\d{2})$/, '$1:00');
+  if (EPOCH_TEXT.test(value)) return epochMs(Number(value));
+  const zoneless = ZONELESS_DATETIME.exec(value);
+  const normalised = zoneless ? `${zoneless[1]}T${zoneless[2]}Z` : value.replace(/([+-]\d{2})$/, '$1:00');
   const ms = Date.parse(normalised);
   return Number.isNaN(ms) ? null : ms;
 }

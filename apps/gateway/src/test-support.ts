@@ -1,0 +1,102 @@
+/**
+ * Test helpers for the gateway's own tests: a gateway over the in-process bus on a real
+ * socket, and a raw HTTP client (fetch and superagent rewrite bodies and headers; these tests
+ * need exact bytes, Content-Length and keep-alive control).
+ */
+import http from 'node:http';
+import { createInProcessBus, topicNames, type ConsumedMessage, type EventBus } from '@sightline/bus';
+import { listen, type RunningServer } from '@sightline/http';
+import type { IngestMessage } from '@sightline/ingestion';
+import { silentLogger } from '@sightline/logger';
+import { createMetrics, type Metrics } from '@sightline/metrics';
+import { createGatewayApp } from './app';
+import type { KeyResolution } from './project-keys';
+
+export const TEST_TOKEN = 'phc_known_token';
+export const testTopics = topicNames('');
+
+export interface TestGateway {
+  server: RunningServer;
+  port: number;
+  bus: EventBus;
+  metrics: Metrics;
+  received(topic?: string): { key: string | null; value: IngestMessage }[];
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(
+  options: { keys?: (token: string) => KeyResolution; bus?: EventBus; sendTimeoutMs?: number; maxInflightRequests?: number } = {},
+): Promise<TestGateway> {
+  const bus = options.bus ?? createInProcessBus(silentLogger());
+  const received: Record<string, ConsumedMessage[]> = {};
+  for (const topic of [testTopics.events, testTopics.eventsHistorical]) {
+    received[topic] = [];
+    await bus.subscribe({ groupId: 'test', topic, handler: async (b) => void received[topic]!.push(...b.messages) });
+  }
+  const metrics = createMetrics();
+  const app = createGatewayApp({
+    bus,
+    topics: testTopics,
+    projectKeys: {
+      resolve: async (t) => (options.keys ? options.keys(t) : t === TEST_TOKEN ? { status: 'known', teamId: 7 } : { status: 'unknown' }),
+    },
+    logger: silentLogger(),
+    metrics,
+    sendTimeoutMs: options.sendTimeoutMs ?? 2000,
+    maxInflightRequests: options.maxInflightRequests,
+    readiness: [],
+    isShuttingDown: () => false,
+  });
+  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  return {
+    server,
+    port: server.port,
+    bus,
+    metrics,
+    received: (topic = testTopics.events) => received[topic]!.map((m) => ({ key: m.key, value: JSON.parse(m.value.toString()) as IngestMessage })),
+    close: async () => {
+      await server.close();
+      await bus.close();
+    },
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  localPort: number | undefined;
+}
+
+export function rawRequest(
+  port: number,
+  options: { method?: string; path: string; headers?: Record<string, string | number>; body?: Buffer | string; agent?: http.Agent },
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: options.method ?? 'POST', path: options.path, headers: options.headers, agent: options.agent });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+          localPort: req.socket?.localPort,
+        }),
+      );
+    });
+    req.end(options.body);
+  });
+}
+
+/** Parses an error body, failing the test with the text when it is not JSON. */
+export function jsonBody(res: RawResponse): unknown {
+  try {
+    return JSON.parse(res.text);
+  } catch {
+    throw new Error(`status ${res.status}: body is not JSON: ${res.text.slice(0, 200)}`);
+  }
+}
