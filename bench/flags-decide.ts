@@ -10,11 +10,12 @@
  *
  *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE to tune)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { median, startBenchServer } from './bench-process';
 import { Client } from 'pg';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
@@ -32,19 +33,7 @@ const MODES = ['ceiling', 'api'] as const;
 type Mode = (typeof MODES)[number];
 
 async function startServer(mode: Mode, databaseUrl: string, teamId: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', path.join(__dirname, 'flags-decide-server.ts'), mode, databaseUrl, String(teamId)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /LISTENING (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  return { child, port };
+  return startBenchServer(mode, [...NODE_ARGS, '--import', 'tsx', path.join(__dirname, 'flags-decide-server.ts'), mode, databaseUrl, String(teamId)]);
 }
 
 interface Measured {
@@ -72,8 +61,6 @@ async function load(port: number, seconds: number, rate?: number): Promise<Measu
   });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-flags-'));

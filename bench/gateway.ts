@@ -8,11 +8,12 @@
  *   npm run bench:gateway            (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS to tune;
  *                                     BENCH_PRODUCE=none measures the HTTP layer without Kafka)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { median, startBenchServer } from './bench-process';
 import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-services';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
@@ -35,19 +36,7 @@ const SHAPES = {
 type Shape = keyof typeof SHAPES;
 
 async function startServer(mode: Mode, brokers: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), mode, brokers, `bench${Date.now()}.`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /LISTENING (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  return { child, port };
+  return startBenchServer(mode, ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), mode, brokers, `bench${Date.now()}.`]);
 }
 
 interface Measured {
@@ -74,8 +63,6 @@ async function load(port: number, shape: Shape, seconds: number): Promise<Measur
     errors: result.errors + result.timeouts + result.non2xx,
   };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-'));
