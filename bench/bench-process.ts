@@ -19,5 +19,7 @@ export async function startBenchServer(label: string, args: string[]): Promise<{
   return { child, port };
 }
 
-/** The median of an odd number of runs is one of them; of an even number, the upper middle one. */
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}

@@ -29,6 +29,7 @@ import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '../tools/testkit/src/start-services';
 import { createEventsConsumer } from '../apps/worker/src/events.consumer';
+import { median } from './bench-process';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -42,10 +43,6 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',
 
 type Scenario = 'personless' | 'persons';
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function buildMessages(scenario: Scenario, run: number): { key: string; value: string }[] {
