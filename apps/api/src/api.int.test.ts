@@ -2,32 +2,19 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
-import { createAnalyticsStore, insertEvents, migrateClickHouse, toClickHouseDateTime, type ClickHouseClient, type EventRow } from '@sightline/clickhouse';
+import { createAnalyticsStore, insertEvents, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
 import { createApiApp } from './app';
+import { testEventRow } from './test-event-rows';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');
 const DAY = 86_400_000;
 const ADMIN = 'phx_admin_key_for_tests';
 
-function event(name: string, atMs: number, teamId = 1, uuid = randomUUID(), distinctId = 'u1'): EventRow {
-  return {
-    uuid,
-    event: name,
-    properties: '{}',
-    timestamp: toClickHouseDateTime(atMs),
-    team_id: teamId,
-    distinct_id: distinctId,
-    elements_chain: '',
-    created_at: toClickHouseDateTime(atMs),
-    person_id: randomUUID(),
-    person_properties: '',
-    person_mode: 'full',
-  };
-}
+const event = (name: string, atMs: number, teamId = 1, uuid = randomUUID(), distinctId = 'u1') => testEventRow({ event: name, atMs, teamId, uuid, distinctId });
 
 describe('management API', () => {
   let pgDb: TestPostgresDatabase;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { insertEvents, toClickHouseDateTime, type EventRow } from '@sightline/clickhouse';
+import { insertEvents } from '@sightline/clickhouse';
 import { parseTrendFilter, runTrendQuery } from '@sightline/insights';
+import { testEventRow } from '../test-event-rows';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from './flag-test-fixture';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');
@@ -9,21 +10,8 @@ const DAY = 86_400_000;
 const FLAGS = '/api/projects/1/feature_flags';
 const ROLES = '/api/organizations/@current/roles';
 
-function event(name: string, properties: Record<string, unknown>, atMs = NOW - DAY, distinctId = 'u1'): EventRow {
-  return {
-    uuid: randomUUID(),
-    event: name,
-    properties: JSON.stringify(properties),
-    timestamp: toClickHouseDateTime(atMs),
-    team_id: 1,
-    distinct_id: distinctId,
-    elements_chain: '',
-    created_at: toClickHouseDateTime(atMs),
-    person_id: randomUUID(),
-    person_properties: '',
-    person_mode: 'full',
-  };
-}
+const event = (name: string, properties: Record<string, unknown>, atMs = NOW - DAY, distinctId = 'u1') =>
+  testEventRow({ event: name, properties, atMs, distinctId });
 
 describe('flag roles, access, dashboards and static cohorts', () => {
   let f: FlagFixture;

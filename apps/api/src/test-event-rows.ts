@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { toClickHouseDateTime, type EventRow } from '@sightline/clickhouse';
+
+/** An events-table row for API tests that insert events straight into ClickHouse (no worker). */
+export function testEventRow(e: {
+  event: string;
+  atMs: number;
+  teamId?: number;
+  uuid?: string;
+  distinctId?: string;
+  properties?: Record<string, unknown>;
+}): EventRow {
+  return {
+    uuid: e.uuid ?? randomUUID(),
+    event: e.event,
+    properties: JSON.stringify(e.properties ?? {}),
+    timestamp: toClickHouseDateTime(e.atMs),
+    team_id: e.teamId ?? 1,
+    distinct_id: e.distinctId ?? 'u1',
+    elements_chain: '',
+    created_at: toClickHouseDateTime(e.atMs),
+    person_id: randomUUID(),
+    person_properties: '',
+    person_mode: 'full',
+  };
+}
