@@ -4,7 +4,7 @@ import { personalKeyAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
-import { createServiceApp, type HealthCheck } from '@sightline/http';
+import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
@@ -55,6 +55,8 @@ export function createApiRouter(deps: ApiDeps): Router {
     '/api',
     express.json({ limit: '5mb' }),
     personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash)),
+    // After authentication, as DRF parses a body only once the caller is known.
+    inputGuard(),
   );
   router.use(createProjectsRouter(deps.db));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));

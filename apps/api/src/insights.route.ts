@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors } from '@sightline/http';
+import { errors, findInputProblem } from '@sightline/http';
 import { DateRangeError, parseTrendFilter, runTrendQuery, trendFilterFromQuery, TrendFilterError } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { projectAccess } from './project-access';
@@ -27,6 +27,9 @@ export function createInsightsRouter(deps: { db: Sql; ch: ClickHouseClient; now:
       let input;
       try {
         input = trendFilterFromQuery(req.query as Record<string, unknown>);
+        // The JSON inside query parameters is parsed only here, after the input guard saw plain strings.
+        const problem = findInputProblem(input);
+        if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
       } catch (error) {
         if (error instanceof TrendFilterError) throw errors.validation(error.message, error.attr, error.code);
         throw error;

@@ -4,3 +4,4 @@ export * from './health';
 export * from './server';
 export * from './service-app';
 export * from './cors';
+export * from './input-guard';

@@ -1,4 +1,4 @@
-import { formatDay, formatDayLabel, parseRelativeDate, resolveDayRange, DateRangeError } from './date-range';
+import { formatDay, formatDayLabel, MAX_BUCKETS, parseRelativeDate, resolveDayRange, DateRangeError } from './date-range';
 
 const now = Date.parse('2024-01-10T15:00:00Z');
 
@@ -25,5 +25,46 @@ describe('resolveDayRange (compat §14.3)', () => {
     } catch (e) {
       expect((e as DateRangeError).attr).toBe('date_to');
     }
+  });
+});
+
+describe('date ranges a client cannot abuse', () => {
+  const attrOf = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (e) {
+      if (e instanceof DateRangeError) return { attr: e.attr, message: e.message };
+      throw e;
+    }
+    throw new Error('no error');
+  };
+  it.each(['-150000000d', '-99999999999999999999h', '-999999y', '-9'.padEnd(400, '9') + 'm', '0001-01-01', '2400-01-01'])(
+    '%s is refused as out of range before anything is built',
+    (value) => {
+      const { attr, message } = attrOf(() => resolveDayRange(value, undefined, now));
+      expect(attr).toBe('date_from');
+      expect(message).toMatch(/outside the supported range/);
+    },
+  );
+  it('a range with more day buckets than allowed is refused with the count', () => {
+    const { attr, message } = attrOf(() => resolveDayRange('-20000d', undefined, now));
+    expect(attr).toBe('date_from');
+    expect(message).toBe('The date range holds 20001 day buckets; at most 3660 are allowed. Narrow the range or use a longer interval.');
+    expect(resolveDayRange(`-${MAX_BUCKETS - 1}d`, undefined, now).days).toHaveLength(MAX_BUCKETS);
+  });
+  it.each(['2024-02-30', '2023-02-29', '2024-04-31', '2024-13-01', '2024-00-10', '2024-01-01T24:00', '2024-01-01 12:60:00', '2024-02-30T10:00:00Z'])(
+    'the impossible date %s is refused',
+    (value) => {
+      expect(attrOf(() => parseRelativeDate(value, now, 'date_to'))).toEqual({ attr: 'date_to', message: expect.stringMatching(/does not exist/) });
+    },
+  );
+  it('real leap days and datetimes with offsets are kept', () => {
+    expect(formatDay(parseRelativeDate('2024-02-29', now, 'date_from').ms)).toBe('2024-02-29');
+    expect(parseRelativeDate('2024-02-29T23:30:00+02:00', now, 'date_from')).toEqual({ ms: Date.parse('2024-02-29T21:30:00Z'), exact: true });
+    expect(parseRelativeDate('2024-02-29 23:30', now, 'date_from')).toEqual({ ms: Date.parse('2024-02-29T23:30:00Z'), exact: true });
+  });
+  it('a long invalid value is cut short in the message', () => {
+    const { message } = attrOf(() => parseRelativeDate('x'.repeat(10_000), now, 'date_from'));
+    expect(message.length).toBeLessThan(200);
   });
 });

@@ -94,6 +94,20 @@ export function trendFilterFromQuery(query: Record<string, unknown>): Record<str
 }
 
 const SUPPORTED_MATH = new Set(['total', 'dau']);
+
+/**
+ * The most values one property filter may list, and the most characters all filters of a query
+ * may hold: they travel as query parameters in the URL of the ClickHouse request, which the
+ * server caps at 1 MiB (http_max_uri_size).
+ */
+export const MAX_FILTER_VALUES = 1_000;
+export const MAX_FILTER_CHARS = 256 * 1024;
+
+/**
+ * The most series one query may have. PostHog's editor offers a few dozen; a cap keeps one
+ * request from fanning out into thousands of ClickHouse queries.
+ */
+export const MAX_SERIES = 50;
 const isEmpty = (v: unknown) =>
   v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
 
@@ -130,6 +144,8 @@ function parseEventPropertyFilters(value: unknown, attr: string): EventPropertyF
     const v = p['value'];
     if (!isScalar(v) && !(Array.isArray(v) && v.length > 0 && v.every(isScalar)))
       throw new TrendFilterError(where, 'An exact property filter needs a value or a non-empty list of values.', 'invalid_input');
+    if (Array.isArray(v) && v.length > MAX_FILTER_VALUES)
+      throw new TrendFilterError(`${where}__value`, `At most ${MAX_FILTER_VALUES} values are allowed in one property filter; got ${v.length}.`, 'max_length');
     return { key: p['key'], type: 'event', operator: 'exact', value: v };
   });
 }
@@ -148,6 +164,7 @@ export function parseTrendFilter(body: unknown): ParsedTrendFilter {
   const events = body.events ?? [];
   if (!isEmpty(body.actions)) throw new TrendFilterError('actions', 'Action series are not supported yet; use events.', 'not_supported');
   if (events.length === 0) throw new TrendFilterError('events', 'One of events or actions is required.', 'required');
+  if (events.length > MAX_SERIES) throw new TrendFilterError('events', `At most ${MAX_SERIES} series are allowed in one query; got ${events.length}.`, 'max_length');
   const series = events.map((entity, i) => {
     const math = entity.math ?? 'total';
     if (!SUPPORTED_MATH.has(math))
@@ -155,6 +172,14 @@ export function parseTrendFilter(body: unknown): ParsedTrendFilter {
     return { ...entity, properties: parseEventPropertyFilters(entity.properties, `events__${i}__properties`) };
   });
   const properties = parseEventPropertyFilters(body.properties, 'properties');
+  let filterChars = 0;
+  for (const filter of [properties, ...series.map((entity) => entity.properties)].flat()) {
+    filterChars += filter.key.length;
+    for (const value of [filter.value].flat()) filterChars += String(value).length;
+  }
+  if (filterChars > MAX_FILTER_CHARS) {
+    throw new TrendFilterError('properties', `Property filters hold ${filterChars} characters of keys and values; at most ${MAX_FILTER_CHARS} are allowed.`, 'max_length');
+  }
   if (!isEmpty(body.breakdown)) throw new TrendFilterError('breakdown', 'Breakdowns are not supported yet.', 'not_supported');
   if (body.compare) throw new TrendFilterError('compare', 'compare is not supported yet.', 'not_supported');
   if (body.formula) throw new TrendFilterError('formula', 'Formulas are not supported yet.', 'not_supported');

@@ -54,10 +54,11 @@ export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter
   const range = resolveDayRange(filter.date_from, filter.date_to, nowMs);
   const days = range.days.map(formatDay);
   const labels = range.days.map(formatDayLabel);
+  // Shared by every series and without the series list (each series describes itself in
+  // `action`), as PostHog's trends query runner answers: repeating the list in each series
+  // would make the answer grow with the square of the series count.
   const responseFilter = {
     insight: 'TRENDS',
-    events: filter.events,
-    actions: filter.actions ?? [],
     properties: filter.properties,
     filter_test_accounts: filter.filter_test_accounts ?? false,
     date_from: filter.date_from ?? '-7d',

@@ -17,3 +17,4 @@ export function testServices(): TestServices {
   const { redisUrl, postgresAdminUrl, kafkaBrokers, kcatPid, clickhouseUrl } = readServicesFile();
   return { redisUrl, postgresAdminUrl, kafkaBrokers, kcatPid, clickhouseUrl };
 }
+export { hostileBodies, hostileJsonKey, hostileJsonValue, hostileQueryValue, hugeJsonValue, injectJson, jsonPaths } from './hostile-json';
