@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { errors } from '@sightline/http';
+import { errors, exceedsDepth } from '@sightline/http';
 
 /** What a /decide or /flags request asks for (compat §3.2), with PostHog's field aliases. */
 export interface FlagRequest {
@@ -60,13 +60,21 @@ export function decodeFlagsBody(raw: Buffer, contentType: string | undefined, co
   if (body === undefined) body = parseJson(fromBase64(text));
   if (body === undefined) throw errors.parse('Malformed request data: the body is not JSON, gzip or base64 JSON');
   if (!isObject(body)) throw errors.parse('Malformed request data: the body must be a JSON object');
+  // Evaluation walks property values recursively (matching stringifies them).
+  if (exceedsDepth(body)) throw errors.validation('Nested too deeply: at most 64 levels of lists and objects are allowed.', null, 'max_depth');
   return body;
 }
 
 const firstDefined = (body: Record<string, unknown>, ...keys: string[]) => keys.map((k) => body[k]).find((v) => v !== undefined && v !== null);
 
+/**
+ * Ids are looked up in PostgreSQL, which refuses U+0000 in text; ingestion strips NULs from every
+ * string it stores, so stripping them here finds the same person.
+ */
+const withoutNul = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '') : text);
+
 function stringOrNull(value: unknown): string | null {
-  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'string' && value !== '') return withoutNul(value) || null;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return null;
 }
@@ -84,11 +92,11 @@ export function readFlagRequest(body: Record<string, unknown>): FlagRequest {
   const flagKeys = firstDefined(body, 'flag_keys_to_evaluate', 'flag_keys');
   return {
     token: typeof token === 'string' && token !== '' ? token : null,
-    distinctId: distinctId.slice(0, 200),
+    distinctId: withoutNul(distinctId).slice(0, 200),
     anonDistinctId: stringOrNull(firstDefined(body, '$anon_distinct_id', 'anon_distinct_id')),
     deviceId: stringOrNull(body['$device_id']),
     personProperties: isObject(personProperties) ? personProperties : {},
-    groups: isObject(groups) ? groups : {},
+    groups: isObject(groups) ? Object.fromEntries(Object.entries(groups).map(([name, key]) => [name, typeof key === 'string' ? withoutNul(key) : key])) : {},
     groupProperties: isObject(groupProperties)
       ? Object.fromEntries(Object.entries(groupProperties).filter((e): e is [string, Record<string, unknown>] => isObject(e[1])))
       : {},

@@ -1,5 +1,5 @@
 import express, { Router, type Request, type RequestHandler } from 'express';
-import { canAccessProject, findPrincipalByKeyHash, findProjectById, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
+import { canAccessProject, findPrincipalByKeyHash, findProjectById, isProjectKeyShaped, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
 import { personalKeyAuth, requireScope } from '@sightline/auth';
 import { localEvaluationBody, type FlagDefinitionsCache, type ProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
@@ -18,8 +18,6 @@ export interface FlagsRouteDeps {
   geoip: GeoIpLookup | null;
   storeTimeoutMs: number;
 }
-
-const PROJECT_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
 
 function clientIp(req: Request): string | null {
   const forwarded = req.headers['x-forwarded-for'];
@@ -85,7 +83,7 @@ export function createFlagsRouter(deps: FlagsRouteDeps): Router {
       const request = readFlagRequest(body);
       if (request.token === null) throw errors.invalidProjectKey('API key not provided. You can find your project API key in your project settings.');
       const invalidKey = () => errors.invalidProjectKey('Project API key invalid. You can find your project API key in your project settings.');
-      if (!PROJECT_KEY_PATTERN.test(request.token) || request.token.startsWith('phx_')) throw invalidKey();
+      if (!isProjectKeyShaped(request.token) || request.token.startsWith('phx_')) throw invalidKey();
       let teamId: number | null;
       try {
         teamId = await deps.projectTokens(request.token);

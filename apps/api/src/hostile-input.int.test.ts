@@ -126,4 +126,99 @@ describe('hostile requests to the management API', () => {
     expect(answer.status).toBe(400);
     expect(answer.json).toMatchObject({ code: 'max_depth', attr: expect.stringMatching(/^events__0__x/) });
   });
+
+  describe('flags', () => {
+    let token: string;
+    const decide = async (body: Record<string, unknown>, path = '/flags/?v=2') => {
+      const response = await fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify({ token, ...body }), signal: AbortSignal.timeout(30_000) });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+    const createFlag = (body: Record<string, unknown>) => send('POST', '/api/projects/1/feature_flags/', JSON.stringify(body));
+    const everyone = { groups: [{ properties: [], rollout_percentage: 100 }] };
+
+    beforeAll(async () => {
+      token = (await fixture.db.query<{ api_token: string }>('SELECT api_token FROM projects WHERE id = 1'))[0]!.api_token;
+    });
+
+    it.each([{}, true, 0, [{ rollout_percentage: 100 }], [{ key: 'a', rollout_percentage: 'x' }]])(
+      'variants %p are refused at create (row 2)',
+      async (variants) => {
+        const answer = await createFlag({ key: `variants-${JSON.stringify(variants).length}`, filters: { ...everyone, multivariate: { variants } } });
+        expect(answer.status).toBe(400);
+        expect(answer.json).toMatchObject({ type: 'validation_error', attr: 'filters' });
+      },
+    );
+
+    it('a malformed flag stored before validation fails alone; the project keeps its other flags (row 2)', async () => {
+      expect((await createFlag({ key: 'healthy', filters: everyone })).status).toBe(201);
+      await fixture.db.query(
+        `INSERT INTO feature_flags (team_id, key, filters) VALUES (1, 'legacy-broken', '{"groups":[{"properties":[],"rollout_percentage":100}],"multivariate":{"variants":{}}}')`,
+      );
+      for (const path of ['/flags/?v=2', '/decide/?v=3']) {
+        const answer = await decide({ distinct_id: 'someone' }, path);
+        expect(answer.status).toBe(200);
+        expect(answer.json['errorsWhileComputingFlags']).toBe(true);
+        const flags = JSON.stringify(answer.json);
+        expect(flags).toContain('healthy');
+        expect(flags).not.toContain('legacy-broken');
+      }
+      await fixture.db.query("UPDATE feature_flags SET deleted = true WHERE key = 'legacy-broken'");
+    });
+
+    it('a backtracking pattern is matched in linear time, and a pattern RE2 cannot compile is refused (row 5)', async () => {
+      const person = (operator: string, value: string) => ({ groups: [{ properties: [{ key: 'name', type: 'person', operator, value }], rollout_percentage: 100 }] });
+      expect((await createFlag({ key: 'nested-quantifier', filters: person('regex', '^(a+)+$') })).status).toBe(201);
+      const answer = await decide({ distinct_id: 'x', person_properties: { name: `${'a'.repeat(30)}!` } });
+      expect(answer.status).toBe(200);
+      expect(answer.json['flags']).toMatchObject({ 'nested-quantifier': { enabled: false } });
+      const lookahead = await createFlag({ key: 'lookahead', filters: person('regex', 'a(?=b)') });
+      expect(lookahead.status).toBe(400);
+      expect(lookahead.json).toMatchObject({ attr: 'filters', code: 'invalid_value' });
+      const unknownOperator = await createFlag({ key: 'unknown-op', filters: person('matches_vibes', 'x') });
+      expect(unknownOperator.json).toMatchObject({ attr: 'filters', code: 'invalid_operator' });
+    });
+
+    it('a NUL in the local-evaluation token or in decide ids is never a 500 (row 6)', async () => {
+      const definitions = await fetch(`${base}/flags/definitions?token=%00`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
+      expect(definitions.status).toBe(401);
+      expect(await definitions.json()).toMatchObject({ type: 'authentication_error' });
+      const answer = await decide({ distinct_id: 'a\u0000b', $anon_distinct_id: '\u0000', groups: { company: 'c\u0000' } });
+      expect(answer.status).toBe(200);
+      expect(answer.json['errorsWhileComputingFlags']).toBe(false);
+    });
+
+    it('ids past their column are refused or clamped (row 8)', async () => {
+      const dashboards = await createFlag({ key: 'dashboards', filters: everyone, analytics_dashboards: [2147483648] });
+      expect(dashboards.json).toEqual({
+        type: 'validation_error',
+        code: 'does_not_exist',
+        detail: 'Invalid pk "2147483648" - object does not exist.',
+        attr: 'analytics_dashboards',
+      });
+      const cohort = await createFlag({ key: 'cohort', filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 2 ** 31 }] }] } });
+      expect(cohort.json).toMatchObject({ code: 'cohort_does_not_exist', detail: 'Cohort with id 2147483648 does not exist' });
+      for (const query of ['limit=9223372036854775808', 'offset=100000000000000000000', 'limit=1e20', 'created_by_id=9223372036854775808']) {
+        const list = await send('GET', `/api/projects/1/feature_flags/?${query}`);
+        expect([query, list.status]).toEqual([query, 200]);
+      }
+      const activity = await send('GET', '/api/projects/1/feature_flags/activity/?limit=9223372036854775808');
+      expect(activity.json).toMatchObject({ code: 'max_value', attr: 'limit' });
+      const roles = await send('GET', '/api/organizations/@current/roles/?offset=9223372036854775808');
+      expect(roles.status).toBe(200);
+    });
+
+    it('over-long keys, tags and role names are a 400 naming the limit (row 9)', async () => {
+      const key = await createFlag({ key: 'k'.repeat(5_000_000), filters: everyone });
+      expect(key.status).toBe(400);
+      expect(key.json).toMatchObject({ attr: 'key', code: 'max_length' });
+      const limitKey = await createFlag({ key: 'k'.repeat(401), filters: everyone });
+      expect(limitKey.json).toEqual({ type: 'validation_error', code: 'max_length', detail: 'Ensure this field has no more than 400 characters.', attr: 'key' });
+      expect((await createFlag({ key: 'k'.repeat(400), filters: everyone })).status).toBe(201);
+      const tag = await createFlag({ key: 'long-tag', filters: everyone, tags: ['t'.repeat(256)] });
+      expect(tag.json).toMatchObject({ attr: 'tags__0', code: 'max_length' });
+      const role = await send('POST', '/api/organizations/@current/roles/', JSON.stringify({ name: 'r'.repeat(201) }));
+      expect(role.json).toMatchObject({ attr: 'name', code: 'max_length', detail: 'Ensure this field has no more than 200 characters.' });
+      await stillServing();
+    });
+  });
 });

@@ -34,6 +34,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** PostHog's Role.name max_length. */
+const MAX_ROLE_NAME_LENGTH = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `:organization_id` is `@current` or the caller's organisation id. */
@@ -108,7 +110,7 @@ export function createRolesRouter(db: Sql): Router {
   router.post(base, ...write, async (req, res) => {
     const body = parseBody(req.body ?? {});
     if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-    const name = parseString(body['name'], 'name');
+    const name = parseString(body['name'], 'name', { maxLength: MAX_ROLE_NAME_LENGTH });
     const taken = await db.query('SELECT 1 FROM roles WHERE organization_id = $1 AND lower(name) = lower($2)', [req.organizationId, name]);
     if (taken.length > 0) throw errors.validation('There is already a role with this name.', 'name', 'unique');
     const level = body['feature_flags_access_level'] ?? FEATURE_FLAGS_ACCESS_LEVELS.CAN_ALWAYS_EDIT;

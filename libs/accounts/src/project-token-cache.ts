@@ -9,6 +9,11 @@ export type ProjectTokenLookup = (token: string) => Promise<number | null>;
  * for seconds (so a project created a moment ago works at once). Concurrent lookups of
  * one token share a query; failures are not cached.
  */
+/** A project API key is 1 to 200 printable ASCII characters (PostHog checks the shape before any lookup). */
+export function isProjectKeyShaped(token: string): boolean {
+  return /^[\x21-\x7e]{1,200}$/.test(token);
+}
+
 export function createProjectTokenCache(
   db: Sql,
   options: { positiveTtlMs?: number; negativeTtlMs?: number; maxEntries?: number; now?: () => number } = {},
@@ -21,6 +26,9 @@ export function createProjectTokenCache(
   const inflight = new Map<string, Promise<number | null>>();
 
   return (token) => {
+    // What cannot be a project key is unknown without a query: a NUL would fail the query, and
+    // megabyte strings would fill the cache.
+    if (!isProjectKeyShaped(token)) return Promise.resolve(null);
     const hit = cache.get(token);
     if (hit && hit.expires > now()) return Promise.resolve(hit.teamId);
     let pending = inflight.get(token);

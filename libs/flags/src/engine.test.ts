@@ -263,3 +263,39 @@ describe('hash arithmetic', () => {
     }
   });
 });
+
+describe('hostile definitions and values', () => {
+  it.each([{}, true, 0, 'abc', [null], [{ key: 'a', rollout_percentage: 'x' }]])(
+    'a flag whose variants are %p fails alone; the other flags are answered',
+    (variants) => {
+      const broken = flag('broken', { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants } as never });
+      const fine = flag('fine', { groups: [{ properties: [], rollout_percentage: 100 }] });
+      const results = evaluateFlags([broken, fine], context());
+      expect(results.get('fine')).toMatchObject({ enabled: true });
+      const failed = results.get('broken')!;
+      // Either refused by the engine or computed without a usable variant, but never a throw.
+      if (failed.failed) expect(failed.reason.code).toBe('evaluation_error');
+      else expect(failed.variant).toBeNull();
+    },
+  );
+
+  it('a stored definition without filters or with groups of the wrong type fails alone', () => {
+    const noFilters = flag('no-filters', null as never);
+    const groupsObject = flag('groups-object', { groups: { a: 1 } as never });
+    const fine = flag('fine', { groups: [{ properties: [], rollout_percentage: 100 }] });
+    const results = evaluateFlags([noFilters, groupsObject, fine], context());
+    expect(results.get('no-filters')).toMatchObject({ failed: true, enabled: false, reason: { code: 'evaluation_error' } });
+    expect(results.get('groups-object')).toMatchObject({ failed: true, reason: { code: 'evaluation_error' } });
+    expect(results.get('fine')).toMatchObject({ enabled: true, reason: { code: 'condition_match' } });
+  });
+
+  it('matches catastrophic-backtracking patterns in linear time, with RE2 semantics', () => {
+    const value = `${'a'.repeat(5_000)}!`;
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: '^(a+)+$' }, { k: value }, NOW)).toBe(false);
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'not_regex', value: '^(a+)+$' }, { k: value }, NOW)).toBe(true);
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: '(?i)^A+!$' }, { k: value }, NOW)).toBe(true);
+    // Look-arounds are not RE2: the pattern is invalid and matches nothing, for regex and not_regex.
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: 'a(?=!)' }, { k: value }, NOW)).toBe(false);
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'not_regex', value: 'a(?=!)' }, { k: value }, NOW)).toBe(false);
+  });
+});

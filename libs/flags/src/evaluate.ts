@@ -15,6 +15,7 @@ const REASON_SCORE: Record<ReasonCode, number> = {
   missing_dependency: -1,
   database_error: -2,
   hash_key_override_error: -2,
+  evaluation_error: -2,
 };
 
 const DESCRIPTIONS: Partial<Record<ReasonCode, string>> = {
@@ -179,7 +180,10 @@ export class FlagEvaluator {
         const code: ReasonCode = error.message.startsWith('hash key') ? 'hash_key_override_error' : 'database_error';
         return { ...this.result(flag, false, null, reasonOf(code, null)), failed: true };
       }
-      throw error;
+      // A definition the engine cannot read (stored before validation refused its shape, or
+      // written by hand) fails alone: the other flags of the request are still answered, and
+      // the answer says errorsWhileComputingFlags, as PostHog's flag service does.
+      return { ...this.result(flag, false, null, reasonOf('evaluation_error', null)), failed: true };
     }
   }
 

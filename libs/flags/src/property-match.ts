@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { SemVer, satisfies } from 'semver';
 import { parseDateString, parsePropertyDate } from './dates';
 import type { PropertyFilter } from './types';
@@ -55,17 +56,27 @@ function exactMatch(filterValue: unknown, propertyValue: unknown): boolean {
   return stringify(filterValue).toLowerCase() === target;
 }
 
-const regexCache = new Map<string, RegExp | null>();
+/** A compiled pattern: only whether it matches somewhere in a value is ever asked. */
+export interface CompiledPattern {
+  test(value: string): boolean;
+}
+
+const regexCache = new Map<string, CompiledPattern | null>();
 const REGEX_CACHE_LIMIT = 10_000;
 
-/** Compiled once per pattern; PCRE-style leading inline flags (`(?i)`) become JS flags. */
-export function compileRegex(pattern: string): RegExp | null {
+/**
+ * Compiled once per pattern with RE2 semantics, as PostHog's flag service (Rust `regex` crate)
+ * matches: linear time in the value's length whatever the pattern, so `^(a+)+$` cannot stall the
+ * process; inline flags such as `(?i)` are part of the syntax; look-arounds and back-references
+ * are invalid there too. Null for a pattern that does not compile.
+ */
+export function compileRegex(pattern: string): CompiledPattern | null {
   const cached = regexCache.get(pattern);
   if (cached !== undefined) return cached;
-  let compiled: RegExp | null;
+  let compiled: CompiledPattern | null;
   try {
-    const inline = /^\(\?([imsx]+)\)/.exec(pattern);
-    compiled = inline && !inline[1]!.includes('x') ? new RegExp(pattern.slice(inline[0].length), inline[1]) : new RegExp(pattern);
+    const re2 = RE2JS.compile(pattern);
+    compiled = { test: (value) => re2.matcher(value).find() };
   } catch {
     compiled = null; // an invalid pattern matches nothing, for regex and not_regex alike
   }

@@ -65,6 +65,17 @@ export interface CohortDefinition {
   properties: PropertyGroup | null;
 }
 
+/**
+ * Every property operator flag filters may use: the engine's (see property-match.ts), `in` /
+ * `not_in` for cohorts and `flag_evaluates_to` for flag dependencies.
+ */
+export const PROPERTY_OPERATORS: ReadonlySet<string> = new Set([
+  'exact', 'is_not', 'is_set', 'is_not_set', 'icontains', 'not_icontains', 'starts_with', 'not_starts_with', 'ends_with', 'not_ends_with',
+  'icontains_multi', 'not_icontains_multi', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'between', 'not_between',
+  'semver_gt', 'semver_gte', 'semver_lt', 'semver_lte', 'semver_eq', 'semver_neq', 'semver_tilde', 'semver_caret', 'semver_wildcard',
+  'is_date_before', 'is_date_after', 'is_date_exact', 'in', 'not_in', 'flag_evaluates_to',
+]);
+
 export type ReasonCode =
   | 'super_condition_value'
   | 'holdout_condition_value'
@@ -75,7 +86,8 @@ export type ReasonCode =
   | 'flag_disabled'
   | 'missing_dependency'
   | 'database_error'
-  | 'hash_key_override_error';
+  | 'hash_key_override_error'
+  | 'evaluation_error';
 
 export interface FlagReason {
   code: ReasonCode;

@@ -96,6 +96,18 @@ export function findInputProblem(value: unknown, limits: InputLimits = DEFAULT_I
   return null;
 }
 
+/** Whether `value` nests lists and objects deeper than `maxDepth` (iteratively: never overflows). */
+export function exceedsDepth(value: unknown, maxDepth: number = DEFAULT_INPUT_LIMITS.maxDepth): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value !== 'object' || node.value === null) continue;
+    if (node.depth + 1 > maxDepth) return true;
+    for (const child of Object.values(node.value)) stack.push({ value: child, depth: node.depth + 1 });
+  }
+  return false;
+}
+
 /**
  * Refuses a request whose body or query string breaks the input limits, with
  * a 400 naming the field, before any route parses them. Mount after the body parser.

@@ -9,6 +9,9 @@ import { errors } from '@sightline/http';
 const TRUE_VALUES = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true]);
 const FALSE_VALUES = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false]);
 
+/** The largest value of a PostgreSQL `integer` column (ids, versions, counts). */
+export const INT4_MAX = 2_147_483_647;
+
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Python's type name, as DRF puts it in "got type" messages. */
@@ -32,11 +35,15 @@ export function parseBoolean(value: unknown, attr: string): boolean {
   throw errors.validation('Must be a valid boolean.', attr, 'invalid');
 }
 
-export function parseString(value: unknown, attr: string, options: { allowBlank?: boolean } = {}): string {
+/** DRF CharField: numbers are taken as their text; `maxLength` as the model's max_length. */
+export function parseString(value: unknown, attr: string, options: { allowBlank?: boolean; maxLength?: number } = {}): string {
   notNull(value, attr);
   if (typeof value === 'number') value = String(value);
   if (typeof value !== 'string') throw errors.validation('Not a valid string.', attr, 'invalid');
   if (!options.allowBlank && value.trim() === '') throw errors.validation('This field may not be blank.', attr, 'blank');
+  if (options.maxLength !== undefined && value.length > options.maxLength) {
+    throw errors.validation(`Ensure this field has no more than ${options.maxLength} characters.`, attr, 'max_length');
+  }
   return value;
 }
 
@@ -52,10 +59,14 @@ export function parseList(value: unknown, attr: string): unknown[] {
   return value;
 }
 
-export function parseInteger(value: unknown, attr: string): number {
+/** DRF IntegerField, bounded by default to a PostgreSQL `integer` column's range. */
+export function parseInteger(value: unknown, attr: string, range: { min?: number; max?: number } = {}): number {
   notNull(value, attr);
   const number = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
   if (typeof number !== 'number' || !Number.isInteger(number)) throw errors.validation('A valid integer is required.', attr, 'invalid');
+  const { min = -INT4_MAX - 1, max = INT4_MAX } = range;
+  if (number > max) throw errors.validation(`Ensure this value is less than or equal to ${max}.`, attr, 'max_value');
+  if (number < min) throw errors.validation(`Ensure this value is greater than or equal to ${min}.`, attr, 'min_value');
   return number;
 }
 
@@ -73,9 +84,12 @@ export function parseBody(body: unknown): Record<string, unknown> {
   return body;
 }
 
-/** DRF LimitOffsetPagination: a missing or malformed value silently falls back. */
+/**
+ * DRF LimitOffsetPagination: a missing or malformed value silently falls back; a value past a
+ * PostgreSQL `integer` is clamped to it (no page is that far, and LIMIT/OFFSET stay in range).
+ */
 export function queryInteger(value: unknown, fallback: number, min: number): number {
   if (typeof value !== 'string' || !/^\d+$/.test(value)) return fallback;
   const n = Number(value);
-  return n < min ? fallback : n;
+  return n < min ? fallback : Math.min(n, INT4_MAX);
 }

@@ -1,4 +1,5 @@
 import type { Sql } from '@sightline/postgres';
+import { INT4_MAX } from './drf-fields';
 import type { FlagInput, FlagRef } from './flag-input';
 
 export interface FlagRow {
@@ -82,7 +83,9 @@ function listWhere(teamId: number, filters: FlagListFilters, nowMs: number): { s
   }
   if (filters.created_by_id !== undefined) {
     // A non-numeric id matches nothing (Django would answer 400 for a bad integer lookup; nothing is safer than everything).
-    clauses.push(/^\d+$/.test(filters.created_by_id) ? `f.created_by_id = ${param(Number(filters.created_by_id))}` : 'false');
+    // An id past the column's range names no user: no flag matches, as with any unknown id.
+    const id = /^\d{1,10}$/.test(filters.created_by_id) ? Number(filters.created_by_id) : null;
+    clauses.push(id !== null && id <= INT4_MAX ? `f.created_by_id = ${param(id)}` : 'false');
   }
   if (filters.search) {
     const pattern = param(`%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);

@@ -1,12 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
-import { ApiError, errors } from '@sightline/http';
+import { ApiError, errors, findInputProblem } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { activityPage, changesBetween, recordActivity, type Change } from '../activity-log';
 import { limitOffsetPage } from '../pagination';
 import { flagAccessLevels } from './access-level';
 import { projectAccess } from '../project-access';
-import { queryInteger } from './drf-fields';
+import { INT4_MAX, queryInteger } from './drf-fields';
 import { FLAG_PREFIXES, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
 import { parseFlagInput, type FlagInput, type FlagValidationContext } from './flag-input';
 import { flagStatus } from './flag-status';
@@ -66,7 +66,11 @@ function jsonList(raw: string | undefined): string[] | undefined {
   if (!raw) return undefined;
   try {
     const parsed: unknown = JSON.parse(raw);
-    return Array.isArray(parsed) ? parsed.map(String) : undefined;
+    if (!Array.isArray(parsed)) return undefined;
+    // The JSON text passed the input guard as a plain string; what it decodes to is checked here.
+    const problem = findInputProblem(parsed);
+    if (problem) throw errors.validation(problem.detail, problem.attr === null ? 'tags' : `tags__${problem.attr}`, problem.code);
+    return parsed.map(String);
   } catch {
     return undefined;
   }
@@ -116,6 +120,7 @@ function activityQuery(query: Request['query']): { limit: number; page: number }
     if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) throw errors.validation('A valid integer is required.', name, 'invalid');
     const n = Number(raw);
     if (n < 1) throw errors.validation('Ensure this value is greater than or equal to 1.', name, 'min_value');
+    if (n > INT4_MAX) throw errors.validation(`Ensure this value is less than or equal to ${INT4_MAX}.`, name, 'max_value');
     return n;
   };
   return { limit: read('limit', 10), page: read('page', 1) };

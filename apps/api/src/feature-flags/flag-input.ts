@@ -1,5 +1,6 @@
+import { compileRegex, PROPERTY_OPERATORS } from '@sightline/flags';
 import { errors } from '@sightline/http';
-import { isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from './drf-fields';
+import { INT4_MAX, isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from './drf-fields';
 
 export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const;
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const;
@@ -7,6 +8,13 @@ const KEY_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const MAX_PROPERTY_VALUES = 1000;
 const STRING_VALUE_OPERATORS = new Set(['regex', 'icontains', 'not_regex', 'not_icontains', 'gte', 'lte', 'gt', 'lt']);
 const RELATIVE_DATE = /^-?\d+[hdwmyHDWMY]$/;
+/** PostHog's FeatureFlag.key max_length. */
+export const MAX_FLAG_KEY_LENGTH = 400;
+/** PostHog's Tag.name max_length. */
+export const MAX_TAG_LENGTH = 255;
+/** Group type indexes a project can have (PostHog allows five group types). */
+const MAX_GROUP_TYPE_INDEX = 4;
+const isInt4Id = (value: number) => Number.isInteger(value) && value >= 1 && value <= INT4_MAX;
 
 /** The writable fields of a feature flag, as validated from a request body. */
 export interface FlagInput {
@@ -82,6 +90,59 @@ function isValidDateValue(value: unknown): boolean {
   return RELATIVE_DATE.test(value.trim()) || !Number.isNaN(Date.parse(value));
 }
 
+/**
+ * `multivariate`: null, or a dictionary whose `variants` is a list of {key, rollout_percentage}
+ * with distinct string keys. The engine iterates these on every decide: a shape it cannot read
+ * would fail the flag for every caller, so it is refused here.
+ */
+function variantsOf(filters: Record<string, unknown>): Record<string, unknown>[] {
+  const multivariate = filters['multivariate'];
+  if (multivariate === undefined || multivariate === null) return [];
+  if (!isPlainObject(multivariate)) throw invalidFilters('Filters are not valid (multivariate must be a dictionary with a list of variants)');
+  const variants = multivariate['variants'] ?? [];
+  if (!Array.isArray(variants)) throw invalidFilters('Filters are not valid (multivariate variants must be a list)');
+  if (!variants.every((v) => isPlainObject(v) && typeof v['key'] === 'string' && v['key'] !== '')) {
+    throw invalidFilters('Filters are not valid (every variant needs a key)');
+  }
+  const keys = variants.map((v) => (v as Record<string, unknown>)['key'] as string);
+  if (new Set(keys).size !== keys.length) throw invalidFilters('Filters are not valid (variant keys must be unique)');
+  for (const variant of variants as Record<string, unknown>[]) {
+    if (typeof variant['rollout_percentage'] !== 'number') {
+      throw invalidFilters('Invalid variant definitions: every variant needs a rollout_percentage between 0 and 100.', 'invalid_input');
+    }
+  }
+  return variants as Record<string, unknown>[];
+}
+
+/** Condition lists beside `groups` (super_groups, holdout_groups): a list of condition sets when present. */
+function checkConditionList(filters: Record<string, unknown>, field: string) {
+  const list = filters[field];
+  if (list === undefined || list === null) return;
+  if (!Array.isArray(list) || !list.every(isPlainObject)) throw invalidFilters(`Filters are not valid (${field} must be a list of condition sets)`);
+  list.forEach((condition) => {
+    propertiesOf(condition).forEach(checkPropertyShape);
+    checkRollout(condition['rollout_percentage'], 'condition');
+  });
+}
+
+/** A property filter the engine can evaluate: a string key, a known operator, a pattern RE2 compiles. */
+function checkPropertyShape(property: PropertyFilter) {
+  if (property.type !== 'cohort' && (typeof property.key !== 'string' || property.key === '') && property.type !== 'flag') {
+    throw invalidFilters('Filters are not valid (every property filter needs a key)');
+  }
+  if (property.operator !== undefined && property.operator !== null) {
+    if (typeof property.operator !== 'string' || !PROPERTY_OPERATORS.has(property.operator)) {
+      throw invalidFilters(`Invalid operator "${String(property.operator).slice(0, 100)}" for property ${String(property.key).slice(0, 100)}.`, 'invalid_operator');
+    }
+  }
+  if ((property.operator === 'regex' || property.operator === 'not_regex') && typeof property.value === 'string' && compileRegex(property.value) === null) {
+    throw invalidFilters(
+      `Invalid regex pattern for property ${String(property.key).slice(0, 100)}: the pattern must use RE2 syntax (no look-arounds or back-references).`,
+      'invalid_value',
+    );
+  }
+}
+
 function checkRollout(value: unknown, what: string) {
   if (value === undefined || value === null) return;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) {
@@ -139,6 +200,9 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
   if (ctx.method === 'POST' && conditions.length === 0) throw invalidFilters('Feature flags must have at least one condition set (group).');
 
   const groupTypeIndex = filters['aggregation_group_type_index'] ?? null;
+  if (groupTypeIndex !== null && !(Number.isInteger(groupTypeIndex) && (groupTypeIndex as number) >= 0 && (groupTypeIndex as number) <= MAX_GROUP_TYPE_INDEX)) {
+    throw invalidFilters(`Filters are not valid (aggregation_group_type_index must be an integer from 0 to ${MAX_GROUP_TYPE_INDEX})`);
+  }
   const allProperties = conditions.flatMap(propertiesOf);
   if (groupTypeIndex === null) {
     if (!allProperties.every((p) => ['person', 'cohort', 'flag'].includes(p.type))) {
@@ -153,9 +217,9 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
   }
 
   const multivariate = filters['multivariate'];
-  const variantList = isPlainObject(multivariate) && Array.isArray(multivariate['variants']) ? multivariate['variants'] : [];
-  if (!variantList.every((v) => isPlainObject(v) && typeof v['key'] === 'string')) throw invalidFilters('Filters are not valid (every variant needs a key)');
-  const variants = variantList as Record<string, unknown>[];
+  const variants = variantsOf(filters);
+  checkConditionList(filters, 'super_groups');
+  checkConditionList(filters, 'holdout_groups');
   const variantKeys = new Set(variants.map((v) => v['key'] as string));
   if (variants.length > 0) {
     variants.forEach((v) => checkRollout(v['rollout_percentage'], 'variant'));
@@ -169,12 +233,13 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
       throw invalidFilters('Filters are not valid (variant override does not exist)');
     }
     for (const property of propertiesOf(condition)) {
+      checkPropertyShape(property);
       if (Array.isArray(property.value) && property.value.length > MAX_PROPERTY_VALUES) {
         throw invalidFilters(`Property group expressions of type ${String(property.key)} cannot contain more than ${MAX_PROPERTY_VALUES} values.`);
       }
       if (property.type === 'cohort') {
         const id = Number(property.value);
-        if (!Number.isInteger(id) || !(await ctx.cohortExists(id))) {
+        if (!isInt4Id(id) || !(await ctx.cohortExists(id))) {
           throw invalidFilters(`Cohort with id ${String(property.value)} does not exist`, 'cohort_does_not_exist');
         }
       }
@@ -225,7 +290,7 @@ export async function parseFlagInput(rawBody: unknown, ctx: FlagValidationContex
 
   if (has('name')) input.name = parseString(body['name'], 'name', { allowBlank: true });
   if (has('key')) {
-    const key = parseString(body['key'], 'key');
+    const key = parseString(body['key'], 'key', { maxLength: MAX_FLAG_KEY_LENGTH });
     if (await ctx.keyTaken(key, ctx.current?.id)) throw errors.validation('There is already a feature flag with this key.', 'key', 'unique');
     if (!KEY_PATTERN.test(key)) throw errors.validation('Only letters, numbers, hyphens (-) & underscores (_) are allowed.', 'key', 'invalid_key');
     input.key = key;
@@ -240,11 +305,15 @@ export async function parseFlagInput(rawBody: unknown, ctx: FlagValidationContex
   if (has('rollback_conditions')) input.rollback_conditions = body['rollback_conditions'];
   if (has('performed_rollback')) input.performed_rollback = parseBoolean(body['performed_rollback'], 'performed_rollback');
   if (has('tags')) {
-    input.tags = parseList(body['tags'], 'tags').map((tag, i) => parseString(tag, `tags__${i}`));
+    input.tags = parseList(body['tags'], 'tags').map((tag, i) => parseString(tag, `tags__${i}`, { maxLength: MAX_TAG_LENGTH }));
   }
   if (has('analytics_dashboards')) {
-    const ids = parseList(body['analytics_dashboards'], 'analytics_dashboards').map((id, i) => parseInteger(id, `analytics_dashboards__${i}`));
-    const missing = await ctx.missingDashboards(ids);
+    const ids = parseList(body['analytics_dashboards'], 'analytics_dashboards').map((id, i) =>
+      parseInteger(id, `analytics_dashboards__${i}`, { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+    );
+    // An id outside the column's range names no dashboard: DRF's "does not exist", without a query.
+    const outOfRange = ids.filter((id) => !isInt4Id(id));
+    const missing = outOfRange.length > 0 ? outOfRange : await ctx.missingDashboards(ids);
     if (missing.length > 0) throw errors.validation(`Invalid pk "${missing[0]}" - object does not exist.`, 'analytics_dashboards', 'does_not_exist');
     input.analytics_dashboards = ids;
   }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
@@ -41,7 +42,10 @@ export async function createFlagFixture(name: string, now: () => number, store: 
   await bootstrapInstance(db, { personalApiKey: ADMIN_KEY });
   const [admin] = await db.query<{ id: number; organization_id: string }>('SELECT id, organization_id FROM users ORDER BY id LIMIT 1');
   const flagChanges: number[] = [];
+  // The app's own definitions cache, told of every change as in production, so decide sees writes.
+  const flagDefinitions = createFlagDefinitionsCache({ db, channel: createInMemoryInvalidation() });
   const app = createApiApp({
+    flagDefinitions,
     db,
     ch,
     logger: silentLogger(),
@@ -52,6 +56,7 @@ export async function createFlagFixture(name: string, now: () => number, store: 
     flagChanges: {
       flagsChanged: async (teamId) => {
         flagChanges.push(teamId);
+        await flagDefinitions.notifier.flagsChanged(teamId);
       },
     },
   });
