@@ -4,7 +4,7 @@ import { createEventBus, topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated, createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
 import { allInOneEnv, parseConfig } from '@sightline/config';
 import { openGeoIp } from '@sightline/geoip';
-import { installShutdown, listen } from '@sightline/http';
+import { installShutdown, listen, requestTimeoutsFromConfig } from '@sightline/http';
 import { createJobScheduler } from '@sightline/jobs';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
@@ -62,7 +62,7 @@ async function main() {
     flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
   });
   await worker.start();
-  const server = await listen(app, { host: config.HOST, port: config.PORT });
+  const server = await listen(app, { host: config.HOST, port: config.PORT, timeouts: requestTimeoutsFromConfig(config) });
   const url = `http://localhost:${server.port}`;
   if (setup.created) process.stdout.write(formatBootstrapBanner(setup, url) + '\n');
   logger.info({ url, dataDir, projectApiKey: setup.projectApiKey, startupMs: Date.now() - started }, `Sightline listening on ${url}`);

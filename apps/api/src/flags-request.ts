@@ -1,5 +1,6 @@
 import { gunzipSync } from 'node:zlib';
-import { errors, exceedsDepth } from '@sightline/http';
+import { errors } from '@sightline/http';
+import { exceedsDepth } from '@sightline/input-limits';
 
 /** What a /decide or /flags request asks for (compat §3.2), with PostHog's field aliases. */
 export interface FlagRequest {

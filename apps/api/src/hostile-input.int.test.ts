@@ -3,13 +3,12 @@
  * each on a running server over a real socket, followed by a health check and an ordinary
  * request that must still be served.
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { listen, type RunningServer } from '@sightline/http';
 import { ADMIN_KEY, createFlagFixture, type FlagFixture } from './feature-flags/flag-test-fixture';
 
 describe('hostile requests to the management API', () => {
   let fixture: FlagFixture;
-  let server: Server;
+  let server: RunningServer;
   let base: string;
 
   const send = async (method: string, path: string, body?: string) => {
@@ -30,12 +29,12 @@ describe('hostile requests to the management API', () => {
 
   beforeAll(async () => {
     fixture = await createFlagFixture('hostile', () => Date.parse('2024-01-10T15:00:00Z'));
-    server = fixture.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // The server every app runs on (timeouts, JSON answers to refused requests), not app.listen.
+    server = await listen(fixture.app, { host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${server.port}`;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await fixture.close();
   });
 

@@ -1,7 +1,8 @@
 import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors, findInputProblem } from '@sightline/http';
+import { errors } from '@sightline/http';
+import { findInputProblem } from '@sightline/input-limits';
 import { DateRangeError, parseTrendFilter, runTrendQuery, trendFilterFromQuery, TrendFilterError } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { projectAccess } from './project-access';

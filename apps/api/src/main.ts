@@ -3,7 +3,7 @@ import { assertClickHouseMigrated, createAnalyticsStore, migrateClickHouse } fro
 import { apiEnv, parseConfig, requiredInDistributedMode } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
 import { openGeoIp } from '@sightline/geoip';
-import { installShutdown, listen } from '@sightline/http';
+import { installShutdown, listen, requestTimeoutsFromConfig } from '@sightline/http';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { assertPostgresMigrated, createMetadataStore, migratePostgres } from '@sightline/postgres';
@@ -46,7 +46,7 @@ async function main() {
     ],
     isShuttingDown: () => shuttingDown,
   });
-  const server = await listen(app, { host: config.HOST, port: config.PORT });
+  const server = await listen(app, { host: config.HOST, port: config.PORT, timeouts: requestTimeoutsFromConfig(config) });
   const baseUrl = `http://localhost:${server.port}`;
   if (setup.created) process.stdout.write(formatBootstrapBanner(setup, baseUrl) + '\n');
   logger.info({ port: server.port, projectApiKey: setup.projectApiKey }, `api listening on ${baseUrl}`);

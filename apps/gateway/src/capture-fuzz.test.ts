@@ -6,6 +6,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import LZString from 'lz-string';
+import { hostileBodies } from '@sightline/testkit';
 import { CAPTURE_ROUTES } from './capture.route';
 import { jsonBody, rawRequest, startTestGateway, TEST_TOKEN, type TestGateway } from './test-support';
 
@@ -40,6 +41,9 @@ const jsonTextArb = fc.oneof(
     .map((b) => JSON.stringify(b)),
   fc.json(),
   fc.string(),
+  // Hostile values (deep nesting, NULs, lone surrogates, huge numbers, megabyte strings) at any
+  // place of a valid batch.
+  hostileBodies({ api_key: TEST_TOKEN, batch: [{ event: 'e', distinct_id: 'u', timestamp: '2024-01-01T00:00:00Z', properties: { plan: 'pro', n: 1 } }] }),
 );
 
 const bodyArb = fc.oneof(

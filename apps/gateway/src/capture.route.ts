@@ -197,12 +197,21 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
     }
     const topic = payload.historicalMigration ? deps.topics.eventsHistorical : deps.topics.events;
     if (messages.length > 0) {
+      // Only requests waiting on the bus count: a client still sending its body holds no slot
+      // (slow bodies are bounded by the server's request timeouts instead), so stalled uploads
+      // cannot crowd out everyone else's captures.
+      if (inflight >= maxInflight) {
+        throw errors.unavailable(`too many requests in flight (${maxInflight}), please retry`, RETRY_AFTER_SECONDS);
+      }
       const started = process.hrtime.bigint();
+      inflight++;
       try {
         await withTimeout(deps.bus.send(topic, messages), deps.sendTimeoutMs);
       } catch (error) {
         req.log.warn({ err: error, topic, events: messages.length }, 'bus send failed; answering 503');
         throw errors.unavailable('transient error, please retry', RETRY_AFTER_SECONDS);
+      } finally {
+        inflight--;
       }
       deps.metrics.busSendDuration.observe({ topic }, Number(process.hrtime.bigint() - started) / 1e9);
       deps.metrics.eventsAccepted.inc({ route: route.path }, messages.length);
@@ -226,13 +235,7 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
     if (req.method === 'OPTIONS') return answerOk(res);
     // PostHog accepts GET with the payload in `data`; no current SDK sends it.
     if (req.method !== 'POST') return next(errors.methodNotAllowed(req.method, 'Use POST to send events.'));
-    if (inflight >= maxInflight) {
-      return next(errors.unavailable(`too many requests in flight (${maxInflight}), please retry`, RETRY_AFTER_SECONDS));
-    }
-    inflight++;
-    capture(req, res, route)
-      .catch(next)
-      .finally(() => inflight--);
+    capture(req, res, route).catch(next);
   };
 
   // Mounted as the middleware itself, not inside a Router: a nested router's handle/next

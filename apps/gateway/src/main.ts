@@ -2,7 +2,7 @@ import { createProjectKeyResolver, createGatewayApp } from './app';
 import { createProjectTokenCache } from '@sightline/accounts';
 import { createEventBus, topicNames } from '@sightline/bus';
 import { gatewayEnv, parseConfig, requiredInDistributedMode } from '@sightline/config';
-import { installShutdown, listen } from '@sightline/http';
+import { installShutdown, listen, requestTimeoutsFromConfig } from '@sightline/http';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
@@ -38,7 +38,7 @@ async function main() {
     ],
     isShuttingDown: () => shuttingDown,
   });
-  const server = await listen(app, { host: config.HOST, port: config.PORT });
+  const server = await listen(app, { host: config.HOST, port: config.PORT, timeouts: requestTimeoutsFromConfig(config) });
   logger.info({ port: server.port }, `gateway listening on http://${config.HOST}:${server.port}`);
   installShutdown({
     logger,

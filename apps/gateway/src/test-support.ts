@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { createInProcessBus, topicNames, type ConsumedMessage, type EventBus } from '@sightline/bus';
-import { listen, type RunningServer } from '@sightline/http';
+import { listen, type RequestTimeouts, type RunningServer } from '@sightline/http';
 import type { IngestMessage } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
@@ -25,7 +25,13 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(
-  options: { keys?: (token: string) => KeyResolution; bus?: EventBus; sendTimeoutMs?: number; maxInflightRequests?: number } = {},
+  options: {
+    keys?: (token: string) => KeyResolution;
+    bus?: EventBus;
+    sendTimeoutMs?: number;
+    maxInflightRequests?: number;
+    timeouts?: Partial<RequestTimeouts>;
+  } = {},
 ): Promise<TestGateway> {
   const bus = options.bus ?? createInProcessBus(silentLogger());
   const received: Record<string, ConsumedMessage[]> = {};
@@ -47,7 +53,7 @@ export async function startTestGateway(
     readiness: [],
     isShuttingDown: () => false,
   });
-  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  const server = await listen(app, { host: '127.0.0.1', port: 0, timeouts: options.timeouts });
   return {
     server,
     port: server.port,

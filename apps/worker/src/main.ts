@@ -1,7 +1,7 @@
 import { createEventBus, topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated, createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
 import { parseConfig, requiredInDistributedMode, workerEnv } from '@sightline/config';
-import { installShutdown, listen } from '@sightline/http';
+import { installShutdown, listen, requestTimeoutsFromConfig } from '@sightline/http';
 import { createJobScheduler } from '@sightline/jobs';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
@@ -54,7 +54,7 @@ async function main() {
     metrics,
   });
   // Health answers (503 until ready) while the consumer groups join.
-  const server = await listen(app, { host: config.HOST, port: config.PORT });
+  const server = await listen(app, { host: config.HOST, port: config.PORT, timeouts: requestTimeoutsFromConfig(config) });
   logger.info({ port: server.port }, `worker health on http://${config.HOST}:${server.port}`);
   await worker.start();
   installShutdown({

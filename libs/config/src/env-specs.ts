@@ -6,6 +6,24 @@ export const runtimeEnv = {
   LOG_LEVEL: { type: 'string', description: 'pino log level', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
   HOST: { type: 'string', description: 'Address the HTTP server binds to', default: '0.0.0.0' },
   SHUTDOWN_TIMEOUT_MS: { type: 'integer', description: 'Hard deadline for a graceful shutdown after SIGTERM/SIGINT', default: 10000, minimum: 100 },
+  HTTP_HEADERS_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'Longest time a client may take to send a request line and headers before the answer is 408',
+    default: 10000,
+    minimum: 100,
+  },
+  HTTP_REQUEST_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'Longest time a client may take to send a whole request, body included (bounds a body trickling in)',
+    default: 60000,
+    minimum: 100,
+  },
+  HTTP_BODY_IDLE_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'Longest pause while a request body arrives before the answer is 408 and the connection is closed',
+    default: 10000,
+    minimum: 100,
+  },
 } as const satisfies EnvSpec;
 
 export const clickhouseServerEnv = {

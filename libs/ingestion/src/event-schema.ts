@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import type { RawEvent } from './capture-payload';
 
 /** Why an event of an accepted request is not ingested (a metric label; the request still answers 200). */
-export type DropReason = 'not_an_object' | 'missing_event_name' | 'invalid_properties' | 'missing_distinct_id' | 'empty_distinct_id';
+export type DropReason = 'not_an_object' | 'missing_event_name' | 'invalid_properties' | 'missing_distinct_id' | 'empty_distinct_id' | 'nested_too_deeply';
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
 

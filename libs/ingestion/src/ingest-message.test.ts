@@ -60,3 +60,14 @@ describe('personUuidFor', () => {
     expect(personUuidFor(3, 'user-1')).not.toBe(id);
   });
 });
+
+describe('events nested too deeply', () => {
+  it('are dropped with their own reason rather than failing the request', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(normalizeEvent({ event: 'e', distinct_id: 'u', properties: { deep } }, ctx)).toEqual({ ok: false, reason: 'nested_too_deeply' });
+    let fine: unknown = 1;
+    for (let i = 0; i < 60; i++) fine = { level: fine };
+    expect(normalizeEvent({ event: 'e', distinct_id: 'u', properties: { fine } }, ctx)).toMatchObject({ ok: true });
+  });
+});

@@ -1,6 +1,7 @@
 import { v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
+import { exceedsDepth } from '@sightline/input-limits';
 import { eventShapeProblem, type DropReason } from './event-schema';
 
 /** What the gateway puts on the bus (PostHog's capture message, plus the resolved team). */
@@ -60,6 +61,9 @@ const INTERNAL_CAPTURE_IP = '127.0.0.1';
 export function normalizeEvent(input: unknown, ctx: NormalizeContext): NormalizeResult {
   const problem = eventShapeProblem(input);
   if (problem !== null) return { ok: false, reason: problem };
+  // Serialising the event, here and in the worker, recurses into every value: a value nested
+  // thousands of levels deep would overflow the stack. Such an event is dropped, not the request.
+  if (exceedsDepth(input)) return { ok: false, reason: 'nested_too_deeply' };
   const raw = input as RawEvent & { event: string };
   const distinctId = readDistinctId(raw);
   if (distinctId === null) return { ok: false, reason: 'missing_distinct_id' };

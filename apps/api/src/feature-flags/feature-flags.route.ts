@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
-import { ApiError, errors, findInputProblem } from '@sightline/http';
+import { ApiError, errors } from '@sightline/http';
+import { findInputProblem } from '@sightline/input-limits';
 import type { Sql } from '@sightline/postgres';
 import { activityPage, changesBetween, recordActivity, type Change } from '../activity-log';
 import { limitOffsetPage } from '../pagination';

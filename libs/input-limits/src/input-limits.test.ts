@@ -1,4 +1,4 @@
-import { DEFAULT_INPUT_LIMITS, findInputProblem } from './input-guard';
+import { DEFAULT_INPUT_LIMITS, exceedsDepth, findInputProblem } from './index';
 
 function nested(depth: number, leaf: unknown = 1): unknown {
   let value = leaf;
@@ -49,5 +49,16 @@ describe('findInputProblem', () => {
 
   it('prefixes attr with the name of the whole value', () => {
     expect(findInputProblem({ search: 'a\u0000' }, DEFAULT_INPUT_LIMITS, 'query')).toMatchObject({ attr: 'query__search' });
+  });
+});
+
+describe('exceedsDepth', () => {
+  it('counts levels of lists and objects, the value itself being level 1', () => {
+    expect(exceedsDepth('text', 1)).toBe(false);
+    expect(exceedsDepth({ a: [1, 2] }, 2)).toBe(false);
+    expect(exceedsDepth({ a: [1, { b: 2 }] }, 2)).toBe(true);
+    expect(exceedsDepth(nested(64))).toBe(false);
+    expect(exceedsDepth(nested(65))).toBe(true);
+    expect(exceedsDepth({ deep: nested(100_000) })).toBe(true);
   });
 });
