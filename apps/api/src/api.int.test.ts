@@ -90,9 +90,7 @@ describe('management API', () => {
     expect(series.data).toEqual([0, 0, 0, 0, 1, 0, 1, 2]);
     expect(series.count).toBe(4);
     expect(series.label).toBe('signup');
-    expect(series.filter).toMatchObject({ insight: 'TRENDS', date_from: '-7d', interval: 'day' });
-    expect(series.filter).not.toHaveProperty('events');
-    expect(series.action).toMatchObject({ id: 'signup', math: 'total', order: 0 });
+    expect(series.filter).toMatchObject({ date_from: '-7d', events: [{ id: 'signup', math: 'total' }] });
   });
 
   it('serves the same trend on the legacy projects path, by GET, and for dau and explicit dates', async () => {

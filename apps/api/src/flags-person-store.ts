@@ -1,6 +1,6 @@
 import type { Sql } from '@sightline/postgres';
 
-/** What flag evaluation reads about one person and the request's groups (compat §1.4–§1.8). */
+/** What flag evaluation reads about one person and the request's groups (PostHog: rust/feature-flags/src/flags/flag_matching.rs; docs/flags.md). */
 export interface StoredPerson {
   properties: Record<string, unknown>;
   staticCohortIds: Set<number>;

@@ -43,7 +43,7 @@ describe('flags request decoding', () => {
   });
 });
 
-describe('response version routing (compat §3.1, §3.3)', () => {
+describe('response version routing (docs/http-api.md#decide-response)', () => {
   it('flags: no v and no config means v2 with config', () => {
     expect(flagsShape({})).toEqual({ shape: 'flags-v2', withConfig: true });
     expect(flagsShape({ v: '2' })).toEqual({ shape: 'flags-v2', withConfig: false });

@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { errors } from '@sightline/http';
 import { exceedsDepth } from '@sightline/input-limits';
 
-/** What a /decide or /flags request asks for (compat §3.2), with PostHog's field aliases. */
+/** What a /decide or /flags request asks for (docs/http-api.md#decide-request), with PostHog's field aliases. */
 export interface FlagRequest {
   token: string | null;
   distinctId: string;
@@ -36,7 +36,7 @@ function fromBase64(text: string): string {
 }
 
 /**
- * Decodes a flags body (compat §3.2, sdk-wire §2.3): gzip (Content-Encoding is inflated by
+ * Decodes a flags body (PostHog: rust/feature-flags/src/handler/decoding.rs): gzip (Content-Encoding is inflated by
  * the body reader; `?compression=gzip|gzip-js` or the magic bytes here), form
  * `data=<base64>` (posthog-js `?compression=base64`), plain JSON, or bare base64 JSON.
  */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FlagResult } from '@sightline/flags';
 
 /**
- * Response shapes of /decide and /flags by version (compat §3.3, §18.1):
+ * Response shapes of /decide and /flags by version (docs/http-api.md#decide-response; PostHog: rust/feature-flags/src/api/types.rs):
  * - `flags-v2`: `flags` map of {key, enabled, variant, reason, metadata} (/flags v>=2, /decide v>=4)
  * - `v3`: `featureFlags` with false values + `featureFlagPayloads` (/flags v=1, /decide v=3)
  * - `v2`: `featureFlags` of enabled flags only (/decide v=2)
@@ -22,7 +22,7 @@ function version(query: Record<string, unknown>): number | null {
   return typeof query['v'] === 'string' && Number.isFinite(v) ? v : null;
 }
 
-/** /flags: no v and no config means v=2 with config (compat §3.1). */
+/** /flags: no v and no config means v=2 with config (PostHog: rust/feature-flags/src/api/endpoint.rs). */
 export function flagsShape(query: Record<string, unknown>): ShapeChoice {
   const v = version(query);
   if (v === null && query['config'] === undefined) return { shape: 'flags-v2', withConfig: true };
@@ -36,7 +36,7 @@ export function decideShape(query: Record<string, unknown>): ShapeChoice {
   return { shape, withConfig: true };
 }
 
-/** The remote-config part (compat §3.3): everything off that Sightline does not serve. */
+/** The remote-config part (PostHog: rust/feature-flags/src/handler/config_response_builder.rs): everything off that Sightline does not serve. */
 export function configFields(): Record<string, unknown> {
   return {
     config: { enable_collect_everything: true },

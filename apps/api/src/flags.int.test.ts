@@ -132,7 +132,7 @@ describe('decide and flags endpoints', () => {
       .send({ api_key: TOKEN, distinct_id: 'user-1', ...body });
 
   describe('response shapes', () => {
-    it('decide v3 answers exactly the interface document fields', async () => {
+    it('decide v3 answers exactly the decide v3 fields', async () => {
       const res = await decide('3', {}).expect(200);
       expect(res.body).toMatchObject({
         config: { enable_collect_everything: true },

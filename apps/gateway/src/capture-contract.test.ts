@@ -13,7 +13,7 @@ import { jsonBody, rawRequest, startTestGateway, TEST_TOKEN, type TestGateway } 
 const MiB = 1024 * 1024;
 
 /**
- * Each route's wire cap as the specs give it (interface document: 20 MB batches; compat §4.1:
+ * Each route's wire cap as the specs give it (docs/http-api.md#capture-caps: 20 MiB batches;
  * 2 MiB single-event routes). A route added to CAPTURE_ROUTES without an entry here fails.
  */
 const SPEC_WIRE_CAP: Record<string, number> = {
@@ -69,7 +69,7 @@ interface Encoded {
   body: Buffer | string;
 }
 
-/** Every way the SDKs send a body (compat §4.2, sdk-wire §0). */
+/** Every way the SDKs send a body (docs/http-api.md#capture-bodies). */
 const ENCODINGS: Record<string, (json: string) => Encoded> = {
   json: (json) => ({ query: '', headers: { 'Content-Type': 'application/json' }, body: json }),
   'gzip by Content-Encoding': (json) => ({ query: '', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: gzipSync(json) }),

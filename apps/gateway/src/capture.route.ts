@@ -14,9 +14,9 @@ export const DECODED_BUDGET_FACTOR = 5;
 
 const limitsFor = (wireBytes: number): BodyLimits => ({ wireBytes, decodedBytes: wireBytes * DECODED_BUDGET_FACTOR });
 
-/** /batch: the interface document's 20 MB (PostHog: 20 MiB). */
+/** /batch: 20 MiB, PostHog's (rust/capture/src/router.rs). */
 export const BATCH_LIMITS = limitsFor(20 * MiB);
-/** Single-event routes: PostHog's 2 MiB (compat §4.1). */
+/** Single-event routes: PostHog's 2 MiB (rust/capture/src/router.rs). */
 export const EVENT_LIMITS = limitsFor(2 * MiB);
 
 export interface CaptureRoute {
@@ -63,7 +63,7 @@ const MAX_PROJECT_KEY_LENGTH = 64;
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 const KEY_HINT = 'You can find your project API key in your project settings.';
 
-/** PostHog checks only the key's shape before looking it up (compat §4.2). */
+/** PostHog checks only the key's shape before looking it up (rust/capture/src/api.rs). */
 function projectKeyShapeProblem(token: string): string | null {
   if (token.length > MAX_PROJECT_KEY_LENGTH) return 'too_long';
   if (!PRINTABLE_ASCII.test(token)) return 'not_ascii';
@@ -83,7 +83,7 @@ function queryOf(url: string): URLSearchParams | null {
   return mark === -1 ? null : new URLSearchParams(url.slice(mark + 1));
 }
 
-/** `?_=` / `?sent_at=` (client ms); ignored when it reads as year ≤ 2020, i.e. probably seconds (compat §4.2). */
+/** `?_=` / `?sent_at=` (client ms); ignored when it reads as year ≤ 2020, i.e. probably seconds (rust/capture/src/v0_request.rs). */
 const EARLIEST_QUERY_SENT_AT_MS = Date.UTC(2021, 0, 1);
 function querySentAt(query: URLSearchParams | null): string | null {
   const raw = query?.get('_') ?? query?.get('sent_at');

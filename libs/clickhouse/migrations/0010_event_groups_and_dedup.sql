@@ -1,4 +1,4 @@
--- Worker range (0010–0019). Group columns of an event row (compat §5.5, §6): the properties
+-- Worker range (0010–0019). Group columns of an event row (docs/data-model.md#groups): the properties
 -- and creation time of each attached group as they were when the event was ingested.
 ALTER TABLE events
     ADD COLUMN IF NOT EXISTS group0_properties String DEFAULT '',

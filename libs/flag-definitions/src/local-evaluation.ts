@@ -4,7 +4,7 @@ import type { ProjectFlagDefinitions } from './definitions.repository';
 
 /**
  * The body of GET /flags/definitions (and /api/feature_flag/local_evaluation) that server
- * SDKs poll for local evaluation (compat §1.11, sdk-wire §1.4): flags, group_type_mapping and,
+ * SDKs poll for local evaluation (docs/http-api.md#local-evaluation): flags, group_type_mapping and,
  * with send_cohorts, the dynamic cohorts as property groups. Flag-on-flag filters are
  * rewritten to flag keys with the `dependency_chain` posthog-node needs (dependencies
  * first, the target last; empty for a cycle, which the SDK then defers to the server).

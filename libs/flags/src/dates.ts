@@ -1,5 +1,5 @@
 /**
- * Date parsing for the is_date_* operators, as PostHog's flag service does it (compat §2.2):
+ * Date parsing for the is_date_* operators, as PostHog's flag service does it (rust/feature-flags/src/properties/property_matching.rs):
  * relative dates (`-7d`, `24h`, `2w`, `1m`, `1y`; the sign is optional and the number below
  * 10000), RFC 3339, bare dates and naive date-times (read as UTC: projects here evaluate flags
  * in UTC), then a lenient fallback.

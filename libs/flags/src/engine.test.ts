@@ -24,7 +24,7 @@ function flag(key: string, filters: FlagDefinition['filters'], extra: Partial<Fl
 
 const one = (f: FlagDefinition, ctx = context(), all: FlagDefinition[] = [f]) => evaluateFlags(all, ctx).get(f.key)!;
 
-describe('bucketing hash (compat §1.1 vectors)', () => {
+describe('bucketing hash (docs/flags.md#bucketing vectors)', () => {
   it.each([
     ['beta-feature', 'user-1', 0.726491254926089, 0.145782183342665],
     ['beta-feature', 'user-2', 0.696538491674513, 0.602274324464384],
@@ -41,7 +41,7 @@ describe('bucketing hash (compat §1.1 vectors)', () => {
   });
 });
 
-describe('worked examples (compat §12.1)', () => {
+describe('worked examples (computed with the bucketing formula)', () => {
   const variants = {
     variants: [
       { key: 'control', rollout_percentage: 33 },
@@ -201,7 +201,7 @@ describe('groups, super conditions, holdouts, dependencies, continuity', () => {
   });
 });
 
-describe('property operators (server semantics, compat §2.2)', () => {
+describe('property operators (server semantics, docs/flags.md#property-operators)', () => {
   const m = (operator: string, value: unknown, props: Record<string, unknown>) => matchProperty({ key: 'k', operator, value }, props, NOW);
 
   it('exact: case-insensitive, lists, boolean normalisation', () => {

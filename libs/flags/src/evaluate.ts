@@ -3,7 +3,7 @@ import { flagHash, holdoutHash } from './hash';
 import { matchProperty } from './property-match';
 import type { EvaluationContext, FlagCondition, FlagDefinition, FlagReason, FlagResult, PropertyFilter, ReasonCode } from './types';
 
-/** Which reason is reported when no condition matched (compat §1.3; higher wins, ties go to the later). */
+/** Which reason is reported when no condition matched (docs/flags.md#reasons; higher wins, ties go to the later). */
 const REASON_SCORE: Record<ReasonCode, number> = {
   super_condition_value: 6,
   holdout_condition_value: 5,
@@ -169,7 +169,7 @@ export class FlagEvaluator {
     };
   }
 
-  /** One flag (compat §1.3); `resolve` gives the results of the flags it depends on. */
+  /** One flag (docs/flags.md#evaluation-order); `resolve` gives the results of the flags it depends on. */
   evaluate(flag: FlagDefinition, resolve: DependencyResolver): FlagResult {
     if (!flag.active) return this.result(flag, false, null, reasonOf('flag_disabled', null));
     try {

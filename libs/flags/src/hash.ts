@@ -5,7 +5,7 @@ const LONG_SCALE = 0xfffffffffffffff;
 const TWO_POW_32 = 4294967296;
 
 /**
- * PostHog's bucketing hash (compat §1.1): SHA-1 of `<prefix><identifier><salt>`, the first
+ * PostHog's bucketing hash (docs/flags.md#bucketing): SHA-1 of `<prefix><identifier><salt>`, the first
  * 15 hex digits read as an unsigned integer and divided by 2^60-1. The 60-bit integer is
  * built as high·2^32 + low: both parts and the product are exact doubles, so the one
  * rounding left is the addition's, round-to-nearest, exactly as `Number(BigInt(..))`,

@@ -4,7 +4,7 @@
  * through its documented `fetch` option and asked with `onlyEvaluateLocally`, so every
  * value it returns is one it decided itself.
  *
- * Left out, because the SDK differs from the server by design (compat §12) and the
+ * Left out, because the SDK differs from the server by design (docs/flags.md#where-sdk-local-evaluation-differs) and the
  * engine follows the server: experience continuity, static cohorts and missing person
  * properties (the SDK defers to the server: such results are absent from its answer and
  * counted as "deferred"), super conditions (the SDK ignores them), is_date_exact (not in

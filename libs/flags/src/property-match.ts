@@ -5,7 +5,7 @@ import type { PropertyFilter } from './types';
 
 /**
  * One property filter against a property map, with the flag service's semantics
- * (compat §2.2): a missing key is "absent" (never inconclusive), negative operators match
+ * (rust/feature-flags/src/properties/property_matching.rs; docs/flags.md#property-operators): a missing key is "absent" (never inconclusive), negative operators match
  * absent keys, numeric operators compare numbers only, an invalid regex matches nothing.
  */
 

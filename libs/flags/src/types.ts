@@ -1,4 +1,4 @@
-/** Flag definitions as PostHog stores and serves them (compat §1.2); JSON-shaped. */
+/** Flag definitions as PostHog stores and serves them (docs/flags.md#definitions); JSON-shaped. */
 
 export type PropertyFilterType = 'person' | 'group' | 'cohort' | 'flag' | string;
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { open, type CityResponse, type Reader } from 'maxmind';
 
-/** `$geoip_*` person properties for an IP address, as PostHog derives them (compat §5.1). */
+/** `$geoip_*` person properties for an IP address, as PostHog derives them ($geoip_city_name, $geoip_country_code, $geoip_latitude, …; GeoLite2 City fields). */
 export type GeoIpProperties = Record<string, string | number>;
 
 export interface GeoIpLookup {

@@ -50,13 +50,13 @@ export interface NormalizeContext {
   historicalMigration: boolean;
 }
 
-/** Events PostHog tags as sent by its own services record the loopback address (compat §4.3). */
+/** Events PostHog tags as sent by its own services record the loopback address (rust/capture/src/v0_request.rs). */
 const INTERNAL_CAPTURE_IP = '127.0.0.1';
 
 /**
  * Validates one event (ajv shape, then the distinct id) and builds its bus message, or says
  * why it is dropped. Illegal distinct ids (`anonymous`, `null`, …) are kept: capture stores
- * them and only merges refuse them (compat §4.5).
+ * them and only merges refuse them (docs/data-model.md#distinct-ids).
  */
 export function normalizeEvent(input: unknown, ctx: NormalizeContext): NormalizeResult {
   const problem = eventShapeProblem(input);

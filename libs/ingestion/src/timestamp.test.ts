@@ -10,7 +10,7 @@ describe('computeTimestamp (PostHog capture rules)', () => {
     expect(computeTimestamp({ ...base, timestamp: '2023-12-31T10:00:00Z' })).toBe(Date.parse('2023-12-31T10:00:00Z'));
   });
 
-  it('corrects clock skew with sent_at (compat §15.3 example)', () => {
+  it('corrects clock skew with sent_at (docs/data-model.md#timestamps)', () => {
     const ts = computeTimestamp({ ...base, timestamp: '2024-01-01T00:00:00Z', sentAt: '2024-01-01T00:00:05Z' });
     expect(new Date(ts).toISOString()).toBe('2024-01-01T00:00:01.000Z');
   });

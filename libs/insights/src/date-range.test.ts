@@ -2,7 +2,7 @@ import { formatDay, formatDayLabel, MAX_BUCKETS, parseRelativeDate, resolveDayRa
 
 const now = Date.parse('2024-01-10T15:00:00Z');
 
-describe('resolveDayRange (compat §14.3)', () => {
+describe('resolveDayRange (docs/http-api.md#trends)', () => {
   it('-7d gives 8 daily buckets, both ends inclusive', () => {
     const range = resolveDayRange(undefined, undefined, now);
     expect(range.days.map(formatDay)).toEqual(['2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07', '2024-01-08', '2024-01-09', '2024-01-10']);

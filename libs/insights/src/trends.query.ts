@@ -54,11 +54,12 @@ export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter
   const range = resolveDayRange(filter.date_from, filter.date_to, nowMs);
   const days = range.days.map(formatDay);
   const labels = range.days.map(formatDayLabel);
-  // Shared by every series and without the series list (each series describes itself in
-  // `action`), as PostHog's trends query runner answers: repeating the list in each series
-  // would make the answer grow with the square of the series count.
+  // Every series carries the query's filter, series list included, as the legacy trend answer
+  // does: the answer grows with the square of the series count, which MAX_SERIES bounds.
   const responseFilter = {
     insight: 'TRENDS',
+    events: filter.events,
+    actions: filter.actions ?? [],
     properties: filter.properties,
     filter_test_accounts: filter.filter_test_accounts ?? false,
     date_from: filter.date_from ?? '-7d',

@@ -1,5 +1,5 @@
 /**
- * Distinct ids that SDKs send by mistake (compat §4.5). Events with them are stored, but
+ * Distinct ids that SDKs send by mistake (docs/data-model.md#distinct-ids). Events with them are stored, but
  * they never take part in a merge: merging on "anonymous" would fuse unrelated people.
  */
 const CASE_INSENSITIVE = new Set(['anonymous', 'guest', 'distinctid', 'distinct_id', 'id', 'not_authenticated', 'email', 'undefined', 'true', 'false']);

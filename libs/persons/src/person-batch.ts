@@ -101,7 +101,7 @@ export class PersonBatch {
   private readonly personsById = new Map<string, PersonState>();
   private readonly created: PersonState[] = [];
   private readonly merges: PendingMerge[] = [];
-  /** Distinct ids seen on personless events before they had a person (compat §5.2). */
+  /** Distinct ids seen on personless events before they had a person (docs/data-model.md#personless-events). */
   private readonly personlessSeen = new Set<string>();
   private readonly personlessToRecord = new Map<string, { teamId: number; distinctId: string }>();
 
@@ -202,7 +202,7 @@ export class PersonBatch {
   }
 
   /**
-   * Links `otherDistinctId` to the person of `intoDistinctId` (compat §5.2 mergeDistinctIds).
+   * Links `otherDistinctId` to the person of `intoDistinctId` (PostHog: person-merge-service.ts mergeDistinctIds; docs/data-model.md#person-merges).
    * The person of `intoDistinctId` survives; its properties win on conflicts.
    */
   merge(teamId: number, intoDistinctId: string, otherDistinctId: string, kind: MergeKind, timestampMs: number): MergeOutcome {
@@ -290,7 +290,7 @@ export class PersonBatch {
 
   private addDistinctId(person: PersonState, distinctId: string): void {
     const key = entryKey(person.teamId, distinctId);
-    // After a personless event, the first person row of that id is version 1 (compat §5.2).
+    // After a personless event, the first person row of that id is version 1 (docs/data-model.md#personless-events).
     const version = this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;
     this.personlessToRecord.delete(key);
     person.newDistinctIds.set(distinctId, version);

@@ -1,7 +1,7 @@
 import { isIllegalDistinctId } from './illegal-distinct-ids';
 import { applyPropertyUpdates, personUpdatesFromEvent } from './property-updates';
 
-describe('person property updates (compat §5.1)', () => {
+describe('person property updates (docs/data-model.md#person-properties)', () => {
   it('applies $set_once, then $set, then $unset, and reports whether anything changed', () => {
     const target: Record<string, unknown> = { kept: 1, gone: 2 };
     expect(applyPropertyUpdates(target, { setOnce: { kept: 9, a: 'once', b: 'once' }, set: { b: 'set' }, unset: ['gone', 'absent'] })).toBe(true);
@@ -32,7 +32,7 @@ describe('person property updates (compat §5.1)', () => {
   });
 });
 
-describe('illegal distinct ids (compat §4.5)', () => {
+describe('illegal distinct ids (docs/data-model.md#distinct-ids)', () => {
   it.each(['anonymous', 'Anonymous', 'GUEST', '"undefined"', "'null'", 'null', '[object Object]', 'NaN', '0', ' ', ''])('%p is illegal', (id) => {
     expect(isIllegalDistinctId(id)).toBe(true);
   });

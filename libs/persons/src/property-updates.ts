@@ -1,6 +1,6 @@
 export type Properties = Record<string, unknown>;
 
-/** The person-property operations one event asks for (compat §5.1). */
+/** The person-property operations one event asks for (docs/data-model.md#person-properties). */
 export interface PropertyUpdates {
   set: Properties;
   setOnce: Properties;
@@ -87,7 +87,7 @@ export function personUpdatesFromEvent(properties: Properties): PropertyUpdates 
 }
 
 /**
- * Applies `$set_once`, then `$set`, then `$unset` to `target` in place (compat §5.1 order).
+ * Applies `$set_once`, then `$set`, then `$unset` to `target` in place (docs/data-model.md#person-properties).
  * Returns whether anything changed: `$set` counts only values that differ (compared as JSON,
  * since stored values come back from jsonb as new objects).
  */

@@ -1,6 +1,6 @@
 -- Persons, their distinct ids and groups: the source of truth for person processing
 -- (worker) and for flag evaluation (decide). ClickHouse holds versioned copies.
--- Shapes follow PostHog's posthog_person / posthog_persondistinctid (compat §5.6).
+-- Shapes follow PostHog's posthog_person / posthog_persondistinctid (docs/data-model.md#postgresql-tables).
 CREATE TABLE persons (
     id bigserial PRIMARY KEY,
     team_id integer NOT NULL,
@@ -24,7 +24,7 @@ CREATE TABLE person_distinct_ids (
 CREATE INDEX person_distinct_ids_person ON person_distinct_ids (person_id);
 
 -- Distinct ids seen on personless events ($process_person_profile = false), so a
--- later merge knows to write an override (compat §5.2, §5.4).
+-- later merge knows to write an override (docs/data-model.md#personless-events).
 CREATE TABLE personless_distinct_ids (
     team_id integer NOT NULL,
     distinct_id text NOT NULL,
@@ -57,7 +57,7 @@ CREATE TABLE groups (
 );
 
 -- ensure_experience_continuity: the hash key a person's flags are bucketed by,
--- written by decide, moved to the surviving person on merge (compat §1.8, §5.2).
+-- written by decide, moved to the surviving person on merge (docs/flags.md#cohorts-dependencies-continuity).
 CREATE TABLE feature_flag_hash_key_overrides (
     team_id integer NOT NULL,
     person_id bigint NOT NULL REFERENCES persons (id) ON DELETE CASCADE,

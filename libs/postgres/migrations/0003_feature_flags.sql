@@ -1,5 +1,5 @@
 -- Feature flags and cohorts: written by the management API, read (cached) by flag
--- evaluation. Shapes follow PostHog's posthog_featureflag / posthog_cohort (compat §1.2, §10).
+-- evaluation. Shapes follow PostHog's posthog_featureflag / posthog_cohort (posthog/api/feature_flag.py).
 CREATE TABLE feature_flags (
     id serial PRIMARY KEY,
     team_id integer NOT NULL REFERENCES projects (id),
@@ -22,7 +22,7 @@ CREATE TABLE feature_flags (
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now()
 );
--- A key is unique among the project's non-deleted flags (compat §10).
+-- A key is unique among the project's non-deleted flags (posthog/api/feature_flag.py).
 CREATE UNIQUE INDEX feature_flags_live_key ON feature_flags (team_id, key) WHERE NOT deleted;
 CREATE INDEX feature_flags_team ON feature_flags (team_id, created_at DESC);
 

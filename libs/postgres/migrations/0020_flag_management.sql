@@ -2,7 +2,7 @@
 -- access controls, the activity log, usage dashboards with their insights, and the
 -- experiments a flag can be linked to. Shapes follow PostHog's ee/models/rbac,
 -- posthog_activitylog, posthog_dashboard / posthog_dashboardtile / posthog_insight
--- and posthog_experiment (compat §10).
+-- and posthog_experiment (posthog/api/feature_flag.py).
 
 CREATE TABLE roles (
     id uuid PRIMARY KEY,

@@ -36,7 +36,7 @@ function cohortIds(filters: Record<string, unknown>): number[] {
 }
 
 /**
- * Feature flags in the response shape of the interface document (every field of
+ * Feature flags in the response shape of PostHog's FeatureFlagSerializer (posthog/api/feature_flag.py; every field of
  * PostHog's FeatureFlagSerializer), loading related rows for all flags at once.
  */
 export async function serializeFlags(db: Sql, flags: readonly FlagRow[], viewer: { userId: number; teamId: number }, nowMs: number) {

@@ -6,7 +6,7 @@ const DAY = 86_400_000;
 const FLAGS = '/api/projects/1/feature_flags';
 
 const USER_FIELDS = ['id', 'uuid', 'distinct_id', 'first_name', 'last_name', 'email', 'is_email_verified', 'hedgehog_config', 'role_at_organization'];
-/** Every Feature flag field of the interface document. */
+/** Every field of a flag in the answer (docs/http-api.md#feature-flags). */
 const INTERFACE_FIELDS = [
   'id',
   'name',

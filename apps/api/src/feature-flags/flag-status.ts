@@ -1,6 +1,6 @@
 /**
  * A flag's lifecycle status as PostHog's FeatureFlagStatusChecker decides it
- * (posthog/models/feature_flag/flag_status.py, compat §10): deleted, stale (fully
+ * (posthog/models/feature_flag/flag_status.py): deleted, stale (fully
  * rolled out and more than 30 days old), otherwise active. Builds that know when a
  * flag was last called also use that; Sightline does not record it, so it is not used.
  */

@@ -2,7 +2,7 @@ import { toClickHouseDateTime, type EventRow } from '@sightline/clickhouse';
 import type { PreparedEvent } from './normalize.step';
 import type { Enrichment } from './persons.step';
 
-/** The ClickHouse events row of a processed event (compat §6 shape). */
+/** The ClickHouse events row of a processed event (docs/data-model.md#events-table). */
 export function toEventRow(event: PreparedEvent, enrichment: Enrichment): EventRow {
   const row: EventRow = {
     uuid: event.uuid,

@@ -12,7 +12,7 @@ export interface PreparedEvent {
   properties: Properties;
   timestampMs: number;
   createdAtMs: number;
-  /** false for `$process_person_profile: false`: no person is created or updated (compat §5.4). */
+  /** false for `$process_person_profile: false`: no person is created or updated (docs/data-model.md#personless-events). */
   processPerson: boolean;
   elementsChain: string;
 }
@@ -20,7 +20,7 @@ export interface PreparedEvent {
 const MAX_EVENT_NAME_LENGTH = 200;
 const isObject = (value: unknown): value is Properties => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Postgres jsonb refuses U+0000, so NUL characters are stripped from every string (compat §5.8). */
+/** Postgres jsonb refuses U+0000, so NUL characters are stripped from every string (docs/data-model.md#event-normalisation). */
 function stripNul(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('\u0000', '');
   if (Array.isArray(value)) return value.map(stripNul);
@@ -29,7 +29,7 @@ function stripNul(value: unknown): unknown {
 }
 
 /**
- * The event as ingestion sees it (compat §5.8): top-level `$set`/`$set_once` merged into the
+ * The event as ingestion sees it (docs/data-model.md#event-normalisation): top-level `$set`/`$set_once` merged into the
  * properties' (top level wins), `$ip` from the capture request unless given, NULs stripped,
  * the name truncated to 200 characters.
  */

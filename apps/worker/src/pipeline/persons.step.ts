@@ -40,7 +40,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 /**
  * The merge an event asks for, as (into, other): `$identify` keeps the identified id's
  * person; `$create_alias` merges distinct_id into the alias, which becomes the main id
- * (the interface document's transition table); `$merge_dangerously` merges the same way.
+ * (docs/behaviours.md#alias-direction); `$merge_dangerously` merges the same way.
  */
 function mergeRequest(event: PreparedEvent): { kind: MergeKind; into: string; other: string } | null {
   if (event.event === '$identify') {

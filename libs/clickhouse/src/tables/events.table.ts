@@ -2,7 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 
 export const EVENTS_TABLE = 'events';
 
-/** The properties and creation time of the group attached at index N (compat §5.5). */
+/** The properties and creation time of the group attached at index N (docs/data-model.md#groups). */
 export type EventGroupColumns = {
   [N in 0 | 1 | 2 | 3 | 4 as `group${N}_properties`]?: string;
 } & {
