@@ -18,6 +18,9 @@ import { killServicesNow, removeTempDir, stopServices } from './stop-services';
 import { setupState, type SetupState } from './setup-state';
 
 export default async function globalSetup(): Promise<void> {
+  // The integration and slow projects share one set of services: Jest runs every project's
+  // global setup before any test, so the second call finds the first one's services.
+  if (setupState.get()) return;
   const startedAt = Date.now();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-test-'));
   // PostgreSQL runs as another OS user when we are root: it must reach its data dir.
