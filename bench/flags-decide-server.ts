@@ -8,9 +8,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAnalyticsStore } from '@sightline/clickhouse';
-import { createApiApp } from '../apps/api/src/app';
-import { buildFlagsResponse, flagsShape } from '../apps/api/src/flags-response';
-import { readFlagRequest } from '../apps/api/src/flags-request';
+import { buildFlagsResponse, createApiApp, flagsShape, readFlagRequest } from '@sightline/api';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, loadProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags } from '@sightline/flags';
 import { openGeoIp } from '@sightline/geoip';

@@ -4,7 +4,7 @@
  */
 import type { FlagFilters, PropertyFilter } from '@sightline/flags';
 import type { Sql } from '@sightline/postgres';
-import { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from '../apps/api/src/flags-fixtures';
+import { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from '@sightline/testkit';
 
 export const PERSONS = 2000;
 export const COMPANIES = 100;

@@ -28,7 +28,7 @@ import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '../tools/testkit/src/start-services';
-import { createEventsConsumer } from '../apps/worker/src/events.consumer';
+import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);

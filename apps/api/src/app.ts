@@ -8,17 +8,15 @@ import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http'
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { createFlagAccessControlsRouter } from './feature-flags/flag-access-controls.route';
-import { createFlagAnalyticsRouter } from './feature-flags/flag-analytics.route';
-import type { FlagChangeNotifier } from './feature-flags/flag-context';
-import { createFlagRoleAccessRouter } from './feature-flags/flag-role-access.route';
-import { createFeatureFlagsRouter } from './feature-flags/feature-flags.route';
-import { createFlagsRouter } from './flags.route';
-import { createInsightsRouter } from './insights.route';
-import { createProjectsRouter } from './projects.route';
-import { createRolesRouter } from './roles.route';
+import { createDecideRouter } from './decide';
+import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
+import { createInsightsRouter } from './insights';
+import { createOrganizationRouter } from './organization';
 
-export type { FlagChangeNotifier } from './feature-flags/flag-context';
+export type { FlagChangeNotifier } from './feature-flags';
+// What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
+export { readFlagRequest } from './decide/decide-request';
+export { buildFlagsResponse, flagsShape } from './decide/decide-response';
 
 export interface ApiDeps {
   db: MetadataStore;
@@ -43,7 +41,7 @@ export function createApiRouter(deps: ApiDeps): Router {
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
   // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
   router.use(
-    createFlagsRouter({
+    createDecideRouter({
       db: deps.db,
       definitions: flagDefinitions,
       projectTokens: createProjectTokenCache(deps.db),
@@ -58,14 +56,9 @@ export function createApiRouter(deps: ApiDeps): Router {
     // After authentication, as DRF parses a body only once the caller is known.
     inputGuard(),
   );
-  router.use(createProjectsRouter(deps.db));
+  router.use(createOrganizationRouter(deps.db));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
-  const flagDeps = { db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier };
-  router.use(createFeatureFlagsRouter(flagDeps));
-  router.use(createFlagRoleAccessRouter(flagDeps));
-  router.use(createFlagAccessControlsRouter(flagDeps));
-  router.use(createFlagAnalyticsRouter(flagDeps));
-  router.use(createRolesRouter(deps.db));
+  router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   return router;
 }
 

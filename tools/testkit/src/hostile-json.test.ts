@@ -5,7 +5,14 @@ describe('hostile JSON bodies', () => {
   const base = { key: 'k', filters: { groups: [{ rollout_percentage: 50 }] } };
 
   it('lists every path of a value', () => {
-    expect(jsonPaths(base)).toEqual([[], ['key'], ['filters'], ['filters', 'groups'], ['filters', 'groups', 0], ['filters', 'groups', 0, 'rollout_percentage']]);
+    expect(jsonPaths(base)).toEqual([
+      [],
+      ['key'],
+      ['filters'],
+      ['filters', 'groups'],
+      ['filters', 'groups', 0],
+      ['filters', 'groups', 0, 'rollout_percentage'],
+    ]);
   });
 
   it('puts the raw text at the path, unchanged by any JavaScript parsing', () => {

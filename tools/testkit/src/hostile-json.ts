@@ -11,9 +11,9 @@ const nested = (depth: number, open: string, close: string, leaf = '1') => `${op
 /** One hostile JSON value, as text. */
 export const hostileJsonValue: fc.Arbitrary<string> = fc.oneof(
   // Nesting deeper than any limit, in lists and in objects.
-  fc.constantFrom(65, 1_000, 10_000).chain((depth) =>
-    fc.constantFrom(nested(depth, '[', ']'), nested(depth, '{"a":', '}'), nested(depth, '[{"key":', '}]', '"x"')),
-  ),
+  fc
+    .constantFrom(65, 1_000, 10_000)
+    .chain((depth) => fc.constantFrom(nested(depth, '[', ']'), nested(depth, '{"a":', '}'), nested(depth, '[{"key":', '}]', '"x"'))),
   // Characters PostgreSQL refuses or mangles.
   fc.constantFrom('"a\\u0000b"', '"\\u0000"', '"\\ud800"', '"x\\udfff"', '"\\udbff\\udbff"', '"%00"', '"\\u202e\\ufeff"'),
   // Numbers past their column or past what a double holds exactly.

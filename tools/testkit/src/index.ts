@@ -18,3 +18,4 @@ export function testServices(): TestServices {
   return { redisUrl, postgresAdminUrl, kafkaBrokers, kcatPid, clickhouseUrl };
 }
 export { hostileBodies, hostileJsonKey, hostileJsonValue, hostileQueryValue, hugeJsonValue, injectJson, jsonPaths } from './hostile-json';
+export { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from './flag-rows';

@@ -1,6 +1,6 @@
 import type { Sql } from '@sightline/postgres';
-import { loadBasicUsers } from '../users';
-import { atLeast, flagAccessLevels } from './access-level';
+import { loadBasicUsers } from '../organization/users';
+import { atLeast, flagAccessLevels } from '../access-control/access-levels';
 import type { FlagRow } from './feature-flags.repository';
 import { flagStatus } from './flag-status';
 

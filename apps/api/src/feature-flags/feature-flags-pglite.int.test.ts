@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from './flag-test-fixture';
+import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');
 const FLAGS = '/api/projects/1/feature_flags';

@@ -1,5 +1,5 @@
 import type { Sql } from '@sightline/postgres';
-import { INT4_MAX } from './drf-fields';
+import { INT4_MAX } from '../http/drf-fields';
 import type { FlagInput, FlagRef } from './flag-input';
 
 export interface FlagRow {

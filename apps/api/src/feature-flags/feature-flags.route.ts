@@ -3,11 +3,11 @@ import { requireScope } from '@sightline/auth';
 import { ApiError, errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/input-limits';
 import type { Sql } from '@sightline/postgres';
-import { activityPage, changesBetween, recordActivity, type Change } from '../activity-log';
-import { limitOffsetPage } from '../pagination';
-import { flagAccessLevels } from './access-level';
-import { projectAccess } from '../project-access';
-import { INT4_MAX, queryInteger } from './drf-fields';
+import { activityPage, changesBetween, recordActivity, type Change } from '../activity-log/activity-log';
+import { limitOffsetPage } from '../http/pagination';
+import { flagAccessLevels } from '../access-control/access-levels';
+import { projectAccess } from '../http/project-access';
+import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
 import { parseFlagInput, type FlagInput, type FlagValidationContext } from './flag-input';
 import { flagStatus } from './flag-status';
@@ -190,7 +190,7 @@ async function checkLifecycleChange(db: Sql, flag: FlagRow, input: FlagInput): P
 }
 
 /** List, create, retrieve, update (soft delete), refused DELETE, activity and status. */
-export function createFeatureFlagsRouter(deps: FeatureFlagDeps): Router {
+export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): Router {
   const { db } = deps;
   const router = Router();
   const viewer = (req: Request) => ({ userId: req.principal!.userId, teamId: req.project!.id });

@@ -3,10 +3,10 @@ import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import type { MetadataStore, Sql } from '@sightline/postgres';
-import { projectAccess } from '../project-access';
-import { findRole } from '../roles.route';
-import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from './access-level';
-import { parseBody } from './drf-fields';
+import { projectAccess } from '../http/project-access';
+import { findRole } from '../organization/roles.repository';
+import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from '../access-control/access-levels';
+import { parseBody } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 
 interface AccessControlRow {

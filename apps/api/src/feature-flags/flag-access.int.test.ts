@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
 import { parseTrendFilter, runTrendQuery } from '@sightline/insights';
-import { testEventRow } from '../test-event-rows';
-import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from './flag-test-fixture';
+import { testEventRow } from '../testing/event-rows';
+import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');
 const DAY = 86_400_000;

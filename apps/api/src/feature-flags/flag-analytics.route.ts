@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { requireScope } from '@sightline/auth';
-import { projectAccess } from '../project-access';
-import { loadBasicUsers } from '../users';
+import { projectAccess } from '../http/project-access';
+import { loadBasicUsers } from '../organization/users';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
 import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights, hasEnrichedEvents } from './usage-dashboard';

@@ -1,6 +1,6 @@
 import { compileRegex, PROPERTY_OPERATORS } from '@sightline/flags';
 import { errors } from '@sightline/http';
-import { INT4_MAX, isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from './drf-fields';
+import { INT4_MAX, isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from '../http/drf-fields';
 
 export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const;
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const;
@@ -132,7 +132,10 @@ function checkPropertyShape(property: PropertyFilter) {
   }
   if (property.operator !== undefined && property.operator !== null) {
     if (typeof property.operator !== 'string' || !PROPERTY_OPERATORS.has(property.operator)) {
-      throw invalidFilters(`Invalid operator "${String(property.operator).slice(0, 100)}" for property ${String(property.key).slice(0, 100)}.`, 'invalid_operator');
+      throw invalidFilters(
+        `Invalid operator "${String(property.operator).slice(0, 100)}" for property ${String(property.key).slice(0, 100)}.`,
+        'invalid_operator',
+      );
     }
   }
   if ((property.operator === 'regex' || property.operator === 'not_regex') && typeof property.value === 'string' && compileRegex(property.value) === null) {

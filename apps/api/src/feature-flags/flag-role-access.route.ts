@@ -1,11 +1,12 @@
 import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
-import { limitOffsetPage } from '../pagination';
-import { projectAccess } from '../project-access';
-import { findRole, serializeRoles, type RoleRow } from '../roles.route';
-import { atLeast } from './access-level';
-import { queryInteger, isPlainObject } from './drf-fields';
+import { limitOffsetPage } from '../http/pagination';
+import { projectAccess } from '../http/project-access';
+import { serializeRoles } from '../organization/role.serializer';
+import { findRole, type RoleRow } from '../organization/roles.repository';
+import { atLeast } from '../access-control/access-levels';
+import { queryInteger, isPlainObject } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { serializeFlag } from './feature-flag.serializer';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import type { Sql } from '@sightline/postgres';
-import { absoluteUrlWith } from './pagination';
+import { absoluteUrlWith } from '../http/pagination';
 
 /** One field-level difference, as PostHog's activity log stores it. */
 export interface Change {

@@ -15,8 +15,8 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestPostgresDatabase, testServices, uniqueName, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
-import { createApiApp } from './app';
-import { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from './flags-fixtures';
+import { createApiApp } from '../app';
+import { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from '@sightline/testkit';
 
 const TOKEN = 'phc_flags_eval_test_token';
 const ADMIN = 'phx_flags_eval_admin_key';

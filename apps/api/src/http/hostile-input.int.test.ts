@@ -4,7 +4,7 @@
  * request that must still be served.
  */
 import { listen, type RunningServer } from '@sightline/http';
-import { ADMIN_KEY, createFlagFixture, type FlagFixture } from './feature-flags/flag-test-fixture';
+import { ADMIN_KEY, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 describe('hostile requests to the management API', () => {
   let fixture: FlagFixture;
@@ -116,7 +116,12 @@ describe('hostile requests to the management API', () => {
   it('a lone surrogate is a 400, not stored as U+FFFD (row 12)', async () => {
     const role = await send('POST', '/api/organizations/@current/roles/', '{"name":"\\ud800"}');
     expect(role.status).toBe(400);
-    expect(role.json).toEqual({ type: 'validation_error', code: 'surrogate_characters_not_allowed', detail: 'Surrogate characters are not allowed: U+D800.', attr: 'name' });
+    expect(role.json).toEqual({
+      type: 'validation_error',
+      code: 'surrogate_characters_not_allowed',
+      detail: 'Surrogate characters are not allowed: U+D800.',
+      attr: 'name',
+    });
   });
 
   it('a GET trend carries the same checks inside its JSON parameters', async () => {
@@ -165,7 +170,9 @@ describe('hostile requests to the management API', () => {
     });
 
     it('a backtracking pattern is matched in linear time, and a pattern RE2 cannot compile is refused (row 5)', async () => {
-      const person = (operator: string, value: string) => ({ groups: [{ properties: [{ key: 'name', type: 'person', operator, value }], rollout_percentage: 100 }] });
+      const person = (operator: string, value: string) => ({
+        groups: [{ properties: [{ key: 'name', type: 'person', operator, value }], rollout_percentage: 100 }],
+      });
       expect((await createFlag({ key: 'nested-quantifier', filters: person('regex', '^(a+)+$') })).status).toBe(201);
       const answer = await decide({ distinct_id: 'x', person_properties: { name: `${'a'.repeat(30)}!` } });
       expect(answer.status).toBe(200);
@@ -211,7 +218,12 @@ describe('hostile requests to the management API', () => {
       expect(key.status).toBe(400);
       expect(key.json).toMatchObject({ attr: 'key', code: 'max_length' });
       const limitKey = await createFlag({ key: 'k'.repeat(401), filters: everyone });
-      expect(limitKey.json).toEqual({ type: 'validation_error', code: 'max_length', detail: 'Ensure this field has no more than 400 characters.', attr: 'key' });
+      expect(limitKey.json).toEqual({
+        type: 'validation_error',
+        code: 'max_length',
+        detail: 'Ensure this field has no more than 400 characters.',
+        attr: 'key',
+      });
       expect((await createFlag({ key: 'k'.repeat(400), filters: everyone })).status).toBe(201);
       const tag = await createFlag({ key: 'long-tag', filters: everyone, tags: ['t'.repeat(256)] });
       expect(tag.json).toMatchObject({ attr: 'tags__0', code: 'max_length' });

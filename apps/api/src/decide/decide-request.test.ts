@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { ApiError } from '@sightline/http';
-import { decodeFlagsBody, readFlagRequest } from './flags-request';
-import { decideShape, flagsShape } from './flags-response';
+import { decodeFlagsBody, readFlagRequest } from './decide-request';
+import { decideShape, flagsShape } from './decide-response';
 
 const json = { token: 'phc_x', distinct_id: 'u' };
 

@@ -23,3 +23,9 @@ export async function loadBasicUsers(db: Sql, ids: readonly (number | null | und
   );
   return new Map(rows.map((u) => [u.id, u]));
 }
+
+/** A user of the organisation by uuid, or null. */
+export async function findUserIdByUuid(db: Sql, organizationId: string, uuid: string): Promise<number | null> {
+  const [user] = await db.query<{ id: number }>('SELECT id FROM users WHERE uuid = $1 AND organization_id = $2', [uuid, organizationId]);
+  return user?.id ?? null;
+}

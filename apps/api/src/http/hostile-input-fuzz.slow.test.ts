@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { hostileBodies, hostileJsonValue, hostileQueryValue } from '@sightline/testkit';
 import { listen, type RunningServer } from '@sightline/http';
-import { ADMIN_KEY, createFlagFixture, type FlagFixture } from './feature-flags/flag-test-fixture';
+import { ADMIN_KEY, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 /** Bodies per route; the routes below add up to more than 10,000 in a run. FUZZ_RUNS raises it. */
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 720);
@@ -47,15 +47,15 @@ describe('hostile input on the management API', () => {
   };
 
   /**
- * fast-check's default report prints the whole counterexample, megabytes for a huge body: cut it.
- */
-const shortReport = <T>(details: fc.RunDetails<T>) => {
-  if (!details.failed) return;
-  const example = JSON.stringify(details.counterexample).slice(0, 300);
-  throw new Error(`failed after ${details.numRuns} runs on ${example}: ${String(details.errorInstance).slice(0, 1_000)}`);
-};
+   * fast-check's default report prints the whole counterexample, megabytes for a huge body: cut it.
+   */
+  const shortReport = <T>(details: fc.RunDetails<T>) => {
+    if (!details.failed) return;
+    const example = JSON.stringify(details.counterexample).slice(0, 300);
+    throw new Error(`failed after ${details.numRuns} runs on ${example}: ${String(details.errorInstance).slice(0, 1_000)}`);
+  };
 
-/** The contract every answer keeps, whatever was sent. */
+  /** The contract every answer keeps, whatever was sent. */
   const expectHandled = (answer: Answer, what: string) => {
     if (answer.status >= 500) throw new Error(`${what}: ${answer.status} ${answer.text.slice(0, 500)}`);
     if (answer.status >= 400) {
@@ -91,7 +91,12 @@ const shortReport = <T>(details: fc.RunDetails<T>) => {
         { properties: [{ key: 'email', type: 'person', operator: 'regex', value: '@example\\.com$' }], rollout_percentage: 50 },
         { properties: [{ key: 'plan', type: 'person', operator: 'exact', value: ['pro'] }], rollout_percentage: null, variant: 'test' },
       ],
-      multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] },
+      multivariate: {
+        variants: [
+          { key: 'control', rollout_percentage: 50 },
+          { key: 'test', rollout_percentage: 50 },
+        ],
+      },
       payloads: { test: '{"colour":"blue"}' },
     },
   });
@@ -125,21 +130,53 @@ const shortReport = <T>(details: fc.RunDetails<T>) => {
 
   it('flag create', () => fuzzBody('POST', () => '/api/projects/1/feature_flags/', newFlagBody));
   it('flag update (PATCH) and full update (PUT)', async () => {
-    await fuzzBody('PATCH', () => `/api/projects/1/feature_flags/${flagId}/`, () => ({ ...newFlagBody(), key: undefined }));
+    await fuzzBody(
+      'PATCH',
+      () => `/api/projects/1/feature_flags/${flagId}/`,
+      () => ({ ...newFlagBody(), key: undefined }),
+    );
     await fuzzBody('PUT', () => `/api/environments/1/feature_flags/${flagId}/`, newFlagBody);
   });
   it('flag role access, access controls and global access controls', async () => {
-    await fuzzBody('POST', () => `/api/projects/1/feature_flags/${flagId}/role_access/`, () => ({ role_id: roleId }));
-    await fuzzBody('PUT', () => `/api/projects/1/feature_flags/${flagId}/access_controls/`, () => ({ access_level: 'editor', role: roleId }));
-    await fuzzBody('PUT', () => `/api/projects/1/feature_flags/${flagId}/global_access_controls/`, () => ({ access_level: 'viewer' }));
+    await fuzzBody(
+      'POST',
+      () => `/api/projects/1/feature_flags/${flagId}/role_access/`,
+      () => ({ role_id: roleId }),
+    );
+    await fuzzBody(
+      'PUT',
+      () => `/api/projects/1/feature_flags/${flagId}/access_controls/`,
+      () => ({ access_level: 'editor', role: roleId }),
+    );
+    await fuzzBody(
+      'PUT',
+      () => `/api/projects/1/feature_flags/${flagId}/global_access_controls/`,
+      () => ({ access_level: 'viewer' }),
+    );
   });
   it('flag dashboards and static cohorts', async () => {
-    await fuzzBody('POST', () => `/api/projects/1/feature_flags/${flagId}/dashboard/`, () => ({}));
-    await fuzzBody('POST', () => `/api/projects/1/feature_flags/${flagId}/create_static_cohort_for_flag/`, () => ({ key: 'ignored' }));
+    await fuzzBody(
+      'POST',
+      () => `/api/projects/1/feature_flags/${flagId}/dashboard/`,
+      () => ({}),
+    );
+    await fuzzBody(
+      'POST',
+      () => `/api/projects/1/feature_flags/${flagId}/create_static_cohort_for_flag/`,
+      () => ({ key: 'ignored' }),
+    );
   });
   it('roles and role memberships', async () => {
-    await fuzzBody('POST', () => '/api/organizations/@current/roles/', () => ({ name: `role ${randomUUID()}`, feature_flags_access_level: 37 }));
-    await fuzzBody('POST', () => `/api/organizations/@current/roles/${roleId}/role_memberships/`, () => ({ user_uuid: randomUUID() }));
+    await fuzzBody(
+      'POST',
+      () => '/api/organizations/@current/roles/',
+      () => ({ name: `role ${randomUUID()}`, feature_flags_access_level: 37 }),
+    );
+    await fuzzBody(
+      'POST',
+      () => `/api/organizations/@current/roles/${roleId}/role_memberships/`,
+      () => ({ user_uuid: randomUUID() }),
+    );
   });
   it('trends, as a POST body and as GET query parameters', async () => {
     await fuzzBody('POST', () => '/api/environments/1/insights/trend/', trendBody);
@@ -148,9 +185,7 @@ const shortReport = <T>(details: fc.RunDetails<T>) => {
     const fields = Object.entries(trendBody()).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)] as const);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...fields.map(([key]) => key)), hostileJsonValue, async (field, hostile) => {
-        const query = fields
-          .map(([key, text]) => `${key}=${encodeURIComponent(key === field ? hostile.replace(/^"(.*)"$/s, '$1') : text)}`)
-          .join('&');
+        const query = fields.map(([key, text]) => `${key}=${encodeURIComponent(key === field ? hostile.replace(/^"(.*)"$/s, '$1') : text)}`).join('&');
         expectHandled(await send('GET', `/api/projects/1/insights/trend/?${query}`), `GET trend ${query.slice(0, 300)}`);
       }),
       { numRuns: RUNS, reporter: shortReport },

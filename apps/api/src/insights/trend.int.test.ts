@@ -7,8 +7,8 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
-import { createApiApp } from './app';
-import { testEventRow } from './test-event-rows';
+import { createApiApp } from '../app';
+import { testEventRow } from '../testing/event-rows';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');
 const DAY = 86_400_000;

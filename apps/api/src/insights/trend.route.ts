@@ -5,10 +5,16 @@ import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/input-limits';
 import { DateRangeError, parseTrendFilter, runTrendQuery, trendFilterFromQuery, TrendFilterError } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
-import { projectAccess } from './project-access';
+import { projectAccess } from '../http/project-access';
+
+export interface InsightsDeps {
+  db: Sql;
+  ch: ClickHouseClient;
+  now: () => number;
+}
 
 /** Trends under both prefixes: environments (current) and projects (legacy). */
-export function createInsightsRouter(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): Router {
+export function createTrendRouter(deps: InsightsDeps): Router {
   const router = Router();
   const trend = async (req: Request, input: unknown) => {
     try {

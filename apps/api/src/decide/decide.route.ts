@@ -1,16 +1,15 @@
 import express, { Router, type Request, type RequestHandler } from 'express';
-import { canAccessProject, findPrincipalByKeyHash, findProjectById, isProjectKeyShaped, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
-import { personalKeyAuth, requireScope } from '@sightline/auth';
-import { localEvaluationBody, type FlagDefinitionsCache, type ProjectFlagDefinitions } from '@sightline/flag-definitions';
+import { isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
+import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { errors, publicCors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
-import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './flags-request';
-import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './flags-response';
-import { readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './flags-person-store';
+import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
+import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './decide-response';
+import { readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './person-store';
 
-export interface FlagsRouteDeps {
+export interface DecideRouteDeps {
   db: MetadataStore;
   definitions: FlagDefinitionsCache;
   projectTokens: ProjectTokenLookup;
@@ -35,7 +34,7 @@ function flagsForRuntime(flags: FlagDefinition[], runtime: unknown): FlagDefinit
 
 /** Reads what the flags need from the person store; what cannot be read is reported, not thrown. */
 async function readStores(
-  deps: FlagsRouteDeps,
+  deps: DecideRouteDeps,
   teamId: number,
   request: FlagRequest,
   definitions: ProjectFlagDefinitions,
@@ -69,7 +68,8 @@ async function readStores(
   return { person: stored, groups: stored?.groups ?? null, requestedGroups, availability };
 }
 
-export function createFlagsRouter(deps: FlagsRouteDeps): Router {
+/** `/decide` and `/flags`: public flag evaluation for SDKs, authenticated by the project API key. */
+export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
   const router = Router();
   const readBody = express.raw({ type: () => true, limit: MAX_FLAGS_BODY_BYTES, inflate: true });
 
@@ -139,30 +139,6 @@ export function createFlagsRouter(deps: FlagsRouteDeps): Router {
   const notAllowed: RequestHandler = (req) => {
     throw errors.methodNotAllowed(req.method);
   };
-
-  // Local evaluation definitions for server SDKs (personal API key, ETag/304).
-  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
-  const definitionsHandler: RequestHandler = async (req, res) => {
-    const principal = req.principal!;
-    const token = typeof req.query['token'] === 'string' && req.query['token'] !== '' ? req.query['token'] : null;
-    let project;
-    if (token !== null) {
-      const teamId = await deps.projectTokens(token);
-      project = teamId === null ? null : await findProjectById(deps.db, teamId);
-      if (!project) throw errors.authenticationFailed('Project API key invalid. You can find your project API key in your project settings.');
-    } else project = (await listProjectsFor(deps.db, principal))[0] ?? null;
-    if (!project || !canAccessProject(principal, project)) throw errors.permissionDenied('You do not have access to this project.');
-    const { definitions } = await deps.definitions.get(project.id);
-    const body = localEvaluationBody(definitions, 'send_cohorts' in req.query);
-    res.setHeader('ETag', body.etag);
-    res.setHeader('Cache-Control', 'private, no-cache');
-    const ifNoneMatch = req.headers['if-none-match'];
-    if (ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === body.etag)) return void res.status(304).end();
-    res.type('application/json').send(body.text);
-  };
-
-  router.get('/flags/definitions', authenticate, requireScope('feature_flag:read'), definitionsHandler);
-  router.get('/api/feature_flag/local_evaluation', authenticate, requireScope('feature_flag:read'), definitionsHandler);
 
   // CORS as for capture: decide and flags are called from browsers on any site.
   router.use(['/decide', '/flags'], publicCors('GET, POST, OPTIONS, HEAD'));

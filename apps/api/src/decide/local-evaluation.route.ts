@@ -1,0 +1,43 @@
+import { Router, type RequestHandler } from 'express';
+import { canAccessProject, findPrincipalByKeyHash, findProjectById, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
+import { personalKeyAuth, requireScope } from '@sightline/auth';
+import { localEvaluationBody, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { errors } from '@sightline/http';
+import type { Sql } from '@sightline/postgres';
+
+export interface LocalEvaluationRouteDeps {
+  db: Sql;
+  definitions: FlagDefinitionsCache;
+  projectTokens: ProjectTokenLookup;
+}
+
+/**
+ * Flag definitions for server SDKs' local evaluation (posthog-node polls them), with a personal
+ * API key holding feature_flag:read; an ETag lets an unchanged poll answer 304.
+ */
+export function createLocalEvaluationRouter(deps: LocalEvaluationRouteDeps): Router {
+  const router = Router();
+  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
+  const definitionsHandler: RequestHandler = async (req, res) => {
+    const principal = req.principal!;
+    const token = typeof req.query['token'] === 'string' && req.query['token'] !== '' ? req.query['token'] : null;
+    let project;
+    if (token !== null) {
+      const teamId = await deps.projectTokens(token);
+      project = teamId === null ? null : await findProjectById(deps.db, teamId);
+      if (!project) throw errors.authenticationFailed('Project API key invalid. You can find your project API key in your project settings.');
+    } else project = (await listProjectsFor(deps.db, principal))[0] ?? null;
+    if (!project || !canAccessProject(principal, project)) throw errors.permissionDenied('You do not have access to this project.');
+    const { definitions } = await deps.definitions.get(project.id);
+    const body = localEvaluationBody(definitions, 'send_cohorts' in req.query);
+    res.setHeader('ETag', body.etag);
+    res.setHeader('Cache-Control', 'private, no-cache');
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === body.etag)) return void res.status(304).end();
+    res.type('application/json').send(body.text);
+  };
+
+  router.get('/flags/definitions', authenticate, requireScope('feature_flag:read'), definitionsHandler);
+  router.get('/api/feature_flag/local_evaluation', authenticate, requireScope('feature_flag:read'), definitionsHandler);
+  return router;
+}
