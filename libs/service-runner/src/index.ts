@@ -1,0 +1,106 @@
+import type { RequestListener } from 'node:http';
+import { createEventBus, type EventBus } from '@sightline/bus';
+import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { parseConfig, type EnvSpec } from '@sightline/config';
+import { installShutdown, listen, requestTimeoutsFromConfig, type RunningServer } from '@sightline/http';
+import { createLogger, type Logger } from '@sightline/logger';
+import { createMetrics, type Metrics } from '@sightline/metrics';
+import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+
+/** The settings every service reads (runtimeEnv in libs/config). */
+interface RuntimeConfig {
+  LOG_LEVEL: string;
+  HOST: string;
+  PORT: number;
+  SHUTDOWN_TIMEOUT_MS: number;
+  HTTP_HEADERS_TIMEOUT_MS: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+  HTTP_BODY_IDLE_TIMEOUT_MS: number;
+}
+
+/** What a service's `start` is handed: its parsed configuration and the shared pieces, ready to use. */
+export interface ServiceContext<C> {
+  config: C;
+  logger: Logger;
+  metrics: Metrics;
+  /** True once shutdown began: health answers 503 and captures ask clients to close. */
+  isShuttingDown(): boolean;
+  /** PostgreSQL (or PGlite under `dataDir`), migrated; closed last at shutdown. */
+  openMetadataStore(options: { url?: string; dataDir?: string }): Promise<MetadataStore>;
+  /** ClickHouse (or chdb under `dataDir`), migrated; closed at shutdown. */
+  openAnalyticsStore(options: { url?: string; user: string; password: string; database: string; dataDir?: string }): Promise<ClickHouseClient>;
+  /** Kafka (or the in-process bus); closed at shutdown, after the pieces opened later (its producer is flushed). */
+  openEventBus(options: Parameters<typeof createEventBus>[0]): EventBus;
+  /** Runs `stop` at shutdown: everything registered is stopped in the reverse order of registration. */
+  onStop(stop: () => Promise<void>): void;
+}
+
+export interface StartedService {
+  app: RequestListener;
+  /** Called once the server listens (a worker joins its consumer groups here, health already answering). */
+  afterListen?(server: RunningServer): Promise<void> | void;
+}
+
+/**
+ * Starts a service the way every Sightline process starts: configuration parsed once (all
+ * problems listed together), logger, metrics, stores opened and migrated, the HTTP server with
+ * its timeouts, and on SIGTERM/SIGINT a graceful stop under SHUTDOWN_TIMEOUT_MS: the server
+ * first (in-flight requests finish), then what `start` opened, newest first.
+ */
+export function runService<E extends EnvSpec, R extends keyof E & string = never>(options: {
+  name: string;
+  env: E;
+  required?: readonly R[];
+  start(context: ServiceContext<ReturnType<typeof parseConfig<E, R>>>): Promise<StartedService>;
+}): void {
+  const run = async () => {
+    const config = parseConfig(options.env, process.env, options.required ?? []);
+    const runtime = config as unknown as RuntimeConfig;
+    const logger = createLogger({ service: options.name, level: runtime.LOG_LEVEL });
+    const metrics = createMetrics({ defaultMetrics: true });
+    let shuttingDown = false;
+    const stops: (() => Promise<void>)[] = [];
+    const context: ServiceContext<typeof config> = {
+      config,
+      logger,
+      metrics,
+      isShuttingDown: () => shuttingDown,
+      async openMetadataStore(store) {
+        const db = await createMetadataStore(store);
+        stops.push(() => db.close());
+        await migratePostgres(db);
+        return db;
+      },
+      async openAnalyticsStore(store) {
+        const ch = createAnalyticsStore(store);
+        stops.push(() => ch.close());
+        await migrateClickHouse(ch);
+        return ch;
+      },
+      openEventBus(bus) {
+        const eventBus = createEventBus(bus, logger);
+        stops.push(() => eventBus.close());
+        return eventBus;
+      },
+      onStop(stop) {
+        stops.push(stop);
+      },
+    };
+    const started = await options.start(context);
+    const server = await listen(started.app, { host: runtime.HOST, port: runtime.PORT, timeouts: requestTimeoutsFromConfig(runtime) });
+    await started.afterListen?.(server);
+    installShutdown({
+      logger,
+      deadlineMs: runtime.SHUTDOWN_TIMEOUT_MS,
+      stop: async () => {
+        shuttingDown = true;
+        await server.close();
+        for (const stop of stops.reverse()) await stop();
+      },
+    });
+  };
+  run().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
