@@ -17,20 +17,15 @@ runService({
   async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
     const dataDir = resolve(config.SIGHTLINE_DATA_DIR);
     // Each store is embedded unless its server URL is configured (see the adapter factories).
-    const db = await openMetadataStore({ url: config.DATABASE_URL, dataDir });
-    const ch = await openAnalyticsStore({
-      url: config.CLICKHOUSE_URL,
-      user: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      database: config.CLICKHOUSE_DATABASE,
-      dataDir,
-    });
+    const db = await openMetadataStore({ dataDir });
+    const ch = await openAnalyticsStore({ dataDir });
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
     const bus = openEventBus({
       brokers: config.KAFKA_BROKERS,
       clientId: config.KAFKA_CLIENT_ID,
       sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
       idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+      maxRequestBytes: config.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
       lingerMs: config.BUS_PRODUCER_LINGER_MS,
     });
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
@@ -43,7 +38,11 @@ runService({
       logger,
       metrics,
       sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
-      consumer: { batchSize: config.WORKER_BATCH_SIZE, sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS },
+      consumer: {
+        batchSize: config.WORKER_BATCH_SIZE,
+        sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
+        stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+      },
       maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,
       readiness: [
         { name: 'postgres', check: () => assertPostgresMigrated(db) },

@@ -2,6 +2,7 @@ import express, { Router, type Express } from 'express';
 import { createProjectTokenCache, findPrincipalByKeyHash } from '@sightline/accounts';
 import { personalKeyAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
+import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
@@ -46,7 +47,7 @@ export function createApiRouter(deps: ApiDeps): Router {
       definitions: flagDefinitions,
       projectTokens: createProjectTokenCache(deps.db),
       geoip: deps.geoip ?? null,
-      storeTimeoutMs: deps.flagsStoreTimeoutMs ?? 1000,
+      storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
     }),
   );
   router.use(

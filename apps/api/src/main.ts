@@ -12,13 +12,8 @@ runService({
   env: apiEnv,
   required: requiredInDistributedMode.api,
   async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, onStop }) {
-    const db = await openMetadataStore({ url: config.DATABASE_URL });
-    const ch = await openAnalyticsStore({
-      url: config.CLICKHOUSE_URL,
-      user: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      database: config.CLICKHOUSE_DATABASE,
-    });
+    const db = await openMetadataStore();
+    const ch = await openAnalyticsStore();
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
     // Every api process subscribes, so a flag change reaches decide everywhere within a second.
     const flagDefinitions = createFlagDefinitionsCache({

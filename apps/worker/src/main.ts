@@ -10,18 +10,14 @@ runService({
   env: workerEnv,
   required: requiredInDistributedMode.worker,
   async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
-    const db = await openMetadataStore({ url: config.DATABASE_URL });
-    const ch = await openAnalyticsStore({
-      url: config.CLICKHOUSE_URL,
-      user: config.CLICKHOUSE_USER,
-      password: config.CLICKHOUSE_PASSWORD,
-      database: config.CLICKHOUSE_DATABASE,
-    });
+    const db = await openMetadataStore();
+    const ch = await openAnalyticsStore();
     const bus = openEventBus({
       brokers: config.KAFKA_BROKERS,
       clientId: `${config.KAFKA_CLIENT_ID}-worker`,
       sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
       idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
+      maxRequestBytes: config.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
     });
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
     const worker = createWorker({
@@ -32,7 +28,11 @@ runService({
       scheduler,
       logger,
       metrics,
-      consumer: { batchSize: config.WORKER_BATCH_SIZE, sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS },
+      consumer: {
+        batchSize: config.WORKER_BATCH_SIZE,
+        sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
+        stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+      },
     });
     // Stopped first: the chunk in hand is finished and committed while the stores are still open.
     onStop(() => worker.stop());

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
 import type { BatchHandler, EventBus, Subscription, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
+import { workerConsumerEnv } from '@sightline/config';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
@@ -30,6 +31,8 @@ export interface WorkerConsumerOptions {
   batchSize?: number;
   /** Kafka session timeout: how soon a crashed worker's partitions move to another. */
   sessionTimeoutMs?: number;
+  /** No progress for this long while messages wait: the liveness check fails (WORKER_STALL_TIMEOUT_MS). */
+  stallTimeoutMs?: number;
 }
 
 export interface Worker {
@@ -42,15 +45,13 @@ export interface Worker {
   readiness: HealthCheck[];
 }
 
-const STALLED_AFTER_MS = 120_000;
-
 export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: { name: string; sub: Subscription }[] = [];
   let started = false;
   const resolveTeam = createProjectTokenCache(deps.db);
   // One pipeline per topic: live and historical batches never share a run.
   const eventsConsumer = () => createEventsConsumer({ ...deps, resolveTeam });
-  const { batchSize, sessionTimeoutMs } = deps.consumer ?? {};
+  const { batchSize, sessionTimeoutMs, stallTimeoutMs = workerConsumerEnv.WORKER_STALL_TIMEOUT_MS.default } = deps.consumer ?? {};
 
   return {
     async start() {
@@ -83,8 +84,8 @@ export function createWorker(deps: WorkerDeps): Worker {
       {
         name: 'consumers',
         check: () => {
-          const stalled = subscriptions.filter(({ sub }) => sub.idleMs() > STALLED_AFTER_MS).map(({ name }) => name);
-          if (stalled.length > 0) throw new Error(`no progress for ${STALLED_AFTER_MS / 1000}s: ${stalled.join(', ')}`);
+          const stalled = subscriptions.filter(({ sub }) => sub.idleMs() > stallTimeoutMs).map(({ name }) => name);
+          if (stalled.length > 0) throw new Error(`no progress for ${stallTimeoutMs / 1000}s: ${stalled.join(', ')}`);
         },
       },
     ],

@@ -5,7 +5,7 @@ import { createKafkaBus } from './kafka-bus';
 
 /** The bus adapter factory: Kafka when brokers are configured, otherwise the in-process bus. */
 export function createEventBus(
-  config: { brokers?: string; clientId: string; sendTimeoutMs?: number; idempotent?: boolean; lingerMs?: number },
+  config: { brokers?: string; clientId: string; sendTimeoutMs?: number; idempotent?: boolean; lingerMs?: number; maxRequestBytes?: number },
   logger: Logger,
 ): EventBus {
   if (config.brokers) {
@@ -14,7 +14,14 @@ export function createEventBus(
       .map((b) => b.trim())
       .filter(Boolean);
     return createKafkaBus(
-      { brokers, clientId: config.clientId, sendTimeoutMs: config.sendTimeoutMs, idempotent: config.idempotent, lingerMs: config.lingerMs },
+      {
+        brokers,
+        clientId: config.clientId,
+        sendTimeoutMs: config.sendTimeoutMs,
+        idempotent: config.idempotent,
+        lingerMs: config.lingerMs,
+        maxRequestBytes: config.maxRequestBytes,
+      },
       logger,
     );
   }

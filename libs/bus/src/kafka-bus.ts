@@ -1,6 +1,7 @@
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type IHeaders } from 'kafkajs';
 import type { Logger } from '@sightline/logger';
 import { backoffMs, sleep, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from './event-bus';
+import { ingestEnv, kafkaEnv } from '@sightline/config';
 
 export interface KafkaBusConfig {
   brokers: string[];
@@ -48,9 +49,10 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  * every acknowledged message durable and in key order.
  */
 export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus {
-  const sendTimeoutMs = config.sendTimeoutMs ?? 5000;
-  const lingerMs = config.lingerMs ?? 2;
-  const maxRequestBytes = config.maxRequestBytes ?? 900_000;
+  // The settings' own defaults (libs/config), for callers such as tests that leave them out.
+  const sendTimeoutMs = config.sendTimeoutMs ?? kafkaEnv.BUS_SEND_TIMEOUT_MS.default;
+  const lingerMs = config.lingerMs ?? ingestEnv.BUS_PRODUCER_LINGER_MS.default;
+  const maxRequestBytes = config.maxRequestBytes ?? kafkaEnv.KAFKA_PRODUCE_REQUEST_MAX_BYTES.default;
   const kafka = new Kafka({
     clientId: config.clientId,
     brokers: config.brokers,

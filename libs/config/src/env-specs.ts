@@ -44,6 +44,13 @@ export const postgresEnv = {
     pattern: '^postgres(ql)?://',
     secret: true,
   },
+  DATABASE_POOL_SIZE: {
+    type: 'integer',
+    description: 'Most PostgreSQL connections one process holds open (ignored by the embedded PGlite)',
+    default: 10,
+    minimum: 1,
+    maximum: 1000,
+  },
 } as const satisfies EnvSpec;
 
 export const kafkaEnv = {
@@ -56,6 +63,12 @@ export const kafkaEnv = {
     description: 'Longest wait for the bus to acknowledge a send before ingestion answers 503',
     default: 5000,
     minimum: 100,
+  },
+  KAFKA_PRODUCE_REQUEST_MAX_BYTES: {
+    type: 'integer',
+    description: "Most bytes of messages gathered into one produce request (below the broker's 1 MB default message.max.bytes)",
+    default: 900000,
+    minimum: 1000,
   },
 } as const satisfies EnvSpec;
 
@@ -72,6 +85,12 @@ export const workerConsumerEnv = {
     description: 'How long Kafka waits for a silent (crashed) worker before moving its partitions to another one',
     default: 30000,
     minimum: 6000,
+  },
+  WORKER_STALL_TIMEOUT_MS: {
+    type: 'integer',
+    description: 'How long a consumer may make no progress while it has messages before the worker reports itself unhealthy',
+    default: 120000,
+    minimum: 1000,
   },
 } as const satisfies EnvSpec;
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool, type PoolClient } from 'pg';
+import { postgresEnv } from '@sightline/config';
 
 /** The slice of SQL both adapters share: parameterised queries and multi-statement scripts. */
 export interface QueryOptions {
@@ -27,10 +28,12 @@ export interface MetadataStoreConfig {
   /** PostgreSQL connection string; when absent, in-process PGlite under dataDir. */
   url?: string;
   dataDir?: string;
+  /** Most connections open at once (DATABASE_POOL_SIZE); PGlite has one. */
+  poolSize?: number;
 }
 
 export async function createMetadataStore(config: MetadataStoreConfig): Promise<MetadataStore> {
-  if (config.url) return createPgStore(config.url);
+  if (config.url) return createPgStore(config.url, config.poolSize ?? postgresEnv.DATABASE_POOL_SIZE.default);
   if (!config.dataDir) throw new Error('metadata store: either DATABASE_URL or a data directory is required');
   return createPgliteStore(join(config.dataDir, 'postgres'));
 }
@@ -48,8 +51,8 @@ function pgSql(client: Pool | PoolClient): Sql {
   };
 }
 
-function createPgStore(url: string): MetadataStore {
-  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+function createPgStore(url: string, poolSize: number): MetadataStore {
+  const pool = new Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return {

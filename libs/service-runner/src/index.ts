@@ -18,6 +18,16 @@ interface RuntimeConfig {
   HTTP_BODY_IDLE_TIMEOUT_MS: number;
 }
 
+/** Store settings (postgresEnv, clickhouseServerEnv in libs/config), read when a service opens a store. */
+interface StoreConfig {
+  DATABASE_URL?: string;
+  DATABASE_POOL_SIZE: number;
+  CLICKHOUSE_URL?: string;
+  CLICKHOUSE_USER: string;
+  CLICKHOUSE_PASSWORD: string;
+  CLICKHOUSE_DATABASE: string;
+}
+
 /** What a service's `start` is handed: its parsed configuration and the shared pieces, ready to use. */
 export interface ServiceContext<C> {
   config: C;
@@ -25,10 +35,10 @@ export interface ServiceContext<C> {
   metrics: Metrics;
   /** True once shutdown began: health answers 503 and captures ask clients to close. */
   isShuttingDown(): boolean;
-  /** PostgreSQL (or PGlite under `dataDir`), migrated; closed last at shutdown. */
-  openMetadataStore(options: { url?: string; dataDir?: string }): Promise<MetadataStore>;
-  /** ClickHouse (or chdb under `dataDir`), migrated; closed at shutdown. */
-  openAnalyticsStore(options: { url?: string; user: string; password: string; database: string; dataDir?: string }): Promise<ClickHouseClient>;
+  /** PostgreSQL at DATABASE_URL (else PGlite under `dataDir`), migrated; closed at shutdown. */
+  openMetadataStore(options?: { dataDir?: string }): Promise<MetadataStore>;
+  /** ClickHouse at CLICKHOUSE_URL (else chdb under `dataDir`), migrated; closed at shutdown. */
+  openAnalyticsStore(options?: { dataDir?: string }): Promise<ClickHouseClient>;
   /** Kafka (or the in-process bus); closed at shutdown, after the pieces opened later (its producer is flushed). */
   openEventBus(options: Parameters<typeof createEventBus>[0]): EventBus;
   /** Runs `stop` at shutdown: everything registered is stopped in the reverse order of registration. */
@@ -56,6 +66,7 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
   const run = async () => {
     const config = parseConfig(options.env, process.env, options.required ?? []);
     const runtime = config as unknown as RuntimeConfig;
+    const stores = config as unknown as StoreConfig;
     const logger = createLogger({ service: options.name, level: runtime.LOG_LEVEL });
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
@@ -65,14 +76,20 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
       logger,
       metrics,
       isShuttingDown: () => shuttingDown,
-      async openMetadataStore(store) {
-        const db = await createMetadataStore(store);
+      async openMetadataStore(store = {}) {
+        const db = await createMetadataStore({ url: stores.DATABASE_URL, dataDir: store.dataDir, poolSize: stores.DATABASE_POOL_SIZE });
         stops.push(() => db.close());
         await migratePostgres(db);
         return db;
       },
-      async openAnalyticsStore(store) {
-        const ch = createAnalyticsStore(store);
+      async openAnalyticsStore(store = {}) {
+        const ch = createAnalyticsStore({
+          url: stores.CLICKHOUSE_URL,
+          user: stores.CLICKHOUSE_USER,
+          password: stores.CLICKHOUSE_PASSWORD,
+          database: stores.CLICKHOUSE_DATABASE,
+          dataDir: store.dataDir,
+        });
         stops.push(() => ch.close());
         await migrateClickHouse(ch);
         return ch;
