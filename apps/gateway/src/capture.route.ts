@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { EventBus, BusMessage, Topics } from '@sightline/bus';
-import { ApiError, errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
+import { withDeadline } from '@sightline/deadline';
+import { ApiError, clientIp, errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
 import { normalizeEvent, readCapturePayload, PayloadError, type CapturePayload } from '@sightline/ingestion';
 import type { Metrics } from '@sightline/metrics';
 import { decodeCaptureText, parseCaptureJson, readCaptureBody, readCompression, type BodyLimits } from './capture-body';
@@ -71,12 +72,6 @@ function projectKeyShapeProblem(token: string): string | null {
   return null;
 }
 
-function clientIp(req: IncomingMessage): string | null {
-  const forwarded = req.headers['x-forwarded-for'];
-  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-  return first || req.socket.remoteAddress || null;
-}
-
 /** The query string as a map, parsed only when a request has one (most SDK requests do not). */
 function queryOf(url: string): URLSearchParams | null {
   const mark = url.indexOf('?');
@@ -115,16 +110,6 @@ function answerOk(res: ServerResponse): void {
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Content-Length', OK_BODY.length);
   res.end(OK_BODY);
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`bus did not acknowledge within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 function readPayload(body: unknown): CapturePayload {
@@ -206,7 +191,7 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
       const started = process.hrtime.bigint();
       inflight++;
       try {
-        await withTimeout(deps.bus.send(topic, messages), deps.sendTimeoutMs);
+        await withDeadline(deps.bus.send(topic, messages), deps.sendTimeoutMs, () => new Error(`bus did not acknowledge within ${deps.sendTimeoutMs} ms`));
       } catch (error) {
         req.log.warn({ err: error, topic, events: messages.length }, 'bus send failed; answering 503');
         throw errors.unavailable('transient error, please retry', RETRY_AFTER_SECONDS);

@@ -46,8 +46,7 @@ function exchange(port: number, chunks: (string | Buffer)[], gapMs = 0): Promise
 }
 
 const drfShape = { type: expect.any(String), code: expect.any(String), detail: expect.any(String), attr: null };
-const batchHead = (length: number) =>
-  `POST /batch/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+const batchHead = (length: number) => `POST /batch/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
 const capture = (gateway: TestGateway, body: unknown = { api_key: TEST_TOKEN, event: 'ok', distinct_id: 'u' }) =>
   rawRequest(gateway.port, { path: '/capture/', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -76,11 +75,16 @@ describe('gateway against hostile connections', () => {
       const answer = await capture(gateway);
       expect([answer.status, answer.text]).toEqual([200, '{"status":1}']);
       // Every stalled upload is then answered 408 and closed by the body-idle timeout.
-      const closed = await Promise.all(held.map((socket) => new Promise<string>((resolve) => {
-        const data: Buffer[] = [];
-        socket.on('data', (chunk) => data.push(chunk));
-        socket.on('close', () => resolve(Buffer.concat(data).toString('utf8')));
-      })));
+      const closed = await Promise.all(
+        held.map(
+          (socket) =>
+            new Promise<string>((resolve) => {
+              const data: Buffer[] = [];
+              socket.on('data', (chunk) => data.push(chunk));
+              socket.on('close', () => resolve(Buffer.concat(data).toString('utf8')));
+            }),
+        ),
+      );
       expect(closed.every((text) => text.startsWith('HTTP/1.1 408'))).toBe(true);
       expect(JSON.parse(closed[0]!.slice(closed[0]!.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'request_timeout' });
     } finally {
@@ -121,7 +125,11 @@ describe('gateway against hostile connections', () => {
     ['a garbage request line', ['GARBAGE\r\n\r\n'], 400],
     ['an over-long URL', [`GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`], 431],
     ['an over-long header', [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`], 431],
-    ['both Content-Length and Transfer-Encoding', ['POST /batch/ HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'], 400],
+    [
+      'both Content-Length and Transfer-Encoding',
+      ['POST /batch/ HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+      400,
+    ],
   ])('answers %s with the JSON error shape (row 11)', async (_what, chunks, status) => {
     const answer = await exchange(gateway.port, chunks);
     expect(answer.status).toBe(status);

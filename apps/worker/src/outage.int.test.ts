@@ -5,9 +5,8 @@ import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { testServices, uniqueName, waitFor } from '@sightline/testkit';
-import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
-import { startOutageProxy, type OutageProxy } from './testing/outage-proxy';
+import { testServices, uniqueName, waitFor, startOutageProxy, type OutageProxy, createTestStores, type TestStores } from '@sightline/testkit';
+import { busMessage } from './testing/bus-message';
 import { createWorker, type Worker } from './worker';
 
 /**
@@ -17,7 +16,7 @@ import { createWorker, type Worker } from './worker';
 const TOKEN = 'phc_outage_test_key';
 
 describe('worker during a dependency outage (Kafka mock, PostgreSQL, ClickHouse)', () => {
-  let stores: WorkerTestStores;
+  let stores: TestStores;
   let chProxy: OutageProxy;
   let pgProxy: OutageProxy;
   let db: MetadataStore;
@@ -48,10 +47,14 @@ describe('worker during a dependency outage (Kafka mock, PostgreSQL, ClickHouse)
     chProxy = await startOutageProxy({ host: services.hostname, port: Number(services.port) });
     const pgAdmin = new URL(testServices().postgresAdminUrl);
     pgProxy = await startOutageProxy({ host: pgAdmin.hostname, port: Number(pgAdmin.port) });
-    stores = await createWorkerTestStores('outage', TOKEN, {
-      postgresUrl: (real) => Object.assign(real, { host: `127.0.0.1:${pgProxy.port}` }).toString(),
-      clickhouseUrl: () => `http://127.0.0.1:${chProxy.port}`,
-    });
+    stores = await createTestStores(
+      'outage',
+      { projectApiKey: TOKEN },
+      {
+        postgresUrl: (real) => Object.assign(real, { host: `127.0.0.1:${pgProxy.port}` }).toString(),
+        clickhouseUrl: () => `http://127.0.0.1:${chProxy.port}`,
+      },
+    );
     ({ db, ch } = stores);
     direct = createAnalyticsStore({ url: stores.clickhouseUrl, user: 'default', password: '', database: stores.clickhouseDatabase });
     await admin.connect();

@@ -5,7 +5,8 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { findGroup, findPersonByDistinctId, listGroupTypes, readDistinctIdCopy, readPersonCopy } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
+import { createTestStores, type TestStores } from '@sightline/testkit';
+import { busMessage } from './testing/bus-message';
 import { createEventsConsumer } from './events.consumer';
 
 /**
@@ -18,7 +19,7 @@ const TOKEN = 'phc_persons_test_key';
 const TEAM = 1;
 
 describe.each(['one event per batch', 'one batch'] as const)('person processing (%s)', (mode) => {
-  let stores: WorkerTestStores;
+  let stores: TestStores;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let handler: BatchHandler;
@@ -27,7 +28,7 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   let prefix = 0;
 
   beforeAll(async () => {
-    stores = await createWorkerTestStores('persons', TOKEN);
+    stores = await createTestStores('persons', { projectApiKey: TOKEN });
     ({ db, ch } = stores);
     metrics = createMetrics();
     handler = createEventsConsumer({

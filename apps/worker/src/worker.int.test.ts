@@ -6,15 +6,15 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { findPersonByDistinctId, readPersonCopy } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { testServices, uniqueName, waitFor } from '@sightline/testkit';
-import { busMessage, createWorkerTestStores, type WorkerTestStores } from './testing/test-stores';
+import { testServices, uniqueName, waitFor, createTestStores, type TestStores } from '@sightline/testkit';
+import { busMessage } from './testing/bus-message';
 import { runPersonEventsDeletion } from './jobs/person-events-deletion.job';
 import { createWorker, type Worker } from './worker';
 
 const TOKEN = 'phc_worker_test_key';
 
 describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
-  let stores: WorkerTestStores;
+  let stores: TestStores;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let bus: EventBus;
@@ -26,7 +26,7 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
   const count = async (sql: string) => Number((await (await ch.query({ query: sql, format: 'JSONEachRow' })).json<{ c: string }>())[0]!.c);
 
   beforeAll(async () => {
-    stores = await createWorkerTestStores('worker', TOKEN);
+    stores = await createTestStores('worker', { projectApiKey: TOKEN });
     ({ db, ch } = stores);
     bus = createKafkaBus({ brokers: testServices().kafkaBrokers, clientId: uniqueName('worker') }, silentLogger());
     const scheduler = createJobScheduler({ redisUrl: testServices().redisUrl, prefix: uniqueName('jobs') }, silentLogger());

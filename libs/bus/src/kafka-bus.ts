@@ -2,6 +2,7 @@ import { Kafka, logLevel, Partitioners, type Consumer, type Producer, type IHead
 import type { Logger } from '@sightline/logger';
 import { backoffMs, sleep, type BusMessage, type EventBus, type SubscribeOptions, type Subscription } from './event-bus';
 import { ingestEnv, kafkaEnv } from '@sightline/config';
+import { withDeadline } from '@sightline/deadline';
 
 export interface KafkaBusConfig {
   brokers: string[];
@@ -160,15 +161,8 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     else lingerTimer = setTimeout(startFlush, lingerMs);
   }
 
-  const withTimeout = <T>(p: Promise<T>, what: string): Promise<T> => {
-    let timer: NodeJS.Timeout;
-    return Promise.race([
-      p,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`kafka ${what} timed out after ${sendTimeoutMs} ms`)), sendTimeoutMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
-  };
+  const withTimeout = <T>(p: Promise<T>, what: string): Promise<T> =>
+    withDeadline(p, sendTimeoutMs, () => new Error(`kafka ${what} timed out after ${sendTimeoutMs} ms`));
 
   return {
     send(topic, messages) {

@@ -5,3 +5,4 @@ export * from './server';
 export * from './service-app';
 export * from './cors';
 export * from './input-guard';
+export * from './client-ip';

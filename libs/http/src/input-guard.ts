@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { DEFAULT_INPUT_LIMITS, findInputProblem, type InputLimits } from '@sightline/input-limits';
+import { DEFAULT_INPUT_LIMITS, findInputProblem, type InputLimits } from '@sightline/json-input';
 import { errors } from './api-error';
 
 /**

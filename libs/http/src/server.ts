@@ -24,7 +24,11 @@ export interface RequestTimeouts {
 }
 
 /** The timeouts from an app's parsed configuration (the HTTP_*_TIMEOUT_MS settings). */
-export function requestTimeoutsFromConfig(config: { HTTP_HEADERS_TIMEOUT_MS: number; HTTP_REQUEST_TIMEOUT_MS: number; HTTP_BODY_IDLE_TIMEOUT_MS: number }): RequestTimeouts {
+export function requestTimeoutsFromConfig(config: {
+  HTTP_HEADERS_TIMEOUT_MS: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+  HTTP_BODY_IDLE_TIMEOUT_MS: number;
+}): RequestTimeouts {
   return { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, bodyIdleMs: config.HTTP_BODY_IDLE_TIMEOUT_MS };
 }
 
@@ -87,10 +91,7 @@ function guardBodyIdle(req: IncomingMessage, res: ServerResponse, idleMs: number
   res.once('close', () => req.off('timeout', onIdle));
 }
 
-export async function listen(
-  handler: RequestListener,
-  options: { host: string; port: number; timeouts?: Partial<RequestTimeouts> },
-): Promise<RunningServer> {
+export async function listen(handler: RequestListener, options: { host: string; port: number; timeouts?: Partial<RequestTimeouts> }): Promise<RunningServer> {
   const timeouts = { ...DEFAULT_REQUEST_TIMEOUTS, ...options.timeouts };
   const server = createServer(
     {

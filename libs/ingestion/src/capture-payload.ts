@@ -1,3 +1,4 @@
+import { isJsonObject } from '@sightline/json-input';
 /**
  * The shapes capture accepts (PostHog's untagged union): a single event, a bare array of
  * events, or a batch envelope {api_key|token, batch:[…], sent_at?, historical_migration?}.
@@ -34,11 +35,10 @@ export class PayloadError extends Error {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
 function eventToken(e: RawEvent): string | null {
-  for (const candidate of [e.api_key, e.token, e.$token, isObject(e.properties) ? e.properties['token'] : undefined]) {
+  for (const candidate of [e.api_key, e.token, e.$token, isJsonObject(e.properties) ? e.properties['token'] : undefined]) {
     if (nonEmptyString(candidate)) return candidate;
   }
   return null;
@@ -49,14 +49,14 @@ export function readCapturePayload(body: unknown): CapturePayload {
   let events: unknown[];
   let envelope: Record<string, unknown> = {};
   if (Array.isArray(body)) events = body;
-  else if (isObject(body) && Array.isArray(body['batch'])) {
+  else if (isJsonObject(body) && Array.isArray(body['batch'])) {
     envelope = body;
     events = body['batch'];
-  } else if (isObject(body)) events = [body];
+  } else if (isJsonObject(body)) events = [body];
   else throw new PayloadError('not_an_object', 'Request body must be an event, an array of events or a batch.');
 
   if (events.length === 0) throw new PayloadError('no_events', 'request holds no event');
-  const objects = events.filter(isObject) as RawEvent[];
+  const objects = events.filter(isJsonObject) as RawEvent[];
   if (objects.length === 0) throw new PayloadError('no_events', 'request holds no event');
 
   // Token: the envelope's first, then each event's; events must agree.

@@ -1,7 +1,7 @@
 import { v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
-import { exceedsDepth } from '@sightline/input-limits';
+import { exceedsDepth } from '@sightline/json-input';
 import { eventShapeProblem, type DropReason } from './event-schema';
 
 /** What the gateway puts on the bus (PostHog's capture message, plus the resolved team). */

@@ -87,7 +87,14 @@ export function parseRelativeDate(value: string, nowMs: number, attr: string): {
   }
   const datetime = ABSOLUTE_DATETIME.exec(value);
   if (datetime) {
-    const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(datetime[i] ?? 0)) as [number, number, number, number, number, number];
+    const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(datetime[i] ?? 0)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     if (calendarDayMs(year, month, day) === null || hour > 23 || minute > 59 || second > 59) {
       throw new DateRangeError(attr, `Invalid date "${value}": that time does not exist.`);
     }

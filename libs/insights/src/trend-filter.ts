@@ -164,7 +164,8 @@ export function parseTrendFilter(body: unknown): ParsedTrendFilter {
   const events = body.events ?? [];
   if (!isEmpty(body.actions)) throw new TrendFilterError('actions', 'Action series are not supported yet; use events.', 'not_supported');
   if (events.length === 0) throw new TrendFilterError('events', 'One of events or actions is required.', 'required');
-  if (events.length > MAX_SERIES) throw new TrendFilterError('events', `At most ${MAX_SERIES} series are allowed in one query; got ${events.length}.`, 'max_length');
+  if (events.length > MAX_SERIES)
+    throw new TrendFilterError('events', `At most ${MAX_SERIES} series are allowed in one query; got ${events.length}.`, 'max_length');
   const series = events.map((entity, i) => {
     const math = entity.math ?? 'total';
     if (!SUPPORTED_MATH.has(math))
@@ -178,7 +179,11 @@ export function parseTrendFilter(body: unknown): ParsedTrendFilter {
     for (const value of [filter.value].flat()) filterChars += String(value).length;
   }
   if (filterChars > MAX_FILTER_CHARS) {
-    throw new TrendFilterError('properties', `Property filters hold ${filterChars} characters of keys and values; at most ${MAX_FILTER_CHARS} are allowed.`, 'max_length');
+    throw new TrendFilterError(
+      'properties',
+      `Property filters hold ${filterChars} characters of keys and values; at most ${MAX_FILTER_CHARS} are allowed.`,
+      'max_length',
+    );
   }
   if (!isEmpty(body.breakdown)) throw new TrendFilterError('breakdown', 'Breakdowns are not supported yet.', 'not_supported');
   if (body.compare) throw new TrendFilterError('compare', 'compare is not supported yet.', 'not_supported');

@@ -1,3 +1,4 @@
+import { isJsonObject } from '@sightline/json-input';
 export type Properties = Record<string, unknown>;
 
 /** The person-property operations one event asks for (docs/data-model.md#person-properties). */
@@ -8,8 +9,6 @@ export interface PropertyUpdates {
 }
 
 export const NO_UPDATES: PropertyUpdates = Object.freeze({ set: {}, setOnce: {}, unset: [] }) as PropertyUpdates;
-
-const isObject = (value: unknown): value is Properties => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Event properties lifted onto the person as `$set` and `$initial_*` `$set_once` (PostHog's personInitialAndUTMProperties). */
 const LIFTED_PROPERTIES = [
@@ -68,10 +67,10 @@ const NOT_LIFTED_FOR_SERVERS = new Set(['$os', '$os_version']);
  * properties (`$browser` → `$set.$browser` unless given, and `$set_once.$initial_browser`).
  */
 export function personUpdatesFromEvent(properties: Properties): PropertyUpdates {
-  const set: Properties = isObject(properties['$set']) ? { ...properties['$set'] } : {};
-  const setOnce: Properties = isObject(properties['$set_once']) ? { ...properties['$set_once'] } : {};
+  const set: Properties = isJsonObject(properties['$set']) ? { ...properties['$set'] } : {};
+  const setOnce: Properties = isJsonObject(properties['$set_once']) ? { ...properties['$set_once'] } : {};
   const rawUnset = properties['$unset'];
-  const unset = Array.isArray(rawUnset) ? rawUnset.map(String) : isObject(rawUnset) ? Object.keys(rawUnset) : [];
+  const unset = Array.isArray(rawUnset) ? rawUnset.map(String) : isJsonObject(rawUnset) ? Object.keys(rawUnset) : [];
   const isServer = properties['$is_server'] === true;
   for (const key of LIFTED_PROPERTIES) {
     const value = properties[key];

@@ -19,3 +19,5 @@ export function testServices(): TestServices {
 }
 export { hostileBodies, hostileJsonKey, hostileJsonValue, hostileQueryValue, hugeJsonValue, injectJson, jsonPaths } from './hostile-json';
 export { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from './flag-rows';
+export { startOutageProxy, type OutageProxy } from './outage-proxy';
+export { createTestStores, type TestStores } from './test-stores';

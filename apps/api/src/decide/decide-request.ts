@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { errors } from '@sightline/http';
-import { exceedsDepth } from '@sightline/input-limits';
+import { exceedsDepth, isJsonObject } from '@sightline/json-input';
 
 /** What a /decide or /flags request asks for (docs/http-api.md#decide-request), with PostHog's field aliases. */
 export interface FlagRequest {
@@ -19,7 +19,6 @@ export interface FlagRequest {
 /** The body limit PostHog applies to single-request routes. */
 export const MAX_FLAGS_BODY_BYTES = 2 * 1024 * 1024;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const GZIP_MAGIC = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
 function parseJson(text: string): unknown {
@@ -60,7 +59,7 @@ export function decodeFlagsBody(raw: Buffer, contentType: string | undefined, co
   let body = parseJson(text);
   if (body === undefined) body = parseJson(fromBase64(text));
   if (body === undefined) throw errors.parse('Malformed request data: the body is not JSON, gzip or base64 JSON');
-  if (!isObject(body)) throw errors.parse('Malformed request data: the body must be a JSON object');
+  if (!isJsonObject(body)) throw errors.parse('Malformed request data: the body must be a JSON object');
   // Evaluation walks property values recursively (matching stringifies them).
   if (exceedsDepth(body)) throw errors.validation('Nested too deeply: at most 64 levels of lists and objects are allowed.', null, 'max_depth');
   return body;
@@ -96,10 +95,12 @@ export function readFlagRequest(body: Record<string, unknown>): FlagRequest {
     distinctId: withoutNul(distinctId).slice(0, 200),
     anonDistinctId: stringOrNull(firstDefined(body, '$anon_distinct_id', 'anon_distinct_id')),
     deviceId: stringOrNull(body['$device_id']),
-    personProperties: isObject(personProperties) ? personProperties : {},
-    groups: isObject(groups) ? Object.fromEntries(Object.entries(groups).map(([name, key]) => [name, typeof key === 'string' ? withoutNul(key) : key])) : {},
-    groupProperties: isObject(groupProperties)
-      ? Object.fromEntries(Object.entries(groupProperties).filter((e): e is [string, Record<string, unknown>] => isObject(e[1])))
+    personProperties: isJsonObject(personProperties) ? personProperties : {},
+    groups: isJsonObject(groups)
+      ? Object.fromEntries(Object.entries(groups).map(([name, key]) => [name, typeof key === 'string' ? withoutNul(key) : key]))
+      : {},
+    groupProperties: isJsonObject(groupProperties)
+      ? Object.fromEntries(Object.entries(groupProperties).filter((e): e is [string, Record<string, unknown>] => isJsonObject(e[1])))
       : {},
     flagKeys: Array.isArray(flagKeys) ? flagKeys.filter((k): k is string => typeof k === 'string') : null,
     geoipDisable: body['geoip_disable'] === true,

@@ -1,9 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { PostHog } from 'posthog-node';
 import { bootstrapInstance } from '@sightline/accounts';
@@ -14,40 +12,23 @@ import { listen } from '@sightline/http';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { createTestPostgresDatabase, testServices, uniqueName, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
+import {
+  createTestPostgresDatabase,
+  insertCohort,
+  insertFlag,
+  insertGroup,
+  insertGroupType,
+  insertPerson,
+  startOutageProxy,
+  testServices,
+  uniqueName,
+  waitFor,
+  type TestPostgresDatabase,
+} from '@sightline/testkit';
 import { createApiApp } from '../app';
-import { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from '@sightline/testkit';
 
 const TOKEN = 'phc_flags_eval_test_token';
 const ADMIN = 'phx_flags_eval_admin_key';
-
-/** A TCP forwarder in front of PostgreSQL that a test can cut, making the store really unreachable. */
-async function startCuttableProxy(targetUrl: string) {
-  const target = new URL(targetUrl);
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const viaProxy = new URL(targetUrl);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String((server.address() as AddressInfo).port);
-  return {
-    url: viaProxy.toString(),
-    cut: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 describe('decide and flags endpoints', () => {
   let pg: TestPostgresDatabase;
@@ -342,8 +323,13 @@ describe('decide and flags endpoints', () => {
 
   describe('partial failure', () => {
     it('answers errorsWhileComputingFlags with the flags the request alone decides when Postgres is unreachable', async () => {
-      const proxy = await startCuttableProxy(pg.url);
-      const viaProxy = await createMetadataStore({ url: proxy.url });
+      // A TCP relay in front of PostgreSQL that the test cuts, making the store really unreachable.
+      const target = new URL(pg.url);
+      const proxy = await startOutageProxy({ host: target.hostname, port: Number(target.port) });
+      const proxied = new URL(pg.url);
+      proxied.hostname = '127.0.0.1';
+      proxied.port = String(proxy.port);
+      const viaProxy = await createMetadataStore({ url: proxied.toString() });
       const fragile = makeApp(viaProxy);
       try {
         const warm = await request(fragile)

@@ -3,8 +3,9 @@ import { isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts
 import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
-import { errors, publicCors } from '@sightline/http';
+import { clientIp, errors, publicCors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
+import { isJsonObject } from '@sightline/json-input';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
 import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './decide-response';
 import { readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './person-store';
@@ -17,14 +18,6 @@ export interface DecideRouteDeps {
   geoip: GeoIpLookup | null;
   storeTimeoutMs: number;
 }
-
-function clientIp(req: Request): string | null {
-  const forwarded = req.headers['x-forwarded-for'];
-  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-  return first || req.socket.remoteAddress || null;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Flags the request's runtime may see (server SDKs send evaluation_runtime: "server"). */
 function flagsForRuntime(flags: FlagDefinition[], runtime: unknown): FlagDefinition[] {
@@ -108,7 +101,7 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
       const groupProperties: EvaluationContext['groupProperties'] = {};
       for (const group of requestedGroups) {
         const requested = request.groupProperties[group.name];
-        groupProperties[group.name] = { $group_key: group.key, ...(groups?.get(group.index) ?? {}), ...(isObject(requested) ? requested : {}) };
+        groupProperties[group.name] = { $group_key: group.key, ...(groups?.get(group.index) ?? {}), ...(isJsonObject(requested) ? requested : {}) };
       }
       const results = evaluateFlags(
         flags,

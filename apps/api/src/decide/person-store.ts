@@ -1,3 +1,4 @@
+import { withDeadline } from '@sightline/deadline';
 import type { Sql } from '@sightline/postgres';
 
 /** What flag evaluation reads about one person and the request's groups (PostHog: rust/feature-flags/src/flags/flag_matching.rs; docs/flags.md). */
@@ -62,11 +63,5 @@ export class StoreTimeoutError extends Error {}
 
 /** Rejects after `ms`; the query itself keeps running and its result is ignored. */
 export function withStoreTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreTimeoutError(`person store did not answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+  return withDeadline(promise, ms, () => new StoreTimeoutError(`person store did not answer within ${ms} ms`));
 }

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
 import { ApiError, errors } from '@sightline/http';
-import { findInputProblem } from '@sightline/input-limits';
+import { findInputProblem } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { activityPage, changesBetween, recordActivity, type Change } from '../activity-log/activity-log';
 import { limitOffsetPage } from '../http/pagination';

@@ -1,6 +1,7 @@
 import { compileRegex, PROPERTY_OPERATORS } from '@sightline/flags';
 import { errors } from '@sightline/http';
-import { INT4_MAX, isPlainObject, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from '../http/drf-fields';
+import { isJsonObject } from '@sightline/json-input';
+import { INT4_MAX, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from '../http/drf-fields';
 
 export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const;
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const;
@@ -74,13 +75,13 @@ interface PropertyFilter {
 function conditionsOf(filters: Record<string, unknown>): Record<string, unknown>[] {
   const groups = filters['groups'];
   if (groups === undefined || groups === null) return [];
-  if (!Array.isArray(groups) || !groups.every(isPlainObject)) throw invalidFilters('Filters are not valid (groups must be a list of condition sets)');
+  if (!Array.isArray(groups) || !groups.every(isJsonObject)) throw invalidFilters('Filters are not valid (groups must be a list of condition sets)');
   return groups;
 }
 
 function propertiesOf(condition: Record<string, unknown>): PropertyFilter[] {
   const properties = condition['properties'] ?? [];
-  if (!Array.isArray(properties) || !properties.every(isPlainObject)) throw invalidFilters('Filters are not valid (properties must be a list of filters)');
+  if (!Array.isArray(properties) || !properties.every(isJsonObject)) throw invalidFilters('Filters are not valid (properties must be a list of filters)');
   // PostHog's Property defaults the type to "event".
   return properties.map((p) => ({ ...p, type: typeof p['type'] === 'string' ? p['type'] : 'event' }));
 }
@@ -98,10 +99,10 @@ function isValidDateValue(value: unknown): boolean {
 function variantsOf(filters: Record<string, unknown>): Record<string, unknown>[] {
   const multivariate = filters['multivariate'];
   if (multivariate === undefined || multivariate === null) return [];
-  if (!isPlainObject(multivariate)) throw invalidFilters('Filters are not valid (multivariate must be a dictionary with a list of variants)');
+  if (!isJsonObject(multivariate)) throw invalidFilters('Filters are not valid (multivariate must be a dictionary with a list of variants)');
   const variants = multivariate['variants'] ?? [];
   if (!Array.isArray(variants)) throw invalidFilters('Filters are not valid (multivariate variants must be a list)');
-  if (!variants.every((v) => isPlainObject(v) && typeof v['key'] === 'string' && v['key'] !== '')) {
+  if (!variants.every((v) => isJsonObject(v) && typeof v['key'] === 'string' && v['key'] !== '')) {
     throw invalidFilters('Filters are not valid (every variant needs a key)');
   }
   const keys = variants.map((v) => (v as Record<string, unknown>)['key'] as string);
@@ -118,7 +119,7 @@ function variantsOf(filters: Record<string, unknown>): Record<string, unknown>[]
 function checkConditionList(filters: Record<string, unknown>, field: string) {
   const list = filters[field];
   if (list === undefined || list === null) return;
-  if (!Array.isArray(list) || !list.every(isPlainObject)) throw invalidFilters(`Filters are not valid (${field} must be a list of condition sets)`);
+  if (!Array.isArray(list) || !list.every(isJsonObject)) throw invalidFilters(`Filters are not valid (${field} must be a list of condition sets)`);
   list.forEach((condition) => {
     propertiesOf(condition).forEach(checkPropertyShape);
     checkRollout(condition['rollout_percentage'], 'condition');
@@ -157,8 +158,8 @@ function checkRollout(value: unknown, what: string) {
 export function flagDependencies(filters: Record<string, unknown>): unknown[] {
   const groups = Array.isArray(filters['groups']) ? filters['groups'] : [];
   return groups.flatMap((g) =>
-    isPlainObject(g) && Array.isArray(g['properties'])
-      ? g['properties'].filter((p) => isPlainObject(p) && p['type'] === 'flag').map((p) => (p as Record<string, unknown>)['key'])
+    isJsonObject(g) && Array.isArray(g['properties'])
+      ? g['properties'].filter((p) => isJsonObject(p) && p['type'] === 'flag').map((p) => (p as Record<string, unknown>)['key'])
       : [],
   );
 }
@@ -259,7 +260,7 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
   }
 
   const payloads = filters['payloads'] ?? {};
-  if (!isPlainObject(payloads)) throw invalidFilters('Payloads must be passed as a dictionary');
+  if (!isJsonObject(payloads)) throw invalidFilters('Payloads must be passed as a dictionary');
   const normalisedPayloads: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(payloads)) {
     if (typeof value === 'string') {
@@ -271,7 +272,7 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
       normalisedPayloads[key] = value;
     } else {
       // JSON object payloads (typical from the API) are stored as JSON text, as the UI sends them.
-      normalisedPayloads[key] = isPlainObject(value) ? JSON.stringify(value) : value;
+      normalisedPayloads[key] = isJsonObject(value) ? JSON.stringify(value) : value;
     }
   }
   if (multivariate) {
@@ -326,6 +327,6 @@ export async function parseFlagInput(rawBody: unknown, ctx: FlagValidationContex
   if (has('_should_create_usage_dashboard'))
     input.create_usage_dashboard = parseBoolean(body['_should_create_usage_dashboard'], '_should_create_usage_dashboard');
   if (has('version')) input.version = parseInteger(body['version'], 'version');
-  if (has('original_flag') && isPlainObject(body['original_flag'])) input.original_flag = body['original_flag'];
+  if (has('original_flag') && isJsonObject(body['original_flag'])) input.original_flag = body['original_flag'];
   return input;
 }

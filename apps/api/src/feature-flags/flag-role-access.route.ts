@@ -1,12 +1,13 @@
 import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
+import { isJsonObject } from '@sightline/json-input';
 import { limitOffsetPage } from '../http/pagination';
 import { projectAccess } from '../http/project-access';
 import { serializeRoles } from '../organization/role.serializer';
 import { findRole, type RoleRow } from '../organization/roles.repository';
 import { atLeast } from '../access-control/access-levels';
-import { queryInteger, isPlainObject } from '../http/drf-fields';
+import { queryInteger } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { serializeFlag } from './feature-flag.serializer';
 
@@ -65,7 +66,7 @@ export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
     router.post(base, requireScope('feature_flag:write'), projectAccess(db), flag, async (req, res) => {
       canEdit(req);
       const body: unknown = req.body ?? {};
-      const roleId = isPlainObject(body) ? body['role_id'] : undefined;
+      const roleId = isJsonObject(body) ? body['role_id'] : undefined;
       if (roleId === undefined) throw errors.validation('This field is required.', 'role_id', 'required');
       if (roleId === null) throw errors.validation('This field may not be null.', 'role_id', 'null');
       const role = await findRole(db, req.principal!.organizationId, String(roleId));

@@ -1,4 +1,5 @@
 import { errors } from '@sightline/http';
+import { isJsonObject } from '@sightline/json-input';
 
 /**
  * Parsing of request fields with Django REST framework's messages and codes, so a
@@ -11,8 +12,6 @@ const FALSE_VALUES = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'fa
 
 /** The largest value of a PostgreSQL `integer` column (ids, versions, counts). */
 export const INT4_MAX = 2_147_483_647;
-
-export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Python's type name, as DRF puts it in "got type" messages. */
 function pythonType(value: unknown): string {
@@ -49,7 +48,7 @@ export function parseString(value: unknown, attr: string, options: { allowBlank?
 
 export function parseDict(value: unknown, attr: string): Record<string, unknown> {
   notNull(value, attr);
-  if (!isPlainObject(value)) throw errors.validation(`Expected a dictionary of items but got type "${pythonType(value)}".`, attr, 'not_a_dict');
+  if (!isJsonObject(value)) throw errors.validation(`Expected a dictionary of items but got type "${pythonType(value)}".`, attr, 'not_a_dict');
   return value;
 }
 
@@ -80,7 +79,7 @@ export function parseChoice<T extends string>(value: unknown, attr: string, choi
 
 /** A request body must be a JSON object; DRF reports anything else as a non-field error (attr null). */
 export function parseBody(body: unknown): Record<string, unknown> {
-  if (!isPlainObject(body)) throw errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(body)}.`, null, 'invalid');
+  if (!isJsonObject(body)) throw errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(body)}.`, null, 'invalid');
   return body;
 }
 

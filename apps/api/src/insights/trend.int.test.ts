@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
+import { insertPersonalKey } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
-import { createAnalyticsStore, insertEvents, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
-import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import type { MetadataStore } from '@sightline/postgres';
+import { createTestStores, type TestStores } from '@sightline/testkit';
 import { createApiApp } from '../app';
 import { testEventRow } from '../testing/event-rows';
 
@@ -17,20 +17,14 @@ const ADMIN = 'phx_admin_key_for_tests';
 const event = (name: string, atMs: number, teamId = 1, uuid = randomUUID(), distinctId = 'u1') => testEventRow({ event: name, atMs, teamId, uuid, distinctId });
 
 describe('management API', () => {
-  let pgDb: TestPostgresDatabase;
-  let chDb: TestClickHouseDatabase;
+  let stores: TestStores;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let app: ReturnType<typeof createApiApp>;
 
   beforeAll(async () => {
-    pgDb = await createTestPostgresDatabase('api');
-    chDb = await createTestClickHouseDatabase('api');
-    db = await createMetadataStore({ url: pgDb.url });
-    await migratePostgres(db);
-    ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-    await migrateClickHouse(ch);
-    await bootstrapInstance(db, { personalApiKey: ADMIN });
+    stores = await createTestStores('api', { personalApiKey: ADMIN });
+    ({ db, ch } = stores);
     // A key that may only read persons, and a project of another organisation.
     const user = (await db.query<{ id: number }>('SELECT id FROM users'))[0]!.id;
     await insertPersonalKey(db, {
@@ -57,12 +51,7 @@ describe('management API', () => {
     ]);
     app = createApiApp({ db, ch, logger: silentLogger(), metrics: createMetrics(), now: () => NOW, readiness: [], isShuttingDown: () => false });
   });
-  afterAll(async () => {
-    await ch.close();
-    await db.close();
-    await chDb.drop();
-    await pgDb.drop();
-  });
+  afterAll(() => stores.close());
 
   const auth = (key = ADMIN) => ({ Authorization: `Bearer ${key}` });
 

@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
-import { findInputProblem } from '@sightline/input-limits';
+import { findInputProblem } from '@sightline/json-input';
 import { DateRangeError, parseTrendFilter, runTrendQuery, trendFilterFromQuery, TrendFilterError } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { projectAccess } from '../http/project-access';

@@ -1,8 +1,9 @@
 import { Router, type RequestHandler } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
+import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
-import { isPlainObject, parseBody, parseString, queryInteger } from '../http/drf-fields';
+import { parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { serializeRoles } from './role.serializer';
 import {
@@ -95,7 +96,7 @@ export function createRolesRouter(db: Sql): Router {
 
   router.post(memberships, ...write, loadRole(db), async (req, res) => {
     const body: unknown = req.body ?? {};
-    const userUuid = isPlainObject(body) ? body['user_uuid'] : undefined;
+    const userUuid = isJsonObject(body) ? body['user_uuid'] : undefined;
     if (userUuid === undefined) throw errors.validation('This field is required.', 'user_uuid', 'required');
     if (typeof userUuid !== 'string' || !UUID_PATTERN.test(userUuid)) throw errors.validation('Must be a valid UUID.', 'user_uuid', 'invalid');
     const userId = await findUserIdByUuid(db, req.organizationId!, userUuid);

@@ -10,7 +10,7 @@ import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightli
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
 import { createApiApp } from '../app';
 
 export const ADMIN_KEY = 'phx_flags_admin';
@@ -32,14 +32,29 @@ export interface FlagFixture {
 
 /** `pglite`: the embedded mode's in-process PostgreSQL instead of the shared server. */
 export async function createFlagFixture(name: string, now: () => number, store: 'pg' | 'pglite' = 'pg'): Promise<FlagFixture> {
-  const pgDb: TestPostgresDatabase | null = store === 'pg' ? await createTestPostgresDatabase(name) : null;
-  const dataDir = store === 'pglite' ? mkdtempSync(join(tmpdir(), `${name}-`)) : null;
-  const chDb: TestClickHouseDatabase = await createTestClickHouseDatabase(name);
-  const db = await createMetadataStore(pgDb ? { url: pgDb.url } : { dataDir: dataDir! });
-  await migratePostgres(db);
-  const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-  await migrateClickHouse(ch);
-  await bootstrapInstance(db, { personalApiKey: ADMIN_KEY });
+  let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
+  if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
+  else {
+    // The embedded mode's PGlite beside a test ClickHouse database.
+    const dataDir = mkdtempSync(join(tmpdir(), `${name}-`));
+    const chDb: TestClickHouseDatabase = await createTestClickHouseDatabase(name);
+    const db = await createMetadataStore({ dataDir });
+    await migratePostgres(db);
+    await bootstrapInstance(db, { personalApiKey: ADMIN_KEY });
+    const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
+    await migrateClickHouse(ch);
+    stores = {
+      db,
+      ch,
+      close: async () => {
+        await ch.close();
+        await db.close();
+        await chDb.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const { db, ch } = stores;
   const [admin] = await db.query<{ id: number; organization_id: string }>('SELECT id, organization_id FROM users ORDER BY id LIMIT 1');
   const flagChanges: number[] = [];
   // The app's own definitions cache, told of every change as in production, so decide sees writes.
@@ -78,13 +93,7 @@ export async function createFlagFixture(name: string, now: () => number, store: 
       );
       return { id: user!.id, uuid };
     },
-    async close() {
-      await ch.close();
-      await db.close();
-      await chDb.drop();
-      await pgDb?.drop();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: () => stores.close(),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { IngestMessage } from '@sightline/ingestion';
+import { isJsonObject } from '@sightline/json-input';
 import { deadLetter, ok, type StepResult } from './step-result';
 
 type Properties = Record<string, unknown>;
@@ -18,13 +19,12 @@ export interface PreparedEvent {
 }
 
 const MAX_EVENT_NAME_LENGTH = 200;
-const isObject = (value: unknown): value is Properties => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Postgres jsonb refuses U+0000, so NUL characters are stripped from every string (docs/data-model.md#event-normalisation). */
 function stripNul(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('\u0000', '');
   if (Array.isArray(value)) return value.map(stripNul);
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ''), stripNul(v)]));
+  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ''), stripNul(v)]));
   return value;
 }
 
@@ -37,14 +37,14 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
   let raw: Properties;
   try {
     const parsed: unknown = JSON.parse(message.data);
-    if (!isObject(parsed)) return deadLetter('data is not a JSON object');
+    if (!isJsonObject(parsed)) return deadLetter('data is not a JSON object');
     raw = message.data.includes('\\u0000') ? (stripNul(parsed) as Properties) : parsed;
   } catch (error) {
     return deadLetter(`data is not JSON: ${(error as Error).message}`);
   }
-  const properties: Properties = isObject(raw['properties']) ? raw['properties'] : {};
+  const properties: Properties = isJsonObject(raw['properties']) ? raw['properties'] : {};
   for (const key of ['$set', '$set_once'] as const) {
-    if (isObject(raw[key])) properties[key] = { ...(isObject(properties[key]) ? properties[key] : {}), ...raw[key] };
+    if (isJsonObject(raw[key])) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...raw[key] };
   }
   if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
   const elementsChain = typeof properties['$elements_chain'] === 'string' ? properties['$elements_chain'] : '';

@@ -11,6 +11,7 @@ import {
   type PersonlessDistinctIdCache,
 } from '@sightline/persons';
 import type { MetadataStore, Sql } from '@sightline/postgres';
+import { isJsonObject } from '@sightline/json-input';
 import type { PreparedEvent } from './normalize.step';
 
 /** What person and group processing adds to an event row. */
@@ -35,7 +36,6 @@ const NO_PERSON_UPDATES = new Set(['$exception', '$$heatmap']);
 const MERGE_EVENTS = new Set<string>(['$identify', '$create_alias', '$merge_dangerously']);
 
 const asKey = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The merge an event asks for, as (into, other): `$identify` keeps the identified id's
@@ -67,7 +67,7 @@ async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTyp
   for (const event of events) {
     const plan: GroupPlan = { attached: [], identify: null };
     const groups = event.properties['$groups'];
-    if (isObject(groups)) {
+    if (isJsonObject(groups)) {
       for (const [type, rawKey] of Object.entries(groups)) {
         const key = asKey(rawKey);
         if (key === null) continue;
@@ -120,7 +120,7 @@ export async function personsStep(
     const warnings: string[] = [];
     const enrichments = events.map((event, i): Enrichment => {
       const plan = plans[i]!;
-      if (plan.identify) groups.identify(plan.identify, isObject(event.properties['$group_set']) ? event.properties['$group_set'] : {}, event.timestampMs);
+      if (plan.identify) groups.identify(plan.identify, isJsonObject(event.properties['$group_set']) ? event.properties['$group_set'] : {}, event.timestampMs);
       const attachedGroups = plan.attached.flatMap((ref) => {
         const group = groups.get(ref);
         return group ? [{ index: ref.groupTypeIndex, propertiesJson: groups.propertiesJson(group), createdAtMs: group.createdAtMs }] : [];

@@ -112,3 +112,6 @@ export function exceedsDepth(value: unknown, maxDepth: number = DEFAULT_INPUT_LI
   }
   return false;
 }
+
+/** A JSON object (not an array, not null): what `properties`, `$set` or a request body must be. */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

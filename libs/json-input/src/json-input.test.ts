@@ -23,7 +23,11 @@ describe('findInputProblem', () => {
   });
 
   it('refuses lone surrogates but not surrogate pairs', () => {
-    expect(findInputProblem({ name: '\ud800' })).toEqual({ attr: 'name', detail: 'Surrogate characters are not allowed: U+D800.', code: 'surrogate_characters_not_allowed' });
+    expect(findInputProblem({ name: '\ud800' })).toEqual({
+      attr: 'name',
+      detail: 'Surrogate characters are not allowed: U+D800.',
+      code: 'surrogate_characters_not_allowed',
+    });
     expect(findInputProblem({ name: 'x\udc01' })).toMatchObject({ detail: 'Surrogate characters are not allowed: U+DC01.' });
     expect(findInputProblem({ name: '\ud83d\ude80' })).toBeNull();
   });
@@ -43,7 +47,11 @@ describe('findInputProblem', () => {
 
   it('refuses over-long strings and keys', () => {
     const limits = { maxDepth: 10, maxStringLength: 5 };
-    expect(findInputProblem({ name: '123456' }, limits)).toEqual({ attr: 'name', detail: 'Ensure this field has no more than 5 characters.', code: 'max_length' });
+    expect(findInputProblem({ name: '123456' }, limits)).toEqual({
+      attr: 'name',
+      detail: 'Ensure this field has no more than 5 characters.',
+      code: 'max_length',
+    });
     expect(findInputProblem({ abcdefg: 1 }, limits)).toMatchObject({ attr: null, code: 'max_length' });
   });
 
