@@ -4,3 +4,4 @@ export * from './person-batch';
 export * from './person-copies';
 export * from './groups';
 export * from './person-reads';
+export * from './flag-person-reads';

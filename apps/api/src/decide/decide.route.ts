@@ -1,14 +1,15 @@
 import express, { Router, type Request, type RequestHandler } from 'express';
 import { isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
+import { withDeadline } from '@sightline/deadline';
 import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { clientIp, errors, publicCors } from '@sightline/http';
+import { readStoredPerson, writeHashKeyOverrides, type PersonForDecide } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { isJsonObject } from '@sightline/json-input';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
 import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './decide-response';
-import { readStoredPerson, withStoreTimeout, writeHashKeyOverrides, type StoredPerson } from './person-store';
 
 export interface DecideRouteDeps {
   db: MetadataStore;
@@ -24,6 +25,10 @@ function flagsForRuntime(flags: FlagDefinition[], runtime: unknown): FlagDefinit
   if (runtime !== 'server' && runtime !== 'client') return flags;
   return flags.filter((f) => !f.evaluation_runtime || f.evaluation_runtime === 'all' || f.evaluation_runtime === runtime);
 }
+
+/** The person store's answer within `ms`, else a rejection; the query itself runs on and its result is ignored. */
+const withStoreTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
+  withDeadline(promise, ms, () => new Error(`person store did not answer within ${ms} ms`));
 
 /** Reads what the flags need from the person store; what cannot be read is reported, not thrown. */
 async function readStores(
@@ -47,7 +52,7 @@ async function readStores(
     .filter((e): e is [string, string] => typeof e[1] === 'string' && definitions.groupTypeIndexes.has(e[0]))
     .map(([name, key]) => ({ name, index: definitions.groupTypeIndexes.get(name)!, key }));
   const stored = await withStoreTimeout(readStoredPerson(deps.db, teamId, request.distinctId, requestedGroups), deps.storeTimeoutMs).catch(
-    (error: unknown): StoredPerson | null => {
+    (error: unknown): PersonForDecide | null => {
       log.warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
       return null;
     },
