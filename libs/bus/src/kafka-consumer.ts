@@ -1,0 +1,92 @@
+import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import type { Logger } from '@sightline/logger';
+import { backoffMs, sleep, type SubscribeOptions, type Subscription } from './event-bus';
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v.map(String).join(',') : String(v);
+  }
+  return out;
+}
+
+/**
+ * A consumer group member running `handler` on chunks of at most `maxBatchSize` messages per
+ * partition, `concurrency` partitions at a time. A chunk is committed only after the handler
+ * made it durable; a failing handler is retried with backoff, never skipped, until the member
+ * stops or loses the partition (then the next owner gets the uncommitted messages again).
+ */
+export async function subscribeKafkaConsumer(
+  kafka: Kafka,
+  { groupId, topic, handler, maxBatchSize = 10_000, concurrency = 4, sessionTimeoutMs = 30_000 }: SubscribeOptions,
+  logger: Logger,
+): Promise<{ consumer: Consumer; subscription: Subscription }> {
+  const consumer = kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: true,
+    sessionTimeout: sessionTimeoutMs,
+    // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
+    rebalanceTimeout: Math.max(sessionTimeoutMs, 10_000),
+    heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
+    // Big fetches so the worker writes ClickHouse batches of thousands of rows (the
+    // kafkajs default of 1 MB per partition gives ~1,500 events per batch).
+    maxBytesPerPartition: 8 << 20,
+    maxBytes: 32 << 20,
+    maxWaitTimeInMs: 500,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  let running = true;
+  let lastProgress = Date.now();
+  // The fetch loop heartbeats while it is alive, even with nothing to consume.
+  consumer.on(consumer.events.HEARTBEAT, () => {
+    lastProgress = Date.now();
+  });
+  await consumer.run({
+    eachBatchAutoResolve: false,
+    autoCommit: false,
+    partitionsConsumedConcurrently: concurrency,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      for (let start = 0; start < batch.messages.length; start += maxBatchSize) {
+        // Stopping or rebalanced away: what is not committed is redelivered to the next owner.
+        if (!isRunning() || isStale()) return;
+        const chunk = batch.messages.slice(start, start + maxBatchSize);
+        const messages = chunk.map((m) => ({
+          key: m.key ? m.key.toString() : null,
+          value: m.value ?? Buffer.alloc(0),
+          headers: headersToStrings(m.headers),
+          offset: m.offset,
+        }));
+        for (let attempt = 0; ; attempt++) {
+          if (!isRunning() || isStale()) return;
+          try {
+            await handler({ topic: batch.topic, partition: batch.partition, messages });
+            break;
+          } catch (error) {
+            logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
+            await sleep(backoffMs(attempt));
+            await heartbeat().catch(() => undefined);
+          }
+        }
+        // Only after the handler made this chunk and every earlier one durable. autoCommit is
+        // off, so the commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
+        const last = chunk[chunk.length - 1]!.offset;
+        resolveOffset(last);
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        await heartbeat();
+        lastProgress = Date.now();
+      }
+    },
+  });
+  const subscription: Subscription = {
+    async stop() {
+      if (!running) return;
+      running = false;
+      await consumer.stop();
+      await consumer.disconnect();
+    },
+    idleMs: () => Date.now() - lastProgress,
+  };
+  return { consumer, subscription };
+}
