@@ -1,16 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } from '@sightline/bus';
-import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { GroupTypeIndexes, PersonlessDistinctIdCache, writeCopies } from '@sightline/persons';
+import { GroupTypeIndexes, PersonlessDistinctIdCache } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { alwaysAnOutage, isClickHouseOutage, isPostgresOutage } from './pipeline/dependency-errors';
-import { toEventRow } from './pipeline/event-row';
+import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
 import { parseStep } from './pipeline/parse.step';
 import { personsStep } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
+import { createTeamStep } from './pipeline/team.step';
+import { writeStep } from './pipeline/write.step';
 
 export interface EventsConsumerDeps {
   ch: ClickHouseClient;
@@ -55,7 +55,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   async function prepare(entries: readonly Entry[]) {
     const prepared: (Entry & { event: PreparedEvent })[] = [];
     const deadLetters: DeadLetter[] = [];
-    const teams = new Map<string, number | null>();
+    const teamOf = createTeamStep(deps.resolveTeam);
     const settle = <T>(entry: Entry, step: string, result: StepResult<T>): T | undefined => {
       if (result.kind === 'ok') return result.value;
       if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
@@ -65,18 +65,8 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     for (const entry of entries) {
       const ingest = settle(entry, 'parse', parseStep(entry.message.value));
       if (!ingest) continue;
-      let teamId = ingest.team_id;
-      if (typeof teamId !== 'number') {
-        if (!teams.has(ingest.token)) {
-          const resolved = await runStep('team', alwaysAnOutage, () => deps.resolveTeam(ingest.token));
-          teams.set(ingest.token, resolved);
-        }
-        teamId = teams.get(ingest.token) ?? null;
-      }
-      if (teamId === null) {
-        deps.metrics.eventsDropped.inc({ reason: 'unknown_project' });
-        continue;
-      }
+      const teamId = settle(entry, 'team', await teamOf(ingest));
+      if (teamId === undefined) continue;
       const event = settle(entry, 'normalize', normalizeStep(ingest, teamId));
       if (event) prepared.push({ ...entry, event });
     }
@@ -111,7 +101,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     );
   }
 
-  async function process(entries: readonly Entry[]): Promise<void> {
+  async function processRun(entries: readonly Entry[]): Promise<void> {
     const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
     let done = timer('prepare');
     const { prepared, deadLetters } = await prepare(entries);
@@ -121,15 +111,8 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       done = timer('persons');
       const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
       done();
-      done = timer('rows');
-      const rows = events.map((event, i) => toEventRow(event, enrichments[i]!));
-      // One token per batch content: an insert retried after its answer was lost is skipped.
-      const deduplicationToken = createHash('sha1')
-        .update(rows.map((r) => r.uuid).join(','))
-        .digest('hex');
-      done();
       done = timer('write');
-      await runStep('write', isClickHouseOutage, () => Promise.all([writeCopies(deps.ch, copies), insertEvents(deps.ch, rows, { deduplicationToken })]));
+      await writeStep(deps.ch, events, enrichments, copies);
       done();
       for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
       const writtenPerTopic = new Map<string, number>();
@@ -146,7 +129,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
    */
   async function runIsolating(entries: readonly Entry[]): Promise<boolean> {
     try {
-      await process(entries);
+      await processRun(entries);
       return true;
     } catch (error) {
       if (error instanceof StepError && error.outage) throw error;

@@ -1,0 +1,36 @@
+import { normalizeStep } from './normalize.step';
+import { ingestMessage } from '../testing/ingest-message';
+
+describe('normalize step', () => {
+  it('merges top-level $set and $set_once into the properties, the top level winning', () => {
+    const result = normalizeStep(ingestMessage({}, { properties: { $set: { a: 1, b: 1 } }, $set: { b: 2 }, $set_once: { first: 'x' } }), 7);
+    expect(result).toMatchObject({ kind: 'ok', value: { teamId: 7, properties: { $set: { a: 1, b: 2 }, $set_once: { first: 'x' } } } });
+  });
+
+  it('adds the capture address as $ip unless the event has one', () => {
+    expect(normalizeStep(ingestMessage(), 1)).toMatchObject({ value: { properties: { $ip: '10.0.0.1' } } });
+    expect(normalizeStep(ingestMessage({}, { properties: { $ip: '1.2.3.4' } }), 1)).toMatchObject({ value: { properties: { $ip: '1.2.3.4' } } });
+  });
+
+  it('strips NUL characters from every string, keys and ids included', () => {
+    const result = normalizeStep(ingestMessage({ distinct_id: 'u\u00001', event: 'sign\u0000up' }, { properties: { 'k\u0000': ['v\u0000'] } }), 1);
+    expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u1', event: 'signup', properties: { k: ['v'] } } });
+  });
+
+  it('marks personless events and reads times and the elements chain', () => {
+    const result = normalizeStep(ingestMessage({}, { properties: { $process_person_profile: false, $elements_chain: 'a:nth-child="1"' } }), 1);
+    expect(result).toMatchObject({
+      value: {
+        processPerson: false,
+        elementsChain: 'a:nth-child="1"',
+        timestampMs: Date.parse('2024-01-10T14:59:00Z'),
+        createdAtMs: Date.parse('2024-01-10T15:00:00Z'),
+      },
+    });
+  });
+
+  it('dead-letters an event whose data is not a JSON object', () => {
+    expect(normalizeStep(ingestMessage({ data: '[1]' }), 1)).toEqual({ kind: 'dead-letter', error: 'data is not a JSON object' });
+    expect(normalizeStep(ingestMessage({ data: '{' }), 1)).toMatchObject({ kind: 'dead-letter', error: expect.stringMatching(/^data is not JSON/) });
+  });
+});

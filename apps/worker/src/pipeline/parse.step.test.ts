@@ -1,0 +1,19 @@
+import { parseStep } from './parse.step';
+import { ingestMessage } from '../testing/ingest-message';
+
+describe('parse step', () => {
+  it('passes a message the gateway wrote', () => {
+    const message = ingestMessage();
+    expect(parseStep(Buffer.from(JSON.stringify(message)))).toEqual({ kind: 'ok', value: message });
+  });
+
+  it('dead-letters what can never become an event, saying why', () => {
+    expect(parseStep(Buffer.from('{not json'))).toMatchObject({ kind: 'dead-letter', error: expect.stringMatching(/^value is not JSON/) });
+    const { uuid: _uuid, ...withoutUuid } = ingestMessage();
+    expect(parseStep(Buffer.from(JSON.stringify(withoutUuid)))).toEqual({ kind: 'dead-letter', error: 'field uuid is missing or not a string' });
+    expect(parseStep(Buffer.from(JSON.stringify(ingestMessage({ timestamp: 'yesterday' }))))).toEqual({
+      kind: 'dead-letter',
+      error: 'timestamp is not a date',
+    });
+  });
+});
