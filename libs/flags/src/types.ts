@@ -1,22 +1,14 @@
 /** Flag definitions as PostHog stores and serves them (docs/flags.md#definitions); JSON-shaped. */
 
-export type PropertyFilterType = 'person' | 'group' | 'cohort' | 'flag' | string;
+import { PROPERTY_OPERATORS, type PropertyFilter, type PropertyGroup } from '@sightline/properties';
 
-export interface PropertyFilter {
-  key: string;
-  value?: unknown;
-  operator?: string | null;
-  type?: PropertyFilterType;
-  negation?: boolean | null;
-  group_type_index?: number | null;
-  /** Flag-on-flag filters: the keys (or ids) the SDKs evaluate first. */
-  dependency_chain?: unknown[];
-}
+export type { PropertyFilter, PropertyFilterType, PropertyGroup } from '@sightline/properties';
 
-export interface PropertyGroup {
-  type: 'AND' | 'OR';
-  values: Array<PropertyGroup | PropertyFilter>;
-}
+/** Operators only queries apply (PostHog's flag service has none of them). */
+const QUERY_ONLY_OPERATORS = new Set(['min', 'max', 'is_cleaned_path_exact']);
+
+/** Every operator a flag condition may use: the engine's (see property-match.ts), `in` / `not_in`, `flag_evaluates_to`. */
+export const FLAG_PROPERTY_OPERATORS: ReadonlySet<string> = new Set([...PROPERTY_OPERATORS].filter((operator) => !QUERY_ONLY_OPERATORS.has(operator)));
 
 export interface FlagCondition {
   properties?: PropertyFilter[] | null;
@@ -64,48 +56,6 @@ export interface CohortDefinition {
   /** Dynamic cohorts: the property group persons must match; null for static ones. */
   properties: PropertyGroup | null;
 }
-
-/**
- * Every property operator flag filters may use: the engine's (see property-match.ts), `in` /
- * `not_in` for cohorts and `flag_evaluates_to` for flag dependencies.
- */
-export const PROPERTY_OPERATORS: ReadonlySet<string> = new Set([
-  'exact',
-  'is_not',
-  'is_set',
-  'is_not_set',
-  'icontains',
-  'not_icontains',
-  'starts_with',
-  'not_starts_with',
-  'ends_with',
-  'not_ends_with',
-  'icontains_multi',
-  'not_icontains_multi',
-  'regex',
-  'not_regex',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'between',
-  'not_between',
-  'semver_gt',
-  'semver_gte',
-  'semver_lt',
-  'semver_lte',
-  'semver_eq',
-  'semver_neq',
-  'semver_tilde',
-  'semver_caret',
-  'semver_wildcard',
-  'is_date_before',
-  'is_date_after',
-  'is_date_exact',
-  'in',
-  'not_in',
-  'flag_evaluates_to',
-]);
 
 export type ReasonCode =
   | 'super_condition_value'

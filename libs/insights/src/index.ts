@@ -1,3 +1,3 @@
-export * from './date-range';
-export * from './trend-filter';
-export * from './trends.query';
+export * from './shared/date-range';
+export * from './trends/trend-filter';
+export * from './trends/trends.query';

@@ -21,3 +21,4 @@ export { hostileBodies, hostileJsonKey, hostileJsonValue, hostileQueryValue, hug
 export { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from './flag-rows';
 export { startOutageProxy, type OutageProxy } from './outage-proxy';
 export { createTestStores, type TestStores } from './test-stores';
+export { testEventRow } from './event-rows';

@@ -1,8 +1,8 @@
+import { testEventRow } from '@sightline/testkit';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
 import { parseTrendFilter, runTrendQuery } from '@sightline/insights';
-import { testEventRow } from '../testing/event-rows';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');

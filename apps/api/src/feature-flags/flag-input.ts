@@ -1,4 +1,4 @@
-import { compileRegex, PROPERTY_OPERATORS } from '@sightline/flags';
+import { compileRegex, FLAG_PROPERTY_OPERATORS } from '@sightline/flags';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import { INT4_MAX, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from '../http/drf-fields';
@@ -132,7 +132,7 @@ function checkPropertyShape(property: PropertyFilter) {
     throw invalidFilters('Filters are not valid (every property filter needs a key)');
   }
   if (property.operator !== undefined && property.operator !== null) {
-    if (typeof property.operator !== 'string' || !PROPERTY_OPERATORS.has(property.operator)) {
+    if (typeof property.operator !== 'string' || !FLAG_PROPERTY_OPERATORS.has(property.operator)) {
       throw invalidFilters(
         `Invalid operator "${String(property.operator).slice(0, 100)}" for property ${String(property.key).slice(0, 100)}.`,
         'invalid_operator',

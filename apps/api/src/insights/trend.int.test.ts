@@ -6,9 +6,8 @@ import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { createTestStores, type TestStores } from '@sightline/testkit';
+import { createTestStores, type TestStores, testEventRow } from '@sightline/testkit';
 import { createApiApp } from '../app';
-import { testEventRow } from '../testing/event-rows';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');
 const DAY = 86_400_000;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toClickHouseDateTime, type EventRow } from '@sightline/clickhouse';
 
-/** An events-table row for API tests that insert events straight into ClickHouse (no worker). */
+/** An events-table row for tests that insert events straight into ClickHouse (no worker). */
 export function testEventRow(e: {
   event: string;
   atMs: number;
@@ -9,6 +9,9 @@ export function testEventRow(e: {
   uuid?: string;
   distinctId?: string;
   properties?: Record<string, unknown>;
+  personProperties?: Record<string, unknown>;
+  /** Group properties by group type index. */
+  groupProperties?: Record<number, Record<string, unknown>>;
 }): EventRow {
   return {
     uuid: e.uuid ?? randomUUID(),
@@ -20,7 +23,8 @@ export function testEventRow(e: {
     elements_chain: '',
     created_at: toClickHouseDateTime(e.atMs),
     person_id: randomUUID(),
-    person_properties: '',
+    person_properties: e.personProperties ? JSON.stringify(e.personProperties) : '',
     person_mode: 'full',
+    ...Object.fromEntries(Object.entries(e.groupProperties ?? {}).map(([index, props]) => [`group${index}_properties`, JSON.stringify(props)])),
   };
 }

@@ -1,4 +1,5 @@
 import Ajv from 'ajv';
+import { MAX_FILTER_VALUES } from '@sightline/properties';
 
 export interface TrendEntity {
   id: string | null;
@@ -96,11 +97,9 @@ export function trendFilterFromQuery(query: Record<string, unknown>): Record<str
 const SUPPORTED_MATH = new Set(['total', 'dau']);
 
 /**
- * The most values one property filter may list, and the most characters all filters of a query
- * may hold: they travel as query parameters in the URL of the ClickHouse request, which the
- * server caps at 1 MiB (http_max_uri_size).
+ * The most characters all property filters of a query may hold: they travel as query parameters
+ * in the URL of the ClickHouse request, which the server caps at 1 MiB (http_max_uri_size).
  */
-export const MAX_FILTER_VALUES = 1_000;
 export const MAX_FILTER_CHARS = 256 * 1024;
 
 /**

@@ -1,7 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE, toClickHouseDateTime } from '@sightline/clickhouse';
-import { formatDay, formatDayLabel, resolveDayRange } from './date-range';
-import type { EventPropertyFilter, ParsedTrendFilter } from './trend-filter';
+import { formatDay, formatDayLabel, resolveDayRange } from '../shared/date-range';
+import { compilePropertyGroup, eventsTablePropertiesColumn, QueryParams } from '@sightline/properties';
+import type { ParsedTrendFilter } from './trend-filter';
 
 export interface TrendSeries {
   data: number[];
@@ -19,22 +20,6 @@ export interface TrendResult {
   timezone: string;
   is_cached: boolean;
   last_refresh: string;
-}
-
-/**
- * `exact` event-property filters as SQL with named parameters. A property is compared
- * as text: a JSON string by its value, anything else by its JSON text (so 42 = "42").
- */
-function propertyFilterSql(filters: readonly EventPropertyFilter[], prefix: string): { sql: string; params: Record<string, unknown> } {
-  const params: Record<string, unknown> = {};
-  const clauses = filters.map((filter, i) => {
-    const key = `${prefix}${i}_key`;
-    const values = `${prefix}${i}_values`;
-    params[key] = filter.key;
-    params[values] = (Array.isArray(filter.value) ? filter.value : [filter.value]).map(String);
-    return `AND if(JSONType(properties, {${key}:String}) = 'String', JSONExtractString(properties, {${key}:String}), JSONExtractRaw(properties, {${key}:String})) IN {${values}:Array(String)}`;
-  });
-  return { sql: clauses.join('\n             '), params };
 }
 
 function seriesSql(entity: ParsedTrendFilter['events'][number], filterSql: string): string {
@@ -70,18 +55,21 @@ export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter
   };
   const result = await Promise.all(
     filter.events.map(async (entity, order) => {
-      const queryFilters = propertyFilterSql(filter.properties, 'q');
-      const seriesFilters = propertyFilterSql(entity.properties, 's');
+      // Query-wide and series filters, ANDed, through the one property-filter compiler.
+      const params = new QueryParams();
+      const where = compilePropertyGroup(
+        { type: 'AND', values: [...filter.properties, ...entity.properties] },
+        { params, propertiesColumn: eventsTablePropertiesColumn, nowMs },
+      );
       const rows = await (
         await ch.query({
-          query: seriesSql(entity, `${queryFilters.sql} ${seriesFilters.sql}`),
+          query: seriesSql(entity, `AND ${where}`),
           query_params: {
             team: teamId,
             event: entity.id ?? '',
             from: toClickHouseDateTime(range.fromMs),
             to: toClickHouseDateTime(range.toMs),
-            ...queryFilters.params,
-            ...seriesFilters.params,
+            ...params.values,
           },
           format: 'JSONEachRow',
         })

@@ -1,0 +1,77 @@
+import { compilePropertyGroup, eventsTablePropertiesColumn, PropertyCompileError, QueryParams } from './compile';
+import { parsePropertyFilters } from './parse';
+
+const NOW = Date.parse('2024-01-10T15:00:00Z');
+const all = { types: new Set(['event', 'person', 'group', 'cohort']) };
+
+function compile(properties: unknown, cohort = true) {
+  const params = new QueryParams();
+  const sql = compilePropertyGroup(parsePropertyFilters(properties, 'properties', all), {
+    params,
+    propertiesColumn: eventsTablePropertiesColumn,
+    cohortMembership: cohort ? (id) => `person_id IN (SELECT person_id FROM cohort_members WHERE cohort_id = ${params.add(id, 'Int64')})` : undefined,
+    nowMs: NOW,
+  });
+  return { sql, params: params.values };
+}
+
+describe('compilePropertyGroup', () => {
+  it('binds every key and value as a parameter', () => {
+    const { sql, params } = compile([{ key: "x'); DROP TABLE events; --", value: "' OR 1=1 --" }]);
+    expect(sql).not.toContain('DROP');
+    expect(sql).not.toContain('OR 1=1');
+    expect(Object.values(params)).toEqual(["x'); DROP TABLE events; --", ["' OR 1=1 --"]]);
+  });
+
+  it('an empty group is true', () => {
+    expect(compile(undefined).sql).toBe('1');
+  });
+
+  // Normalised snapshots of the shapes trends, funnels and person lists depend on.
+  it.each([
+    ['exact list on an event property', [{ key: 'plan', value: ['pro', 'team'] }]],
+    ['is_not on a person property', [{ key: 'email', value: 'a@b.c', operator: 'is_not', type: 'person' }]],
+    ['icontains on a group property', [{ key: 'name', value: '50%_off', operator: 'icontains', type: 'group', group_type_index: 2 }]],
+    [
+      'numbers, ranges and presence',
+      {
+        type: 'AND',
+        values: [
+          { key: 'n', value: 3, operator: 'gte' },
+          { key: 'n', value: [1, 9], operator: 'between' },
+          { key: 'm', operator: 'is_set' },
+        ],
+      },
+    ],
+    [
+      'nested OR inside AND with a cohort',
+      {
+        type: 'AND',
+        values: [
+          {
+            type: 'OR',
+            values: [
+              { key: 'a', value: '1' },
+              { key: 'b', value: '2', operator: 'regex' },
+            ],
+          },
+          { key: 'id', value: 7, type: 'cohort', operator: 'not_in' },
+        ],
+      },
+    ],
+    [
+      'relative and absolute dates',
+      [
+        { key: 'signed_up', value: '-7d', operator: 'is_date_after' },
+        { key: 'signed_up', value: '2024-01-01', operator: 'is_date_before' },
+      ],
+    ],
+  ])('%s', (_name, properties) => {
+    expect(compile(properties)).toMatchSnapshot();
+  });
+
+  it('refuses what the query cannot apply', () => {
+    expect(() => compile([{ key: 'id', value: 1, type: 'cohort' }], false)).toThrow(PropertyCompileError);
+    expect(() => compile([{ key: 'v', value: '1.0.0', operator: 'semver_gt' }])).toThrow('Operator "semver_gt" is not supported in queries.');
+  });
+});

@@ -1,0 +1,140 @@
+import { isPropertyGroup, type PropertyFilter, type PropertyGroup } from './types';
+
+/**
+ * Named query parameters collected while compiling: every value and key a client sent goes
+ * here and reaches ClickHouse bound (`{p3:String}`), never spliced into the SQL text.
+ */
+export class QueryParams {
+  readonly values: Record<string, unknown> = {};
+  private next = 0;
+  constructor(private readonly prefix = 'p') {}
+
+  /** A placeholder for `value` of ClickHouse type `type`. */
+  add(value: unknown, type: string): string {
+    const name = `${this.prefix}${this.next++}`;
+    this.values[name] = value;
+    return `{${name}:${type}}`;
+  }
+}
+
+export interface CompileContext {
+  params: QueryParams;
+  /**
+   * The column (a JSON text) holding the properties a filter of this type reads, or null when
+   * the query has none: event → `properties`, person → `person_properties`, group N →
+   * `group<N>_properties` in the events table.
+   */
+  propertiesColumn(filter: PropertyFilter): string | null;
+  /** SQL for "the row's actor is in cohort `id`"; absent: cohort filters are refused. */
+  cohortMembership?(cohortId: number): string;
+  /** The query's now, for relative date values. */
+  nowMs: number;
+}
+
+export class PropertyCompileError extends Error {}
+
+const RELATIVE_DATE = /^-(\d+)([hdwmy])$/;
+const UNIT_MS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000, m: 30 * 86_400_000, y: 365 * 86_400_000 };
+
+/** A filter's date value as an instant: `-7d`-style relative values from now, or any date ClickHouse can read. */
+function dateValueSql(value: unknown, ctx: CompileContext): string {
+  const relative = typeof value === 'string' ? RELATIVE_DATE.exec(value) : null;
+  if (relative) return `toDateTime64(${ctx.params.add((ctx.nowMs - Number(relative[1]) * UNIT_MS[relative[2]!]!) / 1000, 'Float64')}, 6, 'UTC')`;
+  return `parseDateTime64BestEffortOrNull(${ctx.params.add(String(value), 'String')}, 6, 'UTC')`;
+}
+
+const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+const texts = (value: unknown) => (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+
+/**
+ * One filter, with PostHog's query-side semantics (they differ from flag matching): `exact`
+ * is case-sensitive text equality (a JSON string by its value, anything else by its JSON text,
+ * so 42 = "42" and true = "true"); negative operators match a missing property; numeric
+ * operators compare numbers only; `regex` is ClickHouse's RE2 `match`.
+ */
+function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
+  if (filter.type === 'cohort') {
+    if (!ctx.cohortMembership) throw new PropertyCompileError('Cohort filters are not supported in this query.');
+    const member = ctx.cohortMembership(Number(filter.value));
+    return filter.operator === 'not_in' || filter.negation ? `NOT (${member})` : member;
+  }
+  const column = ctx.propertiesColumn(filter);
+  if (column === null) throw new PropertyCompileError(`Property filters of type "${String(filter.type)}" are not supported in this query.`);
+  const key = ctx.params.add(filter.key, 'String');
+  const has = `JSONHas(${column}, ${key})`;
+  const present = `(${has} AND JSONType(${column}, ${key}) != 'Null')`;
+  const text = `if(JSONType(${column}, ${key}) = 'String', JSONExtractString(${column}, ${key}), JSONExtractRaw(${column}, ${key}))`;
+  const number = `toFloat64OrNull(${text})`;
+  const value = filter.value;
+  const operator = filter.operator ?? 'exact';
+  const positive = (sql: string) => `(${present} AND ${sql})`;
+  switch (operator) {
+    case 'exact':
+      return positive(`${text} IN ${ctx.params.add(texts(value), 'Array(String)')}`);
+    case 'is_not':
+      return `NOT ${positive(`${text} IN ${ctx.params.add(texts(value), 'Array(String)')}`)}`;
+    case 'is_set':
+      return present;
+    case 'is_not_set':
+      return `NOT ${present}`;
+    case 'icontains':
+    case 'not_icontains': {
+      const sql = positive(`${text} ILIKE ${ctx.params.add(`%${likeEscaped(texts(value)[0]!)}%`, 'String')}`);
+      return operator === 'icontains' ? sql : `NOT ${sql}`;
+    }
+    case 'regex':
+    case 'not_regex': {
+      const sql = positive(`match(${text}, ${ctx.params.add(String(value), 'String')})`);
+      return operator === 'regex' ? sql : `NOT ${sql}`;
+    }
+    case 'gt':
+      return `${number} > ${ctx.params.add(Number(value), 'Float64')}`;
+    case 'gte':
+    case 'min':
+      return `${number} >= ${ctx.params.add(Number(value), 'Float64')}`;
+    case 'lt':
+      return `${number} < ${ctx.params.add(Number(value), 'Float64')}`;
+    case 'lte':
+    case 'max':
+      return `${number} <= ${ctx.params.add(Number(value), 'Float64')}`;
+    case 'between':
+    case 'not_between': {
+      const [low, high] = (value as unknown[]).map(Number);
+      const sql = `${number} BETWEEN ${ctx.params.add(low, 'Float64')} AND ${ctx.params.add(high, 'Float64')}`;
+      return operator === 'between' ? sql : `NOT (${sql})`;
+    }
+    case 'is_date_before':
+      return `parseDateTime64BestEffortOrNull(${text}, 6, 'UTC') < ${dateValueSql(value, ctx)}`;
+    case 'is_date_after':
+      return `parseDateTime64BestEffortOrNull(${text}, 6, 'UTC') > ${dateValueSql(value, ctx)}`;
+    case 'is_date_exact':
+      return `toDate(parseDateTime64BestEffortOrNull(${text}, 6, 'UTC')) = toDate(${dateValueSql(value, ctx)})`;
+    default:
+      throw new PropertyCompileError(`Operator "${operator}" is not supported in queries.`);
+  }
+}
+
+/**
+ * A property group as one SQL boolean expression with bound parameters: AND/OR nested as
+ * given; an empty group is true. Comparisons with a missing or non-numeric value are NULL,
+ * which ClickHouse's WHERE treats as false.
+ */
+export function compilePropertyGroup(group: PropertyGroup, ctx: CompileContext): string {
+  const parts = group.values.map((node) => (isPropertyGroup(node) ? compilePropertyGroup(node, ctx) : compileFilter(node, ctx)));
+  if (parts.length === 0) return '1';
+  return parts.length === 1 ? parts[0]! : `(${parts.join(group.type === 'OR' ? ' OR ' : ' AND ')})`;
+}
+
+/** The events table's column for a filter's properties: event, person and group filters. */
+export function eventsTablePropertiesColumn(filter: PropertyFilter): string | null {
+  switch (filter.type ?? 'event') {
+    case 'event':
+      return 'properties';
+    case 'person':
+      return 'person_properties';
+    case 'group':
+      return Number.isInteger(filter.group_type_index) ? `group${filter.group_type_index}_properties` : null;
+    default:
+      return null;
+  }
+}

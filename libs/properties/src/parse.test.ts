@@ -1,0 +1,78 @@
+import { filtersOf, parsePropertyFilters, PropertyFilterError } from './parse';
+
+const events = { types: new Set(['event', 'person', 'group', 'cohort']) };
+const problem = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof PropertyFilterError) return { attr: error.attr, code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error('no error');
+};
+
+describe('parsePropertyFilters', () => {
+  const filter = { key: 'plan', value: 'pro', operator: 'exact', type: 'event' };
+
+  it('reads every shape clients send as one group', () => {
+    expect(parsePropertyFilters(undefined, 'properties', events)).toEqual({ type: 'AND', values: [] });
+    expect(parsePropertyFilters({}, 'properties', events)).toEqual({ type: 'AND', values: [] });
+    expect(parsePropertyFilters([filter], 'properties', events)).toEqual({ type: 'AND', values: [filter] });
+    expect(parsePropertyFilters({ type: 'OR', values: [filter] }, 'properties', events)).toEqual({ type: 'OR', values: [filter] });
+    // The list-of-groups shape of a series' properties.
+    expect(parsePropertyFilters([{ type: 'AND', values: [filter] }], 'events__0__properties', events)).toEqual({
+      type: 'AND',
+      values: [{ type: 'AND', values: [filter] }],
+    });
+    const nested = {
+      type: 'AND',
+      values: [
+        { type: 'OR', values: [filter, { ...filter, value: 'team' }] },
+        { key: 'n', value: 3, operator: 'gt' },
+      ],
+    };
+    expect(filtersOf(parsePropertyFilters(nested, 'properties', events)).map((f) => f.key)).toEqual(['plan', 'plan', 'n']);
+  });
+
+  it('fills defaults: type event, operator exact, cohort operator in with a numeric id', () => {
+    expect(parsePropertyFilters([{ key: 'plan', value: 'pro' }], 'properties', events).values[0]).toEqual({ ...filter });
+    expect(parsePropertyFilters([{ key: 'id', value: '12', type: 'cohort' }], 'properties', events).values[0]).toEqual({
+      key: 'id',
+      value: 12,
+      type: 'cohort',
+      operator: 'in',
+    });
+  });
+
+  it('names the field of the first problem', () => {
+    expect(problem(() => parsePropertyFilters([filter, { value: 1 }], 'properties', events))).toMatchObject({
+      attr: 'properties__1',
+      message: 'A property filter needs a key.',
+    });
+    expect(problem(() => parsePropertyFilters({ type: 'AND', values: [{ key: 'k', type: 'session' }] }, 'properties', events))).toMatchObject({
+      attr: 'properties__values__0',
+      code: 'not_supported',
+    });
+    expect(problem(() => parsePropertyFilters([{ key: 'k', operator: 'vibes', value: 1 }], 'p', events))).toMatchObject({ code: 'invalid_operator' });
+    expect(problem(() => parsePropertyFilters([{ key: 'k', operator: 'regex', value: 'a(?=b)' }], 'p', events))).toMatchObject({ code: 'invalid_value' });
+    expect(problem(() => parsePropertyFilters([{ key: 'k', operator: 'gt', value: 'many' }], 'p', events))).toMatchObject({
+      message: 'Operator "gt" needs a number.',
+    });
+    expect(problem(() => parsePropertyFilters([{ key: 'k', operator: 'between', value: [1] }], 'p', events))).toMatchObject({ code: 'invalid_input' });
+    expect(problem(() => parsePropertyFilters([{ key: 'k', type: 'group', value: 'x' }], 'p', events))).toMatchObject({
+      message: expect.stringMatching(/group_type_index/),
+    });
+    expect(problem(() => parsePropertyFilters([{ key: 'k', value: Array.from({ length: 1001 }, () => 'v') }], 'p', events))).toMatchObject({
+      attr: 'p__0__value',
+      code: 'max_length',
+    });
+  });
+
+  it('lets a caller narrow the operators', () => {
+    expect(
+      problem(() => parsePropertyFilters([{ key: 'k', operator: 'icontains', value: 'x' }], 'p', { ...events, operators: new Set(['exact']) })),
+    ).toMatchObject({
+      code: 'not_supported',
+    });
+  });
+});
