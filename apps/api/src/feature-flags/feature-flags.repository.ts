@@ -201,3 +201,43 @@ export async function dependentFlags(db: Sql, flag: Pick<FlagRow, 'id' | 'team_i
     [flag.team_id, flag.id, String(flag.id)],
   );
 }
+
+export async function cohortExists(db: Sql, teamId: number, id: number): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM cohorts WHERE team_id = $1 AND id = $2 AND NOT deleted', [teamId, id])).length > 0;
+}
+
+/** The ids among `ids` that are not live dashboards of the project. */
+export async function missingDashboards(db: Sql, teamId: number, ids: readonly number[]): Promise<number[]> {
+  const found = await db.query<{ id: number }>('SELECT id FROM dashboards WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted', [teamId, ids]);
+  return ids.filter((id) => !found.some((d) => d.id === id));
+}
+
+/** The dashboards a flag is linked to (analytics_dashboards), in id order. */
+export async function flagDashboardIds(db: Sql, flagId: number): Promise<number[]> {
+  const rows = await db.query<{ dashboard_id: number }>('SELECT dashboard_id FROM feature_flag_dashboards WHERE feature_flag_id = $1 ORDER BY dashboard_id', [
+    flagId,
+  ]);
+  return rows.map((r) => r.dashboard_id);
+}
+
+/** Ids of the flag's experiments that are not deleted. */
+export async function activeExperimentIds(db: Sql, flagId: number): Promise<number[]> {
+  return (await db.query<{ id: number }>('SELECT id FROM experiments WHERE feature_flag_id = $1 AND NOT deleted ORDER BY id', [flagId])).map((e) => e.id);
+}
+
+export async function hasDeletedExperiment(db: Sql, flagId: number): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM experiments WHERE feature_flag_id = $1 AND deleted LIMIT 1', [flagId])).length > 0;
+}
+
+/** The live but inactive flags among `ids`, by key. */
+export async function disabledFlagsAmong(db: Sql, teamId: number, ids: readonly number[]): Promise<{ id: number; key: string }[]> {
+  return db.query<{ id: number; key: string }>(
+    'SELECT id, key FROM feature_flags WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted AND NOT active ORDER BY key',
+    [teamId, ids],
+  );
+}
+
+/** Every live flag of the project with its creator, for access checks. */
+export async function listFlagOwners(db: Sql, teamId: number): Promise<{ id: number; created_by_id: number | null }[]> {
+  return db.query<{ id: number; created_by_id: number | null }>('SELECT id, created_by_id FROM feature_flags WHERE team_id = $1 AND NOT deleted', [teamId]);
+}

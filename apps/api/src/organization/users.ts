@@ -29,3 +29,8 @@ export async function findUserIdByUuid(db: Sql, organizationId: string, uuid: st
   const [user] = await db.query<{ id: number }>('SELECT id FROM users WHERE uuid = $1 AND organization_id = $2', [uuid, organizationId]);
   return user?.id ?? null;
 }
+
+export async function findUserEmail(db: Sql, id: number): Promise<string | null> {
+  const [user] = await db.query<{ email: string }>('SELECT email FROM users WHERE id = $1', [id]);
+  return user?.email ?? null;
+}
