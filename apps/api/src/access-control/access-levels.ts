@@ -24,33 +24,37 @@ interface AccessControlRow {
   user_id: number | null;
 }
 
-export interface FlagForAccess {
+/** An object of a resource kind, as access decisions need it: its id and its creator. */
+export interface ResourceForAccess {
   id: number;
   created_by_id: number | null;
 }
 
 /**
- * The caller's access level per flag, as PostHog's UserAccessControl decides it:
- * the creator manages their flag; otherwise the highest explicit control for the user
- * or one of their roles on the flag; otherwise the project-wide rule for feature flags
- * (a role's or the default), else "editor". Legacy role access (role_access) narrows a
- * flag that has it to the listed roles' members: others may only view it.
+ * The caller's access level per object of one resource kind, as PostHog's UserAccessControl
+ * decides it: the creator manages what they created; otherwise the highest explicit control for
+ * the user or one of their roles on the object; otherwise the project-wide rule for the resource
+ * kind (a role's or the default), else "editor". `restrictedTo` (feature flags' legacy role
+ * access) narrows an object that has listed roles to their members: others may only view it.
  */
-export async function flagAccessLevels(db: Sql, teamId: number, userId: number, flags: readonly FlagForAccess[]): Promise<Map<number, AccessLevel>> {
+export async function accessLevels(
+  db: Sql,
+  scope: { teamId: number; userId: number; resource: string },
+  objects: readonly ResourceForAccess[],
+  restrictedTo?: (ids: number[]) => Promise<{ object_id: number; role_id: string }[]>,
+): Promise<Map<number, AccessLevel>> {
+  const { teamId, userId, resource } = scope;
   const result = new Map<number, AccessLevel>();
-  if (flags.length === 0) return result;
-  const ids = flags.map((f) => f.id);
+  if (objects.length === 0) return result;
+  const ids = objects.map((f) => f.id);
   const [roles, controls, roleAccess] = await Promise.all([
     db.query<{ role_id: string }>('SELECT role_id FROM role_memberships WHERE user_id = $1', [userId]),
     db.query<AccessControlRow>(
       `SELECT resource_id, access_level, role_id::text AS role_id, user_id FROM access_controls
-        WHERE team_id = $1 AND resource = 'feature_flag' AND (resource_id IS NULL OR resource_id = ANY($2::text[]))`,
-      [teamId, ids.map(String)],
+        WHERE team_id = $1 AND resource = $3 AND (resource_id IS NULL OR resource_id = ANY($2::text[]))`,
+      [teamId, ids.map(String), resource],
     ),
-    db.query<{ feature_flag_id: number; role_id: string }>(
-      'SELECT feature_flag_id, role_id::text AS role_id FROM feature_flag_role_access WHERE feature_flag_id = ANY($1::int[])',
-      [ids],
-    ),
+    restrictedTo ? restrictedTo(ids) : Promise.resolve([]),
   ]);
   const myRoles = new Set(roles.map((r) => r.role_id));
   const appliesToMe = (c: AccessControlRow) => (c.user_id !== null && c.user_id === userId) || (c.role_id !== null && myRoles.has(c.role_id));
@@ -61,18 +65,18 @@ export async function flagAccessLevels(db: Sql, teamId: number, userId: number, 
   const projectDefault = projectWide.find(isDefault)?.access_level;
   const projectLevel = projectSpecific.length > 0 ? highest(projectSpecific) : (projectDefault ?? DEFAULT_FLAG_ACCESS_LEVEL);
 
-  for (const flag of flags) {
-    if (flag.created_by_id === userId) {
-      result.set(flag.id, 'manager');
+  for (const object of objects) {
+    if (object.created_by_id === userId) {
+      result.set(object.id, 'manager');
       continue;
     }
-    const onFlag = controls.filter((c) => c.resource_id === String(flag.id));
-    const specific = onFlag.filter(appliesToMe).map((c) => c.access_level);
-    const flagDefault = onFlag.find(isDefault)?.access_level;
-    let level = specific.length > 0 ? highest(specific) : (flagDefault ?? projectLevel);
-    const allowedRoles = roleAccess.filter((r) => r.feature_flag_id === flag.id).map((r) => r.role_id);
+    const onObject = controls.filter((c) => c.resource_id === String(object.id));
+    const specific = onObject.filter(appliesToMe).map((c) => c.access_level);
+    const objectDefault = onObject.find(isDefault)?.access_level;
+    let level = specific.length > 0 ? highest(specific) : (objectDefault ?? projectLevel);
+    const allowedRoles = roleAccess.filter((r) => r.object_id === object.id).map((r) => r.role_id);
     if (allowedRoles.length > 0 && !allowedRoles.some((r) => myRoles.has(r)) && atLeast(level, 'editor')) level = 'viewer';
-    result.set(flag.id, level);
+    result.set(object.id, level);
   }
   return result;
 }

@@ -1,6 +1,7 @@
 import type { Sql } from '@sightline/postgres';
 import { loadBasicUsers } from '../organization/users';
-import { atLeast, flagAccessLevels } from '../access-control/access-levels';
+import { atLeast } from '../access-control/access-levels';
+import { flagAccessLevels } from './flag-access-levels';
 import type { FlagRow } from './feature-flags.repository';
 import { flagStatus } from './flag-status';
 

@@ -3,7 +3,7 @@ import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
-import { flagAccessLevels } from '../access-control/access-levels';
+import { flagAccessLevels } from './flag-access-levels';
 import { activityPage } from '../activity-log/activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';

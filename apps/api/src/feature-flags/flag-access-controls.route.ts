@@ -1,47 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
-import type { MetadataStore, Sql } from '@sightline/postgres';
+import type { MetadataStore } from '@sightline/postgres';
 import { projectAccess } from '../http/project-access';
 import { findRole } from '../organization/roles.repository';
+import { findUserIdByUuid } from '../organization/users';
+import { controlsFor, serializeControl, setAccessControl, type AccessControlRow } from '../access-control/access-controls.repository';
 import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from '../access-control/access-levels';
 import { parseBody } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 
-interface AccessControlRow {
-  id: string;
-  access_level: AccessLevel;
-  resource: string;
-  resource_id: string | null;
-  role_id: string | null;
-  user_uuid: string | null;
-  created_by_id: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const serializeControl = (c: AccessControlRow) => ({
-  access_level: c.access_level,
-  resource: c.resource,
-  resource_id: c.resource_id,
-  organization_member: c.user_uuid,
-  role: c.role_id,
-  created_by: c.created_by_id,
-  created_at: new Date(c.created_at).toISOString(),
-  updated_at: new Date(c.updated_at).toISOString(),
-});
-
-async function controlsFor(db: Sql, teamId: number, resourceId: string | null): Promise<AccessControlRow[]> {
-  return db.query<AccessControlRow>(
-    `SELECT a.id::text AS id, a.access_level, a.resource, a.resource_id, a.role_id::text AS role_id, u.uuid::text AS user_uuid,
-            a.created_by_id, a.created_at, a.updated_at
-       FROM access_controls a LEFT JOIN users u ON u.id = a.user_id
-      WHERE a.team_id = $1 AND a.resource = 'feature_flag' AND a.resource_id IS NOT DISTINCT FROM $2
-      ORDER BY a.created_at, a.id`,
-    [teamId, resourceId],
-  );
-}
+const FLAG_RESOURCE = 'feature_flag';
 
 /**
  * Upserts (or, with access_level null, removes) one access control, as PostHog's
@@ -69,40 +38,19 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
   }
   if (memberRef !== null) {
     const uuid = String(memberRef);
-    const users = /^[0-9a-f-]{36}$/i.test(uuid)
-      ? await db.query<{ id: number }>('SELECT id FROM users WHERE uuid = $1 AND organization_id = $2', [uuid, req.principal!.organizationId])
-      : [];
-    if (!users[0]) {
+    const memberId = /^[0-9a-f-]{36}$/i.test(uuid) ? await findUserIdByUuid(db, req.principal!.organizationId, uuid) : null;
+    if (memberId === null) {
       throw errors.validation(
         `Invalid organization member id. Use the user's uuid (Sightline has no separate membership ids).`,
         'organization_member',
         'does_not_exist',
       );
     }
-    userId = users[0].id;
+    userId = memberId;
   }
   const teamId = req.project!.id;
-  const subject = [teamId, resourceId, roleId, userId];
-  const match = `team_id = $1 AND resource = 'feature_flag' AND resource_id IS NOT DISTINCT FROM $2
-                 AND role_id IS NOT DISTINCT FROM $3::uuid AND user_id IS NOT DISTINCT FROM $4::int`;
-  if (level === null) {
-    await db.query(`DELETE FROM access_controls WHERE ${match}`, subject);
-    return null;
-  }
-  const id = await db.transaction(async (tx) => {
-    const [updated] = await tx.query<{ id: string }>(
-      `UPDATE access_controls SET access_level = $5, updated_at = now() WHERE ${match} RETURNING id::text AS id`,
-      [...subject, level],
-    );
-    if (updated) return updated.id;
-    const [inserted] = await tx.query<{ id: string }>(
-      `INSERT INTO access_controls (id, team_id, resource, resource_id, access_level, role_id, user_id, created_by_id)
-       VALUES ($1, $2, 'feature_flag', $3, $4, $5, $6, $7) RETURNING id::text AS id`,
-      [randomUUID(), teamId, resourceId, level, roleId, userId, req.principal!.userId],
-    );
-    return inserted!.id;
-  });
-  return (await controlsFor(db, teamId, resourceId)).find((c) => c.id === id)!;
+  const id = await setAccessControl(db, { teamId, resource: FLAG_RESOURCE, resourceId, roleId, userId }, level as AccessLevel | null, req.principal!.userId);
+  return id === null ? null : (await controlsFor(db, teamId, FLAG_RESOURCE, resourceId)).find((c) => c.id === id)!;
 }
 
 /**
@@ -115,7 +63,7 @@ export function createFlagAccessControlsRouter(deps: FeatureFlagDeps): Router {
   const router = Router();
   for (const base of FLAG_PREFIXES) {
     const describe = async (req: Request, resourceId: string | null) => ({
-      access_controls: (await controlsFor(db, req.project!.id, resourceId)).map(serializeControl),
+      access_controls: (await controlsFor(db, req.project!.id, FLAG_RESOURCE, resourceId)).map(serializeControl),
       ...DEFAULT_FLAG_ACCESS_LEVELS_INFO,
       user_access_level: req.flagAccess!,
       user_can_edit_access_levels: atLeast(req.flagAccess!, 'manager'),
