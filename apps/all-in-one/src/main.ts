@@ -20,14 +20,7 @@ runService({
     const db = await openMetadataStore({ dataDir });
     const ch = await openAnalyticsStore({ dataDir });
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
-    const bus = openEventBus({
-      brokers: config.KAFKA_BROKERS,
-      clientId: config.KAFKA_CLIENT_ID,
-      sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
-      idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
-      maxRequestBytes: config.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
-      lingerMs: config.BUS_PRODUCER_LINGER_MS,
-    });
+    const bus = openEventBus();
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
     const { app, worker } = createAllInOne({
       db,

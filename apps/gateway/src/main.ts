@@ -11,14 +11,7 @@ runService({
   async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openEventBus }) {
     const db = await openMetadataStore();
     // Stopped before the store: closing flushes the producer, after in-flight requests got their acknowledgement.
-    const bus = openEventBus({
-      brokers: config.KAFKA_BROKERS,
-      clientId: `${config.KAFKA_CLIENT_ID}-gateway`,
-      sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
-      idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
-      maxRequestBytes: config.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
-      lingerMs: config.BUS_PRODUCER_LINGER_MS,
-    });
+    const bus = openEventBus({ clientIdSuffix: '-gateway' });
     const app = createGatewayApp({
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),

@@ -12,13 +12,7 @@ runService({
   async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
     const db = await openMetadataStore();
     const ch = await openAnalyticsStore();
-    const bus = openEventBus({
-      brokers: config.KAFKA_BROKERS,
-      clientId: `${config.KAFKA_CLIENT_ID}-worker`,
-      sendTimeoutMs: config.BUS_SEND_TIMEOUT_MS,
-      idempotent: config.KAFKA_PRODUCER_IDEMPOTENT,
-      maxRequestBytes: config.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
-    });
+    const bus = openEventBus({ clientIdSuffix: '-worker' });
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
     const worker = createWorker({
       bus,

@@ -28,6 +28,17 @@ interface StoreConfig {
   CLICKHOUSE_DATABASE: string;
 }
 
+/** Bus settings (kafkaEnv, ingestEnv in libs/config), read when a service opens the bus. */
+interface BusConfig {
+  KAFKA_BROKERS?: string;
+  KAFKA_CLIENT_ID: string;
+  BUS_SEND_TIMEOUT_MS: number;
+  KAFKA_PRODUCER_IDEMPOTENT: boolean;
+  KAFKA_PRODUCE_REQUEST_MAX_BYTES: number;
+  /** Only services that capture set it (the worker's producer writes dead letters alone). */
+  BUS_PRODUCER_LINGER_MS?: number;
+}
+
 /** What a service's `start` is handed: its parsed configuration and the shared pieces, ready to use. */
 export interface ServiceContext<C> {
   config: C;
@@ -39,8 +50,12 @@ export interface ServiceContext<C> {
   openMetadataStore(options?: { dataDir?: string }): Promise<MetadataStore>;
   /** ClickHouse at CLICKHOUSE_URL (else chdb under `dataDir`), migrated; closed at shutdown. */
   openAnalyticsStore(options?: { dataDir?: string }): Promise<ClickHouseClient>;
-  /** Kafka (or the in-process bus); closed at shutdown, after the pieces opened later (its producer is flushed). */
-  openEventBus(options: Parameters<typeof createEventBus>[0]): EventBus;
+  /**
+   * Kafka at KAFKA_BROKERS (or the in-process bus), from the KAFKA_* and BUS_* settings; the
+   * client id gets `clientIdSuffix`. Closed at shutdown after the pieces opened later (its
+   * producer is flushed).
+   */
+  openEventBus(options?: { clientIdSuffix?: string }): EventBus;
   /** Runs `stop` at shutdown: everything registered is stopped in the reverse order of registration. */
   onStop(stop: () => Promise<void>): void;
 }
@@ -67,6 +82,7 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     const config = parseConfig(options.env, process.env, options.required ?? []);
     const runtime = config as unknown as RuntimeConfig;
     const stores = config as unknown as StoreConfig;
+    const bus = config as unknown as BusConfig;
     const logger = createLogger({ service: options.name, level: runtime.LOG_LEVEL });
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
@@ -94,8 +110,18 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
         await migrateClickHouse(ch);
         return ch;
       },
-      openEventBus(bus) {
-        const eventBus = createEventBus(bus, logger);
+      openEventBus(options = {}) {
+        const eventBus = createEventBus(
+          {
+            brokers: bus.KAFKA_BROKERS,
+            clientId: `${bus.KAFKA_CLIENT_ID}${options.clientIdSuffix ?? ''}`,
+            sendTimeoutMs: bus.BUS_SEND_TIMEOUT_MS,
+            idempotent: bus.KAFKA_PRODUCER_IDEMPOTENT,
+            lingerMs: bus.BUS_PRODUCER_LINGER_MS,
+            maxRequestBytes: bus.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
+          },
+          logger,
+        );
         stops.push(() => eventBus.close());
         return eventBus;
       },
