@@ -6,64 +6,31 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startProcess, uniqueName, waitFor, type StartedProcess } from '@sightline/testkit';
+import {
+  DISTRIBUTED_VARS,
+  EMBEDDED_LISTENING,
+  EMBEDDED_STARTUP_TIMEOUT_MS,
+  startEmbeddedSightline,
+  uniqueName,
+  waitFor,
+  type EmbeddedSightline,
+  type StartedProcess,
+} from '@sightline/testkit';
 
-const ROOT = path.resolve(__dirname, '..');
 const PROJECT_KEY = 'phc_e2e_embedded_project_key';
 const PERSONAL_KEY = 'phx_e2e_embedded_personal_key';
 const SHUTDOWN_TIMEOUT_MS = 8000;
-/** Generous for 2 cores (tsx compiles on the fly, chdb and PGlite start in-process); the real time is logged. */
-const STARTUP_TIMEOUT_MS = 45_000;
+const STARTUP_TIMEOUT_MS = EMBEDDED_STARTUP_TIMEOUT_MS;
+const LISTENING = EMBEDDED_LISTENING;
 const DAY_MS = 86_400_000;
 const BANNER = 'Sightline is set up';
-const LISTENING = /Sightline listening on http:\/\/localhost:(\d+)/;
-
-/** Server-mode variables that must not reach the child: any of them would switch a store out of embedded mode. */
-const DISTRIBUTED_VARS = [
-  'DATABASE_URL',
-  'CLICKHOUSE_URL',
-  'CLICKHOUSE_DATABASE',
-  'CLICKHOUSE_USER',
-  'CLICKHOUSE_PASSWORD',
-  'KAFKA_BROKERS',
-  'KAFKA_TOPIC_PREFIX',
-  'KAFKA_CLIENT_ID',
-  'REDIS_URL',
-] as const;
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-interface Running {
-  app: StartedProcess;
-  base: string;
-  port: number;
-  /** From spawn to the "listening" line. */
-  startupMs: number;
-}
+type Running = EmbeddedSightline;
 
-async function startAllInOne(dataDir: string): Promise<Running> {
-  const port = await freePort();
-  const env: Record<string, string | undefined> = {
-    SIGHTLINE_DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    SIGHTLINE_PROJECT_API_KEY: PROJECT_KEY,
-    SIGHTLINE_PERSONAL_API_KEY: PERSONAL_KEY,
-    SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-    LOG_LEVEL: 'info',
-  };
-  // undefined removes a variable inherited from the test process (child_process skips undefined values).
-  for (const name of DISTRIBUTED_VARS) env[name] = undefined;
-  const started = Date.now();
-  const app = await startProcess(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
-    cwd: ROOT,
-    env,
-    readyPattern: LISTENING,
-    timeoutMs: STARTUP_TIMEOUT_MS,
-  });
-  const startupMs = Date.now() - started;
-  return { app, base: `http://127.0.0.1:${port}`, port, startupMs };
-}
+const startAllInOne = (dataDir: string): Promise<Running> =>
+  startEmbeddedSightline({ dataDir, projectApiKey: PROJECT_KEY, personalApiKey: PERSONAL_KEY, shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS });
 
 /** The child's own environment as the kernel sees it (Linux), or null elsewhere. */
 function childEnvironment(pid: number | undefined): Record<string, string> | null {

@@ -1,0 +1,4 @@
+export { runImport, type ImportOptions, type ImportProgress, type ImportResult } from './import-run';
+export { parseImportArgs, IMPORT_USAGE, UsageError } from './import-options';
+export { ImportReport } from './import-report';
+export { stableEventUuid } from './event-check';

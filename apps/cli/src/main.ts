@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import { SingleBar } from 'cli-progress';
+import { BatchRefusedError } from './import/batch-sender';
+import { CheckpointError } from './import/checkpoint';
+import { IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
+
+/** How often a non-TTY run logs a progress line. */
+const LOG_EVERY_MS = 5_000;
+
+/** Progress on the terminal: a bar on a TTY (events/s, bytes, ETA, retries), a log line every few seconds otherwise. */
+function createProgress(totalBytes: number | null, isTTY: boolean): ImportProgress & { stop(): void } {
+  const started = Date.now();
+  let bytes = 0;
+  let sent = 0;
+  let retries = 0;
+  const rate = () => Math.round(sent / Math.max(0.001, (Date.now() - started) / 1000));
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  if (isTTY && totalBytes) {
+    const bar = new SingleBar({
+      format: 'importing [{bar}] {percentage}% | {sent} events | {rate} ev/s | {mb} MB | ETA {eta_formatted} | retries {retries}',
+      hideCursor: true,
+    });
+    bar.start(totalBytes, 0, { sent: 0, rate: 0, mb: '0.0', retries: 0 });
+    const refresh = () => bar.update(Math.min(bytes, totalBytes), { sent, rate: rate(), mb: mb(bytes), retries });
+    return {
+      onBytes: (n) => ((bytes += n), refresh()),
+      onSent: (n) => ((sent += n), refresh()),
+      onRetry: () => ((retries += 1), refresh()),
+      stop: () => bar.stop(),
+    };
+  }
+  const log = () => process.stderr.write(`import: ${sent} events sent, ${rate()} ev/s, ${mb(bytes)} MB read, ${retries} retries\n`);
+  const timer = setInterval(log, LOG_EVERY_MS);
+  return {
+    onBytes: (n) => void (bytes += n),
+    onSent: (n) => void (sent += n),
+    onRetry: (reason, waitMs) => {
+      retries += 1;
+      process.stderr.write(`import: retrying in ${Math.round(waitMs / 100) / 10}s after ${reason}\n`);
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+async function importCommand(argv: string[]): Promise<number> {
+  const options = parseImportArgs(argv, process.env);
+  const totalBytes = options.files.includes('-') ? null : options.files.reduce((n, f) => n + fs.statSync(f).size, 0);
+  const progress = createProgress(totalBytes, process.stderr.isTTY === true);
+  const stop = new AbortController();
+  // Ctrl-C: stop reading, let batches in flight finish, write the checkpoint; a second one ends at once.
+  process.once('SIGINT', () => {
+    process.stderr.write('\nimport: stopping after the batches in flight (Ctrl-C again to quit now)\n');
+    stop.abort();
+    process.once('SIGINT', () => process.exit(130));
+  });
+  const started = Date.now();
+  try {
+    const { report, interrupted } = await runImport(options, progress, stop.signal);
+    progress.stop();
+    const seconds = (Date.now() - started) / 1000;
+    if (options.reportPath) {
+      fs.writeFileSync(options.reportPath, JSON.stringify(report, null, 2));
+      fs.writeFileSync(`${options.reportPath}.txt`, `${report.toText()}\n`);
+    }
+    process.stdout.write(
+      [
+        options.dryRun ? 'dry run: nothing was sent' : interrupted ? 'import interrupted' : 'import finished',
+        report.toText(),
+        `duration: ${seconds.toFixed(1)} s   rate: ${Math.round((options.dryRun ? report.valid : report.accepted) / Math.max(seconds, 0.001))} events/s`,
+        interrupted && options.checkpointPath ? `resume with: --checkpoint ${options.checkpointPath} --resume` : '',
+      ]
+        .filter(Boolean)
+        .join('\n') + '\n',
+    );
+    if (interrupted) return 130;
+    return report.rejectedCount > 0 ? 2 : 0;
+  } finally {
+    progress.stop();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command !== 'import') {
+    process.stderr.write(`${IMPORT_USAGE}\n`);
+    return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
+  }
+  try {
+    return await importCommand(rest);
+  } catch (error) {
+    if (error instanceof UsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sightline import: ${error.message}\n${IMPORT_USAGE}\n`);
+      return 1;
+    }
+    if (error instanceof CheckpointError || error instanceof BatchRefusedError) {
+      process.stderr.write(`sightline import: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`sightline import: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));

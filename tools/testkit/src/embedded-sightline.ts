@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { freePort, startProcess, type StartedProcess } from './processes';
+
+/** Server-mode variables that must not reach the child: any of them would switch a store out of embedded mode. */
+export const DISTRIBUTED_VARS = [
+  'DATABASE_URL',
+  'CLICKHOUSE_URL',
+  'CLICKHOUSE_DATABASE',
+  'CLICKHOUSE_USER',
+  'CLICKHOUSE_PASSWORD',
+  'KAFKA_BROKERS',
+  'KAFKA_TOPIC_PREFIX',
+  'KAFKA_CLIENT_ID',
+  'REDIS_URL',
+] as const;
+
+/** The all-in-one app's "listening" log line; its port is the first group. */
+export const EMBEDDED_LISTENING = /Sightline listening on http:\/\/localhost:(\d+)/;
+/** Generous for 2 cores (tsx compiles on the fly, chdb and PGlite start in-process); the real time is logged by callers. */
+export const EMBEDDED_STARTUP_TIMEOUT_MS = 45_000;
+
+export interface EmbeddedSightline {
+  app: StartedProcess;
+  base: string;
+  port: number;
+  /** From spawn to the "listening" line. */
+  startupMs: number;
+}
+
+/**
+ * The all-in-one app (`npm start`) as a real child process on a free loopback port, with its
+ * data under `dataDir` and the given keys, in embedded mode whatever the test environment holds.
+ */
+export async function startEmbeddedSightline(options: {
+  dataDir: string;
+  projectApiKey: string;
+  personalApiKey: string;
+  shutdownTimeoutMs?: number;
+  env?: Record<string, string>;
+}): Promise<EmbeddedSightline> {
+  const port = await freePort();
+  const env: Record<string, string | undefined> = {
+    SIGHTLINE_DATA_DIR: options.dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SIGHTLINE_PROJECT_API_KEY: options.projectApiKey,
+    SIGHTLINE_PERSONAL_API_KEY: options.personalApiKey,
+    SHUTDOWN_TIMEOUT_MS: String(options.shutdownTimeoutMs ?? 8000),
+    LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  // undefined removes a variable inherited from the test process (child_process skips undefined values).
+  for (const name of DISTRIBUTED_VARS) env[name] = undefined;
+  const started = Date.now();
+  const app = await startProcess(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
+    cwd: path.resolve(__dirname, '..', '..', '..'),
+    env,
+    readyPattern: EMBEDDED_LISTENING,
+    timeoutMs: EMBEDDED_STARTUP_TIMEOUT_MS,
+  });
+  return { app, base: `http://127.0.0.1:${port}`, port, startupMs: Date.now() - started };
+}
