@@ -87,9 +87,15 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
     clearTimeout(idleTimer);
     const job = queue.shift()!;
     current = job;
+    const fresh = worker === undefined;
     worker ??= spawn();
     const w = worker;
-    job.timer = setTimeout(() => void w.terminate(), timeoutMs);
+    // The budget is for decoding: a fresh thread's start (slow on a busy machine) does not count.
+    const arm = () => {
+      if (current === job) job.timer = setTimeout(() => void w.terminate(), timeoutMs);
+    };
+    if (fresh) w.once('online', arm);
+    else arm();
     w.postMessage({ id: job.id, data: job.data, maxChars: job.maxChars });
   }
 
