@@ -37,7 +37,14 @@ const runImport = (args: string[], input?: Buffer) => startImport(args, input).d
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-import-'));
 const eventLines = (n: number, prefix: string, name = 'imported') =>
-  Array.from({ length: n }, (_, i) => JSON.stringify({ event: name, distinct_id: `${prefix}-${i % 50}`, timestamp: new Date(Date.UTC(2024, 0, 5, 10, 0, i % 60)).toISOString(), properties: { i } })).join('\n') + '\n';
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      event: name,
+      distinct_id: `${prefix}-${i % 50}`,
+      timestamp: new Date(Date.UTC(2024, 0, 5, 10, 0, i % 60)).toISOString(),
+      properties: { i },
+    }),
+  ).join('\n') + '\n';
 
 describe('sightline import against a stand-in server', () => {
   const received: { events: number; body: Record<string, unknown> }[] = [];
@@ -142,17 +149,45 @@ describe('sightline import into the embedded service', () => {
     const total = 6_000;
     fs.writeFileSync(file, eventLines(total, 'k9', 'killed_import'));
     // Small batches, one at a time and rate-limited, so the kill lands mid-run.
-    const args = [file, '--host', service.base, '--api-key', PROJECT_KEY, '--checkpoint', checkpoint, '--batch-bytes', '20000', '--concurrency', '1', '--rate', '1500'];
+    const args = [
+      file,
+      '--host',
+      service.base,
+      '--api-key',
+      PROJECT_KEY,
+      '--checkpoint',
+      checkpoint,
+      '--batch-bytes',
+      '20000',
+      '--concurrency',
+      '1',
+      '--rate',
+      '1500',
+    ];
     const first = startImport(args);
-    await waitFor(() => fs.existsSync(checkpoint) && (JSON.parse(fs.readFileSync(checkpoint, 'utf8')) as { files: { linesDone: number }[] }).files[0]!.linesDone > 500, {
-      timeoutMs: 60_000,
-      description: 'the first import to get going',
-    });
+    await waitFor(
+      () => fs.existsSync(checkpoint) && (JSON.parse(fs.readFileSync(checkpoint, 'utf8')) as { files: { linesDone: number }[] }).files[0]!.linesDone > 500,
+      {
+        timeoutMs: 60_000,
+        description: 'the first import to get going',
+      },
+    );
     first.child.kill('SIGKILL');
     await first.done;
     const done = (JSON.parse(fs.readFileSync(checkpoint, 'utf8')) as { files: { linesDone: number }[] }).files[0]!.linesDone;
     expect(done).toBeLessThan(total);
-    const resumed = await runImport([file, '--host', service.base, '--api-key', PROJECT_KEY, '--checkpoint', checkpoint, '--resume', '--batch-bytes', '200000']);
+    const resumed = await runImport([
+      file,
+      '--host',
+      service.base,
+      '--api-key',
+      PROJECT_KEY,
+      '--checkpoint',
+      checkpoint,
+      '--resume',
+      '--batch-bytes',
+      '200000',
+    ]);
     expect([resumed.code, resumed.stderr]).toEqual([0, expect.any(String)]);
     // A batch in flight at the kill may be sent again: the service collapses its uuids.
     await waitFor(async () => (await importedCount('killed_import')) === total, { timeoutMs: 60_000, description: 'every imported event in the trend' });
