@@ -67,6 +67,7 @@ export function parseImportArgs(argv: string[], env: NodeJS.ProcessEnv): ImportO
     map[match[1]!] = match[2]!;
   }
   if (positionals.filter((p) => p === '-').length > 1) throw new UsageError('standard input (-) can be read once.');
+  const rate = positive('rate', values.rate, null);
   return {
     files: positionals,
     host: host ?? '',
@@ -76,10 +77,11 @@ export function parseImportArgs(argv: string[], env: NodeJS.ProcessEnv): ImportO
     fromMs: date('from', values.from),
     toMs: date('to', values.to),
     limit: positive('limit', values.limit, null),
-    rate: positive('rate', values.rate, null),
+    rate,
     concurrency: positive('concurrency', values.concurrency, 4, 64)!,
     batchBytes: positive('batch-bytes', values['batch-bytes'], 5 * 1024 * 1024, MAX_BATCH_BYTES)!,
-    batchEvents: 10_000,
+    // Under --rate a batch is at most one second's worth, so the limit holds from the first request.
+    batchEvents: rate === null ? 10_000 : Math.max(1, Math.min(10_000, Math.floor(rate))),
     dryRun: values['dry-run'],
     checkpointPath: values.checkpoint ?? null,
     resume: values.resume,
