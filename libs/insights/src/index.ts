@@ -1,3 +1,3 @@
-export * from './shared/date-range';
+export * from './common/date-range';
 export * from './trends/trend-filter';
 export * from './trends/trends.query';

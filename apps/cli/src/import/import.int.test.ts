@@ -148,46 +148,16 @@ describe('sightline import into the embedded service', () => {
     const checkpoint = path.join(dir, 'history.checkpoint');
     const total = 6_000;
     fs.writeFileSync(file, eventLines(total, 'k9', 'killed_import'));
+    const linesDone = () =>
+      fs.existsSync(checkpoint) ? (JSON.parse(fs.readFileSync(checkpoint, 'utf8')) as { files: { linesDone: number }[] }).files[0]!.linesDone : 0;
+    const target = ['--host', service.base, '--api-key', PROJECT_KEY, '--checkpoint', checkpoint];
     // Small batches, one at a time and rate-limited, so the kill lands mid-run.
-    const args = [
-      file,
-      '--host',
-      service.base,
-      '--api-key',
-      PROJECT_KEY,
-      '--checkpoint',
-      checkpoint,
-      '--batch-bytes',
-      '20000',
-      '--concurrency',
-      '1',
-      '--rate',
-      '1500',
-    ];
-    const first = startImport(args);
-    await waitFor(
-      () => fs.existsSync(checkpoint) && (JSON.parse(fs.readFileSync(checkpoint, 'utf8')) as { files: { linesDone: number }[] }).files[0]!.linesDone > 500,
-      {
-        timeoutMs: 60_000,
-        description: 'the first import to get going',
-      },
-    );
+    const first = startImport([file, ...target, '--batch-bytes', '20000', '--concurrency', '1', '--rate', '1500']);
+    await waitFor(() => linesDone() > 500, { timeoutMs: 60_000, description: 'the first import to get going' });
     first.child.kill('SIGKILL');
     await first.done;
-    const done = (JSON.parse(fs.readFileSync(checkpoint, 'utf8')) as { files: { linesDone: number }[] }).files[0]!.linesDone;
-    expect(done).toBeLessThan(total);
-    const resumed = await runImport([
-      file,
-      '--host',
-      service.base,
-      '--api-key',
-      PROJECT_KEY,
-      '--checkpoint',
-      checkpoint,
-      '--resume',
-      '--batch-bytes',
-      '200000',
-    ]);
+    expect(linesDone()).toBeLessThan(total);
+    const resumed = await runImport([file, ...target, '--resume', '--batch-bytes', '200000']);
     expect([resumed.code, resumed.stderr]).toEqual([0, expect.any(String)]);
     // A batch in flight at the kill may be sent again: the service collapses its uuids.
     await waitFor(async () => (await importedCount('killed_import')) === total, { timeoutMs: 60_000, description: 'every imported event in the trend' });

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE, toClickHouseDateTime } from '@sightline/clickhouse';
-import { formatDay, formatDayLabel, resolveDayRange } from '../shared/date-range';
+import { formatDay, formatDayLabel, resolveDayRange } from '../common/date-range';
 import { compilePropertyGroup, eventsTablePropertiesColumn, QueryParams } from '@sightline/properties';
 import type { ParsedTrendFilter } from './trend-filter';
 
