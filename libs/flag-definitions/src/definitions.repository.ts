@@ -1,4 +1,4 @@
-import type { CohortDefinition, FlagDefinition, FlagFilters, PropertyGroup } from '@sightline/flags';
+import { storedPropertyFilters, type CohortDefinition, type FlagDefinition, type FlagFilters, type PropertyGroup } from '@sightline/flags';
 import type { Sql } from '@sightline/postgres';
 
 /** Everything flag evaluation needs about one project, read in one go and cached. */
@@ -73,8 +73,6 @@ export async function loadProjectFlagDefinitions(db: Sql, teamId: number): Promi
   const staticIds = new Set([...cohorts.values()].filter((c) => c.is_static).map((c) => c.id));
   const usesStaticCohorts =
     staticIds.size > 0 &&
-    flags.some((flag) =>
-      [...(flag.filters.groups ?? []), ...(flag.filters.super_groups ?? [])].some((condition) => (condition.properties ?? []).some((p) => p.type === 'cohort')),
-    );
+    flags.some((flag) => storedPropertyFilters(flag.filters, ['groups', 'super_groups']).some((p) => p.type === 'cohort'));
   return { teamId, flags, cohorts, groupTypeNames, groupTypeIndexes, usesStaticCohorts };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FlagDefinition, PropertyFilter } from '@sightline/flags';
+import { mapStoredGroupProperties, storedPropertyFilters, type FlagDefinition, type PropertyFilter } from '@sightline/flags';
 import type { ProjectFlagDefinitions } from './definitions.repository';
 
 /**
@@ -22,7 +22,9 @@ function dependencyChains(flags: readonly FlagDefinition[]) {
   }
   const keyOf = (ref: string) => byRef.get(ref)?.key ?? ref;
   const dependenciesOf = (flag: FlagDefinition) =>
-    (flag.filters.groups ?? []).flatMap((g) => (g.properties ?? []).filter((p) => p.type === 'flag').map((p) => keyOf(String(p.key))));
+    storedPropertyFilters(flag.filters)
+      .filter((p) => p.type === 'flag')
+      .map((p) => keyOf(String(p.key)));
   const chains = new Map<string, string[]>();
   const chainOf = (key: string, visiting: Set<string>): string[] | null => {
     const known = chains.get(key);
@@ -55,7 +57,8 @@ function withDependencyChains(flag: FlagDefinition, deps: ReturnType<typeof depe
     const key = deps.keyOf(String(p.key));
     return { ...p, key, dependency_chain: deps.chainFor(key) };
   };
-  return { ...flag.filters, groups: (flag.filters.groups ?? []).map((g) => ({ ...g, properties: (g.properties ?? []).map(rewrite) })) };
+  // A malformed stored definition is served as stored: posthog-node fails that flag alone and asks the server.
+  return mapStoredGroupProperties(flag.filters, rewrite);
 }
 
 const bodies = new WeakMap<ProjectFlagDefinitions, Map<boolean, LocalEvaluationBody>>();

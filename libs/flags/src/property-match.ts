@@ -61,6 +61,25 @@ export interface CompiledPattern {
   test(value: string): boolean;
 }
 
+/**
+ * Thrown when matching one value would take more steps than one flag may spend: the flag that
+ * asked fails alone (its answer is left out and the response says errorsWhileComputingFlags).
+ */
+export class RegexBudgetExceededError extends Error {
+  constructor(patternSize: number, valueLength: number) {
+    super(`matching a ${valueLength}-character value against a ${patternSize}-instruction pattern exceeds the matching budget`);
+    this.name = 'RegexBudgetExceededError';
+  }
+}
+
+/**
+ * RE2 matches in time proportional to value length × pattern size in the worst case (when its
+ * DFA gives up and it simulates the NFA, about 10^8 steps a second here). Values reach 2 MiB
+ * in a decide body, so a crafted pattern of a few hundred instructions could still hold the
+ * process for seconds on one request; past this product the match is refused instead.
+ */
+export const MAX_REGEX_MATCH_STEPS = 20_000_000;
+
 const regexCache = new Map<string, CompiledPattern | null>();
 const REGEX_CACHE_LIMIT = 10_000;
 
@@ -76,7 +95,14 @@ export function compileRegex(pattern: string): CompiledPattern | null {
   let compiled: CompiledPattern | null;
   try {
     const re2 = RE2JS.compile(pattern);
-    compiled = { test: (value) => re2.matcher(value).find() };
+    const size = re2.programSize();
+    compiled = {
+      test: (value) => {
+        if (value.length * size > MAX_REGEX_MATCH_STEPS) throw new RegexBudgetExceededError(size, value.length);
+        // test() asks for no capture groups, which lets re2js use its DFA (a matcher's find() runs the NFA).
+        return re2.test(value);
+      },
+    };
   } catch {
     compiled = null; // an invalid pattern matches nothing, for regex and not_regex alike
   }

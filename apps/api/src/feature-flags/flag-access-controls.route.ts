@@ -7,7 +7,7 @@ import { findRole } from '../organization/roles.repository';
 import { findUserIdByUuid } from '../organization/users';
 import { controlsFor, serializeControl, setAccessControl, type AccessControlRow } from '../access-control/access-controls.repository';
 import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from '../access-control/access-levels';
-import { parseBody } from '../http/drf-fields';
+import { echoed, parseBody } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 
 const FLAG_RESOURCE = 'feature_flag';
@@ -33,7 +33,7 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
   let userId: number | null = null;
   if (roleRef !== null) {
     const role = await findRole(db, req.principal!.organizationId, String(roleRef));
-    if (!role) throw errors.validation(`Invalid pk "${String(roleRef)}" - object does not exist.`, 'role', 'does_not_exist');
+    if (!role) throw errors.validation(`Invalid pk "${echoed(roleRef)}" - object does not exist.`, 'role', 'does_not_exist');
     roleId = role.id;
   }
   if (memberRef !== null) {

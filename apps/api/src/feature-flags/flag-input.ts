@@ -1,7 +1,7 @@
 import { compileRegex, FLAG_PROPERTY_OPERATORS } from '@sightline/flags';
 import { errors } from '@sightline/http';
-import { isJsonObject } from '@sightline/json-input';
-import { INT4_MAX, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from '../http/drf-fields';
+import { findInputProblem, isJsonObject } from '@sightline/json-input';
+import { echoed, INT4_MAX, parseBody, parseBoolean, parseChoice, parseDict, parseInteger, parseList, parseString } from '../http/drf-fields';
 
 export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const;
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const;
@@ -13,6 +13,13 @@ const RELATIVE_DATE = /^-?\d+[hdwmyHDWMY]$/;
 export const MAX_FLAG_KEY_LENGTH = 400;
 /** PostHog's Tag.name max_length. */
 export const MAX_TAG_LENGTH = 255;
+/**
+ * PostHog's FeatureFlag.name is an unbounded TextField (the UI shows it as the description);
+ * Sightline bounds it generously, so no single flag makes every list and decide answer heavy.
+ */
+export const MAX_FLAG_NAME_LENGTH = 65_535;
+/** PostHog's PropertyDefinition.name max_length: the longest property key a filter can name. */
+const MAX_PROPERTY_KEY_LENGTH = 400;
 /** Group type indexes a project can have (PostHog allows five group types). */
 const MAX_GROUP_TYPE_INDEX = 4;
 const isInt4Id = (value: number) => Number.isInteger(value) && value >= 1 && value <= INT4_MAX;
@@ -105,6 +112,10 @@ function variantsOf(filters: Record<string, unknown>): Record<string, unknown>[]
   if (!variants.every((v) => isJsonObject(v) && typeof v['key'] === 'string' && v['key'] !== '')) {
     throw invalidFilters('Filters are not valid (every variant needs a key)');
   }
+  // Variant keys are answered to SDKs beside flag keys: the same length bound.
+  if (variants.some((v) => (v['key'] as string).length > MAX_FLAG_KEY_LENGTH)) {
+    throw invalidFilters(`Filters are not valid (variant keys have at most ${MAX_FLAG_KEY_LENGTH} characters)`, 'max_length');
+  }
   const keys = variants.map((v) => (v as Record<string, unknown>)['key'] as string);
   if (new Set(keys).size !== keys.length) throw invalidFilters('Filters are not valid (variant keys must be unique)');
   for (const variant of variants as Record<string, unknown>[]) {
@@ -131,21 +142,27 @@ function checkPropertyShape(property: PropertyFilter) {
   if (property.type !== 'cohort' && (typeof property.key !== 'string' || property.key === '') && property.type !== 'flag') {
     throw invalidFilters('Filters are not valid (every property filter needs a key)');
   }
+  if (typeof property.key === 'string' && property.key.length > MAX_PROPERTY_KEY_LENGTH) {
+    throw invalidFilters(`Filters are not valid (property keys have at most ${MAX_PROPERTY_KEY_LENGTH} characters)`, 'max_length');
+  }
   if (property.operator !== undefined && property.operator !== null) {
     if (typeof property.operator !== 'string' || !FLAG_PROPERTY_OPERATORS.has(property.operator)) {
       throw invalidFilters(
-        `Invalid operator "${String(property.operator).slice(0, 100)}" for property ${String(property.key).slice(0, 100)}.`,
+        `Invalid operator "${echoed(property.operator)}" for property ${echoed(property.key)}.`,
         'invalid_operator',
       );
     }
   }
   if ((property.operator === 'regex' || property.operator === 'not_regex') && typeof property.value === 'string' && compileRegex(property.value) === null) {
     throw invalidFilters(
-      `Invalid regex pattern for property ${String(property.key).slice(0, 100)}: the pattern must use RE2 syntax (no look-arounds or back-references).`,
+      `Invalid regex pattern for property ${echoed(property.key)}: the pattern must use RE2 syntax (no look-arounds or back-references).`,
       'invalid_value',
     );
   }
 }
+
+/** `between` bounds: two numbers, or numeric text the engine parses at evaluation. */
+const isRangePair = (value: unknown) => Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'number' || typeof v === 'string');
 
 function checkRollout(value: unknown, what: string) {
   if (value === undefined || value === null) return;
@@ -169,7 +186,7 @@ async function dependencyKeys(filters: Record<string, unknown>, ctx: FlagValidat
   for (const reference of flagDependencies(filters)) {
     const id = typeof reference === 'number' ? reference : typeof reference === 'string' && /^\d+$/.test(reference) ? Number(reference) : null;
     if (id === null) {
-      throw invalidFilters(`Flag dependencies must reference flag IDs (integers), not flag keys. Invalid reference: '${String(reference)}'`);
+      throw invalidFilters(`Flag dependencies must reference flag IDs (integers), not flag keys. Invalid reference: '${echoed(reference)}'`);
     }
     const flag = await ctx.findFlag(id);
     if (!flag) throw invalidFilters(`Flag dependency references non-existent flag with ID ${id}`);
@@ -239,22 +256,27 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
     for (const property of propertiesOf(condition)) {
       checkPropertyShape(property);
       if (Array.isArray(property.value) && property.value.length > MAX_PROPERTY_VALUES) {
-        throw invalidFilters(`Property group expressions of type ${String(property.key)} cannot contain more than ${MAX_PROPERTY_VALUES} values.`);
+        throw invalidFilters(`Property group expressions of type ${echoed(property.key)} cannot contain more than ${MAX_PROPERTY_VALUES} values.`);
       }
       if (property.type === 'cohort') {
         const id = Number(property.value);
         if (!isInt4Id(id) || !(await ctx.cohortExists(id))) {
-          throw invalidFilters(`Cohort with id ${String(property.value)} does not exist`, 'cohort_does_not_exist');
+          throw invalidFilters(`Cohort with id ${echoed(property.value)} does not exist`, 'cohort_does_not_exist');
         }
       }
       if ((property.operator === 'is_date_before' || property.operator === 'is_date_after') && !isValidDateValue(property.value)) {
-        throw invalidFilters(`Invalid date value: ${String(property.value)}`, 'invalid_date');
+        throw invalidFilters(`Invalid date value: ${echoed(property.value)}`, 'invalid_date');
       }
       if (typeof property.operator === 'string' && STRING_VALUE_OPERATORS.has(property.operator) && typeof property.value !== 'string') {
-        throw invalidFilters(`Invalid value for operator ${property.operator}: ${JSON.stringify(property.value)}`, 'invalid_value');
+        throw invalidFilters(`Invalid value for operator ${property.operator}: ${echoed(property.value)}`, 'invalid_value');
       }
       if ((property.operator === 'in' || property.operator === 'not_in') && property.type !== 'cohort') {
         throw invalidFilters(`The '${property.operator}' operator is only valid for cohort properties, not '${property.type}' properties.`, 'invalid_operator');
+      }
+      // Beyond PostHog's serializer: a range the flag service could never read is refused
+      // rather than stored as a condition that silently never holds.
+      if ((property.operator === 'between' || property.operator === 'not_between') && !isRangePair(property.value)) {
+        throw invalidFilters(`Invalid value for operator ${property.operator}: expected [low, high], got ${echoed(property.value)}`, 'invalid_value');
       }
     }
   }
@@ -289,10 +311,15 @@ export async function validateFilters(raw: unknown, flagKey: string | undefined,
  */
 export async function parseFlagInput(rawBody: unknown, ctx: FlagValidationContext): Promise<FlagInput> {
   const body = parseBody(rawBody);
+  // The /api guard checks every body first; validation checks again so that it never walks
+  // (or stores) what the guard refuses, whoever calls it: depth past 64 levels, NULs, lone
+  // surrogates, numbers that lost their digits, strings past the input limit.
+  const problem = findInputProblem(body);
+  if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
   const input: FlagInput = {};
   const has = (field: string) => field in body && body[field] !== undefined;
 
-  if (has('name')) input.name = parseString(body['name'], 'name', { allowBlank: true });
+  if (has('name')) input.name = parseString(body['name'], 'name', { allowBlank: true, maxLength: MAX_FLAG_NAME_LENGTH });
   if (has('key')) {
     const key = parseString(body['key'], 'key', { maxLength: MAX_FLAG_KEY_LENGTH });
     if (await ctx.keyTaken(key, ctx.current?.id)) throw errors.validation('There is already a feature flag with this key.', 'key', 'unique');

@@ -7,7 +7,7 @@ import { projectAccess } from '../http/project-access';
 import { serializeRoles } from '../organization/role.serializer';
 import { findRole, type RoleRow } from '../organization/roles.repository';
 import { atLeast } from '../access-control/access-levels';
-import { queryInteger } from '../http/drf-fields';
+import { echoed, queryInteger } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { serializeFlag } from './feature-flag.serializer';
 
@@ -70,7 +70,7 @@ export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
       if (roleId === undefined) throw errors.validation('This field is required.', 'role_id', 'required');
       if (roleId === null) throw errors.validation('This field may not be null.', 'role_id', 'null');
       const role = await findRole(db, req.principal!.organizationId, String(roleId));
-      if (!role) throw errors.validation(`Invalid pk "${String(roleId)}" - object does not exist.`, 'role_id', 'does_not_exist');
+      if (!role) throw errors.validation(`Invalid pk "${echoed(roleId)}" - object does not exist.`, 'role_id', 'does_not_exist');
       const rows = await db.query<RoleAccessRow>(
         `INSERT INTO feature_flag_role_access (feature_flag_id, role_id) VALUES ($1, $2)
          ON CONFLICT (feature_flag_id, role_id) DO NOTHING RETURNING ${columns}`,

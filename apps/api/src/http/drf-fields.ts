@@ -1,5 +1,5 @@
 import { errors } from '@sightline/http';
-import { isJsonObject } from '@sightline/json-input';
+import { findInputProblem, isJsonObject } from '@sightline/json-input';
 
 /**
  * Parsing of request fields with Django REST framework's messages and codes, so a
@@ -13,6 +13,26 @@ const FALSE_VALUES = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'fa
 /** The largest value of a PostgreSQL `integer` column (ids, versions, counts). */
 export const INT4_MAX = 2_147_483_647;
 
+const ECHO_LENGTH = 200;
+
+/**
+ * A client's value as DRF quotes it in a message (Python's str: JSON text for lists and
+ * dictionaries), cut to 200 characters so an error answer, and any log line carrying it, stays
+ * small whatever was sent.
+ */
+export function echoed(value: unknown): string {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (typeof value === 'object' && value !== null) {
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = pythonType(value); // nested past what JSON.stringify can walk
+    }
+  } else text = String(value);
+  return text.length > ECHO_LENGTH ? `${text.slice(0, ECHO_LENGTH)}…` : text;
+}
+
 /** Python's type name, as DRF puts it in "got type" messages. */
 function pythonType(value: unknown): string {
   if (value === null) return 'NoneType';
@@ -21,6 +41,12 @@ function pythonType(value: unknown): string {
   if (typeof value === 'boolean') return 'bool';
   if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
   return 'dict';
+}
+
+/** The input limits' problem with a scalar, reported on `attr`. */
+function throwInputProblem(value: string | number, attr: string) {
+  const problem = findInputProblem(value);
+  if (problem) throw errors.validation(problem.detail, attr, problem.code);
 }
 
 const notNull = (value: unknown, attr: string) => {
@@ -34,15 +60,24 @@ export function parseBoolean(value: unknown, attr: string): boolean {
   throw errors.validation('Must be a valid boolean.', attr, 'invalid');
 }
 
-/** DRF CharField: numbers are taken as their text; `maxLength` as the model's max_length. */
+/**
+ * DRF CharField: numbers are taken as their text; `maxLength` as the model's max_length. The
+ * input limits are checked here too, not only by the /api guard: a NUL or lone surrogate cannot
+ * be stored, and a number past 2^53 or beyond a double has already lost the digits the client sent.
+ */
 export function parseString(value: unknown, attr: string, options: { allowBlank?: boolean; maxLength?: number } = {}): string {
   notNull(value, attr);
-  if (typeof value === 'number') value = String(value);
+  if (typeof value === 'number') {
+    throwInputProblem(value, attr);
+    value = String(value);
+  }
   if (typeof value !== 'string') throw errors.validation('Not a valid string.', attr, 'invalid');
   if (!options.allowBlank && value.trim() === '') throw errors.validation('This field may not be blank.', attr, 'blank');
+  // DRF runs MaxLengthValidator before its NUL and surrogate validators.
   if (options.maxLength !== undefined && value.length > options.maxLength) {
     throw errors.validation(`Ensure this field has no more than ${options.maxLength} characters.`, attr, 'max_length');
   }
+  throwInputProblem(value, attr);
   return value;
 }
 
@@ -72,7 +107,7 @@ export function parseInteger(value: unknown, attr: string, range: { min?: number
 export function parseChoice<T extends string>(value: unknown, attr: string, choices: readonly T[]): T {
   notNull(value, attr);
   if (typeof value !== 'string' || !choices.includes(value as T)) {
-    throw errors.validation(`"${String(value)}" is not a valid choice.`, attr, 'invalid_choice');
+    throw errors.validation(`"${echoed(value)}" is not a valid choice.`, attr, 'invalid_choice');
   }
   return value as T;
 }

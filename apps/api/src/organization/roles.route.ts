@@ -3,7 +3,7 @@ import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
-import { parseBody, parseString, queryInteger } from '../http/drf-fields';
+import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { serializeRoles } from './role.serializer';
 import {
@@ -71,7 +71,7 @@ export function createRolesRouter(db: Sql): Router {
     if (await roleNameTaken(db, req.organizationId!, name)) throw errors.validation('There is already a role with this name.', 'name', 'unique');
     const level = body['feature_flags_access_level'] ?? FEATURE_FLAGS_ACCESS_LEVELS.CAN_ALWAYS_EDIT;
     if (!Object.values(FEATURE_FLAGS_ACCESS_LEVELS).includes(level as 21 | 37)) {
-      throw errors.validation(`"${String(level)}" is not a valid choice.`, 'feature_flags_access_level', 'invalid_choice');
+      throw errors.validation(`"${echoed(level)}" is not a valid choice.`, 'feature_flags_access_level', 'invalid_choice');
     }
     const role = await insertRole(db, { organizationId: req.organizationId!, name, level: level as number, createdById: req.principal!.userId });
     res.status(201).json((await serializeRoles(db, [role]))[0]);
