@@ -48,6 +48,22 @@ describe('local evaluation body', () => {
     expect(Object.keys(body.cohorts)).toEqual(['2']);
   });
 
+  it('serves a malformed stored definition as stored and still rewrites the other flags', () => {
+    const malformed: Array<FlagDefinition['filters']> = [
+      { groups: { a: 1 } as never },
+      { groups: [null as never, { properties: 'x' as never }, { properties: [7 as never, { key: '1', type: 'flag', operator: 'flag_evaluates_to', value: true }] }] },
+      'text' as never,
+    ];
+    const defs = definitions([flag(1, 'base'), ...malformed.map((filters, i) => flag(10 + i, `broken-${i}`, [], { filters })), flag(2, 'dependent', ['1'])]);
+    const body = JSON.parse(localEvaluationBody(defs, false).text);
+    const served = (key: string) => body.flags.find((f: FlagDefinition) => f.key === key).filters;
+    expect(served('broken-0')).toEqual({ groups: { a: 1 } });
+    expect(served('broken-1').groups.slice(0, 2)).toEqual([null, { properties: 'x' }]);
+    expect(served('broken-1').groups[2].properties).toEqual([7, expect.objectContaining({ key: 'base', dependency_chain: ['base'] })]);
+    expect(served('broken-2')).toBe('text');
+    expect(served('dependent').groups[0].properties[0]).toMatchObject({ key: 'base', dependency_chain: ['base'] });
+  });
+
   it('gives a stable ETag per content and cohort choice', () => {
     const defs = definitions([flag(1, 'a')]);
     expect(localEvaluationBody(defs, true).etag).toBe(localEvaluationBody(definitions([flag(1, 'a')]), true).etag);

@@ -1,4 +1,4 @@
-import { evaluateFlags, flagHash, holdoutHash, matchProperty, type EvaluationContext, type FlagDefinition } from './index';
+import { evaluateFlags, flagHash, holdoutHash, matchProperty, RegexBudgetExceededError, type EvaluationContext, type FlagDefinition } from './index';
 
 const NOW = new Date('2024-06-15T12:00:00Z');
 
@@ -265,19 +265,43 @@ describe('hash arithmetic', () => {
 });
 
 describe('hostile definitions and values', () => {
-  it.each([{}, true, 0, 'abc', [null], [{ key: 'a', rollout_percentage: 'x' }]])(
+  it.each([{}, true, 0, 'abc', [null], [{ key: 'a', rollout_percentage: 'x' }], [{ rollout_percentage: 100 }]])(
     'a flag whose variants are %p fails alone; the other flags are answered',
     (variants) => {
       const broken = flag('broken', { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants } as never });
       const fine = flag('fine', { groups: [{ properties: [], rollout_percentage: 100 }] });
       const results = evaluateFlags([broken, fine], context());
       expect(results.get('fine')).toMatchObject({ enabled: true });
-      const failed = results.get('broken')!;
-      // Either refused by the engine or computed without a usable variant, but never a throw.
-      if (failed.failed) expect(failed.reason.code).toBe('evaluation_error');
-      else expect(failed.variant).toBeNull();
+      expect(results.get('broken')).toMatchObject({ failed: true, enabled: false, variant: null, reason: { code: 'evaluation_error' } });
     },
   );
+
+  it.each([
+    ['properties a string', { groups: [{ properties: 'x' as never, rollout_percentage: 100 }] }],
+    ['a null condition', { groups: [null as never] }],
+    ['a property filter that is a number', { groups: [{ properties: [1 as never], rollout_percentage: 100 }] }],
+    ['super_groups an object', { groups: [], super_groups: {} as never }],
+    ['holdout_groups a string', { groups: [], holdout_groups: 'h' as never }],
+  ])('a flag with %s fails alone instead of reading characters or throwing mid-request', (_label, filters) => {
+    const broken = flag('broken', filters);
+    const fine = flag('fine', { groups: [{ properties: [], rollout_percentage: 100 }] });
+    const results = evaluateFlags([broken, fine], context({ personProperties: { x: 1 } }));
+    expect(results.get('broken')).toMatchObject({ failed: true, reason: { code: 'evaluation_error' } });
+    expect(results.get('fine')).toMatchObject({ enabled: true });
+  });
+
+  it('a match past the work budget fails that flag alone; a shorter value is matched', () => {
+    const wide = flag('wide', { groups: [{ properties: [{ key: 'bio', type: 'person', operator: 'regex', value: '\\w{500}\\d' }], rollout_percentage: 100 }] });
+    const fine = flag('fine', { groups: [{ properties: [], rollout_percentage: 100 }] });
+    const long = evaluateFlags([wide, fine], context({ personProperties: { bio: 'a'.repeat(1_000_000) } }));
+    expect(long.get('wide')).toMatchObject({ failed: true, reason: { code: 'evaluation_error' } });
+    expect(long.get('fine')).toMatchObject({ enabled: true });
+    const short = evaluateFlags([wide], context({ personProperties: { bio: `${'a'.repeat(500)}7` } }));
+    expect(short.get('wide')).toMatchObject({ enabled: true, reason: { code: 'condition_match' } });
+    expect(() => matchProperty({ key: 'bio', type: 'person', operator: 'regex', value: '\\w{500}\\d' }, { bio: 'a'.repeat(1_000_000) }, NOW)).toThrow(
+      RegexBudgetExceededError,
+    );
+  });
 
   it('a stored definition without filters or with groups of the wrong type fails alone', () => {
     const noFilters = flag('no-filters', null as never);
@@ -292,6 +316,9 @@ describe('hostile definitions and values', () => {
   it('matches catastrophic-backtracking patterns in linear time, with RE2 semantics', () => {
     const value = `${'a'.repeat(5_000)}!`;
     expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: '^(a+)+$' }, { k: value }, NOW)).toBe(false);
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: '^(a+)+$' }, { k: `${'a'.repeat(30)}!` }, NOW)).toBe(false);
+    // Unanchored: a match anywhere in the value counts.
+    expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: 'a!' }, { k: value }, NOW)).toBe(true);
     expect(matchProperty({ key: 'k', type: 'person', operator: 'not_regex', value: '^(a+)+$' }, { k: value }, NOW)).toBe(true);
     expect(matchProperty({ key: 'k', type: 'person', operator: 'regex', value: '(?i)^A+!$' }, { k: value }, NOW)).toBe(true);
     // Look-arounds are not RE2: the pattern is invalid and matches nothing, for regex and not_regex.

@@ -1,3 +1,4 @@
+import { isJsonObject } from '@sightline/json-input';
 import { cohortIdOf, isInCohort, StoreUnavailableError } from './cohorts';
 import { flagHash, holdoutHash } from './hash';
 import { matchProperty } from './property-match';
@@ -47,13 +48,27 @@ export type DependencyResolver = (keyOrId: string) => FlagResult | null;
 
 class MissingDependency extends Error {}
 
+/** A stored definition whose shape the engine cannot read: the flag fails alone (see evaluate). */
+class MalformedDefinition extends Error {}
+
+/**
+ * A list of a stored definition (conditions, property filters, variants): absent is empty;
+ * anything but a list of objects is malformed. Iterating a string or an object instead would
+ * answer a plausible but wrong value (a string iterates its characters) or throw mid-flag.
+ */
+function listOf<T>(value: readonly T[] | null | undefined, what: string): readonly T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !(value as unknown[]).every((item) => isJsonObject(item))) throw new MalformedDefinition(`${what} is not a list of objects`);
+  return value;
+}
+
 const conditionOrder = new WeakMap<FlagDefinition, Array<{ condition: FlagCondition; index: number }>>();
 
 /** Conditions carrying a variant override go first (stable), keeping their original index; computed once per definition. */
 function orderedConditions(flag: FlagDefinition): Array<{ condition: FlagCondition; index: number }> {
   let ordered = conditionOrder.get(flag);
   if (!ordered) {
-    ordered = (flag.filters.groups ?? []).map((condition, index) => ({ condition, index }));
+    ordered = listOf(flag.filters.groups, 'groups').map((condition, index) => ({ condition, index }));
     ordered.sort((a, b) => Number(!a.condition.variant) - Number(!b.condition.variant));
     conditionOrder.set(flag, ordered);
   }
@@ -69,7 +84,12 @@ interface Target {
 const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
 function variantsOf(flag: FlagDefinition) {
-  return flag.filters.multivariate?.variants ?? [];
+  const variants = listOf(flag.filters.multivariate?.variants, 'multivariate.variants');
+  // The flag service cannot read such a variant either (its definition fails to deserialise).
+  if (!variants.every((v) => typeof v.key === 'string' && typeof v.rollout_percentage === 'number')) {
+    throw new MalformedDefinition('a variant without a string key and a numeric rollout_percentage');
+  }
+  return variants;
 }
 
 function matchingVariant(flag: FlagDefinition, identifier: string): string | null {
@@ -130,7 +150,7 @@ export class FlagEvaluator {
 
   /** Properties first (non-cohort, then cohorts), all ANDed; then the rollout. */
   private conditionState(flag: FlagDefinition, condition: FlagCondition, target: Target, resolve: DependencyResolver): 'match' | 'no_match' | 'out_of_rollout' {
-    const filters = condition.properties ?? [];
+    const filters = listOf(condition.properties, 'properties');
     const cohortFilters: PropertyFilter[] = [];
     for (const filter of filters) {
       if (filter.type === 'cohort') {
@@ -198,10 +218,10 @@ export class FlagEvaluator {
     } else target = this.personTarget(flag);
 
     // Early access: the super condition decides alone once the person has any of its keys.
-    const superCondition = filters.super_groups?.[0];
+    const superCondition = listOf(filters.super_groups, 'super_groups')[0];
     if (superCondition) {
       const person = this.personTarget(flag);
-      const relevant = (superCondition.properties ?? []).some((p) => hasOwn(person.properties, p.key));
+      const relevant = listOf(superCondition.properties, 'properties').some((p) => hasOwn(person.properties, p.key));
       if (relevant) {
         const matched = this.conditionState(flag, superCondition, person, resolve) === 'match';
         return this.result(flag, matched, null, reasonOf('super_condition_value', 0), payloadFor(flag, null));
@@ -221,8 +241,8 @@ export class FlagEvaluator {
       }
     }
     // Legacy shape: holdout_groups[0] with a rollout percentage and an optional variant.
-    const holdout = filters.holdout_groups?.[0];
-    if (holdout && (holdout.properties ?? []).length === 0) {
+    const holdout = listOf(filters.holdout_groups, 'holdout_groups')[0];
+    if (holdout && listOf(holdout.properties, 'properties').length === 0) {
       const pct = holdout.rollout_percentage;
       const inHoldout = pct === null || pct === undefined || holdoutHash(holdoutIdentifier) <= pct / 100;
       if (inHoldout) {
