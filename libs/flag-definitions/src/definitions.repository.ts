@@ -72,7 +72,6 @@ export async function loadProjectFlagDefinitions(db: Sql, teamId: number): Promi
   const groupTypeIndexes = new Map(groupTypeRows.map((row) => [row.group_type, Number(row.group_type_index)]));
   const staticIds = new Set([...cohorts.values()].filter((c) => c.is_static).map((c) => c.id));
   const usesStaticCohorts =
-    staticIds.size > 0 &&
-    flags.some((flag) => storedPropertyFilters(flag.filters, ['groups', 'super_groups']).some((p) => p.type === 'cohort'));
+    staticIds.size > 0 && flags.some((flag) => storedPropertyFilters(flag.filters, ['groups', 'super_groups']).some((p) => p.type === 'cohort'));
   return { teamId, flags, cohorts, groupTypeNames, groupTypeIndexes, usesStaticCohorts };
 }

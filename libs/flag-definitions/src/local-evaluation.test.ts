@@ -51,7 +51,13 @@ describe('local evaluation body', () => {
   it('serves a malformed stored definition as stored and still rewrites the other flags', () => {
     const malformed: Array<FlagDefinition['filters']> = [
       { groups: { a: 1 } as never },
-      { groups: [null as never, { properties: 'x' as never }, { properties: [7 as never, { key: '1', type: 'flag', operator: 'flag_evaluates_to', value: true }] }] },
+      {
+        groups: [
+          null as never,
+          { properties: 'x' as never },
+          { properties: [7 as never, { key: '1', type: 'flag', operator: 'flag_evaluates_to', value: true }] },
+        ],
+      },
       'text' as never,
     ];
     const defs = definitions([flag(1, 'base'), ...malformed.map((filters, i) => flag(10 + i, `broken-${i}`, [], { filters })), flag(2, 'dependent', ['1'])]);

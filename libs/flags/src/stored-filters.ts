@@ -1,7 +1,6 @@
 import { isJsonObject as isObject } from '@sightline/json-input';
 import type { FlagFilters, PropertyFilter } from './types';
 
-
 /**
  * The property filters of a stored definition's condition lists (`groups`, `super_groups`),
  * reading only what has the shape PostHog writes and skipping the rest. Rows written before

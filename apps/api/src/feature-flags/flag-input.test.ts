@@ -78,4 +78,112 @@ describe('parseFlagInput', () => {
       attr: 'deleted',
     });
   });
+
+  describe('hostile input, without the /api guard in front', () => {
+    const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`) as unknown;
+    const person = (property: Record<string, unknown>) => ({ groups: [{ properties: [{ type: 'person', ...property }], rollout_percentage: 100 }] });
+
+    it.each([
+      [
+        'rollback_conditions nested 10,000 levels',
+        { key: 'k', filters: everyone, rollback_conditions: nested(10_000) },
+        'max_depth',
+        /^rollback_conditions__0__0/,
+      ],
+      [
+        'a filter value nested 10,000 levels',
+        { key: 'k', filters: person({ key: 'p', value: nested(10_000) }) },
+        'max_depth',
+        /^filters__groups__0__properties__0__value/,
+      ],
+      ['a key past 2^53', { key: 2 ** 63, filters: everyone }, 'max_value', /^key$/],
+      ['an infinite name', { key: 'k', name: Infinity, filters: everyone }, 'invalid', /^name$/],
+      ['a NUL in a tag', { key: 'k', filters: everyone, tags: ['a\u0000'] }, 'null_characters_not_allowed', /^tags__0$/],
+      [
+        'a lone surrogate in a filter key',
+        { key: 'k', filters: person({ key: '\ud800', value: 'x' }) },
+        'surrogate_characters_not_allowed',
+        /^filters__groups__0__properties__0__key$/,
+      ],
+    ])('%s is a 400 naming the field', async (_label, body, code, attr) => {
+      expect(await failure(body)).toMatchObject({ type: 'validation_error', code, attr: expect.stringMatching(attr) });
+    });
+
+    it('keeps DRF CharField’s numbers as text when they are exact', async () => {
+      expect((await parseFlagInput({ key: Number.MAX_SAFE_INTEGER, filters: everyone }, context())).key).toBe('9007199254740991');
+      expect(await failure({ key: Number.MAX_SAFE_INTEGER + 1, filters: everyone })).toMatchObject({ code: 'max_value', attr: 'key' });
+    });
+
+    it.each([
+      ['variants {}', { variants: {} }],
+      ['variants true', { variants: true }],
+      ['variants 0', { variants: 0 }],
+      ['a variant without a key', { variants: [{ rollout_percentage: 100 }] }],
+      ['a variant with a numeric key', { variants: [{ key: 1, rollout_percentage: 100 }] }],
+      ['a rollout that is text', { variants: [{ key: 'a', rollout_percentage: '100' }] }],
+      [
+        'a rollout past 100',
+        {
+          variants: [
+            { key: 'a', rollout_percentage: 150 },
+            { key: 'b', rollout_percentage: -50 },
+          ],
+        },
+      ],
+      [
+        'duplicate keys',
+        {
+          variants: [
+            { key: 'a', rollout_percentage: 50 },
+            { key: 'a', rollout_percentage: 50 },
+          ],
+        },
+      ],
+    ])('refuses %s', async (_label, multivariate) => {
+      expect(await failure({ key: 'k', filters: { ...everyone, multivariate } })).toMatchObject({ attr: 'filters' });
+    });
+
+    it('bounds name, variant keys and property keys', async () => {
+      expect(await failure({ key: 'k', name: 'n'.repeat(65_536), filters: everyone })).toEqual({
+        type: 'validation_error',
+        code: 'max_length',
+        detail: 'Ensure this field has no more than 65535 characters.',
+        attr: 'name',
+      });
+      const variants = { variants: [{ key: 'v'.repeat(401), rollout_percentage: 100 }] };
+      expect(await failure({ key: 'k', filters: { ...everyone, multivariate: variants } })).toMatchObject({ code: 'max_length', attr: 'filters' });
+      expect(await failure({ key: 'k', filters: person({ key: 'p'.repeat(401), value: 'x' }) })).toMatchObject({ code: 'max_length', attr: 'filters' });
+      const fine = {
+        key: 'k',
+        name: 'n'.repeat(65_535),
+        filters: { ...everyone, multivariate: { variants: [{ key: 'v'.repeat(400), rollout_percentage: 100 }] } },
+      };
+      expect((await parseFlagInput(fine, context())).name).toHaveLength(65_535);
+    });
+
+    it.each([
+      ['an unknown operator', { key: 'p', operator: 'o'.repeat(100_000), value: 'x' }, 'invalid_operator'],
+      ['a pattern RE2 cannot compile', { key: 'p', operator: 'regex', value: '(?<=a)b' }, 'invalid_value'],
+      ['a regex value that is a list', { key: 'p', operator: 'regex', value: ['x'.repeat(100_000)] }, 'invalid_value'],
+      ['between with one bound', { key: 'p', operator: 'between', value: [1] }, 'invalid_value'],
+      ['between with an object bound', { key: 'p', operator: 'between', value: [1, {}] }, 'invalid_value'],
+      ['in on a person property', { key: 'p', operator: 'in', value: 'x' }, 'invalid_operator'],
+    ])('refuses %s, quoting at most 200 characters of it', async (_label, property, code) => {
+      const answer = await failure({ key: 'k', filters: person(property) });
+      expect(answer).toMatchObject({ attr: 'filters', code });
+      expect(answer.detail.length).toBeLessThan(500);
+    });
+
+    it('accepts between with numbers or numeric text', async () => {
+      const filters = person({ key: 'p', operator: 'between', value: ['1', 5] });
+      expect((await parseFlagInput({ key: 'k', filters }, context())).filters).toEqual(filters);
+    });
+
+    it.each([2 ** 31, -1, 0, 'abc', 1.5])('refuses cohort id %p without asking the store', async (value) => {
+      const cohortExists = jest.fn(async () => true);
+      const filters = { groups: [{ properties: [{ key: 'id', type: 'cohort', value }] }] };
+      expect(await failure({ key: 'k', filters }, context({ cohortExists }))).toMatchObject({ code: 'cohort_does_not_exist', attr: 'filters' });
+      expect(cohortExists).not.toHaveBeenCalled();
+    });
+  });
 });

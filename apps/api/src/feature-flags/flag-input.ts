@@ -147,10 +147,7 @@ function checkPropertyShape(property: PropertyFilter) {
   }
   if (property.operator !== undefined && property.operator !== null) {
     if (typeof property.operator !== 'string' || !FLAG_PROPERTY_OPERATORS.has(property.operator)) {
-      throw invalidFilters(
-        `Invalid operator "${echoed(property.operator)}" for property ${echoed(property.key)}.`,
-        'invalid_operator',
-      );
+      throw invalidFilters(`Invalid operator "${echoed(property.operator)}" for property ${echoed(property.key)}.`, 'invalid_operator');
     }
   }
   if ((property.operator === 'regex' || property.operator === 'not_regex') && typeof property.value === 'string' && compileRegex(property.value) === null) {
