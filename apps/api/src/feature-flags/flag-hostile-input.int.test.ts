@@ -4,9 +4,8 @@
  * never stall the process. The management API's generic checks (NUL, depth, numbers) are held
  * by apps/api/src/http/hostile-input.int.test.ts; these are the flag-specific ones.
  */
-import { listen, type RunningServer } from '@sightline/http';
 import { insertCohort, insertPerson } from '@sightline/testkit';
-import { ADMIN_KEY, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+import { ADMIN_KEY, createFlagFixture, serveFixture, type FlagFixture, type ServedFixture } from '../testing/api-test-fixture';
 
 const everyone = { groups: [{ properties: [], rollout_percentage: 100 }] };
 const personFilter = (key: string, operator: string, value: unknown) => ({
@@ -15,20 +14,11 @@ const personFilter = (key: string, operator: string, value: unknown) => ({
 
 describe('hostile flag definitions and flag requests', () => {
   let fixture: FlagFixture;
-  let server: RunningServer;
+  let served: ServedFixture;
   let base: string;
   let token: string;
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${ADMIN_KEY}`, 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    return { status: response.status, json: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown> };
-  };
+  const api = (method: string, path: string, body?: unknown) => served.send(method, path, body);
   const createFlag = (body: Record<string, unknown>) => api('POST', '/api/projects/1/feature_flags/', body);
   const flags = async (body: unknown, path = '/flags/?v=2') => {
     const response = await fetch(`${base}${path}`, {
@@ -53,8 +43,8 @@ describe('hostile flag definitions and flag requests', () => {
 
   beforeAll(async () => {
     fixture = await createFlagFixture('flag_hostile', () => Date.parse('2024-01-10T15:00:00Z'));
-    server = await listen(fixture.app, { host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${server.port}`;
+    served = await serveFixture(fixture);
+    base = served.base;
     token = (await fixture.db.query<{ api_token: string }>('SELECT api_token FROM projects WHERE id = 1'))[0]!.api_token;
     // A static cohort makes the loader look through every flag's conditions for cohort filters.
     const person = await insertPerson(fixture.db, 1, ['cohort-member'], {});
@@ -64,7 +54,7 @@ describe('hostile flag definitions and flag requests', () => {
     healthyId = healthy.json['id'] as number;
   });
   afterAll(async () => {
-    await server.close();
+    await served.close();
     await fixture.close();
   });
 

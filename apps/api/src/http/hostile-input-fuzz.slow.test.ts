@@ -8,8 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { hostileBodies, hostileJsonValue, hostileQueryValue } from '@sightline/testkit';
-import { listen, type RunningServer } from '@sightline/http';
-import { ADMIN_KEY, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+import { createFlagFixture, type FlagFixture, serveFixture, type ServedFixture } from '../testing/api-test-fixture';
 
 /** Bodies per route; the routes below add up to more than 10,000 in a run. FUZZ_RUNS raises it. */
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 720);
@@ -23,7 +22,7 @@ interface Answer {
 
 describe('hostile input on the management API', () => {
   let fixture: FlagFixture;
-  let server: RunningServer;
+  let served: ServedFixture;
   let base: string;
   let flagId: number;
   let roleId: string;
@@ -31,13 +30,8 @@ describe('hostile input on the management API', () => {
   const statuses = new Map<number, number>();
 
   const send = async (method: string, path: string, body?: string): Promise<Answer> => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      body,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const answer = { status: response.status, text: await response.text() };
+    const { status, text } = await served.send(method, path, body);
+    const answer = { status, text };
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
     if (++requests % HEALTH_EVERY === 0) {
       const health = await fetch(`${base}/_health`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
@@ -111,9 +105,8 @@ describe('hostile input on the management API', () => {
 
   beforeAll(async () => {
     fixture = await createFlagFixture('hostilefuzz', () => Date.parse('2024-01-10T15:00:00Z'));
-    // The server every app runs on (timeouts, JSON answers to refused requests), not app.listen.
-    server = await listen(fixture.app, { host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${server.port}`;
+    served = await serveFixture(fixture);
+    base = served.base;
     const flag = await send('POST', '/api/projects/1/feature_flags/', JSON.stringify(newFlagBody()));
     expect([flag.status, flag.text]).toEqual([201, expect.any(String)]);
     flagId = (JSON.parse(flag.text) as { id: number }).id;
@@ -122,7 +115,7 @@ describe('hostile input on the management API', () => {
     roleId = (JSON.parse(role.text) as { id: string }).id;
   });
   afterAll(async () => {
-    await server.close();
+    await served.close();
     await fixture.close();
     // Shown so a reader of the run sees the fuzzing reached past validation, not just 400s.
     process.stdout.write(`hostile fuzz: ${requests} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}\n`);

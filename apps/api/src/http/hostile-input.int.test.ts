@@ -3,24 +3,14 @@
  * each on a running server over a real socket, followed by a health check and an ordinary
  * request that must still be served.
  */
-import { listen, type RunningServer } from '@sightline/http';
-import { ADMIN_KEY, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+import { ADMIN_KEY, createFlagFixture, serveFixture, type FlagFixture, type ServedFixture } from '../testing/api-test-fixture';
 
 describe('hostile requests to the management API', () => {
   let fixture: FlagFixture;
-  let server: RunningServer;
+  let served: ServedFixture;
   let base: string;
 
-  const send = async (method: string, path: string, body?: string) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${ADMIN_KEY}`, 'Content-Type': 'application/json' },
-      body,
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    return { status: response.status, text, json: JSON.parse(text) as Record<string, unknown> };
-  };
+  const send = (method: string, path: string, body?: string) => served.send(method, path, body);
   const trend = (body: string) => send('POST', '/api/environments/1/insights/trend/', body);
   const stillServing = async () => {
     expect((await fetch(`${base}/_health`)).status).toBe(200);
@@ -29,12 +19,11 @@ describe('hostile requests to the management API', () => {
 
   beforeAll(async () => {
     fixture = await createFlagFixture('hostile', () => Date.parse('2024-01-10T15:00:00Z'));
-    // The server every app runs on (timeouts, JSON answers to refused requests), not app.listen.
-    server = await listen(fixture.app, { host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${server.port}`;
+    served = await serveFixture(fixture);
+    base = served.base;
   });
   afterAll(async () => {
-    await server.close();
+    await served.close();
     await fixture.close();
   });
 

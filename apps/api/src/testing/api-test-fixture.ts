@@ -11,6 +11,7 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
+import { listen } from '@sightline/http';
 import { createApiApp } from '../app';
 
 export const ADMIN_KEY = 'phx_flags_admin';
@@ -98,3 +99,40 @@ export async function createFlagFixture(name: string, now: () => number, store: 
 }
 
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+export interface ServedFixture {
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  /** A request with the admin key; the body as given (text) or JSON-encoded. */
+  send(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The fixture's app on the server every Sightline app runs on (`listen`: timeouts, JSON answers to
+ * refused requests), not app.listen, for tests that need real sockets.
+ */
+export async function serveFixture(fixture: FlagFixture): Promise<ServedFixture> {
+  const server = await listen(fixture.app, { host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${server.port}`;
+  return {
+    base,
+    async send(method, path, body) {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { ...bearer(ADMIN_KEY), 'Content-Type': 'application/json' },
+        body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await response.text();
+      let json: Record<string, unknown> = {};
+      try {
+        json = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        // Not JSON: the caller's assertion shows `text`.
+      }
+      return { status: response.status, text, json };
+    },
+    close: () => server.close(),
+  };
+}
