@@ -8,7 +8,42 @@ export interface Project {
   name: string;
   api_token: string;
   timezone: string;
+  /** 0 Sunday, 1 Monday; null: Sunday. */
+  week_start_day: 0 | 1 | null;
+  /** Property filters `filter_test_accounts` applies (a list or a group). */
+  test_account_filters: unknown;
   created_at: Date;
+}
+
+export interface ProjectSettingsChange {
+  name?: string;
+  timezone?: string;
+  week_start_day?: 0 | 1 | null;
+  test_account_filters?: unknown;
+}
+
+/** Changes the settings given, leaving the others; answers the project as stored. */
+export async function updateProjectSettings(db: Sql, id: number, change: ProjectSettingsChange): Promise<Project | null> {
+  const rows = await db.query<Project>(
+    `UPDATE projects SET
+       name = CASE WHEN $2 THEN $3 ELSE name END,
+       timezone = CASE WHEN $4 THEN $5 ELSE timezone END,
+       week_start_day = CASE WHEN $6 THEN $7::smallint ELSE week_start_day END,
+       test_account_filters = CASE WHEN $8 THEN $9::jsonb ELSE test_account_filters END
+     WHERE id = $1 RETURNING *`,
+    [
+      id,
+      change.name !== undefined,
+      change.name ?? null,
+      change.timezone !== undefined,
+      change.timezone ?? null,
+      change.week_start_day !== undefined,
+      change.week_start_day ?? null,
+      change.test_account_filters !== undefined,
+      JSON.stringify(change.test_account_filters ?? []),
+    ],
+  );
+  return rows[0] ?? null;
 }
 
 export async function findProjectByToken(db: Sql, token: string): Promise<Project | null> {

@@ -27,6 +27,8 @@ export interface CompileContext {
   propertiesColumn(filter: PropertyFilter): string | null;
   /** SQL for "the row's actor is in cohort `id`"; absent: cohort filters are refused. */
   cohortMembership?(cohortId: number): string;
+  /** SQL for a HogQL boolean expression (`type: "hogql"` filters); absent: they are refused. */
+  hogqlFilter?(expression: string): string;
   /** The query's now, for relative date values. */
   nowMs: number;
 }
@@ -41,6 +43,14 @@ function dateValueSql(value: unknown, ctx: CompileContext): string {
   const relative = typeof value === 'string' ? RELATIVE_DATE.exec(value) : null;
   if (relative) return `toDateTime64(${ctx.params.add((ctx.nowMs - Number(relative[1]) * UNIT_MS[relative[2]!]!) / 1000, 'Float64')}, 6, 'UTC')`;
   return `parseDateTime64BestEffortOrNull(${ctx.params.add(String(value), 'String')}, 6, 'UTC')`;
+}
+
+/**
+ * A property's value as text, as queries compare and group it: a JSON string by its value,
+ * anything else by its JSON text (`42`, `true`, `["a"]`); '' when the key is missing.
+ */
+export function propertyTextSql(column: string, keyPlaceholder: string): string {
+  return `if(JSONType(${column}, ${keyPlaceholder}) = 'String', JSONExtractString(${column}, ${keyPlaceholder}), JSONExtractRaw(${column}, ${keyPlaceholder}))`;
 }
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -58,12 +68,17 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
     const member = ctx.cohortMembership(Number(filter.value));
     return filter.operator === 'not_in' || filter.negation ? `NOT (${member})` : member;
   }
+  if (filter.type === 'hogql') {
+    if (!ctx.hogqlFilter) throw new PropertyCompileError('HogQL filters are not supported in this query.');
+    const expression = ctx.hogqlFilter(filter.key);
+    return filter.negation ? `NOT (${expression})` : `(${expression})`;
+  }
   const column = ctx.propertiesColumn(filter);
   if (column === null) throw new PropertyCompileError(`Property filters of type "${String(filter.type)}" are not supported in this query.`);
   const key = ctx.params.add(filter.key, 'String');
   const has = `JSONHas(${column}, ${key})`;
   const present = `(${has} AND JSONType(${column}, ${key}) != 'Null')`;
-  const text = `if(JSONType(${column}, ${key}) = 'String', JSONExtractString(${column}, ${key}), JSONExtractRaw(${column}, ${key}))`;
+  const text = propertyTextSql(column, key);
   const number = `toFloat64OrNull(${text})`;
   const value = filter.value;
   const operator = filter.operator ?? 'exact';

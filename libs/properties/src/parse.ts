@@ -75,7 +75,8 @@ function parseFilter(raw: Record<string, unknown>, attr: string, options: ParseO
     filter.value = id;
     return filter;
   }
-  if (VALUELESS_OPERATORS.has(operator)) return filter;
+  // A HogQL filter's key is the whole boolean expression; it has no value.
+  if (type === 'hogql' || VALUELESS_OPERATORS.has(operator)) return filter;
   if (value === undefined || value === null) throw new PropertyFilterError(attr, `Operator "${operator}" needs a value.`, 'invalid_input');
   if (Array.isArray(value)) {
     if (value.length === 0 || !value.every(isScalar))

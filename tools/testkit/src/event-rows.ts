@@ -8,6 +8,8 @@ export function testEventRow(e: {
   teamId?: number;
   uuid?: string;
   distinctId?: string;
+  /** The person id frozen on the row at ingestion (default: a fresh one). */
+  personId?: string;
   properties?: Record<string, unknown>;
   personProperties?: Record<string, unknown>;
   /** Group properties by group type index. */
@@ -22,7 +24,7 @@ export function testEventRow(e: {
     distinct_id: e.distinctId ?? 'u1',
     elements_chain: '',
     created_at: toClickHouseDateTime(e.atMs),
-    person_id: randomUUID(),
+    person_id: e.personId ?? randomUUID(),
     person_properties: e.personProperties ? JSON.stringify(e.personProperties) : '',
     person_mode: 'full',
     ...Object.fromEntries(Object.entries(e.groupProperties ?? {}).map(([index, props]) => [`group${index}_properties`, JSON.stringify(props)])),

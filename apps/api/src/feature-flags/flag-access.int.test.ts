@@ -2,7 +2,7 @@ import { testEventRow } from '@sightline/testkit';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
-import { parseTrendFilter, runTrendQuery } from '@sightline/insights';
+import { createTrendsService, parseTrendFilter } from '@sightline/insights';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');
@@ -206,7 +206,9 @@ describe('flag roles, access, dashboards and static cohorts', () => {
         event('$feature_flag_called', { $feature_flag: 'other-flag', $feature_flag_response: true }),
         event('$pageview', { $feature_flag: 'dash-flag' }),
       ]);
-      const [total, unique] = await Promise.all(insights.map((i) => runTrendQuery(f.ch, 1, parseTrendFilter(i.filters), NOW)));
+      const [total, unique] = await Promise.all(
+        insights.map((i) => createTrendsService({ db: f.db, ch: f.ch, cacheTtlMs: 0 }).run({ id: 1, timezone: 'UTC' }, parseTrendFilter(i.filters), NOW)),
+      );
       expect(total!.result[0]!.count).toBe(2);
       expect(unique!.result[0]!.count).toBe(2);
       expect(total!.result[0]!.days).toHaveLength(31);
@@ -242,7 +244,7 @@ describe('flag roles, access, dashboards and static cohorts', () => {
         'Feature Interaction Total Volume',
         'Feature Viewed Total Volume',
       ]);
-      const viewed = await runTrendQuery(f.ch, 1, parseTrendFilter(names[3]!.filters), NOW);
+      const viewed = await createTrendsService({ db: f.db, ch: f.ch, cacheTtlMs: 0 }).run({ id: 1, timezone: 'UTC' }, parseTrendFilter(names[3]!.filters), NOW);
       expect(viewed.result[0]!.count).toBe(1);
       const twice = await request(f.app).post(`${base}/enrich_usage_dashboard/`).set(admin).send({});
       expect(twice.body).toEqual({ success: false, error: 'Usage dashboard already has enriched data' });

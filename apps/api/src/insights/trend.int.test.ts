@@ -78,7 +78,11 @@ describe('management API', () => {
     expect(series.data).toEqual([0, 0, 0, 0, 1, 0, 1, 2]);
     expect(series.count).toBe(4);
     expect(series.label).toBe('signup');
-    expect(series.filter).toMatchObject({ date_from: '-7d', events: [{ id: 'signup', math: 'total' }] });
+    expect(series.filter).toMatchObject({
+      date_from: '2024-01-03T00:00:00Z',
+      date_to: '2024-01-10T23:59:59.999999Z',
+      events: [{ id: 'signup', math: 'total' }],
+    });
   });
 
   it('serves the same trend on the legacy projects path, by GET, and for dau and explicit dates', async () => {
@@ -111,11 +115,37 @@ describe('management API', () => {
     expect(res.body).toEqual({ type: expect.any(String), code, detail: expect.any(String), attr: null });
   });
 
+  it('answers no series with an empty result, as PostHog does', async () => {
+    for (const body of [{}, { events: [] }]) {
+      const res = await request(app).post('/api/environments/1/insights/trend/').set(auth()).send(body);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ result: [], timezone: 'UTC', is_cached: false });
+    }
+    const get = await request(app).get('/api/environments/1/insights/trend/').set(auth());
+    expect(get.status).toBe(200);
+    expect(get.body.result).toEqual([]);
+  });
+
+  it('answers format=csv with one row per series', async () => {
+    const res = await request(app)
+      .get('/api/environments/1/insights/trend/')
+      .query({ events: JSON.stringify([{ id: 'signup' }]), format: 'csv' })
+      .set(auth());
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    expect(res.text).toBe(
+      'series,breakdown_value,2024-01-03,2024-01-04,2024-01-05,2024-01-06,2024-01-07,2024-01-08,2024-01-09,2024-01-10\r\nsignup,,0,0,0,0,1,0,1,2\r\n',
+    );
+  });
+
   it.each([
     ['malformed JSON', '{"events":', 'parse_error', null],
-    ['no events', '{}', 'required', 'events'],
     ['a bad date', '{"events":[{"id":"a"}],"date_from":"someday"}', 'invalid_date', 'date_from'],
-    ['an unsupported math', '{"events":[{"id":"a","math":"p99"}]}', 'not_supported', 'events__0__math'],
+    ['an unknown math', '{"events":[{"id":"a","math":"p42"}]}', 'invalid_choice', 'events__0__math'],
+    ['an unknown display', '{"events":[{"id":"a"}],"display":"Sparkles"}', 'invalid_choice', 'display'],
+    ['a malformed formula', '{"events":[{"id":"a"}],"formula":"A+"}', 'invalid_formula', 'formula'],
+    ['a formula naming a missing series', '{"events":[{"id":"a"}],"formula":"A+C"}', 'invalid_formula', 'formula'],
+    ['a bad compare_to', '{"events":[{"id":"a"}],"compare":true,"compare_to":"last week"}', 'invalid_date', 'compare_to'],
   ])('answers %s with 400', async (_case, body, code, attr) => {
     const res = await request(app).post('/api/environments/1/insights/trend/').set(auth()).set('Content-Type', 'application/json').send(body);
     expect(res.status).toBe(400);

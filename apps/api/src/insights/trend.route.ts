@@ -1,34 +1,70 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
-import { DateRangeError, parseTrendFilter, runTrendQuery, trendFilterFromQuery, TrendFilterError } from '@sightline/insights';
+import {
+  createTrendsService,
+  DateRangeError,
+  FormulaError,
+  parseTrendFilter,
+  trendFilterFromQuery,
+  TrendFilterError,
+  TrendQueryError,
+  type TrendResult,
+} from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
+import { PropertyCompileError } from '@sightline/properties';
 import { projectAccess } from '../http/project-access';
+import { trendResultCsv } from './trend.csv';
 
 export interface InsightsDeps {
   db: Sql;
   ch: ClickHouseClient;
   now: () => number;
+  /** How long a trend answer is served from the cache (0: never). */
+  insightCacheTtlMs?: number;
 }
+
+/** Every way a trend request can be wrong, as the DRF-shaped 400 naming the field. */
+function asValidationError(error: unknown): unknown {
+  if (error instanceof TrendFilterError || error instanceof TrendQueryError) return errors.validation(error.message, error.attr, error.code);
+  if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
+  if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
+  if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');
+  return error;
+}
+
+const truthy = (value: unknown) => value === true || value === 'true' || value === '1';
 
 /** Trends under both prefixes: environments (current) and projects (legacy). */
 export function createTrendRouter(deps: InsightsDeps): Router {
   const router = Router();
-  const trend = async (req: Request, input: unknown) => {
+  const trends = createTrendsService({ db: deps.db, ch: deps.ch, cacheTtlMs: deps.insightCacheTtlMs ?? 60_000 });
+  const trend = async (req: Request, input: Record<string, unknown>): Promise<TrendResult> => {
     try {
-      return await runTrendQuery(deps.ch, req.project!.id, parseTrendFilter(input), deps.now());
+      // GET or POST with no series answers an empty result, as PostHog does.
+      const filter = parseTrendFilter(input);
+      if (filter.series.length === 0) {
+        return { result: [], next: null, timezone: req.project!.timezone, is_cached: false, last_refresh: new Date(deps.now()).toISOString() };
+      }
+      return await trends.run(req.project!, filter, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
     } catch (error) {
-      if (error instanceof TrendFilterError) throw errors.validation(error.message, error.attr, error.code);
-      if (error instanceof DateRangeError) throw errors.validation(error.message, error.attr, 'invalid_date');
-      throw error;
+      throw asValidationError(error);
     }
+  };
+  const send = (req: Request, res: Response, result: TrendResult) => {
+    if (req.query['format'] === 'csv') {
+      res.type('text/csv').send(trendResultCsv(result));
+      return;
+    }
+    res.json(result);
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const path = `${prefix}/insights/trend`;
     router.post(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      res.json(await trend(req, req.body ?? {}));
+      const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+      send(req, res, await trend(req, body));
     });
     router.get(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
       let input;
@@ -38,10 +74,9 @@ export function createTrendRouter(deps: InsightsDeps): Router {
         const problem = findInputProblem(input);
         if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
       } catch (error) {
-        if (error instanceof TrendFilterError) throw errors.validation(error.message, error.attr, error.code);
-        throw error;
+        throw asValidationError(error);
       }
-      res.json(await trend(req, input));
+      send(req, res, await trend(req, input));
     });
   }
   return router;

@@ -1,35 +1,79 @@
-import { formatDay, formatDayLabel, MAX_BUCKETS, parseRelativeDate, resolveDayRange, DateRangeError } from './date-range';
+import { DateTime } from 'luxon';
+import {
+  DateRangeError,
+  formatBucketDay,
+  formatBucketLabel,
+  isoDateTime,
+  MAX_BUCKETS,
+  parseQueryDate,
+  previousPeriod,
+  resolveQueryDateRange,
+  type Interval,
+} from './date-range';
 
-const now = Date.parse('2024-01-10T15:00:00Z');
+const NOW = Date.parse('2024-01-10T15:00:00Z');
+const range = (dateFrom: string | null, dateTo: string | null, interval: Interval = 'day', timezone = 'UTC', weekStartDay: 0 | 1 = 0) =>
+  resolveQueryDateRange({ dateFrom, dateTo, interval, timezone, weekStartDay, nowMs: NOW });
+const days = (r: ReturnType<typeof range>) => r.buckets.map((b) => formatBucketDay(b, r.interval));
+const labels = (r: ReturnType<typeof range>) => r.buckets.map((b) => formatBucketLabel(b, r));
 
-describe('resolveDayRange (docs/http-api.md#trends)', () => {
-  it('-7d gives 8 daily buckets, both ends inclusive', () => {
-    const range = resolveDayRange(undefined, undefined, now);
-    expect(range.days.map(formatDay)).toEqual(['2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07', '2024-01-08', '2024-01-09', '2024-01-10']);
-    expect(range.days.map(formatDayLabel)[0]).toBe('3-Jan-2024');
-    expect(new Date(range.fromMs).toISOString()).toBe('2024-01-03T00:00:00.000Z');
-    expect(new Date(range.toMs).toISOString()).toBe('2024-01-10T23:59:59.999Z');
+describe('resolveQueryDateRange (PostHog QueryDateRange)', () => {
+  it('the bucket example: -7d by day gives 8 buckets, both ends inclusive', () => {
+    const r = range(null, null);
+    expect(days(r)).toEqual(['2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07', '2024-01-08', '2024-01-09', '2024-01-10']);
+    expect(labels(r)[0]).toBe('3-Jan-2024');
+    expect(isoDateTime(r.from)).toBe('2024-01-03T00:00:00Z');
+    expect(isoDateTime(r.to)).toBe('2024-01-10T23:59:59.999999Z');
   });
-  it('accepts absolute dates and mStart / yStart', () => {
-    expect(resolveDayRange('2024-01-01', '2024-01-02', now).days.map(formatDay)).toEqual(['2024-01-01', '2024-01-02']);
-    expect(formatDay(resolveDayRange('mStart', undefined, now).fromMs)).toBe('2024-01-01');
-    expect(formatDay(parseRelativeDate('yStart', Date.parse('2024-06-10T00:00:00Z'), 'date_from').ms)).toBe('2024-01-01');
-    expect(formatDay(parseRelativeDate('-1m', now, 'date_from').ms)).toBe('2023-12-10');
-    expect(formatDay(parseRelativeDate('-2w', now, 'date_from').ms)).toBe('2023-12-27');
+
+  it('weeks start on Sunday (or Monday) with labels clipped to the range', () => {
+    const sunday = range('-7d', null, 'week');
+    expect(days(sunday)).toEqual(['2023-12-31', '2024-01-07']);
+    expect(labels(sunday)).toEqual(['3–6 Jan', '7–10 Jan']);
+    expect(days(range('-7d', null, 'week', 'UTC', 1))).toEqual(['2024-01-01', '2024-01-08']);
+    expect(labels(range('2023-12-20', '2024-01-10', 'week'))[2]).toBe('31-Dec-2023 – 6-Jan-2024');
+    expect(labels(range('2024-01-20', '2024-02-10', 'week'))[2]).toBe('28-Jan – 3-Feb');
+    expect(labels(range('2023-12-30', '2024-01-10', 'week'))[0]).toBe('30-Dec-2023');
   });
-  it('rejects nonsense and reversed ranges with the attribute named', () => {
-    expect(() => resolveDayRange('last tuesday', undefined, now)).toThrow(DateRangeError);
-    try {
-      resolveDayRange('2024-02-01', '2024-01-01', now);
-      throw new Error('no error');
-    } catch (e) {
-      expect((e as DateRangeError).attr).toBe('date_to');
-    }
+
+  it('-24h by hour keeps the hour: 25 buckets ending with the current hour', () => {
+    const r = range('-24h', null, 'hour');
+    expect(r.buckets).toHaveLength(25);
+    expect(days(r)[0]).toBe('2024-01-09 15:00:00');
+    expect(labels(r)[0]).toBe('9-Jan 15:00');
+    expect(r.to.toISO()).toBe('2024-01-10T15:59:59.999Z');
+  });
+
+  it('months, minutes, dStart/mStart/yStart and the project timezone', () => {
+    expect(labels(range('-2m', null, 'month'))).toEqual(['Nov 2023', 'Dec 2023', 'Jan 2024']);
+    expect(range('-10M', null, 'minute').buckets).toHaveLength(11);
+    expect(days(range('mStart', null))[0]).toBe('2024-01-01');
+    expect(days(range('yStart', '2024-01-01'))).toEqual(['2024-01-01']);
+    expect(days(range('dStart', null))).toEqual(['2024-01-10']);
+    const tokyo = range(null, null, 'day', 'Asia/Tokyo');
+    // 15:00 UTC is already Jan 11 in Tokyo.
+    expect(days(tokyo)[7]).toBe('2024-01-11');
+    expect(isoDateTime(tokyo.from)).toBe('2024-01-04T00:00:00+09:00');
+  });
+
+  it('reads ISO dates in the project timezone and keeps explicit offsets', () => {
+    const now = DateTime.fromMillis(NOW, { zone: 'Europe/Paris' });
+    expect(parseQueryDate('2024-01-05', now, 'date_from').at.toISO()).toBe('2024-01-05T00:00:00.000+01:00');
+    expect(parseQueryDate('2024-01-05T10:00:00Z', now, 'date_from').at.toUTC().toISO()).toBe('2024-01-05T10:00:00.000Z');
+    expect(parseQueryDate('2024-1-5', now, 'date_from').at.day).toBe(5);
+    expect(parseQueryDate('-1q', now, 'date_from').at.toISODate()).toBe('2023-10-11');
+  });
+
+  it('the previous period has as many buckets and ends before the first one', () => {
+    const r = range(null, null);
+    const previous = previousPeriod(r);
+    expect(days(previous)).toEqual(['2023-12-26', '2023-12-27', '2023-12-28', '2023-12-29', '2023-12-30', '2023-12-31', '2024-01-01', '2024-01-02']);
+    expect(previous.to.toISO()).toBe('2024-01-02T23:59:59.999Z');
   });
 });
 
 describe('date ranges a client cannot abuse', () => {
-  const attrOf = (fn: () => unknown) => {
+  const errorOf = (fn: () => unknown) => {
     try {
       fn();
     } catch (e) {
@@ -39,32 +83,28 @@ describe('date ranges a client cannot abuse', () => {
     throw new Error('no error');
   };
   it.each(['-150000000d', '-99999999999999999999h', '-999999y', '-9'.padEnd(400, '9') + 'm', '0001-01-01', '2400-01-01'])(
-    '%s is refused as out of range before anything is built',
+    '%s is refused as out of range',
     (value) => {
-      const { attr, message } = attrOf(() => resolveDayRange(value, undefined, now));
+      const { attr, message } = errorOf(() => range(value, null));
       expect(attr).toBe('date_from');
       expect(message).toMatch(/outside the supported range/);
     },
   );
-  it('a range with more day buckets than allowed is refused with the count', () => {
-    const { attr, message } = attrOf(() => resolveDayRange('-20000d', undefined, now));
-    expect(attr).toBe('date_from');
-    expect(message).toBe('The date range holds 20001 day buckets; at most 3660 are allowed. Narrow the range or use a longer interval.');
-    expect(resolveDayRange(`-${MAX_BUCKETS - 1}d`, undefined, now).days).toHaveLength(MAX_BUCKETS);
+  it('a range with more buckets than allowed is refused with the count', () => {
+    expect(errorOf(() => range('-20000d', null)).message).toBe(
+      'The date range holds 20001 day buckets; at most 3660 are allowed. Narrow the range or use a longer interval.',
+    );
+    expect(range(`-${MAX_BUCKETS - 1}d`, null).buckets).toHaveLength(MAX_BUCKETS);
   });
   it.each(['2024-02-30', '2023-02-29', '2024-04-31', '2024-13-01', '2024-00-10', '2024-01-01T24:00', '2024-01-01 12:60:00', '2024-02-30T10:00:00Z'])(
     'the impossible date %s is refused',
     (value) => {
-      expect(attrOf(() => parseRelativeDate(value, now, 'date_to'))).toEqual({ attr: 'date_to', message: expect.stringMatching(/does not exist/) });
+      expect(errorOf(() => range('-30d', value))).toEqual({ attr: 'date_to', message: expect.stringMatching(/does not exist/) });
     },
   );
-  it('real leap days and datetimes with offsets are kept', () => {
-    expect(formatDay(parseRelativeDate('2024-02-29', now, 'date_from').ms)).toBe('2024-02-29');
-    expect(parseRelativeDate('2024-02-29T23:30:00+02:00', now, 'date_from')).toEqual({ ms: Date.parse('2024-02-29T21:30:00Z'), exact: true });
-    expect(parseRelativeDate('2024-02-29 23:30', now, 'date_from')).toEqual({ ms: Date.parse('2024-02-29T23:30:00Z'), exact: true });
-  });
-  it('a long invalid value is cut short in the message', () => {
-    const { message } = attrOf(() => parseRelativeDate('x'.repeat(10_000), now, 'date_from'));
-    expect(message.length).toBeLessThan(200);
+  it('an unknown timezone, a reversed range and nonsense are refused', () => {
+    expect(errorOf(() => range(null, null, 'day', 'Mars/Olympus')).attr).toBe('timezone');
+    expect(errorOf(() => range('2024-02-01', '2024-01-01')).attr).toBe('date_to');
+    expect(errorOf(() => range('last tuesday', null)).message.length).toBeLessThan(200);
   });
 });

@@ -1,4 +1,4 @@
-const DAY_MS = 86_400_000;
+import { DateTime, IANAZone } from 'luxon';
 
 export class DateRangeError extends Error {
   constructor(
@@ -9,13 +9,8 @@ export class DateRangeError extends Error {
   }
 }
 
-const startOfUtcDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
-
-function addMonths(ms: number, months: number): number {
-  const d = new Date(ms);
-  d.setUTCMonth(d.getUTCMonth() + months);
-  return d.getTime();
-}
+export const INTERVALS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export type Interval = (typeof INTERVALS)[number];
 
 /**
  * The instants a query may name: ClickHouse's DateTime64 range (1900-01-01 to 2299-12-31). Checked
@@ -25,65 +20,54 @@ function addMonths(ms: number, months: number): number {
 export const EARLIEST_QUERY_MS = Date.UTC(1900, 0, 1);
 export const LATEST_QUERY_MS = Date.UTC(2300, 0, 1) - 1;
 
-function withinQueryRange(ms: number, value: string, attr: string): number {
-  if (!Number.isFinite(ms) || ms < EARLIEST_QUERY_MS || ms > LATEST_QUERY_MS) {
-    throw new DateRangeError(attr, `Date "${preview(value)}" is outside the supported range (1900-01-01 to 2299-12-31).`);
-  }
-  return ms;
-}
-
 /** A date string in an error message, cut short: the value is the client's, of any length. */
 const preview = (value: string) => (value.length > 40 ? `${value.slice(0, 40)}…` : value);
 
-/**
- * Midnight UTC of a calendar day, or null when the day does not exist (Date.parse rolls
- * 2024-02-30 over to March). setUTCFullYear, because Date.UTC reads years 0–99 as 1900–1999.
- */
-function calendarDayMs(year: number, month: number, day: number): number | null {
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? date.getTime() : null;
+function withinQueryRange(dt: DateTime, value: string, attr: string): DateTime {
+  const ms = dt.toMillis();
+  if (!dt.isValid || !Number.isFinite(ms) || ms < EARLIEST_QUERY_MS || ms > LATEST_QUERY_MS) {
+    throw new DateRangeError(attr, `Date "${preview(value)}" is outside the supported range (1900-01-01 to 2299-12-31).`);
+  }
+  return dt;
 }
 
-const ABSOLUTE_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const ABSOLUTE_DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([zZ]|[+-]\d{2}:?\d{2})?$/;
+/** A project's timezone, checked: an unknown zone name is a 400 rather than silently UTC. */
+export function checkTimezone(name: string, attr = 'timezone'): string {
+  if (!IANAZone.isValidZone(name)) throw new DateRangeError(attr, `Unknown timezone "${preview(name)}".`);
+  return name;
+}
+
+/** Where a parsed date came from: its relative unit decides how the range truncates it. */
+export interface ParsedDate {
+  at: DateTime;
+  /** The unit of a relative delta (`h`, `d`, …), or null for absolute dates. */
+  deltaUnit: string | null;
+  /** An ISO datetime (not a bare day): the client pinned the time. */
+  exactTime: boolean;
+}
+
+const ABSOLUTE_DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
+const ABSOLUTE_DATETIME = /^(\d{4})-(\d{1,2})-(\d{1,2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([zZ]|[+-]\d{2}:?\d{2})?$/;
+/** posthog/utils.py relative_date_parse_with_delta_mapping: `-3d`, `mStart`, `-1wEnd`, … */
+const RELATIVE = /^-?(\d+)?([hdwmqysHDWQY]|M)(Start|End)?$/;
+
+function calendarDay(year: number, month: number, day: number, zone: string): DateTime | null {
+  const dt = DateTime.fromObject({ year, month, day }, { zone });
+  return dt.isValid && dt.year === year && dt.month === month && dt.day === day ? dt : null;
+}
 
 /**
- * PostHog's relative and absolute date strings (UTC): `-7d`, `-2w`, `-1m`, `-1y`, `-6h`,
- * `mStart`, `yStart`, `dStart`, `YYYY-MM-DD`, or an ISO datetime. Returns the instant and
- * whether the string pinned an exact time (hours, ISO datetimes). Days that do not exist
- * (`2024-02-30`) and instants outside the supported range are refused.
+ * PostHog's date strings, read in the project's timezone: ISO dates and datetimes (an explicit
+ * offset wins), `-Nh -Nd -Nw -Nm -Nq -Ny` (`q` is 13 weeks, `M` minutes, `s` seconds), optionally
+ * followed by `Start` / `End`, and bare positions such as `dStart`, `mStart`, `yStart`. Days that
+ * do not exist (`2024-02-30`) and instants outside the supported range are refused.
  */
-export function parseRelativeDate(value: string, nowMs: number, attr: string): { ms: number; exact: boolean } {
-  const relative = /^-(\d+)([hdwmyq])$/.exec(value);
-  if (relative) {
-    // However large n is, the arithmetic below stays a number (or NaN), which the range check refuses.
-    const n = Number(relative[1]);
-    switch (relative[2]) {
-      case 'h':
-        return { ms: withinQueryRange(nowMs - n * 3_600_000, value, attr), exact: true };
-      case 'd':
-        return { ms: withinQueryRange(nowMs - n * DAY_MS, value, attr), exact: false };
-      case 'w':
-        return { ms: withinQueryRange(nowMs - n * 7 * DAY_MS, value, attr), exact: false };
-      case 'm':
-        return { ms: withinQueryRange(addMonths(nowMs, -n), value, attr), exact: false };
-      case 'q':
-        return { ms: withinQueryRange(addMonths(nowMs, -3 * n), value, attr), exact: false };
-      default:
-        return { ms: withinQueryRange(addMonths(nowMs, -12 * n), value, attr), exact: false };
-    }
-  }
-  const now = new Date(nowMs);
-  if (value === 'dStart') return { ms: startOfUtcDay(nowMs), exact: false };
-  if (value === 'mStart') return { ms: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1), exact: false };
-  if (value === 'yStart') return { ms: Date.UTC(now.getUTCFullYear(), 0, 1), exact: false };
+export function parseQueryDate(value: string, now: DateTime, attr: string): ParsedDate {
   const date = ABSOLUTE_DATE.exec(value);
   if (date) {
-    const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])];
-    const ms = calendarDayMs(year, month, day);
-    if (ms === null) throw new DateRangeError(attr, `Invalid date "${value}": that day does not exist.`);
-    return { ms: withinQueryRange(ms, value, attr), exact: false };
+    const dt = calendarDay(Number(date[1]), Number(date[2]), Number(date[3]), now.zoneName!);
+    if (!dt) throw new DateRangeError(attr, `Invalid date "${preview(value)}": that day does not exist.`);
+    return { at: withinQueryRange(dt, value, attr), deltaUnit: null, exactTime: false };
   }
   const datetime = ABSOLUTE_DATETIME.exec(value);
   if (datetime) {
@@ -95,21 +79,57 @@ export function parseRelativeDate(value: string, nowMs: number, attr: string): {
       number,
       number,
     ];
-    if (calendarDayMs(year, month, day) === null || hour > 23 || minute > 59 || second > 59) {
-      throw new DateRangeError(attr, `Invalid date "${value}": that time does not exist.`);
+    if (calendarDay(year, month, day, 'UTC') === null || hour > 23 || minute > 59 || second > 59) {
+      throw new DateRangeError(attr, `Invalid date "${preview(value)}": that time does not exist.`);
     }
-    const ms = Date.parse(datetime[7] ? value : `${value.replace(' ', 'T')}Z`);
-    return { ms: withinQueryRange(ms, value, attr), exact: true };
+    const millisecond = Number((datetime[7] ?? '0').padEnd(3, '0').slice(0, 3));
+    const offset = datetime[8];
+    const zone = offset
+      ? offset.toUpperCase() === 'Z'
+        ? 'UTC'
+        : `UTC${offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset}`
+      : now.zoneName!;
+    const dt = DateTime.fromObject({ year, month, day, hour, minute, second, millisecond }, { zone }).setZone(now.zoneName!);
+    return { at: withinQueryRange(dt, value, attr), deltaUnit: null, exactTime: true };
   }
-  throw new DateRangeError(attr, `Invalid date "${preview(value)}": use YYYY-MM-DD or a relative date such as -7d, -1m, mStart or yStart.`);
-}
-
-export interface DayRange {
-  fromMs: number;
-  /** inclusive end, pushed to the end of its day */
-  toMs: number;
-  /** UTC midnights of every bucket, both ends included */
-  days: number[];
+  const relative = RELATIVE.exec(value);
+  if (relative && (relative[1] !== undefined || relative[3] !== undefined)) {
+    // However large n is, luxon answers an invalid DateTime or one far out, which the range check refuses.
+    const n = relative[1] === undefined ? 0 : Number(relative[1]);
+    if (!Number.isSafeInteger(n) || n > 1_000_000)
+      throw new DateRangeError(attr, `Date "${preview(value)}" is outside the supported range (1900-01-01 to 2299-12-31).`);
+    const unit = relative[2] === 'M' ? 'M' : relative[2]!.toLowerCase();
+    const minus: Record<string, object> = {
+      h: { hours: n },
+      d: { days: n },
+      w: { weeks: n },
+      m: { months: n },
+      q: { weeks: 13 * n },
+      y: { years: n },
+      M: { minutes: n },
+      s: { seconds: n },
+    };
+    let at = withinQueryRange(now.minus(minus[unit]!), value, attr);
+    const position = relative[3];
+    if (position) {
+      if (position === 'Start') {
+        if (unit === 'y') at = at.startOf('year');
+        else if (unit === 'm' || unit === 'q') at = at.startOf('month');
+        else if (unit === 'h') at = at.startOf('hour');
+        else at = at.startOf('day');
+      } else if (unit === 'y') {
+        // PostHog's yEnd only sets the day to 31 (clamped), leaving the month: kept as it behaves.
+        at = at.set({ day: Math.min(31, at.daysInMonth ?? 31) }).endOf('day');
+      } else if (unit === 'm' || unit === 'q') at = at.endOf('month');
+      else if (unit === 'h') at = at.endOf('hour');
+      else at = at.endOf('day');
+    }
+    return { at, deltaUnit: unit, exactTime: false };
+  }
+  throw new DateRangeError(
+    attr,
+    `Invalid date "${preview(value)}": use YYYY-MM-DD, an ISO datetime, or a relative date such as -7d, -24h, -1m, mStart or yStart.`,
+  );
 }
 
 /** The most buckets one series may have: ten years of days. */
@@ -130,22 +150,163 @@ export function checkBucketCount(fromMs: number, toMs: number, intervalMs: numbe
   return buckets;
 }
 
-/** Day-interval range: date_from truncated to its day, date_to pushed to 23:59:59.999999. */
-export function resolveDayRange(dateFrom: string | undefined, dateTo: string | undefined, nowMs: number): DayRange {
-  const from = startOfUtcDay(parseRelativeDate(dateFrom ?? '-7d', nowMs, 'date_from').ms);
-  const to = startOfUtcDay(dateTo ? parseRelativeDate(dateTo, nowMs, 'date_to').ms : nowMs) + DAY_MS - 1;
-  if (to < from) throw new DateRangeError('date_to', 'date_to must not be before date_from.');
-  const buckets = checkBucketCount(from, to, DAY_MS, 'day');
-  const days = Array.from({ length: buckets }, (_, i) => from + i * DAY_MS);
-  return { fromMs: from, toMs: to, days };
+const APPROX_INTERVAL_MS: Record<Interval, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000, month: 28 * 86_400_000 };
+
+/** Start of the bucket holding `at`: weeks start on Sunday (0) or Monday (1), as the project says. */
+export function startOfInterval(at: DateTime, interval: Interval, weekStartDay: 0 | 1): DateTime {
+  switch (interval) {
+    case 'minute':
+      return at.startOf('minute');
+    case 'hour':
+      return at.startOf('hour');
+    case 'day':
+      return at.startOf('day');
+    case 'month':
+      return at.startOf('month');
+    case 'week': {
+      // luxon weekdays: Monday 1 … Sunday 7.
+      const day = at.startOf('day');
+      const back = weekStartDay === 1 ? day.weekday - 1 : day.weekday % 7;
+      return day.minus({ days: back });
+    }
+  }
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+export interface QueryDateRangeInput {
+  dateFrom?: string | null;
+  dateTo?: string | null;
+  interval: Interval;
+  timezone: string;
+  weekStartDay: 0 | 1;
+  nowMs: number;
+  /** Use date_from and date_to as given, without widening them to whole days or hours. */
+  explicitDate?: boolean;
+  /** For `date_from: "all"`: the project's earliest event (now when it has none). */
+  earliestEventMs?: number | null;
+}
 
-/** `YYYY-MM-DD` */
-export const formatDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-/** PostHog's day label `%-d-%b-%Y`, e.g. `5-Jan-2024`. */
-export function formatDayLabel(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getUTCDate()}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()}`;
+export interface QueryDateRange {
+  interval: Interval;
+  timezone: string;
+  weekStartDay: 0 | 1;
+  from: DateTime;
+  /** Inclusive end. */
+  to: DateTime;
+  /** Bucket starts, both ends included; the first is `from` aligned to its interval. */
+  buckets: DateTime[];
+}
+
+const isHourly = (interval: Interval) => interval === 'hour' || interval === 'minute';
+
+/**
+ * PostHog's QueryDateRange (posthog/hogql_queries/utils/query_date_range.py): date_from defaults to
+ * today − 7 days at 00:00; for day, week and month intervals date_from is truncated to 00:00 and
+ * date_to pushed to 23:59:59.999999; for hour intervals an hours-delta date_from keeps its hour and a
+ * relative date_to is pushed to the end of its hour (minute: of its minute). Buckets start at
+ * date_from aligned to its interval and step while the start is not after date_to.
+ */
+export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRange {
+  const zone = checkTimezone(input.timezone);
+  const now = DateTime.fromMillis(input.nowMs, { zone });
+  const interval = input.interval;
+  let from: DateTime;
+  if (input.dateFrom === 'all') {
+    from = DateTime.fromMillis(input.earliestEventMs ?? input.nowMs, { zone });
+  } else if (input.dateFrom) {
+    const parsed = parseQueryDate(input.dateFrom, now, 'date_from');
+    from = parsed.at;
+    if (!input.explicitDate && interval !== 'minute' && parsed.deltaUnit !== null && !parsed.exactTime) {
+      from = parsed.deltaUnit === 'h' || parsed.deltaUnit === 'M' || parsed.deltaUnit === 's' ? from.startOf('hour') : from.startOf('day');
+    }
+  } else {
+    from = now.startOf('day').minus({ days: 7 });
+  }
+  if (!input.explicitDate && !isHourly(interval)) from = from.startOf('day');
+
+  let to: DateTime = now;
+  let toIsRelative = true;
+  if (input.dateTo) {
+    const parsed = parseQueryDate(input.dateTo, now, 'date_to');
+    to = parsed.at;
+    toIsRelative = parsed.deltaUnit !== null;
+  }
+  if (!input.explicitDate) {
+    if (!isHourly(interval)) to = to.endOf('day');
+    else if (toIsRelative) to = interval === 'hour' ? to.endOf('hour') : to.endOf('minute');
+  }
+  if (to < from) throw new DateRangeError('date_to', 'date_to must not be before date_from.');
+  const first = startOfInterval(from, interval, input.weekStartDay);
+  checkBucketCount(first.toMillis(), to.toMillis(), APPROX_INTERVAL_MS[interval], interval);
+  const buckets: DateTime[] = [];
+  for (let at = first; at <= to; at = at.plus({ [`${interval}s`]: 1 })) {
+    buckets.push(at);
+    if (buckets.length > MAX_BUCKETS) throw new DateRangeError('date_from', `The date range holds more than ${MAX_BUCKETS} ${interval} buckets.`);
+  }
+  return { interval, timezone: zone, weekStartDay: input.weekStartDay, from, to, buckets };
+}
+
+/** The range `range` shifted back by `shift` (compare_to such as `-1w`), same buckets. */
+export function shiftDateRange(range: QueryDateRange, shift: { amount: number; unit: 'hours' | 'days' | 'weeks' | 'months' | 'years' }): QueryDateRange {
+  const back = (at: DateTime) => at.minus({ [shift.unit]: shift.amount });
+  const buckets = range.buckets.map((b) => startOfInterval(back(b), range.interval, range.weekStartDay));
+  return { ...range, from: back(range.from), to: back(range.to), buckets };
+}
+
+/**
+ * The period before `range` with as many buckets: what `compare: true` answers next to the
+ * current one, so "day 0 … day N" line up. It ends just before the current first bucket.
+ */
+export function previousPeriod(range: QueryDateRange): QueryDateRange {
+  const n = range.buckets.length;
+  const buckets = range.buckets.map((at) => at.minus({ [`${range.interval}s`]: n }));
+  return { ...range, from: buckets[0]!, to: range.buckets[0]!.minus({ milliseconds: 1 }), buckets };
+}
+
+/** `compare_to` (`-1w`, `-2d`, `-1m`, `-1y`, `-3h`) as an amount and unit. */
+export function parseCompareTo(value: string): { amount: number; unit: 'hours' | 'days' | 'weeks' | 'months' | 'years' } {
+  const match = /^-(\d{1,4})([hdwmqy])$/.exec(value);
+  if (!match) throw new DateRangeError('compare_to', `Invalid compare_to "${preview(value)}": use a relative date such as -1d, -1w, -1m or -1y.`);
+  const amount = Number(match[1]);
+  const unit = ({ h: 'hours', d: 'days', w: 'weeks', m: 'months', q: 'months', y: 'years' } as const)[match[2] as 'h'];
+  return { amount: match[2] === 'q' ? amount * 3 : amount, unit };
+}
+
+/** `days[i]`: `YYYY-MM-DD`, or `YYYY-MM-DD HH:MM:SS` for hour and minute intervals (project time). */
+export const formatBucketDay = (at: DateTime, interval: Interval) => format(at, isHourly(interval) ? 'yyyy-MM-dd HH:mm:ss' : 'yyyy-MM-dd');
+
+/** Month names in English whatever the machine's locale, as PostHog writes them. */
+const format = (at: DateTime, pattern: string) => at.toFormat(pattern, { locale: 'en-US' });
+
+/** An ISO datetime as PostHog's JSON encoder writes it: offset, `Z` for UTC, no milliseconds when zero. */
+export function isoDateTime(at: DateTime): string {
+  // An end of period (…:59.999) stands for …:59.999999, as PostHog's microsecond ends do.
+  const text =
+    at.millisecond === 999 ? at.toISO({ includeOffset: true })!.replace('.999', '.999999') : at.toISO({ suppressMilliseconds: true, includeOffset: true })!;
+  return text.replace(/\+00:00$/, 'Z');
+}
+
+/**
+ * `labels[i]` as PostHog's trends runner forms them: day `5-Jan-2024`; hour and minute
+ * `5-Jan 14:00`; month `Jan 2024`; week the bucket's days clipped to the query range:
+ * `3–6 Jan`, `29-Dec – 4-Jan`, `29-Dec-2023 – 4-Jan-2024`, or one day `3-Jan-2024`.
+ */
+export function formatBucketLabel(at: DateTime, range: QueryDateRange): string {
+  switch (range.interval) {
+    case 'minute':
+    case 'hour':
+      return format(at, 'd-LLL HH:mm');
+    case 'day':
+      return format(at, 'd-LLL-yyyy');
+    case 'month':
+      return format(at, 'LLL yyyy');
+    case 'week': {
+      const start = at < range.from.startOf('day') ? range.from.startOf('day') : at;
+      const lastDay = at.plus({ days: 6 });
+      const end = lastDay > range.to ? range.to.startOf('day') : lastDay;
+      if (start.hasSame(end, 'day')) return format(start, 'd-LLL-yyyy');
+      if (start.hasSame(end, 'month')) return `${start.day}–${format(end, 'd LLL')}`;
+      if (start.hasSame(end, 'year')) return `${format(start, 'd-LLL')} – ${format(end, 'd-LLL')}`;
+      return `${format(start, 'd-LLL-yyyy')} – ${format(end, 'd-LLL-yyyy')}`;
+    }
+  }
 }

@@ -1,54 +1,104 @@
 import { parseTrendFilter, trendFilterFromQuery, TrendFilterError } from './trend-filter';
 
-const attrOf = (fn: () => unknown) => {
+const errorOf = (fn: () => unknown) => {
   try {
     fn();
   } catch (e) {
-    if (e instanceof TrendFilterError) return e.attr;
+    if (e instanceof TrendFilterError) return { attr: e.attr, code: e.code, message: e.message };
     throw e;
   }
   throw new Error('expected a TrendFilterError');
 };
 
 describe('parseTrendFilter', () => {
-  it('accepts the interface example', () => {
+  it('accepts the interface example and fills PostHog defaults', () => {
     const f = parseTrendFilter({ events: [{ id: 'signup', math: 'total' }] });
-    expect(f.events[0]!.id).toBe('signup');
+    expect(f.series).toEqual([expect.objectContaining({ kind: 'events', id: 'signup', math: 'total', order: 0 })]);
+    expect(f).toMatchObject({ interval: 'day', display: 'ActionsLineGraph', breakdown_limit: 25, compare: false, breakdowns: [] });
   });
-  it('requires events', () => {
-    expect(attrOf(() => parseTrendFilter({}))).toBe('events');
-    expect(attrOf(() => parseTrendFilter({ events: [] }))).toBe('events');
+
+  it('answers no series as an empty list rather than an error', () => {
+    expect(parseTrendFilter({}).series).toEqual([]);
+    expect(parseTrendFilter({ events: [] }).series).toEqual([]);
   });
-  it('names the field of a type error', () => {
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 5 }] }))).toBe('events__0__id');
-    expect(attrOf(() => parseTrendFilter({ events: 'signup' }))).toBe('events');
+
+  it('orders events and actions by order, letters following that order', () => {
+    const f = parseTrendFilter({ events: [{ id: 'b', order: 1 }], actions: [{ id: 7, order: 0 }] });
+    expect(f.series.map((s) => [s.kind, s.id])).toEqual([
+      ['actions', 7],
+      ['events', 'b'],
+    ]);
   });
-  it('refuses what is not supported yet instead of answering wrongly', () => {
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a', math: 'sum' }] }))).toBe('events__0__math');
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], breakdown: '$browser' }))).toBe('breakdown');
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], interval: 'hour' }))).toBe('interval');
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], properties: [{ key: 'x', value: 'y', type: 'person' }] }))).toBe('properties__0');
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a', properties: [{ key: 'x', value: 'y', operator: 'icontains' }] }] }))).toBe(
-      'events__0__properties__0',
-    );
-    expect(attrOf(() => parseTrendFilter({ events: [{ id: 'a' }], properties: 'x' }))).toBe('properties');
-  });
-  it('accepts exact event-property filters on the query and on a series, as a list or an AND group', () => {
+
+  it('accepts the document’s group shape, flat lists and nested groups', () => {
     const f = parseTrendFilter({
-      events: [{ id: 'a', properties: [{ key: 'plan', value: ['pro', 'team'], operator: 'exact', type: 'event' }] }],
-      properties: { type: 'AND', values: [{ key: '$feature_flag', value: 'beta' }] },
+      events: [{ id: 'a', properties: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }] }] }],
+      properties: {
+        type: 'OR',
+        values: [
+          { type: 'AND', values: [{ key: 'x', value: 1 }] },
+          { key: 'email', operator: 'is_set', type: 'person' },
+        ],
+      },
     });
-    expect(f.properties).toEqual([{ key: '$feature_flag', type: 'event', operator: 'exact', value: 'beta' }]);
-    expect(f.events[0]!.properties).toEqual([{ key: 'plan', type: 'event', operator: 'exact', value: ['pro', 'team'] }]);
+    expect(f.series[0]!.properties).toEqual({
+      type: 'AND',
+      values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }] }],
+    });
+    expect(f.properties.type).toBe('OR');
+  });
+
+  it('reads breakdowns of every shape', () => {
+    expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: '$browser' }).breakdowns).toEqual([
+      { type: 'event', property: '$browser', group_type_index: null, histogram_bin_count: null, normalize_url: false },
+    ]);
+    expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: [3, 'all'], breakdown_type: 'cohort' }).breakdowns.map((b) => b.property)).toEqual([3, 'all']);
+    expect(
+      parseTrendFilter({ events: [{ id: 'a' }], breakdown: 'name', breakdown_type: 'group', breakdown_group_type_index: 1 }).breakdowns[0]!.group_type_index,
+    ).toBe(1);
+    expect(
+      parseTrendFilter({
+        events: [{ id: 'a' }],
+        breakdowns: [
+          { property: 'a', type: 'event' },
+          { property: 'b', type: 'person', histogram_bin_count: 5 },
+        ],
+      }).breakdowns,
+    ).toHaveLength(2);
+  });
+
+  it.each([
+    [{ events: [{ id: 5 }] }, 'events__0__id', 'invalid'],
+    [{ events: 'signup' }, 'events', 'invalid'],
+    [{ events: [{ id: 'a', math: 'p42' }] }, 'events__0__math', 'invalid_choice'],
+    [{ events: [{ id: 'a', math: 'sum' }] }, 'events__0__math_property', 'required'],
+    [{ events: [{ id: 'a', math: 'unique_group' }] }, 'events__0__math_group_type_index', 'required'],
+    [{ events: [{ id: 'a', math: 'hogql' }] }, 'events__0__math_hogql', 'required'],
+    [{ actions: [{ id: 'x' }] }, 'actions__0__id', 'invalid'],
+    [{ events: [{ id: 'a' }], interval: 'fortnight' }, 'interval', 'invalid_choice'],
+    [{ events: [{ id: 'a' }], display: 'Sparkles' }, 'display', 'invalid_choice'],
+    [{ events: [{ id: 'a' }], breakdown: 'x', breakdown_type: 'planet' }, 'breakdown_type', 'invalid_choice'],
+    [{ events: [{ id: 'a' }], breakdown: 'x', breakdown_type: 'group' }, 'breakdown_group_type_index', 'required'],
+    [{ events: [{ id: 'a' }], breakdown: ['x'], breakdown_type: 'cohort' }, 'breakdown__0', 'invalid'],
+    [{ events: [{ id: 'a' }], breakdowns: [{}, {}, {}, {}] }, 'breakdowns', 'max_length'],
+    [{ events: [{ id: 'a' }], breakdown_limit: 0 }, 'breakdown_limit', 'min_value'],
+    [{ events: [{ id: 'a' }], properties: [{ key: 'x', value: 'y', operator: 'near' }] }, 'properties__0', 'invalid_operator'],
+    [{ events: [{ id: 'a' }], properties: [{ key: 'x', value: 'y', type: 'planet' }] }, 'properties__0', 'not_supported'],
+    [{ events: [{ id: 'a', properties: [{ type: 'AND', values: [{ value: 'y' }] }] }] }, 'events__0__properties__0__values__0', 'invalid_input'],
+    [{ events: [{ id: 'a' }], properties: 'x' }, 'properties', 'invalid_input'],
+    [{ events: Array.from({ length: 51 }, () => ({ id: 'a' })) }, 'events', 'max_length'],
+  ])('%j is a 400 naming %s', (body, attr, code) => {
+    expect(errorOf(() => parseTrendFilter(body))).toMatchObject({ attr, code });
   });
 });
 
 describe('trendFilterFromQuery', () => {
   it('decodes JSON-encoded lists of the legacy GET form', () => {
-    expect(trendFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false' })).toEqual({
+    expect(trendFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false', breakdowns: '[{"property":"a"}]' })).toEqual({
       events: [{ id: 'a' }],
       date_from: '-14d',
       compare: false,
+      breakdowns: [{ property: 'a' }],
     });
   });
   it('reports invalid JSON', () => {

@@ -1,65 +1,6 @@
-import Ajv from 'ajv';
-import { MAX_FILTER_VALUES } from '@sightline/properties';
-
-export interface TrendEntity {
-  id: string | null;
-  type?: 'events' | 'actions';
-  name?: string;
-  custom_name?: string;
-  order?: number;
-  math?: string;
-  properties?: unknown;
-}
-
-export interface TrendFilter {
-  events?: TrendEntity[];
-  actions?: unknown[];
-  properties?: unknown;
-  filter_test_accounts?: boolean;
-  date_from?: string;
-  date_to?: string;
-  interval?: string;
-  display?: string;
-  breakdown?: unknown;
-  compare?: boolean;
-  formula?: string;
-}
-
-const entitySchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', nullable: true },
-    type: { type: 'string', enum: ['events', 'actions'], nullable: true },
-    name: { type: 'string', nullable: true },
-    custom_name: { type: 'string', nullable: true },
-    order: { type: 'integer', nullable: true },
-    math: { type: 'string', nullable: true },
-    properties: {},
-  },
-  required: ['id'],
-  additionalProperties: true,
-} as const;
-
-const filterSchema = {
-  type: 'object',
-  properties: {
-    events: { type: 'array', nullable: true, items: entitySchema },
-    actions: { type: 'array', nullable: true, items: {} },
-    properties: {},
-    filter_test_accounts: { type: 'boolean', nullable: true },
-    date_from: { type: 'string', nullable: true },
-    date_to: { type: 'string', nullable: true },
-    interval: { type: 'string', nullable: true },
-    display: { type: 'string', nullable: true },
-    breakdown: {},
-    compare: { type: 'boolean', nullable: true },
-    formula: { type: 'string', nullable: true },
-  },
-  additionalProperties: true,
-} as const;
-
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false });
-const validateFilter = ajv.compile<TrendFilter>(filterSchema);
+import { isJsonObject } from '@sightline/json-input';
+import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
+import { INTERVALS, type Interval } from '../common/date-range';
 
 export class TrendFilterError extends Error {
   constructor(
@@ -71,18 +12,129 @@ export class TrendFilterError extends Error {
   }
 }
 
-/** A checked trend filter: series and the whole query carry only supported property filters. */
-export type ParsedTrendFilter = Omit<TrendFilter, 'events' | 'properties'> & {
-  events: (Omit<TrendEntity, 'properties'> & { properties: EventPropertyFilter[] })[];
-  properties: EventPropertyFilter[];
-};
+/** posthog/schema.py BaseMathType, PropertyMathType, CountPerActorMathType, plus unique_group and hogql. */
+export const PROPERTY_MATHS = ['sum', 'avg', 'min', 'max', 'median', 'p75', 'p90', 'p95', 'p99'] as const;
+export const COUNT_PER_ACTOR_MATHS = [
+  'avg_count_per_actor',
+  'min_count_per_actor',
+  'max_count_per_actor',
+  'median_count_per_actor',
+  'p75_count_per_actor',
+  'p90_count_per_actor',
+  'p95_count_per_actor',
+  'p99_count_per_actor',
+] as const;
+export const MATHS: ReadonlySet<string> = new Set([
+  'total',
+  'dau',
+  'weekly_active',
+  'monthly_active',
+  'unique_session',
+  'unique_group',
+  'first_time_for_user',
+  'first_matching_event_for_user',
+  'hogql',
+  ...PROPERTY_MATHS,
+  ...COUNT_PER_ACTOR_MATHS,
+]);
+
+/** ChartDisplayType; the total-value ones answer one number per series over the whole range. */
+export const DISPLAYS: ReadonlySet<string> = new Set([
+  'ActionsLineGraph',
+  'ActionsLineGraphCumulative',
+  'ActionsAreaGraph',
+  'ActionsBar',
+  'ActionsStackedBar',
+  'ActionsTable',
+  'ActionsPie',
+  'ActionsBarValue',
+  'WorldMap',
+  'BoldNumber',
+  'CalendarHeatmap',
+]);
+export const TOTAL_VALUE_DISPLAYS: ReadonlySet<string> = new Set([
+  'ActionsTable',
+  'ActionsPie',
+  'ActionsBarValue',
+  'WorldMap',
+  'BoldNumber',
+  'CalendarHeatmap',
+]);
+
+export const BREAKDOWN_TYPES: ReadonlySet<string> = new Set(['event', 'person', 'cohort', 'group', 'session', 'hogql', 'event_metadata']);
+
+/** Filter types a trend query applies (compat: the query-side property filter types). */
+const FILTER_TYPES: ReadonlySet<string> = new Set(['event', 'person', 'cohort', 'group', 'session', 'hogql', 'element', 'event_metadata']);
+
+/**
+ * The most series one query may have. PostHog's editor offers a few dozen; a cap keeps one
+ * request from fanning out into thousands of ClickHouse queries.
+ */
+export const MAX_SERIES = 50;
+/**
+ * The most characters all property filters of a query may hold: they travel as query parameters
+ * in the URL of the ClickHouse request, which the server caps at 1 MiB (http_max_uri_size).
+ */
+export const MAX_FILTER_CHARS = 256 * 1024;
+/** PostHog's BREAKDOWN_VALUES_LIMIT, and the most a query may ask for. */
+export const DEFAULT_BREAKDOWN_LIMIT = 25;
+export const MAX_BREAKDOWN_LIMIT = 1_000;
+export const MAX_BREAKDOWNS = 3;
+
+export interface TrendSeriesInput {
+  kind: 'events' | 'actions';
+  /** Event name (null: all events) or action id. */
+  id: string | number | null;
+  name: string | null;
+  custom_name: string | null;
+  order: number;
+  math: string;
+  math_property: string | null;
+  math_property_type: string | null;
+  math_hogql: string | null;
+  math_group_type_index: number | null;
+  properties: PropertyGroup;
+}
+
+export interface BreakdownInput {
+  type: string;
+  /** Property key, HogQL expression, or for cohorts a cohort id / "all". */
+  property: string | number;
+  group_type_index: number | null;
+  histogram_bin_count: number | null;
+  normalize_url: boolean;
+}
+
+export interface ParsedTrendFilter {
+  series: TrendSeriesInput[];
+  properties: PropertyGroup;
+  filter_test_accounts: boolean;
+  date_from: string | null;
+  date_to: string | null;
+  explicit_date: boolean;
+  interval: Interval;
+  display: string;
+  /** Cohort breakdowns hold one entry per cohort; other types up to three entries (multiple breakdowns). */
+  breakdowns: BreakdownInput[];
+  breakdown_limit: number;
+  breakdown_hide_other_aggregation: boolean;
+  compare: boolean;
+  compare_to: string | null;
+  formula: string | null;
+  aggregation_group_type_index: number | null;
+  smoothing_intervals: number;
+  /** The request as sent, echoed in each series' `filter`. */
+  request: Record<string, unknown>;
+}
+
+const JSON_FIELDS = new Set(['events', 'actions', 'properties', 'breakdown', 'breakdowns', 'exclusions']);
 
 /** The legacy GET form sends lists and objects as JSON strings in the query string. */
 export function trendFilterFromQuery(query: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(query)) {
     if (typeof value !== 'string') continue;
-    if (['events', 'actions', 'properties', 'breakdown'].includes(key) && /^[[{]/.test(value)) {
+    if (JSON_FIELDS.has(key) && /^\s*[[{]/.test(value)) {
       try {
         out[key] = JSON.parse(value);
       } catch {
@@ -94,88 +146,203 @@ export function trendFilterFromQuery(query: Record<string, unknown>): Record<str
   return out;
 }
 
-const SUPPORTED_MATH = new Set(['total', 'dau']);
-
-/**
- * The most characters all property filters of a query may hold: they travel as query parameters
- * in the URL of the ClickHouse request, which the server caps at 1 MiB (http_max_uri_size).
- */
-export const MAX_FILTER_CHARS = 256 * 1024;
-
-/**
- * The most series one query may have. PostHog's editor offers a few dozen; a cap keeps one
- * request from fanning out into thousands of ClickHouse queries.
- */
-export const MAX_SERIES = 50;
 const isEmpty = (v: unknown) =>
-  v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+  v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (isJsonObject(v) && Object.keys(v).length === 0);
 
-/** An event-property filter the trends query can apply: equality with one value or any of a list. */
-export interface EventPropertyFilter {
-  key: string;
-  type: 'event';
-  operator: 'exact';
-  value: string | number | boolean | (string | number | boolean)[];
+function optionalString(body: Record<string, unknown>, key: string): string | null {
+  const value = body[key];
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string') throw new TrendFilterError(key, `${key} must be a string.`, 'invalid');
+  return value;
 }
 
-const isScalar = (v: unknown): v is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof v);
-
-/**
- * Property filters of a series or of the whole query. Supported so far: event
- * properties with the `exact` operator (a value or a list of values); anything else
- * is refused by name rather than ignored.
- */
-function parseEventPropertyFilters(value: unknown, attr: string): EventPropertyFilter[] {
-  if (isEmpty(value)) return [];
-  // A property group {type: AND, values: [...]} with plain filters is the same as a flat list.
-  const group = value as { type?: unknown; values?: unknown };
-  const list = Array.isArray(value) ? value : group.type === 'AND' && Array.isArray(group.values) ? group.values : null;
-  if (!list) throw new TrendFilterError(attr, 'Property filters must be a list (or an AND group) of property filters.', 'not_supported');
-  return list.map((raw, i) => {
-    const p = raw as Record<string, unknown>;
-    const where = `${attr}__${i}`;
-    if (typeof p !== 'object' || p === null || typeof p['key'] !== 'string')
-      throw new TrendFilterError(where, 'A property filter needs a key.', 'invalid_input');
-    if ((p['type'] ?? 'event') !== 'event')
-      throw new TrendFilterError(where, `Property filters of type "${String(p['type'])}" are not supported yet (supported: event).`, 'not_supported');
-    if ((p['operator'] ?? 'exact') !== 'exact')
-      throw new TrendFilterError(where, `Operator "${String(p['operator'])}" is not supported yet (supported: exact).`, 'not_supported');
-    const v = p['value'];
-    if (!isScalar(v) && !(Array.isArray(v) && v.length > 0 && v.every(isScalar)))
-      throw new TrendFilterError(where, 'An exact property filter needs a value or a non-empty list of values.', 'invalid_input');
-    if (Array.isArray(v) && v.length > MAX_FILTER_VALUES)
-      throw new TrendFilterError(`${where}__value`, `At most ${MAX_FILTER_VALUES} values are allowed in one property filter; got ${v.length}.`, 'max_length');
-    return { key: p['key'], type: 'event', operator: 'exact', value: v };
-  });
+function optionalBoolean(body: Record<string, unknown>, key: string): boolean {
+  const value = body[key];
+  if (value === undefined || value === null) return false;
+  if (typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new TrendFilterError(key, `${key} must be a boolean.`, 'invalid');
 }
 
-/**
- * Checks a trend request. Supported so far: event series with math total or dau, daily
- * interval, exact event-property filters; no breakdowns, compare or formulas — anything else gets a
- * clear 400 naming what is not supported yet rather than a silently wrong answer.
- */
-export function parseTrendFilter(body: unknown): ParsedTrendFilter {
-  if (!validateFilter(body)) {
-    const e = validateFilter.errors?.[0];
-    const attr = e?.instancePath.replace(/^\//, '').replace(/\//g, '__') || null;
-    throw new TrendFilterError(attr, `${attr ?? 'body'} ${e?.message ?? 'is invalid'}`);
+function optionalInteger(body: Record<string, unknown>, key: string, min: number, max: number): number | null {
+  const raw = body[key];
+  if (raw === undefined || raw === null || raw === '') return null;
+  const value = typeof raw === 'string' && /^-?\d{1,12}$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new TrendFilterError(key, `${key} must be an integer.`, 'invalid');
+  if (value < min || value > max) throw new TrendFilterError(key, `${key} must be between ${min} and ${max}.`, value < min ? 'min_value' : 'max_value');
+  return value;
+}
+
+function propertyGroup(value: unknown, attr: string): PropertyGroup {
+  try {
+    return parsePropertyFilters(value, attr, { types: FILTER_TYPES });
+  } catch (error) {
+    if (error instanceof PropertyFilterError) throw new TrendFilterError(error.attr, error.message, error.code);
+    throw error;
   }
-  const events = body.events ?? [];
-  if (!isEmpty(body.actions)) throw new TrendFilterError('actions', 'Action series are not supported yet; use events.', 'not_supported');
-  if (events.length === 0) throw new TrendFilterError('events', 'One of events or actions is required.', 'required');
-  if (events.length > MAX_SERIES)
-    throw new TrendFilterError('events', `At most ${MAX_SERIES} series are allowed in one query; got ${events.length}.`, 'max_length');
-  const series = events.map((entity, i) => {
-    const math = entity.math ?? 'total';
-    if (!SUPPORTED_MATH.has(math))
-      throw new TrendFilterError(`events__${i}__math`, `math "${math}" is not supported yet (supported: total, dau).`, 'not_supported');
-    return { ...entity, properties: parseEventPropertyFilters(entity.properties, `events__${i}__properties`) };
+}
+
+function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number): TrendSeriesInput {
+  const attr = `${kind}__${index}`;
+  if (!isJsonObject(raw)) throw new TrendFilterError(attr, 'Each series must be an object.', 'invalid');
+  const id = raw['id'];
+  let parsedId: string | number | null;
+  if (kind === 'actions') {
+    const n = typeof id === 'string' && /^\d{1,10}$/.test(id) ? Number(id) : id;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 2_147_483_647)
+      throw new TrendFilterError(`${attr}__id`, 'An action series needs the action id.', 'invalid');
+    parsedId = n;
+  } else {
+    if (id !== null && id !== undefined && typeof id !== 'string')
+      throw new TrendFilterError(`${attr}__id`, 'An event series id must be the event name, or null for all events.', 'invalid');
+    parsedId = id ?? null;
+  }
+  const text = (key: string) => {
+    const value = raw[key];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'string') throw new TrendFilterError(`${attr}__${key}`, `${key} must be a string.`, 'invalid');
+    return value;
+  };
+  const math = text('math') ?? 'total';
+  if (!MATHS.has(math))
+    throw new TrendFilterError(`${attr}__math`, `Unknown math "${math.slice(0, 100)}" (one of: ${[...MATHS].join(', ')}).`, 'invalid_choice');
+  const series: TrendSeriesInput = {
+    kind,
+    id: parsedId,
+    name: text('name'),
+    custom_name: text('custom_name'),
+    order: typeof raw['order'] === 'number' && Number.isInteger(raw['order']) ? raw['order'] : Number.MAX_SAFE_INTEGER,
+    math,
+    math_property: text('math_property'),
+    math_property_type: text('math_property_type'),
+    math_hogql: text('math_hogql'),
+    math_group_type_index: null,
+    properties: propertyGroup(raw['properties'], `${attr}__properties`),
+  };
+  if ((PROPERTY_MATHS as readonly string[]).includes(math) && !series.math_property)
+    throw new TrendFilterError(`${attr}__math_property`, `math "${math}" needs math_property.`, 'required');
+  if (math === 'hogql' && !series.math_hogql) throw new TrendFilterError(`${attr}__math_hogql`, 'math "hogql" needs math_hogql.', 'required');
+  if (math === 'unique_group') {
+    const index = optionalInteger(raw, 'math_group_type_index', 0, 4);
+    if (index === null) throw new TrendFilterError(`${attr}__math_group_type_index`, 'math "unique_group" needs math_group_type_index (0 to 4).', 'required');
+    series.math_group_type_index = index;
+  }
+  return series;
+}
+
+function parseBreakdowns(body: Record<string, unknown>): BreakdownInput[] {
+  const type = optionalString(body, 'breakdown_type') ?? 'event';
+  if (!isEmpty(body['breakdowns'])) {
+    const list = body['breakdowns'];
+    if (!Array.isArray(list)) throw new TrendFilterError('breakdowns', 'breakdowns must be a list.', 'invalid');
+    if (list.length > MAX_BREAKDOWNS)
+      throw new TrendFilterError('breakdowns', `At most ${MAX_BREAKDOWNS} breakdowns are allowed; got ${list.length}.`, 'max_length');
+    return list.map((raw, i) => {
+      const attr = `breakdowns__${i}`;
+      if (!isJsonObject(raw)) throw new TrendFilterError(attr, 'Each breakdown must be an object {property, type}.', 'invalid');
+      const itemType = raw['type'] ?? 'event';
+      if (typeof itemType !== 'string' || !BREAKDOWN_TYPES.has(itemType) || itemType === 'cohort') {
+        throw new TrendFilterError(`${attr}__type`, `Unknown breakdown type "${String(itemType).slice(0, 100)}" for multiple breakdowns.`, 'invalid_choice');
+      }
+      const property = raw['property'];
+      if (typeof property !== 'string' || property === '') throw new TrendFilterError(`${attr}__property`, 'A breakdown needs a property.', 'required');
+      return {
+        type: itemType,
+        property,
+        group_type_index: itemType === 'group' ? requiredGroupIndex(raw, 'group_type_index', `${attr}__group_type_index`) : null,
+        histogram_bin_count: optionalInteger(raw, 'histogram_bin_count', 1, 100),
+        normalize_url: raw['normalize_url'] === true,
+      };
+    });
+  }
+  const breakdown = body['breakdown'];
+  if (isEmpty(breakdown)) return [];
+  if (!BREAKDOWN_TYPES.has(type))
+    throw new TrendFilterError(
+      'breakdown_type',
+      `Unknown breakdown_type "${type.slice(0, 100)}" (one of: ${[...BREAKDOWN_TYPES].join(', ')}).`,
+      'invalid_choice',
+    );
+  if (type === 'cohort') {
+    const list = Array.isArray(breakdown) ? breakdown : [breakdown];
+    if (list.length > MAX_SERIES) throw new TrendFilterError('breakdown', `At most ${MAX_SERIES} cohorts are allowed in a breakdown.`, 'max_length');
+    return list.map((value, i) => {
+      const id = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value;
+      if (id !== 'all' && id !== 0 && !(typeof id === 'number' && Number.isInteger(id) && id > 0 && id <= 2_147_483_647)) {
+        throw new TrendFilterError(`breakdown__${i}`, 'A cohort breakdown lists cohort ids or "all".', 'invalid');
+      }
+      return { type, property: id === 0 ? 'all' : (id as number | string), group_type_index: null, histogram_bin_count: null, normalize_url: false };
+    });
+  }
+  const property = Array.isArray(breakdown) && breakdown.length === 1 ? breakdown[0] : breakdown;
+  if (typeof property !== 'string' && typeof property !== 'number')
+    throw new TrendFilterError('breakdown', 'breakdown must be a property name (or a HogQL expression for breakdown_type hogql).', 'invalid');
+  return [
+    {
+      type,
+      property: String(property),
+      group_type_index: type === 'group' ? requiredGroupIndex(body, 'breakdown_group_type_index', 'breakdown_group_type_index') : null,
+      histogram_bin_count: optionalInteger(body, 'breakdown_histogram_bin_count', 1, 100),
+      normalize_url: optionalBoolean(body, 'breakdown_normalize_url'),
+    },
+  ];
+}
+
+function requiredGroupIndex(body: Record<string, unknown>, key: string, attr: string): number {
+  try {
+    const index = optionalInteger(body, key, 0, 4);
+    if (index === null) throw new TrendFilterError(attr, 'A group breakdown needs a group type index (0 to 4).', 'required');
+    return index;
+  } catch (error) {
+    if (error instanceof TrendFilterError) throw new TrendFilterError(attr, error.message, error.code);
+    throw error;
+  }
+}
+
+/**
+ * Checks a legacy trend filter (GET and POST /insights/trend/, stored insight filters) and
+ * answers it normalised: series from events and actions in `order`, every property filter as
+ * one group, the breakdown as a list. Anything unknown is a 400 naming the field.
+ */
+export function parseTrendFilter(input: unknown): ParsedTrendFilter {
+  if (!isJsonObject(input)) throw new TrendFilterError(null, 'The trend query must be a JSON object.', 'parse_error');
+  const body = input;
+  for (const key of ['events', 'actions']) {
+    if (!isEmpty(body[key]) && !Array.isArray(body[key])) throw new TrendFilterError(key, `${key} must be a list.`, 'invalid');
+  }
+  const events = (Array.isArray(body['events']) ? body['events'] : []) as unknown[];
+  const actions = (Array.isArray(body['actions']) ? body['actions'] : []) as unknown[];
+  if (events.length + actions.length > MAX_SERIES) {
+    throw new TrendFilterError(
+      events.length > MAX_SERIES ? 'events' : 'actions',
+      `At most ${MAX_SERIES} series are allowed in one query; got ${events.length + actions.length}.`,
+      'max_length',
+    );
+  }
+  const parsed = [...events.map((raw, i) => parseSeries(raw, 'events', i)), ...actions.map((raw, i) => parseSeries(raw, 'actions', i))];
+  // Legacy filters order entities by their `order`; ties keep list order (events first).
+  const series = parsed
+    .map((s, i) => ({ s, i }))
+    .sort((a, b) => a.s.order - b.s.order || a.i - b.i)
+    .map(({ s }) => s);
+  series.forEach((s, i) => {
+    if (s.order === Number.MAX_SAFE_INTEGER) s.order = i;
   });
-  const properties = parseEventPropertyFilters(body.properties, 'properties');
+
+  const interval = optionalString(body, 'interval') ?? 'day';
+  if (!(INTERVALS as readonly string[]).includes(interval))
+    throw new TrendFilterError('interval', `Unknown interval "${interval.slice(0, 100)}" (one of: ${INTERVALS.join(', ')}).`, 'invalid_choice');
+  const display = optionalString(body, 'display') ?? 'ActionsLineGraph';
+  if (!DISPLAYS.has(display))
+    throw new TrendFilterError('display', `Unknown display "${display.slice(0, 100)}" (one of: ${[...DISPLAYS].join(', ')}).`, 'invalid_choice');
+  const breakdowns = parseBreakdowns(body);
+  const formula = optionalString(body, 'formula');
+  const properties = propertyGroup(body['properties'], 'properties');
+
   let filterChars = 0;
-  for (const filter of [properties, ...series.map((entity) => entity.properties)].flat()) {
+  for (const filter of [properties, ...series.map((s) => s.properties)].flatMap(filtersOf)) {
     filterChars += filter.key.length;
-    for (const value of [filter.value].flat()) filterChars += String(value).length;
+    for (const value of [filter.value].flat()) filterChars += String(value ?? '').length;
   }
   if (filterChars > MAX_FILTER_CHARS) {
     throw new TrendFilterError(
@@ -184,13 +351,23 @@ export function parseTrendFilter(body: unknown): ParsedTrendFilter {
       'max_length',
     );
   }
-  if (!isEmpty(body.breakdown)) throw new TrendFilterError('breakdown', 'Breakdowns are not supported yet.', 'not_supported');
-  if (body.compare) throw new TrendFilterError('compare', 'compare is not supported yet.', 'not_supported');
-  if (body.formula) throw new TrendFilterError('formula', 'Formulas are not supported yet.', 'not_supported');
-  if (body.interval && body.interval !== 'day')
-    throw new TrendFilterError('interval', `interval "${body.interval}" is not supported yet (supported: day).`, 'not_supported');
-  if (body.display && !['ActionsLineGraph', 'ActionsTable', 'ActionsBar'].includes(body.display)) {
-    throw new TrendFilterError('display', `display "${body.display}" is not supported yet.`, 'not_supported');
-  }
-  return { ...body, events: series, properties };
+  return {
+    series,
+    properties,
+    filter_test_accounts: optionalBoolean(body, 'filter_test_accounts'),
+    date_from: optionalString(body, 'date_from'),
+    date_to: optionalString(body, 'date_to'),
+    explicit_date: optionalBoolean(body, 'explicit_date'),
+    interval: interval as Interval,
+    display,
+    breakdowns,
+    breakdown_limit: optionalInteger(body, 'breakdown_limit', 1, MAX_BREAKDOWN_LIMIT) ?? DEFAULT_BREAKDOWN_LIMIT,
+    breakdown_hide_other_aggregation: optionalBoolean(body, 'breakdown_hide_other_aggregation'),
+    compare: optionalBoolean(body, 'compare'),
+    compare_to: optionalString(body, 'compare_to'),
+    formula,
+    aggregation_group_type_index: optionalInteger(body, 'aggregation_group_type_index', 0, 4),
+    smoothing_intervals: optionalInteger(body, 'smoothing_intervals', 1, 365) ?? 1,
+    request: body,
+  };
 }

@@ -1,17 +1,31 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { EVENTS_TABLE, toClickHouseDateTime } from '@sightline/clickhouse';
-import { formatDay, formatDayLabel, resolveDayRange } from '../common/date-range';
-import { compilePropertyGroup, eventsTablePropertiesColumn, QueryParams } from '@sightline/properties';
-import type { ParsedTrendFilter } from './trend-filter';
+import type { PropertyGroup } from '@sightline/properties';
+import {
+  formatBucketDay,
+  formatBucketLabel,
+  isoDateTime,
+  parseCompareTo,
+  previousPeriod,
+  resolveQueryDateRange,
+  shiftDateRange,
+  type QueryDateRange,
+} from '../common/date-range';
+import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
+import { evaluateFormula, parseFormula } from './trend-formula';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 
 export interface TrendSeries {
-  data: number[];
-  labels: string[];
+  data: number[] | null;
+  labels?: string[];
   days: string[];
   count: number;
+  aggregated_value?: number;
   label: string;
   filter: Record<string, unknown>;
-  action: Record<string, unknown>;
+  action: Record<string, unknown> | null;
+  breakdown_value?: string | number | (string | number)[];
+  compare?: boolean;
+  compare_label?: 'current' | 'previous';
 }
 
 export interface TrendResult {
@@ -22,83 +36,290 @@ export interface TrendResult {
   last_refresh: string;
 }
 
-function seriesSql(entity: ParsedTrendFilter['events'][number], filterSql: string): string {
-  const aggregate = (entity.math ?? 'total') === 'dau' ? 'uniqExact(person_id)' : 'count()';
-  const eventClause = entity.id === null ? '' : 'AND event = {event:String}';
-  // FINAL: a redelivered event (same uuid) must never be counted twice.
-  return `SELECT toString(toDate(timestamp)) AS day, ${aggregate} AS value
-            FROM ${EVENTS_TABLE} FINAL
-           WHERE team_id = {team:Int64} ${eventClause}
-             AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp <= {to:DateTime64(6, 'UTC')}
-             ${filterSql}
-           GROUP BY day`;
+/** The project settings a trend reads. */
+export interface TrendProject {
+  id: number;
+  timezone: string;
+  /** 0: weeks start on Sunday; 1: on Monday. */
+  weekStartDay: 0 | 1;
+  testAccountFilters: PropertyGroup;
 }
 
-/** Runs a validated trend filter for one project: one zero-filled daily series per entity. */
-export async function runTrendQuery(ch: ClickHouseClient, teamId: number, filter: ParsedTrendFilter, nowMs: number): Promise<TrendResult> {
-  const range = resolveDayRange(filter.date_from, filter.date_to, nowMs);
-  const days = range.days.map(formatDay);
-  const labels = range.days.map(formatDayLabel);
-  // Every series carries the query's filter, series list included, as the legacy trend answer
-  // does: the answer grows with the square of the series count, which MAX_SERIES bounds.
-  const responseFilter = {
-    insight: 'TRENDS',
-    events: filter.events,
-    actions: filter.actions ?? [],
-    properties: filter.properties,
-    filter_test_accounts: filter.filter_test_accounts ?? false,
-    date_from: filter.date_from ?? '-7d',
-    date_to: filter.date_to ?? null,
-    interval: 'day',
-    display: filter.display ?? 'ActionsLineGraph',
-    entity_type: 'events',
+export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'> {
+  /** Names of the actions and cohorts the query names, loaded (and checked) by the caller. */
+  actionName(actionId: number): string;
+  cohortName(cohortId: number): string;
+  /** The project's earliest event, for `date_from: "all"`. */
+  earliestEventMs(): Promise<number | null>;
+}
+
+interface Row {
+  b?: string;
+  bv?: string[];
+  rank?: number | string;
+  v: number | string | null;
+}
+
+/** One query's rows turned into one result per breakdown value, in rank order. */
+interface SeriesValues {
+  breakdown: string[] | null;
+  rank: number;
+  data: number[];
+  total: number;
+}
+
+const toNumber = (v: unknown) => {
+  const n = Number(v);
+  return Number.isFinite(n) ? n : 0;
+};
+
+async function runRows(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<Row[]> {
+  const result = await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+  return result.json<Row>();
+}
+
+function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBreakdown: boolean): SeriesValues[] {
+  const index = new Map(range.buckets.map((b, i) => [formatBucketDay(b, range.interval), i]));
+  const byValue = new Map<string, SeriesValues>();
+  for (const row of rows) {
+    const key = withBreakdown ? JSON.stringify(row.bv) : '';
+    let values = byValue.get(key);
+    if (!values) {
+      const rank = toNumber(row.rank);
+      values = { breakdown: withBreakdown ? row.bv! : null, rank: rank === 0 ? Number.MAX_SAFE_INTEGER : rank, data: range.buckets.map(() => 0), total: 0 };
+      byValue.set(key, values);
+    }
+    if (totalValue) values.total += toNumber(row.v);
+    else {
+      const i = index.get(row.b!);
+      if (i !== undefined) values.data[i] = toNumber(row.v);
+    }
+  }
+  if (!withBreakdown && byValue.size === 0) byValue.set('', { breakdown: null, rank: 0, data: range.buckets.map(() => 0), total: 0 });
+  // Ranked values first, then "none", then "other" (PostHog lists them last).
+  const order = (v: SeriesValues) => (v.breakdown?.every((x) => x === BREAKDOWN_OTHER) ? 2 : v.breakdown?.every((x) => x === BREAKDOWN_NULL) ? 1 : 0);
+  return [...byValue.values()].sort((a, b) => order(a) - order(b) || a.rank - b.rank);
+}
+
+/** PostHog's smoothing: each point the floor of the mean of it and the n−1 before it. */
+function smooth(data: number[], intervals: number): number[] {
+  if (intervals <= 1) return data;
+  return data.map((_, i) => {
+    const window = data.slice(Math.max(0, i - intervals + 1), i + 1);
+    return Math.floor(window.reduce((a, b) => a + b, 0) / window.length);
+  });
+}
+
+const cumulative = (data: number[]) => {
+  let sum = 0;
+  return data.map((v) => (sum += v));
+};
+
+/**
+ * Runs a checked trend filter for one project: one query per series (and per period when
+ * comparing, per cohort for a cohort breakdown), shaped as PostHog's legacy trend answer.
+ */
+export async function runTrendQuery(
+  ch: ClickHouseClient,
+  project: TrendProject,
+  filter: ParsedTrendFilter,
+  nowMs: number,
+  ports: TrendQueryPorts,
+): Promise<TrendResult> {
+  const totalValue = TOTAL_VALUE_DISPLAYS.has(filter.display);
+  const interval = totalValue ? 'day' : filter.interval;
+  const earliest = filter.date_from === 'all' ? await ports.earliestEventMs() : null;
+  const range = resolveQueryDateRange({
+    dateFrom: filter.date_from,
+    dateTo: filter.date_to,
+    interval,
+    timezone: project.timezone,
+    weekStartDay: project.weekStartDay,
+    nowMs,
+    explicitDate: filter.explicit_date,
+    earliestEventMs: earliest,
+  });
+  const formula = filter.formula ? parseFormula(filter.formula, filter.series.length) : null;
+  const periods: { range: QueryDateRange; label: 'current' | 'previous' | null }[] = [{ range, label: filter.compare ? 'current' : null }];
+  if (filter.compare)
+    periods.push({ range: filter.compare_to ? shiftDateRange(range, parseCompareTo(filter.compare_to)) : previousPeriod(range), label: 'previous' });
+
+  const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
+  const cohorts: (number | 'all' | null)[] = cohortBreakdown ? filter.breakdowns.map((b) => (b.property === 'all' ? 'all' : Number(b.property))) : [null];
+  const properties: PropertyGroup = {
+    type: 'AND',
+    values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
-  const result = await Promise.all(
-    filter.events.map(async (entity, order) => {
-      // Query-wide and series filters, ANDed, through the one property-filter compiler.
-      const params = new QueryParams();
-      const where = compilePropertyGroup(
-        { type: 'AND', values: [...filter.properties, ...entity.properties] },
-        { params, propertiesColumn: eventsTablePropertiesColumn, nowMs },
-      );
-      const rows = await (
-        await ch.query({
-          query: seriesSql(entity, `AND ${where}`),
-          query_params: {
-            team: teamId,
-            event: entity.id ?? '',
-            from: toClickHouseDateTime(range.fromMs),
-            to: toClickHouseDateTime(range.toMs),
-            ...params.values,
-          },
-          format: 'JSONEachRow',
-        })
-      ).json<{ day: string; value: string | number }>();
-      const byDay = new Map(rows.map((r) => [r.day, Number(r.value)]));
-      const data = days.map((d) => byDay.get(d) ?? 0);
-      const name = entity.id ?? 'All events';
-      return {
-        data,
-        labels,
-        days,
-        count: data.reduce((a, b) => a + b, 0),
-        label: entity.custom_name ?? name,
-        filter: responseFilter,
-        action: {
-          id: entity.id,
-          type: 'events',
-          order: entity.order ?? order,
-          name,
-          custom_name: entity.custom_name ?? null,
-          math: entity.math ?? 'total',
-          math_property: null,
-          math_hogql: null,
-          math_group_type_index: null,
-          properties: {},
-          days: range.days.map((d) => new Date(d).toISOString()),
-        },
+  const valueBreakdowns = cohortBreakdown ? [] : filter.breakdowns;
+  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+
+  const responseFilter = buildResponseFilter(filter, range);
+  type Shaped = { series: TrendSeriesInput; order: number; period: (typeof periods)[number]; cohort: number | 'all' | null; values: SeriesValues };
+  const jobs = periods.flatMap((period) => cohorts.flatMap((cohort) => filter.series.map((series, order) => ({ period, cohort, series, order }))));
+  const shaped: Shaped[][] = await Promise.all(
+    jobs.map(async ({ period, cohort, series, order }) => {
+      const input = {
+        series,
+        properties,
+        range: period.range,
+        breakdowns: valueBreakdowns,
+        cohortId: typeof cohort === 'number' ? cohort : null,
+        breakdownLimit: filter.breakdown_limit,
+        aggregationGroupTypeIndex: filter.aggregation_group_type_index,
+        totalValue,
       };
+      let histogramEdges: (number[] | null)[] | undefined;
+      if (valueBreakdowns.some((b) => b.histogram_bin_count)) {
+        const edgesQuery = new SeriesSqlBuilder(input, sqlPorts).histogramEdges();
+        const [row] = await runRows(ch, edgesQuery.sql, edgesQuery.params);
+        histogramEdges = valueBreakdowns.map((b, i) =>
+          b.histogram_bin_count ? edgesOf((row as unknown as Record<string, unknown> | undefined)?.[`edges${i}`]) : null,
+        );
+      }
+      const query = new SeriesSqlBuilder({ ...input, histogramEdges }, sqlPorts).build();
+      const rows = await runRows(ch, query.sql, query.params);
+      return collect(rows, period.range, totalValue, valueBreakdowns.length > 0).map((values) => ({ series, order, period, cohort, values }));
     }),
   );
-  return { result, next: null, timezone: 'UTC', is_cached: false, last_refresh: new Date(nowMs).toISOString() };
+
+  const realSeriesCount = filter.series.length;
+  const toResult = ({ series, order, period, cohort, values }: Shaped): TrendSeries => {
+    const name = series.kind === 'actions' ? ports.actionName(Number(series.id)) : (series.id ?? 'All events');
+    let label = String(series.custom_name ?? name);
+    const days = period.range.buckets.map((b) => formatBucketDay(b, period.range.interval));
+    const data = smooth(values.data, filter.smoothing_intervals);
+    const result: TrendSeries = totalValue
+      ? { data: [], days, count: 0, aggregated_value: values.total, label, filter: responseFilter, action: null }
+      : {
+          data: filter.display === 'ActionsLineGraphCumulative' ? cumulative(data) : data,
+          labels:
+            period.label === 'previous' || filter.compare
+              ? days.map((_, i) => `${period.range.interval} ${i}`)
+              : period.range.buckets.map((b) => formatBucketLabel(b, period.range)),
+          days,
+          count: 0,
+          label,
+          filter: responseFilter,
+          action: null,
+        };
+    if (!totalValue) {
+      const d = result.data!;
+      result.count = filter.display === 'ActionsLineGraphCumulative' ? (d[d.length - 1] ?? 0) : d.reduce((a, b) => a + b, 0);
+    }
+    result.action = {
+      days: period.range.buckets.map(isoDateTime),
+      id: series.kind === 'actions' ? series.id : series.id,
+      type: series.kind,
+      order,
+      name: series.name ?? name,
+      custom_name: series.custom_name,
+      math: series.math,
+      math_property: series.math_property,
+      math_hogql: series.math_hogql,
+      math_group_type_index: series.math_group_type_index,
+      properties: {},
+    };
+    if (period.label) {
+      result.compare = true;
+      result.compare_label = period.label;
+    }
+    if (cohort !== null) {
+      const cohortLabel = cohort === 'all' ? 'all users' : ports.cohortName(cohort);
+      label = realSeriesCount > 1 ? `${label} - ${cohortLabel}` : cohortLabel;
+      result.breakdown_value = cohort;
+    } else if (values.breakdown) {
+      const value = values.breakdown.length === 1 ? values.breakdown[0]! : values.breakdown;
+      const text = Array.isArray(value) ? value.join('::') : value;
+      label = realSeriesCount > 1 ? `${label} - ${text}` : text;
+      result.breakdown_value = value;
+    }
+    result.label = label;
+    return result;
+  };
+
+  let results = shaped.flat().map(toResult);
+  if (filter.breakdown_hide_other_aggregation) results = results.filter((r) => ![r.breakdown_value].flat().every((v) => v === BREAKDOWN_OTHER));
+  if (formula) results = applyFormula(results, filter, totalValue, formula);
+  return { result: results, next: null, timezone: range.timezone, is_cached: false, last_refresh: new Date(nowMs).toISOString() };
+}
+
+function edgesOf(value: unknown): number[] | null {
+  if (!Array.isArray(value)) return null;
+  const edges = [...new Set(value.map((v) => Math.floor(Number(v) * 100) / 100).filter((v) => Number.isFinite(v)))];
+  return edges.length > 0 ? (edges.length === 1 ? [edges[0]!, edges[0]!] : edges) : null;
+}
+
+/**
+ * PostHog's apply_formula: without breakdown or compare one series `Formula (<formula>)`; with
+ * them, one per breakdown value (or compare side), series without that value counting as zeros,
+ * sorted by count (compare: by side, then count).
+ */
+function applyFormula(results: TrendSeries[], filter: ParsedTrendFilter, totalValue: boolean, tree: ReturnType<typeof parseFormula>): TrendSeries[] {
+  const seriesCount = filter.series.length;
+  const groupKey = (r: TrendSeries) => JSON.stringify([r.compare_label ?? null, r.breakdown_value ?? null]);
+  const groups = new Map<string, TrendSeries[]>();
+  for (const r of results) {
+    const key = groupKey(r);
+    if (!groups.has(key)) groups.set(key, Array.from({ length: seriesCount }));
+    groups.get(key)![(r.action as { order: number }).order] = r;
+  }
+  const label = `Formula (${filter.formula})`;
+  const computed = [...groups.values()].map((members) => {
+    const base = members.find((m) => m !== undefined)!;
+    const out: TrendSeries = { ...base, label, action: null };
+    if (totalValue) {
+      out.aggregated_value =
+        evaluateFormula(
+          tree,
+          members.map((m) => [m?.aggregated_value ?? 0]),
+        )[0] ?? 0;
+      out.data = null;
+      out.count = 0;
+    } else {
+      const length = base.data!.length;
+      out.data = evaluateFormula(
+        tree,
+        members.map((m) => m?.data ?? Array.from({ length }, () => 0)),
+      );
+      out.count = out.data.reduce((a, b) => a + b, 0);
+    }
+    return out;
+  });
+  const weight = (r: TrendSeries) => (totalValue ? (r.aggregated_value ?? 0) : r.count);
+  return computed.sort((a, b) => (a.compare_label ?? '').localeCompare(b.compare_label ?? '') || weight(b) - weight(a));
+}
+
+function buildResponseFilter(filter: ParsedTrendFilter, range: QueryDateRange): Record<string, unknown> {
+  const request = filter.request;
+  const out: Record<string, unknown> = {
+    insight: 'TRENDS',
+    events: request['events'] ?? [],
+    actions: request['actions'] ?? [],
+    properties: request['properties'] ?? [],
+    filter_test_accounts: filter.filter_test_accounts,
+    date_from: isoDateTime(range.from),
+    date_to: isoDateTime(range.to),
+    entity_type: 'events',
+    interval: filter.interval,
+    display: filter.display,
+  };
+  for (const key of [
+    'breakdown',
+    'breakdown_type',
+    'breakdowns',
+    'breakdown_limit',
+    'breakdown_group_type_index',
+    'breakdown_hide_other_aggregation',
+    'breakdown_normalize_url',
+    'breakdown_histogram_bin_count',
+    'compare',
+    'compare_to',
+    'formula',
+    'aggregation_group_type_index',
+    'smoothing_intervals',
+    'sampling_factor',
+  ]) {
+    if (request[key] !== undefined && request[key] !== null) out[key] = request[key];
+  }
+  return out;
 }

@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { EVENTS_TABLE } from '@sightline/clickhouse';
+import { parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
+import type { Sql } from '@sightline/postgres';
+import type { ParsedTrendFilter } from './trend-filter';
+import { TrendQueryError } from './trend-series.sql';
+import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
+
+/** The project columns a trend reads (a `projects` row). */
+export interface TrendProjectRow {
+  id: number;
+  timezone: string;
+  week_start_day?: number | null;
+  test_account_filters?: unknown;
+}
+
+export interface TrendsServiceDeps {
+  db: Sql;
+  ch: ClickHouseClient;
+  /** How long an answer is served from the cache; 0 turns caching off. */
+  cacheTtlMs: number;
+  /** The most answers kept. */
+  cacheEntries?: number;
+}
+
+export interface TrendsService {
+  run(project: TrendProjectRow, filter: ParsedTrendFilter, nowMs: number, options?: { refresh?: boolean }): Promise<TrendResult>;
+}
+
+/** JSON with object keys sorted, so the same query always has the same cache key. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function trendProject(row: TrendProjectRow): TrendProject {
+  let testAccountFilters: PropertyGroup = { type: 'AND', values: [] };
+  try {
+    testAccountFilters = parsePropertyFilters(row.test_account_filters ?? [], 'test_account_filters', {
+      types: new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']),
+    });
+  } catch {
+    // Settings are checked when saved; a row written before that check applies no filter.
+  }
+  return { id: row.id, timezone: row.timezone || 'UTC', weekStartDay: row.week_start_day === 1 ? 1 : 0, testAccountFilters };
+}
+
+/**
+ * Trends for the API: loads what a query names (actions, cohorts), runs it, and keeps answers
+ * per (project, normalised query) for `cacheTtlMs`; `refresh` bypasses and replaces the entry.
+ */
+export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
+  const cache = new Map<string, { at: number; result: TrendResult }>();
+  const maxEntries = deps.cacheEntries ?? 500;
+
+  const portsFor = (teamId: number): TrendQueryPorts => ({
+    actionMatch: () => {
+      throw new TrendQueryError('actions', 'Action series are not available yet.', 'not_supported');
+    },
+    actionName: (id) => String(id),
+    cohortMembership: () => {
+      throw new TrendQueryError('properties', 'Cohort filters are not available yet.', 'not_supported');
+    },
+    cohortName: (id) => String(id),
+    hogql: () => {
+      throw new TrendQueryError(null, 'HogQL expressions are not available yet.', 'not_supported');
+    },
+    earliestEventMs: async () => {
+      const rows = await (
+        await deps.ch.query({
+          query: `SELECT toUnixTimestamp64Milli(min(timestamp)) AS first, count() AS n FROM ${EVENTS_TABLE} WHERE team_id = {team:Int64}`,
+          query_params: { team: teamId },
+          format: 'JSONEachRow',
+        })
+      ).json<{ first: string; n: string }>();
+      return Number(rows[0]?.n ?? 0) > 0 ? Number(rows[0]!.first) : null;
+    },
+  });
+
+  return {
+    async run(row, filter, nowMs, options = {}) {
+      const project = trendProject(row);
+      const { request: _request, ...normalised } = filter;
+      const key = createHash('sha256').update(stableJson({ project, normalised })).digest('hex');
+      const hit = cache.get(key);
+      if (!options.refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...hit.result, is_cached: true };
+      const result = await runTrendQuery(deps.ch, project, filter, nowMs, portsFor(project.id));
+      if (deps.cacheTtlMs > 0) {
+        cache.delete(key);
+        cache.set(key, { at: nowMs, result });
+        // Oldest first: a Map keeps insertion order.
+        while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+      }
+      return result;
+    },
+  };
+}
