@@ -30,6 +30,8 @@ export interface AllInOneDeps {
   flagDefinitions?: FlagDefinitionsCache;
   geoip?: GeoIpLookup | null;
   flagsStoreTimeoutMs?: number;
+  /** How long a trend answer is served from the cache (0: never); default one minute. */
+  insightCacheTtlMs?: number;
 }
 
 /**

@@ -45,6 +45,7 @@ runService({
       isShuttingDown,
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
+      insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
     });
     // After the server closed (in-flight captures are written first), before the bus and stores.
     onStop(() => worker.stop());

@@ -30,6 +30,8 @@ export interface ApiDeps {
   /** $geoip_* properties for flag evaluation; absent: none. */
   geoip?: GeoIpLookup | null;
   flagsStoreTimeoutMs?: number;
+  /** How long a trend answer is served from the cache (0: never); default one minute. */
+  insightCacheTtlMs?: number;
   /** Told after every flag write; default: the definitions cache's own notifier. */
   flagChanges?: FlagChangeNotifier;
 }
@@ -58,7 +60,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     inputGuard(),
   );
   router.use(createOrganizationRouter(deps.db));
-  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
+  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   return router;
 }

@@ -31,6 +31,7 @@ runService({
       flagDefinitions,
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
+      insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
       readiness: [
         { name: 'postgres', check: () => assertPostgresMigrated(db) },
         { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },

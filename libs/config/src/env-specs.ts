@@ -145,6 +145,16 @@ export const flagEvaluationEnv = {
   },
 } as const satisfies EnvSpec;
 
+export const insightsEnv = {
+  INSIGHT_CACHE_TTL_SECONDS: {
+    type: 'integer',
+    description:
+      'How long a trend answer is served from the cache (is_cached: true) before it is computed again; refresh=true always recomputes; 0 turns the cache off',
+    default: 60,
+    minimum: 0,
+  },
+} as const satisfies EnvSpec;
+
 const port = (fallback: number) =>
   ({ PORT: { type: 'integer', description: 'HTTP port', default: fallback, minimum: 0, maximum: 65535 } }) as const satisfies EnvSpec;
 
@@ -174,6 +184,7 @@ export const apiEnv = {
   ...bootstrapEnv,
   ...redisEnv,
   ...flagEvaluationEnv,
+  ...insightsEnv,
 } as const satisfies EnvSpec;
 
 export const allInOneEnv = {
@@ -188,6 +199,7 @@ export const allInOneEnv = {
   ...ingestEnv,
   ...redisEnv,
   ...flagEvaluationEnv,
+  ...insightsEnv,
 } as const satisfies EnvSpec;
 
 /** The variables each distributed app needs set; parseConfig enforces them where required. */
