@@ -46,12 +46,26 @@ function dateValueSql(value: unknown, ctx: CompileContext): string {
 }
 
 /**
+ * A property's raw JSON text ('' when the key is missing, 'null' for a JSON null). The document
+ * is parsed once per row: every other expression works on this short text, and ClickHouse
+ * computes an expression that appears several times in a query only once.
+ */
+export const propertyRawSql = (column: string, keyPlaceholder: string) => `JSONExtractRaw(${column}, ${keyPlaceholder})`;
+
+/**
  * A property's value as text, as queries compare and group it: a JSON string by its value,
  * anything else by its JSON text (`42`, `true`, `["a"]`); '' when the key is missing.
  */
 export function propertyTextSql(column: string, keyPlaceholder: string): string {
-  return `if(JSONType(${column}, ${keyPlaceholder}) = 'String', JSONExtractString(${column}, ${keyPlaceholder}), JSONExtractRaw(${column}, ${keyPlaceholder}))`;
+  const text = `JSONExtractString(${column}, ${keyPlaceholder})`;
+  const raw = propertyRawSql(column, keyPlaceholder);
+  // A string value needs one parse; anything else (and "") is read raw, only for those rows
+  // (multiIf evaluates its branches lazily).
+  return `multiIf(${text} != '', ${text}, startsWith(${raw}, '"'), '', ${raw})`;
 }
+
+/** The property is present and not a JSON null. */
+export const propertyPresentSql = (column: string, keyPlaceholder: string) => `(${propertyRawSql(column, keyPlaceholder)} NOT IN ('', 'null'))`;
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 const texts = (value: unknown) => (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
@@ -76,8 +90,7 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
   const column = ctx.propertiesColumn(filter);
   if (column === null) throw new PropertyCompileError(`Property filters of type "${String(filter.type)}" are not supported in this query.`);
   const key = ctx.params.add(filter.key, 'String');
-  const has = `JSONHas(${column}, ${key})`;
-  const present = `(${has} AND JSONType(${column}, ${key}) != 'Null')`;
+  const present = propertyPresentSql(column, key);
   const text = propertyTextSql(column, key);
   const number = `toFloat64OrNull(${text})`;
   const value = filter.value;

@@ -1,5 +1,13 @@
 import { EVENTS_TABLE } from '@sightline/clickhouse';
-import { compilePropertyGroup, propertyTextSql, QueryParams, type CompileContext, type PropertyFilter, type PropertyGroup } from '@sightline/properties';
+import {
+  compilePropertyGroup,
+  propertyRawSql,
+  propertyTextSql,
+  QueryParams,
+  type CompileContext,
+  type PropertyFilter,
+  type PropertyGroup,
+} from '@sightline/properties';
 import { formatBucketDay, type QueryDateRange } from '../common/date-range';
 import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type BreakdownInput, type TrendSeriesInput } from './trend-filter';
 
@@ -122,22 +130,26 @@ export class SeriesSqlBuilder {
     };
   }
 
-  /** The bucket a timestamp falls in, as the text `days[i]` holds (project timezone). */
+  /**
+   * The bucket a timestamp falls in (project timezone), typed so ClickHouse groups by a number
+   * and writes it as `days[i]` does: a Date (`YYYY-MM-DD`) for day, week and month, a DateTime
+   * (`YYYY-MM-DD HH:MM:SS`) for hour and minute.
+   */
   private bucketSql(timestamp: string): string {
     const { interval, weekStartDay } = this.input.range;
     const tz = this.tz;
     switch (interval) {
       case 'minute':
-        return `formatDateTime(toStartOfMinute(${timestamp}, ${tz}), '%Y-%m-%d %H:%i:%S', ${tz})`;
+        return `toStartOfMinute(${timestamp}, ${tz})`;
       case 'hour':
-        return `formatDateTime(toStartOfHour(${timestamp}, ${tz}), '%Y-%m-%d %H:%i:%S', ${tz})`;
+        return `toStartOfHour(${timestamp}, ${tz})`;
       case 'day':
-        return `formatDateTime(toStartOfDay(${timestamp}, ${tz}), '%Y-%m-%d', ${tz})`;
+        return `toDate(${timestamp}, ${tz})`;
       case 'week':
         // Mode 0: weeks start on Sunday; mode 1: on Monday (the project's week_start_day).
-        return `formatDateTime(toStartOfWeek(${timestamp}, ${weekStartDay === 1 ? 1 : 0}, ${tz}), '%Y-%m-%d')`;
+        return `toStartOfWeek(${timestamp}, ${weekStartDay === 1 ? 1 : 0}, ${tz})`;
       case 'month':
-        return `formatDateTime(toStartOfMonth(${timestamp}, ${tz}), '%Y-%m-%d')`;
+        return `toStartOfMonth(${timestamp}, ${tz})`;
     }
   }
 
@@ -201,8 +213,18 @@ export class SeriesSqlBuilder {
     return value;
   }
 
+  /** The property as text, '' when missing or a JSON null. */
   private jsonValue(column: string, key: string): string {
-    return `if(JSONType(${column}, ${key}) IN ('Null'), '', ${propertyTextSql(column, key)})`;
+    const text = `JSONExtractString(${column}, ${key})`;
+    const raw = propertyRawSql(column, key);
+    // Most values are strings: one parse. Others (and "") are read raw, only for those rows.
+    return `multiIf(${text} != '', ${text}, ${raw} IN ('', 'null') OR startsWith(${raw}, '"'), '', ${raw})`;
+  }
+
+  /** The "other" sentinel in the breakdown value's shape (one text, or one per breakdown). */
+  private otherValueSql(raw: string): string {
+    const other = this.params.add(BREAKDOWN_OTHER, 'String');
+    return this.input.breakdowns.length > 1 ? `arrayResize([${other}], length(${raw}), ${other})` : other;
   }
 
   /**
@@ -212,12 +234,14 @@ export class SeriesSqlBuilder {
   private breakdownArraySql(): string | null {
     const raw = this.rawBreakdownArraySql();
     if (!raw) return null;
-    const other = this.params.add(BREAKDOWN_OTHER, 'String');
-    return `if(has(top_values, ${raw}), ${raw}, arrayResize([${other}], length(${raw}), ${other}))`;
+    return `if(has(top_values, ${raw}), ${raw}, ${this.otherValueSql(raw)})`;
   }
 
   private rawBreakdown: string | null | undefined;
-  /** The breakdown value array, with empties as the null sentinel. */
+  /**
+   * The breakdown value with empties as the null sentinel: a text for one breakdown (a cheaper
+   * grouping key), an array for several.
+   */
   private rawBreakdownArraySql(): string | null {
     if (this.rawBreakdown !== undefined) return this.rawBreakdown;
     const breakdowns = this.input.breakdowns.filter((b) => b.type !== 'cohort');
@@ -227,7 +251,7 @@ export class SeriesSqlBuilder {
       const raw = this.breakdownValueSql(b, i);
       return `if(empty(${raw}), ${nullSentinel}, ${raw})`;
     });
-    return (this.rawBreakdown = `[${items.join(', ')}]`);
+    return (this.rawBreakdown = items.length === 1 ? items[0]! : `[${items.join(', ')}]`);
   }
 
   /** Every condition an event must meet, with a time window. */
@@ -304,6 +328,62 @@ export class SeriesSqlBuilder {
         throw new TrendQueryError(null, `math "${s.math}" cannot be computed directly.`);
       }
     }
+  }
+
+  /**
+   * The direct aggregate split into a partial state and its merge (ClickHouse's -State and
+   * -Merge combinators), so a breakdown can aggregate once per (bucket, value) and still merge
+   * the values outside the top ones into "other" exactly; null for HogQL maths.
+   */
+  private mergeableAggregate(): { state: string; merge: (state: string) => string } | null {
+    const s = this.input.series;
+    switch (s.math) {
+      case 'total':
+        return { state: 'countState()', merge: (x) => `countMerge(${x})` };
+      case 'dau':
+      case 'weekly_active':
+      case 'monthly_active':
+        return { state: `uniqExactState(${this.actorSql()})`, merge: (x) => `uniqExactMerge(${x})` };
+      case 'unique_session':
+        return { state: `uniqExactIfState(${SESSION_ID}, ${SESSION_ID} != '')`, merge: (x) => `uniqExactIfMerge(${x})` };
+      case 'unique_group': {
+        const g = `JSONExtractString(e.properties, ${this.params.add(`$group_${s.math_group_type_index}`, 'String')})`;
+        return { state: `uniqExactIfState(${g}, ${g} != '')`, merge: (x) => `uniqExactIfMerge(${x})` };
+      }
+      case 'hogql':
+        return null;
+      default: {
+        if (!isPropertyMath(s.math)) return null;
+        const column = s.math_property_type === 'person_properties' ? 'e.person_properties' : 'e.properties';
+        const number = `toFloat64OrNull(${propertyTextSql(column, this.params.add(s.math_property!, 'String'))})`;
+        if (s.math in QUANTILE_LEVEL) {
+          const level = QUANTILE_LEVEL[s.math];
+          return { state: `quantileState(${level})(${number})`, merge: (x) => `ifNull(quantileMerge(${level})(${x}), 0)` };
+        }
+        return { state: `${s.math}State(${number})`, merge: (x) => `ifNull(${s.math}Merge(${x}), 0)` };
+      }
+    }
+  }
+
+  /**
+   * A breakdown in one pass: partial aggregates per (bucket, value), values ranked by their event
+   * count over the range, and those past `breakdown_limit` merged into the "other" sentinel.
+   */
+  private rankedBreakdownSql(aggregate: { state: string; merge: (state: string) => string }, fromMs: number, toMs: number): SeriesQuery {
+    const totalValue = this.input.totalValue;
+    const raw = this.rawBreakdownArraySql()!;
+    const b = totalValue ? '' : 'b, ';
+    const limit = this.params.add(this.input.breakdownLimit, 'UInt32');
+    const inner = `SELECT ${totalValue ? '' : `${this.bucketSql('e.timestamp')} AS b, `}${raw} AS raw, ${aggregate.state} AS s, count() AS c
+  {FROM}
+  WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}
+  GROUP BY ${b}raw`;
+    const sql = `SELECT ${b}bv, ${aggregate.merge('s')} AS v, min(value_rank) AS value_rank FROM (
+  SELECT ${b}if(ranked <= ${limit}, raw, ${this.otherValueSql('raw')}) AS bv, if(ranked <= ${limit}, ranked, 0) AS value_rank, s FROM (
+    SELECT ${b}raw, s, dense_rank() OVER (ORDER BY total DESC, raw ASC) AS ranked FROM (
+      SELECT ${b}raw, s, sum(c) OVER (PARTITION BY raw) AS total FROM (${inner}))))
+GROUP BY ${b}bv`;
+    return { sql: sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs })), params: this.params.values, timeSeries: !totalValue };
   }
 
   build(): SeriesQuery {
@@ -385,6 +465,8 @@ GROUP BY b${bv ? ', bv' : ''}`;
       return this.finish(sql, bv, fromMs - windowMs, toMs);
     }
 
+    const mergeable = bv ? this.mergeableAggregate() : null;
+    if (mergeable) return this.rankedBreakdownSql(mergeable, fromMs, toMs);
     const sql = `SELECT ${totalValue ? '' : `${bucket} AS b, `}${bv ? `${bv} AS bv, ` : ''}${this.directAggregate()} AS v
   ${'{FROM}'}
   WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}${groupKeys.length ? `\n  GROUP BY ${select(groupKeys)}` : ''}`;
@@ -427,7 +509,7 @@ GROUP BY b${bv ? ', bv' : ''}`;
     WHERE ${where}
     GROUP BY bv ORDER BY rank_count DESC, bv ASC LIMIT ${this.params.add(this.input.breakdownLimit, 'UInt32')}))`;
       text = `WITH ${top} AS top_values
-SELECT *, indexOf(top_values, bv) AS rank FROM (${text})`;
+SELECT *, indexOf(top_values, bv) AS value_rank FROM (${text})`;
     }
     return { sql: text, params: this.params.values, timeSeries: !this.input.totalValue };
   }

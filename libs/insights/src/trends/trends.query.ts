@@ -55,8 +55,9 @@ export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'>
 
 interface Row {
   b?: string;
-  bv?: string[];
-  rank?: number | string;
+  /** One breakdown: its value; several: one value each. */
+  bv?: string | string[];
+  value_rank?: number | string;
   v: number | string | null;
 }
 
@@ -85,8 +86,13 @@ function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBr
     const key = withBreakdown ? JSON.stringify(row.bv) : '';
     let values = byValue.get(key);
     if (!values) {
-      const rank = toNumber(row.rank);
-      values = { breakdown: withBreakdown ? row.bv! : null, rank: rank === 0 ? Number.MAX_SAFE_INTEGER : rank, data: range.buckets.map(() => 0), total: 0 };
+      const rank = toNumber(row.value_rank);
+      values = {
+        breakdown: withBreakdown ? [row.bv!].flat() : null,
+        rank: rank === 0 ? Number.MAX_SAFE_INTEGER : rank,
+        data: range.buckets.map(() => 0),
+        total: 0,
+      };
       byValue.set(key, values);
     }
     if (totalValue) values.total += toNumber(row.v);
