@@ -4,3 +4,5 @@ export * from './trends/trend-formula';
 export * from './trends/trend-series.sql';
 export * from './trends/trends.query';
 export * from './trends/trends.service';
+export * from './cohorts/cohort-membership.sql';
+export * from './cohorts/cohorts.repository';

@@ -98,16 +98,24 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
   const positive = (sql: string) => `(${present} AND ${sql})`;
   switch (operator) {
     case 'exact':
-      return positive(`${text} IN ${ctx.params.add(texts(value), 'Array(String)')}`);
-    case 'is_not':
-      return `NOT ${positive(`${text} IN ${ctx.params.add(texts(value), 'Array(String)')}`)}`;
+    case 'is_not': {
+      // A missing property reads as '' and a JSON null as 'null': unless a value is one of those,
+      // equality alone already excludes them (and skips a second parse of the document).
+      const values = texts(value);
+      const equal = `${text} IN ${ctx.params.add(values, 'Array(String)')}`;
+      const sql = values.some((v) => v === '' || v === 'null') ? positive(equal) : equal;
+      return operator === 'exact' ? sql : `NOT ${sql}`;
+    }
     case 'is_set':
       return present;
     case 'is_not_set':
       return `NOT ${present}`;
     case 'icontains':
     case 'not_icontains': {
-      const sql = positive(`${text} ILIKE ${ctx.params.add(`%${likeEscaped(texts(value)[0]!)}%`, 'String')}`);
+      const needle = texts(value)[0]!;
+      const like = `${text} ILIKE ${ctx.params.add(`%${likeEscaped(needle)}%`, 'String')}`;
+      // A missing property ('') cannot contain a non-empty needle.
+      const sql = needle === '' ? positive(like) : like;
       return operator === 'icontains' ? sql : `NOT ${sql}`;
     }
     case 'regex':

@@ -23,3 +23,4 @@ export { startOutageProxy, type OutageProxy } from './outage-proxy';
 export { createTestStores, type TestStores } from './test-stores';
 export { testEventRow } from './event-rows';
 export { DISTRIBUTED_VARS, EMBEDDED_LISTENING, EMBEDDED_STARTUP_TIMEOUT_MS, startEmbeddedSightline, type EmbeddedSightline } from './embedded-sightline';
+export * from './person-rows';

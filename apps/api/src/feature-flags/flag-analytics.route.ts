@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { requireScope } from '@sightline/auth';
+import { syncStaticCohortToClickHouse } from '@sightline/insights';
 import { projectAccess } from '../http/project-access';
 import { loadBasicUsers } from '../organization/users';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
@@ -55,6 +56,8 @@ export function createFlagAnalyticsRouter(deps: FeatureFlagDeps): Router {
     router.post(`${base}/:id/create_static_cohort_for_flag`, ...guard, async (req, res) => {
       const now = new Date(deps.now());
       const cohort = await createStaticCohortForFlag(db, req.flag!, req.principal!.userId, now);
+      // Trends test membership in ClickHouse: copy the members there before answering.
+      await syncStaticCohortToClickHouse(db, deps.ch, req.flag!.team_id, cohort.id, now.getTime());
       const creator = (await loadBasicUsers(db, [req.principal!.userId])).get(req.principal!.userId) ?? null;
       res.status(201).json({
         cohort: {

@@ -12,6 +12,7 @@ import {
   TrendFilterError,
   TrendQueryError,
   type TrendResult,
+  UnknownCohortError,
 } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { PropertyCompileError } from '@sightline/properties';
@@ -31,6 +32,7 @@ function asValidationError(error: unknown): unknown {
   if (error instanceof TrendFilterError || error instanceof TrendQueryError) return errors.validation(error.message, error.attr, error.code);
   if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
   if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
+  if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
   if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');
   return error;
 }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE } from '@sightline/clickhouse';
-import { parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
+import { filtersOf, parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
+import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
+import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
 import type { ParsedTrendFilter } from './trend-filter';
 import { TrendQueryError } from './trend-series.sql';
@@ -51,6 +53,12 @@ export function trendProject(row: TrendProjectRow): TrendProject {
   return { id: row.id, timezone: row.timezone || 'UTC', weekStartDay: row.week_start_day === 1 ? 1 : 0, testAccountFilters };
 }
 
+/** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
+function usesCohorts(filter: ParsedTrendFilter, testAccountFilters: PropertyGroup): boolean {
+  const groups = [filter.properties, testAccountFilters, ...filter.series.map((s) => s.properties)];
+  return filter.breakdowns.some((b) => b.type === 'cohort') || groups.some((g) => filtersOf(g).some((f) => f.type === 'cohort'));
+}
+
 /**
  * Trends for the API: loads what a query names (actions, cohorts), runs it, and keeps answers
  * per (project, normalised query) for `cacheTtlMs`; `refresh` bypasses and replaces the entry.
@@ -59,15 +67,14 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
   const cache = new Map<string, { at: number; result: TrendResult }>();
   const maxEntries = deps.cacheEntries ?? 500;
 
-  const portsFor = (teamId: number): TrendQueryPorts => ({
+  const portsFor = (teamId: number, cohorts: ReadonlyMap<number, CohortDefinition>, nowMs: number): TrendQueryPorts => ({
     actionMatch: () => {
       throw new TrendQueryError('actions', 'Action series are not available yet.', 'not_supported');
     },
     actionName: (id) => String(id),
-    cohortMembership: () => {
-      throw new TrendQueryError('properties', 'Cohort filters are not available yet.', 'not_supported');
-    },
-    cohortName: (id) => String(id),
+    cohortMembership: (cohortId, personIdSql, params) =>
+      cohortMembershipSql(cohortId, cohorts, personIdSql, { params, teamParam: params.add(teamId, 'Int64'), nowMs }),
+    cohortName: (id) => cohorts.get(id)?.name ?? String(id),
     hogql: () => {
       throw new TrendQueryError(null, 'HogQL expressions are not available yet.', 'not_supported');
     },
@@ -90,7 +97,8 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       const key = createHash('sha256').update(stableJson({ project, normalised })).digest('hex');
       const hit = cache.get(key);
       if (!options.refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...hit.result, is_cached: true };
-      const result = await runTrendQuery(deps.ch, project, filter, nowMs, portsFor(project.id));
+      const cohorts = usesCohorts(filter, project.testAccountFilters) ? await loadCohortDefinitions(deps.db, project.id) : new Map<number, CohortDefinition>();
+      const result = await runTrendQuery(deps.ch, project, filter, nowMs, portsFor(project.id, cohorts, nowMs));
       if (deps.cacheTtlMs > 0) {
         cache.delete(key);
         cache.set(key, { at: nowMs, result });

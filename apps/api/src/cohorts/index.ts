@@ -1,0 +1,1 @@
+export { createCohortsRouter, type CohortsDeps } from './cohorts.route';

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { Sql } from '@sightline/postgres';
+
+export interface TestPerson {
+  /** persons.id in PostgreSQL. */
+  id: number;
+  uuid: string;
+}
+
+/**
+ * A person as the worker leaves one: the PostgreSQL rows (persons, person_distinct_ids) and
+ * their ClickHouse copies (person, person_distinct_id2) at version 0.
+ */
+export async function createTestPerson(
+  stores: { db: Sql; ch: ClickHouseClient },
+  overrides: { teamId?: number; distinctIds?: string[]; properties?: Record<string, unknown>; uuid?: string; createdAt?: string } = {},
+): Promise<TestPerson> {
+  const teamId = overrides.teamId ?? 1;
+  const uuid = overrides.uuid ?? randomUUID();
+  const properties = overrides.properties ?? {};
+  const distinctIds = overrides.distinctIds ?? [uuid];
+  const [row] = await stores.db.query<{ id: number }>('INSERT INTO persons (team_id, uuid, properties) VALUES ($1, $2, $3) RETURNING id', [
+    teamId,
+    uuid,
+    JSON.stringify(properties),
+  ]);
+  for (const distinctId of distinctIds) {
+    await stores.db.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [teamId, distinctId, row!.id]);
+  }
+  await stores.ch.insert({
+    table: 'person',
+    format: 'JSONEachRow',
+    values: [
+      {
+        id: uuid,
+        team_id: teamId,
+        created_at: overrides.createdAt ?? '2024-01-01 00:00:00',
+        properties: JSON.stringify(properties),
+        is_identified: 0,
+        is_deleted: 0,
+        version: 0,
+      },
+    ],
+  });
+  await stores.ch.insert({
+    table: 'person_distinct_id2',
+    format: 'JSONEachRow',
+    values: distinctIds.map((distinct_id) => ({ team_id: teamId, distinct_id, person_id: uuid, is_deleted: 0, version: 0 })),
+  });
+  return { id: row!.id, uuid };
+}
+
+/** A later version of a person's ClickHouse copy: new properties, or deleted. */
+export async function updateTestPersonCopy(
+  ch: ClickHouseClient,
+  person: TestPerson,
+  change: { teamId?: number; version: number; properties?: Record<string, unknown>; deleted?: boolean },
+): Promise<void> {
+  await ch.insert({
+    table: 'person',
+    format: 'JSONEachRow',
+    values: [
+      {
+        id: person.uuid,
+        team_id: change.teamId ?? 1,
+        created_at: '2024-01-01 00:00:00',
+        properties: JSON.stringify(change.properties ?? {}),
+        is_identified: 0,
+        is_deleted: change.deleted ? 1 : 0,
+        version: change.version,
+      },
+    ],
+  });
+}
