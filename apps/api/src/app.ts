@@ -9,6 +9,7 @@ import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http'
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
+import { createActionsRouter } from './actions';
 import { createCohortsRouter } from './cohorts';
 import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
@@ -61,6 +62,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     inputGuard(),
   );
   router.use(createOrganizationRouter(deps.db));
+  router.use(createActionsRouter(deps.db));
   router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));

@@ -6,3 +6,7 @@ export * from './trends/trends.query';
 export * from './trends/trends.service';
 export * from './cohorts/cohort-membership.sql';
 export * from './cohorts/cohorts.repository';
+export * from './actions/action-steps';
+export * from './actions/action-match.sql';
+export * from './actions/actions.repository';
+export * from './actions/elements-chain.sql';

@@ -27,6 +27,8 @@ export interface CompileContext {
   propertiesColumn(filter: PropertyFilter): string | null;
   /** SQL for "the row's actor is in cohort `id`"; absent: cohort filters are refused. */
   cohortMembership?(cohortId: number): string;
+  /** SQL for an `element` filter (autocapture's elements chain); absent: they are refused. */
+  elementFilter?(filter: PropertyFilter): string;
   /** SQL for a HogQL boolean expression (`type: "hogql"` filters); absent: they are refused. */
   hogqlFilter?(expression: string): string;
   /** The query's now, for relative date values. */
@@ -81,6 +83,10 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
     if (!ctx.cohortMembership) throw new PropertyCompileError('Cohort filters are not supported in this query.');
     const member = ctx.cohortMembership(Number(filter.value));
     return filter.operator === 'not_in' || filter.negation ? `NOT (${member})` : member;
+  }
+  if (filter.type === 'element') {
+    if (!ctx.elementFilter) throw new PropertyCompileError('Element filters are not supported in this query.');
+    return `(${ctx.elementFilter(filter)})`;
   }
   if (filter.type === 'hogql') {
     if (!ctx.hogqlFilter) throw new PropertyCompileError('HogQL filters are not supported in this query.');

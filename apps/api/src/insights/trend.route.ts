@@ -12,6 +12,7 @@ import {
   TrendFilterError,
   TrendQueryError,
   type TrendResult,
+  SelectorError,
   UnknownCohortError,
 } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
@@ -32,6 +33,7 @@ function asValidationError(error: unknown): unknown {
   if (error instanceof TrendFilterError || error instanceof TrendQueryError) return errors.validation(error.message, error.attr, error.code);
   if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
   if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
+  if (error instanceof SelectorError) return errors.validation(error.message, 'properties', 'invalid_value');
   if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
   if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');
   return error;

@@ -29,6 +29,12 @@ describe('normalize step', () => {
     });
   });
 
+  it('turns autocapture’s $elements list into the elements chain and drops the list', () => {
+    const result = normalizeStep(ingestMessage({}, { properties: { $elements: [{ tag_name: 'button', $el_text: 'Buy', nth_child: 1, nth_of_type: 1 }] } }), 1);
+    expect(result).toMatchObject({ kind: 'ok', value: { elementsChain: 'button:nth-child="1"nth-of-type="1"text="Buy"' } });
+    expect((result as { value: { properties: Record<string, unknown> } }).value.properties).not.toHaveProperty('$elements');
+  });
+
   it('dead-letters an event whose data is not a JSON object', () => {
     expect(normalizeStep(ingestMessage({ data: '[1]' }), 1)).toEqual({ kind: 'dead-letter', error: 'data is not a JSON object' });
     expect(normalizeStep(ingestMessage({ data: '{' }), 1)).toMatchObject({ kind: 'dead-letter', error: expect.stringMatching(/^data is not JSON/) });

@@ -1,5 +1,6 @@
 import type { IngestMessage } from '@sightline/ingestion';
 import { isJsonObject } from '@sightline/json-input';
+import { elementsChainFromElements } from './elements-chain';
 import { deadLetter, ok, type StepResult } from './step-result';
 
 type Properties = Record<string, unknown>;
@@ -47,7 +48,13 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
     if (isJsonObject(raw[key])) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...raw[key] };
   }
   if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
-  const elementsChain = typeof properties['$elements_chain'] === 'string' ? properties['$elements_chain'] : '';
+  // Autocapture sends either the chain itself or the element list; the list becomes the chain
+  // and leaves the properties, as PostHog's ingestion does.
+  let elementsChain = typeof properties['$elements_chain'] === 'string' ? properties['$elements_chain'] : '';
+  if (!elementsChain && properties['$elements'] !== undefined) {
+    elementsChain = elementsChainFromElements(properties['$elements']);
+    delete properties['$elements'];
+  }
   const distinctId = message.distinct_id.includes('\u0000') ? message.distinct_id.replaceAll('\u0000', '') : message.distinct_id;
   return ok({
     uuid: message.uuid,

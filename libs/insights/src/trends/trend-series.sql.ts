@@ -8,6 +8,7 @@ import {
   type PropertyFilter,
   type PropertyGroup,
 } from '@sightline/properties';
+import { elementFilterSql } from '../actions/elements-chain.sql';
 import { formatBucketDay, type QueryDateRange } from '../common/date-range';
 import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type BreakdownInput, type TrendSeriesInput } from './trend-filter';
 
@@ -126,6 +127,7 @@ export class SeriesSqlBuilder {
         }
       },
       cohortMembership: (cohortId: number) => this.ports.cohortMembership(cohortId, PERSON_ID, this.params),
+      elementFilter: (filter: PropertyFilter) => elementFilterSql(filter, 'e.elements_chain', this.params),
       hogqlFilter: (expression: string) => this.ports.hogql(expression, this.params, { allowAggregations: false }),
     };
   }

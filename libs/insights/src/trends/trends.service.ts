@@ -2,10 +2,13 @@ import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE } from '@sightline/clickhouse';
 import { filtersOf, parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
+import { compileActionMatch } from '../actions/action-match.sql';
+import type { ActionDefinition } from '../actions/action-steps';
+import { findActionsByIds } from '../actions/actions.repository';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
-import type { ParsedTrendFilter } from './trend-filter';
+import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
 import { TrendQueryError } from './trend-series.sql';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
 
@@ -67,11 +70,14 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
   const cache = new Map<string, { at: number; result: TrendResult }>();
   const maxEntries = deps.cacheEntries ?? 500;
 
-  const portsFor = (teamId: number, cohorts: ReadonlyMap<number, CohortDefinition>, nowMs: number): TrendQueryPorts => ({
-    actionMatch: () => {
-      throw new TrendQueryError('actions', 'Action series are not available yet.', 'not_supported');
-    },
-    actionName: (id) => String(id),
+  const portsFor = (
+    teamId: number,
+    actions: ReadonlyMap<number, ActionDefinition>,
+    cohorts: ReadonlyMap<number, CohortDefinition>,
+    nowMs: number,
+  ): TrendQueryPorts => ({
+    actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
+    actionName: (id) => actions.get(id)?.name ?? String(id),
     cohortMembership: (cohortId, personIdSql, params) =>
       cohortMembershipSql(cohortId, cohorts, personIdSql, { params, teamParam: params.add(teamId, 'Int64'), nowMs }),
     cohortName: (id) => cohorts.get(id)?.name ?? String(id),
@@ -98,7 +104,11 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       const hit = cache.get(key);
       if (!options.refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...hit.result, is_cached: true };
       const cohorts = usesCohorts(filter, project.testAccountFilters) ? await loadCohortDefinitions(deps.db, project.id) : new Map<number, CohortDefinition>();
-      const result = await runTrendQuery(deps.ch, project, filter, nowMs, portsFor(project.id, cohorts, nowMs));
+      const actionIds = filter.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id));
+      const actions = await findActionsByIds(deps.db, project.id, actionIds);
+      const missing = actionIds.find((id) => !actions.has(id));
+      if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+      const result = await runTrendQuery(deps.ch, project, filter, nowMs, portsFor(project.id, actions, cohorts, nowMs));
       if (deps.cacheTtlMs > 0) {
         cache.delete(key);
         cache.set(key, { at: nowMs, result });

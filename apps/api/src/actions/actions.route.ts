@@ -1,0 +1,109 @@
+import { Router, type RequestHandler } from 'express';
+import { requireScope } from '@sightline/auth';
+import { errors } from '@sightline/http';
+import {
+  ActionStepError,
+  findAction,
+  findActionByName,
+  insertAction,
+  listActions,
+  parseActionSteps,
+  updateAction,
+  type ActionInput,
+  type ActionRow,
+} from '@sightline/insights';
+import type { Sql } from '@sightline/postgres';
+import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
+import { limitOffsetPage } from '../http/pagination';
+import { projectAccess } from '../http/project-access';
+import { serializeActions } from './action.serializer';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    action?: ActionRow;
+  }
+}
+
+/** PostHog's Action.name max_length, and the tag bound flags use. */
+const MAX_NAME_LENGTH = 400;
+const MAX_TAG_LENGTH = 255;
+
+function parseActionInput(body: Record<string, unknown>): ActionInput {
+  const input: ActionInput = {};
+  if (body['name'] !== undefined) input.name = parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH });
+  if (body['description'] !== undefined) input.description = parseString(body['description'], 'description', { allowBlank: true, maxLength: 65_535 });
+  if (body['tags'] !== undefined)
+    input.tags = [...new Set(parseList(body['tags'], 'tags').map((t, i) => parseString(t, `tags__${i}`, { maxLength: MAX_TAG_LENGTH })))];
+  if (body['post_to_slack'] !== undefined) input.post_to_slack = parseBoolean(body['post_to_slack'], 'post_to_slack');
+  if (body['slack_message_format'] !== undefined)
+    input.slack_message_format = parseString(body['slack_message_format'], 'slack_message_format', { allowBlank: true, maxLength: 1_200 });
+  if (body['deleted'] !== undefined) input.deleted = parseBoolean(body['deleted'], 'deleted');
+  if (body['steps'] !== undefined) {
+    try {
+      input.steps = parseActionSteps(body['steps']);
+    } catch (error) {
+      if (error instanceof ActionStepError) throw errors.validation(error.message, error.attr, error.code);
+      throw error;
+    }
+  }
+  return input;
+}
+
+/** Actions under `/api/projects/:project_id/actions/` (and `/api/environments/…`). */
+export function createActionsRouter(db: Sql): Router {
+  const router = Router();
+  const loadAction: RequestHandler = async (req, _res, next) => {
+    const raw = String(req.params['action_id']);
+    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
+    const action = await findAction(db, req.project!.id, Number(raw));
+    if (!action) return next(errors.notFound());
+    req.action = action;
+    next();
+  };
+  const uniqueName = async (teamId: number, name: string, exceptId: number | null) => {
+    const other = await findActionByName(db, teamId, name, exceptId);
+    if (other !== null) throw errors.validation(`This project already has an action with this name, ID ${other}`, 'name', 'unique');
+  };
+
+  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
+    const base = `${prefix}/actions`;
+    const read = [requireScope('action:read'), projectAccess(db)];
+    const write = [requireScope('action:write'), projectAccess(db)];
+
+    router.get(base, ...read, async (req, res) => {
+      const limit = queryInteger(req.query['limit'], 100, 1);
+      const offset = queryInteger(req.query['offset'], 0, 0);
+      const search = typeof req.query['search'] === 'string' && req.query['search'] !== '' ? req.query['search'] : null;
+      const { rows, count } = await listActions(db, req.project!.id, { limit, offset, search });
+      res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeActions(db, rows) }));
+    });
+
+    router.post(base, ...write, async (req, res) => {
+      const body = parseBody(req.body ?? {});
+      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+      const input = parseActionInput(body);
+      await uniqueName(req.project!.id, input.name!, null);
+      const action = await insertAction(db, req.project!.id, input, req.principal!.userId);
+      res.status(201).json((await serializeActions(db, [action]))[0]);
+    });
+
+    router.get(`${base}/:action_id`, ...read, loadAction, async (req, res) => {
+      res.json((await serializeActions(db, [req.action!]))[0]);
+    });
+
+    const update: RequestHandler = async (req, res) => {
+      const input = parseActionInput(parseBody(req.body ?? {}));
+      if (input.name !== undefined && !input.deleted) await uniqueName(req.project!.id, input.name, req.action!.id);
+      const action = await updateAction(db, req.project!.id, req.action!.id, input);
+      res.json((await serializeActions(db, [action!]))[0]);
+    };
+    router.patch(`${base}/:action_id`, ...write, loadAction, update);
+    router.put(`${base}/:action_id`, ...write, loadAction, update);
+
+    // PostHog forbids hard deletes of actions: PATCH {"deleted": true} removes one.
+    router.delete(`${base}/:action_id`, ...write, loadAction, () => {
+      throw errors.methodNotAllowed('DELETE');
+    });
+  }
+  return router;
+}

@@ -1,0 +1,1 @@
+export { createActionsRouter } from './actions.route';

@@ -1,0 +1,50 @@
+import { isJsonObject } from '@sightline/json-input';
+
+/** PostHog's bounds when it reads autocapture elements (nodejs extractElements). */
+const MAX_TEXT = 400;
+const MAX_HREF = 2048;
+const MAX_ELEMENTS = 1_000;
+
+const escape = (value: string) => value.replace(/"/g, '\\"');
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : null);
+
+function classesOf(element: Record<string, unknown>): string[] {
+  const raw = element['attr__class'] ?? element['classes'];
+  if (Array.isArray(raw)) return raw.filter((c): c is string => typeof c === 'string' && c !== '');
+  if (typeof raw === 'string') return raw.split(/\s+/).filter((c) => c !== '');
+  return [];
+}
+
+/**
+ * The `elements_chain` text of autocapture's `$elements` list (the clicked element first), as
+ * PostHog writes it (posthog/models/element/element.py elements_to_string): tag, sorted
+ * `.classes`, then `key="value"` attributes sorted by key (text, nth-child, nth-of-type, href,
+ * attr_id and every `attr__*`), elements joined by `;`. Anything that is not a list of objects
+ * gives ''.
+ */
+export function elementsChainFromElements(elements: unknown): string {
+  if (!Array.isArray(elements)) return '';
+  const parts: string[] = [];
+  for (const element of elements.slice(0, MAX_ELEMENTS)) {
+    if (!isJsonObject(element)) continue;
+    let out = text(element['tag_name']) ?? '';
+    for (const cls of [...classesOf(element)].sort()) out += `.${cls.replace(/"/g, '')}`;
+    const attributes: Record<string, string> = {};
+    const elText = text(element['$el_text']);
+    if (elText) attributes['text'] = elText.slice(0, MAX_TEXT);
+    attributes['nth-child'] = text(element['nth_child']) ?? '0';
+    attributes['nth-of-type'] = text(element['nth_of_type']) ?? '0';
+    const href = text(element['attr__href']);
+    if (href) attributes['href'] = href.slice(0, MAX_HREF);
+    const id = text(element['attr__id']);
+    if (id) attributes['attr_id'] = id;
+    for (const [key, value] of Object.entries(element)) {
+      const v = text(value);
+      if (key.startsWith('attr__') && v !== null) attributes[key] = v;
+    }
+    out += ':';
+    for (const key of Object.keys(attributes).sort()) out += `${escape(key)}="${escape(attributes[key]!)}"`;
+    parts.push(out);
+  }
+  return parts.join(';');
+}
