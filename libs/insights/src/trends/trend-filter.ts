@@ -79,6 +79,7 @@ export const MAX_FILTER_CHARS = 256 * 1024;
 /** PostHog's BREAKDOWN_VALUES_LIMIT, and the most a query may ask for. */
 export const DEFAULT_BREAKDOWN_LIMIT = 25;
 export const MAX_BREAKDOWN_LIMIT = 1_000;
+export const WORLD_MAP_BREAKDOWN_LIMIT = 300;
 export const MAX_BREAKDOWNS = 3;
 
 export interface TrendSeriesInput {
@@ -361,7 +362,9 @@ export function parseTrendFilter(input: unknown): ParsedTrendFilter {
     interval: interval as Interval,
     display,
     breakdowns,
-    breakdown_limit: optionalInteger(body, 'breakdown_limit', 1, MAX_BREAKDOWN_LIMIT) ?? DEFAULT_BREAKDOWN_LIMIT,
+    // A world map shows every country: PostHog lifts the default to 300 there.
+    breakdown_limit:
+      optionalInteger(body, 'breakdown_limit', 1, MAX_BREAKDOWN_LIMIT) ?? (display === 'WorldMap' ? WORLD_MAP_BREAKDOWN_LIMIT : DEFAULT_BREAKDOWN_LIMIT),
     breakdown_hide_other_aggregation: optionalBoolean(body, 'breakdown_hide_other_aggregation'),
     compare: optionalBoolean(body, 'compare'),
     compare_to: optionalString(body, 'compare_to'),

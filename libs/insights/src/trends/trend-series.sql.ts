@@ -266,6 +266,8 @@ export class SeriesSqlBuilder {
       if (series.id !== null) parts.push(`e.event = ${this.params.add(series.id, 'String')}`);
     } else parts.push(this.ports.actionMatch(Number(series.id), ctx));
     if (match.withFilters) parts.push(this.filtersSql());
+    // Aggregating by a group counts only events that belong to one of that type.
+    if (this.input.aggregationGroupTypeIndex !== null) parts.push(`${this.actorSql()} != ''`);
     if (this.input.cohortId !== null) parts.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
     return parts.filter((p) => p !== '1').join('\n  AND ');
   }
@@ -440,7 +442,7 @@ GROUP BY ${b}bv`;
     if (windowed && totalValue) {
       // One number: the actors active in the window that ends with the range.
       const windowFrom = toMs - windowDays * 86_400_000 + 1;
-      const sql = `SELECT ${bv ? 'bv, ' : ''}${this.directAggregate()} AS v
+      const sql = `SELECT ${bv ? `${bv} AS bv, ` : ''}${this.directAggregate()} AS v
   ${'{FROM}'}
   WHERE ${this.whereSql(this.dateTime(windowFrom), this.dateTime(toMs), { withFilters: true })}${bv ? '\n  GROUP BY bv' : ''}`;
       return this.finish(sql, bv, windowFrom, toMs);

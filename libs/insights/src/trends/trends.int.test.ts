@@ -21,7 +21,17 @@ interface Generated {
   distinctId: string;
   properties: Record<string, unknown>;
   personProperties: Record<string, unknown>;
+  groupProperties?: Record<number, Record<string, unknown>>;
 }
+
+const INDUSTRIES = ['tech', 'retail'];
+/** Sessions of the "sess" events: id, first event, and the seconds after it of the others. */
+const SESSIONS: [string, number, number[]][] = [
+  ['long', Date.parse('2024-01-09T12:00:00Z'), [30, 100]],
+  ['short', Date.parse('2024-01-09T13:00:00Z'), [5]],
+  ['single', Date.parse('2024-01-09T14:00:00Z'), []],
+  ['hour', Date.parse('2024-01-08T10:00:00Z'), [1800, 3600]],
+];
 
 /** A small deterministic generator (mulberry32), so failures reproduce. */
 function random(seed: number) {
@@ -46,7 +56,14 @@ function generate(): Generated[] {
     const properties: Record<string, unknown> = { price: Math.floor(next() * 100), $session_id: `s${user}-${Math.floor(next() * 3)}` };
     if (browser) properties['$browser'] = browser;
     if (next() < 0.3) properties['$current_url'] = `https://example.com/page${Math.floor(next() * 3)}/?q=${i}`;
+    properties['$feature/beta'] = user % 2 ? 'test' : 'control';
+    let groupProperties: Record<number, Record<string, unknown>> | undefined;
+    if (user % 3 !== 0) {
+      properties['$group_0'] = `org${user % 4}`;
+      groupProperties = { 0: { industry: INDUSTRIES[user % 2] } };
+    }
     out.push({
+      groupProperties,
       event: next() < 0.7 ? '$pageview' : 'signup',
       // 20 days back from NOW, at any minute.
       atMs: NOW - Math.floor(next() * 20 * 24 * 60) * 60_000,
@@ -54,6 +71,17 @@ function generate(): Generated[] {
       properties,
       personProperties: { plan: PLANS[user % 3], email: user === 0 ? 'dev@internal.test' : `u${user}@example.com` },
     });
+  }
+  for (const [id, start, offsets] of SESSIONS) {
+    for (const seconds of [0, ...offsets]) {
+      out.push({
+        event: 'sess',
+        atMs: start + seconds * 1000,
+        distinctId: 'user2',
+        properties: { $session_id: id, $current_url: `https://example.com/${id}` },
+        personProperties: {},
+      });
+    }
   }
   // Edges of the New York day: 23:59 local on Jan 8 and 00:00 local on Jan 9.
   out.push({ event: 'edge', atMs: Date.parse('2024-01-09T04:59:00Z'), distinctId: 'user1', properties: {}, personProperties: {} });
@@ -108,6 +136,7 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
           personId: PERSON_OF[e.distinctId],
           properties: e.properties,
           personProperties: e.personProperties,
+          groupProperties: e.groupProperties,
         }),
       ),
     );
@@ -365,6 +394,79 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
     }
     const monthly = await run({ events: [{ id: '$pageview' }], interval: 'month', date_from: '-1m' });
     expect(monthly.result[0]!.labels).toEqual(['Dec 2023', 'Jan 2024']);
+  });
+
+  it('session properties: $session_duration from the session’s events, as a filter and a breakdown', async () => {
+    const duration = Object.fromEntries(SESSIONS.map(([id, , offsets]) => [id, Math.max(0, ...offsets)]));
+    const sess = EVENTS.filter((e) => e.event === 'sess');
+    const long = await run({ events: [{ id: 'sess' }], properties: [{ key: '$session_duration', value: 60, operator: 'gt', type: 'session' }] });
+    expect(long.result[0]!.count).toBe(sess.filter((e) => duration[e.properties['$session_id'] as string]! > 60).length);
+    const byDuration = await run({ events: [{ id: 'sess' }], breakdown: '$session_duration', breakdown_type: 'session', display: 'ActionsTable' });
+    const expected = new Map<string, number>();
+    for (const e of sess) {
+      const key = String(duration[e.properties['$session_id'] as string]);
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    expect(new Map(byDuration.result.map((s) => [s.breakdown_value, s.aggregated_value]))).toEqual(expected);
+    const entry = await run({ events: [{ id: 'sess' }], breakdown: '$entry_current_url', breakdown_type: 'session', display: 'ActionsTable' });
+    expect(entry.result.map((s) => s.breakdown_value).sort()).toEqual(SESSIONS.map(([id]) => `https://example.com/${id}`).sort());
+  });
+
+  it('groups: unique_group, aggregation by group, group filters and group breakdowns', async () => {
+    const pageviews = EVENTS.filter((e) => e.event === '$pageview' && inRange(e));
+    const groupsOf = (es: Generated[]) => new Set(es.map((e) => e.properties['$group_0']).filter((g) => g !== undefined)).size;
+    const unique = await run({ events: [{ id: '$pageview', math: 'unique_group', math_group_type_index: 0 }] });
+    expect(unique.result[0]!.data).toEqual(perDay(pageviews, groupsOf));
+    const aggregated = await run({ events: [{ id: '$pageview', math: 'dau' }], aggregation_group_type_index: 0, display: 'BoldNumber' });
+    expect(aggregated.result[0]!.aggregated_value).toBe(groupsOf(pageviews));
+    const tech = await run({ events: [{ id: '$pageview' }], properties: [{ key: 'industry', value: 'tech', type: 'group', group_type_index: 0 }] });
+    expect(tech.result[0]!.count).toBe(pageviews.filter((e) => e.groupProperties?.[0]?.['industry'] === 'tech').length);
+    const byIndustry = await run({
+      events: [{ id: '$pageview' }],
+      breakdown: 'industry',
+      breakdown_type: 'group',
+      breakdown_group_type_index: 0,
+      display: 'ActionsPie',
+    });
+    expect(Object.fromEntries(byIndustry.result.map((s) => [s.breakdown_value, s.aggregated_value]))).toEqual({
+      tech: pageviews.filter((e) => e.groupProperties?.[0]?.['industry'] === 'tech').length,
+      retail: pageviews.filter((e) => e.groupProperties?.[0]?.['industry'] === 'retail').length,
+      [BREAKDOWN_NULL]: pageviews.filter((e) => !e.groupProperties).length,
+    });
+  });
+
+  it('histogram bins, flag-variant and metadata breakdowns', async () => {
+    const pageviews = EVENTS.filter((e) => e.event === '$pageview' && inRange(e));
+    const bins = await run({ events: [{ id: '$pageview' }], breakdown: 'price', breakdown_histogram_bin_count: 4, display: 'ActionsTable' });
+    const edges = bins.result.map((s) => JSON.parse(String(s.breakdown_value)) as [number, number]).sort((a, b) => a[0] - b[0]);
+    expect(edges.length).toBeGreaterThan(1);
+    edges.forEach(([lo, hi], i) => {
+      expect(lo).toBeLessThanOrEqual(hi);
+      if (i > 0) expect(lo).toBe(edges[i - 1]![1]);
+    });
+    // Each event in the first bin whose upper edge reaches its price.
+    for (const series of bins.result) {
+      const [lo, hi] = JSON.parse(String(series.breakdown_value)) as [number, number];
+      const first = edges[0]![0] === lo;
+      const last = edges[edges.length - 1]![1] === hi;
+      const inBin = (p: number) => (first ? p <= hi : p > lo && (p <= hi || last));
+      expect(series.aggregated_value).toBe(pageviews.filter((e) => inBin(Number(e.properties['price']))).length);
+    }
+    const variants = await run({ events: [{ id: '$pageview' }], breakdown: '$feature/beta', display: 'ActionsTable' });
+    expect(Object.fromEntries(variants.result.map((s) => [s.breakdown_value, s.aggregated_value]))).toEqual({
+      test: pageviews.filter((e) => e.properties['$feature/beta'] === 'test').length,
+      control: pageviews.filter((e) => e.properties['$feature/beta'] === 'control').length,
+    });
+    const byId = await run({
+      events: [{ id: '$pageview' }],
+      breakdown: 'distinct_id',
+      breakdown_type: 'event_metadata',
+      breakdown_limit: 3,
+      display: 'ActionsTable',
+    });
+    expect(byId.result).toHaveLength(4);
+    expect(byId.result[3]!.breakdown_value).toBe(BREAKDOWN_OTHER);
+    expect(byId.result.reduce((a, s) => a + s.aggregated_value!, 0)).toBe(pageviews.length);
   });
 
   it('answers the same query from the cache until refresh', async () => {
