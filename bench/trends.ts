@@ -62,6 +62,12 @@ async function generate(ch: ClickHouseClient): Promise<void> {
       SELECT 1, concat('user', toString(number)), toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(number - ${MERGED}), 12, '0'))), 0, 1
       FROM numbers(${PERSONS - MERGED}, ${MERGED})`,
   });
+  await ch.command({
+    query: `INSERT INTO person (id, created_at, team_id, properties, is_identified, is_deleted, version)
+      SELECT toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(number), 12, '0'))), now64(3), 1,
+             concat('{"plan":"', ['free', 'pro', 'enterprise'][number % 3 + 1], '"}'), 1, 0, 0
+      FROM numbers(${PERSONS})`,
+  });
   await ch.command({ query: 'OPTIMIZE TABLE events FINAL' });
   console.log(
     `generated ${EVENTS.toLocaleString('en-US')} events for ${PERSONS} persons (${MERGED} merged) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
@@ -72,6 +78,8 @@ async function generate(ch: ClickHouseClient): Promise<void> {
 const PDI = `LEFT JOIN (SELECT distinct_id, argMax(person_id, version) AS person_id FROM person_distinct_id2 WHERE team_id = 1
                      GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0) AS pdi ON pdi.distinct_id = e.distinct_id`;
 const PERSON = 'if(empty(pdi.distinct_id), e.person_id, pdi.person_id)';
+/** The dynamic cohort "plan is pro" the benchmark creates first (so its id is 1). */
+const COHORT_ID = 1;
 
 interface Kind {
   name: string;
@@ -139,6 +147,16 @@ const KINDS: Kind[] = [
     ours: byDay,
   },
   {
+    name: 'cohort filter',
+    body: { events: [{ id: 'signup', math: 'dau' }], date_from: '2024-01-02', date_to: '2024-01-31', properties: [{ key: 'id', value: COHORT_ID, type: 'cohort' }] },
+    baseline: `SELECT concat('|', toString(toDate(e.timestamp))) AS k, uniqExact(${PERSON}) AS v FROM events AS e ${PDI}
+               WHERE e.team_id = 1 AND e.event = 'signup' AND e.timestamp >= ${FROM} AND e.timestamp <= ${TO}
+                 AND ${PERSON} IN (SELECT id FROM person WHERE team_id = 1 GROUP BY id
+                                   HAVING argMax(is_deleted, version) = 0 AND JSONExtractString(argMax(properties, version), 'plan') = 'pro')
+               GROUP BY k`,
+    ours: byDay,
+  },
+  {
     name: 'compare',
     body: { events: [{ id: '$pageview' }], date_from: '2024-01-17', date_to: '2024-01-31', compare: true },
     baseline: `SELECT concat(if(timestamp >= toDateTime64('2024-01-17 00:00:00', 6, 'UTC'), 'current', 'previous'), '|', toString(toDate(timestamp))) AS k, count() AS v FROM events
@@ -173,6 +191,11 @@ async function main(): Promise<void> {
   const db = await createMetadataStore({ dataDir: dir });
   await migratePostgres(db);
   await bootstrapInstance(db, { personalApiKey: PERSONAL_KEY });
+  const [cohort] = await db.query<{ id: number }>(
+    `INSERT INTO cohorts (team_id, name, filters) VALUES (1, 'Pro', $1) RETURNING id`,
+    [JSON.stringify({ properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] }] } })],
+  );
+  if (cohort!.id !== COHORT_ID) throw new Error(`expected the cohort to get id ${COHORT_ID}, got ${cohort!.id}`);
   const ch = createAnalyticsStore({ dataDir: dir, user: 'default', password: '', database: 'default' });
   await migrateClickHouse(ch);
   await generate(ch);
