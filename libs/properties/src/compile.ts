@@ -69,6 +69,9 @@ export function propertyTextSql(column: string, keyPlaceholder: string): string 
 /** The property is present and not a JSON null. */
 export const propertyPresentSql = (column: string, keyPlaceholder: string) => `(${propertyRawSql(column, keyPlaceholder)} NOT IN ('', 'null'))`;
 
+/** Texts that may be how a non-string JSON value reads: numbers, true/false/null, lists, objects. */
+const NON_STRING_JSON_TEXT = /^(?:-|\d|\[|\{|true$|false$|null$)/;
+
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 const texts = (value: unknown) => (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
 
@@ -108,6 +111,13 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
       // A missing property reads as '' and a JSON null as 'null': unless a value is one of those,
       // equality alone already excludes them (and skips a second parse of the document).
       const values = texts(value);
+      // A value that cannot be the JSON text of a number, boolean, null, list or object can
+      // only equal a JSON string: compare the string alone (one parse, no fallback).
+      if (values.every((v) => v !== '' && !NON_STRING_JSON_TEXT.test(v))) {
+        const string = `JSONExtractString(${column}, ${key})`;
+        const sql = values.length === 1 ? `${string} = ${ctx.params.add(values[0], 'String')}` : `${string} IN ${ctx.params.add(values, 'Array(String)')}`;
+        return operator === 'exact' ? sql : `NOT (${sql})`;
+      }
       const equal = `${text} IN ${ctx.params.add(values, 'Array(String)')}`;
       const sql = values.some((v) => v === '' || v === 'null') ? positive(equal) : equal;
       return operator === 'exact' ? sql : `NOT ${sql}`;
