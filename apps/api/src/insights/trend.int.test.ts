@@ -126,6 +126,31 @@ describe('management API', () => {
     expect(get.body.result).toEqual([]);
   });
 
+  it('takes every structured field JSON-encoded on GET', async () => {
+    const get = await request(app)
+      .get('/api/environments/1/insights/trend/')
+      .query({
+        events: JSON.stringify([{ id: 'signup', math: 'total' }]),
+        breakdowns: JSON.stringify([{ property: 'plan', type: 'event' }]),
+        breakdown_limit: '5',
+        compare: 'true',
+        interval: 'day',
+        display: 'ActionsTable',
+      })
+      .set(auth());
+    expect(get.status).toBe(200);
+    expect(
+      get.body.result.map((s: { compare_label: string; breakdown_value: unknown; aggregated_value: number }) => [
+        s.compare_label,
+        s.breakdown_value,
+        s.aggregated_value,
+      ]),
+    ).toEqual([
+      // The previous period has no events, so no breakdown values and no series.
+      ['current', ['$$_posthog_breakdown_null_$$'], 4],
+    ]);
+  });
+
   it('answers format=csv with one row per series', async () => {
     const res = await request(app)
       .get('/api/environments/1/insights/trend/')
