@@ -117,6 +117,8 @@ export interface ParsedTrendFilter {
   display: string;
   /** Cohort breakdowns hold one entry per cohort; other types up to three entries (multiple breakdowns). */
   breakdowns: BreakdownInput[];
+  /** The request used `breakdowns` (a list): each breakdown_value is a list, even of one. */
+  breakdown_is_list: boolean;
   breakdown_limit: number;
   breakdown_hide_other_aggregation: boolean;
   compare: boolean;
@@ -362,6 +364,7 @@ export function parseTrendFilter(input: unknown): ParsedTrendFilter {
     interval: interval as Interval,
     display,
     breakdowns,
+    breakdown_is_list: !isEmpty(body['breakdowns']),
     // A world map shows every country: PostHog lifts the default to 300 there.
     breakdown_limit:
       optionalInteger(body, 'breakdown_limit', 1, MAX_BREAKDOWN_LIMIT) ?? (display === 'WorldMap' ? WORLD_MAP_BREAKDOWN_LIMIT : DEFAULT_BREAKDOWN_LIMIT),

@@ -234,7 +234,7 @@ export async function runTrendQuery(
       label = realSeriesCount > 1 ? `${label} - ${cohortLabel}` : cohortLabel;
       result.breakdown_value = cohort;
     } else if (values.breakdown) {
-      const value = values.breakdown.length === 1 ? values.breakdown[0]! : values.breakdown;
+      const value = values.breakdown.length === 1 && !filter.breakdown_is_list ? values.breakdown[0]! : values.breakdown;
       const text = Array.isArray(value) ? value.join('::') : value;
       label = realSeriesCount > 1 ? `${label} - ${text}` : text;
       result.breakdown_value = value;
