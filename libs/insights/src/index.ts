@@ -1,4 +1,5 @@
 export * from './common/date-range';
+export * from './common/events-sql';
 export * from './trends/trend-filter';
 export * from './trends/trend-formula';
 export * from './trends/trend-series.sql';

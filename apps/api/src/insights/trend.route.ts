@@ -10,7 +10,7 @@ import {
   parseTrendFilter,
   trendFilterFromQuery,
   TrendFilterError,
-  TrendQueryError,
+  QueryInputError,
   type TrendResult,
   SelectorError,
   UnknownCohortError,
@@ -30,7 +30,7 @@ export interface InsightsDeps {
 
 /** Every way a trend request can be wrong, as the DRF-shaped 400 naming the field. */
 function asValidationError(error: unknown): unknown {
-  if (error instanceof TrendFilterError || error instanceof TrendQueryError) return errors.validation(error.message, error.attr, error.code);
+  if (error instanceof TrendFilterError || error instanceof QueryInputError) return errors.validation(error.message, error.attr, error.code);
   if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
   if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
   if (error instanceof SelectorError) return errors.validation(error.message, 'properties', 'invalid_value');

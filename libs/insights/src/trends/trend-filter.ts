@@ -1,6 +1,7 @@
 import { isJsonObject } from '@sightline/json-input';
 import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
+import type { BreakdownInput } from '../common/events-sql';
 
 export class TrendFilterError extends Error {
   constructor(
@@ -95,15 +96,6 @@ export interface TrendSeriesInput {
   math_hogql: string | null;
   math_group_type_index: number | null;
   properties: PropertyGroup;
-}
-
-export interface BreakdownInput {
-  type: string;
-  /** Property key, HogQL expression, or for cohorts a cohort id / "all". */
-  property: string | number;
-  group_type_index: number | null;
-  histogram_bin_count: number | null;
-  normalize_url: boolean;
 }
 
 export interface ParsedTrendFilter {

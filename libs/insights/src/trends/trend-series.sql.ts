@@ -1,64 +1,13 @@
-import { EVENTS_TABLE } from '@sightline/clickhouse';
-import {
-  compilePropertyGroup,
-  propertyRawSql,
-  propertyTextSql,
-  QueryParams,
-  type CompileContext,
-  type PropertyFilter,
-  type PropertyGroup,
-} from '@sightline/properties';
-import { elementFilterSql } from '../actions/elements-chain.sql';
+import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
 import { formatBucketDay, type QueryDateRange } from '../common/date-range';
-import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type BreakdownInput, type TrendSeriesInput } from './trend-filter';
+import { EventsSql, PERSON_ID, QueryInputError, SESSION_ID, type BreakdownInput, type EventsSqlPorts } from '../common/events-sql';
+import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type TrendSeriesInput } from './trend-filter';
 
-/** PostHog's breakdown sentinels (posthog/hogql_queries/insights/trends/breakdown.py). */
-export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
-export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
-
-export class TrendQueryError extends Error {
-  constructor(
-    readonly attr: string | null,
-    message: string,
-    readonly code = 'invalid_input',
-  ) {
-    super(message);
-  }
-}
-
-/**
- * What a series query needs from outside the trend library: the project, and compilers for the
- * things other modules own (actions, cohorts, HogQL). Each is a port so the SQL stays testable.
- */
-export interface TrendSqlPorts {
+/** The project and clock of a series query, with the compilers other modules own. */
+export interface TrendSqlPorts extends EventsSqlPorts {
   teamId: number;
   nowMs: number;
-  /** SQL boolean over the events row `e` for "this event matches action `id`". */
-  actionMatch(actionId: number, ctx: CompileContext): string;
-  /** SQL boolean for "the person `personIdSql` is in cohort `id`". */
-  cohortMembership(cohortId: number, personIdSql: string, params: QueryParams): string;
-  /** A HogQL expression over the events row as SQL (aggregations allowed when asked). */
-  hogql(expression: string, params: QueryParams, options: { allowAggregations: boolean }): string;
 }
-
-/** A distinct id's current person: merges re-point distinct ids, so events written before a merge count for the merged person. */
-const PERSON_ID = 'if(empty(pdi.distinct_id), e.person_id, pdi.person_id)';
-const SESSION_ID = "JSONExtractString(e.properties, '$session_id')";
-
-/** Properties a session filter or breakdown can name, computed from the session's events. */
-const SESSION_PROPERTIES_SQL = `concat('{"$session_duration":', toString(dateDiff('second', min(timestamp), max(timestamp))),
-  ',"$start_timestamp":', toJSONString(toString(min(timestamp))),
-  ',"$end_timestamp":', toJSONString(toString(max(timestamp))),
-  ',"$entry_current_url":', toJSONString(argMin(JSONExtractString(properties, '$current_url'), timestamp)),
-  ',"$entry_pathname":', toJSONString(argMin(JSONExtractString(properties, '$pathname'), timestamp)),
-  ',"$end_current_url":', toJSONString(argMax(JSONExtractString(properties, '$current_url'), timestamp)),
-  ',"$end_pathname":', toJSONString(argMax(JSONExtractString(properties, '$pathname'), timestamp)),
-  ',"$pageview_count":', toString(countIf(event = '$pageview')),
-  ',"$autocapture_count":', toString(countIf(event = '$autocapture')),
-  ',"$is_bounce":', if(countIf(event = '$pageview') <= 1 AND dateDiff('second', min(timestamp), max(timestamp)) < 10, 'true', 'false'), '}')`;
-
-/** Sessions last at most a day (PostHog's cap); their events are read this far around the range. */
-const SESSION_MARGIN_SECONDS = 86_400;
 
 export interface SeriesQuery {
   sql: string;
@@ -95,165 +44,24 @@ function numericAggregate(kind: string, x: string): string {
 }
 
 /** Builds the SQL for one series of a trend (one period, one cohort of a cohort breakdown). */
-export class SeriesSqlBuilder {
-  readonly params = new QueryParams();
-  private readonly team: string;
-  private readonly tz: string;
-
+export class SeriesSqlBuilder extends EventsSql {
   constructor(
     private readonly input: SeriesQueryInput,
-    private readonly ports: TrendSqlPorts,
+    ports: TrendSqlPorts,
   ) {
-    this.team = this.params.add(ports.teamId, 'Int64');
-    this.tz = this.params.add(input.range.timezone, 'String');
-  }
-
-  private compileContext(): CompileContext {
-    return {
-      params: this.params,
-      nowMs: this.ports.nowMs,
-      propertiesColumn: (filter: PropertyFilter) => {
-        switch (filter.type ?? 'event') {
-          case 'event':
-            return 'e.properties';
-          case 'person':
-            return 'e.person_properties';
-          case 'group':
-            return `e.group${Number(filter.group_type_index)}_properties`;
-          case 'session':
-            return 's.session_properties';
-          default:
-            return null;
-        }
+    super(
+      {
+        teamId: ports.teamId,
+        nowMs: ports.nowMs,
+        timezone: input.range.timezone,
+        interval: input.range.interval,
+        weekStartDay: input.range.weekStartDay,
+        breakdowns: input.breakdowns,
+        histogramEdges: input.histogramEdges,
+        aggregationGroupTypeIndex: input.aggregationGroupTypeIndex,
       },
-      cohortMembership: (cohortId: number) => this.ports.cohortMembership(cohortId, PERSON_ID, this.params),
-      elementFilter: (filter: PropertyFilter) => elementFilterSql(filter, 'e.elements_chain', this.params),
-      hogqlFilter: (expression: string) => this.ports.hogql(expression, this.params, { allowAggregations: false }),
-    };
-  }
-
-  /**
-   * The bucket a timestamp falls in (project timezone), typed so ClickHouse groups by a number
-   * and writes it as `days[i]` does: a Date (`YYYY-MM-DD`) for day, week and month, a DateTime
-   * (`YYYY-MM-DD HH:MM:SS`) for hour and minute.
-   */
-  private bucketSql(timestamp: string): string {
-    const { interval, weekStartDay } = this.input.range;
-    const tz = this.tz;
-    switch (interval) {
-      case 'minute':
-        return `toStartOfMinute(${timestamp}, ${tz})`;
-      case 'hour':
-        return `toStartOfHour(${timestamp}, ${tz})`;
-      case 'day':
-        return `toDate(${timestamp}, ${tz})`;
-      case 'week':
-        // Mode 0: weeks start on Sunday; mode 1: on Monday (the project's week_start_day).
-        return `toStartOfWeek(${timestamp}, ${weekStartDay === 1 ? 1 : 0}, ${tz})`;
-      case 'month':
-        return `toStartOfMonth(${timestamp}, ${tz})`;
-    }
-  }
-
-  private actorSql(): string {
-    const index = this.input.aggregationGroupTypeIndex;
-    return index === null ? PERSON_ID : `JSONExtractString(e.properties, ${this.params.add(`$group_${index}`, 'String')})`;
-  }
-
-  /** A breakdown's raw value as text ('' when missing), before ranking. */
-  private breakdownValueSql(breakdown: BreakdownInput, index: number): string {
-    const key = () => this.params.add(String(breakdown.property), 'String');
-    let value: string;
-    switch (breakdown.type) {
-      case 'event':
-        value = this.jsonValue('e.properties', key());
-        break;
-      case 'person':
-        value = this.jsonValue('e.person_properties', key());
-        break;
-      case 'group':
-        value = this.jsonValue(`e.group${Number(breakdown.group_type_index)}_properties`, key());
-        break;
-      case 'session':
-        value = this.jsonValue('s.session_properties', key());
-        break;
-      case 'hogql':
-        value = `ifNull(toString(${this.ports.hogql(String(breakdown.property), this.params, { allowAggregations: false })}), '')`;
-        break;
-      case 'event_metadata': {
-        const columns: Record<string, string> = {
-          event: 'e.event',
-          distinct_id: 'e.distinct_id',
-          person_id: `toString(${PERSON_ID})`,
-          timestamp: `toString(e.timestamp)`,
-        };
-        const column = columns[String(breakdown.property)];
-        if (!column)
-          throw new TrendQueryError(
-            'breakdown',
-            `Unknown event_metadata breakdown "${String(breakdown.property).slice(0, 100)}" (one of: ${Object.keys(columns).join(', ')}).`,
-            'invalid_choice',
-          );
-        value = column;
-        break;
-      }
-      default:
-        throw new TrendQueryError('breakdown_type', `Breakdown type "${breakdown.type}" cannot be combined this way.`, 'invalid_choice');
-    }
-    if (breakdown.normalize_url) {
-      // PostHog's breakdown_normalize_url: drop the query string, the fragment and a trailing slash.
-      value = `if(empty(${value}), '', if(empty(replaceRegexpOne(replaceRegexpOne(${value}, '[?#].*$', ''), '/+$', '')), '/', replaceRegexpOne(replaceRegexpOne(${value}, '[?#].*$', ''), '/+$', '')))`;
-    }
-    const edges = this.input.histogramEdges?.[index];
-    if (edges && edges.length > 1) {
-      const bound = this.params.add(edges, 'Array(Float64)');
-      const number = `toFloat64OrNull(${value})`;
-      // The bin whose upper edge is the first at or above the value; the last bin is closed.
-      const bin = `greatest(1, least(length(${bound}) - 1, arrayFirstIndex(x -> x >= ${number}, ${bound}) - 1))`;
-      value = `if(isNull(${number}), '', concat('[', toString(${bound}[${bin}]), ',', toString(${bound}[${bin} + 1]), ']'))`;
-    }
-    return value;
-  }
-
-  /** The property as text, '' when missing or a JSON null. */
-  private jsonValue(column: string, key: string): string {
-    const text = `JSONExtractString(${column}, ${key})`;
-    const raw = propertyRawSql(column, key);
-    // Most values are strings: one parse. Others (and "") are read raw, only for those rows.
-    return `multiIf(${text} != '', ${text}, ${raw} IN ('', 'null') OR startsWith(${raw}, '"'), '', ${raw})`;
-  }
-
-  /** The "other" sentinel in the breakdown value's shape (one text, or one per breakdown). */
-  private otherValueSql(raw: string): string {
-    const other = this.params.add(BREAKDOWN_OTHER, 'String');
-    return this.input.breakdowns.length > 1 ? `arrayResize([${other}], length(${raw}), ${other})` : other;
-  }
-
-  /**
-   * The breakdown value array, empties as the null sentinel, values outside the top
-   * `breakdown_limit` (the `top_values` the query's WITH ranks) as the "other" sentinel.
-   */
-  private breakdownArraySql(): string | null {
-    const raw = this.rawBreakdownArraySql();
-    if (!raw) return null;
-    return `if(has(top_values, ${raw}), ${raw}, ${this.otherValueSql(raw)})`;
-  }
-
-  private rawBreakdown: string | null | undefined;
-  /**
-   * The breakdown value with empties as the null sentinel: a text for one breakdown (a cheaper
-   * grouping key), an array for several.
-   */
-  private rawBreakdownArraySql(): string | null {
-    if (this.rawBreakdown !== undefined) return this.rawBreakdown;
-    const breakdowns = this.input.breakdowns.filter((b) => b.type !== 'cohort');
-    if (breakdowns.length === 0) return (this.rawBreakdown = null);
-    const nullSentinel = this.params.add(BREAKDOWN_NULL, 'String');
-    const items = breakdowns.map((b, i) => {
-      const raw = this.breakdownValueSql(b, i);
-      return `if(empty(${raw}), ${nullSentinel}, ${raw})`;
-    });
-    return (this.rawBreakdown = items.length === 1 ? items[0]! : `[${items.join(', ')}]`);
+      ports,
+    );
   }
 
   /** Every condition an event must meet, with a time window. */
@@ -274,35 +82,6 @@ export class SeriesSqlBuilder {
 
   private filtersSql(): string {
     return compilePropertyGroup({ type: 'AND', values: [this.input.properties, this.input.series.properties] }, this.compileContext());
-  }
-
-  /** An instant as a bound DateTime64; an end of period (…:59.999) reaches to …:59.999999. */
-  private dateTime(ms: number): string {
-    const text = new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
-    return this.params.add(ms % 1000 === 999 || ms % 1000 === -1 ? `${text}999` : text, "DateTime64(6, 'UTC')");
-  }
-
-  /** FROM with the joins the rest of the SQL uses (decided from the SQL text itself). */
-  private fromSql(sqlUsingSources: string, sessionWindow: { fromMs: number; toMs: number }): string {
-    const joins: string[] = [];
-    if (sqlUsingSources.includes('pdi.')) {
-      joins.push(`LEFT JOIN (
-    SELECT distinct_id, argMax(person_id, version) AS person_id
-    FROM person_distinct_id2 WHERE team_id = ${this.team}
-    GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0
-  ) AS pdi ON pdi.distinct_id = e.distinct_id`);
-    }
-    if (sqlUsingSources.includes('s.session_properties')) {
-      joins.push(`LEFT JOIN (
-    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL} AS session_properties
-    FROM ${EVENTS_TABLE}
-    WHERE team_id = ${this.team} AND timestamp >= ${this.dateTime(sessionWindow.fromMs - SESSION_MARGIN_SECONDS * 1000)}
-      AND timestamp <= ${this.dateTime(sessionWindow.toMs + SESSION_MARGIN_SECONDS * 1000)} AND session_id != ''
-    GROUP BY session_id
-  ) AS s ON s.session_id = ${SESSION_ID}`);
-    }
-    // FINAL: a redelivered event (same uuid) must never be counted twice.
-    return [`FROM ${EVENTS_TABLE} AS e FINAL`, ...joins].join('\n  ');
   }
 
   /** The aggregate of a bucket (or the whole range) for maths computed straight from events. */
@@ -329,7 +108,7 @@ export class SeriesSqlBuilder {
           const number = `toFloat64OrNull(${propertyTextSql(column, this.params.add(s.math_property!, 'String'))})`;
           return `ifNull(${numericAggregate(s.math, number)}, 0)`;
         }
-        throw new TrendQueryError(null, `math "${s.math}" cannot be computed directly.`);
+        throw new QueryInputError(null, `math "${s.math}" cannot be computed directly.`);
       }
     }
   }

@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
 import { parseTrendFilter } from './trend-filter';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from './trend-series.sql';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
 import { createTrendsService, type TrendProjectRow, type TrendsService } from './trends.service';
 
 /**

@@ -12,7 +12,8 @@ import {
 } from '../common/date-range';
 import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
 import { evaluateFormula, parseFormula } from './trend-formula';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER, SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
+import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 
 export interface TrendSeries {
   data: number[] | null;

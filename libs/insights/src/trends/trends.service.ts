@@ -8,8 +8,8 @@ import { findActionsByIds } from '../actions/actions.repository';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
+import { QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
-import { TrendQueryError } from './trend-series.sql';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
 
 /** The project columns a trend reads (a `projects` row). */
@@ -82,7 +82,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       cohortMembershipSql(cohortId, cohorts, personIdSql, { params, teamParam: params.add(teamId, 'Int64'), nowMs }),
     cohortName: (id) => cohorts.get(id)?.name ?? String(id),
     hogql: () => {
-      throw new TrendQueryError(null, 'HogQL expressions are not available yet.', 'not_supported');
+      throw new QueryInputError(null, 'HogQL expressions are not available yet.', 'not_supported');
     },
     earliestEventMs: async () => {
       const rows = await (
