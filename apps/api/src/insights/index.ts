@@ -1,11 +1,15 @@
 import { Router } from 'express';
+import { createTrendsService } from '@sightline/insights';
+import { createFunnelRouter } from './funnel.route';
 import { createTrendRouter, type InsightsDeps } from './trend.route';
 
 export type { InsightsDeps } from './trend.route';
 
-/** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`). */
+/** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), sharing one answer cache. */
 export function createInsightsRouter(deps: InsightsDeps): Router {
   const router = Router();
-  router.use(createTrendRouter(deps));
+  const service = createTrendsService({ db: deps.db, ch: deps.ch, cacheTtlMs: deps.insightCacheTtlMs ?? 60_000 });
+  router.use(createTrendRouter(deps, service));
+  router.use(createFunnelRouter(deps, service));
   return router;
 }

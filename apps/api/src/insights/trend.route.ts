@@ -3,21 +3,10 @@ import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
-import {
-  createTrendsService,
-  DateRangeError,
-  FormulaError,
-  parseTrendFilter,
-  trendFilterFromQuery,
-  TrendFilterError,
-  QueryInputError,
-  type TrendResult,
-  SelectorError,
-  UnknownCohortError,
-} from '@sightline/insights';
+import { parseTrendFilter, trendFilterFromQuery, type TrendResult, type TrendsService } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
-import { PropertyCompileError } from '@sightline/properties';
 import { projectAccess } from '../http/project-access';
+import { asValidationError, truthy } from './insight-errors';
 import { trendResultCsv } from './trend.csv';
 
 export interface InsightsDeps {
@@ -28,23 +17,9 @@ export interface InsightsDeps {
   insightCacheTtlMs?: number;
 }
 
-/** Every way a trend request can be wrong, as the DRF-shaped 400 naming the field. */
-function asValidationError(error: unknown): unknown {
-  if (error instanceof TrendFilterError || error instanceof QueryInputError) return errors.validation(error.message, error.attr, error.code);
-  if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
-  if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
-  if (error instanceof SelectorError) return errors.validation(error.message, 'properties', 'invalid_value');
-  if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
-  if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');
-  return error;
-}
-
-const truthy = (value: unknown) => value === true || value === 'true' || value === '1';
-
 /** Trends under both prefixes: environments (current) and projects (legacy). */
-export function createTrendRouter(deps: InsightsDeps): Router {
+export function createTrendRouter(deps: InsightsDeps, trends: TrendsService): Router {
   const router = Router();
-  const trends = createTrendsService({ db: deps.db, ch: deps.ch, cacheTtlMs: deps.insightCacheTtlMs ?? 60_000 });
   const trend = async (req: Request, input: Record<string, unknown>): Promise<TrendResult> => {
     try {
       // GET or POST with no series answers an empty result, as PostHog does.

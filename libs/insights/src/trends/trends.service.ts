@@ -10,6 +10,8 @@ import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
 import { QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
+import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
+import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
 
 /** The project columns a trend reads (a `projects` row). */
@@ -31,6 +33,7 @@ export interface TrendsServiceDeps {
 
 export interface TrendsService {
   run(project: TrendProjectRow, filter: ParsedTrendFilter, nowMs: number, options?: { refresh?: boolean }): Promise<TrendResult>;
+  runFunnel(project: TrendProjectRow, filter: ParsedFunnelFilter, nowMs: number, options?: { refresh?: boolean }): Promise<FunnelResult>;
 }
 
 /** JSON with object keys sorted, so the same query always has the same cache key. */
@@ -56,10 +59,18 @@ export function trendProject(row: TrendProjectRow): TrendProject {
   return { id: row.id, timezone: row.timezone || 'UTC', weekStartDay: row.week_start_day === 1 ? 1 : 0, testAccountFilters };
 }
 
+/** What a query names that lives in PostgreSQL: series (steps) that may be actions, filters, breakdowns. */
+interface QueryReferences {
+  series: { kind: 'events' | 'actions'; id: string | number | null; properties: PropertyGroup }[];
+  properties: PropertyGroup;
+  breakdowns: { type: string }[];
+  extraActionIds?: number[];
+}
+
 /** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
-function usesCohorts(filter: ParsedTrendFilter, testAccountFilters: PropertyGroup): boolean {
-  const groups = [filter.properties, testAccountFilters, ...filter.series.map((s) => s.properties)];
-  return filter.breakdowns.some((b) => b.type === 'cohort') || groups.some((g) => filtersOf(g).some((f) => f.type === 'cohort'));
+function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup): boolean {
+  const groups = [query.properties, testAccountFilters, ...query.series.map((s) => s.properties)];
+  return query.breakdowns.some((b) => b.type === 'cohort') || groups.some((g) => filtersOf(g).some((f) => f.type === 'cohort'));
 }
 
 /**
@@ -67,7 +78,7 @@ function usesCohorts(filter: ParsedTrendFilter, testAccountFilters: PropertyGrou
  * per (project, normalised query) for `cacheTtlMs`; `refresh` bypasses and replaces the entry.
  */
 export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
-  const cache = new Map<string, { at: number; result: TrendResult }>();
+  const cache = new Map<string, { at: number; result: unknown }>();
   const maxEntries = deps.cacheEntries ?? 500;
 
   const portsFor = (
@@ -96,26 +107,58 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     },
   });
 
+  /** Loads the actions and cohorts a query names; an action that does not exist is a 400. */
+  const prepare = async (project: TrendProject, query: QueryReferences, nowMs: number): Promise<TrendQueryPorts> => {
+    const cohorts = usesCohorts(query, project.testAccountFilters) ? await loadCohortDefinitions(deps.db, project.id) : new Map<number, CohortDefinition>();
+    const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
+    const actions = await findActionsByIds(deps.db, project.id, actionIds);
+    const missing = actionIds.find((id) => !actions.has(id));
+    if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+    return portsFor(project.id, actions, cohorts, nowMs);
+  };
+
+  /** Serves `compute` from the cache for (kind, project, normalised query) unless refreshing. */
+  const cached = async <R extends { is_cached: boolean }>(
+    kind: string,
+    project: TrendProject,
+    normalised: unknown,
+    nowMs: number,
+    refresh: boolean,
+    compute: () => Promise<R>,
+  ): Promise<R> => {
+    const key = createHash('sha256').update(stableJson({ kind, project, normalised })).digest('hex');
+    const hit = cache.get(key);
+    if (!refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...(hit.result as R), is_cached: true };
+    const result = await compute();
+    if (deps.cacheTtlMs > 0) {
+      cache.delete(key);
+      cache.set(key, { at: nowMs, result });
+      // Oldest first: a Map keeps insertion order.
+      while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    }
+    return result;
+  };
+
   return {
     async run(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      const key = createHash('sha256').update(stableJson({ project, normalised })).digest('hex');
-      const hit = cache.get(key);
-      if (!options.refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...hit.result, is_cached: true };
-      const cohorts = usesCohorts(filter, project.testAccountFilters) ? await loadCohortDefinitions(deps.db, project.id) : new Map<number, CohortDefinition>();
-      const actionIds = filter.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id));
-      const actions = await findActionsByIds(deps.db, project.id, actionIds);
-      const missing = actionIds.find((id) => !actions.has(id));
-      if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
-      const result = await runTrendQuery(deps.ch, project, filter, nowMs, portsFor(project.id, actions, cohorts, nowMs));
-      if (deps.cacheTtlMs > 0) {
-        cache.delete(key);
-        cache.set(key, { at: nowMs, result });
-        // Oldest first: a Map keeps insertion order.
-        while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-      }
-      return result;
+      return cached('trend', project, normalised, nowMs, options.refresh ?? false, async () =>
+        runTrendQuery(deps.ch, project, filter, nowMs, await prepare(project, filter, nowMs)),
+      );
+    },
+    async runFunnel(row, filter, nowMs, options = {}) {
+      const project = trendProject(row);
+      const { request: _request, ...normalised } = filter;
+      const references = {
+        series: filter.steps,
+        properties: filter.properties,
+        breakdowns: filter.breakdowns,
+        extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
+      };
+      return cached('funnel', project, normalised, nowMs, options.refresh ?? false, async () =>
+        runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, references, nowMs)),
+      );
     },
   };
 }

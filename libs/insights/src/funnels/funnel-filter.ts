@@ -1,0 +1,139 @@
+import { isJsonObject } from '@sightline/json-input';
+import type { PropertyGroup } from '@sightline/properties';
+import { INTERVALS, type Interval } from '../common/date-range';
+import type { BreakdownInput } from '../common/events-sql';
+import { parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
+
+export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
+export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
+export const FUNNEL_WINDOW_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month'] as const;
+const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
+  second: 1,
+  minute: 60,
+  hour: 3_600,
+  day: 86_400,
+  week: 7 * 86_400,
+  month: 30 * 86_400,
+};
+/** A funnel has at most this many steps (PostHog's editor allows 20). */
+export const MAX_FUNNEL_STEPS = 20;
+export const MAX_EXCLUSIONS = 10;
+
+export interface FunnelExclusion {
+  event: string | null;
+  actionId: number | null;
+  fromStep: number;
+  toStep: number;
+}
+
+export interface ParsedFunnelFilter {
+  steps: TrendSeriesInput[];
+  properties: PropertyGroup;
+  filter_test_accounts: boolean;
+  date_from: string | null;
+  date_to: string | null;
+  explicit_date: boolean;
+  interval: Interval;
+  orderType: (typeof FUNNEL_ORDER_TYPES)[number];
+  vizType: (typeof FUNNEL_VIZ_TYPES)[number];
+  windowSeconds: number;
+  exclusions: FunnelExclusion[];
+  breakdowns: BreakdownInput[];
+  breakdown_limit: number;
+  aggregation_group_type_index: number | null;
+  fromStep: number;
+  toStep: number;
+  binCount: number | null;
+  request: Record<string, unknown>;
+}
+
+function choice<T extends string>(body: Record<string, unknown>, key: string, choices: readonly T[], fallback: T): T {
+  const value = body[key];
+  if (value === undefined || value === null || value === '') return fallback;
+  if (typeof value !== 'string' || !choices.includes(value as T)) {
+    throw new TrendFilterError(key, `"${String(value).slice(0, 40)}" is not a valid choice (one of: ${choices.join(', ')}).`, 'invalid_choice');
+  }
+  return value as T;
+}
+
+function integer(body: Record<string, unknown>, key: string, min: number, max: number): number | null {
+  const raw = body[key];
+  if (raw === undefined || raw === null || raw === '') return null;
+  const value = typeof raw === 'string' && /^-?\d{1,12}$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new TrendFilterError(key, `${key} must be an integer.`, 'invalid');
+  if (value < min || value > max) throw new TrendFilterError(key, `${key} must be between ${min} and ${max}.`, value < min ? 'min_value' : 'max_value');
+  return value;
+}
+
+/**
+ * PostHog's legacy funnel filter: the steps are the trend filter's series (events and actions
+ * in `order`), plus `funnel_order_type`, the conversion window, `exclusions`, the viz type and
+ * its step range. The shared fields (dates, properties, breakdowns) are read by the trend parser.
+ */
+export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
+  if (!isJsonObject(input)) throw new TrendFilterError(null, 'The funnel query must be a JSON object.', 'parse_error');
+  const body = input;
+  const { funnel_viz_type: _viz, exclusions: _exclusions, ...shared } = body;
+  const trend = parseTrendFilter({ ...shared, display: undefined, formula: undefined, compare: undefined });
+  if (trend.series.length > MAX_FUNNEL_STEPS) throw new TrendFilterError('events', `A funnel may have at most ${MAX_FUNNEL_STEPS} steps.`, 'max_length');
+  const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
+  const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
+  const unit = choice(body, 'funnel_window_interval_unit', FUNNEL_WINDOW_UNITS, 'day');
+  const windowInterval = integer(body, 'funnel_window_interval', 1, 100_000) ?? (body['funnel_window_days'] !== undefined ? null : 14);
+  const windowDays = integer(body, 'funnel_window_days', 1, 3_650);
+  const windowSeconds = windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400;
+  const stepCount = trend.series.length;
+  const exclusions: FunnelExclusion[] = [];
+  const rawExclusions = body['exclusions'];
+  if (rawExclusions !== undefined && rawExclusions !== null) {
+    if (!Array.isArray(rawExclusions)) throw new TrendFilterError('exclusions', 'exclusions must be a list.', 'not_a_list');
+    if (rawExclusions.length > MAX_EXCLUSIONS) throw new TrendFilterError('exclusions', `At most ${MAX_EXCLUSIONS} exclusions are allowed.`, 'max_length');
+    rawExclusions.forEach((raw, i) => {
+      const attr = `exclusions__${i}`;
+      if (!isJsonObject(raw)) throw new TrendFilterError(attr, 'Each exclusion must be an object.', 'invalid');
+      const isAction = raw['type'] === 'actions';
+      const id = raw['id'];
+      if (isAction ? !(Number.isInteger(Number(id)) && Number(id) > 0) : !(typeof id === 'string' || id === null)) {
+        throw new TrendFilterError(
+          `${attr}__id`,
+          isAction ? 'An action exclusion needs the action id.' : 'An event exclusion needs the event name.',
+          'invalid',
+        );
+      }
+      const fromStep = integer(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
+      const toStep = integer(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
+      if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
+      exclusions.push({ event: isAction ? null : (id as string | null), actionId: isAction ? Number(id) : null, fromStep, toStep });
+    });
+  }
+  const fromStep = integer(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
+  const toStep = integer(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1)) ?? Math.max(0, stepCount - 1);
+  if (stepCount > 0 && vizType === 'time_to_convert' && toStep <= fromStep) {
+    throw new TrendFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
+  }
+  const interval = trend.interval;
+  if (!(INTERVALS as readonly string[]).includes(interval)) throw new TrendFilterError('interval', 'Unknown interval.', 'invalid_choice');
+  if (trend.breakdowns.some((b) => b.type === 'cohort') && trend.breakdowns.length > 1) {
+    throw new TrendFilterError('breakdown', 'A funnel breaks down by one cohort at a time.', 'not_supported');
+  }
+  return {
+    steps: trend.series,
+    properties: trend.properties,
+    filter_test_accounts: trend.filter_test_accounts,
+    date_from: trend.date_from,
+    date_to: trend.date_to,
+    explicit_date: trend.explicit_date,
+    interval,
+    orderType,
+    vizType,
+    windowSeconds,
+    exclusions,
+    breakdowns: trend.breakdowns,
+    breakdown_limit: trend.breakdown_limit,
+    aggregation_group_type_index: trend.aggregation_group_type_index,
+    fromStep,
+    toStep,
+    binCount: integer(body, 'bin_count', 1, 90),
+    request: body,
+  };
+}

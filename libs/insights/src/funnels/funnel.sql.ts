@@ -1,0 +1,177 @@
+import { compilePropertyGroup, type PropertyGroup } from '@sightline/properties';
+import type { QueryDateRange } from '../common/date-range';
+import { BREAKDOWN_OTHER, EventsSql, PERSON_ID } from '../common/events-sql';
+import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import type { ParsedFunnelFilter } from './funnel-filter';
+
+export interface FunnelQueryInput {
+  filter: ParsedFunnelFilter;
+  /** Query-wide filters (with test-account filters when asked). */
+  properties: PropertyGroup;
+  range: QueryDateRange;
+  /** A cohort breakdown's cohort for this query (null: none). */
+  cohortId: number | null;
+}
+
+/**
+ * The SQL of a funnel: every event that matches a step (or an exclusion) is read once, grouped
+ * per actor in time order, and folded (arrayFold) into the furthest chain of steps the actor
+ * completed inside the conversion window, with each step's time. A chain starts at a first-step
+ * event inside the date range.
+ *
+ * - ordered: for each level the most recent start that reached it is kept, with the first time
+ *   each later step followed (so a person reaches step k when some start has k steps in order);
+ * - strict: the next step must be the actor's very next event (every event of the actor is read);
+ * - unordered: the most distinct steps inside any window, the earliest of them in the range.
+ * An exclusion event between its from and to steps discards the chains it interrupts.
+ */
+export class FunnelSqlBuilder extends EventsSql {
+  constructor(
+    private readonly input: FunnelQueryInput,
+    ports: TrendSqlPorts,
+  ) {
+    super(
+      {
+        teamId: ports.teamId,
+        nowMs: ports.nowMs,
+        timezone: input.range.timezone,
+        interval: input.range.interval,
+        weekStartDay: input.range.weekStartDay,
+        breakdowns: input.cohortId === null ? input.filter.breakdowns : [],
+        aggregationGroupTypeIndex: input.filter.aggregation_group_type_index,
+      },
+      ports,
+    );
+  }
+
+  private stepSql(step: ParsedFunnelFilter['steps'][number]): string {
+    const parts: string[] = [];
+    if (step.kind === 'actions') parts.push(this.ports.actionMatch(Number(step.id), this.compileContext()));
+    else if (step.id !== null) parts.push(`e.event = ${this.params.add(step.id, 'String')}`);
+    if (step.properties.values.length > 0) parts.push(compilePropertyGroup(step.properties, this.compileContext()));
+    return parts.length ? parts.join(' AND ') : '1';
+  }
+
+  private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
+    if (exclusion.actionId !== null) return this.ports.actionMatch(exclusion.actionId, this.compileContext());
+    return exclusion.event === null ? '1' : `e.event = ${this.params.add(exclusion.event, 'String')}`;
+  }
+
+  private seconds(ms: number): string {
+    return this.params.add(ms / 1000, 'Float64');
+  }
+
+  /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
+  actorsSql(): string {
+    const { filter, range } = this.input;
+    const n = filter.steps.length;
+    const window = this.params.add(filter.windowSeconds, 'Float64');
+    const fromMs = range.from.toMillis();
+    const toMs = range.to.toMillis();
+    const from = this.seconds(fromMs);
+    const to = this.seconds(toMs);
+    const steps = filter.steps.map((s) => this.stepSql(s));
+    const exclusions = filter.exclusions.map((x) => this.exclusionSql(x));
+    const mask = steps.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ');
+    const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
+    const bv = this.rawBreakdownArraySql() ?? "''";
+    const where = [
+      `e.team_id = ${this.team}`,
+      `e.timestamp >= ${this.dateTime(fromMs)}`,
+      `e.timestamp <= ${this.dateTime(toMs + filter.windowSeconds * 1000)}`,
+      compilePropertyGroup(this.input.properties, this.compileContext()),
+    ];
+    if (filter.orderType !== 'strict') where.push(`(${[...steps, ...exclusions].join(' OR ')})`);
+    if (this.scope.aggregationGroupTypeIndex !== null) where.push(`${this.actorSql()} != ''`);
+    if (this.input.cohortId !== null) where.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
+    const rows = `SELECT ${this.actorSql()} AS actor, toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000 AS t,
+        toUInt64(${mask}) AS mask, toUInt64(${xmask}) AS xmask, ${bv} AS bv
+      {FROM}
+      WHERE ${where.filter((w) => w !== '1').join('\n        AND ')}`;
+    const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
+    const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
+    const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
+      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
+    const fold = this.foldSql(n, window, from, to);
+    const sql = `SELECT bv, level, times FROM (SELECT bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs: toMs + filter.windowSeconds * 1000 }));
+  }
+
+  /** The arrayFold of one actor's events (`evs`: (t, mask, xmask) in time order) and how to read its result. */
+  private foldSql(n: number, window: string, from: string, to: string): { state: string; level: string; times: string } {
+    const { filter } = this.input;
+    const levels = `range(1, ${n + 1})`;
+    const empty = '(toFloat64(-1), emptyArrayFloat64())';
+    // A chain at level i (steps 0..i-1 done) is discarded by an exclusion between its steps a and b when a < i <= b.
+    const excluded = (i: string) =>
+      filter.exclusions.length
+        ? `(${filter.exclusions.map((x, k) => `(bitTest(ev.3, ${k}) AND ${i} >= ${x.fromStep + 1} AND ${i} <= ${x.toStep})`).join(' OR ')})`
+        : '0';
+    const start = `(bitTest(ev.2, 0) AND ev.1 >= ${from} AND ev.1 <= ${to})`;
+    const advances = `(i > 1 AND bitTest(ev.2, i - 1) AND acc[i - 1].1 >= 0 AND ev.1 - acc[i - 1].1 <= ${window})`;
+    if (filter.orderType === 'ordered') {
+      const init = `arrayMap(i -> ${empty}, ${levels})`;
+      const step = `arrayMap(i -> multiIf(
+          i = 1 AND ${start}, (ev.1, [ev.1]),
+          ${advances} AND acc[i - 1].1 > acc[i].1, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)),
+          ${excluded('i')}, ${empty},
+          acc[i]), ${levels})`;
+      const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
+      return { state, level: 'arrayLastIndex(s -> s.1 >= 0, state)', times: 'if(level > 0, state[level].2, emptyArrayFloat64())' };
+    }
+    if (filter.orderType === 'strict') {
+      // Each level keeps the chain still running (it ends at the first event that does not
+      // continue it) and the first chain that ever reached it.
+      const current = `multiIf(${advances}, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)), i = 1 AND ${start}, (ev.1, [ev.1]), ${empty})`;
+      const init = `arrayMap(i -> (toFloat64(-1), emptyArrayFloat64(), toFloat64(-1), emptyArrayFloat64()), ${levels})`;
+      const step = `arrayMap(i -> (${current}.1, ${current}.2,
+          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.1, acc[i].3),
+          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.2, acc[i].4)), ${levels})`;
+      const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
+      return { state, level: 'arrayLastIndex(s -> s.3 >= 0, state)', times: 'if(level > 0, state[level].4, emptyArrayFloat64())' };
+    }
+    // Unordered: the last time each step was seen; at each event, the steps seen in the window
+    // that ends there. An exclusion event forgets everything seen before it.
+    const last = `arrayMap(i -> if(bitTest(ev.2, i - 1), ev.1, if(ev.3 != 0, toFloat64(-1e18), acc.1[i])), ${levels})`;
+    const inWindow = `arraySort(arrayFilter(x -> x >= ev.1 - ${window}, ${last}))`;
+    const level = `if(length(${inWindow}) > 0 AND ${inWindow}[1] >= ${from} AND ${inWindow}[1] <= ${to}, length(${inWindow}), 0)`;
+    const init = `(arrayMap(i -> toFloat64(-1e18), ${levels}), toUInt64(0), emptyArrayFloat64())`;
+    const step = `(${last}, if(${level} > acc.2, toUInt64(${level}), acc.2), if(${level} > acc.2, ${inWindow}, acc.3))`;
+    const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
+    return { state, level: 'toUInt32(state.2)', times: 'state.3' };
+  }
+
+  /**
+   * Step counts and conversion times per breakdown value: the top `breakdown_limit` values by the
+   * number of actors who started keep theirs, the rest are merged into "other".
+   */
+  stepsSql(): string {
+    const n = this.input.filter.steps.length;
+    const counts = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1})`).join(', ');
+    const gap = (i: number) => `times[${i + 1}] - times[${i}]`;
+    const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, level >= ${i + 1})`)).join(', ');
+    const medians = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `toFloat64(medianExactIf(${gap(i)}, level >= ${i + 1}))`)).join(', ');
+    const limit = this.params.add(this.input.filter.breakdown_limit, 'UInt32');
+    const other =
+      this.scope.breakdowns.length > 1
+        ? `arrayResize([${this.params.add(BREAKDOWN_OTHER, 'String')}], length(bv), ${this.params.add(BREAKDOWN_OTHER, 'String')})`
+        : this.params.add(BREAKDOWN_OTHER, 'String');
+    return `SELECT bv_final AS bv, min(value_rank) AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians
+FROM (
+  SELECT level, times, if(ranked <= ${limit}, bv, ${other}) AS bv_final, if(ranked <= ${limit}, ranked, 0) AS value_rank FROM (
+    SELECT bv, level, times, dense_rank() OVER (ORDER BY bv_count DESC, bv ASC) AS ranked FROM (
+      SELECT bv, level, times, count() OVER (PARTITION BY bv) AS bv_count FROM (${this.actorsSql()}))))
+GROUP BY bv_final`;
+  }
+
+  /** Seconds from step `from` to step `to` of every actor who got that far. */
+  conversionTimesSql(fromStep: number, toStep: number): string {
+    return `SELECT times[${toStep + 1}] - times[${fromStep + 1}] AS seconds FROM (${this.actorsSql()}) WHERE level >= ${toStep + 1}`;
+  }
+
+  /** Per bucket of the funnel's start: how many actors started and how many reached `toStep`. */
+  trendsSql(toStep: number): string {
+    const bucket = this.bucketSql(`toDateTime64(times[1], 6, 'UTC')`);
+    return `SELECT ${bucket} AS b, count() AS entered, countIf(level >= ${toStep + 1}) AS converted FROM (${this.actorsSql()}) GROUP BY b`;
+  }
+}

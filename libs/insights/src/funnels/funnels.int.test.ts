@@ -1,0 +1,239 @@
+import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
+import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
+import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseFunnelFilter } from './funnel-filter';
+import { timeToConvertBins, type FunnelStep } from './funnels.query';
+
+/**
+ * Funnels against generated journeys on the real ClickHouse engine; the expected numbers come
+ * from a plain TypeScript reading of each rule, never from our SQL.
+ */
+const NOW = Date.parse('2024-01-20T12:00:00Z');
+const DAY = 86_400_000;
+const FROM = Date.parse('2024-01-06T00:00:00Z');
+const STEPS = ['visit', 'signup', 'pay'];
+
+interface Ev {
+  event: string;
+  t: number;
+  person: string;
+  plan: string;
+}
+
+function random(seed: number) {
+  return () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed / 2_147_483_648;
+  };
+}
+
+function journeys(): Ev[] {
+  const next = random(7);
+  const out: Ev[] = [];
+  for (let p = 0; p < 80; p++) {
+    const person = `p${p}`;
+    const plan = ['free', 'pro'][p % 2]!;
+    let t = FROM + Math.floor(next() * 12 * DAY);
+    const n = 1 + Math.floor(next() * 6);
+    for (let k = 0; k < n; k++) {
+      const r = next();
+      const event = r < 0.35 ? 'visit' : r < 0.6 ? 'signup' : r < 0.8 ? 'pay' : r < 0.9 ? 'noise' : 'refund';
+      out.push({ event, t, person, plan });
+      t += Math.floor(next() * 6 * DAY) + 1000;
+    }
+  }
+  return out;
+}
+
+const EVENTS = journeys();
+const WINDOW = 7 * DAY;
+const TO = Date.parse('2024-01-20T23:59:59.999Z');
+const byPerson = () => {
+  const map = new Map<string, Ev[]>();
+  for (const e of EVENTS) map.set(e.person, [...(map.get(e.person) ?? []), e]);
+  for (const list of map.values()) list.sort((a, b) => a.t - b.t);
+  return map;
+};
+
+/** Ordered: from each first-step start in range, each next step at its first occurrence after the previous, inside the window. */
+function orderedChain(events: Ev[], exclusion?: { event: string; from: number; to: number }): number[] {
+  let best: number[] = [];
+  for (const start of events.filter((e) => e.event === STEPS[0] && e.t >= FROM && e.t <= TO)) {
+    const times = [start.t];
+    for (let i = 1; i < STEPS.length; i++) {
+      const next = events.find((e) => e.event === STEPS[i] && e.t >= times[i - 1]! && e.t - start.t <= WINDOW && e.t > times[i - 1]! - 1);
+      if (!next) break;
+      times.push(next.t);
+    }
+    if (exclusion) {
+      const reachedFrom = times[exclusion.from];
+      const reachedTo = times[exclusion.to] ?? Infinity;
+      if (reachedFrom !== undefined && events.some((e) => e.event === exclusion.event && e.t > reachedFrom && e.t < reachedTo)) continue;
+    }
+    // The latest start among those reaching the most steps.
+    if (times.length >= best.length) best = times;
+  }
+  return best;
+}
+
+function strictChain(events: Ev[]): number[] {
+  let best: number[] = [];
+  events.forEach((start, p) => {
+    if (start.event !== STEPS[0] || start.t < FROM || start.t > TO) return;
+    const times = [start.t];
+    for (let i = 1; i < STEPS.length && p + i < events.length; i++) {
+      const e = events[p + i]!;
+      if (e.event !== STEPS[i] || e.t - start.t > WINDOW) break;
+      times.push(e.t);
+    }
+    // The first chain that reached the most steps.
+    if (times.length > best.length) best = times;
+  });
+  return best;
+}
+
+function unorderedLevel(events: Ev[]): number {
+  let best = 0;
+  for (const end of events.filter((e) => STEPS.includes(e.event))) {
+    const seen = new Map<string, number>();
+    for (const e of events) if (STEPS.includes(e.event) && e.t <= end.t && e.t >= end.t - WINDOW) seen.set(e.event, e.t);
+    const first = Math.min(...seen.values());
+    if (first >= FROM && first <= TO) best = Math.max(best, seen.size);
+  }
+  return best;
+}
+
+const counts = (levels: number[]) => STEPS.map((_, i) => levels.filter((l) => l >= i + 1).length);
+
+describe('funnels on the ClickHouse engine (generated journeys, answers computed independently)', () => {
+  let stores: TestStores;
+  let ch: ClickHouseClient;
+  let service: TrendsService;
+  const project = { id: 1, timezone: 'UTC' };
+  const run = (body: Record<string, unknown>) =>
+    service.runFunnel(
+      project,
+      parseFunnelFilter({
+        events: STEPS.map((id, order) => ({ id, order })),
+        date_from: '2024-01-06',
+        date_to: '2024-01-20',
+        funnel_window_interval: 7,
+        ...body,
+      }),
+      NOW,
+    );
+
+  beforeAll(async () => {
+    stores = await createTestStores('funnels');
+    ch = stores.ch;
+    service = createTrendsService({ db: stores.db, ch, cacheTtlMs: 0 });
+    await insertEvents(
+      ch,
+      EVENTS.map((e) =>
+        testEventRow({
+          event: e.event,
+          atMs: e.t,
+          distinctId: e.person,
+          personId: `00000000-0000-4000-8000-${e.person.slice(1).padStart(12, '0')}`,
+          properties: { plan: e.plan },
+        }),
+      ),
+    );
+  });
+  afterAll(() => stores.close());
+
+  it('ordered: counts each person once at the furthest step, with conversion times', async () => {
+    const chains = [...byPerson().values()].map((events) => orderedChain(events)).filter((c) => c.length > 0);
+    const answer = (await run({})).result as FunnelStep[];
+    expect(answer.map((s) => s.count)).toEqual(counts(chains.map((c) => c.length)));
+    expect(answer.map((s) => s.name)).toEqual(STEPS);
+    const gaps = chains.filter((c) => c.length >= 2).map((c) => (c[1]! - c[0]!) / 1000);
+    expect(answer[1]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
+    expect(answer[0]!.average_conversion_time).toBeNull();
+  });
+
+  it('strict and unordered orders', async () => {
+    const people = [...byPerson().values()];
+    const strict = (await run({ funnel_order_type: 'strict' })).result as FunnelStep[];
+    expect(strict.map((s) => s.count)).toEqual(
+      counts(
+        people
+          .map(strictChain)
+          .map((c) => c.length)
+          .filter((l) => l > 0),
+      ),
+    );
+    const unordered = (await run({ funnel_order_type: 'unordered' })).result as FunnelStep[];
+    expect(unordered.map((s) => s.count)).toEqual(counts(people.map(unorderedLevel).filter((l) => l > 0)));
+  });
+
+  it('a shorter window and an exclusion step', async () => {
+    const short = (await run({ funnel_window_interval: 2, funnel_window_interval_unit: 'day' })).result as FunnelStep[];
+    const people = [...byPerson().values()];
+    const withWindow = (events: Ev[], window: number) => {
+      let best = 0;
+      for (const start of events.filter((e) => e.event === STEPS[0] && e.t >= FROM && e.t <= TO)) {
+        let last = start.t;
+        let level = 1;
+        for (let i = 1; i < STEPS.length; i++) {
+          const next = events.find((e) => e.event === STEPS[i] && e.t >= last && e.t - start.t <= window);
+          if (!next) break;
+          last = next.t;
+          level++;
+        }
+        best = Math.max(best, level);
+      }
+      return best;
+    };
+    expect(short.map((s) => s.count)).toEqual(counts(people.map((events) => withWindow(events, 2 * DAY)).filter((l) => l > 0)));
+    const excluded = (await run({ exclusions: [{ id: 'refund', type: 'events', funnel_from_step: 0, funnel_to_step: 1 }] })).result as FunnelStep[];
+    const chains = people.map((events) => orderedChain(events, { event: 'refund', from: 0, to: 1 })).filter((c) => c.length > 0);
+    expect(excluded.map((s) => s.count)).toEqual(counts(chains.map((c) => c.length)));
+  });
+
+  it('breaks down by the first step’s property', async () => {
+    const answer = (await run({ breakdown: 'plan' })).result as FunnelStep[][];
+    const people = byPerson();
+    for (const steps of answer) {
+      const chains = [...people.values()]
+        .filter((events) => events[0]!.plan === steps[0]!.breakdown_value)
+        .map((events) => orderedChain(events))
+        .filter((c) => c.length > 0);
+      expect(steps.map((s) => s.count)).toEqual(counts(chains.map((c) => c.length)));
+    }
+    expect(answer.map((steps) => steps[0]!.breakdown_value).sort()).toEqual(['free', 'pro']);
+  });
+
+  it('time to convert: bins of the conversion times from one step to another', async () => {
+    const answer = (await run({ funnel_viz_type: 'time_to_convert', funnel_from_step: 0, funnel_to_step: 2, bin_count: 4 })).result as {
+      bins: [number, number][];
+      average_conversion_time: number;
+    };
+    const seconds = [...byPerson().values()]
+      .map((events) => orderedChain(events))
+      .filter((c) => c.length === 3)
+      .map((c) => (c[2]! - c[0]!) / 1000);
+    expect(answer.bins).toEqual(timeToConvertBins(seconds, 4));
+    expect(answer.bins.slice(0, -1).reduce((a, [, n]) => a + n, 0)).toBe(seconds.length);
+    expect(answer.average_conversion_time).toBeCloseTo(seconds.reduce((a, b) => a + b, 0) / seconds.length, 3);
+  });
+
+  it('trends: the conversion rate of the people who started on each day', async () => {
+    const answer = (await run({ funnel_viz_type: 'trends', interval: 'day' })).result as { days: string[]; data: number[] }[];
+    const chains = [...byPerson().values()].map((events) => orderedChain(events)).filter((c) => c.length > 0);
+    const [series] = answer;
+    series!.days.forEach((day, i) => {
+      const started = chains.filter((c) => new Date(c[0]!).toISOString().slice(0, 10) === day);
+      const rate = started.length ? Math.round((started.filter((c) => c.length === 3).length / started.length) * 10_000) / 100 : 0;
+      expect(series!.data[i]).toBe(rate);
+    });
+  });
+
+  it('answers no steps with an empty result and refuses bad choices', async () => {
+    expect((await service.runFunnel(project, parseFunnelFilter({}), NOW)).result).toEqual([]);
+    expect(() => parseFunnelFilter({ events: [{ id: 'a' }, { id: 'b' }], funnel_order_type: 'sideways' })).toThrow(/not a valid choice/);
+    expect(() => parseFunnelFilter({ events: [{ id: 'a' }, { id: 'b' }], exclusions: [{ id: 'x', funnel_from_step: 1, funnel_to_step: 0 }] })).toThrow(
+      /funnel_to_step/,
+    );
+  });
+});

@@ -1,0 +1,178 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { PropertyGroup } from '@sightline/properties';
+import { formatBucketDay, formatBucketLabel, isoDateTime, resolveQueryDateRange } from '../common/date-range';
+import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
+import type { ParsedFunnelFilter } from './funnel-filter';
+import { FunnelSqlBuilder } from './funnel.sql';
+
+export interface FunnelStep {
+  action_id: string | number | null;
+  name: string;
+  custom_name: string | null;
+  order: number;
+  people: [];
+  count: number;
+  type: 'events' | 'actions';
+  average_conversion_time: number | null;
+  median_conversion_time: number | null;
+  converted_people_url: string;
+  dropped_people_url: string | null;
+  breakdown?: unknown;
+  breakdown_value?: unknown;
+}
+
+export interface FunnelResult {
+  result: FunnelStep[] | FunnelStep[][] | { bins: [number, number][]; average_conversion_time: number | null } | Record<string, unknown>[];
+  timezone: string;
+  is_cached: boolean;
+  last_refresh: string;
+}
+
+const finite = (v: unknown): number | null => {
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+};
+
+async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<T[]> {
+  return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
+}
+
+/**
+ * PostHog's time-to-convert bins: `bin_count` bins (default the square root of the number of
+ * conversions, at most 90) of equal width in whole seconds from the fastest conversion, empty
+ * bins included, and a closing `[end, 0]` marking the last bin's upper edge.
+ */
+export function timeToConvertBins(seconds: number[], binCount: number | null): [number, number][] {
+  if (seconds.length === 0) return [];
+  const min = Math.floor(Math.min(...seconds));
+  const max = Math.ceil(Math.max(...seconds));
+  const count = Math.max(1, Math.min(90, binCount ?? Math.ceil(Math.sqrt(seconds.length))));
+  const width = Math.max(1, Math.ceil((max - min) / count));
+  const bins: [number, number][] = Array.from({ length: count }, (_, i) => [min + i * width, 0]);
+  for (const s of seconds) bins[Math.min(count - 1, Math.floor((s - min) / width))]![1]++;
+  bins.push([min + count * width, 0]);
+  return bins;
+}
+
+/** Runs a checked funnel for one project, shaped as PostHog's legacy funnel answer for its viz type. */
+export async function runFunnelQuery(
+  ch: ClickHouseClient,
+  project: TrendProject,
+  filter: ParsedFunnelFilter,
+  nowMs: number,
+  ports: TrendQueryPorts,
+): Promise<FunnelResult> {
+  const answer = (result: FunnelResult['result']): FunnelResult => ({
+    result,
+    timezone: project.timezone,
+    is_cached: false,
+    last_refresh: new Date(nowMs).toISOString(),
+  });
+  if (filter.steps.length === 0) return answer([]);
+  const earliest = filter.date_from === 'all' ? await ports.earliestEventMs() : null;
+  const range = resolveQueryDateRange({
+    dateFrom: filter.date_from,
+    dateTo: filter.date_to,
+    interval: filter.vizType === 'trends' ? filter.interval : 'day',
+    timezone: project.timezone,
+    weekStartDay: project.weekStartDay,
+    nowMs,
+    explicitDate: filter.explicit_date,
+    earliestEventMs: earliest,
+  });
+  const properties: PropertyGroup = {
+    type: 'AND',
+    values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
+  };
+  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const builder = (cohortId: number | null) => new FunnelSqlBuilder({ filter, properties, range, cohortId }, sqlPorts);
+
+  if (filter.vizType === 'time_to_convert') {
+    const b = builder(null);
+    const seconds = (await rows<{ seconds: number }>(ch, b.conversionTimesSql(filter.fromStep, filter.toStep), b.params.values)).map((r) => Number(r.seconds));
+    const average = seconds.length ? seconds.reduce((a, s) => a + s, 0) / seconds.length : null;
+    return answer({ bins: timeToConvertBins(seconds, filter.binCount), average_conversion_time: average });
+  }
+
+  if (filter.vizType === 'trends') {
+    const b = builder(null);
+    const toStep = filter.toStep;
+    const found = await rows<{ b: string; entered: string; converted: string }>(ch, b.trendsSql(toStep), b.params.values);
+    const byBucket = new Map(found.map((r) => [r.b, r]));
+    const days = range.buckets.map((at) => formatBucketDay(at, range.interval));
+    const data = days.map((d) => {
+      const r = byBucket.get(d);
+      return r && Number(r.entered) > 0 ? Math.round((Number(r.converted) / Number(r.entered)) * 10_000) / 100 : 0;
+    });
+    return answer([
+      {
+        count: data.length,
+        data,
+        days,
+        labels: range.buckets.map((at) => formatBucketLabel(at, range)),
+        label: 'Conversion rate',
+        filter: { ...filter.request, date_from: isoDateTime(range.from), date_to: isoDateTime(range.to) },
+      },
+    ]);
+  }
+
+  const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
+  const cohorts: (number | 'all' | null)[] = cohortBreakdown ? filter.breakdowns.map((b) => (b.property === 'all' ? 'all' : Number(b.property))) : [null];
+  const groups: { value: unknown; rank: number; steps: FunnelStep[] }[] = [];
+  for (const cohort of cohorts) {
+    const b = builder(typeof cohort === 'number' ? cohort : null);
+    const found = await rows<{ bv: string | string[]; value_rank: number; counts: number[]; averages: (number | null)[]; medians: (number | null)[] }>(
+      ch,
+      b.stepsSql(),
+      b.params.values,
+    );
+    for (const row of found) {
+      const breakdownValue = cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
+      const steps = filter.steps.map((step, i): FunnelStep => {
+        const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events');
+        const out: FunnelStep = {
+          action_id: step.id,
+          name,
+          custom_name: step.custom_name,
+          order: i,
+          people: [],
+          count: Number(row.counts[i] ?? 0),
+          type: step.kind,
+          average_conversion_time: i === 0 ? null : finite(row.averages[i]),
+          median_conversion_time: i === 0 ? null : finite(row.medians[i]),
+          converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
+          dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
+        };
+        if (breakdownValue !== undefined) {
+          out.breakdown = cohort === 'all' ? 'all users' : typeof cohort === 'number' ? ports.cohortName(cohort) : breakdownValue;
+          out.breakdown_value = breakdownValue;
+        }
+        return out;
+      });
+      groups.push({ value: breakdownValue, rank: Number(row.value_rank) || Number.MAX_SAFE_INTEGER, steps });
+    }
+  }
+  if (filter.breakdowns.length === 0) {
+    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(step, i, ports));
+    return answer(only);
+  }
+  if (!cohortBreakdown) groups.sort((a, b) => a.rank - b.rank);
+  return answer(groups.map((g) => g.steps));
+}
+
+function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
+  return {
+    action_id: step.id,
+    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events'),
+    custom_name: step.custom_name,
+    order: i,
+    people: [],
+    count: 0,
+    type: step.kind,
+    average_conversion_time: null,
+    median_conversion_time: null,
+    converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
+    dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
+  };
+}
