@@ -14,3 +14,4 @@ export * from './actions/elements-chain.sql';
 export * from './funnels/funnel-filter';
 export * from './funnels/funnel.sql';
 export * from './funnels/funnels.query';
+export * from './funnels/funnel-correlation';

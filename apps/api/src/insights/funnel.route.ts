@@ -2,7 +2,15 @@ import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
-import { parseFunnelFilter, trendFilterFromQuery, type FunnelResult, type TrendsService } from '@sightline/insights';
+import {
+  funnelBodyOf,
+  parseCorrelationOptions,
+  parseFunnelFilter,
+  trendFilterFromQuery,
+  type CorrelationResult,
+  type FunnelResult,
+  type TrendsService,
+} from '@sightline/insights';
 import { projectAccess } from '../http/project-access';
 import { asValidationError, truthy } from './insight-errors';
 import type { InsightsDeps } from './trend.route';
@@ -18,7 +26,36 @@ export function createFunnelRouter(deps: InsightsDeps, service: TrendsService): 
       throw asValidationError(error);
     }
   };
+  /** Funnel correlation: the funnel at the top level, in `filters`, or as a `query` node; no steps answers no events. */
+  const correlation = async (req: Request, input: Record<string, unknown>): Promise<CorrelationResult> => {
+    try {
+      const body = funnelBodyOf(input);
+      const filter = parseFunnelFilter(body);
+      const options = parseCorrelationOptions(body);
+      return await service.runCorrelation(req.project!, filter, options, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
+    } catch (error) {
+      throw asValidationError(error);
+    }
+  };
+  const queryInput = (req: Request) => {
+    try {
+      const input = trendFilterFromQuery(req.query as Record<string, unknown>);
+      const problem = findInputProblem(input);
+      if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
+      return input;
+    } catch (error) {
+      throw asValidationError(error);
+    }
+  };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
+    const correlationPath = `${prefix}/insights/funnel/correlation`;
+    router.post(correlationPath, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
+      const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+      res.json(await correlation(req, body));
+    });
+    router.get(correlationPath, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
+      res.json(await correlation(req, queryInput(req)));
+    });
     const path = `${prefix}/insights/funnel`;
     router.post(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
       const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};

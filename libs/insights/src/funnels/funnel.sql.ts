@@ -93,7 +93,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
       FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
     const fold = this.foldSql(n, window, from, to);
-    const sql = `SELECT bv, level, times FROM (SELECT bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
+    const sql = `SELECT actor, bv, level, times FROM (SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs: toMs + filter.windowSeconds * 1000 }));
   }
 
@@ -162,6 +162,70 @@ FROM (
     SELECT bv, level, times, dense_rank() OVER (ORDER BY bv_count DESC, bv ASC) AS ranked FROM (
       SELECT bv, level, times, count() OVER (PARTITION BY bv) AS bv_count FROM (${this.actorsSql()}))))
 GROUP BY bv_final`;
+  }
+
+  /** How many actors converted (reached the last step) and how many entered but did not. */
+  correlationTotalsSql(): string {
+    const n = this.input.filter.steps.length;
+    return `SELECT countIf(level >= ${n}) AS success_total, countIf(level < ${n}) AS failure_total FROM (${this.actorsSql()})`;
+  }
+
+  /**
+   * For each name (an event, \`<prop>::<value>\` of a person property, or
+   * \`<event>::<prop>::<value>\` of an event's property), how many converted and how many failed
+   * actors have it. Events are those of the funnel's actors inside the funnel's time span.
+   */
+  correlationSql(
+    kind: 'events' | 'properties' | 'event_with_properties',
+    options: { names: string[]; eventNames: string[]; excludeEvents: string[]; excludeNames: string[] },
+  ): string {
+    const { filter, range } = this.input;
+    const n = filter.steps.length;
+    const actors = this.actorsSql();
+    const outcome = `SELECT actor, level >= ${n} AS success FROM (${actors})`;
+    if (kind === 'properties') {
+      // The actors' latest person properties.
+      const keys = this.params.add(options.names, 'Array(String)');
+      const excluded = this.params.add(options.excludeNames, 'Array(String)');
+      const value = `if(startsWith(JSONExtractRaw(props, key), '"'), JSONExtractString(props, key), JSONExtractRaw(props, key))`;
+      const sql = `SELECT concat(key, '::', ${value}) AS name, uniqExactIf(actor, success) AS s, uniqExactIf(actor, NOT success) AS f
+        FROM (SELECT a.actor AS actor, a.success AS success, p.props AS props FROM (${outcome}) AS a
+              JOIN (SELECT id, argMax(properties, version) AS props FROM person WHERE team_id = ${this.team} GROUP BY id HAVING argMax(is_deleted, version) = 0) AS p
+              ON p.id = a.actor)
+        ARRAY JOIN ${keys} AS key
+        WHERE NOT has(${excluded}, key) AND JSONHas(props, key)
+        GROUP BY name`;
+      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
+    }
+    const excludedEvents = this.params.add(
+      [...options.excludeEvents, ...filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []))],
+      'Array(String)',
+    );
+    const fromMs = range.from.toMillis();
+    const toMs = range.to.toMillis() + filter.windowSeconds * 1000;
+    let name = 'e.event';
+    let extra = '';
+    if (kind === 'event_with_properties') {
+      const wanted = this.params.add(options.eventNames, 'Array(String)');
+      const excludedProps = this.params.add(options.excludeNames, 'Array(String)');
+      extra = `AND has(${wanted}, e.event)`;
+      name = `concat(e.event, '::', kv.1, '::', if(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2))`;
+      const sql = `SELECT ${name} AS name, uniqExactIf(a.actor, a.success) AS s, uniqExactIf(a.actor, NOT a.success) AS f
+        {FROM}
+        JOIN (${outcome}) AS a ON a.actor = ${this.actorSql()}
+        ARRAY JOIN JSONExtractKeysAndValuesRaw(e.properties) AS kv
+        WHERE e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)} ${extra}
+          AND NOT startsWith(kv.1, '$') AND NOT has(${excludedProps}, kv.1)
+        GROUP BY name`;
+      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
+    }
+    const sql = `SELECT ${name} AS name, uniqExactIf(a.actor, a.success) AS s, uniqExactIf(a.actor, NOT a.success) AS f
+      {FROM}
+      JOIN (${outcome}) AS a ON a.actor = ${this.actorSql()}
+      WHERE e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}
+        AND NOT has(${excludedEvents}, e.event)
+      GROUP BY name`;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
   }
 
   /** Seconds from step `from` to step `to` of every actor who got that far. */

@@ -122,7 +122,21 @@ export interface ParsedTrendFilter {
   request: Record<string, unknown>;
 }
 
-const JSON_FIELDS = new Set(['events', 'actions', 'properties', 'breakdown', 'breakdowns', 'exclusions']);
+const JSON_FIELDS = new Set([
+  'events',
+  'actions',
+  'properties',
+  'breakdown',
+  'breakdowns',
+  'exclusions',
+  'filters',
+  'query',
+  'funnel_correlation_names',
+  'funnel_correlation_event_names',
+  'funnel_correlation_exclude_event_names',
+  'funnel_correlation_exclude_names',
+  'funnel_correlation_event_exclude_property_names',
+]);
 
 /** The legacy GET form sends lists and objects as JSON strings in the query string. */
 export function trendFilterFromQuery(query: Record<string, unknown>): Record<string, unknown> {

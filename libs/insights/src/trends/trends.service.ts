@@ -12,6 +12,7 @@ import { QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
 import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
+import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult } from '../funnels/funnel-correlation';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
 
 /** The project columns a trend reads (a `projects` row). */
@@ -34,6 +35,13 @@ export interface TrendsServiceDeps {
 export interface TrendsService {
   run(project: TrendProjectRow, filter: ParsedTrendFilter, nowMs: number, options?: { refresh?: boolean }): Promise<TrendResult>;
   runFunnel(project: TrendProjectRow, filter: ParsedFunnelFilter, nowMs: number, options?: { refresh?: boolean }): Promise<FunnelResult>;
+  runCorrelation(
+    project: TrendProjectRow,
+    filter: ParsedFunnelFilter,
+    correlation: CorrelationOptions,
+    nowMs: number,
+    options?: { refresh?: boolean },
+  ): Promise<CorrelationResult>;
 }
 
 /** JSON with object keys sorted, so the same query always has the same cache key. */
@@ -66,6 +74,13 @@ interface QueryReferences {
   breakdowns: { type: string }[];
   extraActionIds?: number[];
 }
+
+const funnelReferences = (filter: ParsedFunnelFilter): QueryReferences => ({
+  series: filter.steps,
+  properties: filter.properties,
+  breakdowns: filter.breakdowns,
+  extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
+});
 
 /** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
 function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup): boolean {
@@ -150,14 +165,15 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     async runFunnel(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      const references = {
-        series: filter.steps,
-        properties: filter.properties,
-        breakdowns: filter.breakdowns,
-        extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
-      };
       return cached('funnel', project, normalised, nowMs, options.refresh ?? false, async () =>
-        runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, references, nowMs)),
+        runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
+      );
+    },
+    async runCorrelation(row, filter, correlation, nowMs, options = {}) {
+      const project = trendProject(row);
+      const { request: _request, ...normalised } = filter;
+      return cached('correlation', project, { normalised, correlation }, nowMs, options.refresh ?? false, async () =>
+        runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
       );
     },
   };

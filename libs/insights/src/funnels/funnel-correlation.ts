@@ -1,0 +1,224 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { isJsonObject } from '@sightline/json-input';
+import type { PropertyGroup } from '@sightline/properties';
+import { resolveQueryDateRange } from '../common/date-range';
+import { TrendFilterError } from '../trends/trend-filter';
+import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
+import type { ParsedFunnelFilter } from './funnel-filter';
+import { FunnelSqlBuilder } from './funnel.sql';
+
+export const CORRELATION_TYPES = ['events', 'properties', 'event_with_properties'] as const;
+/** PostHog's constants (ee/clickhouse/queries/funnels/funnel_correlation.py). */
+const PRIOR_COUNT = 1;
+const MIN_PERSON_COUNT = 25;
+const MIN_PERSON_PERCENTAGE = 0.02;
+const TOP = 10;
+
+export interface CorrelationOptions {
+  type: (typeof CORRELATION_TYPES)[number];
+  names: string[];
+  eventNames: string[];
+  excludeEvents: string[];
+  excludeNames: string[];
+}
+
+export interface CorrelationRow {
+  event: { event: string; properties: Record<string, unknown>; elements: unknown[] };
+  success_count: number;
+  failure_count: number;
+  odds_ratio: number;
+  correlation_type: 'success' | 'failure';
+}
+
+export interface CorrelationResult {
+  result: { events: CorrelationRow[]; skewed: boolean };
+  last_refresh: string;
+  is_cached: boolean;
+}
+
+function stringList(body: Record<string, unknown>, key: string): string[] {
+  const value = body[key];
+  if (value === undefined || value === null) return [];
+  const list = typeof value === 'string' ? (value.startsWith('[') ? (JSON.parse(value) as unknown) : [value]) : value;
+  if (!Array.isArray(list) || !list.every((v) => typeof v === 'string')) throw new TrendFilterError(key, `${key} must be a list of strings.`, 'invalid');
+  if (list.length > 1_000) throw new TrendFilterError(key, `${key} may hold at most 1000 names.`, 'max_length');
+  return list as string[];
+}
+
+/** The correlation fields of a funnel request (legacy snake_case). */
+export function parseCorrelationOptions(body: Record<string, unknown>): CorrelationOptions {
+  const raw = body['funnel_correlation_type'] ?? 'events';
+  if (typeof raw !== 'string' || !(CORRELATION_TYPES as readonly string[]).includes(raw)) {
+    throw new TrendFilterError(
+      'funnel_correlation_type',
+      `"${String(raw).slice(0, 40)}" is not a valid choice (one of: ${CORRELATION_TYPES.join(', ')}).`,
+      'invalid_choice',
+    );
+  }
+  return {
+    type: raw as CorrelationOptions['type'],
+    names: stringList(body, 'funnel_correlation_names'),
+    eventNames: stringList(body, 'funnel_correlation_event_names'),
+    excludeEvents: stringList(body, 'funnel_correlation_exclude_event_names'),
+    excludeNames: [...stringList(body, 'funnel_correlation_exclude_names'), ...stringList(body, 'funnel_correlation_event_exclude_property_names')],
+  };
+}
+
+/** A FunnelsQuery node (PostHog's query API) read as the legacy funnel filter. */
+export function funnelsQueryToFilter(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const series = Array.isArray(query['series']) ? query['series'] : [];
+  const events: unknown[] = [];
+  const actions: unknown[] = [];
+  series.forEach((node, order) => {
+    if (!isJsonObject(node)) return;
+    const common = { order, custom_name: node['custom_name'], properties: node['properties'] };
+    if (node['kind'] === 'ActionsNode') actions.push({ id: node['id'], type: 'actions', ...common });
+    else events.push({ id: node['event'] ?? null, type: 'events', ...common });
+  });
+  out['events'] = events;
+  out['actions'] = actions;
+  const dateRange = isJsonObject(query['dateRange']) ? query['dateRange'] : {};
+  out['date_from'] = dateRange['date_from'];
+  out['date_to'] = dateRange['date_to'];
+  out['explicit_date'] = dateRange['explicitDate'];
+  out['properties'] = query['properties'];
+  out['filter_test_accounts'] = query['filterTestAccounts'];
+  out['aggregation_group_type_index'] = query['aggregation_group_type_index'];
+  if (isJsonObject(query['breakdownFilter'])) Object.assign(out, query['breakdownFilter']);
+  const funnels = isJsonObject(query['funnelsFilter']) ? query['funnelsFilter'] : {};
+  const renames: Record<string, string> = {
+    funnelOrderType: 'funnel_order_type',
+    funnelVizType: 'funnel_viz_type',
+    funnelWindowInterval: 'funnel_window_interval',
+    funnelWindowIntervalUnit: 'funnel_window_interval_unit',
+    funnelFromStep: 'funnel_from_step',
+    funnelToStep: 'funnel_to_step',
+    binCount: 'bin_count',
+  };
+  for (const [from, to] of Object.entries(renames)) if (funnels[from] !== undefined) out[to] = funnels[from];
+  if (Array.isArray(funnels['exclusions'])) {
+    out['exclusions'] = funnels['exclusions'].map((x) =>
+      isJsonObject(x)
+        ? {
+            id: x['kind'] === 'ActionsNode' ? x['id'] : (x['event'] ?? null),
+            type: x['kind'] === 'ActionsNode' ? 'actions' : 'events',
+            funnel_from_step: x['funnelFromStep'],
+            funnel_to_step: x['funnelToStep'],
+          }
+        : x,
+    );
+  }
+  if (query['interval'] !== undefined) out['interval'] = query['interval'];
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The funnel in a correlation request: at the top level (legacy filter), inside `filters` (an
+ * Insight body) or as `query` (a FunnelsQuery node, or an InsightVizNode around one).
+ */
+export function funnelBodyOf(body: Record<string, unknown>): Record<string, unknown> {
+  if (body['events'] !== undefined || body['actions'] !== undefined) return body;
+  if (isJsonObject(body['filters'])) return { ...body, ...body['filters'] };
+  let query = body['query'];
+  if (typeof query === 'string') {
+    try {
+      query = JSON.parse(query) as unknown;
+    } catch {
+      throw new TrendFilterError('query', 'query is not valid JSON.', 'parse_error');
+    }
+  }
+  if (isJsonObject(query) && query['kind'] === 'InsightVizNode') query = query['source'];
+  if (isJsonObject(query)) {
+    if (query['kind'] !== 'FunnelsQuery')
+      throw new TrendFilterError('query', `Only a FunnelsQuery can be correlated, not ${String(query['kind']).slice(0, 40)}.`, 'invalid');
+    return { ...body, ...funnelsQueryToFilter(query) };
+  }
+  return body;
+}
+
+/**
+ * PostHog's odds ratio with a prior of 1: ((s+1)(F−f+1)) / ((S−s+1)(f+1)). Results under
+ * min(25, 2% of actors) are dropped; when either side has no actors the answer is empty and
+ * `skewed`; otherwise skewed when one side outnumbers the other more than ten to one.
+ */
+export function correlate(
+  rows: { name: string; s: number; f: number }[],
+  successTotal: number,
+  failureTotal: number,
+): { events: CorrelationRow[]; skewed: boolean } {
+  if (successTotal === 0 || failureTotal === 0) return { events: [], skewed: true };
+  const skewed = successTotal / failureTotal > 10 || failureTotal / successTotal > 10;
+  const floor = Math.min(MIN_PERSON_COUNT, MIN_PERSON_PERCENTAGE * (successTotal + failureTotal));
+  const scored = rows
+    .filter((r) => r.s + r.f >= floor)
+    .map((r): CorrelationRow => {
+      const odds = ((r.s + PRIOR_COUNT) * (failureTotal - r.f + PRIOR_COUNT)) / ((successTotal - r.s + PRIOR_COUNT) * (r.f + PRIOR_COUNT));
+      return {
+        event: { event: r.name, properties: {}, elements: [] },
+        success_count: r.s,
+        failure_count: r.f,
+        odds_ratio: odds,
+        correlation_type: odds > 1 ? 'success' : 'failure',
+      };
+    });
+  const success = scored
+    .filter((r) => r.correlation_type === 'success')
+    .sort((a, b) => b.odds_ratio - a.odds_ratio)
+    .slice(0, TOP);
+  const failure = scored
+    .filter((r) => r.correlation_type === 'failure')
+    .sort((a, b) => a.odds_ratio - b.odds_ratio)
+    .slice(0, TOP);
+  return { events: [...success, ...failure], skewed };
+}
+
+export async function runFunnelCorrelation(
+  ch: ClickHouseClient,
+  project: TrendProject,
+  filter: ParsedFunnelFilter,
+  options: CorrelationOptions,
+  nowMs: number,
+  ports: TrendQueryPorts,
+): Promise<CorrelationResult> {
+  const answer = (result: CorrelationResult['result']): CorrelationResult => ({ result, last_refresh: new Date(nowMs).toISOString(), is_cached: false });
+  if (filter.steps.length < 2) return answer({ events: [], skewed: false });
+  const range = resolveQueryDateRange({
+    dateFrom: filter.date_from,
+    dateTo: filter.date_to,
+    interval: 'day',
+    timezone: project.timezone,
+    weekStartDay: project.weekStartDay,
+    nowMs,
+    explicitDate: filter.explicit_date,
+    earliestEventMs: filter.date_from === 'all' ? await ports.earliestEventMs() : null,
+  });
+  const properties: PropertyGroup = {
+    type: 'AND',
+    values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
+  };
+  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  // Correlation looks at the whole funnel, not per breakdown value.
+  const unbroken = { ...filter, breakdowns: [] };
+  const totals = new FunnelSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
+  const query = new FunnelSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
+  if (options.type === 'properties' && options.names.length === 0) return answer({ events: [], skewed: false });
+  const [totalRows, rows] = await Promise.all([
+    ch
+      .query({ query: totals.correlationTotalsSql(), query_params: totals.params.values, format: 'JSONEachRow' })
+      .then((r) => r.json<{ success_total: string; failure_total: string }>()),
+    ch
+      .query({ query: query.correlationSql(options.type, options), query_params: query.params.values, format: 'JSONEachRow' })
+      .then((r) => r.json<{ name: string; s: string; f: string }>()),
+  ]);
+  const successTotal = Number(totalRows[0]?.success_total ?? 0);
+  const failureTotal = Number(totalRows[0]?.failure_total ?? 0);
+  return answer(
+    correlate(
+      rows.map((r) => ({ name: r.name, s: Number(r.s), f: Number(r.f) })),
+      successTotal,
+      failureTotal,
+    ),
+  );
+}
