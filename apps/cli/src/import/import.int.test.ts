@@ -137,7 +137,7 @@ describe('sightline import into the embedded service', () => {
     const response = await fetch(`${service.base}/api/environments/1/insights/trend/`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${PERSONAL_KEY}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ events: [{ id: event, math: 'total' }], date_from: '2024-01-01', date_to: '2024-01-10' }),
+      body: JSON.stringify({ events: [{ id: event, math: 'total' }], date_from: '2024-01-01', date_to: '2024-01-10', refresh: true }),
     });
     return ((await response.json()) as { result: { count: number }[] }).result[0]!.count;
   };
