@@ -1,5 +1,6 @@
 import { errors } from '@sightline/http';
 import { DateRangeError, FormulaError, QueryInputError, SelectorError, TrendFilterError, UnknownCohortError } from '@sightline/insights';
+import { HogQLError } from '@sightline/hogql';
 import { PropertyCompileError } from '@sightline/properties';
 
 /** Every way an insight request can be wrong, as the DRF-shaped 400 naming the field. */
@@ -9,6 +10,7 @@ export function asValidationError(error: unknown): unknown {
   if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
   if (error instanceof SelectorError) return errors.validation(error.message, 'properties', 'invalid_value');
   if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
+  if (error instanceof HogQLError) return errors.validation(error.message, 'hogql', 'invalid_hogql');
   if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');
   return error;
 }

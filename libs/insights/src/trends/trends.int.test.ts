@@ -469,6 +469,32 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
     expect(byId.result.reduce((a, s) => a + s.aggregated_value!, 0)).toBe(pageviews.length);
   });
 
+  it('HogQL: an aggregate as the math, an expression as the breakdown, a condition as a filter', async () => {
+    const pageviews = EVENTS.filter((e) => e.event === '$pageview' && inRange(e));
+    const total = await run({ events: [{ id: '$pageview', math: 'hogql', math_hogql: 'sum(properties.price) / count()' }], display: 'BoldNumber' });
+    expect(total.result[0]!.aggregated_value).toBeCloseTo(pageviews.reduce((a, e) => a + Number(e.properties['price']), 0) / pageviews.length, 6);
+    const expensive = await run({
+      events: [{ id: '$pageview' }],
+      properties: [{ key: "properties.price >= 50 and person.properties.plan != 'free'", type: 'hogql' }],
+    });
+    expect(expensive.result[0]!.count).toBe(pageviews.filter((e) => Number(e.properties['price']) >= 50 && e.personProperties['plan'] !== 'free').length);
+    const banded = await run({
+      events: [{ id: '$pageview' }],
+      breakdown: "if(properties.price >= 50, 'high', 'low')",
+      breakdown_type: 'hogql',
+      display: 'ActionsTable',
+    });
+    expect(Object.fromEntries(banded.result.map((r) => [r.breakdown_value, r.aggregated_value]))).toEqual({
+      high: pageviews.filter((e) => Number(e.properties['price']) >= 50).length,
+      low: pageviews.filter((e) => Number(e.properties['price']) < 50).length,
+    });
+    await expect(run({ events: [{ id: '$pageview' }], properties: [{ key: 'sleep(1)', type: 'hogql' }] })).rejects.toThrow(/Function "sleep" is not allowed/);
+    await expect(run({ events: [{ id: '$pageview', math: 'hogql', math_hogql: 'sum(lower(event))' }] })).rejects.toMatchObject({
+      code: 'invalid_hogql',
+      attr: 'hogql',
+    });
+  });
+
   it('answers the same query from the cache until refresh', async () => {
     const cached = createTrendsService({ db: stores.db, ch, cacheTtlMs: 60_000 });
     const filter = parseTrendFilter({ events: [{ id: 'late' }] });

@@ -8,7 +8,8 @@ import { findActionsByIds } from '../actions/actions.repository';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
-import { QueryInputError } from '../common/events-sql';
+import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
+import { PERSON_ID, QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
 import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
@@ -67,11 +68,23 @@ export function trendProject(row: TrendProjectRow): TrendProject {
   return { id: row.id, timezone: row.timezone || 'UTC', weekStartDay: row.week_start_day === 1 ? 1 : 0, testAccountFilters };
 }
 
+/** The events row as HogQL expressions read it (alias `e`, persons resolved through merges). */
+const HOGQL_EVENT_FIELDS: HogQLFields = {
+  event: 'e.event',
+  timestamp: 'e.timestamp',
+  distinct_id: 'e.distinct_id',
+  person_id: PERSON_ID,
+  elements_chain: 'e.elements_chain',
+  properties: 'e.properties',
+  person_properties: 'e.person_properties',
+  group_properties: (index) => `e.group${index}_properties`,
+};
+
 /** What a query names that lives in PostgreSQL: series (steps) that may be actions, filters, breakdowns. */
 interface QueryReferences {
-  series: { kind: 'events' | 'actions'; id: string | number | null; properties: PropertyGroup }[];
+  series: { kind: 'events' | 'actions'; id: string | number | null; properties: PropertyGroup; math?: string; math_hogql?: string | null }[];
   properties: PropertyGroup;
-  breakdowns: { type: string }[];
+  breakdowns: { type: string; property: string | number }[];
   extraActionIds?: number[];
 }
 
@@ -81,6 +94,54 @@ const funnelReferences = (filter: ParsedFunnelFilter): QueryReferences => ({
   breakdowns: filter.breakdowns,
   extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
 });
+
+/**
+ * ClickHouse errors a HogQL expression can cause by itself (a function given the wrong type, a
+ * value that does not parse): the client's mistake, answered as a 400 without ClickHouse's text.
+ */
+const HOGQL_INPUT_ERRORS = new Set([
+  'ILLEGAL_TYPE_OF_ARGUMENT',
+  'NO_COMMON_TYPE',
+  'TYPE_MISMATCH',
+  'CANNOT_PARSE_TEXT',
+  'CANNOT_PARSE_NUMBER',
+  'CANNOT_PARSE_DATETIME',
+  'CANNOT_PARSE_DATE',
+  'CANNOT_CONVERT_TYPE',
+  'BAD_ARGUMENTS',
+  'ARGUMENT_OUT_OF_BOUND',
+  'ILLEGAL_DIVISION',
+  'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
+  'ILLEGAL_COLUMN',
+  'NOT_AN_AGGREGATE',
+  'ILLEGAL_AGGREGATION',
+  'CANNOT_COMPILE_REGEXP',
+  'UNKNOWN_IDENTIFIER',
+]);
+
+async function guardHogQL<R>(hasHogQL: boolean, run: () => Promise<R>): Promise<R> {
+  try {
+    return await run();
+  } catch (error) {
+    const type = (error as { type?: unknown }).type;
+    if (hasHogQL && typeof type === 'string' && HOGQL_INPUT_ERRORS.has(type)) {
+      throw new QueryInputError('hogql', `The HogQL expression cannot be evaluated on these events (${type}).`, 'invalid_hogql');
+    }
+    throw error;
+  }
+}
+
+/** Every HogQL expression a query holds: hogql maths, breakdowns and filters. */
+function hogqlExpressions(query: QueryReferences, testAccountFilters: PropertyGroup): string[] {
+  const groups = [query.properties, testAccountFilters, ...query.series.map((s) => s.properties)];
+  return [
+    ...query.series.flatMap((s) => (s.math === 'hogql' && s.math_hogql ? [s.math_hogql] : [])),
+    ...query.breakdowns.flatMap((b) => (b.type === 'hogql' ? [String(b.property)] : [])),
+    ...groups.flatMap((g) => filtersOf(g).flatMap((f) => (f.type === 'hogql' ? [f.key] : []))),
+  ];
+}
+
+const usesHogQL = (query: QueryReferences, testAccountFilters: PropertyGroup) => hogqlExpressions(query, testAccountFilters).length > 0;
 
 /** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
 function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup): boolean {
@@ -96,19 +157,24 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
   const cache = new Map<string, { at: number; result: unknown }>();
   const maxEntries = deps.cacheEntries ?? 500;
 
+  let compiler: Promise<HogQLCompiler> | null = null;
   const portsFor = (
     teamId: number,
     actions: ReadonlyMap<number, ActionDefinition>,
     cohorts: ReadonlyMap<number, CohortDefinition>,
     nowMs: number,
+    hogql: ReadonlyMap<string, HogQLNode>,
+    printer: HogQLCompiler | null,
   ): TrendQueryPorts => ({
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
     cohortMembership: (cohortId, personIdSql, params) =>
       cohortMembershipSql(cohortId, cohorts, personIdSql, { params, teamParam: params.add(teamId, 'Int64'), nowMs }),
     cohortName: (id) => cohorts.get(id)?.name ?? String(id),
-    hogql: () => {
-      throw new QueryInputError(null, 'HogQL expressions are not available yet.', 'not_supported');
+    hogql: (expression, params, options) => {
+      const ast = hogql.get(expression);
+      if (!ast) throw new QueryInputError('hogql', 'HogQL expressions are not available.', 'not_supported');
+      return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations });
     },
     earliestEventMs: async () => {
       const rows = await (
@@ -129,7 +195,13 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     const actions = await findActionsByIds(deps.db, project.id, actionIds);
     const missing = actionIds.find((id) => !actions.has(id));
     if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
-    return portsFor(project.id, actions, cohorts, nowMs);
+    // Every HogQL expression is parsed first (in the parser's worker, under a deadline); the
+    // SQL is then printed from the trees in one synchronous pass.
+    const expressions = hogqlExpressions(query, project.testAccountFilters);
+    const printer = expressions.length ? await (compiler ??= createHogQLCompiler()) : null;
+    const parsed = new Map<string, HogQLNode>();
+    for (const expression of expressions) if (!parsed.has(expression)) parsed.set(expression, await printer!.parse(expression));
+    return portsFor(project.id, actions, cohorts, nowMs, parsed, printer);
   };
 
   /** Serves `compute` from the cache for (kind, project, normalised query) unless refreshing. */
@@ -159,14 +231,18 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
       return cached('trend', project, normalised, nowMs, options.refresh ?? false, async () =>
-        runTrendQuery(deps.ch, project, filter, nowMs, await prepare(project, filter, nowMs)),
+        guardHogQL(usesHogQL(filter, project.testAccountFilters), async () =>
+          runTrendQuery(deps.ch, project, filter, nowMs, await prepare(project, filter, nowMs)),
+        ),
       );
     },
     async runFunnel(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
       return cached('funnel', project, normalised, nowMs, options.refresh ?? false, async () =>
-        runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
+        guardHogQL(usesHogQL(funnelReferences(filter), project.testAccountFilters), async () =>
+          runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
+        ),
       );
     },
     async runCorrelation(row, filter, correlation, nowMs, options = {}) {

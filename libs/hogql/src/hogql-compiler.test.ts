@@ -1,0 +1,100 @@
+import { QueryParams } from '@sightline/properties';
+import { createHogQLCompiler, HogQLError, nestingDepth, type HogQLCompiler, type HogQLContext } from './hogql-compiler';
+
+const fields = {
+  event: 'e.event',
+  timestamp: 'e.timestamp',
+  distinct_id: 'e.distinct_id',
+  person_id: 'e.person_id',
+  elements_chain: 'e.elements_chain',
+  properties: 'e.properties',
+  person_properties: 'e.person_properties',
+  group_properties: (i: number) => `e.group${i}_properties`,
+};
+
+describe('HogQL compiler (PostHog parser in a worker, allow-list printer)', () => {
+  let compiler: HogQLCompiler;
+  beforeAll(async () => {
+    compiler = await createHogQLCompiler();
+  });
+  afterAll(() => compiler.close());
+
+  const compile = async (text: string, allowAggregations = false) => {
+    const params = new QueryParams();
+    const ctx: HogQLContext = { params, fields, allowAggregations };
+    return { sql: compiler.print(await compiler.parse(text), ctx), params: params.values };
+  };
+
+  it('prints fields, properties, comparisons and functions with every value bound', async () => {
+    const { sql, params } = await compile(
+      "event = 'signup' and lower(properties.$browser) like 'chr%' and person.properties.plan in ('pro', 'team') and properties.price > 10",
+    );
+    expect(sql).toMatchSnapshot();
+    expect(Object.values(params).sort()).toEqual(['$browser', 'chr%', 'plan', 'price', 'pro', 'signup', 'team', 10].sort());
+    expect(sql).not.toContain("'signup'");
+  });
+
+  it('reads numbers out of properties for arithmetic and numeric comparison', async () => {
+    expect((await compile('properties.price * 2 + 1')).sql).toContain('toFloat64OrNull(');
+    expect((await compile('toFloat(properties.price)')).sql).toMatch(/^toFloat64OrNull\(toString\(/);
+  });
+
+  it('prints aggregates only where allowed, never nested', async () => {
+    expect((await compile('sum(properties.price) / count()', true)).sql).toMatch(/^\(sum\(toFloat64OrNull\(.*\) \/ count\(\)\)$/);
+    expect((await compile('quantile(0.9)(properties.price)', true)).sql).toMatch(/^quantile\(0\.9\)\(/);
+    expect((await compile('count(distinct person_id)', true)).sql).toBe('uniqExact(e.person_id)');
+    await expect(compile('sum(properties.price)')).rejects.toThrow(/Aggregate function "sum" is not allowed here/);
+    await expect(compile('sum(count())', true)).rejects.toThrow(/inside another aggregate/);
+  });
+
+  it.each([
+    ['sleep', 'sleep(3)', /Function "sleep" is not allowed/],
+    ['url', "url('http://evil.test/')", /Function "url" is not allowed/],
+    ['file', "file('/etc/passwd')", /Function "file" is not allowed/],
+    ['a system table', 'system.tables.name', /Field "system.tables.name" is not allowed/],
+    ['a lambda', 'x -> x', /"Lambda" is not allowed/],
+    ['a placeholder', 'event = {x}', /"Placeholder" is not allowed/],
+    ['a broken quote', "event = 'x') OR 1=1 --", /Syntax error/],
+    ['a SELECT', 'select 1', /Syntax error/],
+    ['a bad regex', "properties.a =~ '('", /Invalid regular expression/],
+    ['nothing', '', /empty/],
+    ['1,001 characters', 'a'.repeat(1001), /at most 1000 characters/],
+    ['deep nesting', 'f('.repeat(7) + '1' + ')'.repeat(7), /at most 6 deep/],
+  ])('refuses %s', async (_case, text, message) => {
+    await expect(compile(text, true)).rejects.toThrow(HogQLError);
+    await expect(compile(text, true)).rejects.toThrow(message);
+  });
+
+  it('keeps a quote-breaking string a bound value', async () => {
+    const { sql, params } = await compile("event = 'x'' OR 1=1 --'");
+    expect(sql).toBe('(e.event = {p0:String})');
+    expect(params).toEqual({ p0: "x' OR 1=1 --" });
+  });
+
+  it('survives what overflows the parser: the long chain fails alone and the next parse works', async () => {
+    // 490 additions overflow the parser's WebAssembly stack.
+    await expect(compile(Array(490).fill('1').join('+'))).rejects.toThrow(/cannot be parsed/);
+    expect((await compile("event = 'ok'")).sql).toBe('(e.event = {p0:String})');
+    expect((await compile('properties.a = 1 and properties.b = 2')).sql).toContain('AND');
+  });
+
+  it('gives up on a parse past its deadline and keeps working', async () => {
+    const slow = await createHogQLCompiler({ deadlineMs: 50 });
+    try {
+      const calls = Array(60)
+        .fill('f(f(f(f(1))))')
+        .join('+')
+        .slice(0, 1000)
+        .replace(/\+[^+]*$/, '');
+      await expect(slow.parse(calls)).rejects.toThrow(/took longer than 50 ms/);
+      expect(slow.print(await slow.parse('event'), { params: new QueryParams(), fields, allowAggregations: false })).toBe('e.event');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('measures nesting outside string literals', () => {
+    expect(nestingDepth("f(g(1), '(((')")).toBe(2);
+    expect(nestingDepth('[[1]]')).toBe(2);
+  });
+});

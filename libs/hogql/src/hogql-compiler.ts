@@ -1,0 +1,449 @@
+import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
+
+/** The SQL of the events row a HogQL expression may read. */
+export interface HogQLFields {
+  event: string;
+  timestamp: string;
+  distinct_id: string;
+  person_id: string;
+  elements_chain: string;
+  /** JSON text of the event's properties. */
+  properties: string;
+  /** JSON text of the person's properties. */
+  person_properties: string;
+  /** JSON text of group N's properties. */
+  group_properties(index: number): string;
+}
+
+export interface HogQLContext {
+  params: QueryParams;
+  fields: HogQLFields;
+  /** Where aggregate functions may appear (math_hogql); filters and breakdowns are per event. */
+  allowAggregations: boolean;
+}
+
+/** A HogQL expression that cannot be used here; the message names what. */
+export class HogQLError extends Error {}
+
+/** A parsed expression (PostHog's AST as JSON). */
+export interface HogQLNode {
+  node: string;
+  [key: string]: unknown;
+}
+type Node = HogQLNode;
+
+export interface HogQLCompiler {
+  /** Parses off the main thread within the deadline; a syntax error or a refused shape is a HogQLError. */
+  parse(expression: string): Promise<HogQLNode>;
+  /** Prints a parsed expression as ClickHouse SQL (synchronous: queries are built in one pass). */
+  print(ast: HogQLNode, ctx: HogQLContext): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Bounds on what is parsed. PostHog's parser takes time that grows steeply with nesting and with
+ * many function calls (ten nested calls take over 100 ms, thirty a second; a thousand
+ * characters of shallow calls about a second) and overflows its stack on long chains, so an
+ * expression is refused past these before parsing, and each parse has a deadline after which
+ * its worker is replaced.
+ */
+export const MAX_HOGQL_LENGTH = 1_000;
+export const MAX_HOGQL_NESTING = 6;
+export const HOGQL_PARSE_DEADLINE_MS = 1_000;
+const MAX_DEPTH = 64;
+
+/** The deepest nesting of ( and [ outside string literals. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+    } else if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '(' || c === '[') max = Math.max(max, ++depth);
+    else if (c === ')' || c === ']') depth--;
+  }
+  return max;
+}
+
+/** Per-event functions: HogQL name → ClickHouse name and allowed argument counts. */
+const SCALAR_FUNCTIONS: Record<string, { sql: string; min: number; max: number }> = {
+  lower: { sql: 'lower', min: 1, max: 1 },
+  upper: { sql: 'upper', min: 1, max: 1 },
+  length: { sql: 'length', min: 1, max: 1 },
+  concat: { sql: 'concat', min: 1, max: 20 },
+  substring: { sql: 'substring', min: 2, max: 3 },
+  trim: { sql: 'trimBoth', min: 1, max: 1 },
+  replaceAll: { sql: 'replaceAll', min: 3, max: 3 },
+  replaceOne: { sql: 'replaceOne', min: 3, max: 3 },
+  position: { sql: 'position', min: 2, max: 2 },
+  startsWith: { sql: 'startsWith', min: 2, max: 2 },
+  endsWith: { sql: 'endsWith', min: 2, max: 2 },
+  toString: { sql: 'toString', min: 1, max: 1 },
+  toDate: { sql: 'toDate', min: 1, max: 2 },
+  toDateTime: { sql: 'toDateTime', min: 1, max: 2 },
+  toStartOfMinute: { sql: 'toStartOfMinute', min: 1, max: 2 },
+  toStartOfHour: { sql: 'toStartOfHour', min: 1, max: 2 },
+  toStartOfDay: { sql: 'toStartOfDay', min: 1, max: 2 },
+  toStartOfWeek: { sql: 'toStartOfWeek', min: 1, max: 3 },
+  toStartOfMonth: { sql: 'toStartOfMonth', min: 1, max: 2 },
+  toStartOfYear: { sql: 'toStartOfYear', min: 1, max: 2 },
+  toYear: { sql: 'toYear', min: 1, max: 2 },
+  toMonth: { sql: 'toMonth', min: 1, max: 2 },
+  toDayOfWeek: { sql: 'toDayOfWeek', min: 1, max: 3 },
+  toDayOfMonth: { sql: 'toDayOfMonth', min: 1, max: 2 },
+  toHour: { sql: 'toHour', min: 1, max: 2 },
+  toMinute: { sql: 'toMinute', min: 1, max: 2 },
+  dateDiff: { sql: 'dateDiff', min: 3, max: 4 },
+  now: { sql: 'now', min: 0, max: 0 },
+  today: { sql: 'today', min: 0, max: 0 },
+  toIntervalSecond: { sql: 'toIntervalSecond', min: 1, max: 1 },
+  toIntervalMinute: { sql: 'toIntervalMinute', min: 1, max: 1 },
+  toIntervalHour: { sql: 'toIntervalHour', min: 1, max: 1 },
+  toIntervalDay: { sql: 'toIntervalDay', min: 1, max: 1 },
+  toIntervalWeek: { sql: 'toIntervalWeek', min: 1, max: 1 },
+  toIntervalMonth: { sql: 'toIntervalMonth', min: 1, max: 1 },
+  toIntervalYear: { sql: 'toIntervalYear', min: 1, max: 1 },
+  if: { sql: 'if', min: 3, max: 3 },
+  multiIf: { sql: 'multiIf', min: 3, max: 41 },
+  coalesce: { sql: 'coalesce', min: 1, max: 20 },
+  ifNull: { sql: 'ifNull', min: 2, max: 2 },
+  nullIf: { sql: 'nullIf', min: 2, max: 2 },
+  isNull: { sql: 'isNull', min: 1, max: 1 },
+  isNotNull: { sql: 'isNotNull', min: 1, max: 1 },
+  round: { sql: 'round', min: 1, max: 2 },
+  floor: { sql: 'floor', min: 1, max: 2 },
+  ceil: { sql: 'ceil', min: 1, max: 2 },
+  abs: { sql: 'abs', min: 1, max: 1 },
+  greatest: { sql: 'greatest', min: 2, max: 20 },
+  least: { sql: 'least', min: 2, max: 20 },
+  empty: { sql: 'empty', min: 1, max: 1 },
+  notEmpty: { sql: 'notEmpty', min: 1, max: 1 },
+  extract: { sql: 'extract', min: 2, max: 2 },
+  match: { sql: 'match', min: 2, max: 2 },
+};
+
+/** Conversions that never fail on bad input (HogQL's toInt/toFloat answer null). */
+const CONVERSIONS: Record<string, string> = {
+  toInt: 'toInt64OrNull',
+  toFloat: 'toFloat64OrNull',
+};
+
+/** Aggregates (math_hogql only): HogQL name → ClickHouse name and argument counts. */
+const AGGREGATES: Record<string, { sql: string; min: number; max: number }> = {
+  count: { sql: 'count', min: 0, max: 1 },
+  countIf: { sql: 'countIf', min: 1, max: 2 },
+  sum: { sql: 'sum', min: 1, max: 1 },
+  sumIf: { sql: 'sumIf', min: 2, max: 2 },
+  avg: { sql: 'avg', min: 1, max: 1 },
+  avgIf: { sql: 'avgIf', min: 2, max: 2 },
+  min: { sql: 'min', min: 1, max: 1 },
+  max: { sql: 'max', min: 1, max: 1 },
+  uniq: { sql: 'uniq', min: 1, max: 5 },
+  uniqExact: { sql: 'uniqExact', min: 1, max: 5 },
+  median: { sql: 'median', min: 1, max: 1 },
+  quantile: { sql: 'quantile', min: 1, max: 1 },
+  any: { sql: 'any', min: 1, max: 1 },
+};
+
+const COMPARISONS: Record<string, string> = { '==': '=', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
+
+const fieldName = (chain: unknown[]) => chain.map(String).join('.').slice(0, 100);
+
+class Printer {
+  private aggregateDepth = 0;
+
+  constructor(private readonly ctx: HogQLContext) {}
+
+  /** A property read as HogQL does: its text, NULL when missing or JSON null. */
+  private property(column: string, key: string): string {
+    const k = this.ctx.params.add(key, 'String');
+    const raw = propertyRawSql(column, k);
+    return `if(${raw} IN ('', 'null'), NULL, if(startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw}))`;
+  }
+
+  private isProperty(node: Node): boolean {
+    if (node.node === 'Field') {
+      const chain = node['chain'] as unknown[];
+      return chain[0] === 'properties' || (chain[0] === 'person' && chain[1] === 'properties') || /^group_[0-4]$/.test(String(chain[0]));
+    }
+    return node.node === 'ArrayAccess' && this.isProperty(node['array'] as Node);
+  }
+
+  private field(chain: unknown[]): string {
+    const f = this.ctx.fields;
+    const [head, second, third, ...rest] = chain.map(String);
+    const extra = rest.length > 0;
+    if (chain.length === 1) {
+      switch (head) {
+        case 'event':
+          return f.event;
+        case 'timestamp':
+          return f.timestamp;
+        case 'distinct_id':
+          return f.distinct_id;
+        case 'person_id':
+          return f.person_id;
+        case 'elements_chain':
+          return f.elements_chain;
+      }
+      const group = /^\$group_([0-4])$/.exec(head!);
+      if (group) return `JSONExtractString(${f.properties}, ${this.ctx.params.add(head, 'String')})`;
+    }
+    if (head === 'properties' && second !== undefined && third === undefined) return this.property(f.properties, second);
+    if (head === 'person' && second === 'id' && third === undefined) return f.person_id;
+    if (head === 'person' && second === 'properties' && third !== undefined && !extra) return this.property(f.person_properties, third);
+    const group = /^group_([0-4])$/.exec(head ?? '');
+    if (group && second === 'properties' && third !== undefined && !extra) return this.property(f.group_properties(Number(group[1])), third);
+    throw new HogQLError(
+      `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use event, timestamp, distinct_id, person_id, elements_chain, properties.<key>, person.properties.<key>, $group_N, group_N.properties.<key>).`,
+    );
+  }
+
+  private constant(value: unknown): string {
+    if (value === null) return 'NULL';
+    if (typeof value === 'boolean') return value ? 'true' : 'false';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new HogQLError('Numbers in HogQL expressions must be finite.');
+      return Number.isSafeInteger(value) ? this.ctx.params.add(value, 'Int64') : this.ctx.params.add(value, 'Float64');
+    }
+    if (typeof value === 'string') return this.ctx.params.add(value, 'String');
+    throw new HogQLError('Unsupported constant in HogQL expression.');
+  }
+
+  /** A number for arithmetic and numeric comparison: properties are text, read as numbers. */
+  private numeric(node: Node, depth: number): string {
+    const sql = this.print(node, depth);
+    return this.isProperty(node) ? `toFloat64OrNull(${sql})` : sql;
+  }
+
+  print(node: Node, depth = 0): string {
+    if (depth > MAX_DEPTH) throw new HogQLError(`HogQL expressions may nest at most ${MAX_DEPTH} levels.`);
+    const d = depth + 1;
+    switch (node.node) {
+      case 'Constant':
+        return this.constant(node['value']);
+      case 'Field':
+        return this.field(node['chain'] as unknown[]);
+      case 'ArrayAccess': {
+        const array = node['array'] as Node;
+        const property = node['property'] as Node;
+        if (array.node === 'Field' && property.node === 'Constant' && typeof property['value'] === 'string') {
+          return this.field([...(array['chain'] as unknown[]), property['value']]);
+        }
+        return `arrayElement(${this.print(array, d)}, ${this.print(property, d)})`;
+      }
+      case 'And':
+      case 'Or': {
+        const parts = (node['exprs'] as Node[]).map((e) => `(${this.print(e, d)})`);
+        return `(${parts.join(node.node === 'And' ? ' AND ' : ' OR ')})`;
+      }
+      case 'Not':
+        return `NOT (${this.print(node['expr'] as Node, d)})`;
+      case 'Tuple':
+        return `tuple(${(node['exprs'] as Node[]).map((e) => this.print(e, d)).join(', ')})`;
+      case 'Array':
+        return `[${(node['exprs'] as Node[]).map((e) => this.print(e, d)).join(', ')}]`;
+      case 'ArithmeticOperation': {
+        const op = String(node['op']);
+        if (!ARITHMETIC.has(op)) throw new HogQLError(`Operator "${op.slice(0, 10)}" is not allowed in HogQL expressions here.`);
+        return `(${this.numeric(node['left'] as Node, d)} ${op} ${this.numeric(node['right'] as Node, d)})`;
+      }
+      case 'CompareOperation':
+        return this.compare(node, d);
+      case 'Call':
+        return this.call(node, d);
+      default:
+        throw new HogQLError(`"${String(node.node).slice(0, 40)}" is not allowed in HogQL expressions here.`);
+    }
+  }
+
+  private compare(node: Node, depth: number): string {
+    const op = String(node['op']);
+    const left = node['left'] as Node;
+    const right = node['right'] as Node;
+    if (op in COMPARISONS) {
+      // A property against a number compares numbers, as HogQL's typed comparison does.
+      const numericRight = right.node === 'Constant' && typeof right['value'] === 'number';
+      const numericLeft = left.node === 'Constant' && typeof left['value'] === 'number';
+      const l = numericRight ? this.numeric(left, depth) : this.print(left, depth);
+      const r = numericLeft ? this.numeric(right, depth) : this.print(right, depth);
+      return `(${l} ${COMPARISONS[op]} ${r})`;
+    }
+    switch (op) {
+      case 'like':
+      case 'ilike':
+      case 'not like':
+      case 'not ilike': {
+        const sql = `${op.endsWith('ilike') ? 'ilike' : 'like'}(toString(${this.print(left, depth)}), ${this.print(right, depth)})`;
+        return op.startsWith('not') ? `NOT ${sql}` : sql;
+      }
+      case 'in':
+      case 'not in': {
+        if (right.node !== 'Tuple' && right.node !== 'Array' && right.node !== 'Constant') throw new HogQLError('IN takes a list of values here.');
+        const list = right.node === 'Constant' ? `tuple(${this.print(right, depth)})` : this.print(right, depth);
+        return `(${this.print(left, depth)} ${op === 'in' ? 'IN' : 'NOT IN'} ${list})`;
+      }
+      case '=~':
+      case '!~':
+      case '=~*':
+      case '!~*': {
+        if (right.node !== 'Constant' || typeof right['value'] !== 'string') throw new HogQLError('A regular expression must be a string constant.');
+        const pattern = (op.endsWith('*') ? '(?i)' : '') + right['value'];
+        const problem = re2Problem(pattern);
+        if (problem) throw new HogQLError(`Invalid regular expression (RE2 syntax): ${problem.slice(0, 200)}`);
+        const sql = `match(toString(${this.print(left, depth)}), ${this.ctx.params.add(pattern, 'String')})`;
+        return op.startsWith('!') ? `NOT ${sql}` : sql;
+      }
+      default:
+        throw new HogQLError(`Operator "${op.slice(0, 20)}" is not allowed in HogQL expressions here.`);
+    }
+  }
+
+  private call(node: Node, depth: number): string {
+    const name = String(node['name']);
+    const args = (node['args'] as Node[] | null) ?? [];
+    const params = (node['params'] as Node[] | null) ?? null;
+    const printArgs = () => args.map((a) => this.print(a, depth)).join(', ');
+    if (name in CONVERSIONS) {
+      if (args.length !== 1) throw new HogQLError(`${name} takes one argument.`);
+      return `${CONVERSIONS[name]}(toString(${this.print(args[0]!, depth)}))`;
+    }
+    const scalar = SCALAR_FUNCTIONS[name];
+    if (scalar) {
+      if (params) throw new HogQLError(`${name} takes no parameters.`);
+      if (args.length < scalar.min || args.length > scalar.max)
+        throw new HogQLError(`${name} takes ${scalar.min === scalar.max ? scalar.min : `${scalar.min} to ${scalar.max}`} arguments.`);
+      if (name === 'match' || name === 'extract') {
+        const pattern = args[1]!;
+        if (pattern.node !== 'Constant' || typeof pattern['value'] !== 'string' || re2Problem(pattern['value']) !== null) {
+          throw new HogQLError(`${name} needs a valid regular expression constant (RE2 syntax).`);
+        }
+      }
+      return `${scalar.sql}(${printArgs()})`;
+    }
+    const aggregate = AGGREGATES[name];
+    if (aggregate) {
+      if (!this.ctx.allowAggregations) throw new HogQLError(`Aggregate function "${name}" is not allowed here: this expression is evaluated per event.`);
+      if (this.aggregateDepth > 0) throw new HogQLError(`Aggregate function "${name}" cannot be used inside another aggregate.`);
+      if (args.length < aggregate.min || args.length > aggregate.max)
+        throw new HogQLError(`${name} takes ${aggregate.min === aggregate.max ? aggregate.min : `${aggregate.min} to ${aggregate.max}`} arguments.`);
+      this.aggregateDepth++;
+      try {
+        const numericArgs = ['sum', 'avg', 'median', 'quantile', 'sumIf', 'avgIf'].includes(name);
+        const printed = args.map((a, i) => (numericArgs && i === 0 ? this.numeric(a, depth) : this.print(a, depth))).join(', ');
+        if (name === 'quantile') {
+          const level = params?.[0];
+          if (!level || level.node !== 'Constant' || typeof level['value'] !== 'number' || level['value'] < 0 || level['value'] > 1) {
+            throw new HogQLError('quantile needs a level between 0 and 1, as in quantile(0.9)(x).');
+          }
+          return `quantile(${Number(level['value'])})(${printed})`;
+        }
+        if (params) throw new HogQLError(`${name} takes no parameters.`);
+        if (node['distinct'] === true) {
+          if (name !== 'count') throw new HogQLError(`DISTINCT is only allowed in count().`);
+          return `uniqExact(${printed})`;
+        }
+        return `${aggregate.sql}(${printed})`;
+      } finally {
+        this.aggregateDepth--;
+      }
+    }
+    throw new HogQLError(`Function "${name.slice(0, 60)}" is not allowed in HogQL expressions here.`);
+  }
+}
+
+/**
+ * A compiler over PostHog's published HogQL parser (@posthog/hogql-parser, a WebAssembly build
+ * of the parser PostHog runs), run in a worker thread: the expression becomes PostHog's AST,
+ * which is printed to ClickHouse SQL node by node from an allow-list. No text of the expression
+ * reaches the SQL except through bound parameters.
+ */
+export async function createHogQLCompiler(options: { deadlineMs?: number } = {}): Promise<HogQLCompiler> {
+  const { Worker } = await import('node:worker_threads');
+  const deadlineMs = options.deadlineMs ?? HOGQL_PARSE_DEADLINE_MS;
+  type Pending = Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>;
+  let worker: { thread: InstanceType<typeof Worker>; pending: Pending; ready: Promise<void> } | null = null;
+  let nextId = 0;
+  const start = () => {
+    const thread = new Worker(require.resolve('./parser-worker.js'));
+    const pending: Pending = new Map();
+    let markReady = () => undefined as void;
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const current = { thread, pending, ready };
+    thread.on('message', (message: { id: number; json?: string; error?: string; ready?: boolean }) => {
+      if (message.ready) return markReady();
+      const waiting = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error !== undefined) waiting?.reject(new HogQLError(`The HogQL expression cannot be parsed: ${message.error.slice(0, 200)}`));
+      else waiting?.resolve(message.json!);
+    });
+    thread.on('error', () => undefined);
+    // A worker that ended (terminated past a deadline, or crashed) fails only what it held.
+    thread.on('exit', () => {
+      markReady();
+      if (worker === current) worker = null;
+      for (const waiting of pending.values()) waiting.reject(new HogQLError('The HogQL expression cannot be parsed.'));
+      pending.clear();
+    });
+    // After the listeners: adding a 'message' listener refs the worker again. An idle parser must
+    // not keep a process from exiting.
+    thread.unref();
+    return current;
+  };
+  const parseText = async (text: string) => {
+    const current = (worker ??= start());
+    // Referenced while a parse is under way (the caller waits on it), unreferenced when idle.
+    current.thread.ref();
+    const settle = () => {
+      if (current.pending.size === 0) current.thread.unref();
+    };
+    await current.ready;
+    return new Promise<string>((resolve, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        current.pending.delete(id);
+        // The parse may never end: replace the worker rather than wait for it.
+        if (worker === current) worker = null;
+        void current.thread.terminate();
+        reject(new HogQLError(`The HogQL expression took longer than ${deadlineMs} ms to parse; simplify it.`));
+      }, deadlineMs);
+      current.pending.set(id, {
+        resolve: (json) => {
+          clearTimeout(timer);
+          settle();
+          resolve(json);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          settle();
+          reject(error);
+        },
+      });
+      current.thread.postMessage({ id, text });
+    });
+  };
+  return {
+    async parse(expression) {
+      if (typeof expression !== 'string' || expression.trim() === '') throw new HogQLError('The HogQL expression is empty.');
+      if (expression.length > MAX_HOGQL_LENGTH) throw new HogQLError(`A HogQL expression may have at most ${MAX_HOGQL_LENGTH} characters.`);
+      if (nestingDepth(expression) > MAX_HOGQL_NESTING)
+        throw new HogQLError(`A HogQL expression may nest parentheses and brackets at most ${MAX_HOGQL_NESTING} deep.`);
+      const parsed = JSON.parse(await parseText(expression)) as Node & { error?: boolean; message?: string };
+      if (parsed.error) throw new HogQLError(`Syntax error in HogQL expression: ${String(parsed.message).slice(0, 200)}`);
+      return parsed;
+    },
+    print(ast, ctx) {
+      return new Printer(ctx).print(ast);
+    },
+    async close() {
+      const current = worker;
+      worker = null;
+      if (current) await current.thread.terminate();
+    },
+  };
+}
