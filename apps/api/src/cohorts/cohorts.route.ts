@@ -112,12 +112,17 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
     }
   };
 
-  /** Counts a dynamic cohort's members now (stored as count / last_calculation). */
-  const countDynamic = async (cohort: CohortRow): Promise<void> => {
+  /** SQL for "the `person` row `id` is a member of the cohort", with its parameters and the bound team. */
+  const membership = async (cohort: CohortRow) => {
     const definitions = await loadCohortDefinitions(db, cohort.team_id);
     const params = new QueryParams();
     const team = params.add(cohort.team_id, 'Int64');
-    const members = cohortMembershipSql(cohort.id, definitions, 'id', { params, teamParam: team, nowMs: deps.now() });
+    return { params, team, members: cohortMembershipSql(cohort.id, definitions, 'id', { params, teamParam: team, nowMs: deps.now() }) };
+  };
+
+  /** Counts a dynamic cohort's members now (stored as count / last_calculation). */
+  const countDynamic = async (cohort: CohortRow): Promise<void> => {
+    const { params, team, members } = await membership(cohort);
     const rows = await (
       await ch.query({
         query: `SELECT count() AS n FROM (SELECT id FROM person WHERE team_id = ${team} GROUP BY id HAVING argMax(is_deleted, version) = 0) WHERE ${members}`,
@@ -230,10 +235,7 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
       const cohort = req.cohort!;
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
-      const definitions = await loadCohortDefinitions(db, cohort.team_id);
-      const params = new QueryParams();
-      const team = params.add(cohort.team_id, 'Int64');
-      const members = cohortMembershipSql(cohort.id, definitions, 'id', { params, teamParam: team, nowMs: deps.now() });
+      const { params, team, members } = await membership(cohort);
       const rows = await (
         await ch.query({
           query: `SELECT toString(id) AS id, argMax(properties, version) AS properties, argMax(created_at, version) AS created_at, argMax(is_identified, version) AS is_identified

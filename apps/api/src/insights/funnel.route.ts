@@ -1,18 +1,8 @@
 import { Router, type Request } from 'express';
 import { requireScope } from '@sightline/auth';
-import { errors } from '@sightline/http';
-import { findInputProblem } from '@sightline/json-input';
-import {
-  funnelBodyOf,
-  parseCorrelationOptions,
-  parseFunnelFilter,
-  trendFilterFromQuery,
-  type CorrelationResult,
-  type FunnelResult,
-  type TrendsService,
-} from '@sightline/insights';
+import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
 import { projectAccess } from '../http/project-access';
-import { asValidationError, truthy } from './insight-errors';
+import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import type { InsightsDeps } from './trend.route';
 
 /** PostHog's legacy funnel endpoint under both prefixes; GET takes the filter as query parameters. */
@@ -37,40 +27,20 @@ export function createFunnelRouter(deps: InsightsDeps, service: TrendsService): 
       throw asValidationError(error);
     }
   };
-  const queryInput = (req: Request) => {
-    try {
-      const input = trendFilterFromQuery(req.query as Record<string, unknown>);
-      const problem = findInputProblem(input);
-      if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
-      return input;
-    } catch (error) {
-      throw asValidationError(error);
-    }
-  };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const correlationPath = `${prefix}/insights/funnel/correlation`;
     router.post(correlationPath, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-      res.json(await correlation(req, body));
+      res.json(await correlation(req, insightBody(req)));
     });
     router.get(correlationPath, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      res.json(await correlation(req, queryInput(req)));
+      res.json(await correlation(req, insightQueryInput(req)));
     });
     const path = `${prefix}/insights/funnel`;
     router.post(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-      res.json(await funnel(req, body));
+      res.json(await funnel(req, insightBody(req)));
     });
     router.get(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      let input;
-      try {
-        input = trendFilterFromQuery(req.query as Record<string, unknown>);
-        const problem = findInputProblem(input);
-        if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
-      } catch (error) {
-        throw asValidationError(error);
-      }
-      res.json(await funnel(req, input));
+      res.json(await funnel(req, insightQueryInput(req)));
     });
   }
   return router;

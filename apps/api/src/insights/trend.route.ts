@@ -1,12 +1,10 @@
 import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors } from '@sightline/http';
-import { findInputProblem } from '@sightline/json-input';
-import { parseTrendFilter, trendFilterFromQuery, type TrendResult, type TrendsService } from '@sightline/insights';
+import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { projectAccess } from '../http/project-access';
-import { asValidationError, truthy } from './insight-errors';
+import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import { trendResultCsv } from './trend.csv';
 
 export interface InsightsDeps {
@@ -42,20 +40,10 @@ export function createTrendRouter(deps: InsightsDeps, trends: TrendsService): Ro
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const path = `${prefix}/insights/trend`;
     router.post(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-      send(req, res, await trend(req, body));
+      send(req, res, await trend(req, insightBody(req)));
     });
     router.get(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      let input;
-      try {
-        input = trendFilterFromQuery(req.query as Record<string, unknown>);
-        // The JSON inside query parameters is parsed only here, after the input guard saw plain strings.
-        const problem = findInputProblem(input);
-        if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
-      } catch (error) {
-        throw asValidationError(error);
-      }
-      send(req, res, await trend(req, input));
+      send(req, res, await trend(req, insightQueryInput(req)));
     });
   }
   return router;

@@ -2,7 +2,7 @@ import { isJsonObject } from '@sightline/json-input';
 import type { PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
-import { parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
+import { optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
 
 export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
 export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
@@ -56,15 +56,6 @@ function choice<T extends string>(body: Record<string, unknown>, key: string, ch
   return value as T;
 }
 
-function integer(body: Record<string, unknown>, key: string, min: number, max: number): number | null {
-  const raw = body[key];
-  if (raw === undefined || raw === null || raw === '') return null;
-  const value = typeof raw === 'string' && /^-?\d{1,12}$/.test(raw) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new TrendFilterError(key, `${key} must be an integer.`, 'invalid');
-  if (value < min || value > max) throw new TrendFilterError(key, `${key} must be between ${min} and ${max}.`, value < min ? 'min_value' : 'max_value');
-  return value;
-}
-
 /**
  * PostHog's legacy funnel filter: the steps are the trend filter's series (events and actions
  * in `order`), plus `funnel_order_type`, the conversion window, `exclusions`, the viz type and
@@ -79,8 +70,8 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
   const unit = choice(body, 'funnel_window_interval_unit', FUNNEL_WINDOW_UNITS, 'day');
-  const windowInterval = integer(body, 'funnel_window_interval', 1, 100_000) ?? (body['funnel_window_days'] !== undefined ? null : 14);
-  const windowDays = integer(body, 'funnel_window_days', 1, 3_650);
+  const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 100_000) ?? (body['funnel_window_days'] !== undefined ? null : 14);
+  const windowDays = optionalInteger(body, 'funnel_window_days', 1, 3_650);
   const windowSeconds = windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400;
   const stepCount = trend.series.length;
   const exclusions: FunnelExclusion[] = [];
@@ -100,14 +91,14 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
           'invalid',
         );
       }
-      const fromStep = integer(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
-      const toStep = integer(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
+      const fromStep = optionalInteger(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
+      const toStep = optionalInteger(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
       if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
       exclusions.push({ event: isAction ? null : (id as string | null), actionId: isAction ? Number(id) : null, fromStep, toStep });
     });
   }
-  const fromStep = integer(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
-  const toStep = integer(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1)) ?? Math.max(0, stepCount - 1);
+  const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
+  const toStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1)) ?? Math.max(0, stepCount - 1);
   if (stepCount > 0 && vizType === 'time_to_convert' && toStep <= fromStep) {
     throw new TrendFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
   }
@@ -133,7 +124,7 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     aggregation_group_type_index: trend.aggregation_group_type_index,
     fromStep,
     toStep,
-    binCount: integer(body, 'bin_count', 1, 90),
+    binCount: optionalInteger(body, 'bin_count', 1, 90),
     request: body,
   };
 }

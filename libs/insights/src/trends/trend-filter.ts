@@ -173,7 +173,8 @@ function optionalBoolean(body: Record<string, unknown>, key: string): boolean {
   throw new TrendFilterError(key, `${key} must be a boolean.`, 'invalid');
 }
 
-function optionalInteger(body: Record<string, unknown>, key: string, min: number, max: number): number | null {
+/** An optional integer field within [min, max] (digit strings accepted, as GET sends them); null when absent. */
+export function optionalInteger(body: Record<string, unknown>, key: string, min: number, max: number): number | null {
   const raw = body[key];
   if (raw === undefined || raw === null || raw === '') return null;
   const value = typeof raw === 'string' && /^-?\d{1,12}$/.test(raw) ? Number(raw) : raw;

@@ -1,5 +1,7 @@
+import type { Request } from 'express';
 import { errors } from '@sightline/http';
-import { DateRangeError, FormulaError, QueryInputError, SelectorError, TrendFilterError, UnknownCohortError } from '@sightline/insights';
+import { findInputProblem } from '@sightline/json-input';
+import { DateRangeError, FormulaError, QueryInputError, SelectorError, trendFilterFromQuery, TrendFilterError, UnknownCohortError } from '@sightline/insights';
 import { HogQLError } from '@sightline/hogql';
 import { PropertyCompileError } from '@sightline/properties';
 
@@ -17,3 +19,22 @@ export function asValidationError(error: unknown): unknown {
 
 /** `refresh=true` and friends, from a body or a query string. */
 export const truthy = (value: unknown) => value === true || value === 'true' || value === '1';
+
+/**
+ * The legacy GET form of an insight: structured fields JSON-encoded in the query string. The
+ * JSON is parsed only here, after the input guard saw plain strings, so it is checked again.
+ */
+export function insightQueryInput(req: Request): Record<string, unknown> {
+  try {
+    const input = trendFilterFromQuery(req.query as Record<string, unknown>);
+    const problem = findInputProblem(input);
+    if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
+    return input;
+  } catch (error) {
+    throw asValidationError(error);
+  }
+}
+
+/** A POST body as an object (anything else reads as an empty filter). */
+export const insightBody = (req: Request): Record<string, unknown> =>
+  req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
