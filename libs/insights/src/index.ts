@@ -15,3 +15,4 @@ export * from './funnels/funnel-filter';
 export * from './funnels/funnel.sql';
 export * from './funnels/funnels.query';
 export * from './funnels/funnel-correlation';
+export * from './trends/trends-query-node';

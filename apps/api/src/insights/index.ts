@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { createTrendsService } from '@sightline/insights';
+import { createQueryRouter } from '../query';
 import { createFunnelRouter } from './funnel.route';
 import { createTrendRouter, type InsightsDeps } from './trend.route';
 
@@ -11,5 +12,7 @@ export function createInsightsRouter(deps: InsightsDeps): Router {
   const service = createTrendsService({ db: deps.db, ch: deps.ch, cacheTtlMs: deps.insightCacheTtlMs ?? 60_000 });
   router.use(createTrendRouter(deps, service));
   router.use(createFunnelRouter(deps, service));
+  // The query API runs on the same engines and shares their answer cache.
+  router.use(createQueryRouter(deps, service));
   return router;
 }

@@ -3,6 +3,7 @@ import { isJsonObject } from '@sightline/json-input';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange } from '../common/date-range';
 import { TrendFilterError } from '../trends/trend-filter';
+import { commonQueryFields, seriesToEntities } from '../trends/trends-query-node';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
@@ -67,26 +68,7 @@ export function parseCorrelationOptions(body: Record<string, unknown>): Correlat
 
 /** A FunnelsQuery node (PostHog's query API) read as the legacy funnel filter. */
 export function funnelsQueryToFilter(query: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const series = Array.isArray(query['series']) ? query['series'] : [];
-  const events: unknown[] = [];
-  const actions: unknown[] = [];
-  series.forEach((node, order) => {
-    if (!isJsonObject(node)) return;
-    const common = { order, custom_name: node['custom_name'], properties: node['properties'] };
-    if (node['kind'] === 'ActionsNode') actions.push({ id: node['id'], type: 'actions', ...common });
-    else events.push({ id: node['event'] ?? null, type: 'events', ...common });
-  });
-  out['events'] = events;
-  out['actions'] = actions;
-  const dateRange = isJsonObject(query['dateRange']) ? query['dateRange'] : {};
-  out['date_from'] = dateRange['date_from'];
-  out['date_to'] = dateRange['date_to'];
-  out['explicit_date'] = dateRange['explicitDate'];
-  out['properties'] = query['properties'];
-  out['filter_test_accounts'] = query['filterTestAccounts'];
-  out['aggregation_group_type_index'] = query['aggregation_group_type_index'];
-  if (isJsonObject(query['breakdownFilter'])) Object.assign(out, query['breakdownFilter']);
+  const out: Record<string, unknown> = { ...seriesToEntities(query['series']), ...commonQueryFields(query) };
   const funnels = isJsonObject(query['funnelsFilter']) ? query['funnelsFilter'] : {};
   const renames: Record<string, string> = {
     funnelOrderType: 'funnel_order_type',
@@ -110,8 +92,7 @@ export function funnelsQueryToFilter(query: Record<string, unknown>): Record<str
         : x,
     );
   }
-  if (query['interval'] !== undefined) out['interval'] = query['interval'];
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
+  return out;
 }
 
 /**

@@ -1,0 +1,1 @@
+export { createQueryRouter, type QueryDeps } from './query.route';

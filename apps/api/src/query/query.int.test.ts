@@ -1,0 +1,94 @@
+import request from 'supertest';
+import { insertEvents } from '@sightline/clickhouse';
+import { testEventRow } from '@sightline/testkit';
+import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+
+const NOW = Date.parse('2024-01-10T15:00:00Z');
+const HOUR = 3_600_000;
+
+describe('POST /query/ runs TrendsQuery and FunnelsQuery on the insight engines', () => {
+  let f: FlagFixture;
+  const admin = bearer(ADMIN_KEY);
+
+  beforeAll(async () => {
+    f = await createFlagFixture('query-api', () => NOW);
+    await f.addKey('phx_no_query', ['insight:read']);
+    await insertEvents(
+      f.ch,
+      ['a', 'b', 'c'].flatMap((user, i) => {
+        // One person per user, as the worker would have written them.
+        const personId = `00000000-0000-4000-8000-00000000000${i}`;
+        return [
+          testEventRow({ event: 'visit', atMs: NOW - (i + 1) * 24 * HOUR, distinctId: user, personId, properties: { $browser: i ? 'Firefox' : 'Chrome' } }),
+          ...(i < 2 ? [testEventRow({ event: 'pay', atMs: NOW - (i + 1) * 24 * HOUR + HOUR, distinctId: user, personId })] : []),
+        ];
+      }),
+    );
+  });
+  afterAll(() => f.close());
+
+  it('answers a TrendsQuery (bare or in an InsightVizNode) as the legacy endpoint does', async () => {
+    const trendsQuery = {
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: 'visit', math: 'total' }],
+      dateRange: { date_from: '-7d' },
+      interval: 'day',
+      breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
+      trendsFilter: { display: 'ActionsTable' },
+    };
+    const legacy = await request(f.app)
+      .post('/api/environments/1/insights/trend/')
+      .set(admin)
+      .send({ events: [{ id: 'visit', math: 'total' }], date_from: '-7d', breakdown: '$browser', display: 'ActionsTable' });
+    for (const query of [trendsQuery, { kind: 'InsightVizNode', source: trendsQuery }, JSON.stringify(trendsQuery)]) {
+      const res = await request(f.app).post('/api/environments/1/query/').set(admin).send({ query });
+      expect(res.status).toBe(200);
+      expect(res.body.results.map((s: { breakdown_value: string; aggregated_value: number }) => [s.breakdown_value, s.aggregated_value])).toEqual(
+        legacy.body.result.map((s: { breakdown_value: string; aggregated_value: number }) => [s.breakdown_value, s.aggregated_value]),
+      );
+      expect(res.body).toMatchObject({ timezone: 'UTC', resolved_date_range: { date_from: '2024-01-03T00:00:00Z' } });
+    }
+  });
+
+  it('answers a FunnelsQuery', async () => {
+    const res = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send({
+        query: {
+          kind: 'FunnelsQuery',
+          series: [
+            { kind: 'EventsNode', event: 'visit' },
+            { kind: 'EventsNode', event: 'pay' },
+          ],
+          dateRange: { date_from: '-7d' },
+          funnelsFilter: { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day' },
+        },
+      });
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((s: { count: number }) => s.count)).toEqual([3, 2]);
+  });
+
+  it('refuses what it cannot run with a 400, and needs query:read', async () => {
+    const unknown = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send({ query: { kind: 'HogQLQuery', query: 'select 1' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ attr: 'query', code: 'not_supported' });
+    expect((await request(f.app).post('/api/environments/1/query/').set(admin).send({})).body).toMatchObject({ attr: 'query', code: 'required' });
+    const bad = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'visit', math: 'p42' }] } });
+    expect(bad.body).toMatchObject({ code: 'invalid_choice' });
+    expect(
+      (
+        await request(f.app)
+          .post('/api/environments/1/query/')
+          .set(bearer('phx_no_query'))
+          .send({ query: { kind: 'TrendsQuery' } })
+      ).status,
+    ).toBe(403);
+  });
+});

@@ -1,0 +1,84 @@
+import { Router, type Request } from 'express';
+import { requireScope } from '@sightline/auth';
+import { errors } from '@sightline/http';
+import { funnelsQueryToFilter, parseFunnelFilter, parseTrendFilter, trendsQueryToFilter, type TrendsService } from '@sightline/insights';
+import { isJsonObject } from '@sightline/json-input';
+import type { Sql } from '@sightline/postgres';
+import { projectAccess } from '../http/project-access';
+import { asValidationError, insightBody, truthy } from '../insights/insight-request';
+
+export interface QueryDeps {
+  db: Sql;
+  now: () => number;
+}
+
+/** The query node of a request: `query` as an object or a JSON string; an InsightVizNode is unwrapped. */
+function queryNode(body: Record<string, unknown>): Record<string, unknown> {
+  let query = body['query'];
+  if (typeof query === 'string') {
+    try {
+      query = JSON.parse(query) as unknown;
+    } catch {
+      throw errors.validation('query is not valid JSON.', 'query', 'parse_error');
+    }
+  }
+  if (isJsonObject(query) && query['kind'] === 'InsightVizNode') query = query['source'];
+  if (!isJsonObject(query)) throw errors.validation('This field is required.', 'query', 'required');
+  return query;
+}
+
+/**
+ * PostHog's query API: `POST /api/environments/:project_id/query/` with `{"query": {...}}`. A
+ * TrendsQuery or FunnelsQuery (bare or inside an InsightVizNode) runs on the same engines as the
+ * legacy insight endpoints; the answer is PostHog's query response (`results`, `is_cached`,
+ * `last_refresh`, `timezone`, `resolved_date_range`).
+ */
+export function createQueryRouter(deps: QueryDeps, service: TrendsService): Router {
+  const router = Router();
+  const run = async (req: Request) => {
+    const body = insightBody(req);
+    const query = queryNode(body);
+    const refresh = truthy(body['refresh']) || body['refresh'] === 'blocking' || body['refresh'] === 'force_blocking';
+    try {
+      if (query['kind'] === 'TrendsQuery') {
+        const filter = parseTrendFilter(trendsQueryToFilter(query));
+        const answer = filter.series.length
+          ? await service.run(req.project!, filter, deps.now(), { refresh })
+          : { result: [], timezone: req.project!.timezone, is_cached: false, last_refresh: new Date(deps.now()).toISOString() };
+        const first = answer.result[0]?.filter as { date_from?: string; date_to?: string } | undefined;
+        return {
+          results: answer.result,
+          is_cached: answer.is_cached,
+          last_refresh: answer.last_refresh,
+          timezone: answer.timezone,
+          resolved_date_range: { date_from: first?.date_from ?? null, date_to: first?.date_to ?? null },
+          timings: [],
+          hogql: null,
+          modifiers: {},
+        };
+      }
+      if (query['kind'] === 'FunnelsQuery') {
+        const filter = parseFunnelFilter(funnelsQueryToFilter(query));
+        const answer = await service.runFunnel(req.project!, filter, deps.now(), { refresh });
+        return {
+          results: answer.result,
+          is_cached: answer.is_cached,
+          last_refresh: answer.last_refresh,
+          timezone: answer.timezone,
+          timings: [],
+          hogql: null,
+          modifiers: {},
+        };
+      }
+    } catch (error) {
+      throw asValidationError(error);
+    }
+    throw errors.validation(`Queries of kind "${String(query['kind']).slice(0, 60)}" are not supported (TrendsQuery, FunnelsQuery).`, 'query', 'not_supported');
+  };
+  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
+    router.post(`${prefix}/query`, requireScope('query:read'), projectAccess(deps.db), async (req, res) => {
+      res.json(await run(req));
+    });
+  }
+  return router;
+}
