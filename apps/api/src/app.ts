@@ -11,6 +11,7 @@ import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRouter } from './actions';
 import { createCohortsRouter } from './cohorts';
+import { createDashboardsRouter } from './dashboards';
 import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
@@ -63,8 +64,9 @@ export function createApiRouter(deps: ApiDeps): Router {
   );
   router.use(createOrganizationRouter(deps.db));
   router.use(createActionsRouter(deps.db));
+  router.use(createDashboardsRouter(deps.db));
   router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
-  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs }));
+  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   return router;
 }

@@ -16,3 +16,5 @@ export * from './funnels/funnel.sql';
 export * from './funnels/funnels.query';
 export * from './funnels/funnel-correlation';
 export * from './trends/trends-query-node';
+export * from './saved-insights/saved-insights.repository';
+export * from './saved-insights/dashboards.repository';

@@ -18,6 +18,7 @@ export interface Metrics {
   deadLetters: Counter<'step'>;
   pipelineStepDuration: Histogram<'step'>;
   jobRuns: Counter<'job' | 'result'>;
+  insightTimeToSeeData: Histogram<'type' | 'context' | 'status'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -70,6 +71,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'worker_dead_letters_total',
       help: 'Messages sent to the dead-letter topic, by failing step',
       labelNames: ['step'],
+      registers,
+    }),
+    insightTimeToSeeData: new Histogram({
+      name: 'insight_time_to_see_data_seconds',
+      help: 'Time until an insight or dashboard showed data, as the web app reports it (POST /insights/timing)',
+      labelNames: ['type', 'context', 'status'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
     pipelineStepDuration: new Histogram({

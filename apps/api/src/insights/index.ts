@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { createTrendsService } from '@sightline/insights';
 import { createQueryRouter } from '../query';
 import { createFunnelRouter } from './funnel.route';
+import { createSavedInsightsRouter } from './saved-insights.route';
 import { createTrendRouter, type InsightsDeps } from './trend.route';
 
 export type { InsightsDeps } from './trend.route';
@@ -14,5 +15,7 @@ export function createInsightsRouter(deps: InsightsDeps): Router {
   router.use(createFunnelRouter(deps, service));
   // The query API runs on the same engines and shares their answer cache.
   router.use(createQueryRouter(deps, service));
+  // After trend/ and funnel/: `:insight_id` would otherwise be tried on those paths first.
+  router.use(createSavedInsightsRouter(deps, service));
   return router;
 }

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightline/insights';
+import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { projectAccess } from '../http/project-access';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
@@ -13,6 +14,8 @@ export interface InsightsDeps {
   now: () => number;
   /** How long a trend answer is served from the cache (0: never). */
   insightCacheTtlMs?: number;
+  /** For the time-to-see-data histogram of POST /insights/timing. */
+  metrics?: Metrics;
 }
 
 /** Trends under both prefixes: environments (current) and projects (legacy). */

@@ -1,0 +1,109 @@
+import { Router, type RequestHandler } from 'express';
+import { requireScope } from '@sightline/auth';
+import { errors } from '@sightline/http';
+import {
+  dashboardTiles,
+  findDashboard,
+  findInsight,
+  insertDashboard,
+  listDashboards,
+  updateDashboard,
+  type DashboardInput,
+  type DashboardRow,
+} from '@sightline/insights';
+import type { Sql } from '@sightline/postgres';
+import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
+import { limitOffsetPage } from '../http/pagination';
+import { projectAccess } from '../http/project-access';
+import { serializeInsights } from '../insights/insight.serializer';
+import { loadBasicUsers } from '../organization/users';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    dashboard?: DashboardRow;
+  }
+}
+
+function parseDashboardInput(body: Record<string, unknown>): DashboardInput {
+  const input: DashboardInput = {};
+  if (body['name'] !== undefined) input.name = parseString(body['name'], 'name', { allowBlank: true, maxLength: 400 });
+  if (body['description'] !== undefined) input.description = parseString(body['description'], 'description', { allowBlank: true, maxLength: 65_535 });
+  if (body['pinned'] !== undefined) input.pinned = parseBoolean(body['pinned'], 'pinned');
+  if (body['deleted'] !== undefined) input.deleted = parseBoolean(body['deleted'], 'deleted');
+  if (body['tags'] !== undefined) input.tags = [...new Set(parseList(body['tags'], 'tags').map((t, i) => parseString(t, `tags__${i}`, { maxLength: 255 })))];
+  return input;
+}
+
+/** Dashboards (PostHog's DashboardSerializer fields), their tiles with the insights on them. */
+export function createDashboardsRouter(db: Sql): Router {
+  const router = Router();
+  const serialize = async (rows: DashboardRow[], withTiles: boolean) => {
+    const users = await loadBasicUsers(
+      db,
+      rows.map((r) => r.created_by_id),
+    );
+    return Promise.all(
+      rows.map(async (row) => {
+        const base = {
+          id: row.id,
+          name: row.name,
+          description: row.description,
+          pinned: row.pinned,
+          created_at: new Date(row.created_at).toISOString(),
+          created_by: row.created_by_id === null ? null : (users.get(row.created_by_id) ?? null),
+          deleted: row.deleted,
+          creation_mode: row.creation_mode,
+          tags: row.tags ?? [],
+          restriction_level: 21,
+          effective_privilege_level: 37,
+          user_access_level: 'editor',
+          is_shared: false,
+        };
+        if (!withTiles) return base;
+        const tiles = await dashboardTiles(db, row.id);
+        const insights = (await Promise.all(tiles.map((t) => findInsight(db, row.team_id, t.insight_id)))).filter((i) => i !== null);
+        const serialized = new Map((await serializeInsights(db, insights)).map((i) => [i.id, i]));
+        return {
+          ...base,
+          tiles: tiles.map((t) => ({ id: t.tile_id, layouts: t.layouts, color: t.color, insight: serialized.get(t.insight_id) ?? null, text: null })),
+        };
+      }),
+    );
+  };
+  const loadDashboard: RequestHandler = async (req, _res, next) => {
+    const raw = String(req.params['dashboard_id']);
+    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
+    const dashboard = await findDashboard(db, req.project!.id, Number(raw));
+    if (!dashboard) return next(errors.notFound());
+    req.dashboard = dashboard;
+    next();
+  };
+  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
+    const base = `${prefix}/dashboards`;
+    const read = [requireScope('dashboard:read'), projectAccess(db)];
+    const write = [requireScope('dashboard:write'), projectAccess(db)];
+    router.get(base, ...read, async (req, res) => {
+      const limit = queryInteger(req.query['limit'], 100, 1);
+      const offset = queryInteger(req.query['offset'], 0, 0);
+      const { rows, count } = await listDashboards(db, req.project!.id, { limit, offset });
+      res.json(limitOffsetPage(req, { count, limit, offset, results: await serialize(rows, false) }));
+    });
+    router.post(base, ...write, async (req, res) => {
+      const body = parseBody(req.body ?? {});
+      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+      const row = await insertDashboard(db, req.project!.id, parseDashboardInput(body), req.principal!.userId);
+      res.status(201).json((await serialize([row], true))[0]);
+    });
+    router.get(`${base}/:dashboard_id`, ...read, loadDashboard, async (req, res) => {
+      res.json((await serialize([req.dashboard!], true))[0]);
+    });
+    router.patch(`${base}/:dashboard_id`, ...write, loadDashboard, async (req, res) => {
+      const row = await updateDashboard(db, req.project!.id, req.dashboard!.id, parseDashboardInput(parseBody(req.body ?? {})));
+      res.json((await serialize([row!], true))[0]);
+    });
+    router.delete(`${base}/:dashboard_id`, ...write, loadDashboard, () => {
+      throw errors.methodNotAllowed('DELETE');
+    });
+  }
+  return router;
+}

@@ -1,0 +1,1 @@
+export { createDashboardsRouter } from './dashboards.route';
