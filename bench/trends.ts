@@ -11,75 +11,11 @@
  * Prints, per query kind, the median latency of each and the ratio (target ≤ 1.5×), and checks
  * that both answered the same numbers.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { bootstrapInstance } from '@sightline/accounts';
-import { createApiApp } from '@sightline/api';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { listen } from '@sightline/http';
-import { silentLogger } from '@sightline/logger';
-import { createMetrics } from '@sightline/metrics';
-import { createMetadataStore, migratePostgres } from '@sightline/postgres';
+import { COHORT_ID, FROM, PDI, PERSON, startAnalyticsBench, TO } from './analytics-data';
 import { median } from './bench-process';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 10_000_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
-const PERSONS = 5_000;
-const MERGED = 1_000;
-const PERSONAL_KEY = 'phx_bench_trends_personal_key';
-/** The data spans January 2024; "now" is the end of it. */
-const NOW = Date.parse('2024-01-31T12:00:00Z');
-const FROM = "toDateTime64('2024-01-02 00:00:00', 6, 'UTC')";
-const TO = "toDateTime64('2024-01-31 23:59:59.999999', 6, 'UTC')";
-
-async function generate(ch: ClickHouseClient): Promise<void> {
-  const started = Date.now();
-  // Person n has distinct id user<n> and a UUID built from n; plan and the price depend on n.
-  await ch.command({
-    query: `INSERT INTO events (uuid, event, properties, timestamp, team_id, distinct_id, created_at, person_id, person_properties)
-      SELECT generateUUIDv4(number),
-             ['$pageview', '$pageview', '$pageview', 'signup', 'purchase'][number % 5 + 1],
-             concat('{"$browser":"', ['Chrome', 'Firefox', 'Safari', 'Edge', 'Opera', 'Brave'][cityHash64(number, 1) % 6 + 1],
-                    '","price":', toString(cityHash64(number, 2) % 200),
-                    ',"$session_id":"s', toString(intDiv(number, 25)), '"}'),
-             toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(intDiv(number * 2678400000, ${EVENTS})),
-             1,
-             concat('user', toString(cityHash64(number, 3) % ${PERSONS})),
-             now64(6),
-             toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(cityHash64(number, 3) % ${PERSONS}), 12, '0'))),
-             concat('{"plan":"', ['free', 'pro', 'enterprise'][cityHash64(number, 3) % ${PERSONS} % 3 + 1], '"}')
-      FROM numbers(${EVENTS})`,
-  });
-  await ch.command({
-    query: `INSERT INTO person_distinct_id2 (team_id, distinct_id, person_id, is_deleted, version)
-      SELECT 1, concat('user', toString(number)), toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(number), 12, '0'))), 0, 0
-      FROM numbers(${PERSONS})`,
-  });
-  // The last MERGED persons' distinct ids now point at another person (a later version).
-  await ch.command({
-    query: `INSERT INTO person_distinct_id2 (team_id, distinct_id, person_id, is_deleted, version)
-      SELECT 1, concat('user', toString(number)), toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(number - ${MERGED}), 12, '0'))), 0, 1
-      FROM numbers(${PERSONS - MERGED}, ${MERGED})`,
-  });
-  await ch.command({
-    query: `INSERT INTO person (id, created_at, team_id, properties, is_identified, is_deleted, version)
-      SELECT toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(number), 12, '0'))), now64(3), 1,
-             concat('{"plan":"', ['free', 'pro', 'enterprise'][number % 3 + 1], '"}'), 1, 0, 0
-      FROM numbers(${PERSONS})`,
-  });
-  await ch.command({ query: 'OPTIMIZE TABLE events FINAL' });
-  console.log(
-    `generated ${EVENTS.toLocaleString('en-US')} events for ${PERSONS} persons (${MERGED} merged) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-  );
-}
-
-/** Distinct ids resolved to their current person, as a user writing the query by hand would. */
-const PDI = `LEFT JOIN (SELECT distinct_id, argMax(person_id, version) AS person_id FROM person_distinct_id2 WHERE team_id = 1
-                     GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0) AS pdi ON pdi.distinct_id = e.distinct_id`;
-const PERSON = 'if(empty(pdi.distinct_id), e.person_id, pdi.person_id)';
-/** The dynamic cohort "plan is pro" the benchmark creates first (so its id is 1). */
-const COHORT_ID = 1;
 
 interface Kind {
   name: string;
@@ -148,7 +84,12 @@ const KINDS: Kind[] = [
   },
   {
     name: 'cohort filter',
-    body: { events: [{ id: 'signup', math: 'dau' }], date_from: '2024-01-02', date_to: '2024-01-31', properties: [{ key: 'id', value: COHORT_ID, type: 'cohort' }] },
+    body: {
+      events: [{ id: 'signup', math: 'dau' }],
+      date_from: '2024-01-02',
+      date_to: '2024-01-31',
+      properties: [{ key: 'id', value: COHORT_ID, type: 'cohort' }],
+    },
     baseline: `SELECT concat('|', toString(toDate(e.timestamp))) AS k, uniqExact(${PERSON}) AS v FROM events AS e ${PDI}
                WHERE e.team_id = 1 AND e.event = 'signup' AND e.timestamp >= ${FROM} AND e.timestamp <= ${TO}
                  AND ${PERSON} IN (SELECT id FROM person WHERE team_id = 1 GROUP BY id
@@ -187,40 +128,9 @@ const KINDS: Kind[] = [
 ];
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-trends-'));
-  const db = await createMetadataStore({ dataDir: dir });
-  await migratePostgres(db);
-  await bootstrapInstance(db, { personalApiKey: PERSONAL_KEY });
-  const [cohort] = await db.query<{ id: number }>(
-    `INSERT INTO cohorts (team_id, name, filters) VALUES (1, 'Pro', $1) RETURNING id`,
-    [JSON.stringify({ properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] }] } })],
-  );
-  if (cohort!.id !== COHORT_ID) throw new Error(`expected the cohort to get id ${COHORT_ID}, got ${cohort!.id}`);
-  const ch = createAnalyticsStore({ dataDir: dir, user: 'default', password: '', database: 'default' });
-  await migrateClickHouse(ch);
-  await generate(ch);
-  const app = createApiApp({
-    db,
-    ch,
-    logger: silentLogger(),
-    metrics: createMetrics(),
-    now: () => NOW,
-    readiness: [],
-    isShuttingDown: () => false,
-    insightCacheTtlMs: 0,
-  });
-  const server = await listen(app, { host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${server.port}/api/projects/1/insights/trend/`;
-
-  const ours = async (body: Record<string, unknown>) => {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${PERSONAL_KEY}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ ...body, refresh: true }),
-    });
-    if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);
-    return res.json() as Promise<Parameters<Kind['ours']>[0]>;
-  };
+  const bench = await startAnalyticsBench(EVENTS);
+  const { ch } = bench;
+  const ours = (body: Record<string, unknown>) => bench.post<Parameters<Kind['ours']>[0]>('/api/projects/1/insights/trend/', body);
   const baseline = async (sql: string) => (await ch.query({ query: sql, format: 'JSONEachRow' })).json<{ k: string; v: number | string }>();
   const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
     const started = performance.now();
@@ -266,10 +176,7 @@ async function main(): Promise<void> {
   console.log(line(header));
   for (const r of rows) console.log(line(r));
   console.log(`\nworst ratio ${worst.toFixed(2)}`);
-  await server.close();
-  await ch.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await bench.close();
   if (rows.some((r) => !r[4]!.startsWith('yes'))) process.exitCode = 1;
 }
 
