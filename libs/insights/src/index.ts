@@ -10,7 +10,6 @@ export * from './cohorts/cohorts.repository';
 export * from './actions/action-steps';
 export * from './actions/action-match.sql';
 export * from './actions/actions.repository';
-export * from './actions/elements-chain.sql';
 export * from './funnels/funnel-filter';
 export * from './funnels/funnel.sql';
 export * from './funnels/funnels.query';

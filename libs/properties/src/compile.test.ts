@@ -2,13 +2,14 @@ import { compilePropertyGroup, eventsTablePropertiesColumn, PropertyCompileError
 import { parsePropertyFilters } from './parse';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');
-const all = { types: new Set(['event', 'person', 'group', 'cohort']) };
+const all = { types: new Set(['event', 'person', 'group', 'cohort', 'element']) };
 
-function compile(properties: unknown, cohort = true) {
+function compile(properties: unknown, cohort = true, elements = true) {
   const params = new QueryParams();
   const sql = compilePropertyGroup(parsePropertyFilters(properties, 'properties', all), {
     params,
     propertiesColumn: eventsTablePropertiesColumn,
+    elementsChainColumn: elements ? 'elements_chain' : undefined,
     cohortMembership: cohort ? (id) => `person_id IN (SELECT person_id FROM cohort_members WHERE cohort_id = ${params.add(id, 'Int64')})` : undefined,
     nowMs: NOW,
   });
@@ -66,6 +67,16 @@ describe('compilePropertyGroup', () => {
         { key: 'signed_up', value: '2024-01-01', operator: 'is_date_before' },
       ],
     ],
+    [
+      'element text, href, tag and selector',
+      [
+        { key: 'text', value: ['Buy', 'Order'], type: 'element' },
+        { key: 'href', value: '/pricing', operator: 'icontains', type: 'element' },
+        { key: 'tag_name', value: 'button', operator: 'is_not', type: 'element' },
+        { key: 'selector', value: 'nav > a', type: 'element' },
+      ],
+    ],
+    ['element text, every value excluded', [{ key: 'text', value: ['a', 'b'], operator: 'not_icontains', type: 'element' }]],
   ])('%s', (_name, properties) => {
     expect(compile(properties)).toMatchSnapshot();
   });
@@ -73,5 +84,6 @@ describe('compilePropertyGroup', () => {
   it('refuses what the query cannot apply', () => {
     expect(() => compile([{ key: 'id', value: 1, type: 'cohort' }], false)).toThrow(PropertyCompileError);
     expect(() => compile([{ key: 'v', value: '1.0.0', operator: 'semver_gt' }])).toThrow('Operator "semver_gt" is not supported in queries.');
+    expect(() => compile([{ key: 'text', value: 'x', type: 'element' }], true, false)).toThrow('Element filters are not supported in this query.');
   });
 });

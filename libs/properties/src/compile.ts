@@ -1,3 +1,4 @@
+import { chainHrefSql, chainTextsSql, selectorMatchSql, tagNameMatchSql } from './elements-chain';
 import { isPropertyGroup, type PropertyFilter, type PropertyGroup } from './types';
 
 /**
@@ -27,8 +28,8 @@ export interface CompileContext {
   propertiesColumn(filter: PropertyFilter): string | null;
   /** SQL for "the row's actor is in cohort `id`"; absent: cohort filters are refused. */
   cohortMembership?(cohortId: number): string;
-  /** SQL for an `element` filter (autocapture's elements chain); absent: they are refused. */
-  elementFilter?(filter: PropertyFilter): string;
+  /** The events row's `elements_chain` column, which `element` filters read; absent: they are refused. */
+  elementsChainColumn?: string;
   /** SQL for a HogQL boolean expression (`type: "hogql"` filters); absent: they are refused. */
   hogqlFilter?(expression: string): string;
   /** The query's now, for relative date values. */
@@ -73,38 +74,42 @@ export const propertyPresentSql = (column: string, keyPlaceholder: string) => `(
 const NON_STRING_JSON_TEXT = /^(?:-|\d|\[|\{|true$|false$|null$)/;
 
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+/** A LIKE / ILIKE pattern for "contains `text`", its `%`, `_` and `\` taken literally. */
+export const containsPattern = (text: string) => `%${likeEscaped(text)}%`;
 const texts = (value: unknown) => (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
 
 /**
- * One filter, with PostHog's query-side semantics (they differ from flag matching): `exact`
- * is case-sensitive text equality (a JSON string by its value, anything else by its JSON text,
- * so 42 = "42" and true = "true"); negative operators match a missing property; numeric
- * operators compare numbers only; `regex` is ClickHouse's RE2 `match`.
+ * What an operator compares: a value as text, whether it is there at all, and (for JSON
+ * properties) the cheaper expression that reads a JSON string only.
  */
-function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
-  if (filter.type === 'cohort') {
-    if (!ctx.cohortMembership) throw new PropertyCompileError('Cohort filters are not supported in this query.');
-    const member = ctx.cohortMembership(Number(filter.value));
-    return filter.operator === 'not_in' || filter.negation ? `NOT (${member})` : member;
-  }
-  if (filter.type === 'element') {
-    if (!ctx.elementFilter) throw new PropertyCompileError('Element filters are not supported in this query.');
-    return `(${ctx.elementFilter(filter)})`;
-  }
-  if (filter.type === 'hogql') {
-    if (!ctx.hogqlFilter) throw new PropertyCompileError('HogQL filters are not supported in this query.');
-    const expression = ctx.hogqlFilter(filter.key);
-    return filter.negation ? `NOT (${expression})` : `(${expression})`;
-  }
-  const column = ctx.propertiesColumn(filter);
-  if (column === null) throw new PropertyCompileError(`Property filters of type "${String(filter.type)}" are not supported in this query.`);
-  const key = ctx.params.add(filter.key, 'String');
-  const present = propertyPresentSql(column, key);
-  const text = propertyTextSql(column, key);
+interface Operand {
+  text: string;
+  present: string;
+  stringOnly: string | null;
+}
+
+/** A JSON property: missing and JSON null are "not there"; non-strings compare by their JSON text. */
+function jsonOperand(column: string, keyPlaceholder: string): Operand {
+  return {
+    text: propertyTextSql(column, keyPlaceholder),
+    present: propertyPresentSql(column, keyPlaceholder),
+    stringOnly: `JSONExtractString(${column}, ${keyPlaceholder})`,
+  };
+}
+
+/** A plain String expression (an element's text or href): always there, '' when empty, as PostHog's String columns are. */
+const stringOperand = (expression: string): Operand => ({ text: expression, present: '1', stringOnly: null });
+
+/**
+ * An operator applied to one operand, with PostHog's query-side semantics (they differ from
+ * flag matching): `exact` is case-sensitive text equality (a JSON string by its value, anything
+ * else by its JSON text, so 42 = "42" and true = "true"); negative operators match a missing
+ * property; numeric operators compare numbers only; `regex` is ClickHouse's RE2 `match`.
+ */
+function compareOperand(operand: Operand, operator: string, value: unknown, ctx: CompileContext): string {
+  const { text, present } = operand;
   const number = `toFloat64OrNull(${text})`;
-  const value = filter.value;
-  const operator = filter.operator ?? 'exact';
-  const positive = (sql: string) => `(${present} AND ${sql})`;
+  const positive = (sql: string) => (present === '1' ? sql : `(${present} AND ${sql})`);
   switch (operator) {
     case 'exact':
     case 'is_not': {
@@ -113,8 +118,8 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
       const values = texts(value);
       // A value that cannot be the JSON text of a number, boolean, null, list or object can
       // only equal a JSON string: compare the string alone (one parse, no fallback).
-      if (values.every((v) => v !== '' && !NON_STRING_JSON_TEXT.test(v))) {
-        const string = `JSONExtractString(${column}, ${key})`;
+      if (operand.stringOnly !== null && values.every((v) => v !== '' && !NON_STRING_JSON_TEXT.test(v))) {
+        const string = operand.stringOnly;
         const sql = values.length === 1 ? `${string} = ${ctx.params.add(values[0], 'String')}` : `${string} IN ${ctx.params.add(values, 'Array(String)')}`;
         return operator === 'exact' ? sql : `NOT (${sql})`;
       }
@@ -129,7 +134,7 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
     case 'icontains':
     case 'not_icontains': {
       const needle = texts(value)[0]!;
-      const like = `${text} ILIKE ${ctx.params.add(`%${likeEscaped(needle)}%`, 'String')}`;
+      const like = `${text} ILIKE ${ctx.params.add(containsPattern(needle), 'String')}`;
       // A missing property ('') cannot contain a non-empty needle.
       const sql = needle === '' ? positive(like) : like;
       return operator === 'icontains' ? sql : `NOT ${sql}`;
@@ -164,6 +169,61 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
     default:
       throw new PropertyCompileError(`Operator "${operator}" is not supported in queries.`);
   }
+}
+
+/** Operators whose list of values must all hold (PostHog joins the others' values with OR). */
+const NEGATIVE_ELEMENT_OPERATORS = new Set(['is_not', 'not_icontains', 'not_regex']);
+
+/**
+ * An `element` filter on the elements chain (PostHog's property_to_expr for elements): `selector`
+ * and `tag_name` by regular expression (exact or is_not), `href` as the chain's first href and
+ * `text` as any element's text, both with the usual operators.
+ */
+function compileElementFilter(filter: PropertyFilter, chain: string, ctx: CompileContext): string {
+  const operator = filter.operator ?? 'exact';
+  if (Array.isArray(filter.value) && filter.value.length !== 1) {
+    if (filter.value.length === 0) return '1';
+    const each = filter.value.map((value) => compileElementFilter({ ...filter, value }, chain, ctx));
+    return `(${each.join(NEGATIVE_ELEMENT_OPERATORS.has(operator) ? ' AND ' : ' OR ')})`;
+  }
+  const value = Array.isArray(filter.value) ? filter.value[0] : filter.value;
+  switch (filter.key) {
+    case 'selector':
+    case 'tag_name': {
+      if (operator !== 'exact' && operator !== 'is_not')
+        throw new PropertyCompileError(`Element ${filter.key} filters support the operators exact and is_not, not "${operator}".`);
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      const sql = filter.key === 'selector' ? selectorMatchSql(chain, text, ctx.params) : tagNameMatchSql(chain, text, ctx.params);
+      return operator === 'is_not' ? `NOT ${sql}` : sql;
+    }
+    case 'href':
+      return compareOperand(stringOperand(chainHrefSql(chain)), operator, value, ctx);
+    case 'text':
+      return `arrayExists(element_text -> ${compareOperand(stringOperand('element_text'), operator, value, ctx)}, ${chainTextsSql(chain)})`;
+    default:
+      throw new PropertyCompileError(`Element filters read text, href, tag_name or selector, not "${filter.key.slice(0, 100)}".`);
+  }
+}
+
+/** One filter as SQL: cohorts, elements and HogQL through the context, properties by operator. */
+function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
+  if (filter.type === 'cohort') {
+    if (!ctx.cohortMembership) throw new PropertyCompileError('Cohort filters are not supported in this query.');
+    const member = ctx.cohortMembership(Number(filter.value));
+    return filter.operator === 'not_in' || filter.negation ? `NOT (${member})` : member;
+  }
+  if (filter.type === 'element') {
+    if (!ctx.elementsChainColumn) throw new PropertyCompileError('Element filters are not supported in this query.');
+    return `(${compileElementFilter(filter, ctx.elementsChainColumn, ctx)})`;
+  }
+  if (filter.type === 'hogql') {
+    if (!ctx.hogqlFilter) throw new PropertyCompileError('HogQL filters are not supported in this query.');
+    const expression = ctx.hogqlFilter(filter.key);
+    return filter.negation ? `NOT (${expression})` : `(${expression})`;
+  }
+  const column = ctx.propertiesColumn(filter);
+  if (column === null) throw new PropertyCompileError(`Property filters of type "${String(filter.type)}" are not supported in this query.`);
+  return compareOperand(jsonOperand(column, ctx.params.add(filter.key, 'String')), filter.operator ?? 'exact', filter.value, ctx);
 }
 
 /**

@@ -68,6 +68,22 @@ describe('parsePropertyFilters', () => {
     });
   });
 
+  it('checks element filters: what they read, and selectors and tags by exact or is_not only', () => {
+    const elements = { types: new Set(['element']) };
+    expect(parsePropertyFilters([{ key: 'selector', value: 'nav > a', operator: 'is_not', type: 'element' }], 'p', elements).values).toHaveLength(1);
+    expect(problem(() => parsePropertyFilters([{ key: 'class', value: 'x', type: 'element' }], 'p', elements))).toMatchObject({
+      attr: 'p__0',
+      code: 'invalid_input',
+    });
+    expect(problem(() => parsePropertyFilters([{ key: 'tag_name', value: 'a', operator: 'icontains', type: 'element' }], 'p', elements))).toMatchObject({
+      attr: 'p__0',
+      code: 'not_supported',
+    });
+    expect(problem(() => parsePropertyFilters([{ key: 'text', value: '(', operator: 'regex', type: 'element' }], 'p', elements))).toMatchObject({
+      code: 'invalid_value',
+    });
+  });
+
   it('lets a caller narrow the operators', () => {
     expect(
       problem(() => parsePropertyFilters([{ key: 'k', operator: 'icontains', value: 'x' }], 'p', { ...events, operators: new Set(['exact']) })),

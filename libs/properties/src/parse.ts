@@ -21,6 +21,9 @@ const NUMERIC_OPERATORS = new Set(['gt', 'gte', 'lt', 'lte', 'min', 'max']);
 const RANGE_OPERATORS = new Set(['between', 'not_between']);
 const VALUELESS_OPERATORS = new Set(['is_set', 'is_not_set']);
 const PATTERN_OPERATORS = new Set(['regex', 'not_regex']);
+/** What an `element` filter can read, and the operators selectors and tag names support (PostHog's). */
+const ELEMENT_KEYS = new Set(['tag_name', 'text', 'href', 'selector']);
+const ELEMENT_MATCH_OPERATORS = new Set(['exact', 'is_not']);
 
 export interface ParseOptions {
   /** Filter types this caller can apply; anything else is refused by name rather than ignored. */
@@ -60,6 +63,13 @@ function parseFilter(raw: Record<string, unknown>, attr: string, options: ParseO
   if (typeof key !== 'string' || key === '') throw new PropertyFilterError(attr, 'A property filter needs a key.', 'invalid_input');
   const value = raw['value'];
   const filter: PropertyFilter = { key, type, operator, value };
+  if (type === 'element') {
+    if (!ELEMENT_KEYS.has(key))
+      throw new PropertyFilterError(attr, `Element filters read text, href, tag_name or selector, not "${key.slice(0, 100)}".`, 'invalid_input');
+    if ((key === 'selector' || key === 'tag_name') && !ELEMENT_MATCH_OPERATORS.has(operator)) {
+      throw new PropertyFilterError(attr, `Element ${key} filters support the operators exact and is_not, not "${operator}".`, 'not_supported');
+    }
+  }
   if (type === 'group') {
     const index = raw['group_type_index'];
     if (!Number.isInteger(index) || (index as number) < 0 || (index as number) > MAX_GROUP_TYPE_INDEX) {

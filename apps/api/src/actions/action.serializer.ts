@@ -1,12 +1,14 @@
 import type { ActionRow } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
+import { selectorRegex } from '@sightline/properties';
 import { loadBasicUsers } from '../organization/users';
 
-/** A step as PostHog's ActionStepJSON answers it: every field present. */
+/** A step as PostHog's ActionStepJSONSerializer answers it: every field present, with the selector's regular expression. */
 const serializeStep = (step: Partial<ActionRow['steps'][number]>) => ({
   event: step.event ?? null,
   properties: step.properties ?? null,
   selector: step.selector ?? null,
+  selector_regex: step.selector ? selectorRegex(step.selector) : null,
   tag_name: step.tag_name ?? null,
   text: step.text ?? null,
   text_matching: step.text_matching ?? null,
@@ -34,7 +36,8 @@ export async function serializeActions(db: Sql, rows: ActionRow[]) {
     created_by: row.created_by_id === null ? null : (users.get(row.created_by_id) ?? null),
     deleted: row.deleted,
     is_calculating: false,
-    last_calculated_at: new Date(row.updated_at).toISOString(),
+    // PostHog's column is set when the action is created and no longer maintained.
+    last_calculated_at: new Date(row.created_at).toISOString(),
     team_id: row.team_id,
     is_action: true,
     bytecode_error: null,

@@ -95,43 +95,131 @@ describe('actions: CRUD and action series in trends', () => {
     ]);
   });
 
-  it('lists, reads, updates and soft-deletes; names stay unique', async () => {
+  it('creates with PostHog’s serializer fields, reads, lists, updates and soft-deletes', async () => {
     const created = await request(f.app)
       .post(`${base}/`)
       .set(admin)
-      .send({ name: 'Signed up', description: 'd', tags: ['growth'], steps: [{ event: 'signup' }] });
-    expect(created.body).toMatchObject({
+      .send({ name: 'Signed up', description: 'd', tags: ['growth'], steps: [{ event: 'signup' }, { event: '$autocapture', selector: 'nav > a' }] });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.any(Number),
       name: 'Signed up',
+      description: 'd',
       tags: ['growth'],
-      is_action: true,
+      post_to_slack: false,
+      slack_message_format: '',
+      steps: [
+        {
+          event: 'signup',
+          properties: null,
+          selector: null,
+          selector_regex: null,
+          tag_name: null,
+          text: null,
+          text_matching: null,
+          href: null,
+          href_matching: null,
+          url: null,
+          // PostHog's default, stored whether or not the step has a URL.
+          url_matching: 'contains',
+        },
+        expect.objectContaining({ selector: 'nav > a', selector_regex: '(^|;)a[^;]*?($|;|:([^;^\\s]*(;|$|\\s)))nav[^;]*?($|;|:([^;^\\s]*(;|$|\\s))).*' }),
+      ],
+      created_at: expect.any(String),
+      created_by: expect.objectContaining({ id: f.adminUserId, email: expect.any(String) }),
       deleted: false,
+      is_calculating: false,
+      last_calculated_at: created.body.created_at,
       team_id: 1,
-      created_by: { id: f.adminUserId },
-      steps: [{ event: 'signup', url: null, url_matching: null, selector: null, text: null, href: null, properties: null }],
+      is_action: true,
+      bytecode_error: null,
+      pinned_at: null,
+      creation_context: null,
     });
-    const duplicate = await request(f.app).post(`${base}/`).set(admin).send({ name: 'Signed up' });
-    expect(duplicate.status).toBe(400);
-    expect(duplicate.body).toMatchObject({ attr: 'name', code: 'unique' });
-    const renamed = await request(f.app).patch(`${base}/${created.body.id}/`).set(admin).send({ name: 'Joined' });
-    expect(renamed.body.name).toBe('Joined');
-    expect((await request(f.app).get(`${base}/?search=join`).set(admin)).body.results.map((a: { id: number }) => a.id)).toEqual([created.body.id]);
-    expect((await request(f.app).delete(`${base}/${created.body.id}/`).set(admin)).status).toBe(405);
-    expect((await request(f.app).patch(`${base}/${created.body.id}/`).set(admin).send({ deleted: true })).body.deleted).toBe(true);
+    const id = created.body.id as number;
+    // The same action under /environments/, and in the list (PostHog's paginated shape).
+    expect((await request(f.app).get(`/api/environments/1/actions/${id}/`).set(admin)).body).toEqual(created.body);
+    const listed = await request(f.app).get(`${base}/?search=signed`).set(admin);
+    expect(listed.body).toMatchObject({ count: 1, next: null, previous: null });
+    expect(listed.body.results.map((a: { id: number }) => a.id)).toEqual([id]);
+
+    const patched = await request(f.app)
+      .patch(`${base}/${id}/`)
+      .set(admin)
+      .send({ name: 'Joined', steps: [{ event: 'joined', url: '/welcome', url_matching: 'exact' }] });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({
+      name: 'Joined',
+      description: 'd',
+      tags: ['growth'],
+      steps: [{ event: 'joined', url: '/welcome', url_matching: 'exact' }],
+    });
+    expect(patched.body.steps).toHaveLength(1);
+
+    // PostHog refuses hard deletes whichever id is named; a PATCH of deleted=true removes one.
+    expect((await request(f.app).delete(`${base}/${id}/`).set(admin)).status).toBe(405);
+    expect((await request(f.app).delete(`${base}/99999/`).set(admin)).status).toBe(405);
+    expect((await request(f.app).patch(`${base}/${id}/`).set(admin).send({ deleted: true })).body.deleted).toBe(true);
+    expect((await request(f.app).get(`${base}/?search=joined`).set(admin)).body).toMatchObject({ count: 0, results: [] });
+    // Still readable by id (PostHog answers deleted actions by id), but no longer usable in a trend.
+    expect((await request(f.app).get(`${base}/${id}/`).set(admin)).body).toMatchObject({ id, deleted: true });
     const trend = await request(f.app)
       .post('/api/projects/1/insights/trend/')
       .set(admin)
-      .send({ actions: [{ id: created.body.id }] });
+      .send({ actions: [{ id }] });
     expect(trend.status).toBe(400);
     expect(trend.body).toMatchObject({ code: 'action_does_not_exist', attr: 'actions' });
   });
 
+  it('keeps names unique among the project’s live actions', async () => {
+    const first = await request(f.app).post(`${base}/`).set(admin).send({ name: 'Unique' });
+    const duplicate = await request(f.app).post(`${base}/`).set(admin).send({ name: 'Unique' });
+    expect(duplicate.status).toBe(400);
+    expect(duplicate.body).toEqual({
+      type: 'validation_error',
+      code: 'unique',
+      detail: `This project already has an action with this name, ID ${first.body.id}`,
+      attr: 'name',
+    });
+    const other = await request(f.app).post(`${base}/`).set(admin).send({ name: 'Other' });
+    expect((await request(f.app).patch(`${base}/${other.body.id}/`).set(admin).send({ name: 'Unique' })).body).toMatchObject({ code: 'unique' });
+    // Renaming an action to its own name is no clash; a deleted action frees its name.
+    expect((await request(f.app).patch(`${base}/${first.body.id}/`).set(admin).send({ name: 'Unique' })).status).toBe(200);
+    await request(f.app).patch(`${base}/${first.body.id}/`).set(admin).send({ deleted: true });
+    expect((await request(f.app).post(`${base}/`).set(admin).send({ name: 'Unique' })).status).toBe(201);
+  });
+
+  it('pages the list with limit and offset', async () => {
+    for (const name of ['Page a', 'Page b', 'Page c']) await request(f.app).post(`${base}/`).set(admin).send({ name });
+    const first = await request(f.app).get(`${base}/?search=page&limit=2`).set(admin);
+    expect(first.body.count).toBe(3);
+    expect(first.body.results).toHaveLength(2);
+    expect(first.body.next).toMatch(/limit=2&offset=2|offset=2&limit=2/);
+    const second = await request(f.app).get(`${base}/?search=page&limit=2&offset=2`).set(admin);
+    expect(second.body.results).toHaveLength(1);
+    const names = [...first.body.results, ...second.body.results].map((a: { name: string }) => a.name);
+    // Newest first, as PostHog orders them.
+    expect(names).toEqual(['Page c', 'Page b', 'Page a']);
+  });
+
+  it('requires a name', async () => {
+    const res = await request(f.app).post(`${base}/`).set(admin).send({ steps: [] });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'name' });
+  });
+
   it.each([
+    [{ name: '  ' }, 'name', 'blank'],
+    [{ name: 'x'.repeat(401) }, 'name', 'max_length'],
     [{ steps: 'x' }, 'steps', 'not_a_list'],
+    [{ steps: null }, 'steps', 'null'],
     [{ steps: [{ url: '(', url_matching: 'regex' }] }, 'steps__0__url', 'invalid_value'],
     [{ steps: [{ url: 'x', url_matching: 'sometimes' }] }, 'steps__0__url_matching', 'invalid_choice'],
-    [{ steps: [{ selector: 'div:has(a)' }] }, 'steps__0__selector', 'invalid_value'],
+    [{ steps: [{ href: 'a(?=b)', href_matching: 'regex' }] }, 'steps__0__href', 'invalid_value'],
     [{ steps: [{ properties: [{ key: 'a', operator: 'near', value: 1 }] }] }, 'steps__0__properties__0', 'invalid_operator'],
-    [{ steps: [{ event: 5 }] }, 'steps__0__event', 'invalid'],
+    [{ steps: [{ properties: [{ key: 'selector', value: 'a', operator: 'regex', type: 'element' }] }] }, 'steps__0__properties__0', 'not_supported'],
+    [{ steps: [{ event: true }] }, 'steps__0__event', 'invalid'],
+    [{ tags: 'growth' }, 'tags', 'not_a_list'],
   ])('refuses %j with a 400 naming %s', async (body, attr, code) => {
     const res = await request(f.app)
       .post(`${base}/`)
@@ -141,9 +229,41 @@ describe('actions: CRUD and action series in trends', () => {
     expect(res.body).toMatchObject({ type: 'validation_error', attr, code });
   });
 
-  it('requires action:write to write and keeps other projects’ actions out of reach', async () => {
-    expect((await request(f.app).post(`${base}/`).set(bearer('phx_action_reader')).send({ name: 'nope' })).status).toBe(403);
+  it('requires action:read to read and action:write to write', async () => {
+    await f.addKey('phx_action_none', ['insight:read']);
+    const created = await request(f.app).post(`${base}/`).set(admin).send({ name: 'Scoped' });
+    expect((await request(f.app).get(`${base}/`).set(bearer('phx_action_none'))).status).toBe(403);
+    expect((await request(f.app).get(`${base}/${created.body.id}/`).set(bearer('phx_action_none'))).status).toBe(403);
     expect((await request(f.app).get(`${base}/`).set(bearer('phx_action_reader'))).status).toBe(200);
+    expect((await request(f.app).get(`${base}/${created.body.id}/`).set(bearer('phx_action_reader'))).status).toBe(200);
+    expect((await request(f.app).post(`${base}/`).set(bearer('phx_action_reader')).send({ name: 'nope' })).status).toBe(403);
+    expect((await request(f.app).patch(`${base}/${created.body.id}/`).set(bearer('phx_action_reader')).send({ name: 'nope' })).status).toBe(403);
+    expect((await request(f.app).delete(`${base}/${created.body.id}/`).set(bearer('phx_action_reader'))).status).toBe(403);
+  });
+
+  it('keeps another project’s actions out of reach', async () => {
+    const [project] = await f.db.query<{ id: number }>(
+      "INSERT INTO projects (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'second', 'phc_second_actions') RETURNING id",
+      [f.organizationId],
+    );
+    const theirs = await request(f.app)
+      .post(`/api/projects/${project!.id}/actions/`)
+      .set(admin)
+      .send({ name: 'Theirs', steps: [{ event: 'x' }] });
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.team_id).toBe(project!.id);
+    expect((await request(f.app).get(`${base}/${theirs.body.id}/`).set(admin)).status).toBe(404);
+    expect((await request(f.app).patch(`${base}/${theirs.body.id}/`).set(admin).send({ deleted: true })).status).toBe(404);
+    expect((await request(f.app).get(`${base}/?search=theirs`).set(admin)).body.count).toBe(0);
+    // The same name in another project is no clash.
+    expect((await request(f.app).post(`${base}/`).set(admin).send({ name: 'Theirs' })).status).toBe(201);
+    // Nor can a trend here use it.
+    const trend = await request(f.app)
+      .post('/api/projects/1/insights/trend/')
+      .set(admin)
+      .send({ actions: [{ id: theirs.body.id }] });
+    expect(trend.body).toMatchObject({ code: 'action_does_not_exist' });
     expect((await request(f.app).get(`${base}/99999/`).set(admin)).status).toBe(404);
+    expect((await request(f.app).get(`${base}/abc/`).set(admin)).status).toBe(404);
   });
 });

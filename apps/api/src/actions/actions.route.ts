@@ -40,7 +40,7 @@ function parseActionInput(body: Record<string, unknown>): ActionInput {
   if (body['deleted'] !== undefined) input.deleted = parseBoolean(body['deleted'], 'deleted');
   if (body['steps'] !== undefined) {
     try {
-      input.steps = parseActionSteps(body['steps']);
+      input.steps = parseActionSteps(parseList(body['steps'], 'steps'));
     } catch (error) {
       if (error instanceof ActionStepError) throw errors.validation(error.message, error.attr, error.code);
       throw error;
@@ -93,15 +93,15 @@ export function createActionsRouter(db: Sql): Router {
 
     const update: RequestHandler = async (req, res) => {
       const input = parseActionInput(parseBody(req.body ?? {}));
-      if (input.name !== undefined && !input.deleted) await uniqueName(req.project!.id, input.name, req.action!.id);
+      if (input.name !== undefined) await uniqueName(req.project!.id, input.name, req.action!.id);
       const action = await updateAction(db, req.project!.id, req.action!.id, input);
       res.json((await serializeActions(db, [action!]))[0]);
     };
     router.patch(`${base}/:action_id`, ...write, loadAction, update);
     router.put(`${base}/:action_id`, ...write, loadAction, update);
 
-    // PostHog forbids hard deletes of actions: PATCH {"deleted": true} removes one.
-    router.delete(`${base}/:action_id`, ...write, loadAction, () => {
+    // PostHog forbids hard deletes of actions, whichever id is named: PATCH {"deleted": true} removes one.
+    router.delete(`${base}/:action_id`, ...write, () => {
       throw errors.methodNotAllowed('DELETE');
     });
   }

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
-import { DateRangeError, FormulaError, QueryInputError, SelectorError, trendFilterFromQuery, TrendFilterError, UnknownCohortError } from '@sightline/insights';
+import { DateRangeError, FormulaError, QueryInputError, trendFilterFromQuery, TrendFilterError, UnknownCohortError } from '@sightline/insights';
 import { HogQLError } from '@sightline/hogql';
 import { PropertyCompileError } from '@sightline/properties';
 
@@ -10,7 +10,6 @@ export function asValidationError(error: unknown): unknown {
   if (error instanceof TrendFilterError || error instanceof QueryInputError) return errors.validation(error.message, error.attr, error.code);
   if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
   if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
-  if (error instanceof SelectorError) return errors.validation(error.message, 'properties', 'invalid_value');
   if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
   if (error instanceof HogQLError) return errors.validation(error.message, 'hogql', 'invalid_hogql');
   if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');

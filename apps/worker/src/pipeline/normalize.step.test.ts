@@ -35,6 +35,12 @@ describe('normalize step', () => {
     expect((result as { value: { properties: Record<string, unknown> } }).value.properties).not.toHaveProperty('$elements');
   });
 
+  it('prefers a sent $elements_chain to the list, and keeps neither in the properties (the chain has its column)', () => {
+    const result = normalizeStep(ingestMessage({}, { properties: { $elements_chain: 'a:nth-child="1"', $elements: [{ tag_name: 'button' }], x: 1 } }), 1);
+    expect(result).toMatchObject({ kind: 'ok', value: { elementsChain: 'a:nth-child="1"' } });
+    expect((result as { value: { properties: Record<string, unknown> } }).value.properties).toEqual({ x: 1, $ip: '10.0.0.1' });
+  });
+
   it('dead-letters an event whose data is not a JSON object', () => {
     expect(normalizeStep(ingestMessage({ data: '[1]' }), 1)).toEqual({ kind: 'dead-letter', error: 'data is not a JSON object' });
     expect(normalizeStep(ingestMessage({ data: '{' }), 1)).toMatchObject({ kind: 'dead-letter', error: expect.stringMatching(/^data is not JSON/) });

@@ -48,13 +48,12 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
     if (isJsonObject(raw[key])) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...raw[key] };
   }
   if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
-  // Autocapture sends either the chain itself or the element list; the list becomes the chain
-  // and leaves the properties, as PostHog's ingestion does.
-  let elementsChain = typeof properties['$elements_chain'] === 'string' ? properties['$elements_chain'] : '';
-  if (!elementsChain && properties['$elements'] !== undefined) {
-    elementsChain = elementsChainFromElements(properties['$elements']);
-    delete properties['$elements'];
-  }
+  // Autocapture sends either the chain itself or the element list; the list becomes the chain,
+  // and both leave the properties (the chain has its own column), as PostHog's ingestion does.
+  const sentChain = properties['$elements_chain'];
+  const elementsChain = typeof sentChain === 'string' && sentChain !== '' ? sentChain : elementsChainFromElements(properties['$elements']);
+  delete properties['$elements_chain'];
+  delete properties['$elements'];
   const distinctId = message.distinct_id.includes('\u0000') ? message.distinct_id.replaceAll('\u0000', '') : message.distinct_id;
   return ok({
     uuid: message.uuid,

@@ -1,19 +1,33 @@
 import { isJsonObject } from '@sightline/json-input';
-import { parsePropertyFilters, PropertyFilterError, re2Problem, type PropertyGroup } from '@sightline/properties';
-import { parseSelector, SelectorError, type TextMatching } from './elements-chain.sql';
+import {
+  filtersOf,
+  parsePropertyFilters,
+  PropertyFilterError,
+  re2Problem,
+  selectorRegex,
+  type PropertyFilter,
+  type PropertyGroup,
+} from '@sightline/properties';
 
-/** PostHog's ActionStepJSON (posthog/models/action/action.py). */
+/** How a step compares a URL, an element text or an href. */
+export type TextMatching = 'exact' | 'contains' | 'regex';
+
+/**
+ * One step of an action: PostHog's ActionStepJSON (posthog/models/action/action.py). Every
+ * condition set must hold; the element conditions (selector, tag_name, text, href) apply to
+ * `$autocapture` steps only, as in PostHog.
+ */
 export interface ActionStep {
-  event: string | null;
-  properties: unknown[] | null;
-  selector: string | null;
-  tag_name: string | null;
-  text: string | null;
-  text_matching: TextMatching | null;
-  href: string | null;
-  href_matching: TextMatching | null;
-  url: string | null;
-  url_matching: TextMatching | null;
+  event?: string | null;
+  url?: string | null;
+  url_matching?: TextMatching | null;
+  properties?: PropertyFilter[] | null;
+  selector?: string | null;
+  text?: string | null;
+  text_matching?: TextMatching | null;
+  href?: string | null;
+  href_matching?: TextMatching | null;
+  tag_name?: string | null;
 }
 
 /** An action as queries need it. */
@@ -23,6 +37,7 @@ export interface ActionDefinition {
   steps: ActionStep[];
 }
 
+/** A step that cannot be saved; `attr` names the field as PostHog's API does (`steps__0__url`). */
 export class ActionStepError extends Error {
   constructor(
     readonly attr: string,
@@ -34,84 +49,95 @@ export class ActionStepError extends Error {
 }
 
 const MATCHINGS: readonly TextMatching[] = ['exact', 'contains', 'regex'];
+/** Filter types a step's properties may use (PostHog accepts any; these are the ones queries apply). */
 const STEP_FILTER_TYPES = new Set(['event', 'person', 'element', 'cohort', 'group', 'hogql']);
 /** The most steps one action may have. */
 export const MAX_ACTION_STEPS = 100;
+/** The longest text a step field may hold (PostHog's fields are unbounded text). */
+const MAX_STEP_TEXT = 65_535;
 
+/** A DRF CharField (numbers taken as their text); '' and null both mean "no condition". */
 function optionalText(step: Record<string, unknown>, key: string, attr: string): string | null {
   const value = step[key];
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value !== 'string') throw new ActionStepError(`${attr}__${key}`, `${key} must be a string.`, 'invalid');
-  if (value.length > 65_535) throw new ActionStepError(`${attr}__${key}`, `${key} is too long.`, 'max_length');
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') throw new ActionStepError(`${attr}__${key}`, 'Not a valid string.', 'invalid');
+  if (value.length > MAX_STEP_TEXT)
+    throw new ActionStepError(`${attr}__${key}`, `Ensure this field has no more than ${MAX_STEP_TEXT} characters.`, 'max_length');
   return value;
 }
 
-function matching(step: Record<string, unknown>, key: string, attr: string, fallback: TextMatching | null): TextMatching | null {
+/** A DRF ChoiceField with PostHog's default when the key is absent. */
+function matching(step: Record<string, unknown>, key: string, attr: string, absent: TextMatching | null): TextMatching | null {
   const value = step[key];
-  if (value === undefined || value === null) return fallback;
+  if (value === undefined) return absent;
+  if (value === null) return null;
   if (!MATCHINGS.includes(value as TextMatching))
-    throw new ActionStepError(`${attr}__${key}`, `"${String(value).slice(0, 40)}" is not a valid choice.`, 'invalid_choice');
+    throw new ActionStepError(`${attr}__${key}`, `"${String(value).slice(0, 200)}" is not a valid choice.`, 'invalid_choice');
   return value as TextMatching;
 }
 
-/** Checks an action's steps as PostHog's editor sends them; each problem names its field. */
+function checkPattern(pattern: string, attr: string) {
+  const problem = re2Problem(pattern);
+  if (problem) throw new ActionStepError(attr, `Invalid regular expression (RE2 syntax): ${problem.slice(0, 200)}`, 'invalid_value');
+}
+
+function parseStep(raw: unknown, where: string): ActionStep {
+  if (!isJsonObject(raw)) throw new ActionStepError(where, 'Each step must be an object.', 'invalid');
+  // Keys in PostHog's stored order; a missing url_matching is "contains" (its dataclass default),
+  // the other matchings stay null and read as exact.
+  const step: ActionStep = {
+    tag_name: optionalText(raw, 'tag_name', where),
+    text: optionalText(raw, 'text', where),
+    text_matching: matching(raw, 'text_matching', where, null),
+    href: optionalText(raw, 'href', where),
+    href_matching: matching(raw, 'href_matching', where, null),
+    selector: optionalText(raw, 'selector', where),
+    url: optionalText(raw, 'url', where),
+    url_matching: matching(raw, 'url_matching', where, 'contains'),
+    event: optionalText(raw, 'event', where),
+    properties: null,
+  };
+  // Patterns are checked when saved: a bad one would otherwise fail every query that uses the action.
+  for (const key of ['url', 'text', 'href'] as const) {
+    const text = step[key];
+    if (text && step[`${key}_matching`] === 'regex') checkPattern(text, `${where}__${key}`);
+  }
+  if (step.selector) checkPattern(selectorRegex(step.selector), `${where}__selector`);
+  const properties = raw['properties'];
+  if (properties !== undefined && properties !== null) {
+    if (!Array.isArray(properties)) throw new ActionStepError(`${where}__properties`, 'properties must be a list of property filters.', 'not_a_list');
+    try {
+      parsePropertyFilters(properties, `${where}__properties`, { types: STEP_FILTER_TYPES });
+    } catch (error) {
+      if (error instanceof PropertyFilterError) throw new ActionStepError(error.attr, error.message, error.code);
+      throw error;
+    }
+    step.properties = properties as PropertyFilter[];
+  }
+  return step;
+}
+
+/**
+ * Checks an action's steps as PostHog's API takes them (its field names, its defaults, unknown
+ * keys ignored) and answers them normalised, every field present. Each problem names its field.
+ */
 export function parseActionSteps(value: unknown, attr = 'steps'): ActionStep[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new ActionStepError(attr, 'steps must be a list.', 'not_a_list');
+  if (!Array.isArray(value)) throw new ActionStepError(attr, 'Expected a list of steps.', 'not_a_list');
   if (value.length > MAX_ACTION_STEPS) throw new ActionStepError(attr, `An action may have at most ${MAX_ACTION_STEPS} steps.`, 'max_length');
-  return value.map((raw, i) => {
-    const where = `${attr}__${i}`;
-    if (!isJsonObject(raw)) throw new ActionStepError(where, 'Each step must be an object.', 'invalid');
-    const step: ActionStep = {
-      event: optionalText(raw, 'event', where),
-      properties: null,
-      selector: optionalText(raw, 'selector', where),
-      tag_name: optionalText(raw, 'tag_name', where),
-      text: optionalText(raw, 'text', where),
-      text_matching: null,
-      href: optionalText(raw, 'href', where),
-      href_matching: null,
-      url: optionalText(raw, 'url', where),
-      // PostHog's default for URLs is "contains"; text and href default to exact.
-      url_matching: null,
-    };
-    step.url_matching = step.url ? matching(raw, 'url_matching', where, 'contains') : matching(raw, 'url_matching', where, null);
-    step.text_matching = matching(raw, 'text_matching', where, step.text ? 'exact' : null);
-    step.href_matching = matching(raw, 'href_matching', where, step.href ? 'exact' : null);
-    for (const [key, mode] of [
-      ['url', step.url_matching],
-      ['text', step.text_matching],
-      ['href', step.href_matching],
-    ] as const) {
-      const text = step[key];
-      if (text && mode === 'regex') {
-        const problem = re2Problem(text);
-        if (problem) throw new ActionStepError(`${where}__${key}`, `Invalid regular expression (RE2 syntax): ${problem.slice(0, 200)}`, 'invalid_value');
-      }
-    }
-    if (step.selector) {
-      try {
-        parseSelector(step.selector);
-      } catch (error) {
-        if (error instanceof SelectorError) throw new ActionStepError(`${where}__selector`, error.message, 'invalid_value');
-        throw error;
-      }
-    }
-    if (raw['properties'] !== undefined && raw['properties'] !== null) {
-      if (!Array.isArray(raw['properties'])) throw new ActionStepError(`${where}__properties`, 'properties must be a list of property filters.', 'not_a_list');
-      try {
-        parsePropertyFilters(raw['properties'], `${where}__properties`, { types: STEP_FILTER_TYPES });
-      } catch (error) {
-        if (error instanceof PropertyFilterError) throw new ActionStepError(error.attr, error.message, error.code);
-        throw error;
-      }
-      step.properties = raw['properties'];
-    }
-    return step;
-  });
+  return value.map((raw, i) => parseStep(raw, `${attr}__${i}`));
 }
 
 /** A step's property filters as one group (checked when the step was saved). */
 export function stepPropertyGroup(step: ActionStep): PropertyGroup {
   return parsePropertyFilters(step.properties ?? [], 'properties', { types: STEP_FILTER_TYPES });
+}
+
+/**
+ * Every property filter in an action's steps, so a query can load what they name (cohorts,
+ * HogQL expressions) before compiling the action.
+ */
+export function actionPropertyFilters(action: ActionDefinition): PropertyFilter[] {
+  return action.steps.flatMap((step) => filtersOf(stepPropertyGroup(step)));
 }

@@ -1,6 +1,5 @@
 import { EVENTS_TABLE } from '@sightline/clickhouse';
 import { propertyRawSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
-import { elementFilterSql } from '../actions/elements-chain.sql';
 import type { Interval } from './date-range';
 
 /** PostHog's breakdown sentinels (posthog/hogql_queries/insights/trends/breakdown.py). */
@@ -112,7 +111,7 @@ export class EventsSql {
         }
       },
       cohortMembership: (cohortId: number) => this.ports.cohortMembership(cohortId, PERSON_ID, this.params),
-      elementFilter: (filter: PropertyFilter) => elementFilterSql(filter, 'e.elements_chain', this.params),
+      elementsChainColumn: 'e.elements_chain',
       hogqlFilter: (expression: string) => this.ports.hogql(expression, this.params, { allowAggregations: false }),
     };
   }

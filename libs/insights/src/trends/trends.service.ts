@@ -5,6 +5,7 @@ import { filtersOf, parsePropertyFilters, type PropertyGroup } from '@sightline/
 import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
 import { findActionsByIds } from '../actions/actions.repository';
+import { actionPropertyFilters } from '../actions/action-steps';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
@@ -190,14 +191,19 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
 
   /** Loads the actions and cohorts a query names; an action that does not exist is a 400. */
   const prepare = async (project: TrendProject, query: QueryReferences, nowMs: number): Promise<TrendQueryPorts> => {
-    const cohorts = usesCohorts(query, project.testAccountFilters) ? await loadCohortDefinitions(deps.db, project.id) : new Map<number, CohortDefinition>();
     const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
     const actions = await findActionsByIds(deps.db, project.id, actionIds);
     const missing = actionIds.find((id) => !actions.has(id));
     if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+    // An action's steps may name cohorts and hold HogQL too: they count as the query's filters.
+    const actionFilters: PropertyGroup = { type: 'AND', values: [...actions.values()].flatMap(actionPropertyFilters) };
+    const withActions = { ...query, properties: { type: 'AND' as const, values: [query.properties, actionFilters] } };
+    const cohorts = usesCohorts(withActions, project.testAccountFilters)
+      ? await loadCohortDefinitions(deps.db, project.id)
+      : new Map<number, CohortDefinition>();
     // Every HogQL expression is parsed first (in the parser's worker, under a deadline); the
     // SQL is then printed from the trees in one synchronous pass.
-    const expressions = hogqlExpressions(query, project.testAccountFilters);
+    const expressions = hogqlExpressions(withActions, project.testAccountFilters);
     const printer = expressions.length ? await (compiler ??= createHogQLCompiler()) : null;
     const parsed = new Map<string, HogQLNode>();
     for (const expression of expressions) if (!parsed.has(expression)) parsed.set(expression, await printer!.parse(expression));
