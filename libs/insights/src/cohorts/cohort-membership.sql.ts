@@ -66,9 +66,8 @@ export function cohortMembershipSql(
   if (visiting.length >= MAX_COHORT_NESTING) throw new UnknownCohortError(cohortId, 'too_deep');
   const cohort = cohorts.get(cohortId);
   if (!cohort) throw new UnknownCohortError(cohortId);
-  const id = ctx.params.add(cohortId, 'Int64');
   if (cohort.isStatic) {
-    return `${personIdSql} IN (SELECT person_id FROM person_static_cohort WHERE team_id = ${ctx.teamParam} AND cohort_id = ${id}
+    return `${personIdSql} IN (SELECT person_id FROM person_static_cohort WHERE team_id = ${ctx.teamParam} AND cohort_id = ${ctx.params.add(cohortId, 'Int64')}
       GROUP BY person_id HAVING argMax(is_deleted, version) = 0)`;
   }
   const compile: CompileContext = {
