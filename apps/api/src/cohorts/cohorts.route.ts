@@ -383,7 +383,7 @@ async function distinctIdsOf(ch: ClickHouseClient, teamId: number, personIds: st
   if (personIds.length === 0) return new Map();
   const rows = await (
     await ch.query({
-      query: `SELECT toString(person_id) AS person_id, arraySlice(arraySort(groupArray(distinct_id)), 1, 10) AS ids FROM (
+      query: `SELECT toString(person_id) AS person, arraySlice(arraySort(groupArray(distinct_id)), 1, 10) AS ids FROM (
                 SELECT distinct_id, argMax(person_id, version) AS person_id FROM person_distinct_id2
                 WHERE team_id = {team:Int64} AND distinct_id IN (SELECT distinct_id FROM person_distinct_id2 WHERE team_id = {team:Int64} AND person_id IN {persons:Array(UUID)})
                 GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0)
@@ -391,8 +391,8 @@ async function distinctIdsOf(ch: ClickHouseClient, teamId: number, personIds: st
       query_params: { team: teamId, persons: personIds },
       format: 'JSONEachRow',
     })
-  ).json<{ person_id: string; ids: string[] }>();
-  return new Map(rows.map((r) => [r.person_id, r.ids]));
+  ).json<{ person: string; ids: string[] }>();
+  return new Map(rows.map((r) => [r.person, r.ids]));
 }
 
 /** PostHog's display name of a person: email, name or username, else a distinct id, else the uuid. */
