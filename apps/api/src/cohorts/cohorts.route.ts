@@ -9,6 +9,7 @@ import {
   cohortMembershipSql,
   findCohort,
   insertCohort,
+  isUuidText,
   listCohorts,
   loadCohortDefinitions,
   loadCohortsForQuery,
@@ -54,7 +55,6 @@ const MAX_DESCRIPTION_LENGTH = 1000;
 const MAX_MEMBERS_PER_REQUEST = 10_000;
 /** A CSV upload's size limit, the JSON body limit of /api. */
 const MAX_CSV_BYTES = 5 * 1024 * 1024;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * PostHog's static cohort upload: a multipart body with the CSV in `csv`, read into memory
@@ -90,7 +90,7 @@ function parseIds(value: unknown, attr: string, options: { uuids?: boolean } = {
   if (list.length > MAX_MEMBERS_PER_REQUEST) throw errors.validation(`At most ${MAX_MEMBERS_PER_REQUEST} ids per request.`, attr, 'max_length');
   return list.map((v, i) => {
     const id = parseString(v, `${attr}__${i}`, { maxLength: 400 });
-    if (options.uuids && !UUID.test(id)) throw errors.validation('Must be a valid UUID.', `${attr}__${i}`, 'invalid');
+    if (options.uuids && !isUuidText(id)) throw errors.validation('Must be a valid UUID.', `${attr}__${i}`, 'invalid');
     return id;
   });
 }
@@ -325,7 +325,7 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
       if (body['person_id'] === undefined || body['person_id'] === null || body['person_id'] === '')
         throw errors.validation('person_id is required', 'person_id', 'required');
       const personId = parseString(body['person_id'], 'person_id', { maxLength: 100 });
-      if (!UUID.test(personId)) throw errors.validation('person_id must be a valid UUID', 'person_id', 'invalid');
+      if (!isUuidText(personId)) throw errors.validation('person_id must be a valid UUID', 'person_id', 'invalid');
       if (!(await removeStaticCohortMember(stores, cohort.team_id, cohort.id, personId, deps.now()))) {
         throw errors.notFound('Person is not part of the cohort');
       }

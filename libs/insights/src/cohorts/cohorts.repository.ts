@@ -141,7 +141,8 @@ export interface StaticMemberIds {
   emails?: readonly string[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A uuid in its text form, as persons.uuid reads one (anything else would make PostgreSQL fail the cast). */
+export const isUuidText = (text: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text);
 
 /** The stores a static cohort's members live in: PostgreSQL (decide reads) and ClickHouse (queries read). */
 export interface CohortStores {
@@ -155,7 +156,7 @@ export interface CohortStores {
  * person of the project are skipped, as PostHog does. Answers how many persons the ids named.
  */
 export async function addStaticCohortMembers(stores: CohortStores, teamId: number, cohortId: number, ids: StaticMemberIds, nowMs: number): Promise<number> {
-  const uuids = (ids.personUuids ?? []).filter((u) => UUID.test(u));
+  const uuids = (ids.personUuids ?? []).filter(isUuidText);
   const rows = await stores.db.query<{ id: string }>(
     `SELECT p.id FROM persons p WHERE p.team_id = $1 AND p.uuid = ANY($2::uuid[])
      UNION SELECT d.person_id FROM person_distinct_ids d WHERE d.team_id = $1 AND d.distinct_id = ANY($3::text[])
@@ -174,7 +175,7 @@ export async function addStaticCohortMembers(stores: CohortStores, teamId: numbe
 
 /** Removes a person (by uuid) from a static cohort in both stores; answers whether they were a member. */
 export async function removeStaticCohortMember(stores: CohortStores, teamId: number, cohortId: number, personUuid: string, nowMs: number): Promise<boolean> {
-  if (!UUID.test(personUuid)) return false;
+  if (!isUuidText(personUuid)) return false;
   const removed = await stores.db.query(
     'DELETE FROM cohort_people WHERE cohort_id = $1 AND person_id IN (SELECT id FROM persons WHERE team_id = $2 AND uuid = $3::uuid) RETURNING person_id',
     [cohortId, teamId, personUuid],
