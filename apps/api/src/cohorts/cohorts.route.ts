@@ -1,28 +1,36 @@
 import { Router, type Request, type RequestHandler } from 'express';
+import multer from 'multer';
 import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
   addStaticCohortMembers,
+  cohortDefinitionOf,
   cohortMembershipSql,
   findCohort,
   insertCohort,
+  isUuidText,
   listCohorts,
   loadCohortDefinitions,
+  loadCohortsForQuery,
+  referencedCohortIds,
+  refreshStaticCohort,
   removeStaticCohortMember,
   setCohortCount,
-  syncStaticCohortToClickHouse,
   UnknownCohortError,
   updateCohort,
+  type CohortDefinition,
   type CohortInput,
   type CohortRow,
+  type StaticMemberIds,
 } from '@sightline/insights';
-import { isJsonObject } from '@sightline/json-input';
 import type { MetadataStore } from '@sightline/postgres';
-import { filtersOf, parsePropertyFilters, PropertyFilterError, QueryParams, type PropertyGroup } from '@sightline/properties';
+import { QueryParams, type PropertyGroup } from '@sightline/properties';
+import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.repository';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
-import { limitOffsetPage } from '../http/pagination';
+import { absoluteUrlWith, limitOffsetPage } from '../http/pagination';
 import { projectAccess } from '../http/project-access';
+import { formBody, parseCohortDefinition, readCsvMembers } from './cohort-input';
 import { serializeCohorts } from './cohort.serializer';
 
 declare module 'express-serve-static-core' {
@@ -35,52 +43,72 @@ export interface CohortsDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
   now: () => number;
-  /** Told after every cohort write: decide evaluates dynamic cohorts from the definitions cache. */
+  /** Told after every cohort write: decide evaluates cohorts from the definitions cache. */
   flagChanges: { flagsChanged(teamId: number): Promise<void> };
 }
 
 /** PostHog's Cohort.name max_length. */
 const MAX_NAME_LENGTH = 400;
-/** The most persons one request may add to a static cohort. */
+/** PostHog's Cohort.description max_length. */
+const MAX_DESCRIPTION_LENGTH = 1000;
+/** The most persons one JSON request may name (PostHog's DEFAULT_COHORT_INSERT_BATCH_SIZE is lower). */
 const MAX_MEMBERS_PER_REQUEST = 10_000;
+/** A CSV upload's size limit, the JSON body limit of /api. */
+const MAX_CSV_BYTES = 5 * 1024 * 1024;
 
 /**
- * A dynamic cohort's definition: `filters.properties` (groups of person-property and cohort
- * filters, nested AND/OR) or PostHog's legacy `groups` (each group's properties ANDed, groups
- * ORed). Behavioural filters are refused by name.
+ * PostHog's static cohort upload: a multipart body with the CSV in `csv`, read into memory
+ * (bounded) only for requests that are multipart; other fields arrive as text.
  */
-function parseDefinition(body: Record<string, unknown>): { properties: PropertyGroup } | null {
-  const options = { types: new Set(['person', 'cohort']) };
-  try {
-    if (body['filters'] !== undefined && body['filters'] !== null) {
-      if (!isJsonObject(body['filters'])) throw errors.validation('filters must be an object {properties}.', 'filters', 'invalid');
-      const properties = parsePropertyFilters(body['filters']['properties'], 'filters__properties', options);
-      return { properties };
-    }
-    if (Array.isArray(body['groups']) && body['groups'].length > 0) {
-      const groups = body['groups'].map((group, i) => {
-        if (!isJsonObject(group)) throw errors.validation('Each group must be an object {properties}.', `groups__${i}`, 'invalid');
-        if (group['properties'] === undefined) throw errors.validation('Only property groups are supported in cohort groups.', `groups__${i}`, 'not_supported');
-        return parsePropertyFilters(group['properties'], `groups__${i}__properties`, options);
-      });
-      return { properties: { type: 'OR', values: groups } };
-    }
-    return null;
-  } catch (error) {
-    if (error instanceof PropertyFilterError) throw errors.validation(error.message, error.attr, error.code);
-    throw error;
-  }
-}
+const csvUpload = multer({
+  storage: multer.memoryStorage(),
+  limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 20, fieldSize: 1024 * 1024, parts: 21 },
+}).single('csv');
 
-function parseIds(value: unknown, attr: string): string[] {
+const readUpload: RequestHandler = (req, res, next) => {
+  csvUpload(req, res, (error: unknown) => {
+    if (!error) {
+      try {
+        if (req.is('multipart/form-data')) req.body = formBody({ ...(req.body as Record<string, unknown>) });
+      } catch (refused) {
+        return next(refused);
+      }
+      return next();
+    }
+    if (error instanceof multer.MulterError) {
+      if (error.code === 'LIMIT_FILE_SIZE') return next(errors.payloadTooLarge(MAX_CSV_BYTES));
+      if (error.code === 'LIMIT_UNEXPECTED_FILE') return next(errors.validation('Only one file, named csv, may be uploaded.', error.field ?? 'csv', 'invalid'));
+      return next(errors.validation(`The upload was refused: ${error.message}.`, error.field ?? null, 'invalid'));
+    }
+    // busboy's own errors: a truncated or malformed multipart body.
+    next(errors.parse(`Malformed request data: ${(error as Error).message}`));
+  });
+};
+
+function parseIds(value: unknown, attr: string, options: { uuids?: boolean } = {}): string[] {
   const list = parseList(value, attr);
   if (list.length > MAX_MEMBERS_PER_REQUEST) throw errors.validation(`At most ${MAX_MEMBERS_PER_REQUEST} ids per request.`, attr, 'max_length');
-  return list.map((v, i) => parseString(v, `${attr}__${i}`, { maxLength: 400 }));
+  return list.map((v, i) => {
+    const id = parseString(v, `${attr}__${i}`, { maxLength: 400 });
+    if (options.uuids && !isUuidText(id)) throw errors.validation('Must be a valid UUID.', `${attr}__${i}`, 'invalid');
+    return id;
+  });
+}
+
+const hasIds = (ids: StaticMemberIds) => (ids.personUuids?.length ?? 0) + (ids.distinctIds?.length ?? 0) + (ids.emails?.length ?? 0) > 0;
+
+/** A cohort that cannot be used (unknown, deleted, in a loop, too deep) as the 400 a client gets. */
+function cohortRefusal(error: UnknownCohortError, attr: string, selfId: number | null, direct: boolean) {
+  if (error.reason === 'cycle' && selfId !== null && error.cohortId === selfId && direct) {
+    return errors.validation('A cohort cannot contain itself.', attr, 'invalid');
+  }
+  return errors.validation(error.message, attr, error.reason === 'unknown' ? 'cohort_does_not_exist' : 'invalid');
 }
 
 export function createCohortsRouter(deps: CohortsDeps): Router {
   const router = Router();
   const { db, ch } = deps;
+  const stores = { db, ch };
 
   const loadCohort: RequestHandler = async (req, _res, next) => {
     const raw = String(req.params['cohort_id']);
@@ -91,38 +119,54 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
     next();
   };
 
-  /** Every cohort a definition names must exist in the project, and none may contain itself. */
+  /** The cohorts a definition names, loaded (cohorts inside them too), with the definition itself under `selfId`. */
+  const definitionsWith = async (teamId: number, self: CohortDefinition): Promise<Map<number, CohortDefinition>> => {
+    const definitions = await loadCohortsForQuery(db, teamId, referencedCohortIds(self.properties));
+    definitions.set(self.id, self);
+    return definitions;
+  };
+
+  /** Every cohort a definition names must be a live cohort of the project, with no loop back to the cohort. */
   const checkReferences = async (teamId: number, definition: { properties: PropertyGroup } | null, selfId: number | null) => {
     if (!definition) return;
-    const definitions = await loadCohortDefinitions(db, teamId);
-    if (selfId !== null) definitions.set(selfId, { id: selfId, name: '', isStatic: false, properties: definition.properties });
-    for (const filter of filtersOf(definition.properties).filter((f) => f.type === 'cohort')) {
-      try {
-        cohortMembershipSql(Number(filter.value), definitions, 'id', { params: new QueryParams(), teamParam: '{team:Int64}', nowMs: deps.now() });
-      } catch (error) {
-        if (error instanceof UnknownCohortError) {
-          throw errors.validation(
-            selfId !== null && error.cohortId === selfId ? 'A cohort cannot contain itself.' : error.message,
-            'filters',
-            'cohort_does_not_exist',
-          );
-        }
-        throw error;
+    // A cohort being created has no id yet: 0 names no cohort.
+    const self: CohortDefinition = { id: selfId ?? 0, name: '', isStatic: false, properties: definition.properties };
+    try {
+      cohortMembershipSql(self.id, await definitionsWith(teamId, self), 'id', { params: new QueryParams(), teamParam: '{team:Int64}', nowMs: deps.now() });
+    } catch (error) {
+      if (error instanceof UnknownCohortError) {
+        throw cohortRefusal(error, 'filters', selfId, selfId !== null && referencedCohortIds(definition.properties).includes(selfId));
       }
+      throw error;
     }
   };
 
   /** SQL for "the `person` row `id` is a member of the cohort", with its parameters and the bound team. */
   const membership = async (cohort: CohortRow) => {
-    const definitions = await loadCohortDefinitions(db, cohort.team_id);
+    const definitions = await definitionsWith(cohort.team_id, cohortDefinitionOf(cohort));
     const params = new QueryParams();
     const team = params.add(cohort.team_id, 'Int64');
-    return { params, team, members: cohortMembershipSql(cohort.id, definitions, 'id', { params, teamParam: team, nowMs: deps.now() }) };
+    try {
+      return { params, team, members: cohortMembershipSql(cohort.id, definitions, 'id', { params, teamParam: team, nowMs: deps.now() }) };
+    } catch (error) {
+      // A cohort this one names was deleted since it was written.
+      if (error instanceof UnknownCohortError) throw cohortRefusal(error, 'filters', cohort.id, false);
+      throw error;
+    }
   };
 
-  /** Counts a dynamic cohort's members now (stored as count / last_calculation). */
+  /**
+   * Counts a dynamic cohort's members now, stored as count / last_calculation. A cohort naming
+   * a cohort deleted since keeps its last count (its persons list answers why).
+   */
   const countDynamic = async (cohort: CohortRow): Promise<void> => {
-    const { params, team, members } = await membership(cohort);
+    let query: Awaited<ReturnType<typeof membership>>;
+    try {
+      query = await membership(cohort);
+    } catch {
+      return;
+    }
+    const { params, team, members } = query;
     const rows = await (
       await ch.query({
         query: `SELECT count() AS n FROM (SELECT id FROM person WHERE team_id = ${team} GROUP BY id HAVING argMax(is_deleted, version) = 0) WHERE ${members}`,
@@ -133,19 +177,40 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
     await setCohortCount(db, cohort.id, Number(rows[0]?.n ?? 0), new Date(deps.now()));
   };
 
+  /** After a write: counts (static cohorts' members are copied to ClickHouse too) and tells decide. */
   const refreshed = async (cohort: CohortRow): Promise<CohortRow> => {
-    if (cohort.deleted) return cohort;
-    if (cohort.is_static)
-      await setCohortCount(db, cohort.id, await syncStaticCohortToClickHouse(db, ch, cohort.team_id, cohort.id, deps.now()), new Date(deps.now()));
-    else await countDynamic(cohort);
+    if (!cohort.deleted) {
+      if (cohort.is_static) await refreshStaticCohort(stores, cohort.team_id, cohort.id, deps.now());
+      else await countDynamic(cohort);
+    }
     await deps.flagChanges.flagsChanged(cohort.team_id);
     return (await findCohort(db, cohort.team_id, cohort.id))!;
   };
 
-  const addMembers = async (req: Request, cohort: CohortRow, body: Record<string, unknown>, personAttr: string) => {
-    const personUuids = body[personAttr] === undefined ? [] : parseIds(body[personAttr], personAttr);
-    const distinctIds = body['distinct_ids'] === undefined ? [] : parseIds(body['distinct_ids'], 'distinct_ids');
-    if (personUuids.length + distinctIds.length > 0) await addStaticCohortMembers(db, req.project!.id, cohort.id, { personUuids, distinctIds });
+  /** The persons a create or update names for a static cohort: JSON ids and an uploaded CSV. */
+  const memberIds = (req: Request, body: Record<string, unknown>, personAttr: string): StaticMemberIds => {
+    const fromCsv = req.file ? readCsvMembers(req.file.buffer) : {};
+    return {
+      personUuids: [...(body[personAttr] === undefined ? [] : parseIds(body[personAttr], personAttr)), ...(fromCsv.personUuids ?? [])],
+      distinctIds: [...(body['distinct_ids'] === undefined ? [] : parseIds(body['distinct_ids'], 'distinct_ids')), ...(fromCsv.distinctIds ?? [])],
+      emails: fromCsv.emails ?? [],
+    };
+  };
+
+  /** Cohorts (this one, and those naming it directly or through others) that active flags use, by flag. */
+  const flagsUsing = async (cohort: CohortRow): Promise<string[]> => {
+    const definitions = await loadCohortDefinitions(db, cohort.team_id);
+    const containing = new Set([cohort.id]);
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const definition of definitions.values()) {
+        if (!containing.has(definition.id) && referencedCohortIds(definition.properties).some((id) => containing.has(id))) {
+          containing.add(definition.id);
+          grew = true;
+        }
+      }
+    }
+    return (await activeFlagsNamingCohorts(db, cohort.team_id, [...containing])).map((flag) => flag.name || flag.key);
   };
 
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
@@ -156,25 +221,38 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
     router.get(base, ...read, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
-      const { rows, count } = await listCohorts(db, req.project!.id, { limit, offset });
+      const type = req.query['type'];
+      const search = req.query['search'];
+      const createdBy = req.query['created_by_id'];
+      const { rows, count } = await listCohorts(db, req.project!.id, {
+        limit,
+        offset,
+        isStatic: type === 'static' ? true : type === 'dynamic' ? false : undefined,
+        search: typeof search === 'string' && search !== '' ? search : undefined,
+        createdById: typeof createdBy === 'string' && /^\d{1,9}$/.test(createdBy) ? Number(createdBy) : undefined,
+      });
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeCohorts(db, rows) }));
     });
 
-    router.post(base, ...write, async (req, res) => {
+    router.post(base, ...write, readUpload, async (req, res) => {
       const body = parseBody(req.body ?? {});
       if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
       const isStatic = body['is_static'] === undefined ? false : parseBoolean(body['is_static'], 'is_static');
-      const definition = isStatic ? null : parseDefinition(body);
+      if (req.file && !isStatic) throw errors.validation('A CSV of persons can only create a static cohort (is_static: true).', 'csv', 'invalid');
+      const definition = isStatic ? null : parseCohortDefinition(body);
       if (!isStatic && !definition) throw errors.validation('A dynamic cohort needs filters {properties} (or groups).', 'filters', 'required');
       await checkReferences(req.project!.id, definition, null);
       const input: CohortInput = {
         name: parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH }),
-        description: body['description'] === undefined ? '' : parseString(body['description'], 'description', { allowBlank: true, maxLength: 10_000 }),
+        description:
+          body['description'] === undefined ? '' : parseString(body['description'], 'description', { allowBlank: true, maxLength: MAX_DESCRIPTION_LENGTH }),
         filters: definition,
         is_static: isStatic,
       };
+      // Read (and refused) before anything is written.
+      const members = isStatic ? memberIds(req, body, '_create_static_person_ids') : null;
       let cohort = await insertCohort(db, req.project!.id, input, req.principal!.userId);
-      if (isStatic) await addMembers(req, cohort, body, '_create_static_person_ids');
+      if (members && hasIds(members)) await addStaticCohortMembers(stores, cohort.team_id, cohort.id, members, deps.now());
       cohort = await refreshed(cohort);
       res.status(201).json((await serializeCohorts(db, [cohort]))[0]);
     });
@@ -183,26 +261,38 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
       res.json((await serializeCohorts(db, [req.cohort!]))[0]);
     });
 
-    router.patch(`${base}/:cohort_id`, ...write, loadCohort, async (req, res) => {
+    router.patch(`${base}/:cohort_id`, ...write, loadCohort, readUpload, async (req, res) => {
       const body = parseBody(req.body ?? {});
       const cohort = req.cohort!;
       const input: CohortInput = {};
       if (body['name'] !== undefined) input.name = parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH });
-      if (body['description'] !== undefined) input.description = parseString(body['description'], 'description', { allowBlank: true, maxLength: 10_000 });
+      if (body['description'] !== undefined)
+        input.description = parseString(body['description'], 'description', { allowBlank: true, maxLength: MAX_DESCRIPTION_LENGTH });
       if (body['deleted'] !== undefined) input.deleted = parseBoolean(body['deleted'], 'deleted');
       if (body['is_static'] !== undefined && parseBoolean(body['is_static'], 'is_static') !== cohort.is_static) {
         throw errors.validation('A cohort cannot change between static and dynamic.', 'is_static', 'invalid');
       }
+      if (req.file && !cohort.is_static) throw errors.validation('A CSV of persons can only be added to a static cohort.', 'csv', 'invalid');
       if (!cohort.is_static && (body['filters'] !== undefined || body['groups'] !== undefined)) {
-        const definition = parseDefinition(body);
+        const definition = parseCohortDefinition(body);
         if (!definition) throw errors.validation('A dynamic cohort needs filters {properties} (or groups).', 'filters', 'required');
         await checkReferences(cohort.team_id, definition, cohort.id);
         input.filters = definition;
       }
+      if (input.deleted === true && !cohort.deleted) {
+        const flags = await flagsUsing(cohort);
+        if (flags.length > 0) {
+          throw errors.validation(
+            `This cohort is used in ${flags.length} active feature flag(s): ${flags.join(', ')}. Please remove the cohort from these feature flags before deleting it.`,
+            null,
+            'invalid',
+          );
+        }
+      }
+      const members = cohort.is_static && input.deleted !== true ? memberIds(req, body, '_create_static_person_ids') : null;
       let updated = (await updateCohort(db, cohort.team_id, cohort.id, input))!;
-      if (updated.is_static) await addMembers(req, updated, body, '_create_static_person_ids');
+      if (members && hasIds(members)) await addStaticCohortMembers(stores, updated.team_id, updated.id, members, deps.now());
       updated = await refreshed(updated);
-      if (updated.deleted) await deps.flagChanges.flagsChanged(updated.team_id);
       res.json((await serializeCohorts(db, [updated]))[0]);
     });
 
@@ -213,25 +303,38 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
 
     router.patch(`${base}/:cohort_id/add_persons_to_static_cohort`, ...write, loadCohort, async (req, res) => {
       const cohort = req.cohort!;
-      if (!cohort.is_static) throw errors.validation('Persons can only be added to static cohorts.', null, 'not_static');
+      if (!cohort.is_static) throw errors.validation('Can only add users to static cohorts', null, 'invalid');
       const body = parseBody(req.body ?? {});
+      // PostHog takes person uuids; Sightline also takes distinct ids.
       if (body['person_ids'] === undefined && body['distinct_ids'] === undefined) throw errors.validation('This field is required.', 'person_ids', 'required');
-      await addMembers(req, cohort, body, 'person_ids');
-      await refreshed(cohort);
+      const ids: StaticMemberIds = {
+        personUuids: body['person_ids'] === undefined ? [] : parseIds(body['person_ids'], 'person_ids', { uuids: true }),
+        distinctIds: body['distinct_ids'] === undefined ? [] : parseIds(body['distinct_ids'], 'distinct_ids'),
+      };
+      if (!hasIds(ids)) throw errors.validation('person_ids cannot be empty', 'person_ids', 'invalid');
+      const found = await addStaticCohortMembers(stores, cohort.team_id, cohort.id, ids, deps.now());
+      if (found === 0) throw errors.validation('No valid users to add to cohort', 'person_ids', 'invalid');
+      await deps.flagChanges.flagsChanged(cohort.team_id);
       res.json({ success: true });
     });
 
     router.patch(`${base}/:cohort_id/remove_person_from_static_cohort`, ...write, loadCohort, async (req, res) => {
       const cohort = req.cohort!;
-      if (!cohort.is_static) throw errors.validation('Persons can only be removed from static cohorts.', null, 'not_static');
+      if (!cohort.is_static) throw errors.validation('Can only remove users from static cohorts', null, 'invalid');
       const body = parseBody(req.body ?? {});
+      if (body['person_id'] === undefined || body['person_id'] === null || body['person_id'] === '')
+        throw errors.validation('person_id is required', 'person_id', 'required');
       const personId = parseString(body['person_id'], 'person_id', { maxLength: 100 });
-      await removeStaticCohortMember(db, cohort.team_id, cohort.id, personId);
-      await refreshed(cohort);
+      if (!isUuidText(personId)) throw errors.validation('person_id must be a valid UUID', 'person_id', 'invalid');
+      if (!(await removeStaticCohortMember(stores, cohort.team_id, cohort.id, personId, deps.now()))) {
+        throw errors.notFound('Person is not part of the cohort');
+      }
+      await deps.flagChanges.flagsChanged(cohort.team_id);
       res.json({ success: true });
     });
 
-    router.get(`${base}/:cohort_id/persons`, ...read, loadCohort, async (req, res) => {
+    // PostHog requires person:read here too: the answer lists persons and their properties.
+    router.get(`${base}/:cohort_id/persons`, requireScope('cohort:read'), requireScope('person:read'), projectAccess(db), loadCohort, async (req, res) => {
       const cohort = req.cohort!;
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
@@ -245,21 +348,60 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
           format: 'JSONEachRow',
         })
       ).json<{ id: string; properties: string; created_at: string; is_identified: number }>();
-      const results = rows.slice(0, limit).map((r) => ({
-        id: r.id,
-        uuid: r.id,
-        properties: safeJson(r.properties),
-        is_identified: Boolean(Number(r.is_identified)),
-        created_at: `${r.created_at.replace(' ', 'T')}Z`,
-      }));
+      const page = rows.slice(0, limit);
+      const distinctIds = await distinctIdsOf(
+        ch,
+        cohort.team_id,
+        page.map((r) => r.id),
+      );
+      const results = page.map((r) => {
+        const properties = safeJson(r.properties);
+        const ids = distinctIds.get(r.id) ?? [];
+        return {
+          type: 'person',
+          id: r.id,
+          uuid: r.id,
+          name: personName(properties, ids, r.id),
+          distinct_ids: ids,
+          properties,
+          is_identified: Boolean(Number(r.is_identified)),
+          created_at: `${r.created_at.replace(' ', 'T')}Z`,
+        };
+      });
       res.json({
         results,
-        next: rows.length > limit ? `${req.protocol}://${req.get('host')}${req.baseUrl}${req.path}?limit=${limit}&offset=${offset + limit}` : null,
-        previous: null,
+        next: rows.length > limit ? absoluteUrlWith(req, { limit, offset: offset + limit }) : null,
+        previous: offset > 0 ? absoluteUrlWith(req, { limit, offset: Math.max(0, offset - limit) }) : null,
       });
     });
   }
   return router;
+}
+
+/** The persons' current distinct ids (at most 10 each, as PostHog lists them). */
+async function distinctIdsOf(ch: ClickHouseClient, teamId: number, personIds: string[]): Promise<Map<string, string[]>> {
+  if (personIds.length === 0) return new Map();
+  const rows = await (
+    await ch.query({
+      query: `SELECT toString(person_id) AS person, arraySlice(arraySort(groupArray(distinct_id)), 1, 10) AS ids FROM (
+                SELECT distinct_id, argMax(person_id, version) AS person_id FROM person_distinct_id2
+                WHERE team_id = {team:Int64} AND distinct_id IN (SELECT distinct_id FROM person_distinct_id2 WHERE team_id = {team:Int64} AND person_id IN {persons:Array(UUID)})
+                GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0)
+              WHERE person_id IN {persons:Array(UUID)} GROUP BY person_id`,
+      query_params: { team: teamId, persons: personIds },
+      format: 'JSONEachRow',
+    })
+  ).json<{ person: string; ids: string[] }>();
+  return new Map(rows.map((r) => [r.person, r.ids]));
+}
+
+/** PostHog's display name of a person: email, name or username, else a distinct id, else the uuid. */
+function personName(properties: unknown, distinctIds: string[], uuid: string): string {
+  const props = (typeof properties === 'object' && properties !== null ? properties : {}) as Record<string, unknown>;
+  for (const key of ['email', 'name', 'username']) {
+    if (typeof props[key] === 'string' && props[key] !== '') return props[key];
+  }
+  return distinctIds[0] ?? uuid;
 }
 
 function safeJson(text: string): unknown {

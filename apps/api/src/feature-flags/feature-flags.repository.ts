@@ -202,6 +202,23 @@ export async function dependentFlags(db: Sql, flag: Pick<FlagRow, 'id' | 'team_i
   );
 }
 
+/**
+ * Active flags whose conditions (or super conditions) name any of `cohortIds`, as PostHog
+ * checks before a cohort is deleted.
+ */
+export async function activeFlagsNamingCohorts(db: Sql, teamId: number, cohortIds: readonly number[]): Promise<{ key: string; name: string }[]> {
+  return db.query<{ key: string; name: string }>(
+    `SELECT key, name FROM feature_flags f
+      WHERE team_id = $1 AND NOT deleted AND active
+        AND EXISTS (SELECT 1 FROM (VALUES ('groups'), ('super_groups')) AS lists (name)
+                     CROSS JOIN jsonb_array_elements(CASE WHEN jsonb_typeof(f.filters->lists.name) = 'array' THEN f.filters->lists.name ELSE '[]' END) g
+                     CROSS JOIN jsonb_array_elements(CASE WHEN jsonb_typeof(g->'properties') = 'array' THEN g->'properties' ELSE '[]' END) p
+                     WHERE p->>'type' = 'cohort' AND p->>'value' = ANY($2::text[]))
+      ORDER BY key`,
+    [teamId, cohortIds.map(String)],
+  );
+}
+
 export async function cohortExists(db: Sql, teamId: number, id: number): Promise<boolean> {
   return (await db.query('SELECT 1 FROM cohorts WHERE team_id = $1 AND id = $2 AND NOT deleted', [teamId, id])).length > 0;
 }

@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { requireScope } from '@sightline/auth';
-import { syncStaticCohortToClickHouse } from '@sightline/insights';
 import { projectAccess } from '../http/project-access';
-import { loadBasicUsers } from '../organization/users';
+import { serializeCohorts } from '../cohorts/cohort.serializer';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
 import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights, hasEnrichedEvents } from './usage-dashboard';
@@ -54,30 +53,8 @@ export function createFlagAnalyticsRouter(deps: FeatureFlagDeps): Router {
     });
 
     router.post(`${base}/:id/create_static_cohort_for_flag`, ...guard, async (req, res) => {
-      const now = new Date(deps.now());
-      const cohort = await createStaticCohortForFlag(db, req.flag!, req.principal!.userId, now);
-      // Trends test membership in ClickHouse: copy the members there before answering.
-      await syncStaticCohortToClickHouse(db, deps.ch, req.flag!.team_id, cohort.id, now.getTime());
-      const creator = (await loadBasicUsers(db, [req.principal!.userId])).get(req.principal!.userId) ?? null;
-      res.status(201).json({
-        cohort: {
-          id: cohort.id,
-          name: cohort.name,
-          description: '',
-          groups: [],
-          deleted: false,
-          filters: null,
-          query: null,
-          is_calculating: false,
-          created_by: creator,
-          created_at: new Date(cohort.created_at).toISOString(),
-          last_calculation: new Date(cohort.last_calculation).toISOString(),
-          errors_calculating: 0,
-          count: cohort.count,
-          is_static: true,
-          experiment_set: [],
-        },
-      });
+      const cohort = await createStaticCohortForFlag({ db, ch: deps.ch }, req.flag!, req.principal!.userId, new Date(deps.now()));
+      res.status(201).json({ cohort: (await serializeCohorts(db, [cohort]))[0] });
     });
   }
   return router;

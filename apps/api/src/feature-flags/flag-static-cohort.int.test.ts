@@ -65,5 +65,22 @@ describe('static cohort for a flag agrees with decide', () => {
     expect(enabledAtDecide.size).toBeGreaterThan(5);
     expect(enabledAtDecide.size).toBeLessThan(persons.size - 5);
     expect([...members].sort((a, b) => a - b)).toEqual([...enabledAtDecide].sort((a, b) => a - b));
+
+    // Queries read the members from ClickHouse: the copy holds the same persons, by uuid.
+    const uuids = (
+      await f.db.query<{ uuid: string }>('SELECT p.uuid::text AS uuid FROM cohort_people c JOIN persons p ON p.id = c.person_id WHERE c.cohort_id = $1', [
+        cohort.body.cohort.id,
+      ])
+    ).map((r) => r.uuid);
+    const copied = await (
+      await f.ch.query({
+        query: `SELECT toString(person_id) AS uuid FROM person_static_cohort WHERE team_id = 1 AND cohort_id = {cohort:Int64}
+                GROUP BY person_id HAVING argMax(is_deleted, version) = 0`,
+        query_params: { cohort: cohort.body.cohort.id },
+        format: 'JSONEachRow',
+      })
+    ).json<{ uuid: string }>();
+    expect(copied.map((r) => r.uuid).sort()).toEqual(uuids.sort());
+    expect(cohort.body.cohort.count).toBe(uuids.length);
   });
 });

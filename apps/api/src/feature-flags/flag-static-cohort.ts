@@ -1,6 +1,8 @@
 import { loadProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags } from '@sightline/flags';
 import { listPersonsForFlags } from '@sightline/persons';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { findCohort, refreshStaticCohort, type CohortRow } from '@sightline/insights';
 import type { MetadataStore, Sql } from '@sightline/postgres';
 import type { FlagRow } from './feature-flags.repository';
 
@@ -45,15 +47,23 @@ export async function personsWithFlagEnabled(db: Sql, flag: FlagRow, now: Date):
 /**
  * PostHog's create_static_cohort_for_flag: a static cohort named after the flag and the
  * time, holding the persons for whom the flag is on. PostHog fills it in a background
- * task; here it is filled before answering, so the answer already has its count.
+ * task; here it is filled before answering, so the answer already has its count. The
+ * members are written to PostgreSQL (decide reads them) and then copied to ClickHouse's
+ * person_static_cohort (queries read them) before the cohort is answered.
  */
-export async function createStaticCohortForFlag(db: MetadataStore, flag: FlagRow, userId: number, now: Date) {
+export async function createStaticCohortForFlag(
+  stores: { db: MetadataStore; ch: ClickHouseClient },
+  flag: FlagRow,
+  userId: number,
+  now: Date,
+): Promise<CohortRow> {
+  const { db } = stores;
   const persons = await personsWithFlagEnabled(db, flag, now);
   const stamp = now.toISOString().slice(0, 19).replace('T', ' ');
-  return db.transaction(async (tx) => {
-    const [cohort] = await tx.query<{ id: number; name: string; created_at: Date; last_calculation: Date }>(
+  const cohortId = await db.transaction(async (tx) => {
+    const [cohort] = await tx.query<{ id: number }>(
       `INSERT INTO cohorts (team_id, name, is_static, is_calculating, count, created_by_id, last_calculation, version)
-       VALUES ($1, $2, true, false, $3, $4, $5, 1) RETURNING id, name, created_at, last_calculation`,
+       VALUES ($1, $2, true, false, $3, $4, $5, 1) RETURNING id`,
       [flag.team_id, `Users with feature flag ${flag.key} enabled at ${stamp}`, persons.length, userId, now],
     );
     for (let i = 0; i < persons.length; i += PERSON_BATCH) {
@@ -62,6 +72,8 @@ export async function createStaticCohortForFlag(db: MetadataStore, flag: FlagRow
         persons.slice(i, i + PERSON_BATCH),
       ]);
     }
-    return { ...cohort!, count: persons.length };
+    return cohort!.id;
   });
+  await refreshStaticCohort(stores, flag.team_id, cohortId, now.getTime());
+  return (await findCohort(db, flag.team_id, cohortId))!;
 }
