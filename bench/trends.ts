@@ -12,7 +12,7 @@
  * that both answered the same numbers.
  */
 import { COHORT_ID, FROM, PDI, PERSON, startAnalyticsBench, TO } from './analytics-data';
-import { median } from './bench-process';
+import { median, printRatioTable } from './bench-process';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 10_000_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
@@ -169,13 +169,7 @@ async function main(): Promise<void> {
       agree ? 'yes' : `NO (${got.size} vs ${expected.size} values)`,
     ]);
   }
-  const header = ['query kind', 'endpoint ms', 'hand-written ms', 'ratio', 'same answer'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(`\nmedians of ${RUNS} runs, ${EVENTS.toLocaleString('en-US')} events (target: ratio ≤ 1.5 for every kind)\n`);
-  console.log(line(header));
-  for (const r of rows) console.log(line(r));
-  console.log(`\nworst ratio ${worst.toFixed(2)}`);
+  printRatioTable(rows, { runs: RUNS, events: EVENTS, worst });
   await bench.close();
   if (rows.some((r) => !r[4]!.startsWith('yes'))) process.exitCode = 1;
 }

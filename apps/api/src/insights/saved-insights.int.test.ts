@@ -106,18 +106,15 @@ describe('saved insights, dashboards, my_last_viewed and timing', () => {
   });
 
   it('timing: records the report and answers 200 without a body; refuses what is not an object', async () => {
-    const res = await request(f.app)
-      .post(`${base}/timing/`)
-      .set(admin)
-      .send({
-        session_id: 's',
-        current_url: 'http://x/insights/1',
-        type: 'insight_load',
-        context: 'insight',
-        time_to_see_data_ms: 420,
-        insights_fetched: 1,
-        insights_fetched_cached: 0,
-      });
+    const res = await request(f.app).post(`${base}/timing/`).set(admin).send({
+      session_id: 's',
+      current_url: 'http://x/insights/1',
+      type: 'insight_load',
+      context: 'insight',
+      time_to_see_data_ms: 420,
+      insights_fetched: 1,
+      insights_fetched_cached: 0,
+    });
     expect(res.status).toBe(200);
     expect(res.text).toBe('');
     const rows = await (await f.ch.query({ query: 'SELECT type, time_to_see_data_ms FROM insight_timings', format: 'JSONEachRow' })).json();

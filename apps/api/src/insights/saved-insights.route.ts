@@ -248,17 +248,15 @@ export function createSavedInsightsRouter(deps: SavedInsightsDeps, service: Tren
       const answer = await resultOf(req, row);
       if (req.query['format'] === 'csv') {
         if (!Array.isArray(answer.result)) throw errors.validation('This insight has no tabular result.', null, 'not_supported');
-        res
-          .type('text/csv')
-          .send(
-            trendResultCsv({
-              result: answer.result as never,
-              next: null,
-              timezone: answer.timezone,
-              is_cached: answer.is_cached,
-              last_refresh: answer.last_refresh ?? '',
-            }),
-          );
+        res.type('text/csv').send(
+          trendResultCsv({
+            result: answer.result as never,
+            next: null,
+            timezone: answer.timezone,
+            is_cached: answer.is_cached,
+            last_refresh: answer.last_refresh ?? '',
+          }),
+        );
         return;
       }
       res.json((await serializeInsights(db, [row], () => answer))[0]);

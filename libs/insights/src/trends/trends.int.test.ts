@@ -250,7 +250,7 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
         ],
       }),
     ).toBe(expectCount((e) => e.personProperties['plan'] === 'pro' || (Number(e.properties['price']) >= 10 && Number(e.properties['price']) <= 20)));
-    // The interface document's shape: series properties as a list of groups.
+    // The documented request shape: series properties as a list of property groups.
     const grouped = await run({
       events: [{ id: '$pageview', properties: [{ type: 'AND', values: [{ key: '$browser', value: 'Safari', operator: 'exact', type: 'event' }] }] }],
     });
