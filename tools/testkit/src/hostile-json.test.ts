@@ -22,6 +22,9 @@ describe('hostile JSON bodies', () => {
     expect(injectJson(base, ['key'], '"\\u0000"')).toBe('{"key":"\\u0000","filters":{"groups":[{"rollout_percentage":50}]}}');
     expect(injectJson(base, ['filters'], '"\\ud800"', true)).toBe('{"key":"k","filters":{"groups":[{"rollout_percentage":50}],"\\ud800":1}}');
     expect(injectJson(base, [], '1e309')).toBe('1e309');
+    // Replacement patterns such as $& inside the hostile text stay as they are.
+    expect(injectJson(base, ['key'], '"$&$\'"')).toBe('{"key":"$&$\'","filters":{"groups":[{"rollout_percentage":50}]}}');
+    expect(injectJson(base, ['filters'], '"$&"', true)).toBe('{"key":"k","filters":{"groups":[{"rollout_percentage":50}],"$&":1}}');
   });
 
   it('produces text a JSON parser reads, for every body', () => {

@@ -92,10 +92,12 @@ export function injectJson(base: unknown, path: (string | number)[], hostile: st
   if (asKey) {
     if (Array.isArray(parent)) parent.push({ [JSON.parse(PLACEHOLDER) as string]: 1 });
     else parent[JSON.parse(PLACEHOLDER) as string] = 1;
-    return JSON.stringify(copy).replace(`${PLACEHOLDER}:1`, `${hostile}:1`);
+    return JSON.stringify(copy).replace(`${PLACEHOLDER}:1`, () => `${hostile}:1`);
   }
   parent[path[path.length - 1]!] = JSON.parse(PLACEHOLDER);
-  return JSON.stringify(copy).replace(PLACEHOLDER, hostile);
+  // A replacer function: a string replacement would read `$&` or `$'` inside the hostile text as
+  // replacement patterns.
+  return JSON.stringify(copy).replace(PLACEHOLDER, () => hostile);
 }
 
 /**
