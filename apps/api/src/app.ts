@@ -1,4 +1,5 @@
 import express, { Router, type Express } from 'express';
+import type { Redis } from 'ioredis';
 import { createProjectTokenCache, findPrincipalByKeyHash } from '@sightline/accounts';
 import { personalKeyAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
@@ -9,18 +10,38 @@ import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http'
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { createActionsRouter } from './actions';
-import { createCohortsRouter } from './cohorts';
-import { createDashboardsRouter } from './dashboards';
-import { createDecideRouter } from './decide';
-import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
-import { createInsightsRouter } from './insights';
-import { createOrganizationRouter } from './organization';
+import { createActionsRoutes } from './actions';
+import { createCohortsRoutes } from './cohorts';
+import { createDashboardsRoutes } from './dashboards';
+import { createFlagEvaluationRouter, createLocalEvaluationRoutes } from './decide';
+import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { managementCors, managementSecurityHeaders } from './http/management-hardening';
+import { mountRoutes, RouteTable } from './http/route-registry';
+import { createThrottle, type RateLimits } from './http/throttle';
+import { createInsightsRoutes } from './insights';
+import { createOrganizationRoutes } from './organization';
+import { createPersonalApiKeysRoutes } from './personal-api-keys';
+import { createApiSchemaRouter } from './schema';
 
 export type { FlagChangeNotifier } from './feature-flags';
+export type { RateLimits } from './http/throttle';
+export { POSTHOG_RATE_LIMITS } from './http/throttle';
+export { accessOptionsFromConfig } from './http/access-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
 export { buildFlagsResponse, flagsShape } from './decide/decide-response';
+
+/** Management API limits and browser access; every field has a default. */
+export interface AccessOptions {
+  /** Per personal API key; absent: no rate limits (tests, benchmarks). */
+  rateLimits?: RateLimits;
+  /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
+  rateLimitRedis?: Redis;
+  /** Origins allowed to call the management API from a browser; default none. */
+  corsOrigins?: readonly string[];
+  /** Largest JSON body of a management request; default 5 MB. */
+  bodyLimitBytes?: number;
+}
 
 export interface ApiDeps {
   db: MetadataStore;
@@ -37,17 +58,64 @@ export interface ApiDeps {
   insightCacheTtlMs?: number;
   /** Told after every flag write; default: the definitions cache's own notifier. */
   flagChanges?: FlagChangeNotifier;
+  access?: AccessOptions;
 }
 
-/** The management API (`/api/...`), authenticated by personal API keys. */
+/** Every personal-key route, each declared once (method, path, scope, schema, summary). */
+export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache): RouteTable {
+  const now = deps.now ?? Date.now;
+  const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
+  const projectTokens = createProjectTokenCache(deps.db);
+  return new RouteTable().include(
+    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
+    createOrganizationRoutes(deps.db),
+    createPersonalApiKeysRoutes(deps.db),
+    createActionsRoutes(deps.db),
+    createDashboardsRoutes(deps.db),
+    createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
+    createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
+  );
+}
+
+/** The management API (`/api/...`), authenticated by personal API keys, and flag evaluation. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
+  const access = deps.access ?? {};
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
-  // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
+  const table = createApiRouteTable(deps, flagDefinitions);
+  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
+
+  // The API document and its page are public, as PostHog's /api/schema/ is.
+  router.use(createApiSchemaRouter(table));
   router.use(
-    createDecideRouter({
+    '/api',
+    managementCors(access.corsOrigins ?? []),
+    managementSecurityHeaders(),
+    express.json({ limit: access.bodyLimitBytes ?? 5 * 1024 * 1024 }),
+    authenticate,
+    // After authentication, as DRF parses a body only once the caller is known.
+    inputGuard(),
+  );
+  router.use(
+    mountRoutes(table, {
+      db: deps.db,
+      authenticate,
+      throttle: access.rateLimits
+        ? createThrottle({
+            limits: access.rateLimits,
+            redis: access.rateLimitRedis,
+            metrics: deps.metrics,
+            onStoreError: (err) => deps.logger.warn({ err }, 'rate limiter store failed; request let through'),
+          })
+        : undefined,
+    }),
+  );
+  // Public flag evaluation (project key) for SDKs: no personal key, no throttle.
+  router.use(
+    createFlagEvaluationRouter({
       db: deps.db,
       definitions: flagDefinitions,
       projectTokens: createProjectTokenCache(deps.db),
@@ -55,22 +123,9 @@ export function createApiRouter(deps: ApiDeps): Router {
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
     }),
   );
-  router.use(
-    '/api',
-    express.json({ limit: '5mb' }),
-    personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash)),
-    // After authentication, as DRF parses a body only once the caller is known.
-    inputGuard(),
-  );
-  router.use(createOrganizationRouter(deps.db));
-  router.use(createActionsRouter(deps.db));
-  router.use(createDashboardsRouter(deps.db));
-  router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
-  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
-  router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   return router;
 }
 
-export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean }): Express {
+export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean; trustProxy?: string }): Express {
   return createServiceApp({ ...deps, name: 'api', routers: [createApiRouter(deps)] });
 }

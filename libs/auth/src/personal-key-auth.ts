@@ -10,6 +10,8 @@ export interface Principal {
   scopes: string[];
   /** null: every project of the user's organisation. */
   scopedTeams: number[] | null;
+  /** null or absent: not restricted by organisation. */
+  scopedOrganizations?: string[] | null;
   organizationId: string;
 }
 
@@ -24,6 +26,8 @@ declare module 'express-serve-static-core' {
 /** `Authorization: Bearer phx_…` → req.principal, or a DRF 401. */
 export function personalKeyAuth(lookup: PersonalKeyLookup): RequestHandler {
   return async (req, _res, next) => {
+    // Already authenticated by an outer layer of the same app.
+    if (req.principal) return next();
     const header = req.headers.authorization;
     if (!header) return next(errors.notAuthenticated());
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
