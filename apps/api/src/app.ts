@@ -37,6 +37,8 @@ export interface AccessOptions {
   rateLimits?: RateLimits;
   /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
   rateLimitRedis?: Redis;
+  /** Prefix of the throttle's Redis keys (tests sharing one Redis); default `sightline:throttle`. */
+  rateLimitKeyPrefix?: string;
   /** Origins allowed to call the management API from a browser; default none. */
   corsOrigins?: readonly string[];
   /** Largest JSON body of a management request; default 5 MB. */
@@ -107,6 +109,7 @@ export function createApiRouter(deps: ApiDeps): Router {
         ? createThrottle({
             limits: access.rateLimits,
             redis: access.rateLimitRedis,
+            keyPrefix: access.rateLimitKeyPrefix,
             metrics: deps.metrics,
             onStoreError: (err) => deps.logger.warn({ err }, 'rate limiter store failed; request let through'),
           })

@@ -26,6 +26,8 @@ export interface ThrottleOptions {
   redis?: Redis;
   metrics: Metrics;
   onStoreError?: (error: unknown) => void;
+  /** Prefix of the Redis keys; default `sightline:throttle`. */
+  keyPrefix?: string;
 }
 
 /** PostHog's 429 body, with the seconds until the window frees a request. */
@@ -44,7 +46,13 @@ export function throttledError(retryAfterSeconds: number): ApiError {
 export function createThrottle(options: ThrottleOptions): (kind: ThrottleClass) => RequestHandler {
   const limiter = (name: string, points: number, duration: number): RateLimiterAbstract =>
     options.redis
-      ? new RateLimiterRedis({ storeClient: options.redis, keyPrefix: `sightline:throttle:${name}`, points, duration, rejectIfRedisNotReady: true })
+      ? new RateLimiterRedis({
+          storeClient: options.redis,
+          keyPrefix: `${options.keyPrefix ?? 'sightline:throttle'}:${name}`,
+          points,
+          duration,
+          rejectIfRedisNotReady: true,
+        })
       : new RateLimiterMemory({ keyPrefix: name, points, duration });
   const { limits } = options;
   const windows: Record<ThrottleClass, RateLimiterAbstract[]> = {
