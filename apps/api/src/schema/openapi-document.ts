@@ -89,12 +89,13 @@ function tagOf(path: string): string {
 
 const projectTokenBody = (example: Record<string, unknown>) => ({
   required: true,
+  description: 'JSON; posthog-js may also send it as text, base64 or gzip-encoded',
   content: {
     'application/json': {
       schema: { type: 'object', properties: { api_key: { type: 'string', description: 'The project API key (phc_…); `token` is accepted too' } } },
       example,
     },
-    'text/plain': { schema: { type: 'string' }, description: 'JSON, or base64/gzip-encoded JSON as posthog-js sends it' },
+    'text/plain': { schema: { type: 'string' } },
   },
 });
 
