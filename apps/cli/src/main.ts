@@ -1,5 +1,9 @@
 import fs from 'node:fs';
+import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
+import { allInOneEnv, parseConfig, postgresEnv } from '@sightline/config';
+import { createMetadataStore, migratePostgres } from '@sightline/postgres';
+import { ADMIN_USAGE, runAdminCommand } from './admin';
 import { BatchRefusedError } from './import/batch-sender';
 import { CheckpointError } from './import/checkpoint';
 import { IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
@@ -79,10 +83,36 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** `admin …`: keys and projects on the store the server uses (DATABASE_URL, else the embedded data directory). */
+async function adminCommand(argv: string[]): Promise<number> {
+  const config = parseConfig({ ...postgresEnv, SIGHTLINE_DATA_DIR: allInOneEnv.SIGHTLINE_DATA_DIR }, process.env);
+  const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir: resolve(config.SIGHTLINE_DATA_DIR), poolSize: 2 });
+  try {
+    await migratePostgres(db);
+    return await runAdminCommand(argv, db, (text) => process.stdout.write(`${text}\n`));
+  } catch (error) {
+    if (error instanceof UsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sightline admin: ${error.message}\n${ADMIN_USAGE}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await db.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === 'admin') {
+    try {
+      return await adminCommand(rest);
+    } catch (error) {
+      process.stderr.write(`sightline admin: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 1;
+    }
+  }
   if (command !== 'import') {
-    process.stderr.write(`${IMPORT_USAGE}\n`);
+    process.stderr.write(`${IMPORT_USAGE}\n\n${ADMIN_USAGE}\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
   }
   try {
