@@ -7,6 +7,7 @@
  *   404 whatever their shape.
  */
 import { randomUUID } from 'node:crypto';
+import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { ALL_SCOPES, hashPersonalApiKey, hasScope, type Scope } from '@sightline/auth';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
@@ -116,6 +117,24 @@ describe('route × scope and route × project matrices', () => {
       allowedStatuses[res.status] = (allowedStatuses[res.status] ?? 0) + 1;
       counts.scopeAllowed++;
     }
+  });
+
+  it('answers every list route as CSV, one row per result of the JSON page', async () => {
+    const lists = routes.filter((r) => r.list && r.method === 'get');
+    expect(lists.length).toBeGreaterThan(10);
+    let rows = 0;
+    for (const route of lists) {
+      const path = fillPath(route, idsA);
+      const json = await send('get', path, ADMIN_KEY);
+      const csv = await send('get', `${path}?format=csv`, ADMIN_KEY);
+      expect([route.path, csv.status, csv.headers['content-type']]).toEqual([route.path, 200, expect.stringMatching(/^text\/csv/)]);
+      const results = (Array.isArray(json.body) ? json.body : json.body.results) as Record<string, unknown>[];
+      const records = parse(csv.text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];
+      expect([route.path, records.length]).toEqual([route.path, results.length]);
+      if (results[0]?.['id'] !== undefined) expect(records[0]!['id']).toBe(String(results[0]['id']));
+      rows += records.length;
+    }
+    expect(rows).toBeGreaterThan(10);
   });
 
   it('answers 403 naming the missing scope to a key with any other single scope', async () => {
