@@ -41,6 +41,8 @@ describe('route registry', () => {
     ]);
     expect((await request(app).get('/api/read').set('Authorization', 'Bearer good')).status).toBe(200);
     expect((await request(app).get('/api/read')).status).toBe(401);
+    const wrongMethod = await request(app).delete('/api/read').set('Authorization', 'Bearer good');
+    expect([wrongMethod.status, wrongMethod.headers['allow'], wrongMethod.body.code]).toEqual([405, 'GET, HEAD, OPTIONS', 'method_not_allowed']);
   });
 
   it('validates a declared body schema with DRF errors before the handler', async () => {

@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { hasScope, type Scope } from '@sightline/auth';
-import { errors } from '@sightline/http';
+import { ApiError, errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { csvListResponder } from './csv-response';
 import { organizationAccess } from './organization-access';
@@ -121,6 +121,20 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
     if (route.list) chain.push(csvListResponder);
     if (route.body) chain.push(requestBodyValidator(route.body));
     router[route.method](route.path, ...chain, ...route.handlers);
+  }
+  // A declared path with an undeclared method: 405 naming the allowed ones, as DRF answers.
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of table.routes) {
+    const methods = methodsByPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    router.all(path, options.authenticate, (req, _res, next) => {
+      next(new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${req.method}" not allowed.`, null, { Allow: allow }));
+    });
   }
   return router;
 }
