@@ -210,16 +210,13 @@ FROM (
 GROUP BY bv_final`;
   }
 
-  /** How many actors converted (reached the last step) and how many entered but did not. */
-  correlationTotalsSql(): string {
-    const n = this.input.filter.steps.length;
-    return `SELECT countIf(level >= ${n}) AS success_total, countIf(level < ${n}) AS failure_total FROM (${this.actorsSql()})`;
-  }
-
   /**
-   * For each name (an event, \`<prop>::<value>\` of a person property, or
-   * \`<event>::<prop>::<value>\` of an event's property), how many converted and how many failed
-   * actors have it. Events are those of the funnel's actors inside the funnel's time span.
+   * For each name (an event, `<prop>::<value>` of a person property, or
+   * `<event>::<prop>::<value>` of an event's property), how many converted and how many failed
+   * actors have it, and in the row whose name is NULL, how many actors converted and failed in
+   * all. Events are those of the funnel's actors inside the funnel's time span. The funnel is
+   * computed once: each actor's outcome is joined with the set of names it has, and every actor
+   * also counts once under NULL.
    */
   correlationSql(
     kind: 'events' | 'properties' | 'event_with_properties',
@@ -227,50 +224,45 @@ GROUP BY bv_final`;
   ): string {
     const { filter, range } = this.input;
     const n = filter.steps.length;
-    const actors = this.actorsSql();
-    const outcome = `SELECT actor, level >= ${n} AS success FROM (${actors})`;
+    const outcome = `SELECT actor, level >= ${n} AS success FROM (${this.actorsSql()})`;
+    const count = (namesOfActors: string) => `SELECT name, countIf(success) AS s, countIf(NOT success) AS f
+      FROM (SELECT a.success AS success, ifNull(x.names, []) AS names FROM (${outcome}) AS a LEFT JOIN (${namesOfActors}) AS x ON x.actor = a.actor)
+      ARRAY JOIN arrayPushBack(arrayMap(v -> toNullable(v), names), NULL) AS name
+      GROUP BY name`;
     if (kind === 'properties') {
       // The actors' latest person properties.
       const keys = this.params.add(options.names, 'Array(String)');
       const excluded = this.params.add(options.excludeNames, 'Array(String)');
       const value = `if(startsWith(JSONExtractRaw(props, key), '"'), JSONExtractString(props, key), JSONExtractRaw(props, key))`;
-      const sql = `SELECT concat(key, '::', ${value}) AS name, uniqExactIf(actor, success) AS s, uniqExactIf(actor, NOT success) AS f
-        FROM (SELECT a.actor AS actor, a.success AS success, p.props AS props FROM (${outcome}) AS a
-              JOIN (SELECT id, argMax(properties, version) AS props FROM person WHERE team_id = ${this.team} GROUP BY id HAVING argMax(is_deleted, version) = 0) AS p
-              ON p.id = a.actor)
-        ARRAY JOIN ${keys} AS key
-        WHERE NOT has(${excluded}, key) AND JSONHas(props, key)
-        GROUP BY name`;
+      const names = `SELECT id AS actor, arrayMap(key -> concat(key, '::', ${value}), arrayFilter(key -> NOT has(${excluded}, key) AND JSONHas(props, key), ${keys})) AS names
+        FROM (SELECT id, argMax(properties, version) AS props FROM person WHERE team_id = ${this.team} GROUP BY id HAVING argMax(is_deleted, version) = 0)`;
+      const sql = count(names);
       return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
     }
-    const excludedEvents = this.params.add(
-      [...options.excludeEvents, ...filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []))],
-      'Array(String)',
-    );
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis() + filter.windowSeconds * 1000;
-    let name = 'e.event';
-    let extra = '';
+    const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}`;
+    let names: string;
     if (kind === 'event_with_properties') {
       const wanted = this.params.add(options.eventNames, 'Array(String)');
       const excludedProps = this.params.add(options.excludeNames, 'Array(String)');
-      extra = `AND has(${wanted}, e.event)`;
-      name = `concat(e.event, '::', kv.1, '::', if(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2))`;
-      const sql = `SELECT ${name} AS name, uniqExactIf(a.actor, a.success) AS s, uniqExactIf(a.actor, NOT a.success) AS f
+      names = `SELECT ${this.actorSql()} AS actor,
+          groupUniqArray(concat(e.event, '::', kv.1, '::', if(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2))) AS names
         {FROM}
-        JOIN (${outcome}) AS a ON a.actor = ${this.actorSql()}
         ARRAY JOIN JSONExtractKeysAndValuesRaw(e.properties) AS kv
-        WHERE e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)} ${extra}
-          AND NOT startsWith(kv.1, '$') AND NOT has(${excludedProps}, kv.1)
-        GROUP BY name`;
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
+        WHERE ${inSpan} AND has(${wanted}, e.event) AND NOT startsWith(kv.1, '$') AND NOT has(${excludedProps}, kv.1)
+        GROUP BY actor`;
+    } else {
+      const excludedEvents = this.params.add(
+        [...options.excludeEvents, ...filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []))],
+        'Array(String)',
+      );
+      names = `SELECT ${this.actorSql()} AS actor, groupUniqArray(e.event) AS names
+        {FROM}
+        WHERE ${inSpan} AND NOT has(${excludedEvents}, e.event)
+        GROUP BY actor`;
     }
-    const sql = `SELECT ${name} AS name, uniqExactIf(a.actor, a.success) AS s, uniqExactIf(a.actor, NOT a.success) AS f
-      {FROM}
-      JOIN (${outcome}) AS a ON a.actor = ${this.actorSql()}
-      WHERE e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}
-        AND NOT has(${excludedEvents}, e.event)
-      GROUP BY name`;
+    const sql = count(names);
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
   }
 
