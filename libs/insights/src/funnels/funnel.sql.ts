@@ -197,6 +197,9 @@ export class FunnelSqlBuilder extends EventsSql {
     const gap = (i: number) => `times[${i + 1}] - times[${i}]`;
     const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, level >= ${i + 1})`)).join(', ');
     const medians = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `toFloat64(medianExactIf(${gap(i)}, level >= ${i + 1}))`)).join(', ');
+    // Without a breakdown there is one value and nothing to rank.
+    if (this.scope.breakdowns.length === 0)
+      return `SELECT '' AS bv, 1 AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
     const limit = this.params.add(this.input.filter.breakdown_limit, 'UInt32');
     const other =
       this.scope.breakdowns.length > 1
