@@ -182,19 +182,16 @@ export async function runFunnelCorrelation(
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
   // Correlation looks at the whole funnel, not per breakdown value.
   const unbroken = { ...filter, breakdowns: [] };
-  const totals = new FunnelSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
-  const query = new FunnelSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
   if (options.type === 'properties' && options.names.length === 0) return answer({ events: [], skewed: false });
-  const [totalRows, rows] = await Promise.all([
-    ch
-      .query({ query: totals.correlationTotalsSql(), query_params: totals.params.values, format: 'JSONEachRow' })
-      .then((r) => r.json<{ success_total: string; failure_total: string }>()),
-    ch
-      .query({ query: query.correlationSql(options.type, options), query_params: query.params.values, format: 'JSONEachRow' })
-      .then((r) => r.json<{ name: string; s: string; f: string }>()),
-  ]);
-  const successTotal = Number(totalRows[0]?.success_total ?? 0);
-  const failureTotal = Number(totalRows[0]?.failure_total ?? 0);
+  const query = new FunnelSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
+  const found = await ch
+    .query({ query: query.correlationSql(options.type, options), query_params: query.params.values, format: 'JSONEachRow' })
+    .then((r) => r.json<{ name: string | null; s: string; f: string }>());
+  // The row named NULL counts every actor who entered the funnel.
+  const totals = found.find((r) => r.name === null);
+  const rows = found.filter((r): r is { name: string; s: string; f: string } => r.name !== null);
+  const successTotal = Number(totals?.s ?? 0);
+  const failureTotal = Number(totals?.f ?? 0);
   return answer(
     correlate(
       rows.map((r) => ({ name: r.name, s: Number(r.s), f: Number(r.f) })),

@@ -152,6 +152,42 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
     expect(answer[0]!.average_conversion_time).toBeNull();
   });
 
+  it('ordered with a step repeated later (visit → signup → visit → pay): the chain uses a later event for the repeat', async () => {
+    const steps = ['visit', 'signup', 'visit', 'pay'];
+    const window = 14 * DAY;
+    // The plain rule, by position: each next step is the first matching event after the previous step's event.
+    const chainOf = (events: Ev[]): number[] => {
+      let best: number[] = [];
+      events.forEach((start, p) => {
+        if (start.event !== steps[0] || start.t < FROM || start.t > TO) return;
+        const times = [start.t];
+        let at = p;
+        for (let i = 1; i < steps.length; i++) {
+          const next = events.findIndex((e, q) => q > at && e.event === steps[i]);
+          if (next < 0 || events[next]!.t - start.t > window) break;
+          times.push(events[next]!.t);
+          at = next;
+        }
+        if (times.length >= best.length) best = times;
+      });
+      return best;
+    };
+    const chains = [...byPerson().values()].map(chainOf).filter((c) => c.length > 0);
+    const answer = (await run({ events: steps.map((id, order) => ({ id, order })), funnel_window_interval: 14 })).result as FunnelStep[];
+    expect(answer.map((s) => s.count)).toEqual(steps.map((_, i) => chains.filter((c) => c.length >= i + 1).length));
+    expect(answer[2]!.count).toBeGreaterThan(0);
+    for (let i = 1; i < steps.length; i++) {
+      const gaps = chains
+        .filter((c) => c.length > i)
+        .map((c) => (c[i]! - c[i - 1]!) / 1000)
+        .sort((a, b) => a - b);
+      if (gaps.length === 0) continue;
+      expect(answer[i]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
+      // The exact median as ClickHouse's medianExact takes it: the upper middle of an even count.
+      expect(answer[i]!.median_conversion_time).toBeCloseTo(gaps[Math.floor(gaps.length / 2)]!, 3);
+    }
+  });
+
   it('strict and unordered orders', async () => {
     const people = [...byPerson().values()];
     const strict = (await run({ funnel_order_type: 'strict' })).result as FunnelStep[];
