@@ -63,7 +63,8 @@ export function createThrottle(options: ThrottleOptions): (kind: ThrottleClass) 
   return (kind) => async (req, _res, next) => {
     const principal = req.principal;
     if (!principal) return next();
-    const key = `key:${principal.keyId}`;
+    // The organisation id (a random uuid per instance) keeps two instances sharing one Redis apart.
+    const key = `key:${principal.organizationId}:${principal.keyId}`;
     const outcomes = await Promise.allSettled(windows[kind].map((window) => window.consume(key)));
     let waitMs = 0;
     let storeError: unknown = null;
