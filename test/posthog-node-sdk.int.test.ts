@@ -85,6 +85,11 @@ describe('posthog-node against the service', () => {
     expect(await remote.getFeatureFlag('node-pro', 'someone-else', { personProperties: { plan: 'free' } })).toBe(false);
     expect(await remote.getFeatureFlag('node-variants', USER)).toBe('only');
     expect(await remote.getFeatureFlagPayload('node-variants', USER)).toEqual({ variant: 'only' });
+    // The SDK's recommended form: one /flags request, a snapshot read locally and attached to an event.
+    const snapshot = await remote.evaluateFlags('snapshot-user', { personProperties: { plan: 'pro' } });
+    expect([snapshot.getFlag('node-pro'), snapshot.getFlag('node-variants'), snapshot.getFlagPayload('node-everyone')]).toEqual([true, 'only', { n: 1 }]);
+    expect(snapshot.getFlagPayload('node-plain')).toBeUndefined();
+    remote.capture({ distinctId: 'snapshot-user', event: 'node with flags', flags: snapshot });
     const all = await remote.getAllFlagsAndPayloads(USER, { personProperties: { plan: 'pro' } });
     expect(all.featureFlags).toEqual({ 'node-everyone': true, 'node-plain': true, 'node-pro': true, 'node-variants': 'only' });
     expect(all.featureFlagPayloads).toEqual({ 'node-everyone': { n: 1 }, 'node-pro': 'pro payload', 'node-variants': { variant: 'only' } });
@@ -146,6 +151,7 @@ describe('posthog-node against the service', () => {
       });
     }
     expect(stored.filter((e) => e.event === 'node burst')).toHaveLength(5);
+    expect(stored.find((e) => e.event === 'node with flags')!.properties).toMatchObject({ '$feature/node-pro': true, '$feature/node-variants': 'only' });
     // One $feature_flag_called per user, flag and value: the SDK remembers what it reported.
     const called = stored
       .filter((e) => e.event === '$feature_flag_called')

@@ -24,7 +24,8 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
       const contentType = req.headers['content-type'] ?? '';
-      const entry: SdkRequest = { method: req.method ?? 'GET', path: req.url ?? '/', status: 'no response', contentType, body: null };
+      const contentEncoding = req.headers['content-encoding'] ?? '';
+      const entry: SdkRequest = { method: req.method ?? 'GET', path: req.url ?? '/', status: 'no response', contentType, contentEncoding, body: null };
       try {
         entry.body = decodeSdkBody(raw, contentType);
       } catch (error) {

@@ -7,6 +7,8 @@ export interface SdkRequest {
   path: string;
   status: number | 'failed' | 'no response';
   contentType: string;
+  /** The Content-Encoding header ('' when none). */
+  contentEncoding: string;
   body: unknown;
 }
 
@@ -38,7 +40,8 @@ export function formatRequests(requests: SdkRequest[]): string {
   return requests
     .map((r) => {
       const events = r.method === 'POST' && !r.path.startsWith('/flags') ? eventsOf(r.body).map((e) => String(e['event'])) : [];
-      return `${r.method} ${r.path}${r.contentType ? ` (${r.contentType})` : ''} -> ${r.status}${events.length ? ` [${events.join(', ')}]` : ''}`;
+      const type = [r.contentType, r.contentEncoding].filter(Boolean).join(', ');
+      return `${r.method} ${r.path}${type ? ` (${type})` : ''} -> ${r.status}${events.length ? ` [${events.join(', ')}]` : ''}`;
     })
     .join('\n');
 }
