@@ -248,3 +248,56 @@ describe.each(MODES)('posthog-js $name in Chromium', (mode) => {
     expect(groups).toEqual([{ group_key: 'acme', group_properties: { name: 'Acme Inc' } }]);
   });
 });
+
+describe('posthog-js follows the project settings through the remote config', () => {
+  let target: SdkTarget;
+  let proxy: RecordingProxy;
+  let site: PageServer;
+  let browser: Chromium;
+
+  beforeAll(async () => {
+    target = await startSdkTarget('sdk_js_settings');
+    proxy = await startRecordingProxy(target.base);
+    site = await startPageServer({
+      '/shop.html': { contentType: 'text/html', body: MODES[0]!.html(proxy.base, target.projectKey) },
+      '/away.html': { contentType: 'text/html', body: '<!doctype html><title>away</title>' },
+      '/posthog-js/module.js': { contentType: 'text/javascript', body: readFileSync(`${SDK_DIR}/module.js`) },
+    });
+    browser = await launchChromium();
+  }, 120_000);
+
+  afterAll(async () => {
+    process.stdout.write(`\n[posthog-js, autocapture off] requests:\n${formatRequests(proxy?.requests ?? [])}\n`);
+    await browser?.close();
+    await site?.close();
+    await proxy?.close();
+    await target?.close();
+  });
+
+  it('sends no $autocapture once PATCH /api/projects/:id/ turned it off, and asks for no flags while the project has none', async () => {
+    expect((await target.api('PATCH', '/api/projects/1/', { autocapture_opt_out: true })).status).toBe(200);
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    await page.goto(`${site.origin}/shop.html`);
+    await page.waitForFunction(() => window.posthog && window.posthog.__loaded === true, null, { timeout: 20_000 });
+    await page.waitForFunction(() => window._POSTHOG_REMOTE_CONFIG !== undefined, null, { timeout: 20_000 });
+    await page.click('#buy');
+    await page.evaluate(() => window.posthog.capture('clicked without autocapture'));
+    await page.goto(`${site.origin}/away.html`);
+    let sent: string[] = [];
+    await waitFor(
+      () => {
+        sent = proxy.requests.filter((r) => r.method === 'POST').flatMap((r) => eventsOf(r.body).map((e) => String(e['event'])));
+        return sent.includes('$pageleave');
+      },
+      { timeoutMs: 20_000, description: 'the $pageleave beacon' },
+    );
+    expect(sent).toEqual(expect.arrayContaining(['$pageview', 'clicked without autocapture', '$pageleave']));
+    expect(sent).not.toContain('$autocapture');
+    const uuids = proxy.requests.filter((r) => r.method === 'POST').flatMap((r) => eventsOf(r.body).map((e) => String(e['uuid'])));
+    const stored = await target.eventsOnceStored(uuids);
+    expect(stored.map((e) => e.event)).not.toContain('$autocapture');
+    expect(proxy.requests.filter((r) => r.status !== 200).map((r) => `${r.method} ${r.path} -> ${r.status}`)).toEqual([]);
+    // hasFeatureFlags: false in the config, so the SDK skipped /flags.
+    expect(proxy.requests.filter((r) => r.path.startsWith('/flags'))).toEqual([]);
+  });
+});
