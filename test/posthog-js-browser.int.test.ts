@@ -222,6 +222,17 @@ describe.each(MODES)('posthog-js $name in Chromium', (mode) => {
     expect(click.elements_chain).toContain('attr__id="buy"');
     expect(click.elements_chain).toContain('text="Buy now"');
     expect(click.elements_chain).toContain('attr__data-attr="buy-button"');
+    // Actions match the click as PostHog matches them: by selector, element text and tag.
+    for (const step of [
+      { event: '$autocapture', selector: 'div.product > button.primary' },
+      { event: '$autocapture', selector: '#buy', text: 'Buy now', text_matching: 'exact' },
+      { event: '$autocapture', tag_name: 'button' },
+    ]) {
+      const action = await target.api('POST', '/api/projects/1/actions/', { name: JSON.stringify(step), steps: [step] });
+      expect(action.status).toBe(201);
+      const trend = await target.api('POST', '/api/projects/1/insights/trend/', { actions: [{ id: action.body.id, type: 'actions' }], refresh: true });
+      expect({ step, status: trend.status, count: trend.body.result?.[0]?.count }).toEqual({ step, status: 200, count: 1 });
+    }
 
     // $feature_flag_called: once per flag and value for this visitor (the SDK remembers what it reported).
     const called = stored
