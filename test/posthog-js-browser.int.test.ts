@@ -22,6 +22,7 @@ import {
   type StoredEvent,
 } from '@sightline/testkit';
 
+const SDK_VERSION = (JSON.parse(readFileSync(require.resolve('posthog-js/package.json'), 'utf8')) as { version: string }).version;
 const SDK_DIR = `${require.resolve('posthog-js/package.json').replace(/package\.json$/, '')}dist`;
 
 /** PostHog's web snippet as the project settings page gives it (a stub that loads /static/array.js). */
@@ -278,15 +279,16 @@ describe('posthog-js follows the project settings through the remote config', ()
   }, 120_000);
 
   afterAll(async () => {
-    process.stdout.write(`\n[posthog-js, autocapture off] requests:\n${formatRequests(proxy?.requests ?? [])}\n`);
+    process.stdout.write(`\n[posthog-js, project settings] requests:\n${formatRequests(proxy?.requests ?? [])}\n`);
     await browser?.close();
     await site?.close();
     await proxy?.close();
     await target?.close();
   });
 
-  it('sends no $autocapture once PATCH /api/projects/:id/ turned it off, and asks for no flags while the project has none', async () => {
-    expect((await target.api('PATCH', '/api/projects/1/', { autocapture_opt_out: true })).status).toBe(200);
+  it('sends no $autocapture once PATCH /api/projects/:id/ turned it off, loads the extensions turned on, and asks for no flags while the project has none', async () => {
+    const settings = { autocapture_opt_out: true, capture_dead_clicks: true, autocapture_web_vitals_opt_in: true, autocapture_exceptions_opt_in: true };
+    expect((await target.api('PATCH', '/api/projects/1/', settings)).status).toBe(200);
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     await page.goto(`${site.origin}/shop.html`);
     await page.waitForFunction(() => window.posthog && window.posthog.__loaded === true, null, { timeout: 20_000 });
@@ -308,6 +310,15 @@ describe('posthog-js follows the project settings through the remote config', ()
     const stored = await target.eventsOnceStored(uuids);
     expect(stored.map((e) => e.event)).not.toContain('$autocapture');
     expect(proxy.requests.filter((r) => r.status !== 200).map((r) => `${r.method} ${r.path} -> ${r.status}`)).toEqual([]);
+    // The extensions the settings turned on were loaded from this instance's /static/.
+    const scripts = proxy.requests.filter((r) => r.path.startsWith('/static/')).map((r) => r.path.split('?')[0]);
+    expect(scripts).toEqual(
+      expect.arrayContaining([
+        `/static/${SDK_VERSION}/dead-clicks-autocapture.js`,
+        `/static/${SDK_VERSION}/exception-autocapture.js`,
+        `/static/${SDK_VERSION}/web-vitals-with-attribution.js`,
+      ]),
+    );
     // hasFeatureFlags: false in the config, so the SDK skipped /flags.
     expect(proxy.requests.filter((r) => r.path.startsWith('/flags'))).toEqual([]);
   });
