@@ -175,8 +175,9 @@ describe.each(MODES)('posthog-js $name in Chromium', (mode) => {
     process.stdout.write(`\n[posthog-js ${mode.name}] stored events: ${stored.map((e) => `${e.event}(${e.distinct_id})`).join(', ')}\n`);
   });
 
-  it('made every request it needed and each got the answer the SDK counts as success', () => {
+  it('made every request it needed and each got the answer the SDK counts as success', async () => {
     expect(requests.length).toBeGreaterThan(0);
+    await waitFor(() => requests.every((r) => r.status !== 'no response'), { timeoutMs: 10_000, description: 'every answer relayed' });
     const paths = requests.map((r) => `${r.method} ${r.path.split('?')[0]}`);
     if (mode.name === 'snippet') expect(paths).toContain('GET /static/array.js');
     expect(paths).toContain(`GET /array/${target.projectKey}/config.js`);
