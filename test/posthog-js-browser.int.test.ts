@@ -253,7 +253,10 @@ describe.each(MODES)('posthog-js $name in Chromium', (mode) => {
     // Events after identify belong to that person; the one after reset to nobody known.
     const personOf = (event: string) => stored.find((e) => e.event === event)!.person_id;
     expect(personOf('before reset')).toBe(person!.uuid);
-    expect(stored.find((e) => e.event === 'after reset')!.distinct_id).not.toBe(user);
+    // reset() starts a new anonymous visitor: neither the identified id nor the first anonymous one.
+    const afterReset = stored.find((e) => e.event === 'after reset')!;
+    expect([user, aliasId, anonymousId]).not.toContain(afterReset.distinct_id);
+    expect(afterReset.properties['$process_person_profile']).toBe(false);
     expect(stored.find((e) => e.event === 'before reset')!.properties['$groups']).toEqual({ company: 'acme' });
     const groups = await target.stores.db.query<{ group_key: string; group_properties: Record<string, unknown> }>(
       'SELECT group_key, group_properties FROM groups WHERE team_id = 1',
