@@ -1,4 +1,9 @@
 import request from 'supertest';
+import { silentLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { createMetadataStore } from '@sightline/postgres';
+import { createTestStores, startOutageProxy } from '@sightline/testkit';
+import { createApiApp } from '../app';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 describe('remote config: /array/:token/config and config.js', () => {
@@ -103,5 +108,31 @@ describe('project SDK settings', () => {
   ])('refuses %j with a 400 naming %s', async (body, attr, code) => {
     const res = await request(f.app).patch('/api/projects/1/').set(admin).send(body).expect(400);
     expect(res.body).toMatchObject({ type: 'validation_error', attr, code });
+  });
+});
+
+describe('remote config while PostgreSQL is unreachable', () => {
+  it('answers 503 JSON with Retry-After, not a 500', async () => {
+    const stores = await createTestStores('remote_config_outage');
+    const real = new URL(stores.postgresUrl);
+    const proxy = await startOutageProxy({ host: real.hostname, port: Number(real.port) });
+    const proxied = new URL(stores.postgresUrl);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    const db = await createMetadataStore({ url: proxied.toString() });
+    try {
+      const app = createApiApp({ db, ch: stores.ch, logger: silentLogger(), metrics: createMetrics(), readiness: [], isShuttingDown: () => false });
+      const [project] = await stores.db.query<{ api_token: string }>('SELECT api_token FROM projects WHERE id = 1');
+      await request(app).get(`/array/${project!.api_token}/config`).expect(200);
+      await proxy.cut();
+      const res = await request(app).get(`/array/${project!.api_token}/config.js`);
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.body).toMatchObject({ code: expect.any(String), detail: expect.any(String) });
+    } finally {
+      await db.close().catch(() => undefined);
+      await proxy.close();
+      await stores.close();
+    }
   });
 });

@@ -25,14 +25,18 @@ export function createRemoteConfigRouter(deps: RemoteConfigDeps): Router {
 
   const load = async (req: Request) => {
     const token = req.params['token'] as string;
-    const project = isProjectKeyShaped(token) && !token.startsWith('phx_') ? await findProjectByToken(deps.db, token) : null;
+    if (!isProjectKeyShaped(token) || token.startsWith('phx_')) throw errors.notFound('No project has this API key.');
+    let project: Awaited<ReturnType<typeof findProjectByToken>>;
+    let hasFeatureFlags: boolean;
+    try {
+      project = await findProjectByToken(deps.db, token);
+      hasFeatureFlags = project ? (await deps.definitions.get(project.id)).definitions.flags.some((f) => f.active) : false;
+    } catch (error) {
+      req.log.error({ err: error }, 'remote config: the project store is unavailable');
+      throw errors.unavailable('The project store is unavailable; retry later.', 5);
+    }
     if (!project) throw errors.notFound('No project has this API key.');
-    const { definitions } = await deps.definitions.get(project.id);
-    return buildRemoteConfig(
-      project.api_token,
-      project,
-      definitions.flags.some((f) => f.active),
-    );
+    return buildRemoteConfig(project.api_token, project, hasFeatureFlags);
   };
 
   const cacheControl = `public, max-age=${REMOTE_CONFIG_MAX_AGE_SECONDS}`;
