@@ -16,6 +16,8 @@ import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
 import { createOrganizationRouter } from './organization';
+import { createRemoteConfigRouter } from './remote-config';
+import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
 
 export type { FlagChangeNotifier } from './feature-flags';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
@@ -37,6 +39,8 @@ export interface ApiDeps {
   insightCacheTtlMs?: number;
   /** Told after every flag write; default: the definitions cache's own notifier. */
   flagChanges?: FlagChangeNotifier;
+  /** The browser SDK files under /static/; default: the installed posthog-js package. */
+  sdkFiles?: SdkFiles;
 }
 
 /** The management API (`/api/...`), authenticated by personal API keys. */
@@ -55,6 +59,9 @@ export function createApiRouter(deps: ApiDeps): Router {
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
     }),
   );
+  // Public, for posthog-js in browsers: its remote config and its own script files.
+  router.use(createRemoteConfigRouter({ db: deps.db, definitions: flagDefinitions }));
+  router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
   router.use(
     '/api',
     express.json({ limit: '5mb' }),

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { listProjectsFor, updateProjectSettings, type Project } from '@sightline/accounts';
+import { listProjectsFor, PROJECT_SDK_SETTINGS, updateProjectSettings, type Project } from '@sightline/accounts';
 import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { checkTimezone, DateRangeError } from '@sightline/insights';
@@ -20,13 +20,23 @@ export function serializeProject(p: Project) {
     test_account_filters: p.test_account_filters ?? [],
     test_account_filters_default_checked: false,
     created_at: new Date(p.created_at).toISOString(),
+    ...Object.fromEntries(PROJECT_SDK_SETTINGS.map((name) => [name, p[name]])),
+    // Sightline has no recording or surveys endpoint: the remote config keeps both off.
+    session_recording_opt_in: false,
+    surveys_opt_in: false,
   };
 }
+
+/** Settings that can only be off here (PATCH true is refused; false is accepted as a no-op). */
+const UNAVAILABLE_SETTINGS: Record<string, string> = {
+  session_recording_opt_in: 'Sightline does not store session recordings, so recording cannot be turned on.',
+  surveys_opt_in: 'Sightline does not serve surveys, so surveys cannot be turned on.',
+};
 
 /** Filter types a project's test-account filters may use (they are ANDed into queries). */
 const TEST_ACCOUNT_FILTER_TYPES = new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']);
 
-/** The settings PATCH /api/projects/:id/ changes: name, timezone, week_start_day, test_account_filters. */
+/** The settings PATCH /api/projects/:id/ changes: name, timezone, week_start_day, test_account_filters and what the browser SDK collects. */
 function parseSettings(body: unknown) {
   if (!isJsonObject(body)) throw errors.validation('The body must be a JSON object.', null, 'parse_error');
   const change: Parameters<typeof updateProjectSettings>[2] = {};
@@ -60,6 +70,18 @@ function parseSettings(body: unknown) {
       throw error;
     }
     change.test_account_filters = filters;
+  }
+  for (const name of PROJECT_SDK_SETTINGS) {
+    const value = body[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw errors.validation('Must be a valid boolean.', name, 'invalid');
+    (change.sdk ??= {})[name] = value;
+  }
+  for (const [name, detail] of Object.entries(UNAVAILABLE_SETTINGS)) {
+    const value = body[name];
+    if (value === undefined || value === false || value === null) continue;
+    if (typeof value !== 'boolean') throw errors.validation('Must be a valid boolean.', name, 'invalid');
+    throw errors.validation(detail, name, 'not_supported');
   }
   return change;
 }
