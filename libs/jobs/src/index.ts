@@ -2,3 +2,4 @@ export * from './job-scheduler';
 export * from './cron-scheduler';
 export * from './bullmq-scheduler';
 export * from './create-job-scheduler';
+export * from './redis-eviction-policy';
