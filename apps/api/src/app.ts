@@ -16,6 +16,7 @@ import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
 import { createOrganizationRouter } from './organization';
+import { createPersonsRouter } from './persons';
 
 export type { FlagChangeNotifier } from './feature-flags';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
@@ -67,6 +68,7 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use(createDashboardsRouter(deps.db));
   router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
+  router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   return router;
 }
