@@ -44,8 +44,33 @@ interface ClaimedTask {
 const DEFAULT_BATCH = 100;
 const DEFAULT_STALE_AFTER_MS = 30 * 60_000;
 
-/** Waits for every mutation a statement starts, on every replica (ClickHouse's mutations_sync = 2). */
-const WAIT_FOR_MUTATIONS = { mutations_sync: '2' } as const;
+/** How often a running mutation is checked, and how long one may take before the run gives up (its task stays pending). */
+const MUTATION_POLL_MS = 500;
+const MUTATION_TIMEOUT_MS = 6 * 3_600_000;
+
+/**
+ * Runs a mutation (ALTER TABLE … DELETE) and waits until ClickHouse reports it done, by polling
+ * system.mutations rather than holding the request open: a large deletion outlasts any HTTP
+ * timeout. A mutation ClickHouse reports failing is an error (the task stays pending).
+ */
+async function mutateAndWait(ch: ClickHouseClient, table: string, where: string, params: Record<string, unknown>): Promise<void> {
+  await ch.command({ query: `ALTER TABLE ${table} DELETE WHERE ${where}`, query_params: params });
+  const deadline = Date.now() + MUTATION_TIMEOUT_MS;
+  for (;;) {
+    const [state] = await (
+      await ch.query({
+        query: `SELECT count() AS running, any(latest_fail_reason) AS failure FROM system.mutations
+                WHERE database = currentDatabase() AND table = {table:String} AND is_done = 0`,
+        query_params: { table },
+        format: 'JSONEachRow',
+      })
+    ).json<{ running: string; failure: string }>();
+    if (Number(state?.running ?? 0) === 0) return;
+    if (state?.failure) throw new Error(`ClickHouse could not delete from ${table}: ${state.failure}`);
+    if (Date.now() > deadline) throw new Error(`the deletion from ${table} did not finish within ${MUTATION_TIMEOUT_MS / 3_600_000} hours`);
+    await new Promise((resolve) => setTimeout(resolve, MUTATION_POLL_MS));
+  }
+}
 
 /**
  * Deletes the events of persons deleted with `delete_events=true` (queued_deletions), batch by
@@ -163,13 +188,13 @@ async function countEvents(ch: ClickHouseClient, teamId: number, tasks: ClaimedT
 
 async function deleteEvents(ch: ClickHouseClient, teamId: number, tasks: ClaimedTask[]): Promise<void> {
   const { sql, params } = batchCondition(tasks);
-  await ch.command({ query: `ALTER TABLE events DELETE WHERE ${sql}`, query_params: { team: teamId, ...params }, clickhouse_settings: WAIT_FOR_MUTATIONS });
+  await mutateAndWait(ch, 'events', sql, { team: teamId, ...params });
 }
 
 /**
  * The persons' rows in ClickHouse's person tables, up to the version their deletion wrote: a
  * person created again with the same uuid (or distinct id) has higher versions and stays.
- * Answers how many rows each person had.
+ * Answers how many entries (the person, each distinct id) each person had.
  */
 async function deletePersonRows(stores: { db: MetadataStore; ch: ClickHouseClient }, teamId: number, tasks: ClaimedTask[]): Promise<Map<string, number>> {
   const uuids = [...new Set(tasks.map((t) => t.person_uuid))];
@@ -185,21 +210,18 @@ async function deletePersonRows(stores: { db: MetadataStore; ch: ClickHouseClien
   const distinctIdCondition = `team_id = {team:Int64} AND has({uuids:Array(UUID)}, person_id) AND version <= {versions:Array(UInt64)}[indexOf({uuids:Array(UUID)}, person_id)]`;
   const rows = await (
     await stores.ch.query({
+      // Entries, not stored rows: how many versions of a row are still unmerged is ClickHouse's business.
       query: `SELECT person, count() AS n FROM (
-                SELECT toString(id) AS person FROM person WHERE ${personCondition}
-                UNION ALL SELECT toString(person_id) AS person FROM person_distinct_id2 WHERE ${distinctIdCondition})
+                SELECT DISTINCT toString(id) AS person, '' AS distinct_id FROM person WHERE ${personCondition}
+                UNION ALL SELECT DISTINCT toString(person_id) AS person, distinct_id FROM person_distinct_id2 WHERE ${distinctIdCondition})
               GROUP BY person`,
       query_params: params,
       format: 'JSONEachRow',
     })
   ).json<{ person: string; n: string }>();
   for (const row of rows) counts.set(row.person, Number(row.n));
-  await stores.ch.command({ query: `ALTER TABLE person DELETE WHERE ${personCondition}`, query_params: params, clickhouse_settings: WAIT_FOR_MUTATIONS });
-  await stores.ch.command({
-    query: `ALTER TABLE person_distinct_id2 DELETE WHERE ${distinctIdCondition}`,
-    query_params: params,
-    clickhouse_settings: WAIT_FOR_MUTATIONS,
-  });
+  await mutateAndWait(stores.ch, 'person', personCondition, params);
+  await mutateAndWait(stores.ch, 'person_distinct_id2', distinctIdCondition, params);
   return counts;
 }
 

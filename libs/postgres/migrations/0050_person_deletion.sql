@@ -9,6 +9,7 @@ ALTER TABLE queued_deletions
     ADD COLUMN started_at timestamptz,
     ADD COLUMN attempts integer NOT NULL DEFAULT 0,
     ADD COLUMN events_deleted bigint,
+    -- Entries removed from ClickHouse's person tables: the person and each of its distinct ids.
     ADD COLUMN person_rows_deleted integer,
     ADD COLUMN last_error text;
 CREATE INDEX queued_deletions_pending_id ON queued_deletions (id) WHERE done_at IS NULL;
