@@ -5,6 +5,7 @@ import type { ClickHouseClient } from '@sightline/clickhouse';
 import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
+import type { JobOperator } from '@sightline/jobs';
 import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -15,6 +16,7 @@ import { createDashboardsRouter } from './dashboards';
 import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
+import { createJobsRouter } from './jobs';
 import { createOrganizationRouter } from './organization';
 import { createPersonsRouter } from './persons';
 
@@ -38,6 +40,8 @@ export interface ApiDeps {
   insightCacheTtlMs?: number;
   /** Told after every flag write; default: the definitions cache's own notifier. */
   flagChanges?: FlagChangeNotifier;
+  /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
+  jobs?: JobOperator;
 }
 
 /** The management API (`/api/...`), authenticated by personal API keys. */
@@ -70,6 +74,7 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
   router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
+  if (deps.jobs) router.use(createJobsRouter(deps.jobs));
   return router;
 }
 

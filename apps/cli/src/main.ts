@@ -3,6 +3,8 @@ import { SingleBar } from 'cli-progress';
 import { BatchRefusedError } from './import/batch-sender';
 import { CheckpointError } from './import/checkpoint';
 import { IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
+import { JOBS_USAGE, JobsUsageError, parseJobsArgs, runJobsCommand } from './jobs/jobs-command';
+import { allInOneEnv, parseConfig } from '@sightline/config';
 
 /** How often a non-TTY run logs a progress line. */
 const LOG_EVERY_MS = 5_000;
@@ -79,10 +81,28 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** `sightline jobs …` (`npm run jobs -- …`): run the scheduled jobs now, or show their status. */
+async function jobsCommand(argv: string[]): Promise<number> {
+  try {
+    const command = parseJobsArgs(argv);
+    // The same settings the services read: the data directory, or the distributed servers.
+    const config = parseConfig(allInOneEnv, process.env);
+    return await runJobsCommand(command, config, (line) => process.stdout.write(`${line}\n`));
+  } catch (error) {
+    if (error instanceof JobsUsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sightline jobs: ${error.message}\n${JOBS_USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`sightline jobs: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === 'jobs') return jobsCommand(rest);
   if (command !== 'import') {
-    process.stderr.write(`${IMPORT_USAGE}\n`);
+    process.stderr.write(`${IMPORT_USAGE}\n\n${JOBS_USAGE}\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
   }
   try {

@@ -13,6 +13,7 @@ import { createEventsConsumer } from './events.consumer';
 import { createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
 
 export { runPersonEventsDeletionJob, createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
+export { createJobOperator } from './jobs/job-operator';
 export { createEventsConsumer } from './events.consumer';
 
 export interface WorkerDeps {

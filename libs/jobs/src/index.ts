@@ -3,3 +3,4 @@ export * from './cron-scheduler';
 export * from './bullmq-scheduler';
 export * from './create-job-scheduler';
 export * from './redis-eviction-policy';
+export * from './job-operator';
