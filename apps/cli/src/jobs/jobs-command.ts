@@ -44,7 +44,8 @@ export function parseJobsArgs(argv: string[]): JobsCommand {
   const [action, job, ...extra] = positionals;
   if (action !== 'run' && action !== 'status') throw new JobsUsageError(action === undefined ? 'a command is needed' : `unknown command "${action}"`);
   if (action === 'run' && job === undefined) throw new JobsUsageError('run needs a job name');
-  if ((action === 'status' && job !== undefined) || extra.length > 0) throw new JobsUsageError(`unexpected argument "${[job, ...extra].filter(Boolean)[0]}"`);
+  const unexpected = action === 'status' ? [job, ...extra].find((a) => a !== undefined) : extra[0];
+  if (unexpected !== undefined) throw new JobsUsageError(`unexpected argument "${unexpected}"`);
   return { action, job: job ?? null, url: values.url ?? null, key: values.key ?? null, dataDir: values['data-dir'] ?? null };
 }
 
