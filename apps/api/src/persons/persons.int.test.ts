@@ -53,18 +53,38 @@ describe('persons API', () => {
       expect(first.status).toBe(200);
       expect(first.body.count).toBe(GENERATED);
       expect(uuidsOf(first.body)).toEqual(generated.slice(0, 10).map((p) => p.uuid));
-      expect(first.body.next).toBe(`${new URL(first.body.next).origin}${base}/?limit=10&offset=10`);
+      const [latest] = await f.db.query<{ id: string }>('SELECT max(id)::text AS id FROM persons WHERE team_id = 1');
+      expect(first.body.next).toBe(`${new URL(first.body.next).origin}${base}/?limit=10&persons_through=${latest!.id}&offset=10`);
       expect(first.body.previous).toBeNull();
       const second = await request(f.app)
         .get(new URL(first.body.next).pathname + new URL(first.body.next).search)
         .set(admin);
       expect(uuidsOf(second.body)).toEqual(generated.slice(10, 20).map((p) => p.uuid));
-      expect(new URL(second.body.previous).search).toBe('?limit=10');
+      expect(new URL(second.body.previous).search).toBe(`?limit=10&persons_through=${latest!.id}`);
       const last = await list('?limit=10&offset=20');
       expect(uuidsOf(last.body)).toEqual(generated.slice(20).map((p) => p.uuid));
       expect(last.body.next).toBeNull();
       // Every person exactly once across the pages.
       expect(new Set([...uuidsOf(first.body), ...uuidsOf(second.body), ...uuidsOf(last.body)]).size).toBe(GENERATED);
+    });
+
+    it('pages stay stable while persons are created: later pages leave out persons newer than the first page', async () => {
+      const first = await list('?limit=5');
+      expect(uuidsOf(first.body)).toEqual(generated.slice(0, 5).map((p) => p.uuid));
+      // Created while the client pages: one sorts inside the first page, one before everything.
+      const inside = await createTestPerson(f, { distinctIds: ['late-inside'], createdAt: '2024-02-26 12:00:00' });
+      const newest = await createTestPerson(f, { distinctIds: ['late-newest'], createdAt: '2024-03-05 00:00:00' });
+      const next = new URL(first.body.next);
+      const second = await request(f.app)
+        .get(next.pathname + next.search)
+        .set(admin);
+      expect(uuidsOf(second.body)).toEqual(generated.slice(5, 10).map((p) => p.uuid));
+      expect(second.body.count).toBe(GENERATED);
+      // A new first page sees them.
+      const fresh = await list('?limit=6');
+      expect(uuidsOf(fresh.body)).toEqual([newest.uuid, ...generated.slice(0, 4).map((p) => p.uuid), inside.uuid]);
+      expect(fresh.body.count).toBe(GENERATED + 2);
+      for (const person of [inside, newest]) expect((await request(f.app).delete(`${base}/${person.id}/`).set(admin)).status).toBe(204);
     });
 
     it('answers persons in PostHog shape: integer id, display name, non-uuid distinct ids first', async () => {

@@ -85,6 +85,28 @@ async function listFilters(db: MetadataStore, req: Request, nowMs: number): Prom
   };
 }
 
+/** Persons created after a list's first page that later pages leave out, at most this many. */
+const MAX_SNAPSHOT_EXCLUSIONS = 10_000;
+
+/**
+ * A list's snapshot: the highest person id (ids grow with every new person) when its first page
+ * was read, carried on in `next` / `previous` as `persons_through`, and the persons created
+ * since, which later pages leave out. Pages then neither repeat nor skip a person because others
+ * were created while a client pages through (PostHog's offset pages do).
+ */
+async function listSnapshot(db: MetadataStore, teamId: number, through: string | null): Promise<{ through: string; newer: string[] }> {
+  if (through !== null && /^\d{1,18}$/.test(through)) {
+    const newer = await db.query<{ uuid: string }>('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND id > $2::bigint ORDER BY id LIMIT $3', [
+      teamId,
+      through,
+      MAX_SNAPSHOT_EXCLUSIONS,
+    ]);
+    return { through, newer: newer.map((r) => r.uuid) };
+  }
+  const [latest] = await db.query<{ id: string | null }>('SELECT max(id)::text AS id FROM persons WHERE team_id = $1', [teamId]);
+  return { through: latest?.id ?? '0', newer: [] };
+}
+
 /** Runs a persons query, a cohort the filters name that cannot be used answered as a 400. */
 async function runQuery(deps: PersonsDeps, query: PersonsQuery) {
   try {
@@ -168,8 +190,9 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
       }
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
-      const { rows, count } = await runQuery(deps, { ...filters, limit, offset });
-      res.json(limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }));
+      const snapshot = await listSnapshot(db, teamId, queryText(req, 'persons_through'));
+      const { rows, count } = await runQuery(deps, { ...filters, excludedUuids: snapshot.newer, limit, offset });
+      res.json(limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }));
     });
 
     // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.

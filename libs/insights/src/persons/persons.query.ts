@@ -22,6 +22,8 @@ export interface PersonsQuery {
   email?: string | null;
   /** E-mail containing this (any case), or this exact distinct id. */
   search?: string | null;
+  /** Persons left out whatever else matches (those created after a list's first page). */
+  excludedUuids?: readonly string[];
   limit: number;
   offset: number;
 }
@@ -78,6 +80,7 @@ function personsFromSql(query: PersonsQuery): { from: string; params: QueryParam
   const inner = [`team_id = ${team}`];
   const outer = ['person_deleted = 0', `person_created_at <= toDateTime64(${params.add(query.nowMs / 1000, 'Float64')}, 3, 'UTC')`];
   if (query.distinctId != null) inner.push(personOf(query.distinctId));
+  if (query.excludedUuids && query.excludedUuids.length > 0) inner.push(`id NOT IN ${params.add(query.excludedUuids, 'Array(UUID)')}`);
   const email = `JSONExtractString(person_properties, 'email')`;
   if (query.email != null) outer.push(`${email} = ${params.add(query.email, 'String')}`);
   if (query.search != null && query.search !== '') {
