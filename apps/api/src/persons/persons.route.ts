@@ -229,12 +229,8 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
         ]);
       }
       const personIds = found.map((r) => Number(r.id));
-      const shown = await db.query<{ id: string; uuid: string }>('SELECT id::text AS id, uuid::text AS uuid FROM persons WHERE id = ANY($1::bigint[])', [
-        personIds,
-      ]);
       const deleted = await deletePersons({ db, ch }, teamId, personIds, { deleteEvents, requestedBy: req.principal!.userId });
       for (const person of deleted) {
-        const name = shown.find((s) => Number(s.id) === person.id)?.uuid ?? person.uuid;
         await recordActivity(db, {
           teamId,
           organizationId: req.project!.organization_id,
@@ -242,7 +238,8 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
           scope: ACTIVITY_SCOPE,
           itemId: person.id,
           activity: 'deleted',
-          detail: { name, changes: null },
+          // PostHog names a bulk-deleted person by its uuid.
+          detail: { name: person.uuid, changes: null },
         });
       }
       res.status(202).json({ persons_found: personIds.length, persons_deleted: deleted.length, events_deletion_queued: deleteEvents ? deleted.length : 0 });
