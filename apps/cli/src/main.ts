@@ -3,8 +3,6 @@ import { SingleBar } from 'cli-progress';
 import { BatchRefusedError } from './import/batch-sender';
 import { CheckpointError } from './import/checkpoint';
 import { IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
-import { JOBS_USAGE, JobsUsageError, parseJobsArgs, runJobsCommand } from './jobs/jobs-command';
-import { allInOneEnv, parseConfig } from '@sightline/config';
 
 /** How often a non-TTY run logs a progress line. */
 const LOG_EVERY_MS = 5_000;
@@ -83,6 +81,15 @@ async function importCommand(argv: string[]): Promise<number> {
 
 /** `sightline jobs …` (`npm run jobs -- …`): run the scheduled jobs now, or show their status. */
 async function jobsCommand(argv: string[]): Promise<number> {
+  // Loaded here: the stores and the worker's jobs are not needed to import files.
+  const [{ JOBS_USAGE, JobsUsageError, parseJobsArgs, runJobsCommand }, { allInOneEnv, parseConfig }] = await Promise.all([
+    import('./jobs/jobs-command'),
+    import('@sightline/config'),
+  ]);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${JOBS_USAGE}\n`);
+    return 0;
+  }
   try {
     const command = parseJobsArgs(argv);
     // The same settings the services read: the data directory, or the distributed servers.
@@ -102,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'jobs') return jobsCommand(rest);
   if (command !== 'import') {
-    process.stderr.write(`${IMPORT_USAGE}\n\n${JOBS_USAGE}\n`);
+    process.stderr.write(`${IMPORT_USAGE}\n\nsightline jobs run <job> | status (npm run jobs -- --help)\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
   }
   try {
