@@ -202,10 +202,9 @@ async function deletePersonRows(stores: { db: MetadataStore; ch: ClickHouseClien
     'SELECT uuid::text AS uuid, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($2::uuid[])',
     [teamId, uuids],
   );
-  const known = versions.filter((v) => uuids.includes(v.uuid));
   const counts = new Map<string, number>();
-  if (known.length === 0) return counts;
-  const params = { team: teamId, uuids: known.map((v) => v.uuid), versions: known.map((v) => Number(v.version)) };
+  if (versions.length === 0) return counts;
+  const params = { team: teamId, uuids: versions.map((v) => v.uuid), versions: versions.map((v) => Number(v.version)) };
   const personCondition = `team_id = {team:Int64} AND has({uuids:Array(UUID)}, id) AND version <= {versions:Array(UInt64)}[indexOf({uuids:Array(UUID)}, id)]`;
   const distinctIdCondition = `team_id = {team:Int64} AND has({uuids:Array(UUID)}, person_id) AND version <= {versions:Array(UInt64)}[indexOf({uuids:Array(UUID)}, person_id)]`;
   const rows = await (

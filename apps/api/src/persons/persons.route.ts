@@ -145,7 +145,7 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
     next();
   };
 
-  /** Persons of the project by uuid, in the list's shape (properties from the ClickHouse copy the list reads). */
+  /** Persons of the project by uuid, in the list's shape, read from PostgreSQL (the source of truth). */
   const personsByUuid = async (teamId: number, uuids: string[]): Promise<PersonJson[]> => {
     const rows = await db.query<{ uuid: string; properties: Record<string, unknown>; is_identified: boolean; created_at: Date | string }>(
       'SELECT uuid::text AS uuid, properties, is_identified, created_at FROM persons WHERE team_id = $1 AND uuid = ANY($2::uuid[])',
