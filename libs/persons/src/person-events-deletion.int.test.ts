@@ -1,5 +1,17 @@
-import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
-import { createTestPerson, createTestStores, testEventRow, waitFor, type TestPerson, type TestStores } from '@sightline/testkit';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createAnalyticsStore, insertEvents, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { createMetadataStore, migratePostgres } from '@sightline/postgres';
+import {
+  createTestClickHouseDatabase,
+  createTestPerson,
+  createTestPostgresDatabase,
+  createTestStores,
+  testEventRow,
+  waitFor,
+  type TestPerson,
+  type TestStores,
+} from '@sightline/testkit';
 import { runPersonEventsDeletion, listPendingDeletions, type DeletionProgress } from './person-events-deletion';
 import { deletePersons } from './person-writes';
 
@@ -123,5 +135,69 @@ describe('person-event deletion job', () => {
       await stores.ch.query({ query: "SELECT event FROM events FINAL WHERE distinct_id = 'd3'", format: 'JSONEachRow' })
     ).json<{ event: string }>();
     expect(left).toEqual([{ event: 'back' }]);
+  });
+});
+
+describe('person-event deletion job killed for real', () => {
+  it('a run whose process is killed (SIGKILL) between batches is finished by the next run', async () => {
+    const pg = await createTestPostgresDatabase('deletion_kill');
+    const chDb = await createTestClickHouseDatabase('deletion_kill');
+    const db = await createMetadataStore({ url: pg.url });
+    const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
+    try {
+      await migratePostgres(db);
+      await migrateClickHouse(ch);
+      const ids: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const person = await createTestPerson({ db, ch }, { distinctIds: [`k${i}`] });
+        ids.push(person.id);
+        await insertEvents(
+          ch,
+          [0, 1].map((h) => testEventRow({ event: 'e', atMs: NOW - h * 3_600_000, distinctId: `k${i}`, personId: person.uuid })),
+        );
+      }
+      await insertEvents(ch, [testEventRow({ event: 'e', atMs: NOW, distinctId: 'bystander' })]);
+      await deletePersons({ db, ch }, 1, ids, { deleteEvents: true, requestedBy: null });
+      // The job in its own process, one person per batch, killed once its first batch is done.
+      const script = `
+        const { createMetadataStore } = require('@sightline/postgres');
+        const { createAnalyticsStore } = require('@sightline/clickhouse');
+        const { runPersonEventsDeletion } = require('@sightline/persons');
+        (async () => {
+          const db = await createMetadataStore({ url: process.env.PG_URL });
+          const ch = createAnalyticsStore({ url: process.env.CH_URL, user: 'default', password: '', database: process.env.CH_DB });
+          await runPersonEventsDeletion({ db, ch }, { batchSize: 1 });
+          process.stdout.write('finished');
+        })();`;
+      const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
+        cwd: path.resolve(__dirname, '..', '..', '..'),
+        env: { ...process.env, PG_URL: pg.url, CH_URL: chDb.url, CH_DB: chDb.database },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+      const doneCount = async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM queued_deletions WHERE done_at IS NOT NULL'))[0]!.n);
+      await waitFor(async () => (await doneCount()) >= 1, { timeoutMs: 60_000, intervalMs: 5, description: 'the first batch done' });
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      expect(output).not.toContain('finished');
+      const left = 8 - (await doneCount());
+      expect(left).toBeGreaterThan(0);
+      // The killed run's claim is stale at once here; by default the next run waits 30 minutes for it.
+      const next = await runPersonEventsDeletion({ db, ch }, { staleAfterMs: 0 });
+      expect(next.tasks).toBe(left);
+      expect(await doneCount()).toBe(8);
+      const remaining = await (await ch.query({ query: 'SELECT distinct_id FROM events FINAL', format: 'JSONEachRow' })).json<{ distinct_id: string }>();
+      expect(remaining).toEqual([{ distinct_id: 'bystander' }]);
+      const counts = await db.query<{ events_deleted: string }>('SELECT events_deleted FROM queued_deletions ORDER BY id');
+      expect(counts.map((c) => Number(c.events_deleted))).toEqual(Array(8).fill(2));
+    } finally {
+      await ch.close();
+      await db.close();
+      await pg.drop();
+      await chDb.drop();
+    }
   });
 });
