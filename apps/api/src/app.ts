@@ -5,6 +5,7 @@ import type { ClickHouseClient } from '@sightline/clickhouse';
 import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
+import type { JobOperator } from '@sightline/jobs';
 import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -15,9 +16,11 @@ import { createDashboardsRouter } from './dashboards';
 import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
+import { createJobsRouter } from './jobs';
 import { createOrganizationRouter } from './organization';
 import { createRemoteConfigRouter } from './remote-config';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
+import { createPersonsRouter } from './persons';
 
 export type { FlagChangeNotifier } from './feature-flags';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
@@ -41,6 +44,8 @@ export interface ApiDeps {
   flagChanges?: FlagChangeNotifier;
   /** The browser SDK files under /static/; default: the installed posthog-js package. */
   sdkFiles?: SdkFiles;
+  /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
+  jobs?: JobOperator;
 }
 
 /** The management API (`/api/...`), authenticated by personal API keys. */
@@ -74,7 +79,9 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use(createDashboardsRouter(deps.db));
   router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
+  router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
+  if (deps.jobs) router.use(createJobsRouter(deps.jobs));
   return router;
 }
 

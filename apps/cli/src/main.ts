@@ -79,10 +79,37 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** `sightline jobs …` (`npm run jobs -- …`): run the scheduled jobs now, or show their status. */
+async function jobsCommand(argv: string[]): Promise<number> {
+  // Loaded here: the stores and the worker's jobs are not needed to import files.
+  const [{ JOBS_USAGE, JobsUsageError, parseJobsArgs, runJobsCommand }, { allInOneEnv, parseConfig }] = await Promise.all([
+    import('./jobs/jobs-command'),
+    import('@sightline/config'),
+  ]);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${JOBS_USAGE}\n`);
+    return 0;
+  }
+  try {
+    const command = parseJobsArgs(argv);
+    // The same settings the services read: the data directory, or the distributed servers.
+    const config = parseConfig(allInOneEnv, process.env);
+    return await runJobsCommand(command, config, (line) => process.stdout.write(`${line}\n`));
+  } catch (error) {
+    if (error instanceof JobsUsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sightline jobs: ${error.message}\n${JOBS_USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`sightline jobs: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === 'jobs') return jobsCommand(rest);
   if (command !== 'import') {
-    process.stderr.write(`${IMPORT_USAGE}\n`);
+    process.stderr.write(`${IMPORT_USAGE}\n\nsightline jobs run <job> | status (npm run jobs -- --help)\n`);
     return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
   }
   try {

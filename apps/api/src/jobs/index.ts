@@ -1,0 +1,1 @@
+export { createJobsRouter } from './jobs.route';

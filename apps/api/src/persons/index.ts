@@ -1,0 +1,1 @@
+export { createPersonsRouter, MAX_BULK_DELETE } from './persons.route';
