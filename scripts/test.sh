@@ -7,11 +7,13 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Debian packages the integration tests' global setup (tools/testkit) starts.
+# Debian packages the integration tests' global setup (tools/testkit) starts, and the browser they drive.
 missing_packages() {
   command -v redis-server >/dev/null 2>&1 || echo redis-server
   compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || echo postgresql
   command -v kcat >/dev/null 2>&1 || echo kcat
+  # The browser the posthog-js end-to-end tests drive through playwright-core (tools/testkit/src/chromium.ts).
+  [[ -x /usr/bin/chromium ]] || echo chromium
 }
 
 install_packages() {

@@ -19,7 +19,17 @@ const specOf = (app: AppName): EnvSpec => appEnvSpecs[app];
 const COMPOSE_ONLY_VARIABLES = ['POSTGRES_PASSWORD'];
 
 const INGESTION_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'];
-const API_PATHS = ['/api', '/api/projects/', '/api/projects/1/insights/trend/', '/decide', '/decide/', '/flags', '/flags/'];
+const API_PATHS = [
+  '/api',
+  '/api/projects/',
+  '/api/projects/1/insights/trend/',
+  '/decide',
+  '/decide/',
+  '/flags',
+  '/flags/',
+  '/array/phc_x/config.js',
+  '/static/array.js',
+];
 
 // ---- .env.example -------------------------------------------------------------------------
 

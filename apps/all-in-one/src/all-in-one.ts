@@ -11,7 +11,7 @@ import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
+import { createJobOperator, createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
 
 export interface AllInOneDeps {
   db: MetadataStore;
@@ -44,6 +44,8 @@ export interface AllInOneDeps {
  */
 export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Worker } {
   const worker = createWorker(deps);
+  // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.
+  const jobs = createJobOperator({ ...deps, nextRun: async (name) => (await deps.scheduler.nextRuns())[name] ?? null });
   const app = createServiceApp({
     ...deps,
     name: 'all-in-one',
@@ -61,7 +63,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
         now: deps.now,
       }),
     ],
-    routers: [createApiRouter(deps)],
+    routers: [createApiRouter({ ...deps, jobs })],
   });
   return { app, worker };
 }

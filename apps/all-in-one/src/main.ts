@@ -7,7 +7,7 @@ import { openGeoIp } from '@sightline/geoip';
 import { accessOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
-import { runService } from '@sightline/service-runner';
+import { runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
 import { createAllInOne } from './all-in-one';
 
 const started = Date.now();
@@ -59,6 +59,12 @@ runService({
       app,
       afterListen: (server) => {
         const url = `http://localhost:${server.port}`;
+        // `npm run jobs` finds the service holding the embedded stores here and goes through it.
+        if (!config.DATABASE_URL || !config.CLICKHOUSE_URL) {
+          const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? '127.0.0.1' : config.HOST;
+          const removeMarker = writeEmbeddedServiceMarker(dataDir, { url: `http://${host.includes(':') ? `[${host}]` : host}:${server.port}` });
+          onStop(async () => removeMarker());
+        }
         if (setup.created) process.stdout.write(formatBootstrapBanner(setup, url) + '\n');
         logger.info({ url, dataDir, projectApiKey: setup.projectApiKey, startupMs: Date.now() - started }, `Sightline listening on ${url}`);
       },

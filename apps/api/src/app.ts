@@ -6,6 +6,7 @@ import type { ClickHouseClient } from '@sightline/clickhouse';
 import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
+import type { JobOperator } from '@sightline/jobs';
 import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -19,9 +20,13 @@ import { managementCors, managementSecurityHeaders } from './http/management-har
 import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle, type RateLimits } from './http/throttle';
 import { createInsightsRoutes } from './insights';
+import { createJobsRoutes } from './jobs';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
+import { createPersonsRoutes } from './persons';
+import { createRemoteConfigRouter } from './remote-config';
 import { createApiSchemaRouter } from './schema';
+import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
 
 export type { FlagChangeNotifier } from './feature-flags';
 export type { RateLimits } from './http/throttle';
@@ -60,6 +65,10 @@ export interface ApiDeps {
   insightCacheTtlMs?: number;
   /** Told after every flag write; default: the definitions cache's own notifier. */
   flagChanges?: FlagChangeNotifier;
+  /** The browser SDK files under /static/; default: the installed posthog-js package. */
+  sdkFiles?: SdkFiles;
+  /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
+  jobs?: JobOperator;
   access?: AccessOptions;
 }
 
@@ -76,7 +85,9 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createDashboardsRoutes(deps.db),
     createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges }),
     createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
+    createPersonsRoutes({ db: deps.db, ch: deps.ch, now }),
     createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
   );
 }
 
@@ -92,6 +103,9 @@ export function createApiRouter(deps: ApiDeps): Router {
 
   // The API document and its page are public, as PostHog's /api/schema/ is.
   router.use(createApiSchemaRouter(table));
+  // Public, for posthog-js in browsers: its remote config and its own script files.
+  router.use(createRemoteConfigRouter({ db: deps.db, definitions: flagDefinitions }));
+  router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
   router.use(
     '/api',
     managementCors(access.corsOrigins ?? []),

@@ -1,9 +1,6 @@
 import fs from 'node:fs';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { allInOneEnv, parseConfig, postgresEnv } from '@sightline/config';
-import { createMetadataStore, migratePostgres } from '@sightline/postgres';
-import { ADMIN_USAGE, runAdminCommand } from './admin';
 import { BatchRefusedError } from './import/batch-sender';
 import { CheckpointError } from './import/checkpoint';
 import { IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
@@ -83,36 +80,71 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** `admin …`: keys and projects on the store the server uses (DATABASE_URL, else the embedded data directory). */
-async function adminCommand(argv: string[]): Promise<number> {
-  const config = parseConfig({ ...postgresEnv, SIGHTLINE_DATA_DIR: allInOneEnv.SIGHTLINE_DATA_DIR }, process.env);
-  const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir: resolve(config.SIGHTLINE_DATA_DIR), poolSize: 2 });
+/** `sightline jobs …` (`npm run jobs -- …`): run the scheduled jobs now, or show their status. */
+async function jobsCommand(argv: string[]): Promise<number> {
+  // Loaded here: the stores and the worker's jobs are not needed to import files.
+  const [{ JOBS_USAGE, JobsUsageError, parseJobsArgs, runJobsCommand }, { allInOneEnv, parseConfig }] = await Promise.all([
+    import('./jobs/jobs-command'),
+    import('@sightline/config'),
+  ]);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${JOBS_USAGE}\n`);
+    return 0;
+  }
   try {
-    await migratePostgres(db);
-    return await runAdminCommand(argv, db, (text) => process.stdout.write(`${text}\n`));
+    const command = parseJobsArgs(argv);
+    // The same settings the services read: the data directory, or the distributed servers.
+    const config = parseConfig(allInOneEnv, process.env);
+    return await runJobsCommand(command, config, (line) => process.stdout.write(`${line}\n`));
+  } catch (error) {
+    if (error instanceof JobsUsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sightline jobs: ${error.message}\n${JOBS_USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`sightline jobs: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+/** `sightline admin …` (`npm run admin -- …`): keys and projects on the store the server uses (DATABASE_URL, else the embedded data directory). */
+async function adminCommand(argv: string[]): Promise<number> {
+  // Loaded here, as for jobs: importing files needs none of it.
+  const [{ ADMIN_USAGE, runAdminCommand }, { allInOneEnv, parseConfig, postgresEnv }, { createMetadataStore, migratePostgres }] = await Promise.all([
+    import('./admin'),
+    import('@sightline/config'),
+    import('@sightline/postgres'),
+  ]);
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${ADMIN_USAGE}\n`);
+    return argv.length === 0 ? 1 : 0;
+  }
+  try {
+    const config = parseConfig({ ...postgresEnv, SIGHTLINE_DATA_DIR: allInOneEnv.SIGHTLINE_DATA_DIR }, process.env);
+    const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir: resolve(config.SIGHTLINE_DATA_DIR), poolSize: 2 });
+    try {
+      await migratePostgres(db);
+      return await runAdminCommand(argv, db, (text) => process.stdout.write(`${text}\n`));
+    } finally {
+      await db.close();
+    }
   } catch (error) {
     if (error instanceof UsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`sightline admin: ${error.message}\n${ADMIN_USAGE}\n`);
       return 1;
     }
-    throw error;
-  } finally {
-    await db.close();
+    process.stderr.write(`sightline admin: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
   }
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'admin') {
-    try {
-      return await adminCommand(rest);
-    } catch (error) {
-      process.stderr.write(`sightline admin: ${error instanceof Error ? error.message : String(error)}\n`);
-      return 1;
-    }
-  }
+  if (command === 'jobs') return jobsCommand(rest);
+  if (command === 'admin') return adminCommand(rest);
   if (command !== 'import') {
-    process.stderr.write(`${IMPORT_USAGE}\n\n${ADMIN_USAGE}\n`);
+    process.stderr.write(
+      `${IMPORT_USAGE}\n\nsightline jobs run <job> | status (npm run jobs -- --help)\nsightline admin keys|projects … (npm run admin -- --help)\n`,
+    );
     return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
   }
   try {

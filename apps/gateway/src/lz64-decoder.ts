@@ -50,6 +50,8 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
   let current: Job | undefined;
   let nextId = 0;
   let idleTimer: NodeJS.Timeout | undefined;
+  /** The thread the current job was handed to. */
+  let runningOn: Worker | undefined;
 
   const finish = (result: Lz64Result) => {
     const job = current;
@@ -71,7 +73,9 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
     w.on('error', () => undefined);
     w.on('exit', () => {
       if (worker === w) worker = undefined;
-      if (current) finish({ ok: false, reason: 'too_large' });
+      // Only the thread running the current job fails it: a thread retired while idle may
+      // exit after the next job was handed to its successor.
+      if (current && runningOn === w) finish({ ok: false, reason: 'too_large' });
     });
     return w;
   };
@@ -80,7 +84,12 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
     if (current) return;
     if (queue.length === 0) {
       // lz64 is rare: do not keep a thread (and its heap) around between requests.
-      idleTimer = setTimeout(() => void worker?.terminate(), IDLE_MS);
+      idleTimer = setTimeout(() => {
+        // Forgotten before it is stopped, so a job arriving while it exits starts a fresh thread.
+        const idle = worker;
+        worker = undefined;
+        void idle?.terminate();
+      }, IDLE_MS);
       idleTimer.unref();
       return;
     }
@@ -90,6 +99,7 @@ export function createLz64Decoder(options: Lz64DecoderOptions = {}) {
     const fresh = worker === undefined;
     worker ??= spawn();
     const w = worker;
+    runningOn = w;
     // The budget is for decoding: a fresh thread's start (slow on a busy machine) does not count.
     const arm = () => {
       if (current === job) job.timer = setTimeout(() => void w.terminate(), timeoutMs);

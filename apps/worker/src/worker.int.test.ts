@@ -4,11 +4,10 @@ import { personUuidFor } from '@sightline/ingestion';
 import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
-import { findPersonByDistinctId, readPersonCopy } from '@sightline/persons';
+import { findPersonByDistinctId, readPersonCopy, runPersonEventsDeletion } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { testServices, uniqueName, waitFor, createTestStores, type TestStores } from '@sightline/testkit';
 import { busMessage } from './testing/bus-message';
-import { runPersonEventsDeletion } from './jobs/person-events-deletion.job';
 import { createWorker, type Worker } from './worker';
 
 const TOKEN = 'phc_worker_test_key';
@@ -131,10 +130,10 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     await db.query('INSERT INTO queued_deletions (team_id, person_uuid) VALUES (1, $1)', [personUuidFor(1, 'bob')]);
     const before = await count("SELECT count() AS c FROM events WHERE distinct_id = 'bob'");
     expect(before).toBeGreaterThan(0);
-    expect(await runPersonEventsDeletion({ db, ch, logger: silentLogger() })).toBe(1);
+    expect(await runPersonEventsDeletion({ db, ch })).toMatchObject({ tasks: 1, eventsDeleted: before });
     expect(await count("SELECT count() AS c FROM events WHERE distinct_id = 'bob'")).toBe(0);
     expect(await count("SELECT count() AS c FROM events WHERE distinct_id = 'alice'")).toBe(2);
-    expect(await runPersonEventsDeletion({ db, ch, logger: silentLogger() })).toBe(0);
+    expect(await runPersonEventsDeletion({ db, ch })).toMatchObject({ tasks: 0, eventsDeleted: 0 });
   });
 
   it('reports its consumer loops alive', async () => {

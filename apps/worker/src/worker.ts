@@ -12,7 +12,8 @@ import { createDeadLettersConsumer } from './dead-letters.consumer';
 import { createEventsConsumer } from './events.consumer';
 import { createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
 
-export { runPersonEventsDeletion, PERSON_EVENTS_DELETION_CRON } from './jobs/person-events-deletion.job';
+export { runPersonEventsDeletionJob, createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
+export { createJobOperator } from './jobs/job-operator';
 export { createEventsConsumer } from './events.consumer';
 
 export interface WorkerDeps {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sql } from '@sightline/postgres';
 import type { Principal } from '@sightline/auth';
 
-export interface Project {
+export interface Project extends ProjectSdkSettings {
   id: number;
   uuid: string;
   organization_id: string;
@@ -18,12 +18,32 @@ export interface Project {
   created_at: Date;
 }
 
+/** What the browser SDK is told to collect (the remote config); PostHog's posthog_team names. */
+export interface ProjectSdkSettings {
+  autocapture_opt_out: boolean;
+  autocapture_exceptions_opt_in: boolean;
+  autocapture_web_vitals_opt_in: boolean;
+  capture_performance_opt_in: boolean;
+  capture_dead_clicks: boolean;
+  heatmaps_opt_in: boolean;
+}
+
+export const PROJECT_SDK_SETTINGS: readonly (keyof ProjectSdkSettings)[] = [
+  'autocapture_opt_out',
+  'autocapture_exceptions_opt_in',
+  'autocapture_web_vitals_opt_in',
+  'capture_performance_opt_in',
+  'capture_dead_clicks',
+  'heatmaps_opt_in',
+];
+
 export interface ProjectSettingsChange {
   name?: string;
   timezone?: string;
   week_start_day?: 0 | 1 | null;
   test_account_filters?: unknown;
   person_display_name_properties?: string[] | null;
+  sdk?: Partial<ProjectSdkSettings>;
 }
 
 /** Changes the settings given, leaving the others; answers the project as stored. */
@@ -34,7 +54,13 @@ export async function updateProjectSettings(db: Sql, id: number, change: Project
        timezone = CASE WHEN $4 THEN $5 ELSE timezone END,
        week_start_day = CASE WHEN $6 THEN $7::smallint ELSE week_start_day END,
        test_account_filters = CASE WHEN $8 THEN $9::jsonb ELSE test_account_filters END,
-       person_display_name_properties = CASE WHEN $10 THEN $11::text[] ELSE person_display_name_properties END
+       autocapture_opt_out = COALESCE($10::boolean, autocapture_opt_out),
+       autocapture_exceptions_opt_in = COALESCE($11::boolean, autocapture_exceptions_opt_in),
+       autocapture_web_vitals_opt_in = COALESCE($12::boolean, autocapture_web_vitals_opt_in),
+       capture_performance_opt_in = COALESCE($13::boolean, capture_performance_opt_in),
+       capture_dead_clicks = COALESCE($14::boolean, capture_dead_clicks),
+       heatmaps_opt_in = COALESCE($15::boolean, heatmaps_opt_in),
+       person_display_name_properties = CASE WHEN $16 THEN $17::text[] ELSE person_display_name_properties END
      WHERE id = $1 RETURNING *`,
     [
       id,
@@ -46,6 +72,7 @@ export async function updateProjectSettings(db: Sql, id: number, change: Project
       change.week_start_day ?? null,
       change.test_account_filters !== undefined,
       JSON.stringify(change.test_account_filters ?? []),
+      ...PROJECT_SDK_SETTINGS.map((name) => change.sdk?.[name] ?? null),
       change.person_display_name_properties !== undefined,
       change.person_display_name_properties ?? null,
     ],

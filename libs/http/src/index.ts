@@ -6,3 +6,4 @@ export * from './service-app';
 export * from './cors';
 export * from './input-guard';
 export * from './client-ip';
+export * from './cacheable';

@@ -17,3 +17,4 @@ export * from './funnels/funnel-correlation';
 export * from './trends/trends-query-node';
 export * from './saved-insights/saved-insights.repository';
 export * from './saved-insights/dashboards.repository';
+export * from './persons/persons.query';

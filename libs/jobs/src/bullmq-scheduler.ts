@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '@sightline/logger';
 import type { JobScheduler, ScheduledJob } from './job-scheduler';
+import { assertRedisNoEviction } from './redis-eviction-policy';
 
 /**
  * Distributed mode: one BullMQ queue per job (one retry policy per queue), a job scheduler
@@ -15,8 +16,11 @@ export function createBullmqScheduler(options: { redisUrl: string; prefix?: stri
   const prefix = options.prefix ?? 'sightline';
   const queues: Queue[] = [];
   const workers: Worker[] = [];
+  // Checked once, before the first queue is touched: registration is part of every BullMQ user's startup.
+  let evictionChecked: Promise<void> | null = null;
   return {
     async register(job: ScheduledJob) {
+      await (evictionChecked ??= assertRedisNoEviction(connection));
       const queue = new Queue(job.name, { connection, prefix });
       queues.push(queue);
       await queue.upsertJobScheduler(
@@ -46,4 +50,18 @@ export function createBullmqScheduler(options: { redisUrl: string; prefix?: stri
       connection.disconnect();
     },
   };
+}
+
+/**
+ * The next run of a job scheduler registered by a worker, read from Redis without registering
+ * anything (for the operator command); null when no worker has registered it yet.
+ */
+export async function readBullmqNextRun(options: { redisUrl: string; prefix?: string }, name: string): Promise<Date | null> {
+  const queue = new Queue(name, { connection: { url: options.redisUrl, maxRetriesPerRequest: 1 }, prefix: options.prefix ?? 'sightline' });
+  try {
+    const scheduler = await queue.getJobScheduler(name);
+    return scheduler?.next ? new Date(scheduler.next) : null;
+  } finally {
+    await queue.close();
+  }
 }

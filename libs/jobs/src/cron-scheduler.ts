@@ -2,6 +2,11 @@ import { Cron } from 'croner';
 import type { Logger } from '@sightline/logger';
 import type { JobScheduler, ScheduledJob } from './job-scheduler';
 
+/** When a five-field UTC cron pattern fires next, strictly after `after`: what both schedulers compute. */
+export function nextCronRun(pattern: string, after: Date = new Date()): Date | null {
+  return new Cron(pattern, { timezone: 'UTC', paused: true }).nextRun(after);
+}
+
 /** Embedded mode: an in-process cron. `protect` skips a tick while the previous run is still going. */
 export function createCronScheduler(logger: Logger): JobScheduler {
   const crons = new Map<string, Cron>();

@@ -5,3 +5,5 @@ export * from './person-copies';
 export * from './groups';
 export * from './person-reads';
 export * from './flag-person-reads';
+export * from './person-writes';
+export * from './person-events-deletion';

@@ -104,6 +104,13 @@ export class PersonBatch {
   /** Distinct ids seen on personless events before they had a person (docs/data-model.md#personless-events). */
   private readonly personlessSeen = new Set<string>();
   private readonly personlessToRecord = new Map<string, { teamId: number; distinctId: string }>();
+  /**
+   * Versions of deleted persons (by uuid) and distinct ids (docs/data-model.md#deleting-persons):
+   * a person created again from the same distinct id gets the same uuid, and its copies must
+   * outrank the deletion rows in ClickHouse.
+   */
+  private readonly deletedPersonVersions = new Map<string, number>();
+  private readonly deletedDistinctIdVersions = new Map<string, number>();
 
   private constructor(private readonly personlessCache?: PersonlessDistinctIdCache) {}
 
@@ -158,9 +165,25 @@ export class PersonBatch {
           [teamId, missing],
         );
         for (const row of seen) batch.personlessSeen.add(entryKey(teamId, row.distinct_id));
+        await batch.loadDeletedVersions(sql, teamId, missing);
       }
     }
     return batch;
+  }
+
+  private async loadDeletedVersions(sql: Sql, teamId: number, distinctIds: string[]): Promise<void> {
+    const [persons, ids] = await Promise.all([
+      sql.query<{ uuid: string; version: string }>(
+        'SELECT uuid::text AS uuid, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($2::uuid[])',
+        [teamId, distinctIds.map((id) => personUuidFor(teamId, id))],
+      ),
+      sql.query<{ distinct_id: string; version: string }>(
+        'SELECT distinct_id, version FROM deleted_distinct_id_versions WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
+        [teamId, distinctIds],
+      ),
+    ]);
+    for (const row of persons) this.deletedPersonVersions.set(entryKey(teamId, row.uuid), Number(row.version));
+    for (const row of ids) this.deletedDistinctIdVersions.set(entryKey(teamId, row.distinct_id), Number(row.version));
   }
 
   /** The person of a distinct id, if it has one (read only). */
@@ -175,13 +198,15 @@ export class PersonBatch {
       existing.touched = true;
       return existing;
     }
+    const uuid = personUuidFor(teamId, distinctId);
+    const deletedVersion = this.deletedPersonVersions.get(entryKey(teamId, uuid));
     const person: PersonState = {
       teamId,
       id: null,
-      uuid: personUuidFor(teamId, distinctId),
+      uuid,
       properties: {},
       isIdentified: false,
-      version: 0,
+      version: deletedVersion === undefined ? 0 : deletedVersion + 1,
       createdAtMs: timestampMs,
       bumped: true,
       dirty: true,
@@ -291,7 +316,8 @@ export class PersonBatch {
   private addDistinctId(person: PersonState, distinctId: string): void {
     const key = entryKey(person.teamId, distinctId);
     // After a personless event, the first person row of that id is version 1 (docs/data-model.md#personless-events).
-    const version = this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;
+    const deletedVersion = this.deletedDistinctIdVersions.get(key);
+    const version = deletedVersion !== undefined ? deletedVersion + 1 : this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;
     this.personlessToRecord.delete(key);
     person.newDistinctIds.set(distinctId, version);
     this.byDistinctId.set(key, { person, version });

@@ -147,3 +147,4 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     process.exit(1);
   });
 }
+export * from './embedded-service-marker';

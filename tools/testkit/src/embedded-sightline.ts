@@ -37,6 +37,11 @@ export async function startEmbeddedSightline(options: {
   personalApiKey: string;
   shutdownTimeoutMs?: number;
   env?: Record<string, string>;
+  /**
+   * PostgreSQL and ClickHouse servers (e.g. from createTestStores) instead of the embedded PGlite
+   * and chdb; the bus stays in-process. The test can then read what the service stored.
+   */
+  stores?: { postgresUrl: string; clickhouseUrl: string; clickhouseDatabase: string };
 }): Promise<EmbeddedSightline> {
   const port = await freePort();
   const env: Record<string, string | undefined> = {
@@ -51,6 +56,11 @@ export async function startEmbeddedSightline(options: {
   };
   // undefined removes a variable inherited from the test process (child_process skips undefined values).
   for (const name of DISTRIBUTED_VARS) env[name] = undefined;
+  if (options.stores) {
+    env['DATABASE_URL'] = options.stores.postgresUrl;
+    env['CLICKHOUSE_URL'] = options.stores.clickhouseUrl;
+    env['CLICKHOUSE_DATABASE'] = options.stores.clickhouseDatabase;
+  }
   const started = Date.now();
   const app = await startProcess(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
     cwd: path.resolve(__dirname, '..', '..', '..'),

@@ -24,3 +24,8 @@ export { createTestStores, type TestStores } from './test-stores';
 export { testEventRow } from './event-rows';
 export { DISTRIBUTED_VARS, EMBEDDED_LISTENING, EMBEDDED_STARTUP_TIMEOUT_MS, startEmbeddedSightline, type EmbeddedSightline } from './embedded-sightline';
 export * from './person-rows';
+export { CHROMIUM_PATH, DESKTOP_CHROME_USER_AGENT, launchChromium, type Chromium } from './chromium';
+export { startPageServer, type PageServer, type ServedPage } from './page-server';
+export { startSdkTarget, type SdkTarget, type StoredEvent, type StoredPerson } from './sdk-target';
+export { decodeSdkBody, eventsOf, formatRequests, type SdkRequest } from './sdk-requests';
+export { startRecordingProxy, type RecordingProxy } from './recording-proxy';

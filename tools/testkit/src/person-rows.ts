@@ -20,11 +20,11 @@ export async function createTestPerson(
   const uuid = overrides.uuid ?? randomUUID();
   const properties = overrides.properties ?? {};
   const distinctIds = overrides.distinctIds ?? [uuid];
-  const [row] = await stores.db.query<{ id: number }>('INSERT INTO persons (team_id, uuid, properties) VALUES ($1, $2, $3) RETURNING id', [
-    teamId,
-    uuid,
-    JSON.stringify(properties),
-  ]);
+  // The same created_at in both stores when one is given (PostgreSQL's is UTC, as ClickHouse's).
+  const [row] = await stores.db.query<{ id: number }>(
+    "INSERT INTO persons (team_id, uuid, properties, created_at) VALUES ($1, $2, $3, COALESCE($4::timestamp AT TIME ZONE 'UTC', now())) RETURNING id",
+    [teamId, uuid, JSON.stringify(properties), overrides.createdAt ?? null],
+  );
   for (const distinctId of distinctIds) {
     await stores.db.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [teamId, distinctId, row!.id]);
   }
@@ -48,7 +48,7 @@ export async function createTestPerson(
     format: 'JSONEachRow',
     values: distinctIds.map((distinct_id) => ({ team_id: teamId, distinct_id, person_id: uuid, is_deleted: 0, version: 0 })),
   });
-  return { id: row!.id, uuid };
+  return { id: Number(row!.id), uuid };
 }
 
 /** A later version of a person's ClickHouse copy: new properties, or deleted. */

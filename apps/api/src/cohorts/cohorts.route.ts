@@ -12,6 +12,7 @@ import {
   listCohorts,
   loadCohortDefinitions,
   loadCohortsForQuery,
+  queryPersons,
   referencedCohortIds,
   refreshStaticCohort,
   removeStaticCohortMember,
@@ -27,8 +28,9 @@ import type { MetadataStore } from '@sightline/postgres';
 import { QueryParams, type PropertyGroup } from '@sightline/properties';
 import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.repository';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
-import { absoluteUrlWith, limitOffsetPage } from '../http/pagination';
+import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
+import { serializePersons } from '../persons/person.serializer';
 import { formBody, parseCohortDefinition, readCsvMembers } from './cohort-input';
 import { serializeCohorts } from './cohort.serializer';
 
@@ -367,77 +369,18 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
         const cohort = req.cohort!;
         const limit = queryInteger(req.query['limit'], 100, 1);
         const offset = queryInteger(req.query['offset'], 0, 0);
-        const { params, team, members } = await membership(cohort);
-        const rows = await (
-          await ch.query({
-            query: `SELECT toString(id) AS id, argMax(properties, version) AS properties, argMax(created_at, version) AS created_at, argMax(is_identified, version) AS is_identified
-                  FROM person WHERE team_id = ${team} GROUP BY id HAVING argMax(is_deleted, version) = 0 AND ${members}
-                  ORDER BY created_at DESC, id LIMIT ${params.add(limit + 1, 'UInt32')} OFFSET ${params.add(offset, 'UInt64')}`,
-            query_params: params.values,
-            format: 'JSONEachRow',
-          })
-        ).json<{ id: string; properties: string; created_at: string; is_identified: number }>();
-        const page = rows.slice(0, limit);
-        const distinctIds = await distinctIdsOf(
-          ch,
-          cohort.team_id,
-          page.map((r) => r.id),
-        );
-        const results = page.map((r) => {
-          const properties = safeJson(r.properties);
-          const ids = distinctIds.get(r.id) ?? [];
-          return {
-            type: 'person',
-            id: r.id,
-            uuid: r.id,
-            name: personName(properties, ids, r.id),
-            distinct_ids: ids,
-            properties,
-            is_identified: Boolean(Number(r.is_identified)),
-            created_at: `${r.created_at.replace(' ', 'T')}Z`,
-          };
-        });
-        res.json({
-          results,
-          next: rows.length > limit ? absoluteUrlWith(req, { limit, offset: offset + limit }) : null,
-          previous: offset > 0 ? absoluteUrlWith(req, { limit, offset: Math.max(0, offset - limit) }) : null,
-        });
+        const definitions = await definitionsWith(cohort.team_id, cohortDefinitionOf(cohort));
+        let page: Awaited<ReturnType<typeof queryPersons>>;
+        try {
+          page = await queryPersons(ch, { teamId: cohort.team_id, nowMs: deps.now(), cohortId: cohort.id, cohorts: definitions, limit, offset });
+        } catch (error) {
+          // A cohort this one names was deleted since it was written.
+          if (error instanceof UnknownCohortError) throw cohortRefusal(error, 'filters', cohort.id, false);
+          throw error;
+        }
+        res.json(limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
       },
     );
   }
   return routes;
-}
-
-/** The persons' current distinct ids (at most 10 each, as PostHog lists them). */
-async function distinctIdsOf(ch: ClickHouseClient, teamId: number, personIds: string[]): Promise<Map<string, string[]>> {
-  if (personIds.length === 0) return new Map();
-  const rows = await (
-    await ch.query({
-      query: `SELECT toString(person_id) AS person, arraySlice(arraySort(groupArray(distinct_id)), 1, 10) AS ids FROM (
-                SELECT distinct_id, argMax(person_id, version) AS person_id FROM person_distinct_id2
-                WHERE team_id = {team:Int64} AND distinct_id IN (SELECT distinct_id FROM person_distinct_id2 WHERE team_id = {team:Int64} AND person_id IN {persons:Array(UUID)})
-                GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0)
-              WHERE person_id IN {persons:Array(UUID)} GROUP BY person_id`,
-      query_params: { team: teamId, persons: personIds },
-      format: 'JSONEachRow',
-    })
-  ).json<{ person: string; ids: string[] }>();
-  return new Map(rows.map((r) => [r.person, r.ids]));
-}
-
-/** PostHog's display name of a person: email, name or username, else a distinct id, else the uuid. */
-function personName(properties: unknown, distinctIds: string[], uuid: string): string {
-  const props = (typeof properties === 'object' && properties !== null ? properties : {}) as Record<string, unknown>;
-  for (const key of ['email', 'name', 'username']) {
-    if (typeof props[key] === 'string' && props[key] !== '') return props[key];
-  }
-  return distinctIds[0] ?? uuid;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return {};
-  }
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { ProjectSdkSettings } from '@sightline/accounts';
 import type { FlagResult } from '@sightline/flags';
+import { buildRemoteConfig } from '../remote-config/remote-config';
 
 /**
  * Response shapes of /decide and /flags by version (docs/http-api.md#decide-response; PostHog: rust/feature-flags/src/api/types.rs):
@@ -36,27 +38,32 @@ export function decideShape(query: Record<string, unknown>): ShapeChoice {
   return { shape, withConfig: true };
 }
 
-/** The remote-config part (PostHog: rust/feature-flags/src/handler/config_response_builder.rs): everything off that Sightline does not serve. */
-export function configFields(): Record<string, unknown> {
-  return {
-    config: { enable_collect_everything: true },
-    toolbarParams: {},
-    isAuthenticated: false,
-    supportedCompression: ['gzip', 'gzip-js'],
-    autocapture_opt_out: false,
-    capturePerformance: false,
-    autocaptureExceptions: false,
-    elementsChainAsString: true,
-    sessionRecording: false,
-    surveys: false,
-    heatmaps: false,
-    siteApps: [],
-    defaultIdentifiedOnly: true,
-    flagsPersistenceDefault: false,
-  };
+/** A project's settings as a new project has them (everything but autocapture off). */
+export const DEFAULT_SDK_SETTINGS: ProjectSdkSettings = {
+  autocapture_opt_out: false,
+  autocapture_exceptions_opt_in: false,
+  autocapture_web_vitals_opt_in: false,
+  capture_performance_opt_in: false,
+  capture_dead_clicks: false,
+  heatmaps_opt_in: false,
+};
+
+/**
+ * The config part of /decide (and /flags?config=true): the project's remote config, which
+ * posthog-js now loads separately, with the legacy decide-only fields (PostHog:
+ * rust/feature-flags/src/handler/config_response_builder.rs).
+ */
+export function configFields(settings: ProjectSdkSettings = DEFAULT_SDK_SETTINGS): Record<string, unknown> {
+  const { token: _token, hasFeatureFlags: _has, productTours: _tours, ...shared } = buildRemoteConfig('', settings, true);
+  return { config: { enable_collect_everything: true }, toolbarParams: {}, isAuthenticated: false, flagsPersistenceDefault: false, ...shared };
 }
 
-export function buildFlagsResponse(results: Iterable<FlagResult>, errorsWhileComputingFlags: boolean, choice: ShapeChoice): Record<string, unknown> {
+export function buildFlagsResponse(
+  results: Iterable<FlagResult>,
+  errorsWhileComputingFlags: boolean,
+  choice: ShapeChoice,
+  settings: ProjectSdkSettings = DEFAULT_SDK_SETTINGS,
+): Record<string, unknown> {
   // Flags that could not be computed are left out, so clients keep the values they had.
   const computed = [...results].filter((r) => !r.failed);
   const body: Record<string, unknown> = {};
@@ -70,7 +77,12 @@ export function buildFlagsResponse(results: Iterable<FlagResult>, errorsWhileCom
             enabled: r.enabled,
             variant: r.variant,
             reason: r.reason,
-            metadata: { id: r.id, version: r.version, description: r.description, payload: r.payload },
+            // No payload: the key is left out, as PostHog's FlagDetailsMetadata skips a None payload
+            // (posthog-node then reports no payload at all rather than a null one).
+            metadata:
+              r.payload === null || r.payload === undefined
+                ? { id: r.id, version: r.version, description: r.description }
+                : { id: r.id, version: r.version, description: r.description, payload: r.payload },
           },
         ]),
       );
@@ -89,5 +101,5 @@ export function buildFlagsResponse(results: Iterable<FlagResult>, errorsWhileCom
   body['errorsWhileComputingFlags'] = errorsWhileComputingFlags;
   body['requestId'] = randomUUID();
   if (choice.shape === 'flags-v2') body['evaluatedAt'] = Date.now();
-  return choice.withConfig ? { ...configFields(), ...body } : body;
+  return choice.withConfig ? { ...configFields(settings), ...body } : body;
 }

@@ -1,5 +1,5 @@
 import express, { Router, type Request, type RequestHandler } from 'express';
-import { isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
+import { findProjectById, isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
 import { withDeadline } from '@sightline/deadline';
 import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
@@ -90,14 +90,24 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
         throw errors.unavailable('The project key store is unavailable; retry later.', 5);
       }
       if (teamId === null) throw invalidKey();
-      if (request.disableFlags) return void res.json(buildFlagsResponse([], false, choice));
+      // Only /decide and /flags?config=true carry the config; posthog-js's /flags?v=2 skips this read.
+      const settings = choice.withConfig
+        ? await findProjectById(deps.db, teamId).then(
+            (project) => project ?? undefined,
+            (error: unknown) => {
+              req.log.warn({ err: error }, 'flags: project settings unavailable, answering the default config');
+              return undefined;
+            },
+          )
+        : undefined;
+      if (request.disableFlags) return void res.json(buildFlagsResponse([], false, choice, settings));
 
       let definitions: ProjectFlagDefinitions;
       try {
         ({ definitions } = await deps.definitions.get(teamId));
       } catch (error) {
         req.log.error({ err: error }, 'flags: no flag definitions could be read');
-        return void res.json(buildFlagsResponse([], true, choice));
+        return void res.json(buildFlagsResponse([], true, choice, settings));
       }
       const flags = flagsForRuntime(definitions.flags, body['evaluation_runtime']);
       const geoip = deps.geoip && !request.geoipDisable ? deps.geoip.lookup(clientIp(req) ?? '') : {};
@@ -126,7 +136,7 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
         { onlyKeys: request.flagKeys, availability },
       );
       const failed = [...results.values()].some((r) => r.failed);
-      res.json(buildFlagsResponse(results.values(), failed, choice));
+      res.json(buildFlagsResponse(results.values(), failed, choice, settings));
     };
 
   const minimal: RequestHandler = (req, res) => {

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { hostileBodies, hostileJsonValue, hostileQueryValue } from '@sightline/testkit';
+import { createTestPerson, hostileBodies, hostileJsonValue, hostileQueryValue } from '@sightline/testkit';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
@@ -143,6 +143,7 @@ describe('hostile input on the management API', () => {
       dashboard_id: await create('/api/projects/1/dashboards/', { name: 'fuzz dashboard' }),
       cohort_id: await create('/api/projects/1/cohorts/', { name: 'fuzz cohort', is_static: true }),
       insight_id: await create('/api/projects/1/insights/', { name: 'fuzz insight', filters: { insight: 'TRENDS', events: [{ id: 'signup' }] } }),
+      person_id: (await createTestPerson(fixture, { distinctIds: ['fuzz-person'], properties: { email: 'fuzz@example.com' } })).uuid,
       membership_id: await create(`/api/organizations/@current/roles/${roleId}/role_memberships/`, { user_uuid: user.uuid }),
       role_access_id: await create(`/api/projects/1/feature_flags/${flagId}/role_access/`, { role_id: roleId }),
       // A key other than the admin's, so rolling it leaves the fuzzing's own key working.

@@ -13,14 +13,24 @@ export function absoluteUrlWith(req: Request, params: Record<string, string | nu
   return url.toString();
 }
 
-/** DRF LimitOffsetPagination's response: count, absolute next/previous links, results. */
-export function limitOffsetPage<T>(req: Request, page: { count: number; limit: number; offset: number; results: T[] }) {
+/**
+ * DRF LimitOffsetPagination's response: count, absolute next/previous links, results. `linkParams`
+ * are added to both links (a list that pins its first page's snapshot carries it on).
+ */
+export function limitOffsetPage<T>(
+  req: Request,
+  page: { count: number; limit: number; offset: number; results: T[] },
+  linkParams: Record<string, string | number> = {},
+) {
   const { count, limit, offset } = page;
-  const next = offset + limit < count ? absoluteUrlWith(req, { limit, offset: offset + limit }) : null;
+  const next = offset + limit < count ? absoluteUrlWith(req, { ...linkParams, limit, offset: offset + limit }) : null;
   let previous: string | null = null;
   if (offset > 0) {
     // DRF drops `offset` from the first page's link rather than writing offset=0.
-    previous = offset - limit <= 0 ? absoluteUrlWith(req, { limit, offset: null }) : absoluteUrlWith(req, { limit, offset: offset - limit });
+    previous =
+      offset - limit <= 0
+        ? absoluteUrlWith(req, { ...linkParams, limit, offset: null })
+        : absoluteUrlWith(req, { ...linkParams, limit, offset: offset - limit });
   }
   return { count, next, previous, results: page.results };
 }

@@ -11,6 +11,7 @@ import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { ALL_SCOPES, hashPersonalApiKey, hasScope, type Scope } from '@sightline/auth';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createTestPerson } from '@sightline/testkit';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiRouteTable } from '../app';
@@ -57,6 +58,7 @@ describe('route × scope and route × project matrices', () => {
     const dashboard = await admin('post', `${p}/dashboards/`, { name: `${marker} dashboard` });
     const cohort = await admin('post', `${p}/cohorts/`, { name: `${marker} cohort`, is_static: true });
     const insight = await admin('post', `${p}/insights/`, { name: `${marker} insight`, filters: { insight: 'TRENDS', events: [{ id: marker }] } });
+    const person = await createTestPerson(fixture, { teamId: projectId, distinctIds: [`${marker}-person`], properties: { email: `${marker}@example.com` } });
     return {
       project_id: String(projectId),
       organization_id: '@current',
@@ -65,6 +67,7 @@ describe('route × scope and route × project matrices', () => {
       dashboard_id: String(dashboard['id']),
       cohort_id: String(cohort['id']),
       insight_id: String(insight['id']),
+      person_id: person.uuid,
     };
   }
 

@@ -1,4 +1,4 @@
-import { insertProject, listProjectsFor, resetProjectToken, updateProjectSettings, type Project } from '@sightline/accounts';
+import { insertProject, listProjectsFor, PROJECT_SDK_SETTINGS, resetProjectToken, updateProjectSettings, type Project } from '@sightline/accounts';
 import { generateProjectApiKey } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { checkTimezone, DateRangeError } from '@sightline/insights';
@@ -21,15 +21,25 @@ export function serializeProject(p: Project) {
     test_account_filters_default_checked: false,
     person_display_name_properties: p.person_display_name_properties,
     created_at: new Date(p.created_at).toISOString(),
+    ...Object.fromEntries(PROJECT_SDK_SETTINGS.map((name) => [name, p[name]])),
+    // Sightline has no recording or surveys endpoint: the remote config keeps both off.
+    session_recording_opt_in: false,
+    surveys_opt_in: false,
   };
 }
+
+/** Settings that can only be off here (PATCH true is refused; false is accepted as a no-op). */
+const UNAVAILABLE_SETTINGS: Record<string, string> = {
+  session_recording_opt_in: 'Sightline does not store session recordings, so recording cannot be turned on.',
+  surveys_opt_in: 'Sightline does not serve surveys, so surveys cannot be turned on.',
+};
 
 /** Filter types a project's test-account filters may use (they are ANDed into queries). */
 const TEST_ACCOUNT_FILTER_TYPES = new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']);
 
 /**
  * The settings POST and PATCH /api/projects/:id/ change: name, timezone, week_start_day,
- * test_account_filters, person_display_name_properties.
+ * test_account_filters, person_display_name_properties and what the browser SDK collects.
  */
 function parseSettings(body: unknown) {
   if (!isJsonObject(body)) throw errors.validation('The body must be a JSON object.', null, 'parse_error');
@@ -71,6 +81,18 @@ function parseSettings(body: unknown) {
       names === null
         ? null
         : parseList(names, 'person_display_name_properties').map((name, i) => parseString(name, `person_display_name_properties__${i}`, { maxLength: 400 }));
+  }
+  for (const name of PROJECT_SDK_SETTINGS) {
+    const value = body[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw errors.validation('Must be a valid boolean.', name, 'invalid');
+    (change.sdk ??= {})[name] = value;
+  }
+  for (const [name, detail] of Object.entries(UNAVAILABLE_SETTINGS)) {
+    const value = body[name];
+    if (value === undefined || value === false || value === null) continue;
+    if (typeof value !== 'boolean') throw errors.validation('Must be a valid boolean.', name, 'invalid');
+    throw errors.validation(detail, name, 'not_supported');
   }
   return change;
 }

@@ -132,6 +132,23 @@ function publicPaths(): Record<string, Record<string, unknown>> {
       },
     },
   });
+  const remoteConfig = (form: 'json' | 'script') => ({
+    get: {
+      operationId: `remote_config_${form}`,
+      summary:
+        form === 'json' ? "The project's SDK settings for posthog-js (remote config)" : 'The remote config as a script assigning window._POSTHOG_REMOTE_CONFIG',
+      tags: ['sdk'],
+      security: [],
+      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The project API key' }],
+      responses: {
+        '200': {
+          description: 'The remote config',
+          content: form === 'json' ? { 'application/json': { schema: { type: 'object' } } } : { 'application/javascript': { schema: { type: 'string' } } },
+        },
+        '404': errorResponse('Unknown project API key'),
+      },
+    },
+  });
   return {
     '/batch/': captureOperation('batch', true),
     '/capture/': captureOperation('capture', false),
@@ -141,6 +158,18 @@ function publicPaths(): Record<string, Record<string, unknown>> {
     '/engage/': captureOperation('engage', false),
     '/decide/': evaluate('decide'),
     '/flags/': evaluate('flags'),
+    '/array/{token}/config': remoteConfig('json'),
+    '/array/{token}/config.js': remoteConfig('script'),
+    '/static/{file}': {
+      get: {
+        operationId: 'static_sdk_file',
+        summary: "posthog-js's own script files (array.js and its extensions), from the pinned package",
+        tags: ['sdk'],
+        security: [],
+        parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'The file', content: { 'text/javascript': { schema: { type: 'string' } } } }, '404': errorResponse('No such file') },
+      },
+    },
   };
 }
 

@@ -35,6 +35,7 @@ describe('GET /api/schema/ and /api/schema/docs/', () => {
       expect(operation?.['x-required-scopes']).toEqual(typeof route.scope === 'string' ? [route.scope] : route.scope);
     }
     for (const path of ['/batch/', '/capture/', '/e/', '/i/v0/e/', '/decide/', '/flags/']) expect(document.paths[path]?.['post']).toBeDefined();
+    for (const path of ['/array/{token}/config', '/array/{token}/config.js', '/static/{file}']) expect(document.paths[path]?.['get']).toBeDefined();
     // A declared body schema is the document's request schema.
     const keyCreate = document.paths['/api/personal_api_keys/']!['post']!;
     expect(JSON.stringify(keyCreate['requestBody'])).toContain('"required":["label","scopes"]');

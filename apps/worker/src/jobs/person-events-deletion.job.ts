@@ -2,52 +2,44 @@ import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { ScheduledJob } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import { PERSON_EVENTS_DELETION_CRON, PERSON_EVENTS_DELETION_JOB, runPersonEventsDeletion, type DeletionRunSummary } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 
-export const PERSON_EVENTS_DELETION_CRON = '0 5 * * 0'; // Sundays 05:00 UTC
-
-const BATCH = 1000;
+export interface PersonEventsDeletionDeps {
+  db: MetadataStore;
+  ch: ClickHouseClient;
+  logger: Logger;
+  metrics: Metrics;
+}
 
 /**
- * Deletes the events of persons queued for deletion (DELETE person with delete_events=true),
- * batched weekly so the expensive mutation runs once per team per week. Idempotent: rows are
- * marked done only after their mutation finished, so a failed run is simply repeated.
+ * One run of the weekly person-event deletion, logged and counted: what the scheduler (BullMQ
+ * or the in-process cron), the embedded service's operator route and the operator command run.
  */
-export async function runPersonEventsDeletion(deps: { db: MetadataStore; ch: ClickHouseClient; logger: Logger }): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const pending = await deps.db.query<{ id: number; team_id: number; person_uuid: string }>(
-      'SELECT id, team_id, person_uuid FROM queued_deletions WHERE done_at IS NULL ORDER BY id LIMIT $1',
-      [BATCH],
-    );
-    if (pending.length === 0) return deleted;
-    const byTeam = new Map<number, string[]>();
-    for (const row of pending) byTeam.set(row.team_id, [...(byTeam.get(row.team_id) ?? []), row.person_uuid]);
-    for (const [teamId, persons] of byTeam) {
-      await deps.ch.command({
-        query: 'ALTER TABLE events DELETE WHERE team_id = {team:Int64} AND person_id IN {persons:Array(UUID)}',
-        query_params: { team: teamId, persons },
-        clickhouse_settings: { mutations_sync: '1' },
-      });
-      deps.logger.info({ teamId, persons: persons.length }, 'deleted events of deleted persons');
-    }
-    await deps.db.query('UPDATE queued_deletions SET done_at = now() WHERE id = ANY($1::int[])', [pending.map((r) => r.id)]);
-    deleted += pending.length;
+export async function runPersonEventsDeletionJob(deps: PersonEventsDeletionDeps, onProgress?: (line: string) => void): Promise<DeletionRunSummary> {
+  const started = Date.now();
+  deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB }, 'person-event deletion started');
+  try {
+    const summary = await runPersonEventsDeletion(deps, {
+      onProgress: (p) => {
+        deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB, ...p }, 'person-event deletion progress');
+        onProgress?.(`batch ${p.batch}: ${p.tasksDone}/${p.tasksTotal} tasks done, ${p.eventsDeleted} events deleted`);
+      },
+    });
+    deps.metrics.jobRuns.inc({ job: PERSON_EVENTS_DELETION_JOB, result: 'ok' });
+    deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB, ...summary, ms: Date.now() - started }, 'person-event deletion finished');
+    return summary;
+  } catch (error) {
+    deps.metrics.jobRuns.inc({ job: PERSON_EVENTS_DELETION_JOB, result: 'error' });
+    deps.logger.error({ job: PERSON_EVENTS_DELETION_JOB, err: error }, 'person-event deletion failed; its tasks stay pending');
+    throw error;
   }
 }
 
-export function createPersonEventsDeletionJob(deps: { db: MetadataStore; ch: ClickHouseClient; logger: Logger; metrics: Metrics }): ScheduledJob {
+export function createPersonEventsDeletionJob(deps: PersonEventsDeletionDeps): ScheduledJob {
   return {
-    name: 'person-events-deletion',
+    name: PERSON_EVENTS_DELETION_JOB,
     cron: PERSON_EVENTS_DELETION_CRON,
-    run: async () => {
-      try {
-        await runPersonEventsDeletion(deps);
-        deps.metrics.jobRuns.inc({ job: 'person-events-deletion', result: 'ok' });
-      } catch (error) {
-        deps.metrics.jobRuns.inc({ job: 'person-events-deletion', result: 'error' });
-        throw error;
-      }
-    },
+    run: async () => void (await runPersonEventsDeletionJob(deps)),
   };
 }

@@ -30,7 +30,12 @@ export interface EventsSqlPorts {
   hogql(expression: string, params: QueryParams, options: { allowAggregations: boolean }): string;
 }
 
-/** A distinct id's current person: merges re-point distinct ids, so events written before a merge count for the merged person. */
+/**
+ * A distinct id's current person, the one resolution every query uses (docs/data-model.md#persons-in-queries):
+ * merges re-point distinct ids, so events written before a merge count for the merged person; a
+ * deleted person's distinct ids resolve to NULL, so its events count for no person; a distinct id
+ * with no copy yet keeps the person id the event was written with.
+ */
 export const PERSON_ID = 'if(empty(pdi.distinct_id), e.person_id, pdi.person_id)';
 export const SESSION_ID = "JSONExtractString(e.properties, '$session_id')";
 
@@ -139,6 +144,14 @@ export class EventsSql {
     }
   }
 
+  /**
+   * The condition for an event to have an actor: a group key of the aggregated type, or a current
+   * (not deleted) person. Queries that count actors apply it.
+   */
+  protected actorPresentSql(): string {
+    return this.scope.aggregationGroupTypeIndex === null ? `isNotNull(${PERSON_ID})` : `${this.actorSql()} != ''`;
+  }
+
   protected actorSql(): string {
     const index = this.scope.aggregationGroupTypeIndex;
     return index === null ? PERSON_ID : `JSONExtractString(e.properties, ${this.params.add(`$group_${index}`, 'String')})`;
@@ -168,7 +181,7 @@ export class EventsSql {
         const columns: Record<string, string> = {
           event: 'e.event',
           distinct_id: 'e.distinct_id',
-          person_id: `toString(${PERSON_ID})`,
+          person_id: `ifNull(toString(${PERSON_ID}), '')`,
           timestamp: `toString(e.timestamp)`,
         };
         const column = columns[String(breakdown.property)];
@@ -251,9 +264,9 @@ export class EventsSql {
     const joins: string[] = [];
     if (sqlUsingSources.includes('pdi.')) {
       joins.push(`LEFT JOIN (
-    SELECT distinct_id, argMax(person_id, version) AS person_id
+    SELECT distinct_id, if(argMax(is_deleted, version) = 1, NULL, argMax(person_id, version)) AS person_id
     FROM person_distinct_id2 WHERE team_id = ${this.team}
-    GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0
+    GROUP BY distinct_id
   ) AS pdi ON pdi.distinct_id = e.distinct_id`);
     }
     if (sqlUsingSources.includes('s.session_properties')) {

@@ -82,7 +82,8 @@ export class FunnelSqlBuilder extends EventsSql {
       compilePropertyGroup(this.input.properties, this.compileContext()),
     ];
     if (filter.orderType !== 'strict') where.push(`(${[...steps, ...exclusions].join(' OR ')})`);
-    if (this.scope.aggregationGroupTypeIndex !== null) where.push(`${this.actorSql()} != ''`);
+    // Every funnel counts actors: a group of the aggregated type, or a person not deleted.
+    where.push(this.actorPresentSql());
     if (this.input.cohortId !== null) where.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
     const rows = `SELECT ${this.actorSql()} AS actor, toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000 AS t,
         toUInt64(${mask}) AS mask, toUInt64(${xmask}) AS xmask, ${bv} AS bv

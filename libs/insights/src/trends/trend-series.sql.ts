@@ -36,6 +36,8 @@ const QUANTILE_LEVEL: Record<string, number> = { median: 0.5, p75: 0.75, p90: 0.
 
 const isPropertyMath = (math: string) => (PROPERTY_MATHS as readonly string[]).includes(math);
 const isCountPerActor = (math: string) => (COUNT_PER_ACTOR_MATHS as readonly string[]).includes(math);
+const countsActors = (math: string) =>
+  isCountPerActor(math) || ['dau', 'weekly_active', 'monthly_active', 'first_time_for_user', 'first_matching_event_for_user'].includes(math);
 
 /** An aggregate over values `x`: sum/avg/min/max/median/pNN. */
 function numericAggregate(kind: string, x: string): string {
@@ -74,8 +76,8 @@ export class SeriesSqlBuilder extends EventsSql {
       if (series.id !== null) parts.push(`e.event = ${this.params.add(series.id, 'String')}`);
     } else parts.push(this.ports.actionMatch(Number(series.id), ctx));
     if (match.withFilters) parts.push(this.filtersSql());
-    // Aggregating by a group counts only events that belong to one of that type.
-    if (this.input.aggregationGroupTypeIndex !== null) parts.push(`${this.actorSql()} != ''`);
+    // Counting actors counts only events that have one: a group of the aggregated type, or a person not deleted.
+    if (this.input.aggregationGroupTypeIndex !== null || countsActors(series.math)) parts.push(this.actorPresentSql());
     if (this.input.cohortId !== null) parts.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
     return parts.filter((p) => p !== '1').join('\n  AND ');
   }

@@ -1,0 +1,1 @@
+export { createJobsRoutes } from './jobs.route';

@@ -1,0 +1,1 @@
+export { createPersonsRoutes, MAX_BULK_DELETE } from './persons.route';

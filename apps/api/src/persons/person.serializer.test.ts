@@ -1,0 +1,55 @@
+import { orderDistinctIds, personDisplayName, personsCsv, type PersonJson } from './person.serializer';
+
+const UUID = '0192f3c4-5b6a-7c8d-9e0f-a1b2c3d4e5f6';
+
+describe('personDisplayName', () => {
+  it.each([
+    [{ email: 'a@x.io', name: 'Ann' }, ['d1'], 'a@x.io'],
+    [{ Email: 'B@x.io', name: 'Bea' }, ['d1'], 'B@x.io'],
+    [{ email: '', $email: 'c@x.io' }, ['d1'], 'c@x.io'],
+    [{ name: 'Dee', username: 'dee' }, ['d1'], 'Dee'],
+    [{ UserName: 'eve' }, ['d1'], 'eve'],
+    [{ plan: 'pro' }, ['user-7', UUID], 'user-7'],
+    [{ plan: 'pro' }, [], '42'],
+    [{ email: 12345 }, ['d1'], '12345'],
+  ])('%j with distinct ids %j is named %s', (properties, ids, expected) => {
+    expect(personDisplayName(properties, ids, 42)).toBe(expected);
+  });
+});
+
+describe('orderDistinctIds', () => {
+  it('lists ids that are not uuids first, each group in its order', () => {
+    expect(orderDistinctIds([UUID, 'b', UUID.toUpperCase(), 'a'])).toEqual(['b', 'a', UUID, UUID.toUpperCase()]);
+  });
+});
+
+describe('personsCsv', () => {
+  const person = (over: Partial<PersonJson>): PersonJson => ({
+    type: 'person',
+    id: 1,
+    uuid: UUID,
+    name: 'n',
+    distinct_ids: ['d1'],
+    properties: {},
+    is_identified: false,
+    created_at: '2024-01-01T00:00:00.000Z',
+    ...over,
+  });
+
+  it('heads one column per property any person has, sorted, and quotes what needs it', () => {
+    const csv = personsCsv([
+      person({ id: 1, properties: { b: 'x,y', a: 1 }, distinct_ids: ['d1', 'd2'] }),
+      person({ id: 2, properties: { c: { nested: true }, note: 'say "hi"\nbye' } }),
+    ]);
+    expect(csv.split('\r\n')).toEqual([
+      'id,uuid,name,distinct_ids,is_identified,created_at,properties.a,properties.b,properties.c,properties.note',
+      `1,${UUID},n,"d1,d2",false,2024-01-01T00:00:00.000Z,1,"x,y",,`,
+      `2,${UUID},n,d1,false,2024-01-01T00:00:00.000Z,,,"{""nested"":true}","say ""hi""\nbye"`,
+      '',
+    ]);
+  });
+
+  it('is a header alone for no persons', () => {
+    expect(personsCsv([])).toBe('id,uuid,name,distinct_ids,is_identified,created_at\r\n');
+  });
+});

@@ -1,0 +1,2 @@
+export { createStaticSdkRouter } from './static-sdk.route';
+export { openPosthogJsFiles, type SdkFile, type SdkFiles } from './posthog-js-files';

@@ -1,0 +1,116 @@
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { compilePropertyGroup, QueryParams, type CompileContext, type PropertyGroup } from '@sightline/properties';
+import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
+
+/** PostHog's CSV_EXPORT_LIMIT: the most persons one `format=csv` answer lists. */
+export const PERSONS_CSV_EXPORT_LIMIT = 300_000;
+
+/** Which persons of a project a list shows (every condition must hold). */
+export interface PersonsQuery {
+  teamId: number;
+  /** Persons created after this instant are left out (PostHog's filter_future_persons). */
+  nowMs: number;
+  /** Person-property and cohort filters. */
+  properties?: PropertyGroup;
+  /** Members of this cohort only. */
+  cohortId?: number | null;
+  /** Every cohort the filters and `cohortId` name, loaded (loadCohortsForQuery). */
+  cohorts?: ReadonlyMap<number, CohortDefinition>;
+  /** The person this distinct id currently belongs to. */
+  distinctId?: string | null;
+  /** `properties.email` equal to this. */
+  email?: string | null;
+  /** E-mail containing this (any case), or this exact distinct id. */
+  search?: string | null;
+  /** Persons left out whatever else matches (those created after a list's first page). */
+  excludedUuids?: readonly string[];
+  limit: number;
+  offset: number;
+}
+
+/** A person as the ClickHouse copy holds it (latest version, not deleted). */
+export interface PersonsQueryRow {
+  uuid: string;
+  properties: Record<string, unknown>;
+  createdAt: string;
+  isIdentified: boolean;
+}
+
+/**
+ * Persons of a project from ClickHouse's `person` copies, newest first (created_at, then uuid, a
+ * total order, so pages never overlap or skip while nothing changes), filtered through the shared
+ * property compiler; each filter reads the person's latest properties. Answers one page and the
+ * number of persons matching.
+ */
+export async function queryPersons(ch: ClickHouseClient, query: PersonsQuery): Promise<{ rows: PersonsQueryRow[]; count: number }> {
+  const { from, params } = personsFromSql(query);
+  const limit = params.add(query.limit, 'UInt32');
+  const offset = params.add(query.offset, 'UInt64');
+  const [rows, counted] = await Promise.all([
+    ch
+      .query({
+        query: `SELECT toString(id) AS uuid, person_properties, person_created_at, person_is_identified ${from}
+                ORDER BY person_created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+        query_params: params.values,
+        format: 'JSONEachRow',
+      })
+      .then((r) => r.json<{ uuid: string; person_properties: string; person_created_at: string; person_is_identified: number }>()),
+    ch.query({ query: `SELECT count() AS n ${from}`, query_params: params.values, format: 'JSONEachRow' }).then((r) => r.json<{ n: string }>()),
+  ]);
+  return {
+    rows: rows.map((r) => ({
+      uuid: r.uuid,
+      properties: parseProperties(r.person_properties),
+      createdAt: `${r.person_created_at.replace(' ', 'T')}Z`,
+      isIdentified: Number(r.person_is_identified) === 1,
+    })),
+    count: Number(counted[0]?.n ?? 0),
+  };
+}
+
+/** FROM … WHERE of the persons a query names (one row per person, its latest version), with its parameters. */
+function personsFromSql(query: PersonsQuery): { from: string; params: QueryParams } {
+  const params = new QueryParams();
+  const team = params.add(query.teamId, 'Int64');
+  const cohorts = query.cohorts ?? new Map<number, CohortDefinition>();
+  const cohortCtx = { params, teamParam: team, nowMs: query.nowMs };
+  const personOf = (distinctId: string) =>
+    `id IN (SELECT argMax(person_id, version) FROM person_distinct_id2 WHERE team_id = ${team} AND distinct_id = ${params.add(distinctId, 'String')}
+        GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0)`;
+  const inner = [`team_id = ${team}`];
+  const outer = ['person_deleted = 0', `person_created_at <= toDateTime64(${params.add(query.nowMs / 1000, 'Float64')}, 3, 'UTC')`];
+  if (query.distinctId != null) inner.push(personOf(query.distinctId));
+  if (query.excludedUuids && query.excludedUuids.length > 0) inner.push(`id NOT IN ${params.add(query.excludedUuids, 'Array(UUID)')}`);
+  const email = `JSONExtractString(person_properties, 'email')`;
+  if (query.email != null) outer.push(`${email} = ${params.add(query.email, 'String')}`);
+  if (query.search != null && query.search !== '') {
+    outer.push(`(positionCaseInsensitiveUTF8(${email}, ${params.add(query.search, 'String')}) > 0 OR ${personOf(query.search)})`);
+  }
+  if (query.cohortId != null) outer.push(cohortMembershipSql(query.cohortId, cohorts, 'id', cohortCtx));
+  if (query.properties && query.properties.values.length > 0) {
+    const ctx: CompileContext = {
+      params,
+      nowMs: query.nowMs,
+      propertiesColumn: (filter) => ((filter.type ?? 'person') === 'person' ? 'person_properties' : null),
+      cohortMembership: (cohortId) => cohortMembershipSql(cohortId, cohorts, 'id', cohortCtx),
+    };
+    outer.push(compilePropertyGroup(query.properties, ctx));
+  }
+  return {
+    params,
+    from: `FROM (
+        SELECT id, argMax(properties, version) AS person_properties, argMax(is_identified, version) AS person_is_identified,
+               argMax(created_at, version) AS person_created_at, argMax(is_deleted, version) AS person_deleted
+        FROM person WHERE ${inner.join(' AND ')} GROUP BY id)
+      WHERE ${outer.filter((c) => c !== '1').join(' AND ')}`,
+  };
+}
+
+function parseProperties(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
