@@ -39,12 +39,16 @@ export function personalKeyAuth(lookup: PersonalKeyLookup): RequestHandler {
   };
 }
 
-/** Per-route scope check; must come after personalKeyAuth. */
-export function requireScope(scope: Scope): RequestHandler {
+/**
+ * Per-route scope check, after personalKeyAuth: every scope given is needed, and the first one
+ * missing answers PostHog's 403.
+ */
+export function requireScope(...scopes: Scope[]): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal;
     if (!principal) return next(errors.notAuthenticated());
-    if (!hasScope(principal.scopes, scope)) return next(errors.permissionDenied(`API key missing required scope '${scope}'`));
+    const missing = scopes.find((scope) => !hasScope(principal.scopes, scope));
+    if (missing) return next(errors.permissionDenied(`API key missing required scope '${missing}'`));
     next();
   };
 }

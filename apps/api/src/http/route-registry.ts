@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
-import { hasScope, type Scope } from '@sightline/auth';
-import { ApiError, errors } from '@sightline/http';
+import { requireScope, type Scope } from '@sightline/auth';
+import { ApiError } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { csvListResponder } from './csv-response';
 import { organizationAccess } from './organization-access';
@@ -86,17 +86,6 @@ export function checkRouteDeclaration(route: RouteDefinition): void {
   if (!route.summary) throw new RouteDeclarationError(`${route.method.toUpperCase()} ${route.path} has no summary`);
 }
 
-/** Each scope in order; the first one missing answers PostHog's 403. Runs after authentication. */
-function scopeCheck(scopes: readonly Scope[]): RequestHandler {
-  return (req, _res, next) => {
-    const principal = req.principal;
-    if (!principal) return next(errors.notAuthenticated());
-    const missing = scopes.find((scope) => !hasScope(principal.scopes, scope));
-    if (missing) return next(errors.permissionDenied(`API key missing required scope '${missing}'`));
-    next();
-  };
-}
-
 export interface MountOptions {
   db: Sql;
   /** Personal-key authentication; it passes a request an outer layer authenticated already. */
@@ -114,7 +103,7 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
   const project = projectAccess(options.db);
   for (const route of table.routes) {
     checkRouteDeclaration(route);
-    const chain: RequestHandler[] = [options.authenticate, scopeCheck(requiredScopes(route))];
+    const chain: RequestHandler[] = [options.authenticate, requireScope(...requiredScopes(route))];
     if (isProjectRoute(route)) chain.push(project);
     if (isOrganizationRoute(route)) chain.push(organizationAccess);
     if (options.throttle) chain.push(options.throttle(route.throttle ?? 'general'));
