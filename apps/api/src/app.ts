@@ -101,6 +101,17 @@ export function createApiRouter(deps: ApiDeps): Router {
   const table = createApiRouteTable(deps, flagDefinitions);
   const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
 
+  // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
+  // No personal key, no throttle.
+  router.use(
+    createFlagEvaluationRouter({
+      db: deps.db,
+      definitions: flagDefinitions,
+      projectTokens: createProjectTokenCache(deps.db),
+      geoip: deps.geoip ?? null,
+      storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
+    }),
+  );
   // The API document and its page are public, as PostHog's /api/schema/ is.
   router.use(createApiSchemaRouter(table));
   // Public, for posthog-js in browsers: its remote config and its own script files.
@@ -115,31 +126,21 @@ export function createApiRouter(deps: ApiDeps): Router {
     // After authentication, as DRF parses a body only once the caller is known.
     inputGuard(),
   );
-  router.use(
-    mountRoutes(table, {
-      db: deps.db,
-      authenticate,
-      throttle: access.rateLimits
-        ? createThrottle({
-            limits: access.rateLimits,
-            redis: access.rateLimitRedis,
-            keyPrefix: access.rateLimitKeyPrefix,
-            metrics: deps.metrics,
-            onStoreError: (err) => deps.logger.warn({ err }, 'rate limiter store failed; request let through'),
-          })
-        : undefined,
-    }),
-  );
-  // Public flag evaluation (project key) for SDKs: no personal key, no throttle.
-  router.use(
-    createFlagEvaluationRouter({
-      db: deps.db,
-      definitions: flagDefinitions,
-      projectTokens: createProjectTokenCache(deps.db),
-      geoip: deps.geoip ?? null,
-      storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
-    }),
-  );
+  const registry = mountRoutes(table, {
+    db: deps.db,
+    authenticate,
+    throttle: access.rateLimits
+      ? createThrottle({
+          limits: access.rateLimits,
+          redis: access.rateLimitRedis,
+          keyPrefix: access.rateLimitKeyPrefix,
+          metrics: deps.metrics,
+          onStoreError: (err) => deps.logger.warn({ err }, 'rate limiter store failed; request let through'),
+        })
+      : undefined,
+  });
+  // Only requests for the registry's own paths walk its routes.
+  router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
   return router;
 }
 
