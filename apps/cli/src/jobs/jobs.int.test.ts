@@ -166,7 +166,10 @@ describe('npm run jobs against distributed servers', () => {
       const person = await createTestPerson({ db, ch }, { distinctIds: ['carol'] });
       await insertEvents(ch, [testEventRow({ event: 'e', atMs: Date.now(), distinctId: 'carol', personId: person.uuid })]);
       await deletePersons({ db, ch }, 1, [person.id], { deleteEvents: true, requestedBy: null });
-      const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: chDb.url, CLICKHOUSE_DATABASE: chDb.database, REDIS_URL: testServices().redisUrl };
+      // A Redis database of its own: other suites' workers register the scheduler in database 0 of the shared server.
+      const redis = new URL(testServices().redisUrl);
+      redis.pathname = '/11';
+      const env = { DATABASE_URL: pg.url, CLICKHOUSE_URL: chDb.url, CLICKHOUSE_DATABASE: chDb.database, REDIS_URL: redis.toString() };
       const status = await runJobs(['status'], env);
       expect(status).toMatchObject({ code: 0, stderr: '' });
       expect(status.stdout).toContain('through the servers of DATABASE_URL and CLICKHOUSE_URL');
