@@ -52,6 +52,7 @@ runService({
       geoip,
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      flagsPersonCacheMs: config.FLAGS_PERSON_CACHE_MS,
     });
     // After the server closed (in-flight captures are written first), before the bus and stores.
     onStop(() => worker.stop());

@@ -9,6 +9,7 @@ import type { JobOperator } from '@sightline/jobs';
 import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import { createDecidePersonCache, type DecidePersonCache } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRouter } from './actions';
 import { createCohortsRouter } from './cohorts';
@@ -35,6 +36,8 @@ export interface ApiDeps {
   now?: () => number;
   /** Flag definitions for decide/flags; default: a cache invalidated in-process only (embedded mode). */
   flagDefinitions?: FlagDefinitionsCache;
+  /** The stored persons decide reads (the mains wire one invalidated by the worker); absent: read on every request. */
+  decidePersons?: DecidePersonCache;
   /** $geoip_* properties for flag evaluation; absent: none. */
   geoip?: GeoIpLookup | null;
   flagsStoreTimeoutMs?: number;
@@ -59,6 +62,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     createDecideRouter({
       db: deps.db,
       definitions: flagDefinitions,
+      persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 0 }),
       projectTokens: createProjectTokenCache(deps.db),
       geoip: deps.geoip ?? null,
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
