@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
-import { createApiRouter } from '@sightline/api';
+import { createApiRouter, type AccessOptions } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
@@ -35,6 +35,10 @@ export interface AllInOneDeps {
   insightCacheTtlMs?: number;
   /** How long decide reuses a stored person it read (FLAGS_PERSON_CACHE_MS); default 0: read on every request. */
   flagsPersonCacheMs?: number;
+  /** The management API's rate limits, CORS and body limit. */
+  access?: AccessOptions;
+  /** Express 'trust proxy' (TRUSTED_PROXIES). */
+  trustProxy?: string;
 }
 
 /**

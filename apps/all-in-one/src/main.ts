@@ -4,6 +4,7 @@ import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { allInOneEnv } from '@sightline/config';
 import { openGeoIp } from '@sightline/geoip';
+import { accessOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
@@ -28,6 +29,8 @@ runService({
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
     const bus = openEventBus();
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
+    const access = accessOptionsFromConfig(config, logger);
+    onStop(() => access.close());
     const { app, worker } = createAllInOne({
       db,
       ch,
@@ -53,6 +56,8 @@ runService({
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
       flagsPersonCacheMs: config.FLAGS_PERSON_CACHE_MS,
+      access: access.access,
+      trustProxy: access.trustProxy,
     });
     // After the server closed (in-flight captures are written first), before the bus and stores.
     onStop(() => worker.stop());

@@ -1,4 +1,5 @@
 import express, { Router, type Express } from 'express';
+import type { Redis } from 'ioredis';
 import { createProjectTokenCache, findPrincipalByKeyHash } from '@sightline/accounts';
 import { personalKeyAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
@@ -11,22 +12,44 @@ import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { createActionsRouter } from './actions';
-import { createCohortsRouter } from './cohorts';
-import { createDashboardsRouter } from './dashboards';
-import { createDecideRouter } from './decide';
-import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
-import { createInsightsRouter } from './insights';
-import { createJobsRouter } from './jobs';
-import { createOrganizationRouter } from './organization';
+import { createActionsRoutes } from './actions';
+import { createCohortsRoutes } from './cohorts';
+import { createDashboardsRoutes } from './dashboards';
+import { createFlagEvaluationRouter, createLocalEvaluationRoutes } from './decide';
+import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { managementCors, managementSecurityHeaders } from './http/management-hardening';
+import { mountRoutes, RouteTable } from './http/route-registry';
+import { createThrottle, type RateLimits } from './http/throttle';
+import { createInsightsRoutes } from './insights';
+import { createJobsRoutes } from './jobs';
+import { createOrganizationRoutes } from './organization';
+import { createPersonalApiKeysRoutes } from './personal-api-keys';
+import { createPersonsRoutes } from './persons';
 import { createRemoteConfigRouter } from './remote-config';
+import { createApiSchemaRouter } from './schema';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
-import { createPersonsRouter } from './persons';
 
 export type { FlagChangeNotifier } from './feature-flags';
+export type { RateLimits } from './http/throttle';
+export { POSTHOG_RATE_LIMITS } from './http/throttle';
+export { accessOptionsFromConfig } from './http/access-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
 export { buildFlagsResponse, flagsShape } from './decide/decide-response';
+
+/** Management API limits and browser access; every field has a default. */
+export interface AccessOptions {
+  /** Per personal API key; absent: no rate limits (tests, benchmarks). */
+  rateLimits?: RateLimits;
+  /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
+  rateLimitRedis?: Redis;
+  /** Prefix of the throttle's Redis keys (tests sharing one Redis); default `sightline:throttle`. */
+  rateLimitKeyPrefix?: string;
+  /** Origins allowed to call the management API from a browser; default none. */
+  corsOrigins?: readonly string[];
+  /** Largest JSON body of a management request; default 5 MB. */
+  bodyLimitBytes?: number;
+}
 
 export interface ApiDeps {
   db: MetadataStore;
@@ -49,17 +72,42 @@ export interface ApiDeps {
   sdkFiles?: SdkFiles;
   /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
   jobs?: JobOperator;
+  access?: AccessOptions;
 }
 
-/** The management API (`/api/...`), authenticated by personal API keys. */
+/** Every personal-key route, each declared once (method, path, scope, schema, summary). */
+export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache): RouteTable {
+  const now = deps.now ?? Date.now;
+  const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
+  const projectTokens = createProjectTokenCache(deps.db);
+  return new RouteTable().include(
+    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
+    createOrganizationRoutes(deps.db),
+    createPersonalApiKeysRoutes(deps.db),
+    createActionsRoutes(deps.db),
+    createDashboardsRoutes(deps.db),
+    createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
+    createPersonsRoutes({ db: deps.db, ch: deps.ch, now }),
+    createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
+  );
+}
+
+/** The management API (`/api/...`), authenticated by personal API keys, and flag evaluation. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
+  const access = deps.access ?? {};
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
-  // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
+  const table = createApiRouteTable(deps, flagDefinitions);
+  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
+
+  // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
+  // No personal key, no throttle.
   router.use(
-    createDecideRouter({
+    createFlagEvaluationRouter({
       db: deps.db,
       definitions: flagDefinitions,
       persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 0 }),
@@ -68,27 +116,38 @@ export function createApiRouter(deps: ApiDeps): Router {
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
     }),
   );
+  // The API document and its page are public, as PostHog's /api/schema/ is.
+  router.use(createApiSchemaRouter(table));
   // Public, for posthog-js in browsers: its remote config and its own script files.
   router.use(createRemoteConfigRouter({ db: deps.db, definitions: flagDefinitions }));
   router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
   router.use(
     '/api',
-    express.json({ limit: '5mb' }),
-    personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash)),
+    managementCors(access.corsOrigins ?? []),
+    managementSecurityHeaders(),
+    express.json({ limit: access.bodyLimitBytes ?? 5 * 1024 * 1024 }),
+    authenticate,
     // After authentication, as DRF parses a body only once the caller is known.
     inputGuard(),
   );
-  router.use(createOrganizationRouter(deps.db));
-  router.use(createActionsRouter(deps.db));
-  router.use(createDashboardsRouter(deps.db));
-  router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
-  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
-  router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
-  router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
-  if (deps.jobs) router.use(createJobsRouter(deps.jobs));
+  const registry = mountRoutes(table, {
+    db: deps.db,
+    authenticate,
+    throttle: access.rateLimits
+      ? createThrottle({
+          limits: access.rateLimits,
+          redis: access.rateLimitRedis,
+          keyPrefix: access.rateLimitKeyPrefix,
+          metrics: deps.metrics,
+          onStoreError: (err) => deps.logger.warn({ err }, 'rate limiter store failed; request let through'),
+        })
+      : undefined,
+  });
+  // Only requests for the registry's own paths walk its routes.
+  router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
   return router;
 }
 
-export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean }): Express {
+export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean; trustProxy?: string }): Express {
   return createServiceApp({ ...deps, name: 'api', routers: [createApiRouter(deps)] });
 }

@@ -6,7 +6,7 @@ import { openGeoIp } from '@sightline/geoip';
 import { createDecidePersonCache, PERSON_CHANGES_CHANNEL } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService } from '@sightline/service-runner';
-import { createApiApp } from './app';
+import { accessOptionsFromConfig, createApiApp } from './app';
 
 runService({
   name: 'api',
@@ -31,6 +31,8 @@ runService({
     });
     onStop(() => decidePersons.close());
     await Promise.all([flagDefinitions.ready, decidePersons.ready]);
+    const access = accessOptionsFromConfig(config, logger);
+    onStop(() => access.close());
     const app = createApiApp({
       db,
       ch,
@@ -41,6 +43,8 @@ runService({
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      access: access.access,
+      trustProxy: access.trustProxy,
       readiness: [
         { name: 'postgres', check: () => assertPostgresMigrated(db) },
         { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },

@@ -12,7 +12,11 @@ export interface StoredEvent {
   person_id: string;
   properties: Record<string, any>;
   elements_chain: string;
-  /** Rows with this uuid (1 when the event was stored once). */
+  /**
+   * Rows with this uuid as queries see them (FINAL): 1 when the event counts once. An SDK may
+   * send an event again with the same uuid (posthog-js retries a request cut off by navigation
+   * from its unload beacon); the copies collapse by uuid, as PostHog deduplicates them.
+   */
   copies: number;
 }
 
@@ -36,7 +40,7 @@ export interface SdkTarget {
   events(): Promise<StoredEvent[]>;
   /** Waits until every given uuid is stored, then answers the project's events. */
   eventsOnceStored(uuids: Iterable<string>, timeoutMs?: number): Promise<StoredEvent[]>;
-  /** The person a distinct id belongs to, from PostgreSQL (the worker's truth), or null. */
+  /** The person a distinct id belongs to, read through the persons API, or null. */
   person(distinctId: string): Promise<StoredPerson | null>;
   close(): Promise<void>;
 }
@@ -44,7 +48,7 @@ export interface SdkTarget {
 /**
  * The all-in-one service (gateway, worker and api on one port, in-process bus) on fresh
  * PostgreSQL and ClickHouse databases, so a test reads back exactly what the SDK's requests
- * stored: ClickHouse events by uuid and PostgreSQL persons with their distinct ids.
+ * stored: ClickHouse events by uuid (no API lists single events yet) and persons through the persons API.
  */
 export async function startSdkTarget(prefix: string): Promise<SdkTarget> {
   const projectKey = `phc_${prefix}_project_key`;
@@ -69,7 +73,7 @@ export async function startSdkTarget(prefix: string): Promise<SdkTarget> {
       await stores.ch.query({
         query: `SELECT toString(uuid) AS uuid, any(event) AS event, any(distinct_id) AS distinct_id, toString(any(person_id)) AS person_id,
                        any(properties) AS properties, any(elements_chain) AS elements_chain, count() AS copies
-                  FROM events WHERE team_id = 1 GROUP BY uuid ORDER BY min(timestamp)`,
+                  FROM events FINAL WHERE team_id = 1 GROUP BY uuid ORDER BY min(timestamp)`,
         format: 'JSONEachRow',
       })
     ).json<Omit<StoredEvent, 'properties' | 'copies'> & { properties: string; copies: string | number }>();
@@ -111,14 +115,13 @@ export async function startSdkTarget(prefix: string): Promise<SdkTarget> {
       return last;
     },
     async person(distinctId) {
-      const rows = await stores.db.query<StoredPerson>(
-        `SELECT p.uuid::text AS uuid, p.properties, p.is_identified,
-                (SELECT array_agg(d2.distinct_id ORDER BY d2.distinct_id) FROM person_distinct_ids d2 WHERE d2.person_id = p.id) AS distinct_ids
-           FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
-          WHERE d.team_id = 1 AND d.distinct_id = $1`,
-        [distinctId],
-      );
-      return rows[0] ?? null;
+      // Read back as a user would: the persons API.
+      const response = await fetch(`${service.base}/api/environments/1/persons/?distinct_id=${encodeURIComponent(distinctId)}`, {
+        headers: { authorization: `Bearer ${personalKey}` },
+      });
+      if (response.status !== 200) throw new Error(`persons API answered ${response.status}: ${await response.text()}`);
+      const page = (await response.json()) as { results: StoredPerson[] };
+      return page.results[0] ?? null;
     },
     async close() {
       await service.app.stop();
