@@ -1,6 +1,8 @@
 /**
  * One server of the decide benchmark, in its own process. Modes:
- *   api      the real api app (Express, body decoding, Postgres reads per request, engine)
+ *   api      the real api app (Express, body decoding, the stored person cache as `npm start` and
+ *            the api app wire it (FLAGS_PERSON_CACHE_MS, default 1 s), Postgres reads, engine)
+ *   api-uncached  the same without the person cache (a store read on every request)
  *   ceiling  plain node:http + JSON.parse + the engine on the same definitions, with the
  *            stored persons and groups held in memory: the most a decide endpoint can do here
  * Prints "LISTENING <port>" once ready.
@@ -15,6 +17,8 @@ import { openGeoIp } from '@sightline/geoip';
 import { listen } from '@sightline/http';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
+import { flagEvaluationEnv } from '@sightline/config';
+import { createDecidePersonCache } from '@sightline/persons';
 import { createMetadataStore } from '@sightline/postgres';
 
 // Exit on SIGTERM through process.exit, so --cpu-prof profiles get written.
@@ -25,7 +29,7 @@ async function main() {
   const teamId = Number(teamIdText);
   const db = await createMetadataStore({ url: databaseUrl });
   const geoip = await openGeoIp();
-  if (mode === 'api') {
+  if (mode === 'api' || mode === 'api-uncached') {
     const app = createApiApp({
       db,
       ch: createAnalyticsStore({ url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'default' }),
@@ -35,6 +39,10 @@ async function main() {
       isShuttingDown: () => false,
       geoip,
       flagDefinitions: createFlagDefinitionsCache({ db, channel: createInMemoryInvalidation() }),
+      decidePersons: createDecidePersonCache({
+        channel: createInMemoryInvalidation(),
+        maxAgeMs: mode === 'api-uncached' ? 0 : Number(process.env['FLAGS_PERSON_CACHE_MS'] ?? flagEvaluationEnv.FLAGS_PERSON_CACHE_MS.default),
+      }),
     });
     const server = await listen(app, { host: '127.0.0.1', port: 0 });
     process.stdout.write(`LISTENING ${server.port}\n`);

@@ -4,6 +4,9 @@
  * textbook express.json() path, all producing to the librdkafka mock cluster (kcat, 3 brokers).
  * Shapes: single-event capture (/e/) and batches of 100 events (/batch/). Each server runs in
  * its own process; the load generator (autocannon) runs here. Prints medians over RUNS runs.
+ * For batches it also measures, in the same runs, a raw kafkajs producer sending the messages
+ * the gateway produces for one such request (acks=-1, BENCH_CONNECTIONS sends in flight): what
+ * the Kafka client alone manages on this mock (target: gateway ≥ 0.5× of it).
  *
  *   npm run bench:gateway            (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS to tune;
  *                                     BENCH_PRODUCE=none measures the HTTP layer without Kafka)
@@ -13,6 +16,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { normalizeEvent, readCapturePayload } from '@sightline/ingestion';
 import { median, startBenchServer } from './bench-process';
 import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-services';
 
@@ -64,6 +69,46 @@ async function load(port: number, shape: Shape, seconds: number): Promise<Measur
   };
 }
 
+/** The messages the gateway produces for one request of the shape (normalised as the gateway does). */
+function producedMessages(shape: Shape): { key: string; value: string }[] {
+  const payload = readCapturePayload(JSON.parse(SHAPES[shape].body));
+  const ctx = { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: payload.sentAt, ip: '127.0.0.1', historicalMigration: false };
+  return payload.events.flatMap((event) => {
+    const r = normalizeEvent(event, ctx);
+    return r.ok ? [{ key: r.key, value: JSON.stringify(r.message) }] : [];
+  });
+}
+
+/** Raw kafkajs: BENCH_CONNECTIONS loops each sending one request's messages (acks=-1) again and again; events/s. */
+async function rawProduce(brokers: string, shape: Shape, seconds: number): Promise<Measured> {
+  const kafka = new Kafka({ clientId: 'bench-raw', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true });
+  await producer.connect();
+  const topic = `bench-raw-${Date.now()}.events`;
+  const messages = producedMessages(shape);
+  await producer.send({ topic, acks: -1, messages }); // topic creation
+  let sent = 0;
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  try {
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < until) {
+          const t = performance.now();
+          await producer.send({ topic, acks: -1, messages });
+          latencies.push(performance.now() - t);
+          sent += messages.length;
+        }
+      }),
+    );
+  } finally {
+    await producer.disconnect();
+  }
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
+  return { eventsPerSec: sent / seconds, p50: at(0.5), p99: at(0.99), errors: 0 };
+}
+
 async function main() {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-'));
   const launcher = new ServiceLauncher(tempDir);
@@ -82,9 +127,12 @@ async function main() {
       // Warm-up: JIT, Kafka connections and topic creation.
       for (const mode of MODES) await load(servers[mode], shape, 2);
       const runs: Record<Mode, Measured[]> = { baseline: [], gateway: [], 'express-default': [] };
+      const raw: Measured[] = [];
+      const withRaw = shape === 'batch100' && brokers !== 'none';
       for (let run = 0; run < RUNS; run++) {
         // Interleaved so drift in machine load hits every mode alike.
         for (const mode of MODES) runs[mode].push(await load(servers[mode], shape, SECONDS));
+        if (withRaw) raw.push(await rawProduce(brokers, shape, SECONDS));
       }
       const base = median(runs.baseline.map((r) => r.eventsPerSec));
       console.log(`\n${shape} (${SHAPES[shape].events} event(s)/request, ${SHAPES[shape].body.length} bytes)`);
@@ -96,6 +144,16 @@ async function main() {
         const all = runs[mode].map((r) => Math.round(r.eventsPerSec)).join(', ');
         console.log(
           `  ${mode.padEnd(16)} ${Math.round(eps).toString().padStart(8)} events/s  p50 ${p50} ms  p99 ${p99} ms  ratio ${(eps / base).toFixed(2)}  errors ${errors}  (runs: ${all})`,
+        );
+      }
+      if (withRaw) {
+        const rawEps = median(raw.map((r) => r.eventsPerSec));
+        const perRun = runs.gateway.map((g, i) => g.eventsPerSec / raw[i]!.eventsPerSec);
+        console.log(
+          `  ${'raw kafkajs'.padEnd(16)} ${Math.round(rawEps).toString().padStart(8)} events/s  p50 ${median(raw.map((r) => r.p50))} ms  p99 ${median(raw.map((r) => r.p99))} ms  (runs: ${raw.map((r) => Math.round(r.eventsPerSec)).join(', ')})`,
+        );
+        console.log(
+          `  gateway / raw kafkajs (median of per-run ratios): ${median(perRun).toFixed(2)}  (runs: ${perRun.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.5)`,
         );
       }
     }

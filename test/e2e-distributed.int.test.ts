@@ -144,7 +144,12 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
 
   it('starts the api (migrations, bootstrap), then the worker and the gateway, each ready', async () => {
     // The api first: it migrates and bootstraps the keys.
-    apps.api = await startApp('api', { SIGHTLINE_PROJECT_API_KEY: PROJECT_KEY, SIGHTLINE_PERSONAL_API_KEY: PERSONAL_KEY });
+    apps.api = await startApp('api', {
+      SIGHTLINE_PROJECT_API_KEY: PROJECT_KEY,
+      SIGHTLINE_PERSONAL_API_KEY: PERSONAL_KEY,
+      // An hour: only the worker's announcement can refresh a cached person in decide.
+      FLAGS_PERSON_CACHE_MS: '3600000',
+    });
     expect(apps.api.proc.output()).toContain(`project API key:   ${PROJECT_KEY}`);
     expect(apps.api.proc.output()).toMatch(/api listening on http:\/\/localhost:\d+/);
     [apps.worker, apps.gateway] = await Promise.all([startApp('worker'), startApp('gateway')]);
@@ -237,6 +242,48 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
 
     for (const name of ['api', 'worker', 'gateway'] as const) {
       expect({ name, status: (await fetch(`${app(name).base}/_ready`)).status }).toEqual({ name, status: 200 });
+    }
+  });
+
+  it("a $set ingested through the gateway and the worker reaches decide within a second of the worker's commit (Redis announcement)", async () => {
+    const distinctId = uniqueName('e2e-person');
+    const db = new Client({ connectionString: pg!.url });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO feature_flags (team_id, key, filters) VALUES (1, 'e2e-pro', '{"groups":[{"properties":[{"key":"plan","value":"pro","type":"person"}]}]}')`,
+      );
+      const channel = createRedisInvalidation(testServices().redisUrl);
+      await channel.publish(1).finally(() => channel.close());
+      const proFlag = async () => {
+        const { status, body } = await postJson(`${app('api').base}/decide/?v=3`, { api_key: PROJECT_KEY, distinct_id: distinctId });
+        expect(status).toBe(200);
+        return (body.featureFlags as Record<string, unknown>)['e2e-pro'];
+      };
+      await waitFor(async () => (await proFlag()) === false, { timeoutMs: 1000, intervalMs: 50, description: 'the new flag in decide' });
+      // No person yet: that answer is now cached for an hour.
+      const captured = await postJson(`${app('gateway').base}/capture/`, {
+        api_key: PROJECT_KEY,
+        event: '$pageview',
+        distinct_id: distinctId,
+        properties: { $set: { plan: 'pro' } },
+      });
+      expect(captured).toEqual({ status: 200, body: { status: 1 } });
+      await waitFor(
+        async () => {
+          const { rows } = await db.query(
+            `SELECT p.properties->>'plan' AS plan FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.team_id = 1 AND d.distinct_id = $1`,
+            [distinctId],
+          );
+          expect(rows[0]?.plan).toBe('pro');
+        },
+        { timeoutMs: DELIVERY_TIMEOUT_MS, intervalMs: 20, description: 'the worker to commit the person' },
+      );
+      const committedAt = Date.now();
+      await waitFor(async () => (await proFlag()) === true, { timeoutMs: 1000, intervalMs: 20, description: 'the $set in decide' });
+      expect(Date.now() - committedAt).toBeLessThan(1000);
+    } finally {
+      await db.end();
     }
   });
 

@@ -3,13 +3,14 @@ import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter, type AccessOptions } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import type { FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import { createDecidePersonCache, createPersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createJobOperator, createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
 
@@ -32,6 +33,8 @@ export interface AllInOneDeps {
   flagsStoreTimeoutMs?: number;
   /** How long a trend answer is served from the cache (0: never); default one minute. */
   insightCacheTtlMs?: number;
+  /** How long decide reuses a stored person it read (FLAGS_PERSON_CACHE_MS); default 0: read on every request. */
+  flagsPersonCacheMs?: number;
   /** The management API's rate limits, CORS and body limit. */
   access?: AccessOptions;
   /** Express 'trust proxy' (TRUSTED_PROXIES). */
@@ -43,7 +46,10 @@ export interface AllInOneDeps {
  * `{ingest_url}` are the same address. Same routers and pipeline as the separate apps.
  */
 export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Worker } {
-  const worker = createWorker(deps);
+  // The worker's person writes drop decide's cached persons of the project, in-process.
+  const personChanges = createInMemoryInvalidation();
+  const decidePersons = createDecidePersonCache({ channel: personChanges, maxAgeMs: deps.flagsPersonCacheMs ?? 0 });
+  const worker = createWorker({ ...deps, personChanges: createPersonChangeNotifier(personChanges) });
   // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.
   const jobs = createJobOperator({ ...deps, nextRun: async (name) => (await deps.scheduler.nextRuns())[name] ?? null });
   const app = createServiceApp({
@@ -63,7 +69,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
         now: deps.now,
       }),
     ],
-    routers: [createApiRouter({ ...deps, jobs })],
+    routers: [createApiRouter({ ...deps, jobs, decidePersons })],
   });
   return { app, worker };
 }

@@ -8,7 +8,6 @@ import { accessOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
-import { createAllInOne } from './all-in-one';
 
 const started = Date.now();
 
@@ -18,8 +17,15 @@ runService({
   async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
     const dataDir = resolve(config.SIGHTLINE_DATA_DIR);
     // Each store is embedded unless its server URL is configured (see the adapter factories).
-    const db = await openMetadataStore({ dataDir });
-    const ch = await openAnalyticsStore({ dataDir });
+    // The stores open side by side with the GeoIP database, and the routers load while PGlite
+    // starts (its WebAssembly compiles off the main thread): about a third of a restart.
+    const [db, ch, geoip, { createAllInOne }] = await Promise.all([
+      openMetadataStore({ dataDir }),
+      openAnalyticsStore({ dataDir }),
+      openGeoIp(config.GEOIP_DATABASE_PATH),
+      // required, not imported: the same CommonJS module instances as the rest of the process.
+      Promise.resolve().then(() => require('./all-in-one') as typeof import('./all-in-one')),
+    ]);
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
     const bus = openEventBus();
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
@@ -46,9 +52,10 @@ runService({
         { name: 'bus', check: () => bus.ping() },
       ],
       isShuttingDown,
-      geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
+      geoip,
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      flagsPersonCacheMs: config.FLAGS_PERSON_CACHE_MS,
       access: access.access,
       trustProxy: access.trustProxy,
     });

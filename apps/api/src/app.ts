@@ -10,6 +10,7 @@ import type { JobOperator } from '@sightline/jobs';
 import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import { createDecidePersonCache, type DecidePersonCache } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRoutes } from './actions';
 import { createCohortsRoutes } from './cohorts';
@@ -58,6 +59,8 @@ export interface ApiDeps {
   now?: () => number;
   /** Flag definitions for decide/flags; default: a cache invalidated in-process only (embedded mode). */
   flagDefinitions?: FlagDefinitionsCache;
+  /** The stored persons decide reads (the mains wire one invalidated by the worker); absent: read on every request. */
+  decidePersons?: DecidePersonCache;
   /** $geoip_* properties for flag evaluation; absent: none. */
   geoip?: GeoIpLookup | null;
   flagsStoreTimeoutMs?: number;
@@ -107,6 +110,7 @@ export function createApiRouter(deps: ApiDeps): Router {
     createFlagEvaluationRouter({
       db: deps.db,
       definitions: flagDefinitions,
+      persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 0 }),
       projectTokens: createProjectTokenCache(deps.db),
       geoip: deps.geoip ?? null,
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,

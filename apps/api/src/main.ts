@@ -3,6 +3,7 @@ import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { apiEnv, requiredInDistributedMode } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
 import { openGeoIp } from '@sightline/geoip';
+import { createDecidePersonCache, PERSON_CHANGES_CHANNEL } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService } from '@sightline/service-runner';
 import { accessOptionsFromConfig, createApiApp } from './app';
@@ -22,7 +23,14 @@ runService({
       onError: (err, context) => logger.warn({ err }, context),
     });
     onStop(() => flagDefinitions.close());
-    await flagDefinitions.ready;
+    // Dropped per project when a worker announces it wrote persons or groups of it.
+    const decidePersons = createDecidePersonCache({
+      channel: config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: PERSON_CHANGES_CHANNEL }) : createInMemoryInvalidation(),
+      maxAgeMs: config.FLAGS_PERSON_CACHE_MS,
+      onError: (err, context) => logger.warn({ err }, context),
+    });
+    onStop(() => decidePersons.close());
+    await Promise.all([flagDefinitions.ready, decidePersons.ready]);
     const access = accessOptionsFromConfig(config, logger);
     onStop(() => access.close());
     const app = createApiApp({
@@ -31,6 +39,7 @@ runService({
       logger,
       metrics,
       flagDefinitions,
+      decidePersons,
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,

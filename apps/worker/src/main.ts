@@ -1,7 +1,9 @@
 import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { requiredInDistributedMode, workerEnv } from '@sightline/config';
+import { createRedisInvalidation } from '@sightline/flag-definitions';
 import { createJobScheduler } from '@sightline/jobs';
+import { createPersonChangeNotifier, PERSON_CHANGES_CHANNEL } from '@sightline/persons';
 import { runService } from '@sightline/service-runner';
 import { createWorker, createWorkerHttpApp } from './worker';
 
@@ -14,6 +16,9 @@ runService({
     const ch = await openAnalyticsStore();
     const bus = openEventBus({ clientIdSuffix: '-worker' });
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
+    // Every api process drops its cached persons of a project the worker wrote (decide sees a $set at once).
+    const personChannel = config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: PERSON_CHANGES_CHANNEL }) : null;
+    if (personChannel) onStop(() => personChannel.close());
     const worker = createWorker({
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),
@@ -22,6 +27,7 @@ runService({
       scheduler,
       logger,
       metrics,
+      personChanges: personChannel ? createPersonChangeNotifier(personChannel, (err) => logger.warn({ err }, 'announcing person changes')) : undefined,
       consumer: {
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,

@@ -26,6 +26,7 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   let metrics: Metrics;
   let offset = 0;
   let prefix = 0;
+  const announced: number[][] = [];
 
   beforeAll(async () => {
     stores = await createTestStores('persons', { projectApiKey: TOKEN });
@@ -39,6 +40,7 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
       resolveTeam: async () => TEAM,
       metrics,
       logger: silentLogger(),
+      personChanges: { personsChanged: async (teams) => void announced.push([...teams]) },
     });
   });
   afterAll(async () => {
@@ -74,6 +76,17 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
       })
     ).json<{ event: string; person_id: string; person_properties: string; person_mode: string }>();
   }
+
+  it('announces the project once its person writes are committed (decide drops its cached persons), and nothing when no person changed', async () => {
+    announced.length = 0;
+    await ingest({ event: '$pageview', distinct_id: ids('announced'), properties: { $set: { plan: 'pro' } } });
+    expect(announced.length).toBeGreaterThan(0);
+    expect(announced.every((teams) => teams.length === 1 && teams[0] === TEAM)).toBe(true);
+    expect((await person(ids('announced')))?.properties).toMatchObject({ plan: 'pro' });
+    announced.length = 0;
+    await ingest({ event: '$pageview', distinct_id: ids('personless'), properties: { $process_person_profile: false } });
+    expect(announced).toEqual([]);
+  });
 
   it('creates a person on first sight with the deterministic UUIDv5, and copies it to ClickHouse', async () => {
     const a = ids('a');

@@ -7,6 +7,7 @@ import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import type { PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createDeadLettersConsumer } from './dead-letters.consumer';
 import { createEventsConsumer } from './events.consumer';
@@ -25,6 +26,8 @@ export interface WorkerDeps {
   logger: Logger;
   metrics: Metrics;
   consumer?: WorkerConsumerOptions;
+  /** Told which projects' persons or groups each committed run wrote; absent: nobody is told. */
+  personChanges?: PersonChangeNotifier;
 }
 
 export interface WorkerConsumerOptions {

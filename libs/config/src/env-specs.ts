@@ -143,6 +143,12 @@ export const flagEvaluationEnv = {
     default: 1000,
     minimum: 10,
   },
+  FLAGS_PERSON_CACHE_MS: {
+    type: 'integer',
+    description: 'Longest time decide reuses a stored person it read (dropped at once when the worker writes persons of the project; 0: read on every request)',
+    default: 1000,
+    minimum: 0,
+  },
 } as const satisfies EnvSpec;
 
 export const insightsEnv = {

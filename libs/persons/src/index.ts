@@ -7,3 +7,4 @@ export * from './person-reads';
 export * from './flag-person-reads';
 export * from './person-writes';
 export * from './person-events-deletion';
+export * from './decide-person-cache';

@@ -1,2 +1,3 @@
 export * from './metadata-store';
 export * from './migrations';
+export * from './pglite-template';

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
 import { createMetadataStore, type MetadataStore } from './metadata-store';
 import { assertPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrations';
+import { pgliteTemplatePath } from './pglite-template';
 
 // The same behaviour from both adapters: PostgreSQL via pg, and PGlite in-process.
 describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
@@ -11,7 +12,8 @@ describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
   let database: TestPostgresDatabase | undefined;
   let dataDir: string | undefined;
   const open = async () => {
-    const store = await createMetadataStore(kind === 'pg' ? { url: database!.url } : { dataDir: dataDir! });
+    // PGlite without the install's template: these tests migrate from an empty database.
+    const store = await createMetadataStore(kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: false });
     stores.push(store);
     return store;
   };
@@ -65,5 +67,54 @@ describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
     const store = await open();
     await store.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
     await expect(assertPostgresMigrated(store)).rejects.toThrow(/pending/);
+  });
+});
+
+describe('PGlite data directory from the migrated template', () => {
+  const dirs: string[] = [];
+  const stores: MetadataStore[] = [];
+  const open = async (pgliteTemplate: boolean, dataDir = mkdtempSync(join(tmpdir(), 'sightline-pglite-'))) => {
+    dirs.push(dataDir);
+    const store = await createMetadataStore({ dataDir, pgliteTemplate });
+    stores.push(store);
+    return store;
+  };
+  // Everything a migration can create, as text: tables, columns with types and defaults, indexes, constraints.
+  const schema = async (store: MetadataStore) => ({
+    columns: await store.query(
+      `SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns
+        WHERE table_schema = 'public' ORDER BY table_name, column_name`,
+    ),
+    indexes: await store.query(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`),
+    constraints: await store.query(
+      `SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY conname`,
+    ),
+    migrations: await store.query('SELECT version, name FROM schema_migrations ORDER BY version'),
+  });
+
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives the same schema as migrating an empty database, with nothing left to migrate', async () => {
+    const fromTemplate = await open(true);
+    expect(existsSync(pgliteTemplatePath())).toBe(true);
+    expect(await migratePostgres(fromTemplate)).toEqual([]);
+    const migrated = await open(false);
+    expect((await migratePostgres(migrated)).length).toBe(loadPostgresMigrations().length);
+    const expected = await schema(migrated);
+    expect(expected.migrations).toHaveLength(loadPostgresMigrations().length);
+    expect(await schema(fromTemplate)).toEqual(expected);
+  });
+
+  it('is only used for a new directory: a reopened one keeps its data', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sightline-pglite-'));
+    const store = await open(true, dataDir);
+    await store.query("INSERT INTO organizations (id, name) VALUES ('00000000-0000-0000-0000-000000000004', 'kept')");
+    await store.close();
+    stores.splice(stores.indexOf(store), 1);
+    const again = await open(true, dataDir);
+    expect(await again.query<{ name: string }>('SELECT name FROM organizations')).toEqual([{ name: 'kept' }]);
   });
 });

@@ -1,7 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
 import { Pool, type PoolClient } from 'pg';
 import { postgresEnv } from '@sightline/config';
+import { loadPgliteTemplate } from './pglite-template';
 
 /** The slice of SQL both adapters share: parameterised queries and multi-statement scripts. */
 export interface QueryOptions {
@@ -30,12 +32,17 @@ export interface MetadataStoreConfig {
   dataDir?: string;
   /** Most connections open at once (DATABASE_POOL_SIZE); PGlite has one. */
   poolSize?: number;
+  /**
+   * PGlite only: a new data directory is unpacked from the install's migrated template
+   * (pglite-template.ts) instead of running initdb; false runs initdb (tests of migrations).
+   */
+  pgliteTemplate?: boolean;
 }
 
 export async function createMetadataStore(config: MetadataStoreConfig): Promise<MetadataStore> {
   if (config.url) return createPgStore(config.url, config.poolSize ?? postgresEnv.DATABASE_POOL_SIZE.default);
   if (!config.dataDir) throw new Error('metadata store: either DATABASE_URL or a data directory is required');
-  return createPgliteStore(join(config.dataDir, 'postgres'));
+  return createPgliteStore(join(config.dataDir, 'postgres'), config.pgliteTemplate ?? true);
 }
 
 function pgSql(client: Pool | PoolClient): Sql {
@@ -80,12 +87,17 @@ function createPgStore(url: string, poolSize: number): MetadataStore {
   };
 }
 
-async function createPgliteStore(dir: string): Promise<MetadataStore> {
+async function createPgliteStore(dir: string, useTemplate: boolean): Promise<MetadataStore> {
   mkdirSync(dir, { recursive: true });
   // Loaded lazily: only the embedded mode needs the WASM build of Postgres.
   const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create(dir);
-  type Tx = Pick<typeof db, 'query' | 'exec'>;
+  const isNew = !existsSync(join(dir, 'PG_VERSION'));
+  const loadDataDir = isNew && useTemplate ? await loadPgliteTemplate(wrapPglite) : undefined;
+  return wrapPglite(await PGlite.create(dir, loadDataDir ? { loadDataDir } : {}));
+}
+
+function wrapPglite(db: PGlite): MetadataStore {
+  type Tx = Pick<PGlite, 'query' | 'exec'>;
   const sql = (target: Tx): Sql => ({
     // PGlite runs in-process: there is no per-statement round trip for a prepared name to save.
     async query<R>(text: string, params?: readonly unknown[]) {

@@ -11,6 +11,7 @@ import { openGeoIp, type GeoIpLookup } from '@sightline/geoip';
 import { listen } from '@sightline/http';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
+import { createDecidePersonCache, createPersonChangeNotifier, PERSON_CHANGES_CHANNEL, type DecidePersonCache } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import {
   createTestPostgresDatabase,
@@ -40,7 +41,7 @@ describe('decide and flags endpoints', () => {
   const ch = createAnalyticsStore({ url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'default' });
   const apps: Array<{ close: () => Promise<void> }> = [];
 
-  function makeApp(store: MetadataStore, flagDefinitions?: FlagDefinitionsCache) {
+  function makeApp(store: MetadataStore, flagDefinitions?: FlagDefinitionsCache, decidePersons?: DecidePersonCache) {
     return createApiApp({
       db: store,
       ch,
@@ -50,6 +51,7 @@ describe('decide and flags endpoints', () => {
       isShuttingDown: () => false,
       geoip,
       flagDefinitions,
+      decidePersons,
       flagsStoreTimeoutMs: 500,
     });
   }
@@ -392,6 +394,68 @@ describe('decide and flags endpoints', () => {
       expect((await request(embedded).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: 'user-1' }).expect(200)).body.featureFlags.a).toBe(false);
       await db.query(`UPDATE feature_flags SET active = true WHERE id = $1`, [ids.a]);
       await cache.notifier.flagsChanged(teamId);
+    });
+  });
+
+  describe('stored person cache', () => {
+    it("the worker's announcement of a person write reaches decide on another process within a second (Redis)", async () => {
+      const channel = `${PERSON_CHANGES_CHANNEL}:${uniqueName('test')}`;
+      // An hour: only the announcement can make the new properties visible.
+      const persons = createDecidePersonCache({ channel: createRedisInvalidation(testServices().redisUrl, { channel }), maxAgeMs: 3_600_000 });
+      const workerSide = createRedisInvalidation(testServices().redisUrl, { channel });
+      await persons.ready;
+      apps.push({ close: async () => void (await Promise.all([persons.close(), workerSide.close()])) });
+      const distinctId = uniqueName('cached-person');
+      const person = await insertPerson(db, teamId, [distinctId], { plan: 'free' });
+      const api = makeApp(db, undefined, persons);
+      const proOnly = async () =>
+        (await request(api).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: distinctId }).expect(200)).body.featureFlags['pro-only'];
+      expect(await proOnly()).toBe(false);
+      await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'pro' }), person]);
+      expect(await proOnly()).toBe(false); // the cached answer: the write was not announced yet
+      const announcedAt = Date.now();
+      await createPersonChangeNotifier(workerSide).personsChanged([teamId]);
+      await waitFor(async () => (await proOnly()) === true, { timeoutMs: 1000, intervalMs: 20 });
+      expect(Date.now() - announcedAt).toBeLessThan(1000);
+    });
+
+    it('embedded mode: an in-process announcement drops the cached person at once; without one it lives maxAgeMs', async () => {
+      let clock = 1_000_000;
+      const channel = createInMemoryInvalidation();
+      const persons = createDecidePersonCache({ channel, maxAgeMs: 1000, now: () => clock });
+      const distinctId = uniqueName('cached-person');
+      const person = await insertPerson(db, teamId, [distinctId], { plan: 'free' });
+      const api = makeApp(db, undefined, persons);
+      const proOnly = async () =>
+        (await request(api).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: distinctId }).expect(200)).body.featureFlags['pro-only'];
+      expect(await proOnly()).toBe(false);
+      await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'pro' }), person]);
+      await createPersonChangeNotifier(channel).personsChanged([teamId]);
+      expect(await proOnly()).toBe(true);
+      await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'free' }), person]);
+      clock += 1000;
+      expect(await proOnly()).toBe(true); // unannounced (an edit by hand), still within maxAgeMs
+      clock += 1;
+      expect(await proOnly()).toBe(false);
+    });
+
+    it('a request that writes experience-continuity hash keys reads the person past the cache', async () => {
+      const persons = createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 3_600_000 });
+      const distinctId = uniqueName('continuity-person');
+      await insertPerson(db, teamId, [distinctId], {});
+      const api = makeApp(db, undefined, persons);
+      const ask = (body: Record<string, unknown>) =>
+        request(api)
+          .post('/decide/?v=3')
+          .send({ api_key: TOKEN, distinct_id: distinctId, ...body })
+          .expect(200);
+      const before = (await ask({})).body.featureFlags;
+      const after = (await ask({ $anon_distinct_id: 'anon-1' })).body.featureFlags;
+      // Without the cache: the same request's answer, read straight from the store.
+      const uncached = (await request(makeApp(db)).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: distinctId }).expect(200)).body.featureFlags;
+      expect(after).toEqual(uncached);
+      expect((await ask({})).body.featureFlags).toEqual(uncached);
+      expect(Object.keys(before).sort()).toEqual(Object.keys(after).sort());
     });
   });
 

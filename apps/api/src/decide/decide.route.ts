@@ -5,7 +5,7 @@ import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/fl
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { clientIp, errors, publicCors } from '@sightline/http';
-import { readStoredPerson, writeHashKeyOverrides, type PersonForDecide } from '@sightline/persons';
+import { writeHashKeyOverrides, type DecidePersonCache, type PersonForDecide } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { isJsonObject } from '@sightline/json-input';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
@@ -14,16 +14,44 @@ import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from '.
 export interface DecideRouteDeps {
   db: MetadataStore;
   definitions: FlagDefinitionsCache;
+  /** The stored persons decide reads, cached per process and dropped on the worker's writes. */
+  persons: DecidePersonCache;
   projectTokens: ProjectTokenLookup;
   /** null: no $geoip_* properties. */
   geoip: GeoIpLookup | null;
   storeTimeoutMs: number;
 }
 
+/** What decide derives from a project's definitions, computed once per loaded definitions (not per request). */
+interface DerivedFlags {
+  byRuntime: Map<'server' | 'client', FlagDefinition[]>;
+  continuityKeys: Map<FlagDefinition[], string[]>;
+}
+const derived = new WeakMap<ProjectFlagDefinitions, DerivedFlags>();
+const derivedOf = (definitions: ProjectFlagDefinitions): DerivedFlags => {
+  let d = derived.get(definitions);
+  if (!d) derived.set(definitions, (d = { byRuntime: new Map(), continuityKeys: new Map() }));
+  return d;
+};
+
 /** Flags the request's runtime may see (server SDKs send evaluation_runtime: "server"). */
-function flagsForRuntime(flags: FlagDefinition[], runtime: unknown): FlagDefinition[] {
-  if (runtime !== 'server' && runtime !== 'client') return flags;
-  return flags.filter((f) => !f.evaluation_runtime || f.evaluation_runtime === 'all' || f.evaluation_runtime === runtime);
+function flagsForRuntime(definitions: ProjectFlagDefinitions, runtime: unknown): FlagDefinition[] {
+  if (runtime !== 'server' && runtime !== 'client') return definitions.flags;
+  const { byRuntime } = derivedOf(definitions);
+  let flags = byRuntime.get(runtime);
+  if (!flags) {
+    flags = definitions.flags.filter((f) => !f.evaluation_runtime || f.evaluation_runtime === 'all' || f.evaluation_runtime === runtime);
+    byRuntime.set(runtime, flags);
+  }
+  return flags;
+}
+
+/** Keys of the active flags that keep a person's experience across identify. */
+function continuityKeysOf(definitions: ProjectFlagDefinitions, flags: FlagDefinition[]): string[] {
+  const { continuityKeys } = derivedOf(definitions);
+  let keys = continuityKeys.get(flags);
+  if (!keys) continuityKeys.set(flags, (keys = flags.filter((f) => f.active && f.ensure_experience_continuity).map((f) => f.key)));
+  return keys;
 }
 
 /** The person store's answer within `ms`, else a rejection; the query itself runs on and its result is ignored. */
@@ -40,8 +68,11 @@ async function readStores(
   log: Request['log'],
 ) {
   const availability: Availability = { personProperties: true, groupProperties: true, hashKeyOverrides: true, staticCohorts: true };
-  const continuityKeys = flags.filter((f) => f.active && f.ensure_experience_continuity).map((f) => f.key);
+  const continuityKeys = continuityKeysOf(definitions, flags);
+  // After writing hash keys, this request reads them back past the cache.
+  let wroteHashKeys = false;
   if (request.anonDistinctId && continuityKeys.length > 0) {
+    wroteHashKeys = true;
     const ids = [...new Set([request.distinctId, request.anonDistinctId])];
     await withStoreTimeout(writeHashKeyOverrides(deps.db, teamId, ids, request.anonDistinctId, continuityKeys), deps.storeTimeoutMs).catch((error: unknown) => {
       availability.hashKeyOverrides = false;
@@ -51,12 +82,13 @@ async function readStores(
   const requestedGroups = Object.entries(request.groups)
     .filter((e): e is [string, string] => typeof e[1] === 'string' && definitions.groupTypeIndexes.has(e[0]))
     .map(([name, key]) => ({ name, index: definitions.groupTypeIndexes.get(name)!, key }));
-  const stored = await withStoreTimeout(readStoredPerson(deps.db, teamId, request.distinctId, requestedGroups), deps.storeTimeoutMs).catch(
-    (error: unknown): PersonForDecide | null => {
-      log.warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
-      return null;
-    },
-  );
+  const stored = await withStoreTimeout(
+    deps.persons.read(deps.db, teamId, request.distinctId, requestedGroups, { fresh: wroteHashKeys }),
+    deps.storeTimeoutMs,
+  ).catch((error: unknown): PersonForDecide | null => {
+    log.warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
+    return null;
+  });
   if (!stored) {
     availability.personProperties = false;
     availability.groupProperties = false;
@@ -109,7 +141,7 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
         req.log.error({ err: error }, 'flags: no flag definitions could be read');
         return void res.json(buildFlagsResponse([], true, choice, settings));
       }
-      const flags = flagsForRuntime(definitions.flags, body['evaluation_runtime']);
+      const flags = flagsForRuntime(definitions, body['evaluation_runtime']);
       const geoip = deps.geoip && !request.geoipDisable ? deps.geoip.lookup(clientIp(req) ?? '') : {};
       const overrides = { ...geoip, ...request.personProperties };
       const { person, groups, requestedGroups, availability } = await readStores(deps, teamId, request, definitions, flags, req.log);

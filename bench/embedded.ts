@@ -1,0 +1,152 @@
+/**
+ * Embedded end-to-end benchmark, tried as a new user would: `npm start` on an empty data
+ * directory, then historical `/batch/` posts with persons (`$set` on every event, `$identify`
+ * on every fifth; BENCH_USERS distinct ids, BENCH_EVENTS events per run), 4 at a time.
+ * For each run it measures, on the same requests:
+ *   - the gateway-only accept rate: the gateway app (bench/gateway-server.ts) with a bus that
+ *     acknowledges at once, in its own process: what accepting the requests costs;
+ *   - the end-to-end rate of the embedded service: in embedded mode a 200 means written (the
+ *     in-process bus resolves a send once the worker wrote it), so the rate until the last
+ *     post is answered and every event is counted in worker_events_written_total;
+ * and prints medians of BENCH_RUNS runs and their ratio (end to end / gateway-only), plus the
+ * worker's time per step over all runs (worker_pipeline_step_duration_seconds).
+ *
+ *   npm run bench:embedded     (BENCH_EVENTS, default 500,000; BENCH_USERS, default 20,000; BENCH_RUNS, default 3;
+ *                               BENCH_NODE_OPTIONS for the service, e.g. --cpu-prof)
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedSightline, stopStartedProcesses } from '@sightline/testkit';
+import { median, startBenchServer } from './bench-process';
+
+const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 500_000);
+const USERS = Number(process.env['BENCH_USERS'] ?? 20_000);
+const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
+const CONCURRENCY = 4;
+const EVENTS_PER_POST = 1_000;
+// The token bench/gateway-server.ts knows.
+const PROJECT_KEY = 'phc_bench_token_0001';
+const PERSONAL_KEY = 'phx_bench_embedded_personal_key';
+
+function bodies(run: number): string[] {
+  const out: string[] = [];
+  for (let start = 0; start < EVENTS; start += EVENTS_PER_POST) {
+    const batch: string[] = [];
+    for (let i = start; i < Math.min(EVENTS, start + EVENTS_PER_POST); i++) {
+      const user = `run${run}-user-${i % USERS}`;
+      batch.push(
+        JSON.stringify({
+          event: i % 5 === 0 ? '$identify' : '$pageview',
+          distinct_id: user,
+          timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+          properties: {
+            $current_url: 'https://example.com/pricing',
+            $browser: 'Chrome',
+            n: i,
+            $set: { plan: i % 3 ? 'pro' : 'free', last_n: i },
+            ...(i % 5 === 0 ? { $anon_distinct_id: `run${run}-anon-${i % USERS}` } : {}),
+          },
+        }),
+      );
+    }
+    out.push(`{"api_key":"${PROJECT_KEY}","historical_migration":true,"batch":[${batch.join(',')}]}`);
+  }
+  return out;
+}
+
+async function metricsText(base: string): Promise<string> {
+  return (await fetch(`${base}/metrics`)).text();
+}
+
+function sumOf(metrics: string, name: string, filter = ''): number {
+  let total = 0;
+  for (const line of metrics.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) if (line.includes(filter)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+async function postAll(base: string, posts: string[]): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < posts.length) {
+        const body = posts[next++]!;
+        const response = await fetch(`${base}/batch/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+        if (response.status !== 200) throw new Error(`batch answered ${response.status}: ${await response.text()}`);
+        await response.text();
+      }
+    }),
+  );
+  return performance.now() - started;
+}
+
+async function oneRun(embedded: string, gatewayOnly: string, run: number): Promise<{ gatewayOnly: number; endToEnd: number }> {
+  const posts = bodies(run);
+  const gatewayMs = await postAll(gatewayOnly, posts);
+  const writtenBefore = sumOf(await metricsText(embedded), 'worker_events_written_total');
+  const started = performance.now();
+  await postAll(embedded, posts);
+  for (;;) {
+    const written = sumOf(await metricsText(embedded), 'worker_events_written_total') - writtenBefore;
+    if (written >= EVENTS) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const doneMs = performance.now() - started;
+  return { gatewayOnly: EVENTS / (gatewayMs / 1000), endToEnd: EVENTS / (doneMs / 1000) };
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-embedded-'));
+  try {
+    console.log(
+      `load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, ${os.cpus().length} cores`,
+    );
+    // e.g. BENCH_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service.
+    const nodeOptions = process.env['BENCH_NODE_OPTIONS'];
+    const service = await startEmbeddedSightline({
+      dataDir: path.join(dir, 'data'),
+      projectApiKey: PROJECT_KEY,
+      personalApiKey: PERSONAL_KEY,
+      ...(nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {}),
+    });
+    console.log(`embedded benchmark: ${EVENTS} events of ${USERS} users per run (historical /batch/, ${EVENTS_PER_POST} per post, ${CONCURRENCY} at a time)`);
+    const gateway = await startBenchServer('gateway-only', ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), 'gateway', 'none', 'bench.']);
+    const runs: { gatewayOnly: number; endToEnd: number }[] = [];
+    try {
+      for (let run = 0; run < RUNS; run++) {
+        runs.push(await oneRun(service.base, `http://127.0.0.1:${gateway.port}`, run));
+        const r = runs[run]!;
+        console.log(
+          `  run ${run + 1}: gateway-only ${Math.round(r.gatewayOnly)} ev/s, embedded end to end ${Math.round(r.endToEnd)} ev/s, ratio ${(r.endToEnd / r.gatewayOnly).toFixed(2)}`,
+        );
+      }
+    } finally {
+      gateway.child.kill('SIGTERM');
+    }
+    const metrics = await metricsText(service.base);
+    const steps = ['prepare', 'persons', 'write'].map((step) => {
+      const seconds = sumOf(metrics, 'worker_pipeline_step_duration_seconds_sum', `step="${step}"`);
+      return `${step} ${seconds.toFixed(1)} s`;
+    });
+    const ratios = runs.map((r) => r.endToEnd / r.gatewayOnly);
+    console.log(
+      `\nmedians of ${RUNS} runs: gateway-only ${Math.round(median(runs.map((r) => r.gatewayOnly)))} ev/s, embedded end to end ${Math.round(median(runs.map((r) => r.endToEnd)))} ev/s`,
+    );
+    console.log(`end to end / gateway-only (median of per-run ratios): ${median(ratios).toFixed(2)}`);
+    console.log(`worker time per step, all runs: ${steps.join(', ')}`);
+  } finally {
+    await stopStartedProcesses();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
