@@ -21,6 +21,8 @@ import { createOrganizationRouter } from './organization';
 import { createRemoteConfigRouter } from './remote-config';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
 import { createPersonsRouter } from './persons';
+import { createWebAppRouter, openWebAppFiles, type WebAppFiles } from './web-app';
+import { webDistDir } from '@sightline/web';
 
 export type { FlagChangeNotifier } from './feature-flags';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
@@ -46,6 +48,8 @@ export interface ApiDeps {
   sdkFiles?: SdkFiles;
   /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
   jobs?: JobOperator;
+  /** The browser app served at `/`; default: the build in apps/web/dist. */
+  webApp?: WebAppFiles;
 }
 
 /** The management API (`/api/...`), authenticated by personal API keys. */
@@ -82,6 +86,8 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   if (deps.jobs) router.use(createJobsRouter(deps.jobs));
+  // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
+  router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));
   return router;
 }
 

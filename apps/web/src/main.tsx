@@ -1,0 +1,96 @@
+import { render } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiFailure, type Me } from './api';
+import { ErrorState, Loading } from './components';
+import { EventsPage } from './pages/events';
+import { FlagDetailPage, FlagsPage } from './pages/flags';
+import { LoginPage, SetupPage } from './pages/login';
+import { PersonDetailPage, PersonsPage } from './pages/persons';
+import { TrendsPage } from './pages/trends';
+import { linkHandler, navigate, useLocation } from './router';
+import './styles.css';
+
+const NAV = [
+  { path: '/events', label: 'Events' },
+  { path: '/trends', label: 'Trends' },
+  { path: '/persons', label: 'Persons' },
+  { path: '/feature_flags', label: 'Feature flags' },
+];
+
+function App() {
+  const url = useLocation();
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+  const loadMe = useCallback(() => {
+    setError(null);
+    api<Me>('/api/users/@me/')
+      .then(setMe)
+      .catch((failure) => (failure instanceof ApiFailure && failure.status === 401 ? setMe(null) : setError(failure)));
+  }, []);
+  useEffect(loadMe, [loadMe]);
+
+  if (url.pathname === '/setup') return <SetupPage token={url.searchParams.get('token') ?? ''} onDone={loadMe} />;
+  if (error) return <ErrorState error={error} retry={loadMe} />;
+  if (me === undefined) return <Loading what="Sightline" />;
+  if (me === null) return <LoginPage onSignedIn={loadMe} />;
+  if (url.pathname === '/' || url.pathname === '/login') {
+    navigate('/events', true);
+    return null;
+  }
+  return <Shell me={me} url={url} onSignedOut={() => setMe(null)} />;
+}
+
+function Shell({ me, url, onSignedOut }: { me: Me; url: URL; onSignedOut: () => void }) {
+  const projectId = me.team.id;
+  const timezone = me.team.timezone;
+  const signOut = async () => {
+    await api('/api/logout/', { method: 'POST' }).catch(() => undefined);
+    onSignedOut();
+    navigate('/login', true);
+  };
+  const path = url.pathname;
+  let page;
+  if (path === '/events') page = <EventsPage projectId={projectId} timezone={timezone} />;
+  else if (path === '/trends') page = <TrendsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
+  else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;
+  else if (path.startsWith('/feature_flags/')) page = <FlagDetailPage projectId={projectId} id={path.slice(15)} />;
+  else
+    page = (
+      <section>
+        <h1>Page not found</h1>
+        <p>
+          There is nothing at <code>{path}</code>.
+        </p>
+      </section>
+    );
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">Sightline</span>
+        <nav aria-label="Main">
+          {NAV.map((item) => (
+            <a key={item.path} href={item.path} onClick={linkHandler(item.path)} aria-current={path.startsWith(item.path) ? 'page' : undefined}>
+              {item.label}
+            </a>
+          ))}
+        </nav>
+        <span class="meta">
+          <span title="Project">{me.team.name}</span> · <span data-testid="timezone">Times in {timezone}</span> · <span>{me.email}</span>
+        </span>
+        <button type="button" class="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,282 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, type Page } from '../api';
+import { ChartCanvas } from '../chart';
+import { Empty, ErrorState, Loading } from '../components';
+import { formatNumber } from '../format';
+import { navigate } from '../router';
+
+interface SeriesQuery {
+  event: string;
+  math: string;
+  math_property?: string;
+}
+
+export interface TrendQuery {
+  series: SeriesQuery[];
+  breakdown: string;
+  interval: 'hour' | 'day' | 'week' | 'month';
+  date_from: string;
+  display: Display;
+}
+
+type Display = 'line' | 'bar' | 'table' | 'number' | 'pie';
+
+const DISPLAYS: Record<Display, { label: string; api: string }> = {
+  line: { label: 'Line', api: 'ActionsLineGraph' },
+  bar: { label: 'Bar', api: 'ActionsBar' },
+  table: { label: 'Table', api: 'ActionsTable' },
+  number: { label: 'Number', api: 'BoldNumber' },
+  pie: { label: 'Pie', api: 'ActionsPie' },
+};
+
+const MATHS: { value: string; label: string; property?: boolean }[] = [
+  { value: 'total', label: 'Total count' },
+  { value: 'dau', label: 'Unique users' },
+  { value: 'weekly_active', label: 'Weekly active users' },
+  { value: 'monthly_active', label: 'Monthly active users' },
+  { value: 'sum', label: 'Sum of property', property: true },
+  { value: 'avg', label: 'Average of property', property: true },
+  { value: 'min', label: 'Minimum of property', property: true },
+  { value: 'max', label: 'Maximum of property', property: true },
+  { value: 'median', label: 'Median of property', property: true },
+];
+
+const DATE_RANGES = [
+  { value: '-24h', label: 'Last 24 hours' },
+  { value: '-7d', label: 'Last 7 days' },
+  { value: '-14d', label: 'Last 14 days' },
+  { value: '-30d', label: 'Last 30 days' },
+  { value: '-90d', label: 'Last 90 days' },
+];
+
+const DEFAULT_QUERY: TrendQuery = { series: [{ event: '$pageview', math: 'total' }], breakdown: '', interval: 'day', date_from: '-7d', display: 'line' };
+
+/** The query the URL holds (`?q=`), or the default one. */
+export function queryFromUrl(url: URL): TrendQuery {
+  const raw = url.searchParams.get('q');
+  if (!raw) return DEFAULT_QUERY;
+  try {
+    const parsed = JSON.parse(raw) as Partial<TrendQuery>;
+    return { ...DEFAULT_QUERY, ...parsed, series: Array.isArray(parsed.series) && parsed.series.length > 0 ? parsed.series : DEFAULT_QUERY.series };
+  } catch {
+    return DEFAULT_QUERY;
+  }
+}
+
+interface TrendSeries {
+  label: string;
+  data: number[] | null;
+  labels?: string[];
+  days: string[];
+  count: number;
+  aggregated_value?: number;
+  breakdown_value?: string | number | (string | number)[];
+}
+
+function seriesName(series: TrendSeries): string {
+  const breakdown = series.breakdown_value;
+  if (breakdown === undefined || breakdown === '') return series.label;
+  const value = Array.isArray(breakdown) ? breakdown.join(', ') : String(breakdown);
+  return `${series.label} · ${value === '$$_posthog_breakdown_null_$$' ? '(none)' : value === '$$_posthog_breakdown_other_$$' ? 'Other' : value}`;
+}
+
+function seriesTotal(series: TrendSeries): number {
+  return series.aggregated_value ?? series.count;
+}
+
+export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
+  const query = useMemo(() => queryFromUrl(url), [url.search]);
+  const [result, setResult] = useState<TrendSeries[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [eventNames, setEventNames] = useState<string[]>([]);
+  const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+
+  useEffect(() => {
+    // Event names for the picker, from the latest events until definitions are recorded.
+    api<Page<{ event: string }>>(`/api/environments/${projectId}/events/?limit=200`)
+      .then((page) => setEventNames([...new Set(page.results.map((row) => row.event))].sort()))
+      .catch(() => setEventNames([]));
+  }, [projectId]);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setResult(null);
+    setError(null);
+    const body = {
+      events: query.series.map((s, order) => ({ id: s.event, type: 'events', order, math: s.math, math_property: s.math_property || undefined })),
+      breakdown: query.breakdown || undefined,
+      breakdown_type: query.breakdown ? 'event' : undefined,
+      interval: query.interval,
+      date_from: query.date_from,
+      display: DISPLAYS[query.display].api,
+    };
+    api<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, { method: 'POST', body, signal: controller.signal })
+      .then((answer) => setResult(answer.result))
+      .catch((failure) => {
+        if ((failure as Error).name !== 'AbortError') setError(failure);
+      });
+    return () => controller.abort();
+  }, [projectId, url.search]);
+
+  const updateSeries = (index: number, patch: Partial<SeriesQuery>) =>
+    setQuery({ ...query, series: query.series.map((s, i) => (i === index ? { ...s, ...patch } : s)) });
+
+  return (
+    <section aria-labelledby="trends-title">
+      <h1 id="trends-title">Trends</h1>
+      <datalist id="event-names">
+        {eventNames.map((name) => (
+          <option key={name} value={name} />
+        ))}
+      </datalist>
+      <fieldset class="builder">
+        <legend>Series</legend>
+        {query.series.map((s, index) => (
+          <div class="series-row" key={index}>
+            <span class="series-letter" aria-hidden="true">
+              {String.fromCharCode(65 + index)}
+            </span>
+            <label>
+              Event
+              <input
+                list="event-names"
+                name={`series-${index}-event`}
+                value={s.event}
+                onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}
+              />
+            </label>
+            <label>
+              Math
+              <select name={`series-${index}-math`} value={s.math} onChange={(e) => updateSeries(index, { math: e.currentTarget.value })}>
+                {MATHS.map((m) => (
+                  <option key={m.value} value={m.value}>
+                    {m.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {MATHS.find((m) => m.value === s.math)?.property ? (
+              <label>
+                Property
+                <input
+                  name={`series-${index}-math-property`}
+                  value={s.math_property ?? ''}
+                  onChange={(e) => updateSeries(index, { math_property: e.currentTarget.value })}
+                />
+              </label>
+            ) : null}
+            {query.series.length > 1 ? (
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Remove series ${String.fromCharCode(65 + index)}`}
+                onClick={() => setQuery({ ...query, series: query.series.filter((_, i) => i !== index) })}
+              >
+                Remove
+              </button>
+            ) : null}
+          </div>
+        ))}
+        <button type="button" class="secondary" onClick={() => setQuery({ ...query, series: [...query.series, { event: '$pageview', math: 'total' }] })}>
+          Add series
+        </button>
+      </fieldset>
+      <div class="filters">
+        <label>
+          Breakdown by event property
+          <input
+            name="breakdown"
+            value={query.breakdown}
+            placeholder="none"
+            onChange={(e) => setQuery({ ...query, breakdown: e.currentTarget.value.trim() })}
+          />
+        </label>
+        <label>
+          Interval
+          <select name="interval" value={query.interval} onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as TrendQuery['interval'] })}>
+            <option value="hour">Hour</option>
+            <option value="day">Day</option>
+            <option value="week">Week</option>
+            <option value="month">Month</option>
+          </select>
+        </label>
+        <label>
+          Date range
+          <select name="date_from" value={query.date_from} onChange={(e) => setQuery({ ...query, date_from: e.currentTarget.value })}>
+            {DATE_RANGES.map((range) => (
+              <option key={range.value} value={range.value}>
+                {range.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Display
+          <select name="display" value={query.display} onChange={(e) => setQuery({ ...query, display: e.currentTarget.value as Display })}>
+            {(Object.keys(DISPLAYS) as Display[]).map((key) => (
+              <option key={key} value={key}>
+                {DISPLAYS[key].label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <p class="hint">Dates in {timezone}.</p>
+      {error ? <ErrorState error={error} /> : result === null ? <Loading what="the trend" /> : <TrendView result={result} display={query.display} />}
+    </section>
+  );
+}
+
+function TrendView({ result, display }: { result: TrendSeries[]; display: Display }) {
+  const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: s.data ?? [] })), [result]);
+  const labels = result[0]?.labels ?? result[0]?.days ?? [];
+  if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
+  if (result.every((s) => seriesTotal(s) === 0)) return <Empty>No matching events in this date range.</Empty>;
+  const timeSeries = display === 'line' || display === 'bar';
+  return (
+    <div class="trend" data-testid="trend-result" data-display={display}>
+      {display === 'number' ? (
+        <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
+      ) : display === 'table' ? null : (
+        <ChartCanvas
+          kind={timeSeries ? (display as 'line' | 'bar') : 'pie'}
+          labels={labels}
+          series={series}
+          title={`Trend: ${series.map((s) => s.label).join(', ')}`}
+        />
+      )}
+      {/* The numbers drawn: visible as the table display, otherwise hidden from view but read by tests and screen readers. */}
+      <table class={display === 'table' ? 'list' : 'sr-only'} data-testid="trend-series">
+        <caption>Series values</caption>
+        <thead>
+          <tr>
+            <th scope="col">Series</th>
+            {timeSeries
+              ? labels.map((label) => (
+                  <th scope="col" key={label}>
+                    {label}
+                  </th>
+                ))
+              : null}
+            <th scope="col">Total</th>
+          </tr>
+        </thead>
+        <tbody>
+          {result.map((s, index) => (
+            <tr
+              key={index}
+              data-series={seriesName(s)}
+              data-breakdown={s.breakdown_value === undefined ? '' : String(s.breakdown_value)}
+              data-total={seriesTotal(s)}
+              data-values={JSON.stringify(s.data ?? [])}
+            >
+              <th scope="row">{seriesName(s)}</th>
+              {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
+              <td>{formatNumber(seriesTotal(s))}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
