@@ -1,6 +1,6 @@
 import express, { Router, type Express } from 'express';
-import { createProjectTokenCache, findPrincipalByKeyHash } from '@sightline/accounts';
-import { personalKeyAuth } from '@sightline/auth';
+import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
+import { managementAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
@@ -17,10 +17,12 @@ import { createDecideRouter } from './decide';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
 import { createJobsRouter } from './jobs';
+import { createLoginRouter } from './login';
 import { createOrganizationRouter } from './organization';
 import { createRemoteConfigRouter } from './remote-config';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
 import { createPersonsRouter } from './persons';
+import { createUsersRouter } from './users';
 import { createWebAppRouter, openWebAppFiles, type WebAppFiles } from './web-app';
 import { webDistDir } from '@sightline/web';
 
@@ -52,9 +54,10 @@ export interface ApiDeps {
   webApp?: WebAppFiles;
 }
 
-/** The management API (`/api/...`), authenticated by personal API keys. */
+/** The management API (`/api/...`), authenticated by personal API keys or the web app's session. */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
+  const now = deps.now ?? Date.now;
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
@@ -71,13 +74,19 @@ export function createApiRouter(deps: ApiDeps): Router {
   // Public, for posthog-js in browsers: its remote config and its own script files.
   router.use(createRemoteConfigRouter({ db: deps.db, definitions: flagDefinitions }));
   router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
+  // Signing in and out: before authentication, as they are how a browser gets its session.
+  router.use(createLoginRouter({ db: deps.db, now }));
   router.use(
     '/api',
     express.json({ limit: '5mb' }),
-    personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash)),
+    managementAuth({
+      personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
+      sessions: (hash) => findSessionByTokenHash(deps.db, hash, new Date(now())),
+    }),
     // After authentication, as DRF parses a body only once the caller is known.
     inputGuard(),
   );
+  router.use(createUsersRouter(deps.db));
   router.use(createOrganizationRouter(deps.db));
   router.use(createActionsRouter(deps.db));
   router.use(createDashboardsRouter(deps.db));

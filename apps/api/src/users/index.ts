@@ -1,0 +1,1 @@
+export { createUsersRouter } from './users.route';
