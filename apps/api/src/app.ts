@@ -14,6 +14,7 @@ import { createActionsRouter } from './actions';
 import { createCohortsRouter } from './cohorts';
 import { createDashboardsRouter } from './dashboards';
 import { createDecideRouter } from './decide';
+import { createEventsRouter } from './events';
 import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
 import { createInsightsRouter } from './insights';
 import { createJobsRouter } from './jobs';
@@ -92,6 +93,7 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use(createDashboardsRouter(deps.db));
   router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
+  router.use(createEventsRouter({ db: deps.db, ch: deps.ch, now }));
   router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
   router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
   if (deps.jobs) router.use(createJobsRouter(deps.jobs));

@@ -1,0 +1,82 @@
+import { Router, type Request } from 'express';
+import { requireScope } from '@sightline/auth';
+import type { ClickHouseClient } from '@sightline/clickhouse';
+import { errors } from '@sightline/http';
+import { listEvents } from '@sightline/insights';
+import type { Sql } from '@sightline/postgres';
+import { PropertyCompileError } from '@sightline/properties';
+import { queryInteger } from '../http/drf-fields';
+import { absoluteUrlWith } from '../http/pagination';
+import { projectAccess } from '../http/project-access';
+import { parsePropertiesParam } from '../http/properties-param';
+import { decodeEventsCursor, encodeEventsCursor } from './events-cursor';
+
+/** PostHog's events list: 100 by default; this server answers at most 1000 a page. */
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+const EVENT_FILTER_TYPES = { types: new Set(['event', 'person']) };
+
+function queryText(req: Request, name: string): string | null {
+  const raw = req.query[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function instant(req: Request, name: string): number | null {
+  const text = queryText(req, name);
+  if (text === null) return null;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw errors.validation('Datetime has wrong format. Use ISO 8601.', name, 'invalid');
+  return ms;
+}
+
+/**
+ * GET /api/environments/:id/events/ (and under /api/projects/): a project's events, newest first,
+ * filtered by `event`, `distinct_id`, `properties` (event and person filters), `after` and
+ * `before`, in pages linked by an opaque `cursor` in `next` (PostHog's EventViewSet list).
+ */
+export function createEventsRouter(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): Router {
+  const router = Router();
+  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
+    router.get(`${prefix}/events`, requireScope('query:read'), projectAccess(deps.db), async (req, res) => {
+      const limit = Math.min(queryInteger(req.query['limit'], DEFAULT_LIMIT, 1), MAX_LIMIT);
+      const cursorText = queryText(req, 'cursor');
+      const cursor = cursorText === null ? null : decodeEventsCursor(cursorText);
+      if (cursorText !== null && cursor === null) throw errors.validation('Invalid cursor.', 'cursor', 'invalid');
+      const properties = parsePropertiesParam(queryText(req, 'properties'), EVENT_FILTER_TYPES);
+      let page;
+      try {
+        page = await listEvents(deps.ch, {
+          teamId: req.project!.id,
+          nowMs: deps.now(),
+          event: queryText(req, 'event'),
+          distinctId: queryText(req, 'distinct_id'),
+          properties,
+          afterMs: instant(req, 'after'),
+          beforeMs: instant(req, 'before'),
+          cursor,
+          limit,
+        });
+      } catch (error) {
+        if (error instanceof PropertyCompileError) throw errors.validation(error.message, 'properties', 'invalid_input');
+        throw error;
+      }
+      const last = page.rows[page.rows.length - 1];
+      res.json({
+        next: page.hasMore && last ? absoluteUrlWith(req, { cursor: encodeEventsCursor(last.cursor), limit }) : null,
+        results: page.rows.map((row) => ({
+          id: row.uuid,
+          uuid: row.uuid,
+          distinct_id: row.distinctId,
+          properties: row.properties,
+          event: row.event,
+          timestamp: row.timestamp,
+          person: null,
+          elements: [],
+          elements_chain: row.elementsChain,
+        })),
+      });
+    });
+  }
+  return router;
+}

@@ -1,0 +1,1 @@
+export { createEventsRouter } from './events.route';
