@@ -12,6 +12,11 @@ export class ApiFailure extends Error {
   }
 }
 
+/** Set beside the session cookie and cleared with it: without it there is no session to ask about. */
+export function hasSessionCookie(): boolean {
+  return csrfToken() !== '';
+}
+
 function csrfToken(): string {
   for (const part of document.cookie.split(';')) {
     const [name, ...value] = part.trim().split('=');

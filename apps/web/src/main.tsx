@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, ApiFailure, type Me } from './api';
+import { api, ApiFailure, hasSessionCookie, type Me } from './api';
 import { ErrorState, Loading } from './components';
 import { EventsPage } from './pages/events';
 import { FlagDetailPage, FlagsPage } from './pages/flags';
@@ -23,6 +23,10 @@ function App() {
   const [error, setError] = useState<unknown>(null);
   const loadMe = useCallback(() => {
     setError(null);
+    if (!hasSessionCookie()) {
+      setMe(null);
+      return;
+    }
     api<Me>('/api/users/@me/')
       .then(setMe)
       .catch((failure) => (failure instanceof ApiFailure && failure.status === 401 ? setMe(null) : setError(failure)));

@@ -121,40 +121,44 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
       {events === null && !error ? <Loading what="events" /> : null}
       {events !== null && events.length === 0 ? <Empty>No events match yet. Events appear here within seconds of being captured.</Empty> : null}
       {events !== null && events.length > 0 ? (
-        <table class="list" data-testid="events-table">
-          <caption class="sr-only">Events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Distinct id</th>
-              <th scope="col">URL / screen</th>
-              <th scope="col">Time ({timezone})</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((row) => (
-              <Fragment key={row.id}>
-                <tr data-event={row.event}>
-                  <td>
-                    <button type="button" class="link" aria-expanded={open === row.id} onClick={() => setOpen(open === row.id ? null : row.id)}>
-                      {row.event}
-                    </button>
-                  </td>
-                  <td>{row.distinct_id}</td>
-                  <td class="truncate">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
-                  <td>{formatTime(row.timestamp, timezone)}</td>
-                </tr>
-                {open === row.id ? (
-                  <tr class="detail">
-                    <td colSpan={4}>
-                      <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
+        <div class="table-scroll">
+          <table class="list" data-testid="events-table">
+            <caption class="sr-only">Events, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Distinct id</th>
+                <th scope="col" class="hide-narrow">
+                  URL / screen
+                </th>
+                <th scope="col">Time ({timezone})</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((row) => (
+                <Fragment key={row.id}>
+                  <tr data-event={row.event}>
+                    <td>
+                      <button type="button" class="link" aria-expanded={open === row.id} onClick={() => setOpen(open === row.id ? null : row.id)}>
+                        {row.event}
+                      </button>
                     </td>
+                    <td>{row.distinct_id}</td>
+                    <td class="truncate hide-narrow">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
+                    <td>{formatTime(row.timestamp, timezone)}</td>
                   </tr>
-                ) : null}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
+                  {open === row.id ? (
+                    <tr class="detail">
+                      <td colSpan={4}>
+                        <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
+                      </td>
+                    </tr>
+                  ) : null}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
       {next ? (
         <button type="button" class="secondary" onClick={loadMore}>

@@ -69,36 +69,38 @@ export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
       {flags === null && !error ? <Loading what="feature flags" /> : null}
       {flags !== null && flags.length === 0 ? <Empty>{search ? `No flag matches “${search}”.` : 'No feature flags yet.'}</Empty> : null}
       {flags !== null && flags.length > 0 ? (
-        <table class="list" data-testid="flags-table">
-          <caption class="sr-only">Feature flags</caption>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Name</th>
-              <th scope="col">Release</th>
-              <th scope="col">Active</th>
-            </tr>
-          </thead>
-          <tbody>
-            {flags.map((flag) => (
-              <tr key={flag.id} data-flag={flag.key}>
-                <td>
-                  <a href={`/feature_flags/${flag.id}`} onClick={linkHandler(`/feature_flags/${flag.id}`)}>
-                    <code>{flag.key}</code>
-                  </a>
-                </td>
-                <td>{flag.name}</td>
-                <td>{rolloutSummary(flag)}</td>
-                <td>
-                  <label class="switch">
-                    <input type="checkbox" role="switch" checked={flag.active} onChange={() => toggle(flag)} aria-label={`${flag.key} active`} />
-                    <span>{flag.active ? 'On' : 'Off'}</span>
-                  </label>
-                </td>
+        <div class="table-scroll">
+          <table class="list" data-testid="flags-table">
+            <caption class="sr-only">Feature flags</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Name</th>
+                <th scope="col">Release</th>
+                <th scope="col">Active</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {flags.map((flag) => (
+                <tr key={flag.id} data-flag={flag.key}>
+                  <td>
+                    <a href={`/feature_flags/${flag.id}`} onClick={linkHandler(`/feature_flags/${flag.id}`)}>
+                      <code>{flag.key}</code>
+                    </a>
+                  </td>
+                  <td>{flag.name}</td>
+                  <td>{rolloutSummary(flag)}</td>
+                  <td>
+                    <label class="switch">
+                      <input type="checkbox" role="switch" checked={flag.active} onChange={() => toggle(flag)} aria-label={`${flag.key} active`} />
+                      <span>{flag.active ? 'On' : 'Off'}</span>
+                    </label>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </section>
   );

@@ -58,29 +58,31 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
       {page !== null && page.results.length > 0 ? (
         <>
           <p class="hint">{formatNumber(page.count ?? page.results.length)} persons</p>
-          <table class="list" data-testid="persons-table">
-            <caption class="sr-only">Persons</caption>
-            <thead>
-              <tr>
-                <th scope="col">Person</th>
-                <th scope="col">Distinct ids</th>
-                <th scope="col">First seen ({timezone})</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.results.map((person) => (
-                <tr key={person.uuid}>
-                  <td>
-                    <a href={`/persons/${person.uuid}`} onClick={linkHandler(`/persons/${person.uuid}`)}>
-                      {person.name}
-                    </a>
-                  </td>
-                  <td class="truncate">{person.distinct_ids.join(', ')}</td>
-                  <td>{formatTime(person.created_at, timezone)}</td>
+          <div class="table-scroll">
+            <table class="list" data-testid="persons-table">
+              <caption class="sr-only">Persons</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Person</th>
+                  <th scope="col">Distinct ids</th>
+                  <th scope="col">First seen ({timezone})</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {page.results.map((person) => (
+                  <tr key={person.uuid}>
+                    <td>
+                      <a href={`/persons/${person.uuid}`} onClick={linkHandler(`/persons/${person.uuid}`)}>
+                        {person.name}
+                      </a>
+                    </td>
+                    <td class="truncate">{person.distinct_ids.join(', ')}</td>
+                    <td>{formatTime(person.created_at, timezone)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       ) : null}
     </section>

@@ -71,13 +71,15 @@ interface TrendSeries {
   count: number;
   aggregated_value?: number;
   breakdown_value?: string | number | (string | number)[];
+  /** The series' event or action; with a breakdown, `label` is the breakdown value, as PostHog answers. */
+  action: { name?: string } | null;
 }
 
 function seriesName(series: TrendSeries): string {
   const breakdown = series.breakdown_value;
   if (breakdown === undefined || breakdown === '') return series.label;
   const value = Array.isArray(breakdown) ? breakdown.join(', ') : String(breakdown);
-  return `${series.label} · ${value === '$$_posthog_breakdown_null_$$' ? '(none)' : value === '$$_posthog_breakdown_other_$$' ? 'Other' : value}`;
+  return `${series.action?.name ?? series.label} · ${value === '$$_posthog_breakdown_null_$$' ? '(none)' : value === '$$_posthog_breakdown_other_$$' ? 'Other' : value}`;
 }
 
 function seriesTotal(series: TrendSeries): number {

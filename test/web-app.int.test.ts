@@ -1,0 +1,287 @@
+// The web app in headless Chromium (Debian's chromium through playwright-core) against `npm start`'s
+// all-in-one service with generated data: the first-start link, signing in by keyboard, every page
+// with an axe-core check and a screenshot (test-output/web-app/, git-ignored), a trend with a
+// breakdown whose drawn numbers are read from the page, a person found by search, and a flag
+// edited on its page and seen changed by /flags.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { launchChromium, startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
+
+const OUTPUT_DIR = join(__dirname, '..', 'test-output', 'web-app');
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const EMAIL = 'analyst@example.com';
+const PASSWORD = 'a long enough password';
+
+/** The generated data: 10 pageviews by browser over three people, sign-ups, and one identified person. */
+const PAGEVIEWS: { distinctId: string; browser: string }[] = [
+  ...Array.from({ length: 6 }, (_, i) => ({ distinctId: i < 3 ? 'alice' : 'bob', browser: 'Chrome' })),
+  ...Array.from({ length: 4 }, (_, i) => ({ distinctId: i < 2 ? 'carol' : 'bob', browser: 'Firefox' })),
+];
+
+declare const window: any;
+declare const document: any;
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+describe('the web app in Chromium', () => {
+  let target: SdkTarget;
+  let browser: Chromium;
+  let page: Page;
+  const consoleErrors: string[] = [];
+  const timings: Record<string, number> = {};
+
+  beforeAll(async () => {
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    target = await startSdkTarget('web_app');
+    const now = Date.now();
+    const batch = [
+      ...PAGEVIEWS.map((p, i) => ({
+        event: '$pageview',
+        distinct_id: p.distinctId,
+        timestamp: new Date(now - (i + 1) * 3_600_000).toISOString(),
+        properties: { $browser: p.browser, $current_url: `https://shop.example/p/${i}` },
+      })),
+      { event: 'signed_up', distinct_id: 'alice', timestamp: new Date(now - 30 * 60_000).toISOString(), properties: { plan: 'pro' } },
+      {
+        event: '$identify',
+        distinct_id: 'alice',
+        timestamp: new Date(now - 20 * 60_000).toISOString(),
+        properties: { $set: { email: 'alice@example.com', name: 'Alice' } },
+      },
+    ];
+    const res = await fetch(`${target.base}/batch/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: target.projectKey, batch }),
+    });
+    expect(res.status).toBe(200);
+    await waitFor(
+      async () => {
+        const list = await target.api('GET', '/api/environments/1/events/?limit=100');
+        return list.status === 200 && list.body.results.length === batch.length;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: 'the generated events listed' },
+    );
+    await waitFor(async () => (await target.person('alice'))?.properties['email'] === 'alice@example.com', {
+      timeoutMs: 30_000,
+      description: "alice's person",
+    });
+    const flag = await target.api('POST', '/api/projects/1/feature_flags/', {
+      key: 'new-checkout',
+      name: 'New checkout',
+      active: true,
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+    });
+    expect(flag.status).toBe(201);
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    await page.setViewportSize({ width: 1280, height: 860 });
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(String(error)));
+  });
+
+  afterAll(async () => {
+    writeFileSync(join(OUTPUT_DIR, 'timings.json'), JSON.stringify(timings, null, 2) + '\n');
+    await browser?.close();
+    await target?.close();
+  });
+
+  async function screenshot(name: string) {
+    await page.screenshot({ path: join(OUTPUT_DIR, `${name}.png`), fullPage: true });
+  }
+
+  /** axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
+  async function seriousViolations(): Promise<AxeViolation[]> {
+    await page.evaluate(`${AXE_SOURCE}\n;undefined`);
+    const result = (await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] }))) as { violations: AxeViolation[] };
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  }
+
+  async function flagsFor(distinctId: string): Promise<Record<string, unknown>> {
+    const res = await fetch(`${target.base}/flags/?v=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: target.projectKey, distinct_id: distinctId }),
+    });
+    return ((await res.json()) as { featureFlags: Record<string, unknown> }).featureFlags;
+  }
+
+  it('serves the app at / and loads it quickly on loopback', async () => {
+    const started = Date.now();
+    await page.goto(`${target.base}/`);
+    await page.getByRole('heading', { name: 'Sign in to Sightline' }).waitFor();
+    timings['firstLoadMs'] = Date.now() - started;
+    const navigation = (await page.evaluate(() => JSON.stringify(window.performance.getEntriesByType('navigation')[0]))) as string;
+    timings['domContentLoadedMs'] = Math.round((JSON.parse(navigation) as { domContentLoadedEventEnd: number }).domContentLoadedEventEnd);
+    await screenshot('01-sign-in');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('sets the first password through the link the start banner printed', async () => {
+    const link = /(http:\/\/localhost:\d+\/setup\?token=[A-Za-z0-9_-]+)/.exec(target.output())?.[1];
+    expect(link).toBeDefined();
+    // The banner names localhost; the browser reaches the same port on 127.0.0.1.
+    await page.goto(link!.replace('http://localhost:', 'http://127.0.0.1:'));
+    await page.getByRole('heading', { name: 'Set up your account' }).waitFor();
+    await screenshot('02-first-start-password');
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByLabel('E-mail').fill(EMAIL);
+    await page.getByLabel('Password (at least 8 characters)').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Save and sign in' }).click();
+    await page.getByRole('heading', { name: 'Events' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/events');
+  });
+
+  it('signs out, and signs in again with the keyboard alone', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Sightline' }).waitFor();
+    await page.getByLabel('E-mail').focus();
+    await page.keyboard.type(EMAIL);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Events' }).waitFor();
+    await expect(page.getByTestId('timezone').textContent()).resolves.toBe('Times in UTC');
+  });
+
+  it('lists events newest first, opens one, and shows a new event within seconds', async () => {
+    const table = page.getByTestId('events-table');
+    await table.waitFor();
+    const names = await table.locator('tbody tr[data-event]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-event')));
+    expect(names).toHaveLength(12);
+    expect(names.slice(0, 2)).toEqual(['$identify', 'signed_up']);
+    await table.getByRole('button', { name: 'signed_up' }).click();
+    await page.getByRole('table', { name: 'Properties of signed_up' }).getByRole('cell', { name: 'pro', exact: true }).waitFor();
+    await screenshot('03-events');
+    expect(await seriousViolations()).toEqual([]);
+
+    const sent = Date.now();
+    await fetch(`${target.base}/capture/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: target.projectKey, event: 'live_event', distinct_id: 'dave', properties: {} }),
+    });
+    await table.locator('tbody tr[data-event="live_event"]').waitFor({ timeout: 15_000 });
+    timings['liveEventShownMs'] = Date.now() - sent;
+    expect(await table.locator('tbody tr[data-event]').first().getAttribute('data-event')).toBe('live_event');
+
+    // Filters: one distinct id.
+    await page.getByLabel('Distinct id').fill('carol');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await waitFor(async () => (await table.locator('tbody tr[data-event]').count()) === 2, { description: "carol's two events" });
+  });
+
+  it('builds a trend with a breakdown, and the chart exposes the numbers it draws', async () => {
+    await page.getByRole('link', { name: 'Trends' }).click();
+    await page.getByRole('heading', { name: 'Trends' }).waitFor();
+    await page.getByTestId('trend-result').waitFor();
+    const total = async () =>
+      page
+        .getByTestId('trend-series')
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-series'), Number(r.getAttribute('data-total'))]));
+    await waitFor(async () => expect(await total()).toEqual([['$pageview', 10]]), { description: 'ten pageviews' });
+
+    await page.getByLabel('Breakdown by event property').fill('$browser');
+    await page.getByLabel('Breakdown by event property').press('Enter');
+    await page.getByLabel('Breakdown by event property').blur();
+    await waitFor(
+      async () =>
+        expect(await total()).toEqual([
+          ['$pageview · Chrome', 6],
+          ['$pageview · Firefox', 4],
+        ]),
+      { description: 'the breakdown by browser' },
+    );
+    // The per-day values add up to the totals, and the URL holds the query.
+    const values = await page
+      .getByTestId('trend-series')
+      .locator('tbody tr')
+      .evaluateAll((rows) => rows.map((r) => (JSON.parse(r.getAttribute('data-values')!) as number[]).reduce((a, b) => a + b, 0)));
+    expect(values).toEqual([6, 4]);
+    const query = JSON.parse(new URL(page.url()).searchParams.get('q')!) as { breakdown: string };
+    expect(query.breakdown).toBe('$browser');
+    await screenshot('04-trends-line-breakdown');
+    expect(await seriousViolations()).toEqual([]);
+
+    // The same URL in a fresh load shows the same trend; then other displays.
+    await page.reload();
+    await page.getByTestId('trend-result').waitFor();
+    await page.getByLabel('Display').selectOption('pie');
+    await page.locator('[data-testid="trend-result"][data-display="pie"]').waitFor();
+    await screenshot('05-trends-pie');
+    await page.getByLabel('Display').selectOption('table');
+    await page.locator('[data-testid="trend-result"][data-display="table"]').waitFor();
+    await expect(page.getByTestId('trend-series').isVisible()).resolves.toBe(true);
+    await screenshot('06-trends-table');
+    await page.getByLabel('Display').selectOption('number');
+    await page.locator('.big-number').waitFor();
+    await expect(page.locator('.big-number').textContent()).resolves.toBe('10');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('finds a person by search and opens their properties and distinct ids', async () => {
+    await page.getByRole('link', { name: 'Persons' }).click();
+    await page.getByTestId('persons-table').waitFor();
+    await screenshot('07-persons');
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByLabel('Search by e-mail, name or distinct id').fill('alice@example.com');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await waitFor(async () => (await page.getByTestId('persons-table').locator('tbody tr').count()) === 1, { description: 'one match' });
+    const csv = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
+    expect(csv).toContain('format=csv');
+    const exported = await fetch(`${target.base}${csv}`, { headers: { authorization: `Bearer ${target.personalKey}` } });
+    expect(await exported.text()).toContain('alice@example.com');
+    await page.getByRole('link', { name: 'alice@example.com' }).click();
+    await page.getByRole('heading', { name: 'alice@example.com' }).waitFor();
+    await expect(page.getByTestId('distinct-ids').textContent()).resolves.toContain('alice');
+    await page.getByRole('table', { name: 'Properties of alice@example.com' }).getByRole('cell', { name: 'Alice', exact: true }).waitFor();
+    await screenshot('08-person');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('edits a flag and /flags answers the change', async () => {
+    expect((await flagsFor('alice'))['new-checkout']).toBe(true);
+    await page.getByRole('link', { name: 'Feature flags' }).click();
+    await page.getByTestId('flags-table').waitFor();
+    await screenshot('09-feature-flags');
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByRole('link', { name: 'new-checkout' }).click();
+    await page.getByLabel('Rollout percentage').waitFor();
+    await page.getByLabel('Rollout percentage').fill('0');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    await screenshot('10-feature-flag-edit');
+    expect(await seriousViolations()).toEqual([]);
+    await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after the rollout change' });
+
+    // Back to 100 %, then switched off from the list.
+    await page.getByLabel('Rollout percentage').fill('100');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === true, { description: '/flags after 100 %' });
+    await page.getByRole('link', { name: '← Feature flags' }).click();
+    await page.getByRole('switch', { name: 'new-checkout active' }).click();
+    await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after switching off' });
+  });
+
+  it('is readable on a phone', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByTestId('events-table').waitFor();
+    await screenshot('11-events-phone');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+  });
+
+  it('logged no console errors', () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});
