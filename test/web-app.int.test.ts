@@ -1,7 +1,7 @@
 // The web app in headless Chromium (Debian's chromium through playwright-core) against `npm start`'s
 // all-in-one service with generated data: the first-start link, signing in by keyboard, every page
 // with an axe-core check and a screenshot (test-output/web-app/, git-ignored), a trend with a
-// breakdown whose drawn numbers are read from the page, a person found by search, and a flag
+// breakdown whose drawn numbers are read from the page, a funnel, a person found by search, and a flag
 // edited on its page and seen changed by /flags.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -228,10 +228,36 @@ describe('the web app in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
   });
 
+  it('builds a funnel and shows the persons and conversion of each step', async () => {
+    await page.getByRole('link', { name: 'Funnels' }).click();
+    await page.getByRole('heading', { name: 'Funnels' }).waitFor();
+    await page.getByLabel('Step 1 event').fill('$pageview');
+    await page.getByLabel('Step 1 event').press('Enter');
+    await page.getByLabel('Step 2 event').fill('signed_up');
+    await page.getByLabel('Step 2 event').press('Enter');
+    const steps = async () =>
+      page
+        .getByTestId('funnel-result')
+        .locator('li[data-step]')
+        .evaluateAll((items) => items.map((li) => [li.getAttribute('data-step'), Number(li.getAttribute('data-count'))]));
+    // alice, bob and carol viewed a page; only alice signed up afterwards.
+    await waitFor(
+      async () =>
+        expect(await steps()).toEqual([
+          ['$pageview', 3],
+          ['signed_up', 1],
+        ]),
+      { description: 'the funnel steps' },
+    );
+    await expect(page.getByTestId('funnel-result').textContent()).resolves.toContain('Overall conversion: 33.33%');
+    await screenshot('07-funnels');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
   it('finds a person by search and opens their properties and distinct ids', async () => {
     await page.getByRole('link', { name: 'Persons' }).click();
     await page.getByTestId('persons-table').waitFor();
-    await screenshot('07-persons');
+    await screenshot('08-persons');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel('Search by e-mail, name or distinct id').fill('alice@example.com');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -244,7 +270,11 @@ describe('the web app in Chromium', () => {
     await page.getByRole('heading', { name: 'alice@example.com' }).waitFor();
     await expect(page.getByTestId('distinct-ids').textContent()).resolves.toContain('alice');
     await page.getByRole('table', { name: 'Properties of alice@example.com' }).getByRole('cell', { name: 'Alice', exact: true }).waitFor();
-    await screenshot('08-person');
+    // Her latest events: three pageviews, the sign-up and the $identify.
+    await waitFor(async () => expect(await page.getByTestId('person-events').locator('tbody tr[data-event]').count()).toBe(5), {
+      description: "alice's events",
+    });
+    await screenshot('09-person');
     expect(await seriousViolations()).toEqual([]);
   });
 
@@ -252,14 +282,14 @@ describe('the web app in Chromium', () => {
     expect((await flagsFor('alice'))['new-checkout']).toBe(true);
     await page.getByRole('link', { name: 'Feature flags' }).click();
     await page.getByTestId('flags-table').waitFor();
-    await screenshot('09-feature-flags');
+    await screenshot('10-feature-flags');
     expect(await seriousViolations()).toEqual([]);
     await page.getByRole('link', { name: 'new-checkout' }).click();
     await page.getByLabel('Rollout percentage').waitFor();
     await page.getByLabel('Rollout percentage').fill('0');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
-    await screenshot('10-feature-flag-edit');
+    await screenshot('11-feature-flag-edit');
     expect(await seriousViolations()).toEqual([]);
     await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after the rollout change' });
 
@@ -276,7 +306,7 @@ describe('the web app in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByTestId('events-table').waitFor();
-    await screenshot('11-events-phone');
+    await screenshot('12-events-phone');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
   });

@@ -4,6 +4,7 @@ import { api, ApiFailure, hasSessionCookie, type Me } from './api';
 import { ErrorState, Loading } from './components';
 import { EventsPage } from './pages/events';
 import { FlagDetailPage, FlagsPage } from './pages/flags';
+import { FunnelsPage } from './pages/funnels';
 import { LoginPage, SetupPage } from './pages/login';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
 import { TrendsPage } from './pages/trends';
@@ -13,6 +14,7 @@ import './styles.css';
 const NAV = [
   { path: '/events', label: 'Events' },
   { path: '/trends', label: 'Trends' },
+  { path: '/funnels', label: 'Funnels' },
   { path: '/persons', label: 'Persons' },
   { path: '/feature_flags', label: 'Feature flags' },
 ];
@@ -56,6 +58,7 @@ function Shell({ me, url, onSignedOut }: { me: Me; url: URL; onSignedOut: () => 
   let page;
   if (path === '/events') page = <EventsPage projectId={projectId} timezone={timezone} />;
   else if (path === '/trends') page = <TrendsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
   else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;

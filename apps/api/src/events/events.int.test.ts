@@ -70,6 +70,12 @@ describe('GET /api/environments/:id/events/', () => {
     expect((await list(`?properties=${pro}`).expect(200)).body.results).toHaveLength(5);
     const odd = encodeURIComponent(JSON.stringify([{ key: 'email', value: 'odd@example.com', operator: 'exact', type: 'person' }]));
     expect((await list(`?properties=${odd}&event=$pageview`).expect(200)).body.results).toHaveLength(12);
+    const [person] = await f.db.query<{ uuid: string }>(`INSERT INTO persons (team_id, uuid) VALUES ($1, gen_random_uuid()) RETURNING uuid`, [teamId]);
+    const [{ id }] = (await f.db.query<{ id: number }>('SELECT id FROM persons WHERE uuid = $1', [person!.uuid])) as [{ id: number }];
+    await f.db.query(`INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'odd', $2), ($1, 'even', $2)`, [teamId, id]);
+    expect((await list(`?person_id=${person!.uuid}`).expect(200)).body.results).toHaveLength(26);
+    expect((await list('?person_id=00000000-0000-4000-8000-000000000000').expect(200)).body.results).toHaveLength(0);
+    expect((await list('?person_id=nope').expect(400)).body).toMatchObject({ attr: 'person_id' });
     const after = encodeURIComponent(new Date(T0 + 20_000).toISOString());
     expect((await list(`?after=${after}`).expect(200)).body.results).toHaveLength(6);
   });

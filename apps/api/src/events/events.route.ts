@@ -3,6 +3,7 @@ import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import { listEvents } from '@sightline/insights';
+import { listDistinctIdsOfPerson } from '@sightline/persons';
 import type { Sql } from '@sightline/postgres';
 import { PropertyCompileError } from '@sightline/properties';
 import { queryInteger } from '../http/drf-fields';
@@ -15,6 +16,7 @@ import { decodeEventsCursor, encodeEventsCursor } from './events-cursor';
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const EVENT_FILTER_TYPES = { types: new Set(['event', 'person']) };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function queryText(req: Request, name: string): string | null {
   const raw = req.query[name];
@@ -32,7 +34,7 @@ function instant(req: Request, name: string): number | null {
 
 /**
  * GET /api/environments/:id/events/ (and under /api/projects/): a project's events, newest first,
- * filtered by `event`, `distinct_id`, `properties` (event and person filters), `after` and
+ * filtered by `event`, `distinct_id`, `person_id` (a person's uuid), `properties` (event and person filters), `after` and
  * `before`, in pages linked by an opaque `cursor` in `next` (PostHog's EventViewSet list).
  */
 export function createEventsRouter(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): Router {
@@ -44,6 +46,10 @@ export function createEventsRouter(deps: { db: Sql; ch: ClickHouseClient; now: (
       const cursor = cursorText === null ? null : decodeEventsCursor(cursorText);
       if (cursorText !== null && cursor === null) throw errors.validation('Invalid cursor.', 'cursor', 'invalid');
       const properties = parsePropertiesParam(queryText(req, 'properties'), EVENT_FILTER_TYPES);
+      // A person's events: those of every distinct id the person has now.
+      const personId = queryText(req, 'person_id');
+      if (personId !== null && !UUID.test(personId)) throw errors.validation('Must be a valid UUID.', 'person_id', 'invalid');
+      const distinctIds = personId === null ? null : await listDistinctIdsOfPerson(deps.db, req.project!.id, personId);
       let page;
       try {
         page = await listEvents(deps.ch, {
@@ -51,6 +57,7 @@ export function createEventsRouter(deps: { db: Sql; ch: ClickHouseClient; now: (
           nowMs: deps.now(),
           event: queryText(req, 'event'),
           distinctId: queryText(req, 'distinct_id'),
+          distinctIds,
           properties,
           afterMs: instant(req, 'after'),
           beforeMs: instant(req, 'before'),

@@ -4,7 +4,7 @@ import { api, type Page } from '../api';
 import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
 import { formatTime } from '../format';
 
-interface EventRow {
+export interface EventRow {
   id: string;
   event: string;
   distinct_id: string;
@@ -22,7 +22,6 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
   const [events, setEvents] = useState<EventRow[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [open, setOpen] = useState<string | null>(null);
   const [live, setLive] = useState(true);
   const shown = useRef<EventRow[]>([]);
 
@@ -120,51 +119,57 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
       {error ? <ErrorState error={error} /> : null}
       {events === null && !error ? <Loading what="events" /> : null}
       {events !== null && events.length === 0 ? <Empty>No events match yet. Events appear here within seconds of being captured.</Empty> : null}
-      {events !== null && events.length > 0 ? (
-        <div class="table-scroll">
-          <table class="list" data-testid="events-table">
-            <caption class="sr-only">Events, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Distinct id</th>
-                <th scope="col" class="hide-narrow">
-                  URL / screen
-                </th>
-                <th scope="col">Time ({timezone})</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((row) => (
-                <Fragment key={row.id}>
-                  <tr data-event={row.event}>
-                    <td>
-                      <button type="button" class="link" aria-expanded={open === row.id} onClick={() => setOpen(open === row.id ? null : row.id)}>
-                        {row.event}
-                      </button>
-                    </td>
-                    <td>{row.distinct_id}</td>
-                    <td class="truncate hide-narrow">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
-                    <td>{formatTime(row.timestamp, timezone)}</td>
-                  </tr>
-                  {open === row.id ? (
-                    <tr class="detail">
-                      <td colSpan={4}>
-                        <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
-                      </td>
-                    </tr>
-                  ) : null}
-                </Fragment>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      {events !== null && events.length > 0 ? <EventsTable events={events} timezone={timezone} testId="events-table" /> : null}
       {next ? (
         <button type="button" class="secondary" onClick={loadMore}>
           Load older events
         </button>
       ) : null}
     </section>
+  );
+}
+
+/** Events with their properties one click away (the button is keyboard reachable). */
+export function EventsTable({ events, timezone, testId }: { events: EventRow[]; timezone: string; testId: string }) {
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <div class="table-scroll">
+      <table class="list" data-testid={testId}>
+        <caption class="sr-only">Events, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Distinct id</th>
+            <th scope="col" class="hide-narrow">
+              URL / screen
+            </th>
+            <th scope="col">Time ({timezone})</th>
+          </tr>
+        </thead>
+        <tbody>
+          {events.map((row) => (
+            <Fragment key={row.id}>
+              <tr data-event={row.event}>
+                <td>
+                  <button type="button" class="link" aria-expanded={open === row.id} onClick={() => setOpen(open === row.id ? null : row.id)}>
+                    {row.event}
+                  </button>
+                </td>
+                <td>{row.distinct_id}</td>
+                <td class="truncate hide-narrow">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
+                <td>{formatTime(row.timestamp, timezone)}</td>
+              </tr>
+              {open === row.id ? (
+                <tr class="detail">
+                  <td colSpan={4}>
+                    <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

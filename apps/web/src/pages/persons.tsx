@@ -3,6 +3,7 @@ import { api, type Page } from '../api';
 import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
+import { EventsTable, type EventRow } from './events';
 
 interface Person {
   id: number;
@@ -14,6 +15,8 @@ interface Person {
 }
 
 const PAGE_SIZE = 50;
+/** The latest events shown on a person's page. */
+const PERSON_EVENTS = 50;
 
 export function PersonsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const search = url.searchParams.get('search') ?? '';
@@ -92,10 +95,15 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
 export function PersonDetailPage({ projectId, timezone, uuid }: { projectId: number; timezone: string; uuid: string }) {
   const [person, setPerson] = useState<Person | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [events, setEvents] = useState<EventRow[] | null>(null);
+  const [eventsError, setEventsError] = useState<unknown>(null);
   useEffect(() => {
     api<Person>(`/api/environments/${projectId}/persons/${encodeURIComponent(uuid)}/`)
       .then(setPerson)
       .catch(setError);
+    api<Page<EventRow>>(`/api/environments/${projectId}/events/?person_id=${encodeURIComponent(uuid)}&limit=${PERSON_EVENTS}`)
+      .then((page) => setEvents(page.results))
+      .catch(setEventsError);
   }, [projectId, uuid]);
   if (error) return <ErrorState error={error} />;
   if (!person) return <Loading what="the person" />;
@@ -120,6 +128,11 @@ export function PersonDetailPage({ projectId, timezone, uuid }: { projectId: num
       </ul>
       <h2>Properties</h2>
       <PropertiesTable properties={person.properties} caption={`Properties of ${person.name}`} />
+      <h2>Latest events</h2>
+      {eventsError ? <ErrorState error={eventsError} /> : null}
+      {events === null && !eventsError ? <Loading what="events" /> : null}
+      {events !== null && events.length === 0 ? <Empty>No events from this person.</Empty> : null}
+      {events !== null && events.length > 0 ? <EventsTable events={events} timezone={timezone} testId="person-events" /> : null}
     </section>
   );
 }

@@ -41,7 +41,7 @@ const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'median', label: 'Median of property', property: true },
 ];
 
-const DATE_RANGES = [
+export const DATE_RANGES = [
   { value: '-24h', label: 'Last 24 hours' },
   { value: '-7d', label: 'Last 7 days' },
   { value: '-14d', label: 'Last 14 days' },
@@ -86,19 +86,23 @@ function seriesTotal(series: TrendSeries): number {
   return series.aggregated_value ?? series.count;
 }
 
-export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
-  const query = useMemo(() => queryFromUrl(url), [url.search]);
-  const [result, setResult] = useState<TrendSeries[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+/** Event names for the pickers, from the latest events until event definitions are recorded. */
+export function useEventNames(projectId: number): string[] {
   const [eventNames, setEventNames] = useState<string[]>([]);
-  const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
-
   useEffect(() => {
-    // Event names for the picker, from the latest events until definitions are recorded.
     api<Page<{ event: string }>>(`/api/environments/${projectId}/events/?limit=200`)
       .then((page) => setEventNames([...new Set(page.results.map((row) => row.event))].sort()))
       .catch(() => setEventNames([]));
   }, [projectId]);
+  return eventNames;
+}
+
+export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
+  const query = useMemo(() => queryFromUrl(url), [url.search]);
+  const [result, setResult] = useState<TrendSeries[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const eventNames = useEventNames(projectId);
+  const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
 
   useEffect(() => {
     const controller = new AbortController();

@@ -7,6 +7,8 @@ export interface EventsListQuery {
   nowMs: number;
   event?: string | null;
   distinctId?: string | null;
+  /** Events of any of these distinct ids (a person's); an empty list matches nothing. */
+  distinctIds?: readonly string[] | null;
   /** Event and person property filters, read from the event row as it was written. */
   properties?: PropertyGroup;
   /** Only events at or after / before these instants (epoch ms). */
@@ -45,6 +47,7 @@ export async function listEvents(ch: ClickHouseClient, query: EventsListQuery): 
   const where = [`team_id = ${params.add(query.teamId, 'Int64')}`];
   if (query.event) where.push(`event = ${params.add(query.event, 'String')}`);
   if (query.distinctId) where.push(`distinct_id = ${params.add(query.distinctId, 'String')}`);
+  if (query.distinctIds) where.push(`distinct_id IN ${params.add(query.distinctIds, 'Array(String)')}`);
   if (query.afterMs != null) where.push(`timestamp >= toDateTime64(${params.add(query.afterMs / 1000, 'Float64')}, 6, 'UTC')`);
   if (query.beforeMs != null) where.push(`timestamp < toDateTime64(${params.add(query.beforeMs / 1000, 'Float64')}, 6, 'UTC')`);
   if (query.cursor) {
