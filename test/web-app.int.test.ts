@@ -302,11 +302,27 @@ describe('the web app in Chromium', () => {
     await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after switching off' });
   });
 
+  it("shows this instance's SDK set-up and changes the project's timezone", async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await expect(page.getByTestId('project-api-key').textContent()).resolves.toBe(target.projectKey);
+    const snippets = await page.getByTestId('snippet').allTextContents();
+    expect(snippets[0]).toContain(`posthog.init('${target.projectKey}', { api_host: '${target.base}' });`);
+    expect(snippets[1]).toContain(`new PostHog('${target.projectKey}', { host: '${target.base}' })`);
+    await screenshot('12-settings');
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByLabel(/^Timezone/).selectOption('Europe/Berlin');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    await page.getByText('Times in Europe/Berlin').waitFor();
+    expect((await target.api('GET', '/api/projects/1/')).body.timezone).toBe('Europe/Berlin');
+  });
+
   it('is readable on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByTestId('events-table').waitFor();
-    await screenshot('12-events-phone');
+    await screenshot('13-events-phone');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
   });

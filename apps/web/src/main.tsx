@@ -7,6 +7,7 @@ import { FlagDetailPage, FlagsPage } from './pages/flags';
 import { FunnelsPage } from './pages/funnels';
 import { LoginPage, SetupPage } from './pages/login';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
+import { SettingsPage } from './pages/settings';
 import { TrendsPage } from './pages/trends';
 import { linkHandler, navigate, useLocation } from './router';
 import './styles.css';
@@ -17,6 +18,7 @@ const NAV = [
   { path: '/funnels', label: 'Funnels' },
   { path: '/persons', label: 'Persons' },
   { path: '/feature_flags', label: 'Feature flags' },
+  { path: '/settings', label: 'Settings' },
 ];
 
 function App() {
@@ -43,10 +45,10 @@ function App() {
     navigate('/events', true);
     return null;
   }
-  return <Shell me={me} url={url} onSignedOut={() => setMe(null)} />;
+  return <Shell me={me} url={url} onSignedOut={() => setMe(null)} onProjectChanged={loadMe} />;
 }
 
-function Shell({ me, url, onSignedOut }: { me: Me; url: URL; onSignedOut: () => void }) {
+function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; onSignedOut: () => void; onProjectChanged: () => void }) {
   const projectId = me.team.id;
   const timezone = me.team.timezone;
   const signOut = async () => {
@@ -61,6 +63,7 @@ function Shell({ me, url, onSignedOut }: { me: Me; url: URL; onSignedOut: () => 
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
+  else if (path === '/settings') page = <SettingsPage projectId={projectId} onProjectChanged={onProjectChanged} />;
   else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;
   else if (path.startsWith('/feature_flags/')) page = <FlagDetailPage projectId={projectId} id={path.slice(15)} />;
   else
