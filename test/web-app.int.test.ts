@@ -211,6 +211,9 @@ describe('the web app in Chromium', () => {
     expect(query.breakdown).toBe('$browser');
     await screenshot('04-trends-line-breakdown');
     expect(await seriousViolations()).toEqual([]);
+    await page.getByLabel('Insight name').fill('Pageviews by browser');
+    await page.getByRole('button', { name: 'Save as insight' }).click();
+    await page.getByText('Saved as “Pageviews by browser”.').waitFor();
 
     // The same URL in a fresh load shows the same trend; then other displays.
     await page.reload();
@@ -226,6 +229,24 @@ describe('the web app in Chromium', () => {
     await page.locator('.big-number').waitFor();
     await expect(page.locator('.big-number').textContent()).resolves.toBe('10');
     expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('lists saved insights and reopens one with its query', async () => {
+    await page.getByRole('link', { name: 'Insights' }).click();
+    await page.getByTestId('insights-table').waitFor();
+    await screenshot('07-insights');
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByRole('link', { name: 'Pageviews by browser' }).click();
+    await waitFor(
+      async () =>
+        expect(
+          await page
+            .getByTestId('trend-series')
+            .locator('tbody tr')
+            .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-total')))),
+        ).toEqual([6, 4]),
+      { description: 'the saved trend reopened' },
+    );
   });
 
   it('builds a funnel and shows the persons and conversion of each step', async () => {
@@ -250,14 +271,14 @@ describe('the web app in Chromium', () => {
       { description: 'the funnel steps' },
     );
     await expect(page.getByTestId('funnel-result').textContent()).resolves.toContain('Overall conversion: 33.33%');
-    await screenshot('07-funnels');
+    await screenshot('08-funnels');
     expect(await seriousViolations()).toEqual([]);
   });
 
   it('finds a person by search and opens their properties and distinct ids', async () => {
     await page.getByRole('link', { name: 'Persons' }).click();
     await page.getByTestId('persons-table').waitFor();
-    await screenshot('08-persons');
+    await screenshot('09-persons');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel('Search by e-mail, name or distinct id').fill('alice@example.com');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -274,7 +295,7 @@ describe('the web app in Chromium', () => {
     await waitFor(async () => expect(await page.getByTestId('person-events').locator('tbody tr[data-event]').count()).toBe(5), {
       description: "alice's events",
     });
-    await screenshot('09-person');
+    await screenshot('10-person');
     expect(await seriousViolations()).toEqual([]);
   });
 
@@ -282,14 +303,14 @@ describe('the web app in Chromium', () => {
     expect((await flagsFor('alice'))['new-checkout']).toBe(true);
     await page.getByRole('link', { name: 'Feature flags' }).click();
     await page.getByTestId('flags-table').waitFor();
-    await screenshot('10-feature-flags');
+    await screenshot('11-feature-flags');
     expect(await seriousViolations()).toEqual([]);
     await page.getByRole('link', { name: 'new-checkout' }).click();
     await page.getByLabel('Rollout percentage').waitFor();
     await page.getByLabel('Rollout percentage').fill('0');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
-    await screenshot('11-feature-flag-edit');
+    await screenshot('12-feature-flag-edit');
     expect(await seriousViolations()).toEqual([]);
     await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after the rollout change' });
 
@@ -309,7 +330,7 @@ describe('the web app in Chromium', () => {
     const snippets = await page.getByTestId('snippet').allTextContents();
     expect(snippets[0]).toContain(`posthog.init('${target.projectKey}', { api_host: '${target.base}' });`);
     expect(snippets[1]).toContain(`new PostHog('${target.projectKey}', { host: '${target.base}' })`);
-    await screenshot('12-settings');
+    await screenshot('13-settings');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel(/^Timezone/).selectOption('Europe/Berlin');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -322,7 +343,7 @@ describe('the web app in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByTestId('events-table').waitFor();
-    await screenshot('13-events-phone');
+    await screenshot('14-events-phone');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
   });

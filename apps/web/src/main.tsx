@@ -5,6 +5,7 @@ import { ErrorState, Loading } from './components';
 import { EventsPage } from './pages/events';
 import { FlagDetailPage, FlagsPage } from './pages/flags';
 import { FunnelsPage } from './pages/funnels';
+import { InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
 import { SettingsPage } from './pages/settings';
@@ -14,6 +15,7 @@ import './styles.css';
 
 const NAV = [
   { path: '/events', label: 'Events' },
+  { path: '/insights', label: 'Insights' },
   { path: '/trends', label: 'Trends' },
   { path: '/funnels', label: 'Funnels' },
   { path: '/persons', label: 'Persons' },
@@ -60,6 +62,7 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   let page;
   if (path === '/events') page = <EventsPage projectId={projectId} timezone={timezone} />;
   else if (path === '/trends') page = <TrendsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;

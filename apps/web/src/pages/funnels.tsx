@@ -3,9 +3,10 @@ import { api } from '../api';
 import { Empty, ErrorState, Loading } from '../components';
 import { formatNumber } from '../format';
 import { navigate } from '../router';
+import { SaveInsight } from './insights';
 import { DATE_RANGES, useEventNames } from './trends';
 
-interface FunnelQuery {
+export interface FunnelQuery {
   steps: string[];
   order: 'ordered' | 'strict' | 'unordered';
   window_days: number;
@@ -14,7 +15,7 @@ interface FunnelQuery {
 
 const DEFAULT_QUERY: FunnelQuery = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-30d' };
 
-function queryFromUrl(url: URL): FunnelQuery {
+export function funnelQueryFromUrl(url: URL): FunnelQuery {
   const raw = url.searchParams.get('q');
   if (!raw) return DEFAULT_QUERY;
   try {
@@ -23,6 +24,39 @@ function queryFromUrl(url: URL): FunnelQuery {
   } catch {
     return DEFAULT_QUERY;
   }
+}
+
+/** The funnel as PostHog's insight filters: the funnel endpoint's body and a saved insight's `filters`. */
+export function funnelFilters(query: FunnelQuery): Record<string, unknown> {
+  return {
+    insight: 'FUNNELS',
+    events: query.steps.map((id, order) => ({ id, type: 'events', order })),
+    funnel_order_type: query.order,
+    funnel_window_interval: query.window_days,
+    funnel_window_interval_unit: 'day',
+    funnel_viz_type: 'steps',
+    date_from: query.date_from,
+  };
+}
+
+/** A saved insight's filters back as this page's query, or null when the page cannot show them. */
+export function funnelQueryFromFilters(filters: Record<string, unknown>): FunnelQuery | null {
+  const events = filters['events'];
+  if (!Array.isArray(events) || events.length < 2 || (Array.isArray(filters['actions']) && filters['actions'].length > 0)) return null;
+  const order = (['ordered', 'strict', 'unordered'] as const).find((o) => o === filters['funnel_order_type']) ?? 'ordered';
+  const windowDays =
+    filters['funnel_window_interval_unit'] === 'day' || filters['funnel_window_interval_unit'] === undefined
+      ? Number(filters['funnel_window_interval'] ?? 14)
+      : 14;
+  return {
+    steps: (events as { id?: unknown; order?: unknown }[])
+      .slice()
+      .sort((a, b) => Number(a.order ?? 0) - Number(b.order ?? 0))
+      .map((e) => String(e.id ?? '')),
+    order,
+    window_days: Number.isFinite(windowDays) && windowDays >= 1 ? windowDays : 14,
+    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-30d',
+  };
 }
 
 interface FunnelStep {
@@ -56,7 +90,7 @@ function formatDuration(seconds: number | null): string {
 }
 
 export function FunnelsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
-  const query = useMemo(() => queryFromUrl(url), [url.search]);
+  const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
   const setQuery = (next: FunnelQuery) => navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}`, true);
   const eventNames = useEventNames(projectId);
   const [steps, setSteps] = useState<FunnelStep[] | null>(null);
@@ -66,14 +100,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     const controller = new AbortController();
     setSteps(null);
     setError(null);
-    const body = {
-      events: query.steps.map((id, order) => ({ id, type: 'events', order })),
-      funnel_order_type: query.order,
-      funnel_window_interval: query.window_days,
-      funnel_window_interval_unit: 'day',
-      funnel_viz_type: 'steps',
-      date_from: query.date_from,
-    };
+    const body = funnelFilters(query);
     api<{ result: FunnelStep[] }>(`/api/environments/${projectId}/insights/funnel/`, { method: 'POST', body, signal: controller.signal })
       .then((answer) => setSteps(answer.result))
       .catch((failure) => {
@@ -151,6 +178,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
+      <SaveInsight projectId={projectId} filters={funnelFilters(query)} />
       {error ? <ErrorState error={error} /> : steps === null ? <Loading what="the funnel" /> : <FunnelView steps={steps} />}
     </section>
   );

@@ -4,6 +4,7 @@ import { ChartCanvas } from '../chart';
 import { Empty, ErrorState, Loading } from '../components';
 import { formatNumber } from '../format';
 import { navigate } from '../router';
+import { SaveInsight } from './insights';
 
 interface SeriesQuery {
   event: string;
@@ -86,6 +87,37 @@ function seriesTotal(series: TrendSeries): number {
   return series.aggregated_value ?? series.count;
 }
 
+/** The trend as PostHog's insight filters: the trend endpoint's body and a saved insight's `filters`. */
+export function trendFilters(query: TrendQuery): Record<string, unknown> {
+  return {
+    insight: 'TRENDS',
+    events: query.series.map((s, order) => ({ id: s.event, type: 'events', order, math: s.math, math_property: s.math_property || undefined })),
+    breakdown: query.breakdown || undefined,
+    breakdown_type: query.breakdown ? 'event' : undefined,
+    interval: query.interval,
+    date_from: query.date_from,
+    display: DISPLAYS[query.display].api,
+  };
+}
+
+/** A saved insight's filters back as this page's query, or null when the page cannot show them. */
+export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQuery | null {
+  const events = filters['events'];
+  if (!Array.isArray(events) || events.length === 0 || (Array.isArray(filters['actions']) && filters['actions'].length > 0)) return null;
+  const display = (Object.keys(DISPLAYS) as Display[]).find((key) => DISPLAYS[key].api === filters['display']) ?? 'line';
+  return {
+    series: (events as { id?: unknown; math?: unknown; math_property?: unknown }[]).map((e) => ({
+      event: String(e.id ?? ''),
+      math: typeof e.math === 'string' ? e.math : 'total',
+      math_property: typeof e.math_property === 'string' ? e.math_property : undefined,
+    })),
+    breakdown: typeof filters['breakdown'] === 'string' ? filters['breakdown'] : '',
+    interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']) ?? 'day',
+    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-7d',
+    display,
+  };
+}
+
 /** Event names for the pickers, from the latest events until event definitions are recorded. */
 export function useEventNames(projectId: number): string[] {
   const [eventNames, setEventNames] = useState<string[]>([]);
@@ -108,14 +140,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
     const controller = new AbortController();
     setResult(null);
     setError(null);
-    const body = {
-      events: query.series.map((s, order) => ({ id: s.event, type: 'events', order, math: s.math, math_property: s.math_property || undefined })),
-      breakdown: query.breakdown || undefined,
-      breakdown_type: query.breakdown ? 'event' : undefined,
-      interval: query.interval,
-      date_from: query.date_from,
-      display: DISPLAYS[query.display].api,
-    };
+    const body = trendFilters(query);
     api<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, { method: 'POST', body, signal: controller.signal })
       .then((answer) => setResult(answer.result))
       .catch((failure) => {
@@ -228,6 +253,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
+      <SaveInsight projectId={projectId} filters={trendFilters(query)} />
       {error ? <ErrorState error={error} /> : result === null ? <Loading what="the trend" /> : <TrendView result={result} display={query.display} />}
     </section>
   );
