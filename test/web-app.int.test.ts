@@ -72,6 +72,16 @@ describe('the web app in Chromium', () => {
       timeoutMs: 30_000,
       description: "alice's person",
     });
+    // The worker recorded the names and keys it saw (the pickers offer them).
+    await waitFor(
+      async () => {
+        const definitions = await target.api('GET', '/api/projects/1/event_definitions/');
+        return definitions.body.results?.find((d: { name: string }) => d.name === '$pageview')?.volume === 10;
+      },
+      { timeoutMs: 10_000, description: 'the $pageview definition' },
+    );
+    const browserProperty = (await target.api('GET', '/api/projects/1/property_definitions/?search=%24browser')).body.results[0];
+    expect(browserProperty).toMatchObject({ name: '$browser', property_type: 'String', volume: 10 });
     const flag = await target.api('POST', '/api/projects/1/feature_flags/', {
       key: 'new-checkout',
       name: 'New checkout',
@@ -190,6 +200,11 @@ describe('the web app in Chromium', () => {
         .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-series'), Number(r.getAttribute('data-total'))]));
     await waitFor(async () => expect(await total()).toEqual([['$pageview', 10]]), { description: 'ten pageviews' });
 
+    const offered = await page.locator('#event-property-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
+    expect(offered).toEqual(expect.arrayContaining(['$browser', '$current_url']));
+    await expect(page.locator('#event-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).resolves.toEqual(
+      expect.arrayContaining(['$pageview', 'signed_up', '$identify']),
+    );
     await page.getByLabel('Breakdown by event property').fill('$browser');
     await page.getByLabel('Breakdown by event property').press('Enter');
     await page.getByLabel('Breakdown by event property').blur();
@@ -223,7 +238,8 @@ describe('the web app in Chromium', () => {
     await screenshot('05-trends-pie');
     await page.getByLabel('Display').selectOption('table');
     await page.locator('[data-testid="trend-result"][data-display="table"]').waitFor();
-    await expect(page.getByTestId('trend-series').isVisible()).resolves.toBe(true);
+    // The table display shows the series table itself.
+    await page.getByTestId('trend-series').waitFor({ state: 'visible' });
     await screenshot('06-trends-table');
     await page.getByLabel('Display').selectOption('number');
     await page.locator('.big-number').waitFor();

@@ -118,22 +118,26 @@ export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQu
   };
 }
 
-/** Event names for the pickers, from the latest events until event definitions are recorded. */
-export function useEventNames(projectId: number): string[] {
-  const [eventNames, setEventNames] = useState<string[]>([]);
+/** Names for a picker from the event or property definitions the worker records, most seen first. */
+function useDefinitionNames(path: string): string[] {
+  const [names, setNames] = useState<string[]>([]);
   useEffect(() => {
-    api<Page<{ event: string }>>(`/api/environments/${projectId}/events/?limit=200`)
-      .then((page) => setEventNames([...new Set(page.results.map((row) => row.event))].sort()))
-      .catch(() => setEventNames([]));
-  }, [projectId]);
-  return eventNames;
+    api<Page<{ name: string }>>(path)
+      .then((page) => setNames(page.results.map((row) => row.name)))
+      .catch(() => setNames([]));
+  }, [path]);
+  return names;
 }
+
+export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
+const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
 
 export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => queryFromUrl(url), [url.search]);
   const [result, setResult] = useState<TrendSeries[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const eventNames = useEventNames(projectId);
+  const propertyNames = useEventPropertyNames(projectId);
   const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
 
   useEffect(() => {
@@ -157,6 +161,11 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       <h1 id="trends-title">Trends</h1>
       <datalist id="event-names">
         {eventNames.map((name) => (
+          <option key={name} value={name} />
+        ))}
+      </datalist>
+      <datalist id="event-property-names">
+        {propertyNames.map((name) => (
           <option key={name} value={name} />
         ))}
       </datalist>
@@ -190,6 +199,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               <label>
                 Property
                 <input
+                  list="event-property-names"
                   name={`series-${index}-math-property`}
                   value={s.math_property ?? ''}
                   onChange={(e) => updateSeries(index, { math_property: e.currentTarget.value })}
@@ -216,6 +226,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
         <label>
           Breakdown by event property
           <input
+            list="event-property-names"
             name="breakdown"
             value={query.breakdown}
             placeholder="none"

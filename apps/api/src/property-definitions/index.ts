@@ -1,0 +1,1 @@
+export { createPropertyDefinitionsRouter } from './property-definitions.route';
