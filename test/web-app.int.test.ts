@@ -89,6 +89,12 @@ describe('the web app in Chromium', () => {
       filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
     });
     expect(flag.status).toBe(201);
+    const oldFlag = await target.api('POST', '/api/projects/1/feature_flags/', {
+      key: 'old-banner',
+      active: true,
+      filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+    });
+    expect(oldFlag.status).toBe(201);
     browser = await launchChromium();
     page = await browser.context.newPage();
     await page.setViewportSize({ width: 1280, height: 860 });
@@ -313,6 +319,16 @@ describe('the web app in Chromium', () => {
     });
     await screenshot('10-person');
     expect(await seriousViolations()).toEqual([]);
+
+    // carol is deleted from her page (events kept); the list then finds nobody.
+    await page.getByRole('link', { name: '← Persons' }).click();
+    await page.getByLabel('Search by e-mail, name or distinct id').fill('carol');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'carol' }).click();
+    await page.getByRole('button', { name: 'Delete this person…' }).click();
+    await page.getByRole('button', { name: 'Yes, delete this person' }).click();
+    await page.getByRole('heading', { name: 'Persons' }).waitFor();
+    expect(await target.person('carol')).toBeNull();
   });
 
   it('edits a flag and /flags answers the change', async () => {
@@ -337,6 +353,15 @@ describe('the web app in Chromium', () => {
     await page.getByRole('link', { name: '← Feature flags' }).click();
     await page.getByRole('switch', { name: 'new-checkout active' }).click();
     await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after switching off' });
+
+    // Deleting a flag from its page: gone from the list and from /flags.
+    expect((await flagsFor('alice'))['old-banner']).toBe(true);
+    await page.getByRole('link', { name: 'old-banner' }).click();
+    await page.getByRole('button', { name: 'Delete this flag…' }).click();
+    await page.getByRole('button', { name: 'Yes, delete this flag' }).click();
+    await page.getByTestId('flags-table').waitFor();
+    await expect(page.getByRole('link', { name: 'old-banner' }).count()).resolves.toBe(0);
+    await waitFor(async () => !('old-banner' in (await flagsFor('alice'))), { description: '/flags without the deleted flag' });
   });
 
   it("shows this instance's SDK set-up and changes the project's timezone", async () => {

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 
 export function Loading({ what }: { what: string }) {
@@ -46,5 +47,41 @@ export function PropertiesTable({ properties, caption }: { properties: Record<st
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** A destructive action behind a second, explicit confirmation (keyboard reachable, no browser dialog). */
+export function ConfirmDelete({ what, onConfirm, children }: { what: string; onConfirm: () => Promise<void>; children?: ComponentChildren }) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (!asking)
+    return (
+      <button type="button" class="danger" onClick={() => setAsking(true)}>
+        Delete {what}…
+      </button>
+    );
+  const confirm = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+    } catch (failure) {
+      setError(failure);
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="confirm" role="group" aria-label={`Delete ${what}`}>
+      <p>Delete {what}? This cannot be undone.</p>
+      {children}
+      {error ? <ErrorState error={error} /> : null}
+      <button type="button" class="danger" disabled={busy} onClick={confirm}>
+        {busy ? 'Deleting…' : `Yes, delete ${what}`}
+      </button>{' '}
+      <button type="button" class="secondary" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </div>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { Empty, ErrorState, Loading } from '../components';
+import { ConfirmDelete, Empty, ErrorState, Loading } from '../components';
 import { linkHandler, navigate } from '../router';
 
 interface FlagGroup {
@@ -187,6 +187,15 @@ export function FlagDetailPage({ projectId, id }: { projectId: number; id: strin
           {status}
         </span>
       </form>
+      <h2>Delete</h2>
+      <p class="hint">A deleted flag stops being served at once; its key can then be used again.</p>
+      <ConfirmDelete
+        what="this flag"
+        onConfirm={async () => {
+          await api(`/api/projects/${projectId}/feature_flags/${flag.id}/`, { method: 'PATCH', body: { deleted: true } });
+          navigate('/feature_flags');
+        }}
+      />
     </section>
   );
 }

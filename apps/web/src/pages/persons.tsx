@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
+import { ConfirmDelete, Empty, ErrorState, Loading, PropertiesTable } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { EventsTable, type EventRow } from './events';
@@ -97,6 +97,7 @@ export function PersonDetailPage({ projectId, timezone, uuid }: { projectId: num
   const [error, setError] = useState<unknown>(null);
   const [events, setEvents] = useState<EventRow[] | null>(null);
   const [eventsError, setEventsError] = useState<unknown>(null);
+  const [withEvents, setWithEvents] = useState(false);
   useEffect(() => {
     api<Person>(`/api/environments/${projectId}/persons/${encodeURIComponent(uuid)}/`)
       .then(setPerson)
@@ -133,6 +134,19 @@ export function PersonDetailPage({ projectId, timezone, uuid }: { projectId: num
       {events === null && !eventsError ? <Loading what="events" /> : null}
       {events !== null && events.length === 0 ? <Empty>No events from this person.</Empty> : null}
       {events !== null && events.length > 0 ? <EventsTable events={events} timezone={timezone} testId="person-events" /> : null}
+      <h2>Delete</h2>
+      <ConfirmDelete
+        what="this person"
+        onConfirm={async () => {
+          await api(`/api/environments/${projectId}/persons/${encodeURIComponent(uuid)}/?delete_events=${withEvents}`, { method: 'DELETE' });
+          navigate('/persons');
+        }}
+      >
+        <label class="inline">
+          <input type="checkbox" name="delete_events" checked={withEvents} onChange={(e) => setWithEvents(e.currentTarget.checked)} /> Also delete their events
+          (at the next weekly deletion run)
+        </label>
+      </ConfirmDelete>
     </section>
   );
 }
