@@ -89,6 +89,7 @@ describe('the web app in Chromium', () => {
       filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
     });
     expect(flag.status).toBe(201);
+    expect((await target.api('POST', '/api/environments/1/dashboards/', { name: 'Growth' })).status).toBe(201);
     const oldFlag = await target.api('POST', '/api/projects/1/feature_flags/', {
       key: 'old-banner',
       active: true,
@@ -233,6 +234,7 @@ describe('the web app in Chromium', () => {
     await screenshot('04-trends-line-breakdown');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel('Insight name').fill('Pageviews by browser');
+    await page.getByLabel('Add to dashboard').selectOption({ label: 'Growth' });
     await page.getByRole('button', { name: 'Save as insight' }).click();
     await page.getByText('Saved as “Pageviews by browser”.').waitFor();
 
@@ -271,6 +273,29 @@ describe('the web app in Chromium', () => {
     );
   });
 
+  it('shows a dashboard with the saved trend computed on its tile', async () => {
+    await page.getByRole('link', { name: 'Dashboards' }).click();
+    await page.getByTestId('dashboards-list').getByRole('link', { name: 'Growth' }).click();
+    await page.getByRole('heading', { name: 'Growth' }).waitFor();
+    const tile = page.getByTestId('dashboard-tile');
+    await expect(tile.count()).resolves.toBe(1);
+    await waitFor(
+      async () =>
+        expect(
+          await tile
+            .getByTestId('trend-series')
+            .locator('tbody tr')
+            .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-series'), Number(r.getAttribute('data-total'))])),
+        ).toEqual([
+          ['$pageview · Chrome', 6],
+          ['$pageview · Firefox', 4],
+        ]),
+      { description: 'the tile’s trend' },
+    );
+    await screenshot('08-dashboard');
+    expect(await seriousViolations()).toEqual([]);
+  });
+
   it('builds a funnel and shows the persons and conversion of each step', async () => {
     await page.getByRole('link', { name: 'Funnels' }).click();
     await page.getByRole('heading', { name: 'Funnels' }).waitFor();
@@ -293,14 +318,14 @@ describe('the web app in Chromium', () => {
       { description: 'the funnel steps' },
     );
     await expect(page.getByTestId('funnel-result').textContent()).resolves.toContain('Overall conversion: 33.33%');
-    await screenshot('08-funnels');
+    await screenshot('09-funnels');
     expect(await seriousViolations()).toEqual([]);
   });
 
   it('finds a person by search and opens their properties and distinct ids', async () => {
     await page.getByRole('link', { name: 'Persons' }).click();
     await page.getByTestId('persons-table').waitFor();
-    await screenshot('09-persons');
+    await screenshot('10-persons');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel('Search by e-mail, name or distinct id').fill('alice@example.com');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -317,7 +342,7 @@ describe('the web app in Chromium', () => {
     await waitFor(async () => expect(await page.getByTestId('person-events').locator('tbody tr[data-event]').count()).toBe(5), {
       description: "alice's events",
     });
-    await screenshot('10-person');
+    await screenshot('11-person');
     expect(await seriousViolations()).toEqual([]);
 
     // carol is deleted from her page (events kept); the list then finds nobody.
@@ -335,14 +360,14 @@ describe('the web app in Chromium', () => {
     expect((await flagsFor('alice'))['new-checkout']).toBe(true);
     await page.getByRole('link', { name: 'Feature flags' }).click();
     await page.getByTestId('flags-table').waitFor();
-    await screenshot('11-feature-flags');
+    await screenshot('12-feature-flags');
     expect(await seriousViolations()).toEqual([]);
     await page.getByRole('link', { name: 'new-checkout' }).click();
     await page.getByLabel('Rollout percentage').waitFor();
     await page.getByLabel('Rollout percentage').fill('0');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
-    await screenshot('12-feature-flag-edit');
+    await screenshot('13-feature-flag-edit');
     expect(await seriousViolations()).toEqual([]);
     await waitFor(async () => (await flagsFor('alice'))['new-checkout'] === false, { description: '/flags after the rollout change' });
 
@@ -371,7 +396,7 @@ describe('the web app in Chromium', () => {
     const snippets = await page.getByTestId('snippet').allTextContents();
     expect(snippets[0]).toContain(`posthog.init('${target.projectKey}', { api_host: '${target.base}' });`);
     expect(snippets[1]).toContain(`new PostHog('${target.projectKey}', { host: '${target.base}' })`);
-    await screenshot('13-settings');
+    await screenshot('14-settings');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel(/^Timezone/).selectOption('Europe/Berlin');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -384,7 +409,7 @@ describe('the web app in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByTestId('events-table').waitFor();
-    await screenshot('14-events-phone');
+    await screenshot('15-events-phone');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
   });

@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiFailure, hasSessionCookie, type Me } from './api';
 import { ErrorState, Loading } from './components';
+import { DashboardPage, DashboardsPage } from './pages/dashboards';
 import { EventsPage } from './pages/events';
 import { FlagDetailPage, FlagsPage } from './pages/flags';
 import { FunnelsPage } from './pages/funnels';
@@ -15,6 +16,7 @@ import './styles.css';
 
 const NAV = [
   { path: '/events', label: 'Events' },
+  { path: '/dashboards', label: 'Dashboards' },
   { path: '/insights', label: 'Insights' },
   { path: '/trends', label: 'Trends' },
   { path: '/funnels', label: 'Funnels' },
@@ -62,6 +64,8 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   let page;
   if (path === '/events') page = <EventsPage projectId={projectId} timezone={timezone} />;
   else if (path === '/trends') page = <TrendsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/dashboards') page = <DashboardsPage projectId={projectId} />;
+  else if (path.startsWith('/dashboards/')) page = <DashboardPage projectId={projectId} id={path.slice(12)} />;
   else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
@@ -93,7 +97,10 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
           ))}
         </nav>
         <span class="meta">
-          <span title="Project">{me.team.name}</span> · <span data-testid="timezone">Times in {timezone}</span> · <span>{me.email}</span>
+          <span data-testid="timezone" title={`Project: ${me.team.name}`}>
+            Times in {timezone}
+          </span>{' '}
+          · <span>{me.email}</span>
         </span>
         <button type="button" class="secondary" onClick={signOut}>
           Sign out

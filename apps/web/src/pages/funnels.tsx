@@ -59,7 +59,7 @@ export function funnelQueryFromFilters(filters: Record<string, unknown>): Funnel
   };
 }
 
-interface FunnelStep {
+export interface FunnelStep {
   name: string;
   order: number;
   count: number;
@@ -184,7 +184,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   );
 }
 
-function FunnelView({ steps }: { steps: FunnelStep[] }) {
+export function FunnelView({ steps }: { steps: FunnelStep[] }) {
   const first = steps[0]?.count ?? 0;
   if (steps.length === 0 || first === 0) return <Empty>Nobody entered the funnel in this date range.</Empty>;
   const last = steps[steps.length - 1]!.count;

@@ -104,6 +104,13 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
 /** Saves what a builder shows as a named insight. */
 export function SaveInsight({ projectId, filters }: { projectId: number; filters: Record<string, unknown> }) {
   const [name, setName] = useState('');
+  const [dashboards, setDashboards] = useState<{ id: number; name: string }[]>([]);
+  const [dashboard, setDashboard] = useState('');
+  useEffect(() => {
+    api<Page<{ id: number; name: string }>>(`/api/environments/${projectId}/dashboards/?limit=100`)
+      .then((page) => setDashboards(page.results))
+      .catch(() => setDashboards([]));
+  }, [projectId]);
   const [status, setStatus] = useState('');
   const [failed, setFailed] = useState(false);
   const save = async (event: Event) => {
@@ -111,7 +118,10 @@ export function SaveInsight({ projectId, filters }: { projectId: number; filters
     setStatus('Saving…');
     setFailed(false);
     try {
-      await api(`/api/environments/${projectId}/insights/`, { method: 'POST', body: { name, filters, saved: true } });
+      await api(`/api/environments/${projectId}/insights/`, {
+        method: 'POST',
+        body: { name, filters, saved: true, dashboards: dashboard ? [Number(dashboard)] : undefined },
+      });
       setStatus(`Saved as “${name}”.`);
       setName('');
     } catch (failure) {
@@ -125,6 +135,19 @@ export function SaveInsight({ projectId, filters }: { projectId: number; filters
         Insight name
         <input name="insight_name" required maxLength={400} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
+      {dashboards.length > 0 ? (
+        <label>
+          Add to dashboard
+          <select name="dashboard" value={dashboard} onChange={(e) => setDashboard(e.currentTarget.value)}>
+            <option value="">None</option>
+            {dashboards.map((d) => (
+              <option key={d.id} value={String(d.id)}>
+                {d.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       <button type="submit" class="secondary">
         Save as insight
       </button>

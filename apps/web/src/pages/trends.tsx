@@ -20,7 +20,7 @@ export interface TrendQuery {
   display: Display;
 }
 
-type Display = 'line' | 'bar' | 'table' | 'number' | 'pie';
+export type Display = 'line' | 'bar' | 'table' | 'number' | 'pie';
 
 const DISPLAYS: Record<Display, { label: string; api: string }> = {
   line: { label: 'Line', api: 'ActionsLineGraph' },
@@ -64,7 +64,7 @@ export function queryFromUrl(url: URL): TrendQuery {
   }
 }
 
-interface TrendSeries {
+export interface TrendSeries {
   label: string;
   data: number[] | null;
   labels?: string[];
@@ -270,7 +270,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   );
 }
 
-function TrendView({ result, display }: { result: TrendSeries[]; display: Display }) {
+export function TrendView({ result, display }: { result: TrendSeries[]; display: Display }) {
   const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: s.data ?? [] })), [result]);
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
