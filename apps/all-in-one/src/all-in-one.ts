@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
-import { createApiRouter } from '@sightline/api';
+import { createApiRouter, type AccessOptions } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { FlagDefinitionsCache } from '@sightline/flag-definitions';
@@ -32,6 +32,10 @@ export interface AllInOneDeps {
   flagsStoreTimeoutMs?: number;
   /** How long a trend answer is served from the cache (0: never); default one minute. */
   insightCacheTtlMs?: number;
+  /** The management API's rate limits, CORS and body limit. */
+  access?: AccessOptions;
+  /** Express 'trust proxy' (TRUSTED_PROXIES). */
+  trustProxy?: string;
 }
 
 /**

@@ -4,6 +4,7 @@ import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { allInOneEnv } from '@sightline/config';
 import { openGeoIp } from '@sightline/geoip';
+import { accessOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
@@ -24,6 +25,8 @@ runService({
     const passwordToken = await issueFirstStartPasswordToken(db, Date.now());
     const bus = openEventBus();
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
+    const access = accessOptionsFromConfig(config, logger);
+    onStop(() => access.close());
     const { app, worker } = createAllInOne({
       db,
       ch,
@@ -48,6 +51,8 @@ runService({
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      access: access.access,
+      trustProxy: access.trustProxy,
     });
     // After the server closed (in-flight captures are written first), before the bus and stores.
     onStop(() => worker.stop());

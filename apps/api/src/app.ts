@@ -1,4 +1,5 @@
 import express, { Router, type Express } from 'express';
+import type { Redis } from 'ioredis';
 import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
@@ -10,29 +11,51 @@ import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http'
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
-import { createActionsRouter } from './actions';
-import { createCohortsRouter } from './cohorts';
-import { createDashboardsRouter } from './dashboards';
-import { createDecideRouter } from './decide';
-import { createEventDefinitionsRouter } from './event-definitions';
-import { createEventsRouter } from './events';
-import { createFeatureFlagsRouter, type FlagChangeNotifier } from './feature-flags';
-import { createInsightsRouter } from './insights';
-import { createJobsRouter } from './jobs';
+import { createActionsRoutes } from './actions';
+import { createCohortsRoutes } from './cohorts';
+import { createDashboardsRoutes } from './dashboards';
+import { createFlagEvaluationRouter, createLocalEvaluationRoutes } from './decide';
+import { createEventDefinitionsRoutes } from './event-definitions';
+import { createEventsRoutes } from './events';
+import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { managementCors, managementSecurityHeaders } from './http/management-hardening';
+import { mountRoutes, RouteTable } from './http/route-registry';
+import { createThrottle, type RateLimits } from './http/throttle';
+import { createInsightsRoutes } from './insights';
+import { createJobsRoutes } from './jobs';
 import { createLoginRouter } from './login';
-import { createOrganizationRouter } from './organization';
+import { createOrganizationRoutes } from './organization';
+import { createPersonalApiKeysRoutes } from './personal-api-keys';
+import { createPersonsRoutes } from './persons';
+import { createPropertyDefinitionsRoutes } from './property-definitions';
 import { createRemoteConfigRouter } from './remote-config';
+import { createApiSchemaRouter } from './schema';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
-import { createPersonsRouter } from './persons';
-import { createPropertyDefinitionsRouter } from './property-definitions';
-import { createUsersRouter } from './users';
+import { createUsersRoutes } from './users';
 import { createWebAppRouter, openWebAppFiles, type WebAppFiles } from './web-app';
 import { webDistDir } from '@sightline/web';
 
 export type { FlagChangeNotifier } from './feature-flags';
+export type { RateLimits } from './http/throttle';
+export { POSTHOG_RATE_LIMITS } from './http/throttle';
+export { accessOptionsFromConfig } from './http/access-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
 export { buildFlagsResponse, flagsShape } from './decide/decide-response';
+
+/** Management API limits and browser access; every field has a default. */
+export interface AccessOptions {
+  /** Per personal API key; absent: no rate limits (tests, benchmarks). */
+  rateLimits?: RateLimits;
+  /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
+  rateLimitRedis?: Redis;
+  /** Prefix of the throttle's Redis keys (tests sharing one Redis); default `sightline:throttle`. */
+  rateLimitKeyPrefix?: string;
+  /** Origins allowed to call the management API from a browser; default none. */
+  corsOrigins?: readonly string[];
+  /** Largest JSON body of a management request; default 5 MB. */
+  bodyLimitBytes?: number;
+}
 
 export interface ApiDeps {
   db: MetadataStore;
@@ -53,20 +76,56 @@ export interface ApiDeps {
   sdkFiles?: SdkFiles;
   /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
   jobs?: JobOperator;
+  access?: AccessOptions;
   /** The browser app served at `/`; default: the build in apps/web/dist. */
   webApp?: WebAppFiles;
 }
 
-/** The management API (`/api/...`), authenticated by personal API keys or the web app's session. */
+/** Every personal-key route, each declared once (method, path, scope, schema, summary). */
+export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache): RouteTable {
+  const now = deps.now ?? Date.now;
+  const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
+  const projectTokens = createProjectTokenCache(deps.db);
+  return new RouteTable().include(
+    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
+    createUsersRoutes(deps.db),
+    createOrganizationRoutes(deps.db),
+    createPersonalApiKeysRoutes(deps.db),
+    createActionsRoutes(deps.db),
+    createDashboardsRoutes(deps.db),
+    createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
+    createEventsRoutes({ db: deps.db, ch: deps.ch, now }),
+    createEventDefinitionsRoutes(deps.db),
+    createPropertyDefinitionsRoutes(deps.db),
+    createPersonsRoutes({ db: deps.db, ch: deps.ch, now }),
+    createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
+  );
+}
+
+/**
+ * The management API (`/api/...`), authenticated by personal API keys or the web app's session,
+ * flag evaluation, and the web app at `/`.
+ */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
+  const access = deps.access ?? {};
   const now = deps.now ?? Date.now;
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
-  // Public flag evaluation, and local-evaluation definitions (personal key) for server SDKs.
+  const table = createApiRouteTable(deps, flagDefinitions);
+  // A personal key, else the web app's session cookie (with CSRF checks on writes).
+  const authenticate = managementAuth({
+    personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
+    sessions: (hash) => findSessionByTokenHash(deps.db, hash, new Date(now())),
+  });
+
+  // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
+  // No personal key, no throttle.
   router.use(
-    createDecideRouter({
+    createFlagEvaluationRouter({
       db: deps.db,
       definitions: flagDefinitions,
       projectTokens: createProjectTokenCache(deps.db),
@@ -74,38 +133,41 @@ export function createApiRouter(deps: ApiDeps): Router {
       storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
     }),
   );
+  // The API document and its page are public, as PostHog's /api/schema/ is.
+  router.use(createApiSchemaRouter(table));
   // Public, for posthog-js in browsers: its remote config and its own script files.
   router.use(createRemoteConfigRouter({ db: deps.db, definitions: flagDefinitions }));
   router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
+  router.use('/api', managementCors(access.corsOrigins ?? []), managementSecurityHeaders());
   // Signing in and out: before authentication, as they are how a browser gets its session.
   router.use(createLoginRouter({ db: deps.db, now }));
   router.use(
     '/api',
-    express.json({ limit: '5mb' }),
-    managementAuth({
-      personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
-      sessions: (hash) => findSessionByTokenHash(deps.db, hash, new Date(now())),
-    }),
+    express.json({ limit: access.bodyLimitBytes ?? 5 * 1024 * 1024 }),
+    authenticate,
     // After authentication, as DRF parses a body only once the caller is known.
     inputGuard(),
   );
-  router.use(createUsersRouter(deps.db));
-  router.use(createOrganizationRouter(deps.db));
-  router.use(createActionsRouter(deps.db));
-  router.use(createDashboardsRouter(deps.db));
-  router.use(createCohortsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
-  router.use(createInsightsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }));
-  router.use(createEventsRouter({ db: deps.db, ch: deps.ch, now }));
-  router.use(createEventDefinitionsRouter(deps.db));
-  router.use(createPropertyDefinitionsRouter(deps.db));
-  router.use(createPersonsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now }));
-  router.use(createFeatureFlagsRouter({ db: deps.db, ch: deps.ch, now: deps.now ?? Date.now, flagChanges: deps.flagChanges ?? flagDefinitions.notifier }));
-  if (deps.jobs) router.use(createJobsRouter(deps.jobs));
+  const registry = mountRoutes(table, {
+    db: deps.db,
+    authenticate,
+    throttle: access.rateLimits
+      ? createThrottle({
+          limits: access.rateLimits,
+          redis: access.rateLimitRedis,
+          keyPrefix: access.rateLimitKeyPrefix,
+          metrics: deps.metrics,
+          onStoreError: (err) => deps.logger.warn({ err }, 'rate limiter store failed; request let through'),
+        })
+      : undefined,
+  });
+  // Only requests for the registry's own paths walk its routes.
+  router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
   // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
   router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));
   return router;
 }
 
-export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean }): Express {
+export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean; trustProxy?: string }): Express {
   return createServiceApp({ ...deps, name: 'api', routers: [createApiRouter(deps)] });
 }

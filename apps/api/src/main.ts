@@ -5,7 +5,7 @@ import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInva
 import { openGeoIp } from '@sightline/geoip';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService } from '@sightline/service-runner';
-import { createApiApp } from './app';
+import { accessOptionsFromConfig, createApiApp } from './app';
 
 runService({
   name: 'api',
@@ -25,6 +25,8 @@ runService({
     });
     onStop(() => flagDefinitions.close());
     await flagDefinitions.ready;
+    const access = accessOptionsFromConfig(config, logger);
+    onStop(() => access.close());
     const app = createApiApp({
       db,
       ch,
@@ -34,6 +36,8 @@ runService({
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      access: access.access,
+      trustProxy: access.trustProxy,
       readiness: [
         { name: 'postgres', check: () => assertPostgresMigrated(db) },
         { name: 'clickhouse', check: () => assertClickHouseMigrated(ch) },

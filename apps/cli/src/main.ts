@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { BatchRefusedError } from './import/batch-sender';
 import { CheckpointError } from './import/checkpoint';
@@ -105,11 +106,45 @@ async function jobsCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** `sightline admin …` (`npm run admin -- …`): keys and projects on the store the server uses (DATABASE_URL, else the embedded data directory). */
+async function adminCommand(argv: string[]): Promise<number> {
+  // Loaded here, as for jobs: importing files needs none of it.
+  const [{ ADMIN_USAGE, runAdminCommand }, { allInOneEnv, parseConfig, postgresEnv }, { createMetadataStore, migratePostgres }] = await Promise.all([
+    import('./admin'),
+    import('@sightline/config'),
+    import('@sightline/postgres'),
+  ]);
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${ADMIN_USAGE}\n`);
+    return argv.length === 0 ? 1 : 0;
+  }
+  try {
+    const config = parseConfig({ ...postgresEnv, SIGHTLINE_DATA_DIR: allInOneEnv.SIGHTLINE_DATA_DIR }, process.env);
+    const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir: resolve(config.SIGHTLINE_DATA_DIR), poolSize: 2 });
+    try {
+      await migratePostgres(db);
+      return await runAdminCommand(argv, db, (text) => process.stdout.write(`${text}\n`));
+    } finally {
+      await db.close();
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sightline admin: ${error.message}\n${ADMIN_USAGE}\n`);
+      return 1;
+    }
+    process.stderr.write(`sightline admin: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'jobs') return jobsCommand(rest);
+  if (command === 'admin') return adminCommand(rest);
   if (command !== 'import') {
-    process.stderr.write(`${IMPORT_USAGE}\n\nsightline jobs run <job> | status (npm run jobs -- --help)\n`);
+    process.stderr.write(
+      `${IMPORT_USAGE}\n\nsightline jobs run <job> | status (npm run jobs -- --help)\nsightline admin keys|projects … (npm run admin -- --help)\n`,
+    );
     return command === undefined || command === '--help' || command === '-h' ? 0 : 1;
   }
   try {

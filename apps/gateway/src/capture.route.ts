@@ -89,12 +89,12 @@ function querySentAt(query: URLSearchParams | null): string | null {
 
 /**
  * Every ingest response is readable cross-origin (browsers send events from any site): the
- * origin and requested headers are mirrored, credentials allowed. Allow-Methods/Headers matter
- * only to a preflight, so other answers skip them.
+ * origin and requested headers are mirrored, without credentials (the project key is in the
+ * body; posthog-js sends no cookies cross-site). Allow-Methods/Headers matter only to a
+ * preflight, so other answers skip them.
  */
 function setCorsHeaders(req: IncomingMessage, res: ServerResponse, preflight: boolean): void {
   res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
-  res.setHeader('Access-Control-Allow-Credentials', 'true');
   res.setHeader('Vary', 'Origin');
   if (preflight) {
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Sql } from '@sightline/postgres';
 import type { Principal } from '@sightline/auth';
 
@@ -12,6 +13,8 @@ export interface Project extends ProjectSdkSettings {
   week_start_day: 0 | 1 | null;
   /** Property filters `filter_test_accounts` applies (a list or a group). */
   test_account_filters: unknown;
+  /** Person properties that name a person in lists; null: PostHog's defaults. */
+  person_display_name_properties: string[] | null;
   created_at: Date;
 }
 
@@ -39,6 +42,7 @@ export interface ProjectSettingsChange {
   timezone?: string;
   week_start_day?: 0 | 1 | null;
   test_account_filters?: unknown;
+  person_display_name_properties?: string[] | null;
   sdk?: Partial<ProjectSdkSettings>;
 }
 
@@ -55,7 +59,8 @@ export async function updateProjectSettings(db: Sql, id: number, change: Project
        autocapture_web_vitals_opt_in = COALESCE($12::boolean, autocapture_web_vitals_opt_in),
        capture_performance_opt_in = COALESCE($13::boolean, capture_performance_opt_in),
        capture_dead_clicks = COALESCE($14::boolean, capture_dead_clicks),
-       heatmaps_opt_in = COALESCE($15::boolean, heatmaps_opt_in)
+       heatmaps_opt_in = COALESCE($15::boolean, heatmaps_opt_in),
+       person_display_name_properties = CASE WHEN $16 THEN $17::text[] ELSE person_display_name_properties END
      WHERE id = $1 RETURNING *`,
     [
       id,
@@ -68,9 +73,34 @@ export async function updateProjectSettings(db: Sql, id: number, change: Project
       change.test_account_filters !== undefined,
       JSON.stringify(change.test_account_filters ?? []),
       ...PROJECT_SDK_SETTINGS.map((name) => change.sdk?.[name] ?? null),
+      change.person_display_name_properties !== undefined,
+      change.person_display_name_properties ?? null,
     ],
   );
   return rows[0] ?? null;
+}
+
+/** A new project of the organisation with the given project API key. */
+export async function insertProject(db: Sql, project: { organizationId: string; name: string; apiToken: string; timezone?: string }): Promise<Project> {
+  const rows = await db.query<Project>(`INSERT INTO projects (uuid, organization_id, name, api_token, timezone) VALUES ($5, $1, $2, $3, $4) RETURNING *`, [
+    project.organizationId,
+    project.name,
+    project.apiToken,
+    project.timezone ?? 'UTC',
+    randomUUID(),
+  ]);
+  return rows[0]!;
+}
+
+/** Replaces the project API key; the old one stops matching at once (caches forget it within their TTL). */
+export async function resetProjectToken(db: Sql, id: number, apiToken: string): Promise<Project | null> {
+  const rows = await db.query<Project>('UPDATE projects SET api_token = $2 WHERE id = $1 RETURNING *', [id, apiToken]);
+  return rows[0] ?? null;
+}
+
+/** Every project, for the operator's command line. */
+export async function listAllProjects(db: Sql): Promise<Project[]> {
+  return db.query<Project>('SELECT * FROM projects ORDER BY id');
 }
 
 export async function findProjectByToken(db: Sql, token: string): Promise<Project | null> {
@@ -85,12 +115,19 @@ export async function findProjectById(db: Sql, id: number): Promise<Project | nu
 
 /** The projects a personal key may see: its organisation's, narrowed by scoped_teams. */
 export async function listProjectsFor(db: Sql, principal: Principal): Promise<Project[]> {
+  if (!canAccessOrganization(principal, principal.organizationId)) return [];
   return db.query<Project>(`SELECT * FROM projects WHERE organization_id = $1 AND ($2::int[] IS NULL OR id = ANY($2::int[])) ORDER BY id`, [
     principal.organizationId,
     principal.scopedTeams,
   ]);
 }
 
+/** A key restricted to organisations (`scoped_organizations`) reaches only those. */
+export function canAccessOrganization(principal: Principal, organizationId: string): boolean {
+  const scoped = principal.scopedOrganizations ?? null;
+  return organizationId === principal.organizationId && (scoped === null || scoped.some((id) => id.toLowerCase() === organizationId.toLowerCase()));
+}
+
 export function canAccessProject(principal: Principal, project: Project): boolean {
-  return project.organization_id === principal.organizationId && (principal.scopedTeams === null || principal.scopedTeams.includes(project.id));
+  return canAccessOrganization(principal, project.organization_id) && (principal.scopedTeams === null || principal.scopedTeams.includes(project.id));
 }

@@ -11,6 +11,8 @@ export interface Principal {
   scopes: string[];
   /** null: every project of the user's organisation. */
   scopedTeams: number[] | null;
+  /** null or absent: not restricted by organisation. */
+  scopedOrganizations?: string[] | null;
   organizationId: string;
 }
 
@@ -25,6 +27,8 @@ declare module 'express-serve-static-core' {
 /** `Authorization: Bearer phx_…` → req.principal, or a DRF 401. */
 export function personalKeyAuth(lookup: PersonalKeyLookup): RequestHandler {
   return async (req, _res, next) => {
+    // Already authenticated by an outer layer of the same app.
+    if (req.principal) return next();
     const header = req.headers.authorization;
     if (!header) return next(errors.notAuthenticated());
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -36,12 +40,16 @@ export function personalKeyAuth(lookup: PersonalKeyLookup): RequestHandler {
   };
 }
 
-/** Per-route scope check; must come after personalKeyAuth. */
-export function requireScope(scope: Scope): RequestHandler {
+/**
+ * Per-route scope check, after personalKeyAuth: every scope given is needed, and the first one
+ * missing answers PostHog's 403.
+ */
+export function requireScope(...scopes: Scope[]): RequestHandler {
   return (req, _res, next) => {
     const principal = req.principal;
     if (!principal) return next(errors.notAuthenticated());
-    if (!hasScope(principal.scopes, scope)) return next(errors.permissionDenied(`API key missing required scope '${scope}'`));
+    const missing = scopes.find((scope) => !hasScope(principal.scopes, scope));
+    if (missing) return next(errors.permissionDenied(`API key missing required scope '${missing}'`));
     next();
   };
 }

@@ -59,6 +59,8 @@ export function csrfProblem(req: Request, csrfToken: string): string | null {
 export function managementAuth(options: { personalKeys: PersonalKeyLookup; sessions: SessionLookup }): RequestHandler {
   const byKey = personalKeyAuth(options.personalKeys);
   return async (req, res, next) => {
+    // Already authenticated by an outer layer of the same app.
+    if (req.principal) return next();
     if (req.headers.authorization !== undefined) return byKey(req, res, next);
     const token = sessionTokenOf(req);
     if (!token) return next(errors.notAuthenticated());

@@ -155,6 +155,42 @@ export const insightsEnv = {
   },
 } as const satisfies EnvSpec;
 
+/** Management API access: rate limits per personal API key, CORS, proxies, bodies. */
+export const accessEnv = {
+  RATE_LIMITS_ENABLED: {
+    type: 'boolean',
+    description: 'Rate-limit the management API per personal API key (capture, batch, decide and flags are never limited)',
+    default: true,
+  },
+  RATE_LIMIT_BURST_PER_MINUTE: { type: 'integer', description: 'Management requests one key may make per minute', default: 480, minimum: 1 },
+  RATE_LIMIT_SUSTAINED_PER_HOUR: { type: 'integer', description: 'Management requests one key may make per hour', default: 4800, minimum: 1 },
+  RATE_LIMIT_CLICKHOUSE_BURST_PER_MINUTE: {
+    type: 'integer',
+    description: 'Requests per minute one key may make to endpoints that query ClickHouse (insights, persons, query)',
+    default: 240,
+    minimum: 1,
+  },
+  RATE_LIMIT_CLICKHOUSE_SUSTAINED_PER_HOUR: {
+    type: 'integer',
+    description: 'Requests per hour one key may make to endpoints that query ClickHouse (insights, persons, query)',
+    default: 1200,
+    minimum: 1,
+  },
+  TRUSTED_PROXIES: {
+    type: 'string',
+    description:
+      "Proxies whose X-Forwarded-For is believed for the management API's client address (Express 'trust proxy': loopback, uniquelocal, CIDRs, comma-separated, or a hop count); empty: none, the socket's peer is the client",
+    default: '',
+  },
+  CORS_ALLOWED_ORIGINS: {
+    type: 'string',
+    description:
+      'Comma-separated origins (https://app.example.com) browsers may call the management API from; empty: none. Capture, batch, decide and flags allow every origin',
+    default: '',
+  },
+  API_BODY_LIMIT_BYTES: { type: 'integer', description: 'Largest JSON body a management request may send', default: 5242880, minimum: 1024 },
+} as const satisfies EnvSpec;
+
 const port = (fallback: number) =>
   ({ PORT: { type: 'integer', description: 'HTTP port', default: fallback, minimum: 0, maximum: 65535 } }) as const satisfies EnvSpec;
 
@@ -185,6 +221,7 @@ export const apiEnv = {
   ...redisEnv,
   ...flagEvaluationEnv,
   ...insightsEnv,
+  ...accessEnv,
 } as const satisfies EnvSpec;
 
 export const allInOneEnv = {
@@ -200,6 +237,7 @@ export const allInOneEnv = {
   ...redisEnv,
   ...flagEvaluationEnv,
   ...insightsEnv,
+  ...accessEnv,
 } as const satisfies EnvSpec;
 
 /** The variables each distributed app needs set; parseConfig enforces them where required. */

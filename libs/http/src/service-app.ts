@@ -18,6 +18,23 @@ export interface ServiceAppOptions {
    * do not walk other routers' layers first. Their paths must not overlap /_health, /_ready, /metrics.
    */
   hotRouters?: readonly (Router | RequestHandler)[];
+  /**
+   * Which proxies' X-Forwarded-For Express believes for `req.ip` (its 'trust proxy' setting:
+   * loopback, uniquelocal, CIDRs comma-separated, or a hop count). Empty or absent: none, so a
+   * client cannot choose its own address with a header.
+   */
+  trustProxy?: string;
+}
+
+/** The configured text as Express's 'trust proxy' value. */
+export function trustProxySetting(text: string | undefined): boolean | number | string[] {
+  const value = (text ?? '').trim();
+  if (value === '') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -28,6 +45,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  app.set('trust proxy', trustProxySetting(options.trustProxy));
   defineLazyRequestLogger(app, options.logger);
   app.use(requestContext(options.name, options.metrics));
   for (const router of options.hotRouters ?? []) app.use(router);

@@ -19,6 +19,10 @@ export interface Metrics {
   pipelineStepDuration: Histogram<'step'>;
   jobRuns: Counter<'job' | 'result'>;
   insightTimeToSeeData: Histogram<'type' | 'context' | 'status'>;
+  /** Management requests answered 429, by throttle class. */
+  requestsThrottled: Counter<'throttle'>;
+  /** Management requests let through unthrottled because the limiter's store (Redis) failed. */
+  rateLimitFailedOpen: Counter;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -50,6 +54,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     projectKeyLookupsFailedOpen: new Counter({
       name: 'ingest_project_key_failed_open_total',
       help: 'Requests accepted without key validation because the key store was unreachable',
+      registers,
+    }),
+    requestsThrottled: new Counter({
+      name: 'api_requests_throttled_total',
+      help: 'Management requests answered 429, by throttle class',
+      labelNames: ['throttle'],
+      registers,
+    }),
+    rateLimitFailedOpen: new Counter({
+      name: 'api_rate_limit_failed_open_total',
+      help: 'Management requests let through without a rate-limit check because the limiter store was unreachable',
       registers,
     }),
     eventsWritten: new Counter({ name: 'worker_events_written_total', help: 'Events written to ClickHouse by source topic', labelNames: ['topic'], registers }),

@@ -1,5 +1,4 @@
-import { Router, type RequestHandler } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import {
   ActionStepError,
@@ -15,7 +14,7 @@ import {
 import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializeActions } from './action.serializer';
 
 declare module 'express-serve-static-core' {
@@ -50,8 +49,8 @@ function parseActionInput(body: Record<string, unknown>): ActionInput {
 }
 
 /** Actions under `/api/projects/:project_id/actions/` (and `/api/environments/…`). */
-export function createActionsRouter(db: Sql): Router {
-  const router = Router();
+export function createActionsRoutes(db: Sql): RouteTable {
+  const routes = new RouteTable();
   const loadAction: RequestHandler = async (req, _res, next) => {
     const raw = String(req.params['action_id']);
     if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
@@ -67,10 +66,10 @@ export function createActionsRouter(db: Sql): Router {
 
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
     const base = `${prefix}/actions`;
-    const read = [requireScope('action:read'), projectAccess(db)];
-    const write = [requireScope('action:write'), projectAccess(db)];
+    const read = { scope: 'action:read' } as const;
+    const write = { scope: 'action:write' } as const;
 
-    router.get(base, ...read, async (req, res) => {
+    routes.get(base, { ...read, summary: 'List actions', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const search = typeof req.query['search'] === 'string' && req.query['search'] !== '' ? req.query['search'] : null;
@@ -78,7 +77,7 @@ export function createActionsRouter(db: Sql): Router {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeActions(db, rows) }));
     });
 
-    router.post(base, ...write, async (req, res) => {
+    routes.post(base, { ...write, summary: 'Create an action', example: () => ({ name: 'Signed up', steps: [{ event: 'signup' }] }) }, async (req, res) => {
       const body = parseBody(req.body ?? {});
       if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
       const input = parseActionInput(body);
@@ -87,7 +86,7 @@ export function createActionsRouter(db: Sql): Router {
       res.status(201).json((await serializeActions(db, [action]))[0]);
     });
 
-    router.get(`${base}/:action_id`, ...read, loadAction, async (req, res) => {
+    routes.get(`${base}/:action_id`, { ...read, summary: 'Retrieve an action' }, loadAction, async (req, res) => {
       res.json((await serializeActions(db, [req.action!]))[0]);
     });
 
@@ -97,13 +96,13 @@ export function createActionsRouter(db: Sql): Router {
       const action = await updateAction(db, req.project!.id, req.action!.id, input);
       res.json((await serializeActions(db, [action!]))[0]);
     };
-    router.patch(`${base}/:action_id`, ...write, loadAction, update);
-    router.put(`${base}/:action_id`, ...write, loadAction, update);
+    routes.patch(`${base}/:action_id`, { ...write, summary: 'Update an action', example: () => ({ description: 'changed' }) }, loadAction, update);
+    routes.put(`${base}/:action_id`, { ...write, summary: 'Replace an action', example: () => ({ name: 'Replaced action' }) }, loadAction, update);
 
     // PostHog forbids hard deletes of actions, whichever id is named: PATCH {"deleted": true} removes one.
-    router.delete(`${base}/:action_id`, ...write, () => {
+    routes.delete(`${base}/:action_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes an action' }, () => {
       throw errors.methodNotAllowed('DELETE');
     });
   }
-  return router;
+  return routes;
 }

@@ -1,1 +1,1 @@
-export { createActionsRouter } from './actions.route';
+export { createActionsRoutes } from './actions.route';

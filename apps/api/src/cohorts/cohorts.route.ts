@@ -1,6 +1,5 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import multer from 'multer';
-import { requireScope } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
@@ -30,7 +29,7 @@ import { QueryParams, type PropertyGroup } from '@sightline/properties';
 import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.repository';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializePersons } from '../persons/person.serializer';
 import { formBody, parseCohortDefinition, readCsvMembers } from './cohort-input';
 import { serializeCohorts } from './cohort.serializer';
@@ -107,8 +106,8 @@ function cohortRefusal(error: UnknownCohortError, attr: string, selfId: number |
   return errors.validation(error.message, attr, error.reason === 'unknown' ? 'cohort_does_not_exist' : 'invalid');
 }
 
-export function createCohortsRouter(deps: CohortsDeps): Router {
-  const router = Router();
+export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
+  const routes = new RouteTable();
   const { db, ch } = deps;
   const stores = { db, ch };
 
@@ -217,10 +216,10 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
 
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
     const base = `${prefix}/cohorts`;
-    const read = [requireScope('cohort:read'), projectAccess(db)];
-    const write = [requireScope('cohort:write'), projectAccess(db)];
+    const read = { scope: 'cohort:read' } as const;
+    const write = { scope: 'cohort:write' } as const;
 
-    router.get(base, ...read, async (req, res) => {
+    routes.get(base, { ...read, summary: 'List cohorts', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const type = req.query['type'];
@@ -236,121 +235,152 @@ export function createCohortsRouter(deps: CohortsDeps): Router {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeCohorts(db, rows) }));
     });
 
-    router.post(base, ...write, readUpload, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-      const isStatic = body['is_static'] === undefined ? false : parseBoolean(body['is_static'], 'is_static');
-      if (req.file && !isStatic) throw errors.validation('A CSV of persons can only create a static cohort (is_static: true).', 'csv', 'invalid');
-      const definition = isStatic ? null : parseCohortDefinition(body);
-      if (!isStatic && !definition) throw errors.validation('A dynamic cohort needs filters {properties} (or groups).', 'filters', 'required');
-      await checkReferences(req.project!.id, definition, null);
-      const input: CohortInput = {
-        name: parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH }),
-        description:
-          body['description'] === undefined ? '' : parseString(body['description'], 'description', { allowBlank: true, maxLength: MAX_DESCRIPTION_LENGTH }),
-        filters: definition,
-        is_static: isStatic,
-      };
-      // Read (and refused) before anything is written.
-      const members = isStatic ? memberIds(req, body, '_create_static_person_ids') : null;
-      let cohort = await insertCohort(db, req.project!.id, input, req.principal!.userId);
-      if (members && hasIds(members)) await addStaticCohortMembers(stores, cohort.team_id, cohort.id, members, deps.now());
-      cohort = await refreshed(cohort);
-      res.status(201).json((await serializeCohorts(db, [cohort]))[0]);
-    });
+    routes.post(
+      base,
+      {
+        ...write,
+        summary: 'Create a cohort (JSON, or multipart with a CSV of members)',
+        example: () => ({ name: 'Pro users', groups: [{ properties: [{ key: 'plan', type: 'person', operator: 'exact', value: 'pro' }] }] }),
+      },
+      readUpload,
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+        const isStatic = body['is_static'] === undefined ? false : parseBoolean(body['is_static'], 'is_static');
+        if (req.file && !isStatic) throw errors.validation('A CSV of persons can only create a static cohort (is_static: true).', 'csv', 'invalid');
+        const definition = isStatic ? null : parseCohortDefinition(body);
+        if (!isStatic && !definition) throw errors.validation('A dynamic cohort needs filters {properties} (or groups).', 'filters', 'required');
+        await checkReferences(req.project!.id, definition, null);
+        const input: CohortInput = {
+          name: parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH }),
+          description:
+            body['description'] === undefined ? '' : parseString(body['description'], 'description', { allowBlank: true, maxLength: MAX_DESCRIPTION_LENGTH }),
+          filters: definition,
+          is_static: isStatic,
+        };
+        // Read (and refused) before anything is written.
+        const members = isStatic ? memberIds(req, body, '_create_static_person_ids') : null;
+        let cohort = await insertCohort(db, req.project!.id, input, req.principal!.userId);
+        if (members && hasIds(members)) await addStaticCohortMembers(stores, cohort.team_id, cohort.id, members, deps.now());
+        cohort = await refreshed(cohort);
+        res.status(201).json((await serializeCohorts(db, [cohort]))[0]);
+      },
+    );
 
-    router.get(`${base}/:cohort_id`, ...read, loadCohort, async (req, res) => {
+    routes.get(`${base}/:cohort_id`, { ...read, summary: 'Retrieve a cohort' }, loadCohort, async (req, res) => {
       res.json((await serializeCohorts(db, [req.cohort!]))[0]);
     });
 
-    router.patch(`${base}/:cohort_id`, ...write, loadCohort, readUpload, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      const cohort = req.cohort!;
-      const input: CohortInput = {};
-      if (body['name'] !== undefined) input.name = parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH });
-      if (body['description'] !== undefined)
-        input.description = parseString(body['description'], 'description', { allowBlank: true, maxLength: MAX_DESCRIPTION_LENGTH });
-      if (body['deleted'] !== undefined) input.deleted = parseBoolean(body['deleted'], 'deleted');
-      if (body['is_static'] !== undefined && parseBoolean(body['is_static'], 'is_static') !== cohort.is_static) {
-        throw errors.validation('A cohort cannot change between static and dynamic.', 'is_static', 'invalid');
-      }
-      if (req.file && !cohort.is_static) throw errors.validation('A CSV of persons can only be added to a static cohort.', 'csv', 'invalid');
-      if (!cohort.is_static && (body['filters'] !== undefined || body['groups'] !== undefined)) {
-        const definition = parseCohortDefinition(body);
-        if (!definition) throw errors.validation('A dynamic cohort needs filters {properties} (or groups).', 'filters', 'required');
-        await checkReferences(cohort.team_id, definition, cohort.id);
-        input.filters = definition;
-      }
-      if (input.deleted === true && !cohort.deleted) {
-        const flags = await flagsUsing(cohort);
-        if (flags.length > 0) {
-          throw errors.validation(
-            `This cohort is used in ${flags.length} active feature flag(s): ${flags.join(', ')}. Please remove the cohort from these feature flags before deleting it.`,
-            null,
-            'invalid',
-          );
+    routes.patch(
+      `${base}/:cohort_id`,
+      { ...write, summary: 'Update a cohort', example: () => ({ description: 'changed' }) },
+      loadCohort,
+      readUpload,
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        const cohort = req.cohort!;
+        const input: CohortInput = {};
+        if (body['name'] !== undefined) input.name = parseString(body['name'], 'name', { maxLength: MAX_NAME_LENGTH });
+        if (body['description'] !== undefined)
+          input.description = parseString(body['description'], 'description', { allowBlank: true, maxLength: MAX_DESCRIPTION_LENGTH });
+        if (body['deleted'] !== undefined) input.deleted = parseBoolean(body['deleted'], 'deleted');
+        if (body['is_static'] !== undefined && parseBoolean(body['is_static'], 'is_static') !== cohort.is_static) {
+          throw errors.validation('A cohort cannot change between static and dynamic.', 'is_static', 'invalid');
         }
-      }
-      const members = cohort.is_static && input.deleted !== true ? memberIds(req, body, '_create_static_person_ids') : null;
-      let updated = (await updateCohort(db, cohort.team_id, cohort.id, input))!;
-      if (members && hasIds(members)) await addStaticCohortMembers(stores, updated.team_id, updated.id, members, deps.now());
-      updated = await refreshed(updated);
-      res.json((await serializeCohorts(db, [updated]))[0]);
-    });
+        if (req.file && !cohort.is_static) throw errors.validation('A CSV of persons can only be added to a static cohort.', 'csv', 'invalid');
+        if (!cohort.is_static && (body['filters'] !== undefined || body['groups'] !== undefined)) {
+          const definition = parseCohortDefinition(body);
+          if (!definition) throw errors.validation('A dynamic cohort needs filters {properties} (or groups).', 'filters', 'required');
+          await checkReferences(cohort.team_id, definition, cohort.id);
+          input.filters = definition;
+        }
+        if (input.deleted === true && !cohort.deleted) {
+          const flags = await flagsUsing(cohort);
+          if (flags.length > 0) {
+            throw errors.validation(
+              `This cohort is used in ${flags.length} active feature flag(s): ${flags.join(', ')}. Please remove the cohort from these feature flags before deleting it.`,
+              null,
+              'invalid',
+            );
+          }
+        }
+        const members = cohort.is_static && input.deleted !== true ? memberIds(req, body, '_create_static_person_ids') : null;
+        let updated = (await updateCohort(db, cohort.team_id, cohort.id, input))!;
+        if (members && hasIds(members)) await addStaticCohortMembers(stores, updated.team_id, updated.id, members, deps.now());
+        updated = await refreshed(updated);
+        res.json((await serializeCohorts(db, [updated]))[0]);
+      },
+    );
 
     // PostHog answers 405 to DELETE: cohorts are soft-deleted with PATCH {deleted: true}.
-    router.delete(`${base}/:cohort_id`, ...write, loadCohort, () => {
+    routes.delete(`${base}/:cohort_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a cohort' }, loadCohort, () => {
       throw errors.methodNotAllowed('DELETE');
     });
 
-    router.patch(`${base}/:cohort_id/add_persons_to_static_cohort`, ...write, loadCohort, async (req, res) => {
-      const cohort = req.cohort!;
-      if (!cohort.is_static) throw errors.validation('Can only add users to static cohorts', null, 'invalid');
-      const body = parseBody(req.body ?? {});
-      // PostHog takes person uuids; Sightline also takes distinct ids.
-      if (body['person_ids'] === undefined && body['distinct_ids'] === undefined) throw errors.validation('This field is required.', 'person_ids', 'required');
-      const ids: StaticMemberIds = {
-        personUuids: body['person_ids'] === undefined ? [] : parseIds(body['person_ids'], 'person_ids', { uuids: true }),
-        distinctIds: body['distinct_ids'] === undefined ? [] : parseIds(body['distinct_ids'], 'distinct_ids'),
-      };
-      if (!hasIds(ids)) throw errors.validation('person_ids cannot be empty', 'person_ids', 'invalid');
-      const found = await addStaticCohortMembers(stores, cohort.team_id, cohort.id, ids, deps.now());
-      if (found === 0) throw errors.validation('No valid users to add to cohort', 'person_ids', 'invalid');
-      await deps.flagChanges.flagsChanged(cohort.team_id);
-      res.json({ success: true });
-    });
+    routes.patch(
+      `${base}/:cohort_id/add_persons_to_static_cohort`,
+      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: [] }) },
+      loadCohort,
+      async (req, res) => {
+        const cohort = req.cohort!;
+        if (!cohort.is_static) throw errors.validation('Can only add users to static cohorts', null, 'invalid');
+        const body = parseBody(req.body ?? {});
+        // PostHog takes person uuids; Sightline also takes distinct ids.
+        if (body['person_ids'] === undefined && body['distinct_ids'] === undefined)
+          throw errors.validation('This field is required.', 'person_ids', 'required');
+        const ids: StaticMemberIds = {
+          personUuids: body['person_ids'] === undefined ? [] : parseIds(body['person_ids'], 'person_ids', { uuids: true }),
+          distinctIds: body['distinct_ids'] === undefined ? [] : parseIds(body['distinct_ids'], 'distinct_ids'),
+        };
+        if (!hasIds(ids)) throw errors.validation('person_ids cannot be empty', 'person_ids', 'invalid');
+        const found = await addStaticCohortMembers(stores, cohort.team_id, cohort.id, ids, deps.now());
+        if (found === 0) throw errors.validation('No valid users to add to cohort', 'person_ids', 'invalid');
+        await deps.flagChanges.flagsChanged(cohort.team_id);
+        res.json({ success: true });
+      },
+    );
 
-    router.patch(`${base}/:cohort_id/remove_person_from_static_cohort`, ...write, loadCohort, async (req, res) => {
-      const cohort = req.cohort!;
-      if (!cohort.is_static) throw errors.validation('Can only remove users from static cohorts', null, 'invalid');
-      const body = parseBody(req.body ?? {});
-      if (body['person_id'] === undefined || body['person_id'] === null || body['person_id'] === '')
-        throw errors.validation('person_id is required', 'person_id', 'required');
-      const personId = parseString(body['person_id'], 'person_id', { maxLength: 100 });
-      if (!isUuidText(personId)) throw errors.validation('person_id must be a valid UUID', 'person_id', 'invalid');
-      if (!(await removeStaticCohortMember(stores, cohort.team_id, cohort.id, personId, deps.now()))) {
-        throw errors.notFound('Person is not part of the cohort');
-      }
-      await deps.flagChanges.flagsChanged(cohort.team_id);
-      res.json({ success: true });
-    });
+    routes.patch(
+      `${base}/:cohort_id/remove_person_from_static_cohort`,
+      { ...write, summary: 'Remove a person from a static cohort', example: () => ({ person_id: '00000000-0000-0000-0000-000000000000' }) },
+      loadCohort,
+      async (req, res) => {
+        const cohort = req.cohort!;
+        if (!cohort.is_static) throw errors.validation('Can only remove users from static cohorts', null, 'invalid');
+        const body = parseBody(req.body ?? {});
+        if (body['person_id'] === undefined || body['person_id'] === null || body['person_id'] === '')
+          throw errors.validation('person_id is required', 'person_id', 'required');
+        const personId = parseString(body['person_id'], 'person_id', { maxLength: 100 });
+        if (!isUuidText(personId)) throw errors.validation('person_id must be a valid UUID', 'person_id', 'invalid');
+        if (!(await removeStaticCohortMember(stores, cohort.team_id, cohort.id, personId, deps.now()))) {
+          throw errors.notFound('Person is not part of the cohort');
+        }
+        await deps.flagChanges.flagsChanged(cohort.team_id);
+        res.json({ success: true });
+      },
+    );
 
     // PostHog requires person:read here too: the answer lists persons and their properties.
-    router.get(`${base}/:cohort_id/persons`, requireScope('cohort:read'), requireScope('person:read'), projectAccess(db), loadCohort, async (req, res) => {
-      const cohort = req.cohort!;
-      const limit = queryInteger(req.query['limit'], 100, 1);
-      const offset = queryInteger(req.query['offset'], 0, 0);
-      const definitions = await definitionsWith(cohort.team_id, cohortDefinitionOf(cohort));
-      let page: Awaited<ReturnType<typeof queryPersons>>;
-      try {
-        page = await queryPersons(ch, { teamId: cohort.team_id, nowMs: deps.now(), cohortId: cohort.id, cohorts: definitions, limit, offset });
-      } catch (error) {
-        // A cohort this one names was deleted since it was written.
-        if (error instanceof UnknownCohortError) throw cohortRefusal(error, 'filters', cohort.id, false);
-        throw error;
-      }
-      res.json(limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
-    });
+    routes.get(
+      `${base}/:cohort_id/persons`,
+      { scope: ['cohort:read', 'person:read'], summary: 'List the persons in a cohort', list: true, throttle: 'clickhouse' },
+      loadCohort,
+      async (req, res) => {
+        const cohort = req.cohort!;
+        const limit = queryInteger(req.query['limit'], 100, 1);
+        const offset = queryInteger(req.query['offset'], 0, 0);
+        const definitions = await definitionsWith(cohort.team_id, cohortDefinitionOf(cohort));
+        let page: Awaited<ReturnType<typeof queryPersons>>;
+        try {
+          page = await queryPersons(ch, { teamId: cohort.team_id, nowMs: deps.now(), cohortId: cohort.id, cohorts: definitions, limit, offset });
+        } catch (error) {
+          // A cohort this one names was deleted since it was written.
+          if (error instanceof UnknownCohortError) throw cohortRefusal(error, 'filters', cohort.id, false);
+          throw error;
+        }
+        res.json(limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
+      },
+    );
   }
-  return router;
+  return routes;
 }

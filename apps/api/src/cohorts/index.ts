@@ -1,1 +1,1 @@
-export { createCohortsRouter, type CohortsDeps } from './cohorts.route';
+export { createCohortsRoutes, type CohortsDeps } from './cohorts.route';

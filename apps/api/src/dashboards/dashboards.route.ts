@@ -1,5 +1,4 @@
-import { Router, type RequestHandler } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import {
   dashboardTiles,
@@ -14,7 +13,7 @@ import {
 import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializeInsights } from '../insights/insight.serializer';
 import { loadBasicUsers } from '../organization/users';
 
@@ -35,8 +34,8 @@ function parseDashboardInput(body: Record<string, unknown>): DashboardInput {
 }
 
 /** Dashboards (PostHog's DashboardSerializer fields), their tiles with the insights on them. */
-export function createDashboardsRouter(db: Sql): Router {
-  const router = Router();
+export function createDashboardsRoutes(db: Sql): RouteTable {
+  const routes = new RouteTable();
   const serialize = async (rows: DashboardRow[], withTiles: boolean) => {
     const users = await loadBasicUsers(
       db,
@@ -80,30 +79,35 @@ export function createDashboardsRouter(db: Sql): Router {
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const base = `${prefix}/dashboards`;
-    const read = [requireScope('dashboard:read'), projectAccess(db)];
-    const write = [requireScope('dashboard:write'), projectAccess(db)];
-    router.get(base, ...read, async (req, res) => {
+    const read = { scope: 'dashboard:read' } as const;
+    const write = { scope: 'dashboard:write' } as const;
+    routes.get(base, { ...read, summary: 'List dashboards', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const { rows, count } = await listDashboards(db, req.project!.id, { limit, offset });
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serialize(rows, false) }));
     });
-    router.post(base, ...write, async (req, res) => {
+    routes.post(base, { ...write, summary: 'Create a dashboard', example: () => ({ name: 'Weekly numbers' }) }, async (req, res) => {
       const body = parseBody(req.body ?? {});
       if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
       const row = await insertDashboard(db, req.project!.id, parseDashboardInput(body), req.principal!.userId);
       res.status(201).json((await serialize([row], true))[0]);
     });
-    router.get(`${base}/:dashboard_id`, ...read, loadDashboard, async (req, res) => {
+    routes.get(`${base}/:dashboard_id`, { ...read, summary: 'Retrieve a dashboard with its tiles' }, loadDashboard, async (req, res) => {
       res.json((await serialize([req.dashboard!], true))[0]);
     });
-    router.patch(`${base}/:dashboard_id`, ...write, loadDashboard, async (req, res) => {
-      const row = await updateDashboard(db, req.project!.id, req.dashboard!.id, parseDashboardInput(parseBody(req.body ?? {})));
-      res.json((await serialize([row!], true))[0]);
-    });
-    router.delete(`${base}/:dashboard_id`, ...write, loadDashboard, () => {
+    routes.patch(
+      `${base}/:dashboard_id`,
+      { ...write, summary: 'Update a dashboard', example: () => ({ description: 'changed' }) },
+      loadDashboard,
+      async (req, res) => {
+        const row = await updateDashboard(db, req.project!.id, req.dashboard!.id, parseDashboardInput(parseBody(req.body ?? {})));
+        res.json((await serialize([row!], true))[0]);
+      },
+    );
+    routes.delete(`${base}/:dashboard_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a dashboard' }, loadDashboard, () => {
       throw errors.methodNotAllowed('DELETE');
     });
   }
-  return router;
+  return routes;
 }

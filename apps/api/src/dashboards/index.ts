@@ -1,1 +1,1 @@
-export { createDashboardsRouter } from './dashboards.route';
+export { createDashboardsRoutes } from './dashboards.route';

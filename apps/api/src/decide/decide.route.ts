@@ -149,7 +149,8 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
   };
 
   // CORS as for capture: decide and flags are called from browsers on any site.
-  router.use(['/decide', '/flags'], publicCors('GET, POST, OPTIONS, HEAD'));
+  // On these paths only (not /flags/definitions, which takes a personal key).
+  router.all(['/decide', '/flags'], publicCors('GET, POST, OPTIONS, HEAD'));
   router.post('/decide', readBody, evaluate(decideShape));
   router.post('/flags', readBody, evaluate(flagsShape));
   router.head(['/decide', '/flags'], head);

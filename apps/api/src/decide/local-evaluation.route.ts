@@ -1,9 +1,9 @@
-import { Router, type RequestHandler } from 'express';
-import { canAccessProject, findPrincipalByKeyHash, findProjectById, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
-import { personalKeyAuth, requireScope } from '@sightline/auth';
+import type { RequestHandler } from 'express';
+import { canAccessProject, findProjectById, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
 import { localEvaluationBody, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
+import { RouteTable } from '../http/route-registry';
 
 export interface LocalEvaluationRouteDeps {
   db: Sql;
@@ -15,9 +15,7 @@ export interface LocalEvaluationRouteDeps {
  * Flag definitions for server SDKs' local evaluation (posthog-node polls them), with a personal
  * API key holding feature_flag:read; an ETag lets an unchanged poll answer 304.
  */
-export function createLocalEvaluationRouter(deps: LocalEvaluationRouteDeps): Router {
-  const router = Router();
-  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
+export function createLocalEvaluationRoutes(deps: LocalEvaluationRouteDeps): RouteTable {
   const definitionsHandler: RequestHandler = async (req, res) => {
     const principal = req.principal!;
     const token = typeof req.query['token'] === 'string' && req.query['token'] !== '' ? req.query['token'] : null;
@@ -37,7 +35,6 @@ export function createLocalEvaluationRouter(deps: LocalEvaluationRouteDeps): Rou
     res.type('application/json').send(body.text);
   };
 
-  router.get('/flags/definitions', authenticate, requireScope('feature_flag:read'), definitionsHandler);
-  router.get('/api/feature_flag/local_evaluation', authenticate, requireScope('feature_flag:read'), definitionsHandler);
-  return router;
+  const meta = { scope: 'feature_flag:read', summary: "The project's flag definitions for SDK local evaluation (ETag; ?token= names the project)" } as const;
+  return new RouteTable().get('/flags/definitions', meta, definitionsHandler).get('/api/feature_flag/local_evaluation', meta, definitionsHandler);
 }

@@ -1,10 +1,9 @@
-import { Router, type Request } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request } from 'express';
 import { listEventDefinitions, type EventDefinitionRow } from '@sightline/definitions';
 import type { Sql } from '@sightline/postgres';
 import { queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 
 export const DEFINITIONS_PAGE_SIZE = 100;
 
@@ -25,15 +24,15 @@ export function serializeDefinition(row: EventDefinitionRow) {
 }
 
 /** GET /api/projects/:id/event_definitions/: the event names the worker has seen, most seen first; `search` matches any part. */
-export function createEventDefinitionsRouter(db: Sql): Router {
-  const router = Router();
+export function createEventDefinitionsRoutes(db: Sql): RouteTable {
+  const routes = new RouteTable();
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    router.get(`${prefix}/event_definitions`, requireScope('event_definition:read'), projectAccess(db), async (req, res) => {
+    routes.get(`${prefix}/event_definitions`, { scope: 'event_definition:read', summary: 'List the event names seen', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], DEFINITIONS_PAGE_SIZE, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const { rows, count } = await listEventDefinitions(db, req.project!.id, { search: searchParam(req), limit, offset });
       res.json(limitOffsetPage(req, { count, limit, offset, results: rows.map(serializeDefinition) }));
     });
   }
-  return router;
+  return routes;
 }

@@ -1,5 +1,4 @@
-import { Router, type Request } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import { listEvents } from '@sightline/insights';
@@ -8,8 +7,8 @@ import type { Sql } from '@sightline/postgres';
 import { PropertyCompileError } from '@sightline/properties';
 import { queryInteger } from '../http/drf-fields';
 import { absoluteUrlWith } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
 import { parsePropertiesParam } from '../http/properties-param';
+import { RouteTable } from '../http/route-registry';
 import { decodeEventsCursor, encodeEventsCursor } from './events-cursor';
 
 /** PostHog's events list: 100 by default; this server answers at most 1000 a page. */
@@ -37,10 +36,10 @@ function instant(req: Request, name: string): number | null {
  * filtered by `event`, `distinct_id`, `person_id` (a person's uuid), `properties` (event and person filters), `after` and
  * `before`, in pages linked by an opaque `cursor` in `next` (PostHog's EventViewSet list).
  */
-export function createEventsRouter(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): Router {
-  const router = Router();
+export function createEventsRoutes(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): RouteTable {
+  const routes = new RouteTable();
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    router.get(`${prefix}/events`, requireScope('query:read'), projectAccess(deps.db), async (req, res) => {
+    routes.get(`${prefix}/events`, { scope: 'query:read', summary: 'List events, newest first, in cursor pages', throttle: 'clickhouse' }, async (req, res) => {
       const limit = Math.min(queryInteger(req.query['limit'], DEFAULT_LIMIT, 1), MAX_LIMIT);
       const cursorText = queryText(req, 'cursor');
       const cursor = cursorText === null ? null : decodeEventsCursor(cursorText);
@@ -85,5 +84,5 @@ export function createEventsRouter(deps: { db: Sql; ch: ClickHouseClient; now: (
       });
     });
   }
-  return router;
+  return routes;
 }

@@ -1,1 +1,1 @@
-export { createEventsRouter } from './events.route';
+export { createEventsRoutes } from './events.route';

@@ -1,5 +1,4 @@
-import { Router, type Request, type Response } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request, Response } from 'express';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
@@ -7,7 +6,7 @@ import { flagAccessLevels } from './flag-access-levels';
 import { activityPage } from '../activity-log/activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializeFlag, serializeFlags } from './feature-flag.serializer';
 import { findFlag, listFlagOwners, listFlags, type FlagListFilters } from './feature-flags.repository';
 import { ACTIVITY_SCOPE, createFeatureFlag, updateFeatureFlag, validationContext, type FlagActor } from './feature-flags.service';
@@ -69,14 +68,14 @@ function activityQuery(query: Request['query']): { limit: number; page: number }
 }
 
 /** List, create, retrieve, update (soft delete), refused DELETE, activity and status. */
-export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): Router {
+export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
-  const router = Router();
+  const routes = new RouteTable();
   const viewer = (req: Request) => ({ userId: req.principal!.userId, teamId: req.project!.id });
   const actorOf = (req: Request): FlagActor => ({ teamId: req.project!.id, userId: req.principal!.userId, organizationId: req.principal!.organizationId });
 
   for (const base of FLAG_PREFIXES) {
-    router.get(base, requireScope('feature_flag:read'), projectAccess(db), async (req, res) => {
+    routes.get(base, { scope: 'feature_flag:read', summary: 'List feature flags', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], DEFAULT_PAGE_SIZE, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const filters = { ...listFilters(req.query), hidden_ids: await hiddenFlagIds(db, req.project!.id, req.principal!.userId) };
@@ -84,19 +83,27 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): Router {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeFlags(db, rows, viewer(req), deps.now()) }));
     });
 
-    router.post(base, requireScope('feature_flag:write'), projectAccess(db), async (req, res) => {
-      const teamId = req.project!.id;
-      const input = await parseFlagInput(req.body ?? {}, validationContext(db, teamId, 'POST'));
-      const flag = await createFeatureFlag(db, actorOf(req), input, new Date(deps.now()));
-      await notifyFlagsChanged(deps, teamId, req.log);
-      res.status(201).json(await serializeFlag(db, flag, viewer(req), deps.now()));
-    });
+    routes.post(
+      base,
+      {
+        scope: 'feature_flag:write',
+        summary: 'Create a feature flag',
+        example: () => ({ key: 'new-checkout', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } }),
+      },
+      async (req, res) => {
+        const teamId = req.project!.id;
+        const input = await parseFlagInput(req.body ?? {}, validationContext(db, teamId, 'POST'));
+        const flag = await createFeatureFlag(db, actorOf(req), input, new Date(deps.now()));
+        await notifyFlagsChanged(deps, teamId, req.log);
+        res.status(201).json(await serializeFlag(db, flag, viewer(req), deps.now()));
+      },
+    );
 
-    router.get(`${base}/activity`, requireScope('activity_log:read'), projectAccess(db), async (req, res) => {
+    routes.get(`${base}/activity`, { scope: 'activity_log:read', summary: "Activity on the project's flags", list: true }, async (req, res) => {
       res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, ...activityQuery(req.query) }));
     });
 
-    router.get(`${base}/:id`, requireScope('feature_flag:read'), projectAccess(db), loadFlag(db, 'viewer'), async (req, res) => {
+    routes.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a feature flag' }, loadFlag(db, 'viewer'), async (req, res) => {
       res.json(await serializeFlag(db, req.flag!, viewer(req), deps.now()));
     });
 
@@ -107,27 +114,46 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): Router {
       await notifyFlagsChanged(deps, teamId, req.log);
       res.json(await serializeFlag(db, flag, viewer(req), deps.now()));
     };
-    router.patch(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor'), update);
-    router.put(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor'), update);
+    routes.patch(
+      `${base}/:id`,
+      { scope: 'feature_flag:write', summary: 'Update a feature flag', example: () => ({ name: 'Renamed flag', active: false }) },
+      loadFlag(db, 'editor'),
+      update,
+    );
+    routes.put(
+      `${base}/:id`,
+      {
+        scope: 'feature_flag:write',
+        summary: 'Replace a feature flag',
+        example: () => ({ key: 'new-checkout', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } }),
+      },
+      loadFlag(db, 'editor'),
+      update,
+    );
 
     // PostHog's ForbidDestroyModel: the scope is checked first, then the hard delete is
     // refused before the flag is even looked up.
-    router.delete(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), () => {
+    routes.delete(`${base}/:id`, { scope: 'feature_flag:write', summary: 'Refused: PATCH {"deleted": true} removes a flag' }, () => {
       throw errors.methodNotAllowed('DELETE', 'Hard delete of this model is not allowed. Use a patch API call to set "deleted" to true');
     });
 
-    router.get(`${base}/:id/activity`, requireScope('activity_log:read'), projectAccess(db), loadFlag(db, 'viewer'), async (req, res) => {
-      const query = activityQuery(req.query);
-      res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, itemId: String(req.flag!.id), ...query }));
-    });
+    routes.get(
+      `${base}/:id/activity`,
+      { scope: 'activity_log:read', summary: 'Activity on one flag', list: true },
+      loadFlag(db, 'viewer'),
+      async (req, res) => {
+        const query = activityQuery(req.query);
+        res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, itemId: String(req.flag!.id), ...query }));
+      },
+    );
 
     // PostHog answers an unknown flag with 404 and the same body shape (status "unknown").
-    router.get(`${base}/:id/status`, requireScope('feature_flag:read'), projectAccess(db), async (req, res) => {
+    routes.get(`${base}/:id/status`, { scope: 'feature_flag:read', summary: 'Whether a flag is active, stale or deleted' }, async (req, res) => {
       const raw = String(req.params['id']);
       const flag = /^\d{1,9}$/.test(raw) ? await findFlag(db, req.project!.id, Number(raw)) : null;
       const status = flagStatus(flag, deps.now());
       res.status(status.status === 'unknown' ? 404 : 200).json(status);
     });
   }
-  return router;
+  return routes;
 }

@@ -1,8 +1,7 @@
-import { Router, type Request } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request } from 'express';
 import { errors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { findRole } from '../organization/roles.repository';
 import { findUserIdByUuid } from '../organization/users';
 import { controlsFor, serializeControl, setAccessControl, type AccessControlRow } from '../access-control/access-controls.repository';
@@ -58,9 +57,9 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
  * rules for feature flags) in the shape of PostHog's AccessControlViewSetMixin, with its
  * scopes: access_control:read to read, access_control:write to change.
  */
-export function createFlagAccessControlsRouter(deps: FeatureFlagDeps): Router {
+export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
-  const router = Router();
+  const routes = new RouteTable();
   for (const base of FLAG_PREFIXES) {
     const describe = async (req: Request, resourceId: string | null) => ({
       access_controls: (await controlsFor(db, req.project!.id, FLAG_RESOURCE, resourceId)).map(serializeControl),
@@ -72,25 +71,45 @@ export function createFlagAccessControlsRouter(deps: FeatureFlagDeps): Router {
       if (!atLeast(req.flagAccess!, 'manager')) throw errors.permissionDenied('Must be manager to modify feature_flag permissions.');
     };
 
-    router.get(`${base}/:id/access_controls`, requireScope('access_control:read'), projectAccess(db), loadFlag(db, 'viewer'), async (req, res) => {
-      res.json(await describe(req, String(req.flag!.id)));
-    });
-    router.put(`${base}/:id/access_controls`, requireScope('access_control:write'), projectAccess(db), loadFlag(db, 'viewer'), async (req, res) => {
-      requireManager(req);
-      const control = await putControl(db, req, String(req.flag!.id));
-      if (!control) res.status(204).end();
-      else res.json(serializeControl(control));
-    });
-    router.get(`${base}/:id/global_access_controls`, requireScope('access_control:read'), projectAccess(db), loadFlag(db, 'viewer'), async (req, res) => {
-      res.json(await describe(req, null));
-    });
+    routes.get(
+      `${base}/:id/access_controls`,
+      { scope: 'access_control:read', summary: "A flag's access controls" },
+      loadFlag(db, 'viewer'),
+      async (req, res) => {
+        res.json(await describe(req, String(req.flag!.id)));
+      },
+    );
+    routes.put(
+      `${base}/:id/access_controls`,
+      { scope: 'access_control:write', summary: 'Set an access control on a flag', example: () => ({ access_level: 'editor' }) },
+      loadFlag(db, 'viewer'),
+      async (req, res) => {
+        requireManager(req);
+        const control = await putControl(db, req, String(req.flag!.id));
+        if (!control) res.status(204).end();
+        else res.json(serializeControl(control));
+      },
+    );
+    routes.get(
+      `${base}/:id/global_access_controls`,
+      { scope: 'access_control:read', summary: "The project's default access to flags" },
+      loadFlag(db, 'viewer'),
+      async (req, res) => {
+        res.json(await describe(req, null));
+      },
+    );
     // PostHog lets only organisation admins change project-wide rules; Sightline has no
     // organisation roles of that kind, so the access_control:write scope is the gate.
-    router.put(`${base}/:id/global_access_controls`, requireScope('access_control:write'), projectAccess(db), loadFlag(db, 'viewer'), async (req, res) => {
-      const control = await putControl(db, req, null);
-      if (!control) res.status(204).end();
-      else res.json(serializeControl(control));
-    });
+    routes.put(
+      `${base}/:id/global_access_controls`,
+      { scope: 'access_control:write', summary: "Set the project's default access to flags", example: () => ({ access_level: 'viewer' }) },
+      loadFlag(db, 'viewer'),
+      async (req, res) => {
+        const control = await putControl(db, req, null);
+        if (!control) res.status(204).end();
+        else res.json(serializeControl(control));
+      },
+    );
   }
-  return router;
+  return routes;
 }

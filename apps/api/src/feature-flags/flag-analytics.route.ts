@@ -1,6 +1,4 @@
-import { Router } from 'express';
-import { requireScope } from '@sightline/auth';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializeCohorts } from '../cohorts/cohort.serializer';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
@@ -13,13 +11,14 @@ import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights
  * them. Sightline's management API has personal keys only, so that rule would make
  * them unreachable; they require feature_flag:write, the scope of the flag they act on.
  */
-export function createFlagAnalyticsRouter(deps: FeatureFlagDeps): Router {
+export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
-  const router = Router();
+  const routes = new RouteTable();
   for (const base of FLAG_PREFIXES) {
-    const guard = [requireScope('feature_flag:write'), projectAccess(db), loadFlag(db, 'editor')];
+    const write = { scope: 'feature_flag:write' } as const;
+    const editor = loadFlag(db, 'editor');
 
-    router.post(`${base}/:id/dashboard`, ...guard, async (req, res) => {
+    routes.post(`${base}/:id/dashboard`, { ...write, summary: "Create the flag's usage dashboard", example: () => ({}) }, editor, async (req, res) => {
       const flag = req.flag!;
       try {
         await db.transaction(async (tx) => {
@@ -34,28 +33,38 @@ export function createFlagAnalyticsRouter(deps: FeatureFlagDeps): Router {
       res.json({ success: true });
     });
 
-    router.post(`${base}/:id/enrich_usage_dashboard`, ...guard, async (req, res) => {
-      const flag = req.flag!;
-      const refuse = (error: string) => res.status(400).json({ success: false, error });
-      if (flag.usage_dashboard_id === null) return refuse('Usage dashboard not found');
-      if (await dashboardHasEnrichedInsights(db, flag.usage_dashboard_id)) return refuse('Usage dashboard already has enriched data');
-      if (!flag.has_enriched_analytics) {
-        if (!(await hasEnrichedEvents(deps.ch, flag.team_id, flag.key))) return refuse('No enriched analytics available for this feature flag');
-        await db.query('UPDATE feature_flags SET has_enriched_analytics = true WHERE id = $1', [flag.id]);
-      }
-      try {
-        await db.transaction((tx) => addEnrichedInsights(tx, flag, flag.usage_dashboard_id!, req.principal!.userId));
-      } catch (err) {
-        req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be enriched');
-        return refuse('Unable to enrich usage dashboard');
-      }
-      res.json({ success: true });
-    });
+    routes.post(
+      `${base}/:id/enrich_usage_dashboard`,
+      { ...write, summary: "Add the enriched insights to the flag's usage dashboard", example: () => ({}) },
+      editor,
+      async (req, res) => {
+        const flag = req.flag!;
+        const refuse = (error: string) => res.status(400).json({ success: false, error });
+        if (flag.usage_dashboard_id === null) return refuse('Usage dashboard not found');
+        if (await dashboardHasEnrichedInsights(db, flag.usage_dashboard_id)) return refuse('Usage dashboard already has enriched data');
+        if (!flag.has_enriched_analytics) {
+          if (!(await hasEnrichedEvents(deps.ch, flag.team_id, flag.key))) return refuse('No enriched analytics available for this feature flag');
+          await db.query('UPDATE feature_flags SET has_enriched_analytics = true WHERE id = $1', [flag.id]);
+        }
+        try {
+          await db.transaction((tx) => addEnrichedInsights(tx, flag, flag.usage_dashboard_id!, req.principal!.userId));
+        } catch (err) {
+          req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be enriched');
+          return refuse('Unable to enrich usage dashboard');
+        }
+        res.json({ success: true });
+      },
+    );
 
-    router.post(`${base}/:id/create_static_cohort_for_flag`, ...guard, async (req, res) => {
-      const cohort = await createStaticCohortForFlag({ db, ch: deps.ch }, req.flag!, req.principal!.userId, new Date(deps.now()));
-      res.status(201).json({ cohort: (await serializeCohorts(db, [cohort]))[0] });
-    });
+    routes.post(
+      `${base}/:id/create_static_cohort_for_flag`,
+      { ...write, summary: 'Create a static cohort of the persons the flag matches', example: () => ({}), throttle: 'clickhouse' },
+      editor,
+      async (req, res) => {
+        const cohort = await createStaticCohortForFlag({ db, ch: deps.ch }, req.flag!, req.principal!.userId, new Date(deps.now()));
+        res.status(201).json({ cohort: (await serializeCohorts(db, [cohort]))[0] });
+      },
+    );
   }
-  return router;
+  return routes;
 }

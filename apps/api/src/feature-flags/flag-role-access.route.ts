@@ -1,9 +1,8 @@
-import { Router, type Request } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializeRoles } from '../organization/role.serializer';
 import { findRole, type RoleRow } from '../organization/roles.repository';
 import { atLeast } from '../access-control/access-levels';
@@ -22,9 +21,9 @@ interface RoleAccessRow {
  * Legacy EE role access of a flag (`/feature_flags/:feature_flag_id/role_access`): which
  * organisation roles may edit it. Shape of PostHog's FeatureFlagRoleAccessSerializer.
  */
-export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
+export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
-  const router = Router();
+  const routes = new RouteTable();
 
   async function serialize(req: Request, rows: RoleAccessRow[]) {
     if (rows.length === 0) return [];
@@ -49,7 +48,7 @@ export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
       if (!atLeast(req.flagAccess!, 'editor')) throw errors.permissionDenied("You can't edit roles for this feature flag.");
     };
 
-    router.get(base, requireScope('feature_flag:read'), projectAccess(db), flag, async (req, res) => {
+    routes.get(base, { scope: 'feature_flag:read', summary: "List a flag's role access", list: true }, flag, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const [rows, count] = await Promise.all([
@@ -63,24 +62,29 @@ export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
       res.json(limitOffsetPage(req, { count: Number(count[0]!.n), limit, offset, results: await serialize(req, rows) }));
     });
 
-    router.post(base, requireScope('feature_flag:write'), projectAccess(db), flag, async (req, res) => {
-      canEdit(req);
-      const body: unknown = req.body ?? {};
-      const roleId = isJsonObject(body) ? body['role_id'] : undefined;
-      if (roleId === undefined) throw errors.validation('This field is required.', 'role_id', 'required');
-      if (roleId === null) throw errors.validation('This field may not be null.', 'role_id', 'null');
-      const role = await findRole(db, req.principal!.organizationId, String(roleId));
-      if (!role) throw errors.validation(`Invalid pk "${echoed(roleId)}" - object does not exist.`, 'role_id', 'does_not_exist');
-      const rows = await db.query<RoleAccessRow>(
-        `INSERT INTO feature_flag_role_access (feature_flag_id, role_id) VALUES ($1, $2)
+    routes.post(
+      base,
+      { scope: 'feature_flag:write', summary: 'Give a role access to a flag', example: () => ({ role_id: '00000000-0000-0000-0000-000000000000' }) },
+      flag,
+      async (req, res) => {
+        canEdit(req);
+        const body: unknown = req.body ?? {};
+        const roleId = isJsonObject(body) ? body['role_id'] : undefined;
+        if (roleId === undefined) throw errors.validation('This field is required.', 'role_id', 'required');
+        if (roleId === null) throw errors.validation('This field may not be null.', 'role_id', 'null');
+        const role = await findRole(db, req.principal!.organizationId, String(roleId));
+        if (!role) throw errors.validation(`Invalid pk "${echoed(roleId)}" - object does not exist.`, 'role_id', 'does_not_exist');
+        const rows = await db.query<RoleAccessRow>(
+          `INSERT INTO feature_flag_role_access (feature_flag_id, role_id) VALUES ($1, $2)
          ON CONFLICT (feature_flag_id, role_id) DO NOTHING RETURNING ${columns}`,
-        [req.flag!.id, role.id],
-      );
-      if (!rows[0]) throw errors.validation('The fields feature_flag, role must make a unique set.', null, 'unique');
-      res.status(201).json((await serialize(req, rows))[0]);
-    });
+          [req.flag!.id, role.id],
+        );
+        if (!rows[0]) throw errors.validation('The fields feature_flag, role must make a unique set.', null, 'unique');
+        res.status(201).json((await serialize(req, rows))[0]);
+      },
+    );
 
-    router.get(`${base}/:id`, requireScope('feature_flag:read'), projectAccess(db), flag, async (req, res) => {
+    routes.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a role access entry' }, flag, async (req, res) => {
       const id = String(req.params['id']);
       const rows = /^\d{1,9}$/.test(id)
         ? await db.query<RoleAccessRow>(`SELECT ${columns} FROM feature_flag_role_access WHERE id = $1 AND feature_flag_id = $2`, [Number(id), req.flag!.id])
@@ -89,7 +93,7 @@ export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
       res.json((await serialize(req, rows))[0]);
     });
 
-    router.delete(`${base}/:id`, requireScope('feature_flag:write'), projectAccess(db), flag, async (req, res) => {
+    routes.delete(`${base}/:id`, { scope: 'feature_flag:write', summary: 'Remove a role access entry' }, flag, async (req, res) => {
       canEdit(req);
       const id = String(req.params['id']);
       const deleted = /^\d{1,9}$/.test(id)
@@ -99,5 +103,5 @@ export function createFlagRoleAccessRouter(deps: FeatureFlagDeps): Router {
       res.status(204).end();
     });
   }
-  return router;
+  return routes;
 }

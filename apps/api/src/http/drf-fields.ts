@@ -34,7 +34,7 @@ export function echoed(value: unknown): string {
 }
 
 /** Python's type name, as DRF puts it in "got type" messages. */
-function pythonType(value: unknown): string {
+export function pythonType(value: unknown): string {
   if (value === null) return 'NoneType';
   if (Array.isArray(value)) return 'list';
   if (typeof value === 'string') return 'str';

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { canAccessProject, findProjectById, listProjectsFor, type Project } from '@sightline/accounts';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
+import { INT4_MAX } from './drf-fields';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -9,7 +10,11 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Resolves `:project_id` (a number or `@current`) to a project the caller's key may use. */
+/**
+ * Resolves `:project_id` (a number or `@current`) to a project the caller's key may use: an unknown
+ * project is 404 whatever the id looks like, a known one outside the key's organisation or
+ * `scoped_teams` is 403.
+ */
 export function projectAccess(db: Sql): RequestHandler {
   return async (req, _res, next) => {
     const principal = req.principal;
@@ -17,9 +22,10 @@ export function projectAccess(db: Sql): RequestHandler {
     const raw = String(req.params['project_id'] ?? '');
     let project: Project | null;
     if (raw === '@current') project = (await listProjectsFor(db, principal))[0] ?? null;
-    else if (/^\d{1,9}$/.test(raw)) project = await findProjectById(db, Number(raw));
-    else return next(errors.validation(`Invalid project id "${raw}".`, 'project_id', 'invalid'));
-    if (!project) return next(errors.notFound('Project not found.'));
+    // Any other text, and a number past a PostgreSQL integer, names no project: 404 like an unknown id.
+    else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT4_MAX) project = await findProjectById(db, Number(raw));
+    else project = null;
+    if (!project) return next(errors.notFound());
     if (!canAccessProject(principal, project)) return next(errors.permissionDenied('You do not have access to this project.'));
     req.project = project;
     next();

@@ -1,13 +1,12 @@
-import { Router, type Request } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request } from 'express';
 import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import type { InsightsDeps } from './trend.route';
 
 /** PostHog's legacy funnel endpoint under both prefixes; GET takes the filter as query parameters. */
-export function createFunnelRouter(deps: InsightsDeps, service: TrendsService): Router {
-  const router = Router();
+export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): RouteTable {
+  const routes = new RouteTable();
   const funnel = async (req: Request, input: Record<string, unknown>): Promise<FunnelResult> => {
     try {
       const filter = parseFunnelFilter(input);
@@ -29,19 +28,37 @@ export function createFunnelRouter(deps: InsightsDeps, service: TrendsService): 
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const correlationPath = `${prefix}/insights/funnel/correlation`;
-    router.post(correlationPath, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      res.json(await correlation(req, insightBody(req)));
-    });
-    router.get(correlationPath, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
+    routes.post(
+      correlationPath,
+      {
+        scope: 'insight:read',
+        summary: 'Funnel correlation (body)',
+        throttle: 'clickhouse',
+        example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
+      },
+      async (req, res) => {
+        res.json(await correlation(req, insightBody(req)));
+      },
+    );
+    routes.get(correlationPath, { scope: 'insight:read', summary: 'Funnel correlation (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
       res.json(await correlation(req, insightQueryInput(req)));
     });
     const path = `${prefix}/insights/funnel`;
-    router.post(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      res.json(await funnel(req, insightBody(req)));
-    });
-    router.get(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
+    routes.post(
+      path,
+      {
+        scope: 'insight:read',
+        summary: 'Funnel (body)',
+        throttle: 'clickhouse',
+        example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
+      },
+      async (req, res) => {
+        res.json(await funnel(req, insightBody(req)));
+      },
+    );
+    routes.get(path, { scope: 'insight:read', summary: 'Funnel (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
       res.json(await funnel(req, insightQueryInput(req)));
     });
   }
-  return router;
+  return routes;
 }

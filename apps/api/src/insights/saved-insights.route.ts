@@ -1,5 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
@@ -25,7 +24,7 @@ import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { serializeBasicInsights, serializeInsights } from './insight.serializer';
 import { asValidationError, truthy } from './insight-request';
 import { trendResultCsv } from './trend.csv';
@@ -103,8 +102,8 @@ function runnable(row: InsightRow): { kind: 'trend' | 'funnel'; filter: Record<s
 }
 
 /** Saved insights, my_last_viewed and timing under both prefixes. */
-export function createSavedInsightsRouter(deps: SavedInsightsDeps, service: TrendsService): Router {
-  const router = Router();
+export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: TrendsService): RouteTable {
+  const routes = new RouteTable();
   const { db } = deps;
 
   const loadInsight: RequestHandler = async (req, _res, next) => {
@@ -148,49 +147,53 @@ export function createSavedInsightsRouter(deps: SavedInsightsDeps, service: Tren
 
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const base = `${prefix}/insights`;
-    const read = [requireScope('insight:read'), projectAccess(db)];
-    const write = [requireScope('insight:write'), projectAccess(db)];
+    const read = { scope: 'insight:read' } as const;
+    const write = { scope: 'insight:write' } as const;
 
-    router.get(`${base}/my_last_viewed`, ...read, async (req, res) => {
+    routes.get(`${base}/my_last_viewed`, { ...read, summary: 'The insights the caller viewed last', throttle: 'clickhouse' }, async (req, res) => {
       res.json(await serializeBasicInsights(db, await lastViewedInsights(db, req.project!.id, req.principal!.userId, LAST_VIEWED)));
     });
 
-    router.post(`${base}/timing`, ...read, async (req, res) => {
-      const body = req.body;
-      if (!isJsonObject(body)) throw errors.validation('The report must be a JSON object.', null, 'parse_error');
-      const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string).slice(0, 2_000) : '');
-      const count = (key: string) =>
-        Number.isFinite(Number(body[key])) && Number(body[key]) >= 0 ? Math.min(Math.floor(Number(body[key])), 4_294_967_295) : 0;
-      const ms = Number(body['time_to_see_data_ms']);
-      if (!Number.isFinite(ms) || ms < 0) throw errors.validation('time_to_see_data_ms must be a number of milliseconds.', 'time_to_see_data_ms', 'invalid');
-      const status = text('status') || 'success';
-      deps.metrics?.insightTimeToSeeData.observe({ type: text('type') || 'unknown', context: text('context') || 'unknown', status }, ms / 1000);
-      await deps.ch.insert({
-        table: 'insight_timings',
-        format: 'JSONEachRow',
-        values: [
-          {
-            team_id: req.project!.id,
-            user_id: req.principal!.userId,
-            created_at: new Date(deps.now()).toISOString().replace('T', ' ').replace('Z', ''),
-            type: text('type'),
-            context: text('context'),
-            status,
-            time_to_see_data_ms: ms,
-            insights_fetched: count('insights_fetched'),
-            insights_fetched_cached: count('insights_fetched_cached'),
-            api_response_bytes: count('api_response_bytes'),
-            query_id: text('query_id'),
-            session_id: text('session_id'),
-            current_url: text('current_url'),
-            report: JSON.stringify(body).slice(0, 65_536),
-          },
-        ],
-      });
-      res.status(200).end();
-    });
+    routes.post(
+      `${base}/timing`,
+      { ...read, summary: 'Record how long an insight took to load', throttle: 'clickhouse', example: () => ({ insight: 'TRENDS', duration: 1.5 }) },
+      async (req, res) => {
+        const body = req.body;
+        if (!isJsonObject(body)) throw errors.validation('The report must be a JSON object.', null, 'parse_error');
+        const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string).slice(0, 2_000) : '');
+        const count = (key: string) =>
+          Number.isFinite(Number(body[key])) && Number(body[key]) >= 0 ? Math.min(Math.floor(Number(body[key])), 4_294_967_295) : 0;
+        const ms = Number(body['time_to_see_data_ms']);
+        if (!Number.isFinite(ms) || ms < 0) throw errors.validation('time_to_see_data_ms must be a number of milliseconds.', 'time_to_see_data_ms', 'invalid');
+        const status = text('status') || 'success';
+        deps.metrics?.insightTimeToSeeData.observe({ type: text('type') || 'unknown', context: text('context') || 'unknown', status }, ms / 1000);
+        await deps.ch.insert({
+          table: 'insight_timings',
+          format: 'JSONEachRow',
+          values: [
+            {
+              team_id: req.project!.id,
+              user_id: req.principal!.userId,
+              created_at: new Date(deps.now()).toISOString().replace('T', ' ').replace('Z', ''),
+              type: text('type'),
+              context: text('context'),
+              status,
+              time_to_see_data_ms: ms,
+              insights_fetched: count('insights_fetched'),
+              insights_fetched_cached: count('insights_fetched_cached'),
+              api_response_bytes: count('api_response_bytes'),
+              query_id: text('query_id'),
+              session_id: text('session_id'),
+              current_url: text('current_url'),
+              report: JSON.stringify(body).slice(0, 65_536),
+            },
+          ],
+        });
+        res.status(200).end();
+      },
+    );
 
-    router.get(base, ...read, async (req, res) => {
+    routes.get(base, { ...read, summary: 'List saved insights', list: true, throttle: 'clickhouse' }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const flag = (key: string) => (req.query[key] === undefined ? undefined : truthy(req.query[key]));
@@ -234,46 +237,70 @@ export function createSavedInsightsRouter(deps: SavedInsightsDeps, service: Tren
       res.json(limitOffsetPage(req, { count, limit, offset, results }));
     });
 
-    router.post(base, ...write, async (req, res) => {
-      const input = parseInsightInput(parseBody(req.body ?? {}));
-      await checkDashboards(req, input.dashboards);
-      const row = await insertInsight(db, req.project!.id, input, req.principal!.userId);
-      if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
-      res.status(201).json((await serializeInsights(db, [row]))[0]);
-    });
+    routes.post(
+      base,
+      {
+        ...write,
+        summary: 'Save an insight',
+        throttle: 'clickhouse',
+        example: () => ({ name: 'Daily signups', filters: { insight: 'TRENDS', events: [{ id: 'signup' }] } }),
+      },
+      async (req, res) => {
+        const input = parseInsightInput(parseBody(req.body ?? {}));
+        await checkDashboards(req, input.dashboards);
+        const row = await insertInsight(db, req.project!.id, input, req.principal!.userId);
+        if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
+        res.status(201).json((await serializeInsights(db, [row]))[0]);
+      },
+    );
 
-    router.get(`${base}/:insight_id`, ...read, loadInsight, async (req, res) => {
-      const row = req.insight!;
-      await recordInsightView(db, row.team_id, req.principal!.userId, row.id, new Date(deps.now()));
-      const answer = await resultOf(req, row);
-      if (req.query['format'] === 'csv') {
-        if (!Array.isArray(answer.result)) throw errors.validation('This insight has no tabular result.', null, 'not_supported');
-        res.type('text/csv').send(
-          trendResultCsv({
-            result: answer.result as never,
-            next: null,
-            timezone: answer.timezone,
-            is_cached: answer.is_cached,
-            last_refresh: answer.last_refresh ?? '',
-          }),
-        );
-        return;
-      }
-      res.json((await serializeInsights(db, [row], () => answer))[0]);
-    });
+    routes.get(
+      `${base}/:insight_id`,
+      { ...read, summary: 'Retrieve a saved insight (refresh computes it)', throttle: 'clickhouse' },
+      loadInsight,
+      async (req, res) => {
+        const row = req.insight!;
+        await recordInsightView(db, row.team_id, req.principal!.userId, row.id, new Date(deps.now()));
+        const answer = await resultOf(req, row);
+        if (req.query['format'] === 'csv') {
+          if (!Array.isArray(answer.result)) throw errors.validation('This insight has no tabular result.', null, 'not_supported');
+          res.type('text/csv').send(
+            trendResultCsv({
+              result: answer.result as never,
+              next: null,
+              timezone: answer.timezone,
+              is_cached: answer.is_cached,
+              last_refresh: answer.last_refresh ?? '',
+            }),
+          );
+          return;
+        }
+        res.json((await serializeInsights(db, [row], () => answer))[0]);
+      },
+    );
 
-    router.patch(`${base}/:insight_id`, ...write, loadInsight, async (req, res) => {
-      const input = parseInsightInput(parseBody(req.body ?? {}));
-      await checkDashboards(req, input.dashboards);
-      const row = (await updateInsight(db, req.project!.id, req.insight!.id, input, req.principal!.userId))!;
-      if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
-      res.json((await serializeInsights(db, [row]))[0]);
-    });
+    routes.patch(
+      `${base}/:insight_id`,
+      { ...write, summary: 'Update a saved insight', throttle: 'clickhouse', example: () => ({ description: 'changed' }) },
+      loadInsight,
+      async (req, res) => {
+        const input = parseInsightInput(parseBody(req.body ?? {}));
+        await checkDashboards(req, input.dashboards);
+        const row = (await updateInsight(db, req.project!.id, req.insight!.id, input, req.principal!.userId))!;
+        if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
+        res.json((await serializeInsights(db, [row]))[0]);
+      },
+    );
 
     // As for flags: insights are soft-deleted with PATCH {"deleted": true}.
-    router.delete(`${base}/:insight_id`, ...write, loadInsight, () => {
-      throw errors.methodNotAllowed('DELETE');
-    });
+    routes.delete(
+      `${base}/:insight_id`,
+      { ...write, summary: 'Refused: PATCH {"deleted": true} removes an insight', throttle: 'clickhouse' },
+      loadInsight,
+      () => {
+        throw errors.methodNotAllowed('DELETE');
+      },
+    );
   }
-  return router;
+  return routes;
 }

@@ -1,10 +1,9 @@
-import { Router, type Request, type Response } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request, Response } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightline/insights';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import { trendResultCsv } from './trend.csv';
 
@@ -19,8 +18,8 @@ export interface InsightsDeps {
 }
 
 /** Trends under both prefixes: environments (current) and projects (legacy). */
-export function createTrendRouter(deps: InsightsDeps, trends: TrendsService): Router {
-  const router = Router();
+export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): RouteTable {
+  const routes = new RouteTable();
   const trend = async (req: Request, input: Record<string, unknown>): Promise<TrendResult> => {
     try {
       // GET or POST with no series answers an empty result, as PostHog does.
@@ -42,12 +41,21 @@ export function createTrendRouter(deps: InsightsDeps, trends: TrendsService): Ro
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const path = `${prefix}/insights/trend`;
-    router.post(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
-      send(req, res, await trend(req, insightBody(req)));
-    });
-    router.get(path, requireScope('insight:read'), projectAccess(deps.db), async (req, res) => {
+    routes.post(
+      path,
+      {
+        scope: 'insight:read',
+        summary: 'Trends (body)',
+        throttle: 'clickhouse',
+        example: () => ({ events: [{ id: 'signup', math: 'dau' }], date_from: '-7d', interval: 'day' }),
+      },
+      async (req, res) => {
+        send(req, res, await trend(req, insightBody(req)));
+      },
+    );
+    routes.get(path, { scope: 'insight:read', summary: 'Trends (query parameters; format=csv)', throttle: 'clickhouse' }, async (req, res) => {
       send(req, res, await trend(req, insightQueryInput(req)));
     });
   }
-  return router;
+  return routes;
 }

@@ -1,1 +1,1 @@
-export { createJobsRouter } from './jobs.route';
+export { createJobsRoutes } from './jobs.route';

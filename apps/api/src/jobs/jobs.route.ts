@@ -1,7 +1,6 @@
-import { Router } from 'express';
-import { requireScope } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { UnknownJobError, type JobOperator } from '@sightline/jobs';
+import { RouteTable } from '../http/route-registry';
 
 /**
  * The embedded service's operator route, which `npm run jobs` uses while the service runs (its
@@ -14,25 +13,29 @@ import { UnknownJobError, type JobOperator } from '@sightline/jobs';
  *
  * The person-event deletion is the only job: reading needs person:read, running person:write.
  */
-export function createJobsRouter(jobs: JobOperator): Router {
-  const router = Router();
+export function createJobsRoutes(jobs: JobOperator): RouteTable {
+  const routes = new RouteTable();
   const base = '/api/sightline/jobs';
 
-  router.get(base, requireScope('person:read'), async (_req, res) => {
+  routes.get(base, { scope: 'person:read', summary: 'Status of the scheduled jobs (embedded service only)' }, async (_req, res) => {
     res.json(await jobs.status());
   });
 
-  router.post(`${base}/:job/run`, requireScope('person:write'), async (req, res) => {
-    const job = String(req.params['job']);
-    if (!jobs.names.includes(job)) throw errors.notFound(new UnknownJobError(job, jobs.names).message);
-    res.status(200).type('application/x-ndjson');
-    const line = (value: unknown) => res.write(`${JSON.stringify(value)}\n`);
-    try {
-      line({ done: await jobs.run(job, (progress) => line({ progress })) });
-    } catch (error) {
-      line({ error: error instanceof Error ? error.message : String(error) });
-    }
-    res.end();
-  });
-  return router;
+  routes.post(
+    `${base}/:job/run`,
+    { scope: 'person:write', summary: 'Run a job now; NDJSON progress (embedded service only)', example: () => ({}) },
+    async (req, res) => {
+      const job = String(req.params['job']);
+      if (!jobs.names.includes(job)) throw errors.notFound(new UnknownJobError(job, jobs.names).message);
+      res.status(200).type('application/x-ndjson');
+      const line = (value: unknown) => res.write(`${JSON.stringify(value)}\n`);
+      try {
+        line({ done: await jobs.run(job, (progress) => line({ progress })) });
+      } catch (error) {
+        line({ error: error instanceof Error ? error.message : String(error) });
+      }
+      res.end();
+    },
+  );
+  return routes;
 }

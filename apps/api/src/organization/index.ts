@@ -1,12 +1,9 @@
-import { Router } from 'express';
 import type { Sql } from '@sightline/postgres';
-import { createProjectsRouter } from './projects.route';
-import { createRolesRouter } from './roles.route';
+import { RouteTable } from '../http/route-registry';
+import { createProjectsRoutes } from './projects.route';
+import { createRolesRoutes } from './roles.route';
 
 /** The organisation and its projects, roles and memberships. */
-export function createOrganizationRouter(db: Sql): Router {
-  const router = Router();
-  router.use(createProjectsRouter(db));
-  router.use(createRolesRouter(db));
-  return router;
+export function createOrganizationRoutes(db: Sql): RouteTable {
+  return new RouteTable().include(createProjectsRoutes(db), createRolesRoutes(db));
 }

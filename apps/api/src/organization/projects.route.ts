@@ -1,12 +1,12 @@
-import { Router } from 'express';
-import { listProjectsFor, PROJECT_SDK_SETTINGS, updateProjectSettings, type Project } from '@sightline/accounts';
-import { requireScope } from '@sightline/auth';
+import { insertProject, listProjectsFor, PROJECT_SDK_SETTINGS, resetProjectToken, updateProjectSettings, type Project } from '@sightline/accounts';
+import { generateProjectApiKey } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { checkTimezone, DateRangeError } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { parsePropertyFilters, PropertyFilterError } from '@sightline/properties';
-import { projectAccess } from '../http/project-access';
+import { parseList, parseString } from '../http/drf-fields';
+import { RouteTable } from '../http/route-registry';
 
 export function serializeProject(p: Project) {
   return {
@@ -19,6 +19,7 @@ export function serializeProject(p: Project) {
     week_start_day: p.week_start_day,
     test_account_filters: p.test_account_filters ?? [],
     test_account_filters_default_checked: false,
+    person_display_name_properties: p.person_display_name_properties,
     created_at: new Date(p.created_at).toISOString(),
     ...Object.fromEntries(PROJECT_SDK_SETTINGS.map((name) => [name, p[name]])),
     // Sightline has no recording or surveys endpoint: the remote config keeps both off.
@@ -36,7 +37,10 @@ const UNAVAILABLE_SETTINGS: Record<string, string> = {
 /** Filter types a project's test-account filters may use (they are ANDed into queries). */
 const TEST_ACCOUNT_FILTER_TYPES = new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']);
 
-/** The settings PATCH /api/projects/:id/ changes: name, timezone, week_start_day, test_account_filters and what the browser SDK collects. */
+/**
+ * The settings POST and PATCH /api/projects/:id/ change: name, timezone, week_start_day,
+ * test_account_filters, person_display_name_properties and what the browser SDK collects.
+ */
 function parseSettings(body: unknown) {
   if (!isJsonObject(body)) throw errors.validation('The body must be a JSON object.', null, 'parse_error');
   const change: Parameters<typeof updateProjectSettings>[2] = {};
@@ -71,6 +75,13 @@ function parseSettings(body: unknown) {
     }
     change.test_account_filters = filters;
   }
+  if (body['person_display_name_properties'] !== undefined) {
+    const names = body['person_display_name_properties'];
+    change.person_display_name_properties =
+      names === null
+        ? null
+        : parseList(names, 'person_display_name_properties').map((name, i) => parseString(name, `person_display_name_properties__${i}`, { maxLength: 400 }));
+  }
   for (const name of PROJECT_SDK_SETTINGS) {
     const value = body[name];
     if (value === undefined) continue;
@@ -86,20 +97,56 @@ function parseSettings(body: unknown) {
   return change;
 }
 
-export function createProjectsRouter(db: Sql): Router {
-  const router = Router();
-  router.get('/api/projects', requireScope('project:read'), async (req, res) => {
+const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berlin', week_start_day: 1, person_display_name_properties: ['email'] });
+
+/** Projects of the caller's organisation: list, create, retrieve, settings, and a new project API key. */
+export function createProjectsRoutes(db: Sql): RouteTable {
+  const routes = new RouteTable();
+  routes.get('/api/projects', { scope: 'project:read', summary: 'List the projects the key may use', list: true }, async (req, res) => {
     const results = (await listProjectsFor(db, req.principal!)).map(serializeProject);
     res.json({ count: results.length, next: null, previous: null, results });
   });
+  routes.post(
+    '/api/projects',
+    {
+      scope: 'project:write',
+      summary: 'Create a project (with a new project API key)',
+      body: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 200 },
+          timezone: { type: 'string' },
+          week_start_day: { enum: [0, 1, null] },
+          test_account_filters: {},
+          person_display_name_properties: { type: ['array', 'null'], items: { type: 'string' } },
+        },
+      },
+      example: settingsExample,
+    },
+    async (req, res) => {
+      // A key narrowed to some projects manages those, not the organisation's set of projects.
+      if (req.principal!.scopedTeams !== null) throw errors.permissionDenied('A key restricted to projects cannot create projects.');
+      const settings = parseSettings(req.body);
+      const created = await insertProject(db, { organizationId: req.principal!.organizationId, name: settings.name!, apiToken: generateProjectApiKey() });
+      const project = await updateProjectSettings(db, created.id, { ...settings, name: undefined });
+      res.status(201).json(serializeProject(project!));
+    },
+  );
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    router.get(prefix, requireScope('project:read'), projectAccess(db), (req, res) => {
+    routes.get(prefix, { scope: 'project:read', summary: 'Retrieve a project' }, (req, res) => {
       res.json(serializeProject(req.project!));
     });
-    router.patch(prefix, requireScope('project:write'), projectAccess(db), async (req, res) => {
+    routes.patch(prefix, { scope: 'project:write', summary: "Change a project's settings", example: settingsExample }, async (req, res) => {
       const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body));
       res.json(serializeProject(updated!));
     });
+    // PostHog's reset_token: a new project API key; SDKs still sending the old one are refused
+    // once the gateways' token caches forget it.
+    routes.patch(`${prefix}/reset_token`, { scope: 'project:write', summary: "Replace the project's API key", example: () => ({}) }, async (req, res) => {
+      const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
+      res.json(serializeProject(updated!));
+    });
   }
-  return router;
+  return routes;
 }

@@ -1,8 +1,8 @@
-import { Router, type RequestHandler } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
+import { RouteTable } from '../http/route-registry';
 import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { serializeRoles } from './role.serializer';
@@ -22,24 +22,12 @@ import { findUserIdByUuid } from './users';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    organizationId?: string;
     role?: RoleRow;
   }
 }
 
 /** PostHog's Role.name max_length. */
 const MAX_ROLE_NAME_LENGTH = 200;
-
-/** `:organization_id` is `@current` or the caller's organisation id. */
-const organizationAccess: RequestHandler = (req, _res, next) => {
-  const raw = String(req.params['organization_id']);
-  const own = req.principal!.organizationId;
-  if (raw !== '@current' && raw.toLowerCase() !== own.toLowerCase()) {
-    return next(UUID_PATTERN.test(raw) ? errors.permissionDenied('You do not have access to this organization.') : errors.notFound());
-  }
-  req.organizationId = own;
-  next();
-};
 
 function loadRole(db: Sql): RequestHandler {
   return async (req, _res, next) => {
@@ -51,20 +39,20 @@ function loadRole(db: Sql): RequestHandler {
 }
 
 /** Organisation roles and their memberships: `/api/organizations/:organization_id/roles` (scope organization:*). */
-export function createRolesRouter(db: Sql): Router {
-  const router = Router();
+export function createRolesRoutes(db: Sql): RouteTable {
+  const routes = new RouteTable();
   const base = '/api/organizations/:organization_id/roles';
-  const read = [requireScope('organization:read'), organizationAccess];
-  const write = [requireScope('organization:write'), organizationAccess];
+  const read = { scope: 'organization:read' } as const;
+  const write = { scope: 'organization:write' } as const;
 
-  router.get(base, ...read, async (req, res) => {
+  routes.get(base, { ...read, summary: "List the organisation's roles", list: true }, async (req, res) => {
     const limit = queryInteger(req.query['limit'], 100, 1);
     const offset = queryInteger(req.query['offset'], 0, 0);
     const { rows, count } = await listRoles(db, req.organizationId!, { limit, offset });
     res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeRoles(db, rows) }));
   });
 
-  router.post(base, ...write, async (req, res) => {
+  routes.post(base, { ...write, summary: 'Create a role', example: () => ({ name: 'Engineers', feature_flags_access_level: 37 }) }, async (req, res) => {
     const body = parseBody(req.body ?? {});
     if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
     const name = parseString(body['name'], 'name', { maxLength: MAX_ROLE_NAME_LENGTH });
@@ -77,40 +65,45 @@ export function createRolesRouter(db: Sql): Router {
     res.status(201).json((await serializeRoles(db, [role]))[0]);
   });
 
-  router.get(`${base}/:role_id`, ...read, loadRole(db), async (req, res) => {
+  routes.get(`${base}/:role_id`, { ...read, summary: 'Retrieve a role' }, loadRole(db), async (req, res) => {
     res.json((await serializeRoles(db, [req.role!]))[0]);
   });
 
-  router.delete(`${base}/:role_id`, ...write, loadRole(db), async (req, res) => {
+  routes.delete(`${base}/:role_id`, { ...write, summary: 'Delete a role' }, loadRole(db), async (req, res) => {
     await deleteRole(db, req.role!.id);
     res.status(204).end();
   });
 
   const memberships = `${base}/:role_id/role_memberships`;
-  router.get(memberships, ...read, loadRole(db), async (req, res) => {
+  routes.get(memberships, { ...read, summary: "List a role's members", list: true }, loadRole(db), async (req, res) => {
     const [role] = await serializeRoles(db, [req.role!]);
     const limit = queryInteger(req.query['limit'], 100, 1);
     const offset = queryInteger(req.query['offset'], 0, 0);
     res.json(limitOffsetPage(req, { count: role!.members.length, limit, offset, results: role!.members.slice(offset, offset + limit) }));
   });
 
-  router.post(memberships, ...write, loadRole(db), async (req, res) => {
-    const body: unknown = req.body ?? {};
-    const userUuid = isJsonObject(body) ? body['user_uuid'] : undefined;
-    if (userUuid === undefined) throw errors.validation('This field is required.', 'user_uuid', 'required');
-    if (typeof userUuid !== 'string' || !UUID_PATTERN.test(userUuid)) throw errors.validation('Must be a valid UUID.', 'user_uuid', 'invalid');
-    const userId = await findUserIdByUuid(db, req.organizationId!, userUuid);
-    if (userId === null) throw errors.validation('User does not exist.', null, 'invalid');
-    const inserted = await insertMembership(db, req.role!.id, userId);
-    if (!inserted) throw errors.validation('User is already part of the role.', null, 'invalid');
-    const [role] = await serializeRoles(db, [req.role!]);
-    res.status(201).json(role!.members.find((m) => m.id === inserted.id));
-  });
+  routes.post(
+    memberships,
+    { ...write, summary: 'Add a member to a role', example: () => ({ user_uuid: '00000000-0000-0000-0000-000000000000' }) },
+    loadRole(db),
+    async (req, res) => {
+      const body: unknown = req.body ?? {};
+      const userUuid = isJsonObject(body) ? body['user_uuid'] : undefined;
+      if (userUuid === undefined) throw errors.validation('This field is required.', 'user_uuid', 'required');
+      if (typeof userUuid !== 'string' || !UUID_PATTERN.test(userUuid)) throw errors.validation('Must be a valid UUID.', 'user_uuid', 'invalid');
+      const userId = await findUserIdByUuid(db, req.organizationId!, userUuid);
+      if (userId === null) throw errors.validation('User does not exist.', null, 'invalid');
+      const inserted = await insertMembership(db, req.role!.id, userId);
+      if (!inserted) throw errors.validation('User is already part of the role.', null, 'invalid');
+      const [role] = await serializeRoles(db, [req.role!]);
+      res.status(201).json(role!.members.find((m) => m.id === inserted.id));
+    },
+  );
 
-  router.delete(`${memberships}/:membership_id`, ...write, loadRole(db), async (req, res) => {
+  routes.delete(`${memberships}/:membership_id`, { ...write, summary: 'Remove a member from a role' }, loadRole(db), async (req, res) => {
     if (!(await deleteMembership(db, req.role!.id, String(req.params['membership_id'])))) throw errors.notFound();
     res.status(204).end();
   });
 
-  return router;
+  return routes;
 }

@@ -1,1 +1,1 @@
-export { createPersonsRouter, MAX_BULK_DELETE } from './persons.route';
+export { createPersonsRoutes, MAX_BULK_DELETE } from './persons.route';

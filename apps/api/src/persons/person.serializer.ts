@@ -1,5 +1,6 @@
 import { isUuidText, type PersonsQueryRow } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
+import { csvText } from '../http/csv-response';
 
 /** A person as the persons API answers it (PostHog's PersonSerializer), plus `type`. */
 export interface PersonJson {
@@ -62,11 +63,8 @@ export async function serializePersons(db: Sql, teamId: number, rows: readonly P
   });
 }
 
-/** A CSV cell: quoted when it holds a comma, quote or line break (RFC 4180). */
-const csvCell = (value: unknown) => {
-  const text = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-};
+/** A property value in its column: lists and objects as their JSON text, as PostHog's export writes them. */
+const propertyCell = (value: unknown) => (typeof value === 'object' && value !== null ? JSON.stringify(value) : value);
 
 /**
  * `format=csv` of a persons list: the person's fields, then one `properties.<key>` column per
@@ -75,6 +73,14 @@ const csvCell = (value: unknown) => {
 export function personsCsv(persons: readonly PersonJson[]): string {
   const keys = [...new Set(persons.flatMap((p) => Object.keys(p.properties)))].sort();
   const header = ['id', 'uuid', 'name', 'distinct_ids', 'is_identified', 'created_at', ...keys.map((k) => `properties.${k}`)];
-  const rows = persons.map((p) => [p.id, p.uuid, p.name, p.distinct_ids.join(','), p.is_identified, p.created_at, ...keys.map((k) => p.properties[k])]);
-  return [header, ...rows].map((row) => row.map(csvCell).join(',')).join('\r\n') + '\r\n';
+  const rows = persons.map((p) => [
+    p.id,
+    p.uuid,
+    p.name,
+    p.distinct_ids.join(','),
+    p.is_identified,
+    p.created_at,
+    ...keys.map((k) => propertyCell(p.properties[k])),
+  ]);
+  return csvText([header, ...rows]);
 }

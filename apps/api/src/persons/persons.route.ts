@@ -1,5 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
@@ -17,8 +16,8 @@ import { PropertyCompileError } from '@sightline/properties';
 import { activityPage, recordActivity } from '../activity-log/activity-log';
 import { parseBody, parseBoolean, parseDict, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
-import { projectAccess } from '../http/project-access';
 import { parsePropertiesParam } from '../http/properties-param';
+import { RouteTable } from '../http/route-registry';
 import { personsCsv, serializePersons, type PersonJson } from './person.serializer';
 
 declare module 'express-serve-static-core' {
@@ -103,8 +102,8 @@ async function runQuery(deps: PersonsDeps, query: PersonsQuery) {
 }
 
 /** Persons under `/api/environments/:project_id/persons/` (and `/api/projects/…`). */
-export function createPersonsRouter(deps: PersonsDeps): Router {
-  const router = Router();
+export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
+  const routes = new RouteTable();
   const { db, ch } = deps;
 
   const loadPerson: RequestHandler = async (req, _res, next) => {
@@ -155,81 +154,98 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
 
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
     const base = `${prefix}/persons`;
-    const read = [requireScope('person:read'), projectAccess(db)];
-    const write = [requireScope('person:write'), projectAccess(db)];
+    const read = { scope: 'person:read' } as const;
+    const write = { scope: 'person:write' } as const;
 
-    router.get(base, ...read, async (req, res) => {
-      const filters = await listFilters(db, req, deps.now());
-      const teamId = req.project!.id;
-      if (queryText(req, 'format') === 'csv') {
-        const cap = Math.min(queryInteger(req.query['limit'], PERSONS_CSV_EXPORT_LIMIT, 1), PERSONS_CSV_EXPORT_LIMIT);
-        const persons: PersonJson[] = [];
-        for (let offset = 0; offset < cap; offset += CSV_CHUNK) {
-          const { rows } = await runQuery(deps, { ...filters, limit: Math.min(CSV_CHUNK, cap - offset), offset });
-          persons.push(...(await serializePersons(db, teamId, rows)));
-          if (rows.length < CSV_CHUNK) break;
+    routes.get(
+      base,
+      { ...read, summary: 'List persons (filters, stable pages; format=csv exports up to 300,000)', list: true, throttle: 'clickhouse' },
+      async (req, res) => {
+        const filters = await listFilters(db, req, deps.now());
+        const teamId = req.project!.id;
+        if (queryText(req, 'format') === 'csv') {
+          const cap = Math.min(queryInteger(req.query['limit'], PERSONS_CSV_EXPORT_LIMIT, 1), PERSONS_CSV_EXPORT_LIMIT);
+          const persons: PersonJson[] = [];
+          for (let offset = 0; offset < cap; offset += CSV_CHUNK) {
+            const { rows } = await runQuery(deps, { ...filters, limit: Math.min(CSV_CHUNK, cap - offset), offset });
+            persons.push(...(await serializePersons(db, teamId, rows)));
+            if (rows.length < CSV_CHUNK) break;
+          }
+          res.type('text/csv').send(personsCsv(persons));
+          return;
         }
-        res.type('text/csv').send(personsCsv(persons));
-        return;
-      }
-      const limit = queryInteger(req.query['limit'], 100, 1);
-      const offset = queryInteger(req.query['offset'], 0, 0);
-      const snapshot = await listSnapshot(db, teamId, queryText(req, 'persons_through'));
-      const { rows, count } = await runQuery(deps, { ...filters, excludedUuids: snapshot.newer, limit, offset });
-      res.json(limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }));
-    });
+        const limit = queryInteger(req.query['limit'], 100, 1);
+        const offset = queryInteger(req.query['offset'], 0, 0);
+        const snapshot = await listSnapshot(db, teamId, queryText(req, 'persons_through'));
+        const { rows, count } = await runQuery(deps, { ...filters, excludedUuids: snapshot.newer, limit, offset });
+        res.json(limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }));
+      },
+    );
 
     // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-    router.post(base, ...write, () => {
-      throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
-    });
+    routes.post(
+      base,
+      { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse', example: () => ({ properties: { email: 'a@example.com' } }) },
+      () => {
+        throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
+      },
+    );
 
-    router.post(`${base}/bulk_delete`, ...write, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      const deleteEvents = body['delete_events'] === undefined ? false : parseBoolean(body['delete_events'], 'delete_events');
-      const teamId = req.project!.id;
-      const distinctIds = body['distinct_ids'] === undefined || body['distinct_ids'] === null ? [] : parseList(body['distinct_ids'], 'distinct_ids');
-      const ids = body['ids'] === undefined || body['ids'] === null ? [] : parseList(body['ids'], 'ids');
-      if (distinctIds.length > 0 && ids.length > 0) throw errors.validation('You must provide either distinct_ids or ids, not both', null, 'invalid');
-      if (distinctIds.length > MAX_BULK_DELETE) throw errors.validation(`You can only pass ${MAX_BULK_DELETE} distinct_ids in one call`, null, 'invalid');
-      if (ids.length > MAX_BULK_DELETE) throw errors.validation(`You can only pass ${MAX_BULK_DELETE} ids in one call`, null, 'invalid');
-      if (distinctIds.length === 0 && ids.length === 0) throw errors.validation('You need to specify either distinct_ids or ids', null, 'invalid');
-      let found: { id: string }[];
-      if (distinctIds.length > 0) {
-        const names = distinctIds.map((d, i) => parseString(d, `distinct_ids__${i}`, { maxLength: 400 }));
-        found = await db.query('SELECT DISTINCT person_id::text AS id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])', [
-          teamId,
-          names,
-        ]);
-      } else {
-        // PostHog takes person uuids; integer ids are taken too.
-        const texts = ids.map((v, i) => parseString(v, `ids__${i}`, { maxLength: 100 }));
-        const uuids = texts.filter(isUuidText);
-        const numbers = texts.filter((t) => /^\d{1,18}$/.test(t));
-        found = await db.query('SELECT id::text AS id FROM persons WHERE team_id = $1 AND (uuid = ANY($2::uuid[]) OR id = ANY($3::bigint[]))', [
-          teamId,
-          uuids,
-          numbers,
-        ]);
-      }
-      const personIds = found.map((r) => Number(r.id));
-      const deleted = await deletePersons({ db, ch }, teamId, personIds, { deleteEvents, requestedBy: req.principal!.userId });
-      for (const person of deleted) {
-        await recordActivity(db, {
-          teamId,
-          organizationId: req.project!.organization_id,
-          userId: req.principal!.userId,
-          scope: ACTIVITY_SCOPE,
-          itemId: person.id,
-          activity: 'deleted',
-          // PostHog names a bulk-deleted person by its uuid.
-          detail: { name: person.uuid, changes: null },
-        });
-      }
-      res.status(202).json({ persons_found: personIds.length, persons_deleted: deleted.length, events_deletion_queued: deleteEvents ? deleted.length : 0 });
-    });
+    routes.post(
+      `${base}/bulk_delete`,
+      {
+        ...write,
+        summary: 'Delete persons by distinct ids or ids (optionally their events)',
+        throttle: 'clickhouse',
+        example: () => ({ distinct_ids: ['user-1'], delete_events: false }),
+      },
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        const deleteEvents = body['delete_events'] === undefined ? false : parseBoolean(body['delete_events'], 'delete_events');
+        const teamId = req.project!.id;
+        const distinctIds = body['distinct_ids'] === undefined || body['distinct_ids'] === null ? [] : parseList(body['distinct_ids'], 'distinct_ids');
+        const ids = body['ids'] === undefined || body['ids'] === null ? [] : parseList(body['ids'], 'ids');
+        if (distinctIds.length > 0 && ids.length > 0) throw errors.validation('You must provide either distinct_ids or ids, not both', null, 'invalid');
+        if (distinctIds.length > MAX_BULK_DELETE) throw errors.validation(`You can only pass ${MAX_BULK_DELETE} distinct_ids in one call`, null, 'invalid');
+        if (ids.length > MAX_BULK_DELETE) throw errors.validation(`You can only pass ${MAX_BULK_DELETE} ids in one call`, null, 'invalid');
+        if (distinctIds.length === 0 && ids.length === 0) throw errors.validation('You need to specify either distinct_ids or ids', null, 'invalid');
+        let found: { id: string }[];
+        if (distinctIds.length > 0) {
+          const names = distinctIds.map((d, i) => parseString(d, `distinct_ids__${i}`, { maxLength: 400 }));
+          found = await db.query('SELECT DISTINCT person_id::text AS id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])', [
+            teamId,
+            names,
+          ]);
+        } else {
+          // PostHog takes person uuids; integer ids are taken too.
+          const texts = ids.map((v, i) => parseString(v, `ids__${i}`, { maxLength: 100 }));
+          const uuids = texts.filter(isUuidText);
+          const numbers = texts.filter((t) => /^\d{1,18}$/.test(t));
+          found = await db.query('SELECT id::text AS id FROM persons WHERE team_id = $1 AND (uuid = ANY($2::uuid[]) OR id = ANY($3::bigint[]))', [
+            teamId,
+            uuids,
+            numbers,
+          ]);
+        }
+        const personIds = found.map((r) => Number(r.id));
+        const deleted = await deletePersons({ db, ch }, teamId, personIds, { deleteEvents, requestedBy: req.principal!.userId });
+        for (const person of deleted) {
+          await recordActivity(db, {
+            teamId,
+            organizationId: req.project!.organization_id,
+            userId: req.principal!.userId,
+            scope: ACTIVITY_SCOPE,
+            itemId: person.id,
+            activity: 'deleted',
+            // PostHog names a bulk-deleted person by its uuid.
+            detail: { name: person.uuid, changes: null },
+          });
+        }
+        res.status(202).json({ persons_found: personIds.length, persons_deleted: deleted.length, events_deletion_queued: deleteEvents ? deleted.length : 0 });
+      },
+    );
 
-    router.get(`${base}/values`, ...read, async (req, res) => {
+    routes.get(`${base}/values`, { ...read, summary: 'Values of a person property with counts', throttle: 'clickhouse' }, async (req, res) => {
       const key = queryText(req, 'key');
       if (key === null) throw errors.validation('This field is required.', 'key', 'required');
       const value = queryText(req, 'value');
@@ -246,11 +262,15 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
       res.json(rows.map((r) => ({ name: r.name, count: Number(r.count) })));
     });
 
-    router.get(`${base}/activity`, requireScope('activity_log:read'), projectAccess(db), async (req, res) => {
-      res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, ...activityPaging(req) }));
-    });
+    routes.get(
+      `${base}/activity`,
+      { scope: 'activity_log:read', summary: "Activity on the project's persons", list: true, throttle: 'clickhouse' },
+      async (req, res) => {
+        res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, ...activityPaging(req) }));
+      },
+    );
 
-    router.get(`${base}/:person_id`, ...read, loadPerson, (req, res) => {
+    routes.get(`${base}/:person_id`, { ...read, summary: 'Retrieve a person by id or uuid', throttle: 'clickhouse' }, loadPerson, (req, res) => {
       res.json(req.person);
     });
 
@@ -267,46 +287,76 @@ export function createPersonsRouter(deps: PersonsDeps): Router {
       ]);
       res.json(after);
     };
-    router.patch(`${base}/:person_id`, ...write, loadPerson, update);
-    router.put(`${base}/:person_id`, ...write, loadPerson, update);
+    routes.patch(
+      `${base}/:person_id`,
+      { ...write, summary: "Change a person's properties", throttle: 'clickhouse', example: () => ({ properties: { plan: 'pro' } }) },
+      loadPerson,
+      update,
+    );
+    routes.put(
+      `${base}/:person_id`,
+      { ...write, summary: "Replace a person's properties", throttle: 'clickhouse', example: () => ({ properties: { plan: 'pro' } }) },
+      loadPerson,
+      update,
+    );
 
-    router.delete(`${base}/:person_id`, ...write, loadPerson, async (req, res) => {
-      const deleteEvents = req.query['delete_events'] === undefined ? false : parseBoolean(req.query['delete_events'], 'delete_events');
-      const person = req.person!;
-      await deletePersons({ db, ch }, req.project!.id, [person.id], { deleteEvents, requestedBy: req.principal!.userId });
-      await logActivity(req, person, 'deleted');
-      res.status(204).end();
-    });
+    routes.delete(
+      `${base}/:person_id`,
+      { ...write, summary: "Delete a person (delete_events=true queues its events' deletion)", throttle: 'clickhouse' },
+      loadPerson,
+      async (req, res) => {
+        const deleteEvents = req.query['delete_events'] === undefined ? false : parseBoolean(req.query['delete_events'], 'delete_events');
+        const person = req.person!;
+        await deletePersons({ db, ch }, req.project!.id, [person.id], { deleteEvents, requestedBy: req.principal!.userId });
+        await logActivity(req, person, 'deleted');
+        res.status(204).end();
+      },
+    );
 
-    router.post(`${base}/:person_id/update_property`, ...write, loadPerson, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['key'] === undefined) throw errors.validation('This field is required.', 'key', 'required');
-      if (!('value' in body)) throw errors.validation('This field is required.', 'value', 'required');
-      const key = parseString(body['key'], 'key', { maxLength: 400 });
-      const person = req.person!;
-      await changePersonProperties({ db, ch }, req.project!.id, person.id, { set: { [key]: body['value'] } });
-      await logActivity(req, person, 'updated', [
-        { type: 'Person', action: 'changed', field: key, before: person.properties[key] ?? null, after: body['value'] },
-      ]);
-      // PostHog answers 202: its change goes through ingestion; here it is already applied.
-      res.status(202).end();
-    });
+    routes.post(
+      `${base}/:person_id/update_property`,
+      { ...write, summary: 'Set one person property', throttle: 'clickhouse', example: () => ({ key: 'plan', value: 'pro' }) },
+      loadPerson,
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['key'] === undefined) throw errors.validation('This field is required.', 'key', 'required');
+        if (!('value' in body)) throw errors.validation('This field is required.', 'value', 'required');
+        const key = parseString(body['key'], 'key', { maxLength: 400 });
+        const person = req.person!;
+        await changePersonProperties({ db, ch }, req.project!.id, person.id, { set: { [key]: body['value'] } });
+        await logActivity(req, person, 'updated', [
+          { type: 'Person', action: 'changed', field: key, before: person.properties[key] ?? null, after: body['value'] },
+        ]);
+        // PostHog answers 202: its change goes through ingestion; here it is already applied.
+        res.status(202).end();
+      },
+    );
 
-    router.post(`${base}/:person_id/delete_property`, ...write, loadPerson, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['$unset'] === undefined) throw errors.validation('This field is required.', '$unset', 'required');
-      const key = parseString(body['$unset'], '$unset', { maxLength: 400 });
-      const person = req.person!;
-      await changePersonProperties({ db, ch }, req.project!.id, person.id, { unset: [key] });
-      await logActivity(req, person, 'updated', [{ type: 'Person', action: 'deleted', field: key, before: person.properties[key] ?? null, after: null }]);
-      res.status(201).json({ success: true });
-    });
+    routes.post(
+      `${base}/:person_id/delete_property`,
+      { ...write, summary: 'Remove one person property', throttle: 'clickhouse', example: () => ({ $unset: 'plan' }) },
+      loadPerson,
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['$unset'] === undefined) throw errors.validation('This field is required.', '$unset', 'required');
+        const key = parseString(body['$unset'], '$unset', { maxLength: 400 });
+        const person = req.person!;
+        await changePersonProperties({ db, ch }, req.project!.id, person.id, { unset: [key] });
+        await logActivity(req, person, 'updated', [{ type: 'Person', action: 'deleted', field: key, before: person.properties[key] ?? null, after: null }]);
+        res.status(201).json({ success: true });
+      },
+    );
 
-    router.get(`${base}/:person_id/activity`, requireScope('activity_log:read'), projectAccess(db), loadPerson, async (req, res) => {
-      res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, itemId: String(req.person!.id), ...activityPaging(req) }));
-    });
+    routes.get(
+      `${base}/:person_id/activity`,
+      { scope: 'activity_log:read', summary: 'Activity on one person', list: true, throttle: 'clickhouse' },
+      loadPerson,
+      async (req, res) => {
+        res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, itemId: String(req.person!.id), ...activityPaging(req) }));
+      },
+    );
   }
-  return router;
+  return routes;
 }
 
 /** PostHog's activity paging: `limit` (default 10) and 1-based `page`. */

@@ -1,1 +1,1 @@
-export { createPropertyDefinitionsRouter } from './property-definitions.route';
+export { createPropertyDefinitionsRoutes } from './property-definitions.route';

@@ -1,1 +1,1 @@
-export { createQueryRouter, type QueryDeps } from './query.route';
+export { createQueryRoutes, type QueryDeps } from './query.route';

@@ -1,10 +1,9 @@
-import { Router, type Request } from 'express';
-import { requireScope } from '@sightline/auth';
+import type { Request } from 'express';
 import { errors } from '@sightline/http';
 import { funnelsQueryToFilter, parseFunnelFilter, parseTrendFilter, trendsQueryToFilter, type TrendsService } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
-import { projectAccess } from '../http/project-access';
+import { RouteTable } from '../http/route-registry';
 import { asValidationError, insightBody, truthy } from '../insights/insight-request';
 
 export interface QueryDeps {
@@ -33,8 +32,8 @@ function queryNode(body: Record<string, unknown>): Record<string, unknown> {
  * legacy insight endpoints; the answer is PostHog's query response (`results`, `is_cached`,
  * `last_refresh`, `timezone`, `resolved_date_range`).
  */
-export function createQueryRouter(deps: QueryDeps, service: TrendsService): Router {
-  const router = Router();
+export function createQueryRoutes(deps: QueryDeps, service: TrendsService): RouteTable {
+  const routes = new RouteTable();
   const run = async (req: Request) => {
     const body = insightBody(req);
     const query = queryNode(body);
@@ -76,9 +75,18 @@ export function createQueryRouter(deps: QueryDeps, service: TrendsService): Rout
     throw errors.validation(`Queries of kind "${String(query['kind']).slice(0, 60)}" are not supported (TrendsQuery, FunnelsQuery).`, 'query', 'not_supported');
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    router.post(`${prefix}/query`, requireScope('query:read'), projectAccess(deps.db), async (req, res) => {
-      res.json(await run(req));
-    });
+    routes.post(
+      `${prefix}/query`,
+      {
+        scope: 'query:read',
+        summary: 'Run a TrendsQuery or FunnelsQuery',
+        throttle: 'clickhouse',
+        example: () => ({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] } }),
+      },
+      async (req, res) => {
+        res.json(await run(req));
+      },
+    );
   }
-  return router;
+  return routes;
 }

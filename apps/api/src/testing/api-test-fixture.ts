@@ -8,11 +8,11 @@ import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
-import { createMetrics } from '@sightline/metrics';
+import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
 import { listen } from '@sightline/http';
-import { createApiApp } from '../app';
+import { createApiApp, type AccessOptions } from '../app';
 
 export const ADMIN_KEY = 'phx_flags_admin';
 
@@ -32,7 +32,12 @@ export interface FlagFixture {
 }
 
 /** `pglite`: the embedded mode's in-process PostgreSQL instead of the shared server. */
-export async function createFlagFixture(name: string, now: () => number, store: 'pg' | 'pglite' = 'pg'): Promise<FlagFixture> {
+export async function createFlagFixture(
+  name: string,
+  now: () => number,
+  store: 'pg' | 'pglite' = 'pg',
+  options: { access?: AccessOptions; metrics?: Metrics } = {},
+): Promise<FlagFixture> {
   let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
   if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
   else {
@@ -65,8 +70,9 @@ export async function createFlagFixture(name: string, now: () => number, store: 
     db,
     ch,
     logger: silentLogger(),
-    metrics: createMetrics(),
+    metrics: options.metrics ?? createMetrics(),
     now,
+    access: options.access,
     readiness: [],
     isShuttingDown: () => false,
     flagChanges: {

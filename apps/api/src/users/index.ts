@@ -1,1 +1,1 @@
-export { createUsersRouter } from './users.route';
+export { createUsersRoutes } from './users.route';

@@ -1,15 +1,15 @@
-import { Router } from 'express';
 import { findUserById, listProjectsFor } from '@sightline/accounts';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
+import { RouteTable } from '../http/route-registry';
 
 /**
  * GET /api/users/@me/: the caller (by session or personal key) and their current project, as
  * PostHog's user endpoint answers (`team` is the first project the caller may use).
  */
-export function createUsersRouter(db: Sql): Router {
-  const router = Router();
-  router.get('/api/users/@me', async (req, res) => {
+export function createUsersRoutes(db: Sql): RouteTable {
+  const routes = new RouteTable();
+  routes.get('/api/users/@me', { scope: 'user:read', summary: 'The caller and their current project' }, async (req, res) => {
     const principal = req.principal!;
     const user = await findUserById(db, principal.userId);
     if (!user) throw errors.notFound('User not found.');
@@ -22,5 +22,5 @@ export function createUsersRouter(db: Sql): Router {
       team: team ? { id: team.id, uuid: team.uuid, name: team.name, timezone: team.timezone, api_token: team.api_token } : null,
     });
   });
-  return router;
+  return routes;
 }

@@ -33,8 +33,9 @@ export interface EventsSqlPorts {
 /**
  * A distinct id's current person, the one resolution every query uses (docs/data-model.md#persons-in-queries):
  * merges re-point distinct ids, so events written before a merge count for the merged person; a
- * deleted person's distinct ids resolve to NULL, so its events count for no person; a distinct id
- * with no copy yet keeps the person id the event was written with.
+ * distinct id with no copy yet keeps the person id the event was written with. A deleted person's
+ * distinct ids carry `pdi.is_deleted = 1`: queries that count actors leave those events out
+ * (actorPresentSql), so they count for no person.
  */
 export const PERSON_ID = 'if(empty(pdi.distinct_id), e.person_id, pdi.person_id)';
 export const SESSION_ID = "JSONExtractString(e.properties, '$session_id')";
@@ -149,7 +150,8 @@ export class EventsSql {
    * (not deleted) person. Queries that count actors apply it.
    */
   protected actorPresentSql(): string {
-    return this.scope.aggregationGroupTypeIndex === null ? `isNotNull(${PERSON_ID})` : `${this.actorSql()} != ''`;
+    // A flag beside the person id rather than a NULL id: a Nullable key makes every grouping by person slower.
+    return this.scope.aggregationGroupTypeIndex === null ? 'pdi.is_deleted = 0' : `${this.actorSql()} != ''`;
   }
 
   protected actorSql(): string {
@@ -181,7 +183,7 @@ export class EventsSql {
         const columns: Record<string, string> = {
           event: 'e.event',
           distinct_id: 'e.distinct_id',
-          person_id: `ifNull(toString(${PERSON_ID}), '')`,
+          person_id: `if(pdi.is_deleted = 1, '', toString(${PERSON_ID}))`,
           timestamp: `toString(e.timestamp)`,
         };
         const column = columns[String(breakdown.property)];
@@ -264,7 +266,7 @@ export class EventsSql {
     const joins: string[] = [];
     if (sqlUsingSources.includes('pdi.')) {
       joins.push(`LEFT JOIN (
-    SELECT distinct_id, if(argMax(is_deleted, version) = 1, NULL, argMax(person_id, version)) AS person_id
+    SELECT distinct_id, argMax(person_id, version) AS person_id, argMax(is_deleted, version) AS is_deleted
     FROM person_distinct_id2 WHERE team_id = ${this.team}
     GROUP BY distinct_id
   ) AS pdi ON pdi.distinct_id = e.distinct_id`);

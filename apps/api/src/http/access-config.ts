@@ -1,0 +1,41 @@
+import { Redis } from 'ioredis';
+import type { accessEnv } from '@sightline/config';
+import type { Logger } from '@sightline/logger';
+import type { AccessOptions } from '../app';
+
+type AccessConfig = {
+  [K in keyof typeof accessEnv]: (typeof accessEnv)[K]['default'] extends number ? number : (typeof accessEnv)[K]['default'] extends boolean ? boolean : string;
+};
+
+/**
+ * The management API's access settings from configuration. With REDIS_URL the throttle counters
+ * live in Redis (shared by every api process), else in memory. The Redis client queues nothing
+ * while disconnected, so a Redis outage fails a limit check at once (and the request passes).
+ */
+export function accessOptionsFromConfig(
+  config: AccessConfig & { REDIS_URL?: string },
+  logger: Logger,
+): { access: AccessOptions; trustProxy: string; close: () => Promise<void> } {
+  const redis =
+    config.RATE_LIMITS_ENABLED && config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on('error', (err) => logger.debug({ err }, 'rate limiter redis'));
+  return {
+    access: {
+      rateLimits: config.RATE_LIMITS_ENABLED
+        ? {
+            burstPerMinute: config.RATE_LIMIT_BURST_PER_MINUTE,
+            sustainedPerHour: config.RATE_LIMIT_SUSTAINED_PER_HOUR,
+            clickhouseBurstPerMinute: config.RATE_LIMIT_CLICKHOUSE_BURST_PER_MINUTE,
+            clickhouseSustainedPerHour: config.RATE_LIMIT_CLICKHOUSE_SUSTAINED_PER_HOUR,
+          }
+        : undefined,
+      rateLimitRedis: redis,
+      corsOrigins: config.CORS_ALLOWED_ORIGINS.split(','),
+      bodyLimitBytes: config.API_BODY_LIMIT_BYTES,
+    },
+    trustProxy: config.TRUSTED_PROXIES,
+    close: async () => {
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { RequestHandler } from 'express';
+import { canAccessOrganization } from '@sightline/accounts';
+import { errors } from '@sightline/http';
+import { UUID_PATTERN } from '../organization/roles.repository';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    organizationId?: string;
+  }
+}
+
+/**
+ * `:organization_id` is `@current` or the caller's organisation id: another organisation's id is
+ * 403, anything else 404. A key restricted to other organisations (`scoped_organizations`) gets 403.
+ */
+export const organizationAccess: RequestHandler = (req, _res, next) => {
+  const principal = req.principal;
+  if (!principal) return next(errors.notAuthenticated());
+  const raw = String(req.params['organization_id']);
+  const own = principal.organizationId;
+  if (raw !== '@current' && raw.toLowerCase() !== own.toLowerCase()) {
+    return next(UUID_PATTERN.test(raw) ? errors.permissionDenied('You do not have access to this organization.') : errors.notFound());
+  }
+  if (!canAccessOrganization(principal, own)) return next(errors.permissionDenied('You do not have access to this organization.'));
+  req.organizationId = own;
+  next();
+};

@@ -1,0 +1,129 @@
+import { Router, type RequestHandler } from 'express';
+import { requireScope, type Scope } from '@sightline/auth';
+import { ApiError } from '@sightline/http';
+import type { Sql } from '@sightline/postgres';
+import { csvListResponder } from './csv-response';
+import { organizationAccess } from './organization-access';
+import { projectAccess } from './project-access';
+import { requestBodyValidator, type RequestBodySchema } from './request-body-schema';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * Which throttle class a route counts against: `clickhouse` for endpoints that query ClickHouse
+ * (insights, persons, query), as PostHog's ClickHouseBurst/SustainedRateThrottle; `general` for the rest.
+ */
+export type ThrottleClass = 'general' | 'clickhouse';
+
+/** What a management route declares once; everything around its handlers is derived from it. */
+export interface RouteMeta {
+  /** The scope (or all of the scopes) a personal key needs. A route without one cannot be mounted. */
+  scope: Scope | readonly Scope[];
+  /** One line for the API document. */
+  summary: string;
+  /** JSON schema of the body (ajv); a body failing it is a DRF 400 naming the field before the handler runs. */
+  body?: RequestBodySchema;
+  /** A body that the route accepts, for the API document and the generated tests. */
+  example?: () => unknown;
+  /** Default `general`. */
+  throttle?: ThrottleClass;
+  /** A list endpoint: `format=csv` answers its `results` as CSV. */
+  list?: boolean;
+}
+
+export interface RouteDefinition extends RouteMeta {
+  method: HttpMethod;
+  /** An Express path; `:project_id` makes the route resolve and check the project. */
+  path: string;
+  handlers: readonly RequestHandler[];
+}
+
+/** The routes of one resource, declared in order (Express matches in declaration order). */
+export class RouteTable {
+  readonly routes: RouteDefinition[] = [];
+
+  get(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('get', path, meta, handlers);
+  }
+  post(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('post', path, meta, handlers);
+  }
+  put(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('put', path, meta, handlers);
+  }
+  patch(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('patch', path, meta, handlers);
+  }
+  delete(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('delete', path, meta, handlers);
+  }
+
+  /** Appends other tables' routes, keeping their order. */
+  include(...tables: readonly RouteTable[]): this {
+    for (const table of tables) this.routes.push(...table.routes);
+    return this;
+  }
+
+  private add(method: HttpMethod, path: string, meta: RouteMeta, handlers: RequestHandler[]): this {
+    this.routes.push({ ...meta, method, path, handlers });
+    return this;
+  }
+}
+
+export const requiredScopes = (route: Pick<RouteMeta, 'scope'>): readonly Scope[] =>
+  typeof route.scope === 'string' ? [route.scope] : (route.scope as readonly Scope[]);
+
+export const isProjectRoute = (route: Pick<RouteDefinition, 'path'>) => route.path.includes(':project_id');
+export const isOrganizationRoute = (route: Pick<RouteDefinition, 'path'>) => route.path.includes(':organization_id');
+
+export class RouteDeclarationError extends Error {}
+
+/** Refuses a route that declares no scope, so none can reach a handler unchecked. */
+export function checkRouteDeclaration(route: RouteDefinition): void {
+  const scopes = (route.scope as unknown) === undefined ? [] : requiredScopes(route);
+  if (scopes.length === 0 || scopes.some((s) => typeof s !== 'string' || !/^[a-z_]+:(read|write)$/.test(s)))
+    throw new RouteDeclarationError(`${route.method.toUpperCase()} ${route.path} declares no valid scope`);
+  if (!route.summary) throw new RouteDeclarationError(`${route.method.toUpperCase()} ${route.path} has no summary`);
+}
+
+export interface MountOptions {
+  db: Sql;
+  /** Personal-key authentication; it passes a request an outer layer authenticated already. */
+  authenticate: RequestHandler;
+  /** Runs after the scope and project checks, as DRF checks permissions before throttles. */
+  throttle?: (kind: ThrottleClass) => RequestHandler;
+}
+
+/**
+ * An Express router for the table: per route, authentication, the scope check, the project (for `:project_id`
+ * paths) or organisation (`:organization_id`), the throttle, body validation and the CSV answer of list routes, then its handlers.
+ */
+export function mountRoutes(table: RouteTable, options: MountOptions): Router {
+  const router = Router();
+  const project = projectAccess(options.db);
+  for (const route of table.routes) {
+    checkRouteDeclaration(route);
+    const chain: RequestHandler[] = [options.authenticate, requireScope(...requiredScopes(route))];
+    if (isProjectRoute(route)) chain.push(project);
+    if (isOrganizationRoute(route)) chain.push(organizationAccess);
+    if (options.throttle) chain.push(options.throttle(route.throttle ?? 'general'));
+    if (route.list) chain.push(csvListResponder);
+    if (route.body) chain.push(requestBodyValidator(route.body));
+    router[route.method](route.path, ...chain, ...route.handlers);
+  }
+  // A declared path with an undeclared method: 405 naming the allowed ones, as DRF answers.
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of table.routes) {
+    const methods = methodsByPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    router.all(path, options.authenticate, (req, _res, next) => {
+      next(new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${req.method}" not allowed.`, null, { Allow: allow }));
+    });
+  }
+  return router;
+}

@@ -1,0 +1,1 @@
+export { createPersonalApiKeysRoutes, serializePersonalKey } from './personal-api-keys.route';

@@ -1,0 +1,2 @@
+export { createApiSchemaRouter } from './schema.route';
+export { buildOpenApiDocument, openApiPath, type OpenApiDocument } from './openapi-document';

@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { findPrincipalByKeyHash, findProjectByToken } from '@sightline/accounts';
+import { hashPersonalApiKey } from '@sightline/auth';
+import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { UsageError } from '../import';
+import { runAdminCommand } from './admin-command';
+
+const run = promisify(execFile);
+const REPO = resolve(__dirname, '../../../..');
+
+describe('admin command on the distributed PostgreSQL', () => {
+  let database: TestPostgresDatabase;
+  let db: MetadataStore;
+  const printed: string[] = [];
+  const admin = (...argv: string[]) => runAdminCommand(argv, db, (text) => printed.push(text));
+
+  beforeAll(async () => {
+    database = await createTestPostgresDatabase('admincli');
+    db = await createMetadataStore({ url: database.url });
+    await migratePostgres(db);
+  });
+  afterAll(async () => {
+    await db.close();
+    await database.drop();
+  });
+
+  it('creates a scoped key that authenticates, lists it masked, and revokes it', async () => {
+    expect(await admin('keys', 'create', '--label', 'dashboard script', '--scopes', 'insight:read,person:read', '--project', '1')).toBe(0);
+    const value = /shown once\): (phx_\S+)/.exec(printed.join('\n'))![1]!;
+    const principal = await findPrincipalByKeyHash(db, hashPersonalApiKey(value));
+    expect(principal).toMatchObject({ scopes: ['insight:read', 'person:read'], scopedTeams: [1] });
+
+    printed.length = 0;
+    expect(await admin('keys', 'list')).toBe(0);
+    expect(printed.join('\n')).toContain(`${value.slice(0, 6)}...${value.slice(-4)}`);
+    expect(printed.join('\n')).not.toContain(value);
+
+    expect(await admin('keys', 'revoke', String(principal!.keyId))).toBe(0);
+    expect(await findPrincipalByKeyHash(db, hashPersonalApiKey(value))).toBeNull();
+    expect(await admin('keys', 'revoke', String(principal!.keyId))).toBe(1);
+  });
+
+  it('creates a project whose project key resolves', async () => {
+    printed.length = 0;
+    expect(await admin('projects', 'create', '--name', 'Shop', '--timezone', 'Europe/Paris')).toBe(0);
+    const token = /project API key (phc_\S+)/.exec(printed.join('\n'))![1]!;
+    expect(await findProjectByToken(db, token)).toMatchObject({ name: 'Shop', timezone: 'Europe/Paris' });
+  });
+
+  it('refuses unknown scopes, projects and commands', async () => {
+    await expect(admin('keys', 'create', '--label', 'x', '--scopes', 'rocket:launch')).rejects.toThrow(UsageError);
+    await expect(admin('keys', 'create', '--label', 'x', '--scopes', '*', '--project', '999')).rejects.toThrow('no project 999');
+    await expect(admin('projects', 'create', '--name', 'x', '--timezone', 'Mars/Olympus')).rejects.toThrow('unknown time zone');
+    await expect(admin('keys', 'rotate')).rejects.toThrow('unknown command');
+  });
+});
+
+describe('npm run admin on the embedded data directory', () => {
+  it('creates a key and a project in the data directory the server opens', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+    try {
+      const env = { ...process.env, SIGHTLINE_DATA_DIR: dataDir, DATABASE_URL: '' };
+      const created = await run('npm', ['run', '-s', 'admin', '--', 'keys', 'create', '--label', 'ci', '--scopes', 'feature_flag:read'], { cwd: REPO, env });
+      const value = /shown once\): (phx_\S+)/.exec(created.stdout)![1]!;
+      const project = await run('npm', ['run', '-s', 'admin', '--', 'projects', 'create', '--name', 'Embedded'], { cwd: REPO, env });
+      const token = /project API key (phc_\S+)/.exec(project.stdout)![1]!;
+      const db = await createMetadataStore({ dataDir });
+      try {
+        expect(await findPrincipalByKeyHash(db, hashPersonalApiKey(value))).toMatchObject({ scopes: ['feature_flag:read'] });
+        expect((await findProjectByToken(db, token))?.name).toBe('Embedded');
+      } finally {
+        await db.close();
+      }
+      const bad = await run('npm', ['run', '-s', 'admin', '--', 'keys', 'create', '--label', 'x', '--scopes', 'nope'], { cwd: REPO, env }).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown scope(s): nope') });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

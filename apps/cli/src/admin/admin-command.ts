@@ -1,0 +1,123 @@
+import { parseArgs } from 'node:util';
+import { bootstrapInstance, deletePersonalKey, findProjectById, insertProject, issuePersonalKey, listAllProjects, listPersonalKeys } from '@sightline/accounts';
+import { generateProjectApiKey, isKnownScope } from '@sightline/auth';
+import { checkTimezone } from '@sightline/insights';
+import type { MetadataStore } from '@sightline/postgres';
+import { UsageError } from '../import';
+
+export const ADMIN_USAGE = `usage: npm run admin -- <command>
+
+  keys create --label L --scopes a:read,b:write [--project N]...   issue a personal API key (printed once)
+  keys list                                                          every key, masked
+  keys revoke <id>                                                   delete a key: it stops working at once
+  projects create --name N [--timezone TZ]                           a project with a new project API key
+  projects list                                                      every project and its project API key
+
+Works on the store the server uses: DATABASE_URL when set (distributed mode), else the embedded
+data directory SIGHTLINE_DATA_DIR (default ./data; stop the embedded server first, as only one
+process may open it).`;
+
+/** The owner of keys issued from the command line: the instance's first user (the one bootstrap created). */
+async function operatorUser(db: MetadataStore): Promise<{ id: number; organization_id: string }> {
+  const [user] = await db.query<{ id: number; organization_id: string }>('SELECT id, organization_id FROM users ORDER BY id LIMIT 1');
+  if (!user) throw new UsageError('this instance has no user yet');
+  return user;
+}
+
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** Runs one admin command on the store; what it prints goes to `out`. Exit code 0 on success. */
+export async function runAdminCommand(argv: readonly string[], db: MetadataStore, out: (text: string) => void): Promise<number> {
+  const [noun, verb, ...rest] = argv;
+  // On a fresh data directory the first command sets the instance up, as a first start would.
+  const setup = await bootstrapInstance(db);
+  if (setup.created) out(`set up a new instance: project ${setup.projectId}, bootstrap personal API key ${setup.personalApiKey} (shown once)`);
+
+  if (noun === 'keys' && verb === 'create') {
+    const { values } = parseArgs({
+      args: [...rest],
+      options: { label: { type: 'string' }, scopes: { type: 'string' }, project: { type: 'string', multiple: true } },
+      strict: true,
+    });
+    const label = values.label?.trim();
+    if (!label) throw new UsageError('--label is required');
+    if (label.length > 40) throw new UsageError('--label has at most 40 characters');
+    const scopes = (values.scopes ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (scopes.length === 0) throw new UsageError('--scopes is required (comma-separated, e.g. insight:read,person:read, or *)');
+    const unknown = scopes.filter((s) => !isKnownScope(s));
+    if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}`);
+    const projects: number[] = [];
+    for (const raw of values.project ?? []) {
+      const id = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+      if (!Number.isInteger(id) || !(await findProjectById(db, id))) throw new UsageError(`no project ${raw}`);
+      projects.push(id);
+    }
+    const user = await operatorUser(db);
+    const { key, value } = await issuePersonalKey(db, { userId: user.id, label, scopes, scopedTeams: projects.length > 0 ? projects : null });
+    out(`key ${key.id} "${key.label}" scopes ${key.scopes.join(',')}${projects.length ? ` projects ${projects.join(',')}` : ''}`);
+    out(`personal API key (shown once): ${value}`);
+    return 0;
+  }
+  if (noun === 'keys' && verb === 'list') {
+    const keys = await listPersonalKeys(db, null);
+    out(
+      table([
+        ['id', 'label', 'value', 'scopes', 'projects', 'last used'],
+        ...keys.map((k) => [
+          String(k.id),
+          k.label,
+          k.mask_value,
+          k.scopes.join(','),
+          k.scoped_teams?.join(',') ?? 'all',
+          k.last_used_at ? new Date(k.last_used_at).toISOString() : 'never',
+        ]),
+      ]),
+    );
+    return 0;
+  }
+  if (noun === 'keys' && verb === 'revoke') {
+    const raw = rest[0];
+    if (!raw || !/^\d{1,9}$/.test(raw)) throw new UsageError('keys revoke <id>: the id from `keys list`');
+    if (!(await deletePersonalKey(db, null, Number(raw)))) {
+      out(`no key ${raw}`);
+      return 1;
+    }
+    out(`key ${raw} revoked`);
+    return 0;
+  }
+  if (noun === 'projects' && verb === 'create') {
+    const { values } = parseArgs({ args: [...rest], options: { name: { type: 'string' }, timezone: { type: 'string' } }, strict: true });
+    const name = values.name?.trim();
+    if (!name) throw new UsageError('--name is required');
+    if (name.length > 200) throw new UsageError('--name has at most 200 characters');
+    let timezone: string;
+    try {
+      timezone = checkTimezone(values.timezone ?? 'UTC');
+    } catch {
+      throw new UsageError(`unknown time zone "${values.timezone}"`);
+    }
+    const user = await operatorUser(db);
+    const project = await insertProject(db, { organizationId: user.organization_id, name, apiToken: generateProjectApiKey(), timezone });
+    out(`project ${project.id} "${project.name}" project API key ${project.api_token}`);
+    return 0;
+  }
+  if (noun === 'projects' && verb === 'list') {
+    const projects = await listAllProjects(db);
+    out(table([['id', 'name', 'project API key', 'timezone'], ...projects.map((p) => [String(p.id), p.name, p.api_token, p.timezone])]));
+    return 0;
+  }
+  throw new UsageError(noun === undefined ? 'a command is required' : `unknown command "${[noun, verb].filter(Boolean).join(' ')}"`);
+}

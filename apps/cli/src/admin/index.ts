@@ -1,0 +1,1 @@
+export { ADMIN_USAGE, runAdminCommand } from './admin-command';
