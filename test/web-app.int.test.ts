@@ -396,13 +396,26 @@ describe('the web app in Chromium', () => {
     const snippets = await page.getByTestId('snippet').allTextContents();
     expect(snippets[0]).toContain(`posthog.init('${target.projectKey}', { api_host: '${target.base}' });`);
     expect(snippets[1]).toContain(`new PostHog('${target.projectKey}', { host: '${target.base}' })`);
-    await screenshot('14-settings');
-    expect(await seriousViolations()).toEqual([]);
     await page.getByLabel(/^Timezone/).selectOption('Europe/Berlin');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
     await page.getByText('Times in Europe/Berlin').waitFor();
     expect((await target.api('GET', '/api/projects/1/')).body.timezone).toBe('Europe/Berlin');
+
+    // A personal API key issued here works at once (its value shown once) and stops when revoked.
+    await page.getByLabel('Label').fill('CI reader');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const issued = (await page.getByTestId('issued-key').textContent())!;
+    expect(issued).toMatch(/^phx_/);
+    const withKey = () => fetch(`${target.base}/api/environments/1/events/?limit=1`, { headers: { authorization: `Bearer ${issued}` } });
+    expect((await withKey()).status).toBe(200);
+    await page.locator('tr[data-key="CI reader"]').waitFor();
+    await screenshot('14-settings');
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByRole('button', { name: 'Delete key CI reader…' }).click();
+    await page.getByRole('button', { name: 'Yes, delete key CI reader' }).click();
+    await waitFor(async () => (await page.locator('tr[data-key="CI reader"]').count()) === 0, { description: 'the key gone from the list' });
+    expect((await withKey()).status).toBe(401);
   });
 
   it('is readable on a phone', async () => {

@@ -70,7 +70,7 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
-  else if (path === '/settings') page = <SettingsPage projectId={projectId} onProjectChanged={onProjectChanged} />;
+  else if (path === '/settings') page = <SettingsPage projectId={projectId} timezone={timezone} onProjectChanged={onProjectChanged} />;
   else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;
   else if (path.startsWith('/feature_flags/')) page = <FlagDetailPage projectId={projectId} id={path.slice(15)} />;
   else
@@ -96,13 +96,10 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
             </a>
           ))}
         </nav>
-        <span class="meta">
-          <span data-testid="timezone" title={`Project: ${me.team.name}`}>
-            Times in {timezone}
-          </span>{' '}
-          · <span>{me.email}</span>
+        <span class="meta" data-testid="timezone" title={`Project: ${me.team.name}`}>
+          Times in {timezone}
         </span>
-        <button type="button" class="secondary" onClick={signOut}>
+        <button type="button" class="secondary" onClick={signOut} title={`Signed in as ${me.email}`}>
           Sign out
         </button>
       </header>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorState, Loading } from '../components';
+import { ApiKeysSection } from './api-keys';
 
 interface ProjectSettings {
   id: number;
@@ -17,7 +18,7 @@ function timezones(current: string): string[] {
 }
 
 /** The project's settings, and the SDK set-up for this instance, ready to paste. */
-export function SettingsPage({ projectId, onProjectChanged }: { projectId: number; onProjectChanged: () => void }) {
+export function SettingsPage({ projectId, timezone, onProjectChanged }: { projectId: number; timezone: string; onProjectChanged: () => void }) {
   const [project, setProject] = useState<ProjectSettings | null>(null);
   const [draft, setDraft] = useState<ProjectSettings | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -120,6 +121,7 @@ await posthog.shutdown();`;
       <Snippet title="In the browser (posthog-js)" text={browserSnippet} />
       <Snippet title="On a server (posthog-node)" text={serverSnippet} />
       <Snippet title="From the shell" text={curlSnippet} />
+      <ApiKeysSection timezone={timezone} />
     </section>
   );
 }
