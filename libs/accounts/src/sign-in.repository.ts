@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SessionInfo } from '@sightline/auth';
 import type { Sql } from '@sightline/postgres';
 
@@ -113,4 +114,19 @@ export async function findFirstUserWithoutPassword(db: Sql): Promise<SignInUser 
   if (withPassword.length > 0) return null;
   const rows = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users u ORDER BY u.id LIMIT 1`);
   return rows[0] ? toUser(rows[0]) : null;
+}
+
+/** A new user of an organisation, without a password until they use a setup link. */
+export async function insertUser(db: Sql, user: { organizationId: string; email: string; firstName: string }): Promise<SignInUser> {
+  const rows = await db.query<UserRow>(
+    `INSERT INTO users (uuid, distinct_id, organization_id, first_name, email) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, uuid, email, first_name, organization_id, password_hash`,
+    [randomUUID(), randomUUID(), user.organizationId, user.firstName, user.email],
+  );
+  return toUser(rows[0]!);
+}
+
+export async function listUsers(db: Sql): Promise<SignInUser[]> {
+  const rows = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users u ORDER BY u.id`);
+  return rows.map(toUser);
 }
