@@ -122,6 +122,17 @@ describe('the web app in Chromium', () => {
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   }
 
+  /** The share of the chart canvas's pixels that are painted and not white: a canvas drawn blank is ~0. */
+  async function paintedShare(): Promise<number> {
+    return page.locator('.chart canvas').evaluate((canvas: any) => {
+      const { width, height } = canvas;
+      const pixels = canvas.getContext('2d').getImageData(0, 0, width, height).data as Uint8ClampedArray;
+      let painted = 0;
+      for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 3]! > 0 && (pixels[i]! < 240 || pixels[i + 1]! < 240 || pixels[i + 2]! < 240)) painted++;
+      return painted / (width * height);
+    });
+  }
+
   async function flagsFor(distinctId: string): Promise<Record<string, unknown>> {
     const res = await fetch(`${target.base}/flags/?v=1`, {
       method: 'POST',
@@ -231,6 +242,7 @@ describe('the web app in Chromium', () => {
     expect(values).toEqual([6, 4]);
     const query = JSON.parse(new URL(page.url()).searchParams.get('q')!) as { breakdown: string };
     expect(query.breakdown).toBe('$browser');
+    expect(await paintedShare()).toBeGreaterThan(0.001);
     await screenshot('04-trends-line-breakdown');
     expect(await seriousViolations()).toEqual([]);
     await page.getByLabel('Insight name').fill('Pageviews by browser');
@@ -243,6 +255,7 @@ describe('the web app in Chromium', () => {
     await page.getByTestId('trend-result').waitFor();
     await page.getByLabel('Display').selectOption('pie');
     await page.locator('[data-testid="trend-result"][data-display="pie"]').waitFor();
+    await waitFor(async () => expect(await paintedShare()).toBeGreaterThan(0.05), { description: 'the pie drawn' });
     await screenshot('05-trends-pie');
     await page.getByLabel('Display').selectOption('table');
     await page.locator('[data-testid="trend-result"][data-display="table"]').waitFor();

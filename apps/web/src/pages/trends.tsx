@@ -271,7 +271,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
 }
 
 export function TrendView({ result, display }: { result: TrendSeries[]; display: Display }) {
-  const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: s.data ?? [] })), [result]);
+  // A pie draws each series' total (aggregated displays answer no per-interval data).
+  const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })), [result, display]);
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
   if (result.every((s) => seriesTotal(s) === 0)) return <Empty>No matching events in this date range.</Empty>;
