@@ -265,6 +265,33 @@ describe('the web app in Chromium', () => {
     await page.getByLabel('Display').selectOption('number');
     await page.locator('.big-number').waitFor();
     await expect(page.locator('.big-number').textContent()).resolves.toBe('10');
+
+    // Cumulative: each series ends at its total. Compare: the previous week had no pageviews, so no
+    // browser to break down by: only the current period's series remain, named as such.
+    await page.getByLabel('Display').selectOption('cumulative');
+    const rows = () =>
+      page
+        .getByTestId('trend-series')
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((r) => [r.getAttribute('data-series'), (JSON.parse(r.getAttribute('data-values')!) as number[]).at(-1)]));
+    await page.locator('[data-testid="trend-result"][data-display="cumulative"]').waitFor();
+    await waitFor(
+      async () =>
+        expect(await rows()).toEqual([
+          ['$pageview · Chrome', 6],
+          ['$pageview · Firefox', 4],
+        ]),
+      { description: 'the cumulative series' },
+    );
+    await page.getByLabel('Compare to previous period').check();
+    await waitFor(
+      async () =>
+        expect(await total()).toEqual([
+          ['$pageview · Chrome (current period)', 6],
+          ['$pageview · Firefox (current period)', 4],
+        ]),
+      { description: 'the compared series' },
+    );
     expect(await seriousViolations()).toEqual([]);
   });
 

@@ -18,13 +18,17 @@ export interface TrendQuery {
   interval: 'hour' | 'day' | 'week' | 'month';
   date_from: string;
   display: Display;
+  /** Also the previous period of the same length. */
+  compare?: boolean;
 }
 
-export type Display = 'line' | 'bar' | 'table' | 'number' | 'pie';
+export type Display = 'line' | 'cumulative' | 'bar' | 'bar_value' | 'table' | 'number' | 'pie';
 
 const DISPLAYS: Record<Display, { label: string; api: string }> = {
   line: { label: 'Line', api: 'ActionsLineGraph' },
+  cumulative: { label: 'Cumulative line', api: 'ActionsLineGraphCumulative' },
   bar: { label: 'Bar', api: 'ActionsBar' },
+  bar_value: { label: 'Bar (totals)', api: 'ActionsBarValue' },
   table: { label: 'Table', api: 'ActionsTable' },
   number: { label: 'Number', api: 'BoldNumber' },
   pie: { label: 'Pie', api: 'ActionsPie' },
@@ -72,11 +76,17 @@ export interface TrendSeries {
   count: number;
   aggregated_value?: number;
   breakdown_value?: string | number | (string | number)[];
+  compare_label?: 'current' | 'previous';
   /** The series' event or action; with a breakdown, `label` is the breakdown value, as PostHog answers. */
   action: { name?: string } | null;
 }
 
 function seriesName(series: TrendSeries): string {
+  const period = series.compare_label ? ` (${series.compare_label} period)` : '';
+  return baseSeriesName(series) + period;
+}
+
+function baseSeriesName(series: TrendSeries): string {
   const breakdown = series.breakdown_value;
   if (breakdown === undefined || breakdown === '') return series.label;
   const value = Array.isArray(breakdown) ? breakdown.join(', ') : String(breakdown);
@@ -97,6 +107,7 @@ export function trendFilters(query: TrendQuery): Record<string, unknown> {
     interval: query.interval,
     date_from: query.date_from,
     display: DISPLAYS[query.display].api,
+    compare: query.compare || undefined,
   };
 }
 
@@ -115,6 +126,7 @@ export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQu
     interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']) ?? 'day',
     date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-7d',
     display,
+    compare: filters['compare'] === true,
   };
 }
 
@@ -252,6 +264,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
             ))}
           </select>
         </label>
+        <label class="inline">
+          <input type="checkbox" name="compare" checked={query.compare === true} onChange={(e) => setQuery({ ...query, compare: e.currentTarget.checked })} />{' '}
+          Compare to previous period
+        </label>
         <label>
           Display
           <select name="display" value={query.display} onChange={(e) => setQuery({ ...query, display: e.currentTarget.value as Display })}>
@@ -276,15 +292,15 @@ export function TrendView({ result, display }: { result: TrendSeries[]; display:
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
   if (result.every((s) => seriesTotal(s) === 0)) return <Empty>No matching events in this date range.</Empty>;
-  const timeSeries = display === 'line' || display === 'bar';
+  const timeSeries = display === 'line' || display === 'cumulative' || display === 'bar';
   return (
     <div class="trend" data-testid="trend-result" data-display={display}>
       {display === 'number' ? (
         <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
       ) : display === 'table' ? null : (
         <ChartCanvas
-          kind={timeSeries ? (display as 'line' | 'bar') : 'pie'}
-          labels={labels}
+          kind={display === 'bar' || display === 'bar_value' ? 'bar' : timeSeries ? 'line' : 'pie'}
+          labels={display === 'bar_value' ? ['Total'] : labels}
           series={series}
           title={`Trend: ${series.map((s) => s.label).join(', ')}`}
         />
