@@ -61,5 +61,7 @@ if ((${#missing[@]} > 0)); then
 fi
 
 npx tsc -p tsconfig.json --noEmit
+# The web app (DOM and JSX) has its own compiler settings.
+npx tsc -p apps/web/tsconfig.json
 # PGlite loads parts of itself with dynamic import(), which jest's VM allows only with this flag.
 NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" npx jest --ci "$@"

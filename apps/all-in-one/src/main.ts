@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { bootstrapInstance, formatBootstrapBanner } from '@sightline/accounts';
+import { bootstrapInstance, formatBootstrapBanner, formatPasswordSetupBanner, issueFirstStartPasswordToken } from '@sightline/accounts';
 import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { allInOneEnv } from '@sightline/config';
@@ -27,6 +27,8 @@ runService({
       Promise.resolve().then(() => require('./all-in-one') as typeof import('./all-in-one')),
     ]);
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
+    // Until someone has chosen a password, every start prints a fresh one-time link to do it.
+    const passwordToken = await issueFirstStartPasswordToken(db, Date.now());
     const bus = openEventBus();
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
     const access = accessOptionsFromConfig(config, logger);
@@ -73,6 +75,7 @@ runService({
           onStop(async () => removeMarker());
         }
         if (setup.created) process.stdout.write(formatBootstrapBanner(setup, url) + '\n');
+        if (passwordToken) process.stdout.write(formatPasswordSetupBanner(url, passwordToken) + '\n');
         logger.info({ url, dataDir, projectApiKey: setup.projectApiKey, startupMs: Date.now() - started }, `Sightline listening on ${url}`);
       },
     };

@@ -1,7 +1,7 @@
 import express, { Router, type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { createProjectTokenCache, findPrincipalByKeyHash } from '@sightline/accounts';
-import { personalKeyAuth } from '@sightline/auth';
+import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
+import { managementAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
@@ -16,18 +16,25 @@ import { createActionsRoutes } from './actions';
 import { createCohortsRoutes } from './cohorts';
 import { createDashboardsRoutes } from './dashboards';
 import { createFlagEvaluationRouter, createLocalEvaluationRoutes } from './decide';
+import { createEventDefinitionsRoutes } from './event-definitions';
+import { createEventsRoutes } from './events';
 import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle, type RateLimits } from './http/throttle';
 import { createInsightsRoutes } from './insights';
 import { createJobsRoutes } from './jobs';
+import { createLoginRouter } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
 import { createPersonsRoutes } from './persons';
+import { createPropertyDefinitionsRoutes } from './property-definitions';
 import { createRemoteConfigRouter } from './remote-config';
 import { createApiSchemaRouter } from './schema';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
+import { createUsersRoutes } from './users';
+import { createWebAppRouter, openWebAppFiles, type WebAppFiles } from './web-app';
+import { webDistDir } from '@sightline/web';
 
 export type { FlagChangeNotifier } from './feature-flags';
 export type { RateLimits } from './http/throttle';
@@ -73,6 +80,8 @@ export interface ApiDeps {
   /** The jobs of this process, for the operator route (embedded mode); absent: no such route. */
   jobs?: JobOperator;
   access?: AccessOptions;
+  /** The browser app served at `/`; default: the build in apps/web/dist. */
+  webApp?: WebAppFiles;
 }
 
 /** Every personal-key route, each declared once (method, path, scope, schema, summary). */
@@ -82,27 +91,39 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   const projectTokens = createProjectTokenCache(deps.db);
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
+    createUsersRoutes(deps.db),
     createOrganizationRoutes(deps.db),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
     createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges }),
     createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
+    createEventsRoutes({ db: deps.db, ch: deps.ch, now }),
+    createEventDefinitionsRoutes(deps.db),
+    createPropertyDefinitionsRoutes(deps.db),
     createPersonsRoutes({ db: deps.db, ch: deps.ch, now }),
     createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
     deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
   );
 }
 
-/** The management API (`/api/...`), authenticated by personal API keys, and flag evaluation. */
+/**
+ * The management API (`/api/...`), authenticated by personal API keys or the web app's session,
+ * flag evaluation, and the web app at `/`.
+ */
 export function createApiRouter(deps: ApiDeps): Router {
   const router = Router();
   const access = deps.access ?? {};
+  const now = deps.now ?? Date.now;
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
   const table = createApiRouteTable(deps, flagDefinitions);
-  const authenticate = personalKeyAuth((hash) => findPrincipalByKeyHash(deps.db, hash));
+  // A personal key, else the web app's session cookie (with CSRF checks on writes).
+  const authenticate = managementAuth({
+    personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
+    sessions: (hash) => findSessionByTokenHash(deps.db, hash, new Date(now())),
+  });
 
   // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
   // No personal key, no throttle.
@@ -121,10 +142,11 @@ export function createApiRouter(deps: ApiDeps): Router {
   // Public, for posthog-js in browsers: its remote config and its own script files.
   router.use(createRemoteConfigRouter({ db: deps.db, definitions: flagDefinitions }));
   router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
+  router.use('/api', managementCors(access.corsOrigins ?? []), managementSecurityHeaders());
+  // Signing in and out: before authentication, as they are how a browser gets its session.
+  router.use(createLoginRouter({ db: deps.db, now }));
   router.use(
     '/api',
-    managementCors(access.corsOrigins ?? []),
-    managementSecurityHeaders(),
     express.json({ limit: access.bodyLimitBytes ?? 5 * 1024 * 1024 }),
     authenticate,
     // After authentication, as DRF parses a body only once the caller is known.
@@ -145,6 +167,8 @@ export function createApiRouter(deps: ApiDeps): Router {
   });
   // Only requests for the registry's own paths walk its routes.
   router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
+  // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
+  router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));
   return router;
 }
 

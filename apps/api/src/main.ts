@@ -1,4 +1,4 @@
-import { bootstrapInstance, formatBootstrapBanner } from '@sightline/accounts';
+import { bootstrapInstance, formatBootstrapBanner, formatPasswordSetupBanner, issueFirstStartPasswordToken } from '@sightline/accounts';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { apiEnv, requiredInDistributedMode } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
@@ -16,6 +16,8 @@ runService({
     const db = await openMetadataStore();
     const ch = await openAnalyticsStore();
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
+    // Until someone has chosen a password, every start prints a fresh one-time link to do it.
+    const passwordToken = await issueFirstStartPasswordToken(db, Date.now());
     // Every api process subscribes, so a flag change reaches decide everywhere within a second.
     const flagDefinitions = createFlagDefinitionsCache({
       db,
@@ -56,6 +58,7 @@ runService({
       afterListen: (server) => {
         const baseUrl = `http://localhost:${server.port}`;
         if (setup.created) process.stdout.write(formatBootstrapBanner(setup, baseUrl) + '\n');
+        if (passwordToken) process.stdout.write(formatPasswordSetupBanner(baseUrl, passwordToken) + '\n');
         logger.info({ port: server.port, projectApiKey: setup.projectApiKey }, `api listening on ${baseUrl}`);
       },
     };

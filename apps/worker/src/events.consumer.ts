@@ -11,6 +11,7 @@ import { personsStep } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
+import { definitionsStep } from './pipeline/definitions.step';
 
 export interface EventsConsumerDeps {
   ch: ClickHouseClient;
@@ -118,6 +119,9 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       if (changedTeams.size > 0) void deps.personChanges?.personsChanged(changedTeams);
       done = timer('write');
       await writeStep(deps.ch, events, enrichments, copies);
+      done();
+      done = timer('definitions');
+      await definitionsStep(deps.db, events, deps.logger);
       done();
       for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
       const writtenPerTopic = new Map<string, number>();

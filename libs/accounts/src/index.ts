@@ -2,3 +2,5 @@ export * from './projects.repository';
 export * from './personal-keys.repository';
 export * from './bootstrap';
 export * from './project-token-cache';
+export * from './sign-in.repository';
+export * from './password-setup';

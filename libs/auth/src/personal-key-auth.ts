@@ -3,10 +3,11 @@ import { errors } from '@sightline/http';
 import { hashPersonalApiKey } from './keys';
 import { hasScope, type Scope } from './scopes';
 
-/** What a valid personal API key authenticates as. */
+/** What a valid personal API key (or a signed-in browser session) authenticates as. */
 export interface Principal {
   userId: number;
-  keyId: number;
+  /** null: a browser session, which has every scope of its user. */
+  keyId: number | null;
   scopes: string[];
   /** null: every project of the user's organisation. */
   scopedTeams: number[] | null;

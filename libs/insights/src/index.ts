@@ -18,3 +18,4 @@ export * from './trends/trends-query-node';
 export * from './saved-insights/saved-insights.repository';
 export * from './saved-insights/dashboards.repository';
 export * from './persons/persons.query';
+export * from './events/events-list.query';

@@ -110,3 +110,13 @@ export async function readDistinctIdCopy(ch: ClickHouseClient, teamId: number, d
   ).json<{ person_id: string; latest_version: string }>();
   return rows[0] ? { personId: rows[0].person_id, version: Number(rows[0].latest_version) } : null;
 }
+
+/** Every distinct id of a project's person (by uuid); empty when there is no such person. */
+export async function listDistinctIdsOfPerson(sql: Sql, teamId: number, personUuid: string): Promise<string[]> {
+  const rows = await sql.query<{ distinct_id: string }>(
+    `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+      WHERE p.team_id = $1 AND p.uuid = $2 ORDER BY d.distinct_id`,
+    [teamId, personUuid],
+  );
+  return rows.map((row) => row.distinct_id);
+}

@@ -40,6 +40,8 @@ export interface SdkTarget {
   events(): Promise<StoredEvent[]>;
   /** Waits until every given uuid is stored, then answers the project's events. */
   eventsOnceStored(uuids: Iterable<string>, timeoutMs?: number): Promise<StoredEvent[]>;
+  /** Everything the service printed so far (its start banner, logs). */
+  output(): string;
   /** The person a distinct id belongs to, read through the persons API, or null. */
   person(distinctId: string): Promise<StoredPerson | null>;
   close(): Promise<void>;
@@ -101,6 +103,7 @@ export async function startSdkTarget(prefix: string): Promise<SdkTarget> {
       return { status: response.status, body: parsed };
     },
     events,
+    output: () => service.app.output(),
     async eventsOnceStored(uuids, timeoutMs = 30_000) {
       const wanted = [...uuids];
       let last: StoredEvent[] = [];

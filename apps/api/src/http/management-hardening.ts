@@ -12,7 +12,7 @@ export function managementSecurityHeaders(): RequestHandler {
 
 /**
  * CORS for the management API: only the configured origins may call it from a browser, and only
- * with the Authorization header (no cookies: personal API keys are the only credentials).
+ * with the Authorization header (no cookies: the web app's session cookie is for its own origin only).
  */
 export function managementCors(allowedOrigins: readonly string[]): RequestHandler {
   const allowed = new Set(allowedOrigins.map((o) => o.trim().replace(/\/$/, '')).filter(Boolean));

@@ -51,6 +51,21 @@ describe('per-key throttle (in memory, embedded mode)', () => {
     expect(await call(general, 1)).toBeNull();
   });
 
+  it('counts a browser session (no key) per user: two users never share a budget', async () => {
+    const limits = { burstPerMinute: 2, sustainedPerHour: 100, clickhouseBurstPerMinute: 1, clickhouseSustainedPerHour: 1 };
+    const general = createThrottle({ limits, metrics: createMetrics() })('general');
+    const session = (userId: number) => {
+      const req = { principal: { keyId: null, userId, scopes: ['*'], scopedTeams: null, organizationId: 'o' } } as unknown as Request;
+      return new Promise<ApiError | null>(
+        (resolve) => void general(req, {} as Response, (error?: unknown) => resolve((error as ApiError | undefined) ?? null)),
+      );
+    };
+    expect(await session(1)).toBeNull();
+    expect(await session(1)).toBeNull();
+    expect((await session(1))?.status).toBe(429);
+    expect(await session(2)).toBeNull();
+  });
+
   it('holds the hourly budget across minutes', async () => {
     const limits = { burstPerMinute: 5, sustainedPerHour: 8, clickhouseBurstPerMinute: 1, clickhouseSustainedPerHour: 1 };
     const general = createThrottle({ limits, metrics: createMetrics() })('general');

@@ -64,7 +64,8 @@ export function createThrottle(options: ThrottleOptions): (kind: ThrottleClass) 
     const principal = req.principal;
     if (!principal) return next();
     // The organisation id (a random uuid per instance) keeps two instances sharing one Redis apart.
-    const key = `key:${principal.organizationId}:${principal.keyId}`;
+    // A browser session counts per user, as PostHog's throttles count a logged-in user.
+    const key = principal.keyId === null ? `user:${principal.organizationId}:${principal.userId}` : `key:${principal.organizationId}:${principal.keyId}`;
     const outcomes = await Promise.allSettled(windows[kind].map((window) => window.consume(key)));
     let waitMs = 0;
     let storeError: unknown = null;

@@ -12,10 +12,11 @@ import {
 } from '@sightline/insights';
 import { changePersonProperties, deletePersons } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { parsePropertyFilters, PropertyCompileError, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
+import { PropertyCompileError } from '@sightline/properties';
 import { activityPage, recordActivity } from '../activity-log/activity-log';
 import { parseBody, parseBoolean, parseDict, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { parsePropertiesParam } from '../http/properties-param';
 import { RouteTable } from '../http/route-registry';
 import { personsCsv, serializePersons, type PersonJson } from './person.serializer';
 
@@ -47,27 +48,10 @@ function queryText(req: Request, name: string): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-/** `properties`: JSON text of a filter list or a property group. */
-function parsePersonFilters(text: string | null): PropertyGroup {
-  if (text === null) return { type: 'AND', values: [] };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw errors.validation('Properties are not valid JSON.', 'properties', 'parse_error');
-  }
-  try {
-    return parsePropertyFilters(value, 'properties', PERSON_FILTER_TYPES);
-  } catch (error) {
-    if (error instanceof PropertyFilterError) throw errors.validation(error.message, error.attr, error.code);
-    throw error;
-  }
-}
-
 /** The list's filters from the query string (everything but paging). */
 async function listFilters(db: MetadataStore, req: Request, nowMs: number): Promise<Omit<PersonsQuery, 'limit' | 'offset'>> {
   const teamId = req.project!.id;
-  const properties = parsePersonFilters(queryText(req, 'properties'));
+  const properties = parsePropertiesParam(queryText(req, 'properties'), PERSON_FILTER_TYPES);
   const cohortText = queryText(req, 'cohort');
   if (cohortText !== null && !/^\d{1,9}$/.test(cohortText)) throw errors.validation('A valid integer is required.', 'cohort', 'invalid');
   const cohortId = cohortText === null ? null : Number(cohortText);

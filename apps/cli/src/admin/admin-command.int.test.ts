@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { findPrincipalByKeyHash, findProjectByToken } from '@sightline/accounts';
-import { hashPersonalApiKey } from '@sightline/auth';
+import { consumePasswordSetupToken, findPrincipalByKeyHash, findProjectByToken, findUserByEmail } from '@sightline/accounts';
+import { hashPersonalApiKey, hashSecretToken } from '@sightline/auth';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
 import { UsageError } from '../import';
@@ -50,6 +50,26 @@ describe('admin command on the distributed PostgreSQL', () => {
     expect(await admin('projects', 'create', '--name', 'Shop', '--timezone', 'Europe/Paris')).toBe(0);
     const token = /project API key (phc_\S+)/.exec(printed.join('\n'))![1]!;
     expect(await findProjectByToken(db, token)).toMatchObject({ name: 'Shop', timezone: 'Europe/Paris' });
+  });
+
+  it('creates a web app user whose one-time link sets a password, and issues a new link to reset it', async () => {
+    printed.length = 0;
+    expect(await admin('users', 'create', '--email', 'analyst@example.com', '--name', 'Ana', '--url', 'https://sightline.example/')).toBe(0);
+    const link = /(https:\/\/sightline\.example\/setup\?token=(\S+))/.exec(printed.join('\n'));
+    expect(link).not.toBeNull();
+    const user = await findUserByEmail(db, 'analyst@example.com');
+    expect(user).toMatchObject({ firstName: 'Ana', passwordHash: null });
+    expect(await consumePasswordSetupToken(db, hashSecretToken(decodeURIComponent(link![2]!)), new Date())).toBe(user!.id);
+    await expect(admin('users', 'create', '--email', 'ANALYST@example.com')).rejects.toThrow('exists');
+
+    printed.length = 0;
+    expect(await admin('users', 'reset-password', '--email', 'analyst@example.com')).toBe(0);
+    expect(printed.join('\n')).toMatch(/http:\/\/localhost:8000\/setup\?token=/);
+    expect(await admin('users', 'reset-password', '--email', 'nobody@example.com')).toBe(1);
+    printed.length = 0;
+    expect(await admin('users', 'list')).toBe(0);
+    expect(printed.join('\n')).toMatch(/analyst@example\.com\s+not set/);
+    await expect(admin('users', 'create', '--email', 'not-an-address')).rejects.toThrow(UsageError);
   });
 
   it('refuses unknown scopes, projects and commands', async () => {

@@ -1,5 +1,19 @@
 import { parseArgs } from 'node:util';
-import { bootstrapInstance, deletePersonalKey, findProjectById, insertProject, issuePersonalKey, listAllProjects, listPersonalKeys } from '@sightline/accounts';
+import {
+  bootstrapInstance,
+  deletePersonalKey,
+  findProjectById,
+  findUserByEmail,
+  insertProject,
+  insertUser,
+  issuePasswordSetupToken,
+  issuePersonalKey,
+  listAllProjects,
+  listPersonalKeys,
+  listUsers,
+  passwordSetupUrl,
+  PASSWORD_SETUP_TTL_MS,
+} from '@sightline/accounts';
 import { generateProjectApiKey, isKnownScope } from '@sightline/auth';
 import { checkTimezone } from '@sightline/insights';
 import type { MetadataStore } from '@sightline/postgres';
@@ -12,6 +26,11 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
   keys revoke <id>                                                   delete a key: it stops working at once
   projects create --name N [--timezone TZ]                           a project with a new project API key
   projects list                                                      every project and its project API key
+  users create --email E [--name N] [--url U]                        a web app user; prints a one-time link to choose a password
+  users reset-password --email E [--url U]                           a new one-time password link (the old password works until it is used)
+  users list                                                         every user and whether they have a password
+
+--url is the address the web app is opened at (default http://localhost:8000).
 
 Works on the store the server uses: DATABASE_URL when set (distributed mode), else the embedded
 data directory SIGHTLINE_DATA_DIR (default ./data; stop the embedded server first, as only one
@@ -117,6 +136,31 @@ export async function runAdminCommand(argv: readonly string[], db: MetadataStore
   if (noun === 'projects' && verb === 'list') {
     const projects = await listAllProjects(db);
     out(table([['id', 'name', 'project API key', 'timezone'], ...projects.map((p) => [String(p.id), p.name, p.api_token, p.timezone])]));
+    return 0;
+  }
+  if (noun === 'users' && (verb === 'create' || verb === 'reset-password')) {
+    const { values } = parseArgs({ args: [...rest], options: { email: { type: 'string' }, name: { type: 'string' }, url: { type: 'string' } }, strict: true });
+    const email = values.email?.trim();
+    if (!email || !/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new UsageError('--email is required (an e-mail address)');
+    const baseUrl = (values.url ?? 'http://localhost:8000').replace(/\/+$/, '');
+    if (!/^https?:\/\/\S+$/.test(baseUrl)) throw new UsageError('--url must be an http(s) address');
+    let user = await findUserByEmail(db, email);
+    if (verb === 'create') {
+      if (user) throw new UsageError(`a user with e-mail ${email} exists (use users reset-password)`);
+      const operator = await operatorUser(db);
+      user = await insertUser(db, { organizationId: operator.organization_id, email, firstName: values.name?.trim().slice(0, 150) ?? '' });
+      out(`user ${user.id} ${user.email} created`);
+    } else if (!user) {
+      out(`no user with e-mail ${email}`);
+      return 1;
+    }
+    const token = await issuePasswordSetupToken(db, user.id, Date.now());
+    out(`one-time link to choose a password (valid ${PASSWORD_SETUP_TTL_MS / 3_600_000} hours): ${passwordSetupUrl(baseUrl, token)}`);
+    return 0;
+  }
+  if (noun === 'users' && verb === 'list') {
+    const users = await listUsers(db);
+    out(table([['id', 'e-mail', 'password'], ...users.map((u) => [String(u.id), u.email, u.passwordHash ? 'set' : 'not set'])]));
     return 0;
   }
   throw new UsageError(noun === undefined ? 'a command is required' : `unknown command "${[noun, verb].filter(Boolean).join(' ')}"`);

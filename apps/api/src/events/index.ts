@@ -1,0 +1,1 @@
+export { createEventsRoutes } from './events.route';

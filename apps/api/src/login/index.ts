@@ -1,0 +1,1 @@
+export { createLoginRouter, SESSION_TTL_MS } from './login.route';

@@ -1,0 +1,128 @@
+import { issueFirstStartPasswordToken, issuePasswordSetupToken } from '@sightline/accounts';
+import request from 'supertest';
+import { createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+import { SESSION_TTL_MS } from './login.route';
+
+interface Cookies {
+  session: string;
+  csrf: string;
+  /** The Cookie header a browser would send. */
+  header: string;
+  raw: string[];
+}
+
+function cookiesOf(res: request.Response): Cookies {
+  const raw = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  const value = (name: string) =>
+    raw
+      .find((c) => c.startsWith(`${name}=`))
+      ?.split(';')[0]!
+      .slice(name.length + 1) ?? '';
+  const session = value('sightline_session');
+  const csrf = value('sightline_csrftoken');
+  return { session, csrf, header: `sightline_session=${session}; sightline_csrftoken=${csrf}`, raw };
+}
+
+describe('signing in to the web app', () => {
+  let f: FlagFixture;
+  let clock = Date.parse('2026-03-02T10:00:00Z');
+  beforeAll(async () => {
+    f = await createFlagFixture('web_login', () => clock);
+  });
+  afterAll(() => f.close());
+
+  it('sets the first password through a one-time link, which then stops working', async () => {
+    const token = await issueFirstStartPasswordToken(f.db, clock);
+    expect(token).toEqual(expect.any(String));
+    const res = await request(f.app).post('/api/password_setup/').send({ token, email: 'owner@example.com', password: 'correct horse battery' }).expect(200);
+    const cookies = cookiesOf(res);
+    const session = cookies.raw.find((c) => c.startsWith('sightline_session='))!;
+    expect(session).toMatch(/HttpOnly/i);
+    expect(session).toMatch(/SameSite=Lax/i);
+    expect(session).toMatch(/Path=\//);
+    expect(cookies.raw.find((c) => c.startsWith('sightline_csrftoken='))).not.toMatch(/HttpOnly/i);
+    const [user] = await f.db.query<{ email: string; password_hash: string }>('SELECT email, password_hash FROM users WHERE id = $1', [f.adminUserId]);
+    expect(user!.email).toBe('owner@example.com');
+    expect(user!.password_hash).toMatch(/^\$argon2id\$/);
+    // Only hashes are stored.
+    const stored = await f.db.query<{ token_hash: string }>('SELECT token_hash FROM user_sessions');
+    expect(stored.map((s) => s.token_hash)).not.toContain(cookies.session);
+
+    const again = await request(f.app).post('/api/password_setup/').send({ token, password: 'another password' }).expect(400);
+    expect(again.body).toMatchObject({ type: 'validation_error', code: 'invalid_token', attr: 'token' });
+    // Once a password exists, starts print no link.
+    expect(await issueFirstStartPasswordToken(f.db, clock)).toBeNull();
+  });
+
+  it('refuses a short password and an unknown token with DRF errors', async () => {
+    const token = await issuePasswordSetupToken(f.db, f.adminUserId, clock);
+    const short = await request(f.app).post('/api/password_setup/').send({ token, password: 'short' }).expect(400);
+    expect(short.body).toMatchObject({ code: 'min_length', attr: 'password' });
+    await request(f.app).post('/api/password_setup/').send({ token: 'nope', password: 'long enough password' }).expect(400);
+    const expired = await issuePasswordSetupToken(f.db, f.adminUserId, clock - 25 * 3600 * 1000);
+    const late = await request(f.app).post('/api/password_setup/').send({ token: expired, password: 'long enough password' }).expect(400);
+    expect(late.body.code).toBe('invalid_token');
+  });
+
+  it('signs in with the e-mail (any case) and password, and answers wrong ones alike', async () => {
+    const wrong = await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'wrong password' }).expect(400);
+    expect(wrong.body).toEqual({ type: 'validation_error', code: 'invalid_credentials', detail: 'Invalid email or password.', attr: null });
+    const unknown = await request(f.app).post('/api/login/').send({ email: 'nobody@example.com', password: 'wrong password' }).expect(400);
+    expect(unknown.body).toEqual(wrong.body);
+    const missing = await request(f.app).post('/api/login/').send({ email: 'owner@example.com' }).expect(400);
+    expect(missing.body).toMatchObject({ code: 'required', attr: 'password' });
+    await request(f.app).post('/api/login/').send({ email: 'OWNER@example.com', password: 'correct horse battery' }).expect(200);
+  });
+
+  it('lets the session use the management API, with CSRF checks on writes', async () => {
+    const login = await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200);
+    const cookies = cookiesOf(login);
+    const me = await request(f.app).get('/api/users/@me/').set('Cookie', cookies.header).expect(200);
+    expect(me.body).toMatchObject({ email: 'owner@example.com', team: { id: expect.any(Number), timezone: 'UTC' } });
+    await request(f.app).get('/api/users/@me/').expect(401);
+    const flagsPath = `/api/projects/${me.body.team.id}/feature_flags/`;
+    await request(f.app).get(flagsPath).set('Cookie', cookies.header).expect(200);
+
+    const flag = { key: 'web-session-flag', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } };
+    const noToken = await request(f.app).post(flagsPath).set('Cookie', cookies.header).send(flag).expect(403);
+    expect(noToken.body).toMatchObject({ code: 'permission_denied', detail: 'CSRF Failed: CSRF token missing.' });
+    const badToken = await request(f.app).post(flagsPath).set('Cookie', cookies.header).set('X-CSRFToken', 'x'.repeat(43)).send(flag).expect(403);
+    expect(badToken.body.detail).toBe('CSRF Failed: CSRF token incorrect.');
+    const otherSite = await request(f.app)
+      .post(flagsPath)
+      .set('Cookie', cookies.header)
+      .set('X-CSRFToken', cookies.csrf)
+      .set('Origin', 'https://evil.example')
+      .send(flag)
+      .expect(403);
+    expect(otherSite.body.detail).toMatch(/Origin checking failed/);
+    const created = await request(f.app).post(flagsPath).set('Cookie', cookies.header).set('X-CSRFToken', cookies.csrf).send(flag).expect(201);
+    // The activity log names the signed-in user.
+    expect(created.body.created_by).toMatchObject({ email: 'owner@example.com' });
+
+    // A request with an Authorization header is judged by it alone.
+    await request(f.app).get(flagsPath).set('Cookie', cookies.header).set('Authorization', 'Bearer phx_wrong').expect(401);
+  });
+
+  it('ends the session at logout and after two weeks', async () => {
+    const login = await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200);
+    const cookies = cookiesOf(login);
+    await request(f.app).post('/api/logout/').set('Cookie', cookies.header).expect(403);
+    const out = await request(f.app).post('/api/logout/').set('Cookie', cookies.header).set('X-CSRFToken', cookies.csrf).expect(200);
+    expect(([] as string[]).concat(out.headers['set-cookie'] ?? []).some((c) => /^sightline_session=;/.test(c))).toBe(true);
+    const after = await request(f.app).get('/api/users/@me/').set('Cookie', cookies.header).expect(401);
+    expect(after.body.code).toBe('authentication_failed');
+
+    const second = cookiesOf(await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200));
+    clock += SESSION_TTL_MS + 1000;
+    await request(f.app).get('/api/users/@me/').set('Cookie', second.header).expect(401);
+  });
+
+  it('ends every session of a user when the password changes', async () => {
+    const cookies = cookiesOf(await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200));
+    const token = await issuePasswordSetupToken(f.db, f.adminUserId, clock);
+    await request(f.app).post('/api/password_setup/').send({ token, password: 'a new long password' }).expect(200);
+    await request(f.app).get('/api/users/@me/').set('Cookie', cookies.header).expect(401);
+    await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'a new long password' }).expect(200);
+  });
+});

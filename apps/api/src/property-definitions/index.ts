@@ -1,0 +1,1 @@
+export { createPropertyDefinitionsRoutes } from './property-definitions.route';

@@ -1,0 +1,1 @@
+export { createUsersRoutes } from './users.route';

@@ -1,0 +1,113 @@
+import { render } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiFailure, hasSessionCookie, type Me } from './api';
+import { ErrorState, Loading } from './components';
+import { DashboardPage, DashboardsPage } from './pages/dashboards';
+import { EventsPage } from './pages/events';
+import { FlagDetailPage, FlagsPage } from './pages/flags';
+import { FunnelsPage } from './pages/funnels';
+import { InsightsPage } from './pages/insights';
+import { LoginPage, SetupPage } from './pages/login';
+import { PersonDetailPage, PersonsPage } from './pages/persons';
+import { SettingsPage } from './pages/settings';
+import { TrendsPage } from './pages/trends';
+import { linkHandler, navigate, useLocation } from './router';
+import './styles.css';
+
+const NAV = [
+  { path: '/events', label: 'Events' },
+  { path: '/dashboards', label: 'Dashboards' },
+  { path: '/insights', label: 'Insights' },
+  { path: '/trends', label: 'Trends' },
+  { path: '/funnels', label: 'Funnels' },
+  { path: '/persons', label: 'Persons' },
+  { path: '/feature_flags', label: 'Feature flags' },
+  { path: '/settings', label: 'Settings' },
+];
+
+function App() {
+  const url = useLocation();
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+  const loadMe = useCallback(() => {
+    setError(null);
+    if (!hasSessionCookie()) {
+      setMe(null);
+      return;
+    }
+    api<Me>('/api/users/@me/')
+      .then(setMe)
+      .catch((failure) => (failure instanceof ApiFailure && failure.status === 401 ? setMe(null) : setError(failure)));
+  }, []);
+  useEffect(loadMe, [loadMe]);
+
+  if (url.pathname === '/setup') return <SetupPage token={url.searchParams.get('token') ?? ''} onDone={loadMe} />;
+  if (error) return <ErrorState error={error} retry={loadMe} />;
+  if (me === undefined) return <Loading what="Sightline" />;
+  if (me === null) return <LoginPage onSignedIn={loadMe} />;
+  if (url.pathname === '/' || url.pathname === '/login') {
+    navigate('/events', true);
+    return null;
+  }
+  return <Shell me={me} url={url} onSignedOut={() => setMe(null)} onProjectChanged={loadMe} />;
+}
+
+function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; onSignedOut: () => void; onProjectChanged: () => void }) {
+  const projectId = me.team.id;
+  const timezone = me.team.timezone;
+  const signOut = async () => {
+    await api('/api/logout/', { method: 'POST' }).catch(() => undefined);
+    onSignedOut();
+    navigate('/login', true);
+  };
+  const path = url.pathname;
+  let page;
+  if (path === '/events') page = <EventsPage projectId={projectId} timezone={timezone} />;
+  else if (path === '/trends') page = <TrendsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/dashboards') page = <DashboardsPage projectId={projectId} />;
+  else if (path.startsWith('/dashboards/')) page = <DashboardPage projectId={projectId} id={path.slice(12)} />;
+  else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
+  else if (path === '/settings') page = <SettingsPage projectId={projectId} timezone={timezone} onProjectChanged={onProjectChanged} />;
+  else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;
+  else if (path.startsWith('/feature_flags/')) page = <FlagDetailPage projectId={projectId} id={path.slice(15)} />;
+  else
+    page = (
+      <section>
+        <h1>Page not found</h1>
+        <p>
+          There is nothing at <code>{path}</code>.
+        </p>
+      </section>
+    );
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">Sightline</span>
+        <nav aria-label="Main">
+          {NAV.map((item) => (
+            <a key={item.path} href={item.path} onClick={linkHandler(item.path)} aria-current={path.startsWith(item.path) ? 'page' : undefined}>
+              {item.label}
+            </a>
+          ))}
+        </nav>
+        <span class="meta" data-testid="timezone" title={`Project: ${me.team.name}`}>
+          Times in {timezone}
+        </span>
+        <button type="button" class="secondary" onClick={signOut} title={`Signed in as ${me.email}`}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

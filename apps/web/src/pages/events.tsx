@@ -1,0 +1,175 @@
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, type Page } from '../api';
+import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
+import { formatTime } from '../format';
+
+export interface EventRow {
+  id: string;
+  event: string;
+  distinct_id: string;
+  timestamp: string;
+  properties: Record<string, unknown>;
+}
+
+/** How often the list asks for events newer than the ones shown. */
+const REFRESH_MS = 3000;
+const PAGE_SIZE = 50;
+
+export function EventsPage({ projectId, timezone }: { projectId: number; timezone: string }) {
+  const [filters, setFilters] = useState({ event: '', distinctId: '', propertyKey: '', propertyValue: '' });
+  const [draft, setDraft] = useState(filters);
+  const [events, setEvents] = useState<EventRow[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [live, setLive] = useState(true);
+  const shown = useRef<EventRow[]>([]);
+
+  const listUrl = () => {
+    const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (filters.event) params.set('event', filters.event);
+    if (filters.distinctId) params.set('distinct_id', filters.distinctId);
+    if (filters.propertyKey) {
+      params.set('properties', JSON.stringify([{ key: filters.propertyKey, value: filters.propertyValue, operator: 'exact', type: 'event' }]));
+    }
+    return `/api/environments/${projectId}/events/?${params}`;
+  };
+
+  useEffect(() => {
+    let cancelled = false;
+    setEvents(null);
+    setError(null);
+    shown.current = [];
+    const load = async (first: boolean) => {
+      try {
+        const page = await api<Page<EventRow>>(listUrl());
+        if (cancelled) return;
+        if (first) {
+          shown.current = page.results;
+          setNext(page.next);
+        } else {
+          // New events go on top; the ones already shown stay where they are.
+          const known = new Set(shown.current.map((row) => row.id));
+          const fresh = page.results.filter((row) => !known.has(row.id));
+          if (fresh.length === 0) return;
+          shown.current = [...fresh, ...shown.current];
+        }
+        setEvents(shown.current);
+        setError(null);
+      } catch (failure) {
+        if (!cancelled) setError(failure);
+      }
+    };
+    void load(true);
+    const timer = live ? setInterval(() => void load(false), REFRESH_MS) : undefined;
+    return () => {
+      cancelled = true;
+      clearInterval(timer);
+    };
+  }, [projectId, filters, live]);
+
+  const loadMore = async () => {
+    if (!next) return;
+    try {
+      const page = await api<Page<EventRow>>(next);
+      shown.current = [...shown.current, ...page.results];
+      setEvents(shown.current);
+      setNext(page.next);
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+
+  return (
+    <section aria-labelledby="events-title">
+      <h1 id="events-title">Events</h1>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilters(draft);
+        }}
+      >
+        <label>
+          Event name
+          <input name="event" value={draft.event} onInput={(e) => setDraft({ ...draft, event: e.currentTarget.value })} placeholder="any event" />
+        </label>
+        <label>
+          Distinct id
+          <input name="distinct_id" value={draft.distinctId} onInput={(e) => setDraft({ ...draft, distinctId: e.currentTarget.value })} placeholder="any" />
+        </label>
+        <label>
+          Property
+          <input name="property_key" value={draft.propertyKey} onInput={(e) => setDraft({ ...draft, propertyKey: e.currentTarget.value })} placeholder="key" />
+        </label>
+        <label>
+          equals
+          <input
+            name="property_value"
+            value={draft.propertyValue}
+            onInput={(e) => setDraft({ ...draft, propertyValue: e.currentTarget.value })}
+            placeholder="value"
+          />
+        </label>
+        <button type="submit">Apply</button>
+        <label class="inline">
+          <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live (every {REFRESH_MS / 1000} s)
+        </label>
+      </form>
+      {error ? <ErrorState error={error} /> : null}
+      {events === null && !error ? <Loading what="events" /> : null}
+      {events !== null && events.length === 0 ? <Empty>No events match yet. Events appear here within seconds of being captured.</Empty> : null}
+      {events !== null && events.length > 0 ? <EventsTable events={events} timezone={timezone} testId="events-table" /> : null}
+      {next ? (
+        <button type="button" class="secondary" onClick={loadMore}>
+          Load older events
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+/** Events with their properties one click away (the button is keyboard reachable). */
+export function EventsTable({ events, timezone, testId }: { events: EventRow[]; timezone: string; testId: string }) {
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <div class="table-scroll">
+      <table class="list" data-testid={testId}>
+        <caption class="sr-only">Events, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">Distinct id</th>
+            <th scope="col" class="hide-narrow">
+              URL / screen
+            </th>
+            <th scope="col">Time ({timezone})</th>
+          </tr>
+        </thead>
+        <tbody>
+          {events.map((row) => (
+            <Fragment key={row.id}>
+              <tr data-event={row.event}>
+                <td>
+                  <button type="button" class="link" aria-expanded={open === row.id} onClick={() => setOpen(open === row.id ? null : row.id)}>
+                    {row.event}
+                  </button>
+                </td>
+                <td>{row.distinct_id}</td>
+                <td class="truncate hide-narrow">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
+                <td>{formatTime(row.timestamp, timezone)}</td>
+              </tr>
+              {open === row.id ? (
+                <tr class="detail">
+                  <td colSpan={4}>
+                    <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,144 @@
+import type { Sql } from '@sightline/postgres';
+import { inferPropertyType, type PropertyType } from './property-type';
+
+/** PostHog's PropertyDefinition.Type numbering. */
+export const PROPERTY_DEFINITION_TYPES = { event: 1, person: 2 } as const;
+export type PropertyDefinitionKind = keyof typeof PROPERTY_DEFINITION_TYPES;
+
+/** Event properties that carry person updates or group keys, not properties of the event (PostHog skips them too). */
+const NOT_EVENT_PROPERTIES = new Set(['$set', '$set_once', '$unset', '$groups']);
+/** Longer names are not recorded (they are almost always data sent as a key by mistake). */
+const MAX_NAME_LENGTH = 200;
+
+export interface EventForDefinitions {
+  teamId: number;
+  event: string;
+  properties: Record<string, unknown>;
+}
+
+export interface DefinitionSightings {
+  events: { teamId: number; name: string; volume: number }[];
+  properties: { teamId: number; type: number; name: string; propertyType: PropertyType | null; volume: number }[];
+}
+
+/** What one batch of events says about definitions: each name once per project, with how often it was seen. */
+export function collectDefinitionSightings(events: readonly EventForDefinitions[]): DefinitionSightings {
+  const eventCounts = new Map<string, { teamId: number; name: string; volume: number }>();
+  const properties = new Map<string, DefinitionSightings['properties'][number]>();
+  const seeProperty = (teamId: number, type: number, name: string, value: unknown) => {
+    if (name.length === 0 || name.length > MAX_NAME_LENGTH) return;
+    const key = `${teamId}\u0000${type}\u0000${name}`;
+    const seen = properties.get(key);
+    if (seen) {
+      seen.volume += 1;
+      seen.propertyType ??= inferPropertyType(value);
+    } else properties.set(key, { teamId, type, name, propertyType: inferPropertyType(value), volume: 1 });
+  };
+  for (const event of events) {
+    if (event.event.length > 0 && event.event.length <= MAX_NAME_LENGTH) {
+      const key = `${event.teamId}\u0000${event.event}`;
+      const seen = eventCounts.get(key);
+      if (seen) seen.volume += 1;
+      else eventCounts.set(key, { teamId: event.teamId, name: event.event, volume: 1 });
+    }
+    for (const [name, value] of Object.entries(event.properties)) {
+      if (!NOT_EVENT_PROPERTIES.has(name)) seeProperty(event.teamId, PROPERTY_DEFINITION_TYPES.event, name, value);
+    }
+    for (const updates of [event.properties['$set'], event.properties['$set_once']]) {
+      if (updates && typeof updates === 'object' && !Array.isArray(updates)) {
+        for (const [name, value] of Object.entries(updates as Record<string, unknown>))
+          seeProperty(event.teamId, PROPERTY_DEFINITION_TYPES.person, name, value);
+      }
+    }
+  }
+  // Sorted, so concurrent workers take the rows' locks in one order and never deadlock.
+  const byKey = <T extends { teamId: number; name: string }>(a: T, b: T) => a.teamId - b.teamId || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return {
+    events: [...eventCounts.values()].sort(byKey),
+    properties: [...properties.values()].sort((a, b) => a.type - b.type || byKey(a, b)),
+  };
+}
+
+/**
+ * Adds a batch's sightings: new names are created, known ones get their volume added and
+ * last_seen_at moved; a property's type, once known, is kept.
+ */
+export async function recordDefinitionSightings(db: Sql, sightings: DefinitionSightings): Promise<void> {
+  if (sightings.events.length > 0) {
+    await db.query(
+      `INSERT INTO event_definitions (team_id, name, volume)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[])
+       ON CONFLICT (team_id, name) DO UPDATE
+         SET volume = event_definitions.volume + EXCLUDED.volume, last_seen_at = now()`,
+      [sightings.events.map((e) => e.teamId), sightings.events.map((e) => e.name), sightings.events.map((e) => e.volume)],
+    );
+  }
+  if (sightings.properties.length > 0) {
+    const p = sightings.properties;
+    await db.query(
+      `INSERT INTO property_definitions (team_id, type, name, property_type, volume)
+       SELECT * FROM unnest($1::int[], $2::smallint[], $3::text[], $4::text[], $5::bigint[])
+       ON CONFLICT (team_id, type, name) DO UPDATE
+         SET volume = property_definitions.volume + EXCLUDED.volume, last_seen_at = now(),
+             property_type = COALESCE(property_definitions.property_type, EXCLUDED.property_type)`,
+      [p.map((x) => x.teamId), p.map((x) => x.type), p.map((x) => x.name), p.map((x) => x.propertyType), p.map((x) => x.volume)],
+    );
+  }
+}
+
+export interface EventDefinitionRow {
+  id: number;
+  name: string;
+  volume: string;
+  created_at: Date;
+  last_seen_at: Date;
+}
+
+export interface PropertyDefinitionRow extends EventDefinitionRow {
+  type: number;
+  property_type: PropertyType | null;
+}
+
+interface ListOptions {
+  search?: string | null;
+  limit: number;
+  offset: number;
+}
+
+/** Names containing `search` (any case), most seen first, then by name. */
+export async function listEventDefinitions(db: Sql, teamId: number, options: ListOptions): Promise<{ rows: EventDefinitionRow[]; count: number }> {
+  const where = `team_id = $1 AND ($2::text IS NULL OR name ILIKE '%' || $2 || '%')`;
+  const search = options.search ? escapeLike(options.search) : null;
+  const [rows, counted] = await Promise.all([
+    db.query<EventDefinitionRow>(
+      `SELECT id, name, volume, created_at, last_seen_at FROM event_definitions WHERE ${where} ORDER BY volume DESC, name LIMIT $3 OFFSET $4`,
+      [teamId, search, options.limit, options.offset],
+    ),
+    db.query<{ n: string }>(`SELECT count(*) AS n FROM event_definitions WHERE ${where}`, [teamId, search]),
+  ]);
+  return { rows, count: Number(counted[0]?.n ?? 0) };
+}
+
+export async function listPropertyDefinitions(
+  db: Sql,
+  teamId: number,
+  options: ListOptions & { type: PropertyDefinitionKind },
+): Promise<{ rows: PropertyDefinitionRow[]; count: number }> {
+  const where = `team_id = $1 AND type = $2 AND ($3::text IS NULL OR name ILIKE '%' || $3 || '%')`;
+  const search = options.search ? escapeLike(options.search) : null;
+  const args = [teamId, PROPERTY_DEFINITION_TYPES[options.type], search];
+  const [rows, counted] = await Promise.all([
+    db.query<PropertyDefinitionRow>(
+      `SELECT id, name, type, property_type, volume, created_at, last_seen_at FROM property_definitions WHERE ${where}
+        ORDER BY volume DESC, name LIMIT $4 OFFSET $5`,
+      [...args, options.limit, options.offset],
+    ),
+    db.query<{ n: string }>(`SELECT count(*) AS n FROM property_definitions WHERE ${where}`, args),
+  ]);
+  return { rows, count: Number(counted[0]?.n ?? 0) };
+}
+
+/** `%` and `_` in a search are literal characters. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

@@ -1,0 +1,2 @@
+export * from './property-type';
+export * from './definitions.repository';
