@@ -61,13 +61,8 @@ export class FunnelSqlBuilder extends EventsSql {
     return this.params.add(ms / 1000, 'Float64');
   }
 
-  /**
-   * One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times`
-   * (seconds of each). With `otherEvents` (a condition on `e`), the same scan of events also
-   * collects `names`: the distinct names of the actor's events in the funnel's time span that
-   * meet it, whatever the funnel's own filters (correlation reads them).
-   */
-  actorsSql(otherEvents?: string): string {
+  /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
+  actorsSql(): string {
     const { filter, range } = this.input;
     const n = filter.steps.length;
     const window = this.params.add(filter.windowSeconds, 'Float64');
@@ -88,33 +83,25 @@ export class FunnelSqlBuilder extends EventsSql {
     ];
     if (filter.orderType !== 'strict') where.push(`(${[...steps, ...exclusions].join(' OR ')})`);
     // Every funnel counts actors: a group of the aggregated type, or a person not deleted.
-    const scope = [where[0]!, where[1]!, where[2]!, this.actorPresentSql()];
-    if (this.input.cohortId !== null) scope.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
-    // The funnel's own events: in scope and meeting its filters (and, unless strict, a step or an exclusion).
-    const funnelEvent = where.slice(3).filter((w) => w !== '1');
-    const inFunnel = funnelEvent.length ? funnelEvent.join(' AND ') : '1';
-    const other = otherEvents === undefined ? '' : `, if(${otherEvents}, e.event, '') AS other`;
+    where.push(this.actorPresentSql());
+    if (this.input.cohortId !== null) where.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
     const rows = `SELECT ${this.actorSql()} AS actor, toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000 AS t,
-        ${otherEvents === undefined ? `toUInt64(${mask}) AS mask, toUInt64(${xmask}) AS xmask` : `toUInt64(if(${inFunnel}, ${mask}, 0)) AS mask, toUInt64(if(${inFunnel}, ${xmask}, 0)) AS xmask, ${inFunnel} AS in_funnel`}, ${bv} AS bv${other}
+        toUInt64(${mask}) AS mask, toUInt64(${xmask}) AS xmask, ${bv} AS bv
       {FROM}
-      WHERE ${[...scope, otherEvents === undefined ? inFunnel : `(${inFunnel} OR ${otherEvents})`].filter((w) => w !== '1').join('\n        AND ')}`;
-    const names = otherEvents === undefined ? '' : `, groupUniqArrayIf(other, other != '') AS names`;
-    // Only the funnel's own events go into the per-actor event list.
-    const gather = (tuple: string) => (otherEvents === undefined ? `groupArray(${tuple})` : `groupArrayIf(${tuple}, in_funnel)`);
+      WHERE ${where.filter((w) => w !== '1').join('\n        AND ')}`;
     const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
     let sql: string;
     if (filter.orderType === 'ordered' && filter.exclusions.length === 0) {
       // Sorted as tuples (time, then mask): the native sort, much cheaper than a key lambda.
-      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(${gather('(t, toUInt32(mask))')}) AS evs${names}
+      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(groupArray((t, toUInt32(mask)))) AS evs
       FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
-      sql = this.orderedChainsSql(n, window, from, to, perActor, otherEvents !== undefined);
+      sql = this.orderedChainsSql(n, window, from, to, perActor);
     } else {
-      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, ${gather('(t, mask, xmask)')}) AS evs${names}
+      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
       FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
       const fold = this.foldSql(n, window, from, to);
-      const keep = otherEvents === undefined ? '' : ', names';
-      sql = `SELECT actor, bv, level, times${keep} FROM (SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times${keep} FROM (${perActor}))`;
+      sql = `SELECT actor, bv, level, times FROM (SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
     }
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs: toMs + filter.windowSeconds * 1000 }));
   }
@@ -131,8 +118,7 @@ export class FunnelSqlBuilder extends EventsSql {
    * k (-1: the chain never gets there). It is built from the last step backwards: the value at
    * the next step-(m+1) event strictly after q, found for all q at once by arrayReverseFill.
    */
-  private orderedChainsSql(n: number, window: string, from: string, to: string, perActor: string, withNames: boolean): string {
-    const keep = withNames ? ', names' : '';
+  private orderedChainsSql(n: number, window: string, from: string, to: string, perActor: string): string {
     const after = (values: string, step: number) =>
       `arrayPushBack(arrayPopFront(arrayReverseFill((v, s) -> s, arrayMap((v, m) -> if(bitTest(m, ${step}), v, -1.), ${values}, ms), arrayMap(m -> bitTest(m, ${step}), ms))), -1.)`;
     const columns: string[] = [];
@@ -152,10 +138,10 @@ export class FunnelSqlBuilder extends EventsSql {
         if(bitTest(m, 0) AND t0 >= ${from} AND t0 <= ${to}, bitShiftLeft(toUInt64(${reached}), 32) + i, toUInt64(0)),
         ts, ms, arrayEnumerate(ts)${chains.map((c) => `, ${c}`).join('')}))`;
     const times = `arraySlice([ts[start]${chains.map((c) => `, ${c}[start]`).join('')}], 1, level)`;
-    return `SELECT actor, bv, level, times${keep} FROM (
-      SELECT actor, bv, ${best} AS best, toUInt32(bitShiftRight(best, 32)) AS level, toUInt32(bitAnd(best, 4294967295)) AS start, ${times} AS times${keep}
-      FROM (SELECT actor, bv, ts, ms, ${columns.join(', ')}${keep}
-            FROM (SELECT actor, bv, arrayMap(x -> x.1, evs) AS ts, arrayMap(x -> x.2, evs) AS ms${keep} FROM (${perActor}))))`;
+    return `SELECT actor, bv, level, times FROM (
+      SELECT actor, bv, ${best} AS best, toUInt32(bitShiftRight(best, 32)) AS level, toUInt32(bitAnd(best, 4294967295)) AS start, ${times} AS times
+      FROM (SELECT actor, bv, ts, ms, ${columns.join(', ')}
+            FROM (SELECT actor, bv, arrayMap(x -> x.1, evs) AS ts, arrayMap(x -> x.2, evs) AS ms FROM (${perActor}))))`;
   }
 
   /** The arrayFold of one actor's events (`evs`: (t, mask, xmask) in time order) and how to read its result. */
@@ -275,12 +261,10 @@ GROUP BY bv_final`;
         [...options.excludeEvents, ...filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []))],
         'Array(String)',
       );
-      // The actors' other events come from the funnel's own scan of events (one read, one person join).
-      const sql = `SELECT name, countIf(level >= ${n}) AS s, countIf(level < ${n}) AS f
-        FROM (${this.actorsSql(`NOT has(${excludedEvents}, e.event)`)})
-        ARRAY JOIN arrayPushBack(arrayMap(v -> toNullable(v), names), NULL) AS name
-        GROUP BY name`;
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
+      names = `SELECT ${this.actorSql()} AS actor, groupUniqArray(e.event) AS names
+        {FROM}
+        WHERE ${inSpan} AND NOT has(${excludedEvents}, e.event)
+        GROUP BY actor`;
     }
     const sql = count(names);
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
