@@ -313,6 +313,8 @@ describe('posthog-js follows the project settings through the remote config', ()
     const uuids = proxy.requests.filter((r) => r.method === 'POST').flatMap((r) => eventsOf(r.body).map((e) => String(e['uuid'])));
     const stored = await target.eventsOnceStored(uuids);
     expect(stored.map((e) => e.event)).not.toContain('$autocapture');
+    // A request the SDK sent last (a $web_vitals batch, say) may still be waiting for its answer.
+    await waitFor(() => proxy.requests.every((r) => r.status !== 'no response'), { timeoutMs: 10_000, description: 'every answer relayed' });
     expect(proxy.requests.filter((r) => r.status !== 200).map((r) => `${r.method} ${r.path} -> ${r.status}`)).toEqual([]);
     // The extensions the settings turned on were loaded from this instance's /static/.
     const scripts = proxy.requests.filter((r) => r.path.startsWith('/static/')).map((r) => r.path.split('?')[0]);
