@@ -85,3 +85,14 @@ export function ConfirmDelete({ what, onConfirm, children }: { what: string; onC
     </div>
   );
 }
+
+/** The suggestions a text input offers through `list={id}`: event or property names from the definitions. */
+export function NameOptions({ id, names }: { id: string; names: string[] }) {
+  return (
+    <datalist id={id}>
+      {names.map((name) => (
+        <option key={name} value={name} />
+      ))}
+    </datalist>
+  );
+}

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { Empty, ErrorState, Loading } from '../components';
+import { Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { navigate } from '../router';
 import { SaveInsight } from './insights';
@@ -114,11 +114,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   return (
     <section aria-labelledby="funnels-title">
       <h1 id="funnels-title">Funnels</h1>
-      <datalist id="funnel-event-names">
-        {eventNames.map((name) => (
-          <option key={name} value={name} />
-        ))}
-      </datalist>
+      <NameOptions id="funnel-event-names" names={eventNames} />
       <fieldset class="builder">
         <legend>Steps</legend>
         {query.steps.map((step, index) => (

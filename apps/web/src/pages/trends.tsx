@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
-import { Empty, ErrorState, Loading } from '../components';
+import { Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { navigate } from '../router';
 import { SaveInsight } from './insights';
@@ -171,16 +171,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   return (
     <section aria-labelledby="trends-title">
       <h1 id="trends-title">Trends</h1>
-      <datalist id="event-names">
-        {eventNames.map((name) => (
-          <option key={name} value={name} />
-        ))}
-      </datalist>
-      <datalist id="event-property-names">
-        {propertyNames.map((name) => (
-          <option key={name} value={name} />
-        ))}
-      </datalist>
+      <NameOptions id="event-names" names={eventNames} />
+      <NameOptions id="event-property-names" names={propertyNames} />
       <fieldset class="builder">
         <legend>Series</legend>
         {query.series.map((s, index) => (
