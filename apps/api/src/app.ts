@@ -101,7 +101,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createEventsRoutes({ db: deps.db, ch: deps.ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),
-    createPersonsRoutes({ db: deps.db, ch: deps.ch, now }),
+    createPersonsRoutes({ db: deps.db, ch: deps.ch, now, personsChanged: (teamId) => deps.decidePersons?.announce(teamId) ?? Promise.resolve() }),
     createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
     deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
   );

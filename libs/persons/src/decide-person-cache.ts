@@ -24,6 +24,11 @@ export interface DecidePersonCache {
    * wrote hash-key overrides). The answer is shared: callers must not change it.
    */
   read(db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, options?: { fresh?: boolean }): Promise<PersonForDecide>;
+  /**
+   * Tells every process's cache (this one included) that persons of the project changed outside
+   * ingestion (the persons API); failures are reported through onError, the write stands.
+   */
+  announce(teamId: number): Promise<void>;
   /** Resolves once this process listens for change announcements. */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -103,6 +108,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       );
       return entry.loaded;
     },
+    announce: (teamId) => options.channel.publish(teamId).catch((error: unknown) => options.onError?.(error, 'announcing a person change')),
     close: () => options.channel.close(),
   };
 }

@@ -8,3 +8,4 @@ export * from './flag-person-reads';
 export * from './person-writes';
 export * from './person-events-deletion';
 export * from './decide-person-cache';
+export * from './person-split';

@@ -15,6 +15,12 @@ describe('personDisplayName', () => {
   ])('%j with distinct ids %j is named %s', (properties, ids, expected) => {
     expect(personDisplayName(properties, ids, 42)).toBe(expected);
   });
+
+  it("uses the project's display-name properties instead of the defaults when it names any", () => {
+    expect(personDisplayName({ email: 'a@x.io', nickname: 'ace' }, ['d1'], 42, ['nickname', 'email'])).toBe('ace');
+    expect(personDisplayName({ email: 'a@x.io' }, ['d1'], 42, ['nickname'])).toBe('d1');
+    expect(personDisplayName({ email: 'a@x.io' }, ['d1'], 42, [])).toBe('a@x.io');
+  });
 });
 
 describe('orderDistinctIds', () => {

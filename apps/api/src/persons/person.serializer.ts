@@ -17,9 +17,17 @@ export interface PersonJson {
 /** PostHog's default person display-name properties, in order (posthog/api/person.py get_person_name). */
 const DISPLAY_NAME_PROPERTIES = ['email', 'Email', '$email', 'name', 'Name', 'username', 'Username', 'UserName'];
 
-/** The first non-empty display-name property, else the first distinct id (non-uuid ones first), else the id. */
-export function personDisplayName(properties: Record<string, unknown>, distinctIds: readonly string[], id: number | string): string {
-  for (const key of DISPLAY_NAME_PROPERTIES) {
+/**
+ * The first non-empty display-name property (the project's `person_display_name_properties` when
+ * it names any, else PostHog's defaults), else the first distinct id (non-uuid ones first), else the id.
+ */
+export function personDisplayName(
+  properties: Record<string, unknown>,
+  distinctIds: readonly string[],
+  id: number | string,
+  displayProperties: readonly string[] | null = null,
+): string {
+  for (const key of displayProperties?.length ? displayProperties : DISPLAY_NAME_PROPERTIES) {
     const value = properties[key];
     if (value !== undefined && value !== null && value !== '') return String(value);
   }
@@ -43,6 +51,7 @@ export async function serializePersons(db: Sql, teamId: number, rows: readonly P
        FROM persons p WHERE p.team_id = $1 AND p.uuid = ANY($2::uuid[])`,
     [teamId, rows.map((r) => r.uuid)],
   );
+  const [project] = await db.query<{ names: string[] | null }>('SELECT person_display_name_properties AS names FROM projects WHERE id = $1', [teamId]);
   const byUuid = new Map(stored.map((s) => [s.uuid, s]));
   return rows.flatMap((row) => {
     const person = byUuid.get(row.uuid);
@@ -53,7 +62,7 @@ export async function serializePersons(db: Sql, teamId: number, rows: readonly P
         type: 'person' as const,
         id: Number(person.id),
         uuid: row.uuid,
-        name: personDisplayName(row.properties, distinctIds, person.id),
+        name: personDisplayName(row.properties, distinctIds, person.id, project?.names ?? null),
         distinct_ids: distinctIds,
         properties: row.properties,
         is_identified: row.isIdentified,

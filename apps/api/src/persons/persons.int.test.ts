@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
-import { readDistinctIdCopy, readPersonCopy, runPersonEventsDeletion } from '@sightline/persons';
+import { createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createDecidePersonCache, readDistinctIdCopy, readPersonCopy, runPersonEventsDeletion } from '@sightline/persons';
 import { createTestPerson, testEventRow, type TestPerson } from '@sightline/testkit';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
@@ -19,9 +20,14 @@ describe('persons API', () => {
   const generated: TestPerson[] = [];
   let otherProject: number;
   let stranger: TestPerson;
+  /** Projects announced to decide's person caches, in order. */
+  const announced: number[] = [];
+  const personChanges = createInMemoryInvalidation();
 
   beforeAll(async () => {
-    f = await createFlagFixture('persons', () => NOW);
+    await personChanges.subscribe((teamId) => announced.push(teamId ?? -1));
+    const decidePersons = createDecidePersonCache({ channel: personChanges, maxAgeMs: 60_000 });
+    f = await createFlagFixture('persons', () => NOW, 'pg', { decidePersons });
     for (let i = 0; i < GENERATED; i++) {
       generated.push(
         await createTestPerson(f, {
@@ -391,6 +397,91 @@ describe('persons API', () => {
           [generated[21]!.uuid, generated[20]!.uuid],
         ]),
       ).toHaveLength(2);
+    });
+  });
+
+  describe('split, cohorts of a person, display names', () => {
+    it("names persons by the project's person_display_name_properties when set", async () => {
+      await f.db.query("UPDATE projects SET person_display_name_properties = ARRAY['plan'] WHERE id = 1");
+      try {
+        expect((await list('?distinct_id=user-2')).body.results[0].name).toBe('team');
+      } finally {
+        await f.db.query('UPDATE projects SET person_display_name_properties = NULL WHERE id = 1');
+      }
+      expect((await list('?distinct_id=user-2')).body.results[0].name).toBe('User2@Example.com');
+    });
+
+    it('cohorts?person_id= lists the dynamic and static cohorts the person is in now', async () => {
+      const pro = await request(f.app)
+        .post('/api/projects/1/cohorts/')
+        .set(admin)
+        .send({ name: 'Pro plan', filters: { properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] } } });
+      const picked = await request(f.app).post('/api/projects/1/cohorts/').set(admin).send({ name: 'Picked', is_static: true });
+      expect([pro.status, picked.status]).toEqual([201, 201]);
+      const added = await request(f.app)
+        .patch(`/api/projects/1/cohorts/${picked.body.id}/add_persons_to_static_cohort/`)
+        .set(admin)
+        .send({ person_ids: [generated[1]!.uuid] });
+      expect(added.status).toBe(200);
+      const cohortsOf = async (id: string | number) => request(f.app).get(`${base}/cohorts/?person_id=${id}`).set(admin);
+      // p3: plan pro, not picked; p1: plan free, picked.
+      const p3 = await cohortsOf(generated[3]!.uuid);
+      expect(p3.status).toBe(200);
+      expect(p3.body.results.map((c: { name: string }) => c.name)).toContain('Pro plan');
+      expect(p3.body.results.map((c: { name: string }) => c.name)).not.toContain('Picked');
+      expect(p3.body.results[0]).toMatchObject({ id: expect.any(Number), is_static: expect.any(Boolean), filters: expect.any(Object) });
+      const p1 = await cohortsOf(generated[1]!.id);
+      expect(p1.body.results.map((c: { name: string }) => c.name)).toEqual(['Picked']);
+      expect((await cohortsOf('00000000-0000-0000-0000-000000000000')).status).toBe(404);
+      expect((await request(f.app).get(`${base}/cohorts/`).set(admin)).body).toMatchObject({ type: 'validation_error', attr: 'person_id', code: 'required' });
+    });
+
+    it('split gives every distinct id but the main one a person of its own, in both stores, and events follow their id', async () => {
+      const merged = await createTestPerson(f, {
+        distinctIds: ['split-main', 'split-anon', 'split-phone'],
+        properties: { email: 'split@example.com' },
+        createdAt: createdAt(1),
+      });
+      await insertEvents(f.ch, [
+        testEventRow({ event: 'seen', atMs: NOW - DAY, distinctId: 'split-anon', personId: merged.uuid }),
+        testEventRow({ event: 'seen', atMs: NOW - DAY, distinctId: 'split-main', personId: merged.uuid }),
+      ]);
+      announced.length = 0;
+      const wrong = await request(f.app).post(`${base}/${merged.id}/split/`).set(admin).send({ main_distinct_id: 'user-3' });
+      expect(wrong.status).toBe(400);
+      expect(wrong.body).toMatchObject({ type: 'validation_error', attr: 'main_distinct_id' });
+      const res = await request(f.app).post(`${base}/${merged.id}/split/`).set(admin).send({ main_distinct_id: 'split-main' });
+      expect([res.status, res.body]).toEqual([201, { success: true }]);
+      expect(announced).toEqual([1]);
+      const owners = await f.db.query<{ distinct_id: string; person_id: string }>(
+        "SELECT distinct_id, person_id::text AS person_id FROM person_distinct_ids WHERE distinct_id LIKE 'split-%' ORDER BY distinct_id",
+      );
+      expect(new Set(owners.map((o) => o.person_id)).size).toBe(3);
+      expect(owners.find((o) => o.distinct_id === 'split-main')!.person_id).toBe(String(merged.id));
+      // With a main id named, the original keeps its properties; the new persons start empty.
+      const main = (await list('?distinct_id=split-main')).body.results[0];
+      expect(main).toMatchObject({ uuid: merged.uuid, distinct_ids: ['split-main'], properties: { email: 'split@example.com' } });
+      const anon = (await list('?distinct_id=split-anon')).body.results[0];
+      expect(anon).toMatchObject({ distinct_ids: ['split-anon'], properties: {} });
+      expect(anon.uuid).not.toBe(merged.uuid);
+      expect((await readDistinctIdCopy(f.ch, 1, 'split-anon'))!.personId).toBe(anon.uuid);
+      // Queries resolve the earlier event of split-anon to its new person.
+      const trend = await request(f.app)
+        .post('/api/environments/1/insights/trend/')
+        .set(admin)
+        .send({ events: [{ id: 'seen', math: 'dau' }], date_from: '-7d', interval: 'day' });
+      expect(trend.status).toBe(200);
+      expect(trend.body.result[0].count).toBe(2);
+    });
+
+    it('split without a main id keeps the first distinct id and clears the properties', async () => {
+      const merged = await createTestPerson(f, { distinctIds: ['split2-a', 'split2-b'], properties: { email: 'split2@example.com' }, createdAt: createdAt(1) });
+      const res = await request(f.app).post(`${base}/${merged.id}/split/`).set(admin).send({});
+      expect(res.status).toBe(201);
+      const kept = (await list('?distinct_id=split2-a')).body.results[0];
+      expect(kept).toMatchObject({ uuid: merged.uuid, properties: {} });
+      expect(kept.distinct_ids).toHaveLength(1);
+      expect((await readPersonCopy(f.ch, 1, merged.uuid))!.properties).toEqual({});
     });
   });
 });

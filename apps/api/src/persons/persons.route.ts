@@ -2,7 +2,10 @@ import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
+  cohortsOfPerson,
+  findCohorts,
   isUuidText,
+  loadCohortDefinitions,
   loadCohortsForQuery,
   PERSONS_CSV_EXPORT_LIMIT,
   queryPersons,
@@ -10,11 +13,12 @@ import {
   UnknownCohortError,
   type PersonsQuery,
 } from '@sightline/insights';
-import { changePersonProperties, deletePersons } from '@sightline/persons';
+import { changePersonProperties, deletePersons, splitPerson } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { PropertyCompileError } from '@sightline/properties';
 import { activityPage, recordActivity } from '../activity-log/activity-log';
-import { parseBody, parseBoolean, parseDict, parseList, parseString, queryInteger } from '../http/drf-fields';
+import { serializeCohorts } from '../cohorts/cohort.serializer';
+import { parseBody, parseBoolean, parseDict, parseInteger, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { parsePropertiesParam } from '../http/properties-param';
 import { RouteTable } from '../http/route-registry';
@@ -30,6 +34,8 @@ export interface PersonsDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
   now: () => number;
+  /** Called after every person write, so decide's per-process person caches drop the project. */
+  personsChanged?: (teamId: number) => Promise<void>;
 }
 
 /** PostHog's bulk_delete limit per call. */
@@ -105,6 +111,7 @@ async function runQuery(deps: PersonsDeps, query: PersonsQuery) {
 export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
   const routes = new RouteTable();
   const { db, ch } = deps;
+  const personsChanged = deps.personsChanged ?? (() => Promise.resolve());
 
   const loadPerson: RequestHandler = async (req, _res, next) => {
     const raw = String(req.params['person_id']);
@@ -229,6 +236,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         }
         const personIds = found.map((r) => Number(r.id));
         const deleted = await deletePersons({ db, ch }, teamId, personIds, { deleteEvents, requestedBy: req.principal!.userId });
+        if (deleted.length > 0) await personsChanged(teamId);
         for (const person of deleted) {
           await recordActivity(db, {
             teamId,
@@ -270,6 +278,24 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
+    // PostHog's `persons/cohorts/?person_id=<uuid>`: the cohorts the person is in now.
+    routes.get(
+      `${base}/cohorts`,
+      { scope: 'cohort:read', summary: 'Cohorts a person is in (person_id: uuid or id)', throttle: 'clickhouse' },
+      async (req, res) => {
+        const raw = queryText(req, 'person_id');
+        if (raw === null) throw errors.validation('This field is required.', 'person_id', 'required');
+        const teamId = req.project!.id;
+        let found: { uuid: string }[] = [];
+        if (isUuidText(raw)) found = await db.query('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND uuid = $2::uuid', [teamId, raw]);
+        else if (/^\d{1,18}$/.test(raw)) found = await db.query('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND id = $2::bigint', [teamId, raw]);
+        const personUuid = found[0]?.uuid;
+        if (!personUuid) throw errors.notFound();
+        const ids = await cohortsOfPerson(ch, { teamId, personUuid, nowMs: deps.now(), cohorts: await loadCohortDefinitions(db, teamId) });
+        res.json({ results: await serializeCohorts(db, await findCohorts(db, teamId, ids)) });
+      },
+    );
+
     routes.get(`${base}/:person_id`, { ...read, summary: 'Retrieve a person by id or uuid', throttle: 'clickhouse' }, loadPerson, (req, res) => {
       res.json(req.person);
     });
@@ -281,6 +307,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       const person = req.person!;
       const changed = await changePersonProperties({ db, ch }, req.project!.id, person.id, { set });
       if (!changed) throw errors.notFound();
+      await personsChanged(req.project!.id);
       const after = (await personsByUuid(req.project!.id, [person.uuid]))[0]!;
       await logActivity(req, after, 'updated', [
         { type: 'Person', action: 'changed', field: 'properties', before: person.properties, after: after.properties },
@@ -308,6 +335,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         const deleteEvents = req.query['delete_events'] === undefined ? false : parseBoolean(req.query['delete_events'], 'delete_events');
         const person = req.person!;
         await deletePersons({ db, ch }, req.project!.id, [person.id], { deleteEvents, requestedBy: req.principal!.userId });
+        await personsChanged(req.project!.id);
         await logActivity(req, person, 'deleted');
         res.status(204).end();
       },
@@ -324,6 +352,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         const key = parseString(body['key'], 'key', { maxLength: 400 });
         const person = req.person!;
         await changePersonProperties({ db, ch }, req.project!.id, person.id, { set: { [key]: body['value'] } });
+        await personsChanged(req.project!.id);
         await logActivity(req, person, 'updated', [
           { type: 'Person', action: 'changed', field: key, before: person.properties[key] ?? null, after: body['value'] },
         ]);
@@ -342,7 +371,38 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         const key = parseString(body['$unset'], '$unset', { maxLength: 400 });
         const person = req.person!;
         await changePersonProperties({ db, ch }, req.project!.id, person.id, { unset: [key] });
+        await personsChanged(req.project!.id);
         await logActivity(req, person, 'updated', [{ type: 'Person', action: 'deleted', field: key, before: person.properties[key] ?? null, after: null }]);
+        res.status(201).json({ success: true });
+      },
+    );
+
+    routes.post(
+      `${base}/:person_id/split`,
+      {
+        ...write,
+        summary: 'Split a person: each distinct id but main_distinct_id becomes a person of its own',
+        throttle: 'clickhouse',
+        example: () => ({ main_distinct_id: 'user-1' }),
+      },
+      loadPerson,
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        const main =
+          body['main_distinct_id'] == null || body['main_distinct_id'] === ''
+            ? null
+            : parseString(body['main_distinct_id'], 'main_distinct_id', { maxLength: 400 });
+        const maxSplits = body['max_splits'] == null ? null : parseInteger(body['max_splits'], 'max_splits', { min: 1 });
+        const person = req.person!;
+        if (main !== null && !person.distinct_ids.includes(main))
+          throw errors.validation('main_distinct_id is not a distinct id of this person.', 'main_distinct_id', 'invalid');
+        const split = await splitPerson({ db, ch }, req.project!.id, person.id, { mainDistinctId: main, maxSplits, nowMs: deps.now() });
+        if (!split) throw errors.notFound();
+        await personsChanged(req.project!.id);
+        await logActivity(req, person, 'split_person', [
+          { type: 'Person', action: 'split', field: 'distinct_ids', before: person.distinct_ids, after: split.moved.map((m) => m.distinctId) },
+        ]);
+        // PostHog splits in a background task and answers 201 at once; here it is done when answered.
         res.status(201).json({ success: true });
       },
     );

@@ -9,6 +9,7 @@ import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
+import type { DecidePersonCache } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
 import { listen } from '@sightline/http';
@@ -36,7 +37,7 @@ export async function createFlagFixture(
   name: string,
   now: () => number,
   store: 'pg' | 'pglite' = 'pg',
-  options: { access?: AccessOptions; metrics?: Metrics } = {},
+  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache } = {},
 ): Promise<FlagFixture> {
   let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
   if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
@@ -73,6 +74,7 @@ export async function createFlagFixture(
     metrics: options.metrics ?? createMetrics(),
     now,
     access: options.access,
+    decidePersons: options.decidePersons,
     readiness: [],
     isShuttingDown: () => false,
     flagChanges: {

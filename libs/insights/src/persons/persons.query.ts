@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { compilePropertyGroup, QueryParams, type CompileContext, type PropertyGroup } from '@sightline/properties';
-import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
+import { cohortMembershipSql, UnknownCohortError, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 
 /** PostHog's CSV_EXPORT_LIMIT: the most persons one `format=csv` answer lists. */
 export const PERSONS_CSV_EXPORT_LIMIT = 300_000;
@@ -104,6 +104,37 @@ function personsFromSql(query: PersonsQuery): { from: string; params: QueryParam
         FROM person WHERE ${inner.join(' AND ')} GROUP BY id)
       WHERE ${outer.filter((c) => c !== '1').join(' AND ')}`,
   };
+}
+
+/**
+ * The cohorts (of `cohorts`, the project's live ones) the person is in now: static cohorts by
+ * their stored members, dynamic ones by the person's current properties, in one query. A cohort
+ * that cannot be evaluated (it contains itself, or nests too deep) is left out.
+ */
+export async function cohortsOfPerson(
+  ch: ClickHouseClient,
+  query: { teamId: number; personUuid: string; nowMs: number; cohorts: ReadonlyMap<number, CohortDefinition> },
+): Promise<number[]> {
+  const params = new QueryParams();
+  const ctx = { params, teamParam: params.add(query.teamId, 'Int64'), nowMs: query.nowMs };
+  const person = params.add(query.personUuid, 'UUID');
+  const columns: { id: number; sql: string }[] = [];
+  for (const id of query.cohorts.keys()) {
+    try {
+      columns.push({ id, sql: cohortMembershipSql(id, query.cohorts, person, ctx) });
+    } catch (error) {
+      if (!(error instanceof UnknownCohortError)) throw error;
+    }
+  }
+  if (columns.length === 0) return [];
+  const [row] = await ch
+    .query({
+      query: `SELECT ${columns.map((c, i) => `toUInt8(ifNull(${c.sql}, 0)) AS c${i}`).join(', ')}`,
+      query_params: params.values,
+      format: 'JSONEachRow',
+    })
+    .then((r) => r.json<Record<string, number>>());
+  return columns.filter((_, i) => Number(row?.[`c${i}`]) === 1).map((c) => c.id);
 }
 
 function parseProperties(text: string): Record<string, unknown> {

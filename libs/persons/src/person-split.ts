@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { personUuidFor } from '@sightline/ingestion';
+import { writeCopies, type PersonCopy, type PersonDistinctIdCopy } from './person-copies';
+import { DELETION_VERSION_BUMP, type PersonStores } from './person-writes';
+
+/** What a split did: the distinct ids moved, each to its own person. */
+export interface SplitResult {
+  moved: { distinctId: string; personUuid: string }[];
+}
+
+/**
+ * Undoes merges, as PostHog's Person.split_person does (posthog/models/person/person.py): every
+ * distinct id of the person except `mainDistinctId` moves to a person of its own, whose uuid is
+ * derived from the distinct id as ingestion derives it (so later events of that id land on it)
+ * (unless that is the original person's own uuid: then a new one) and whose version starts above the original's deletion bump, so no copy still in flight from
+ * the merged person can outrank it. Without `mainDistinctId` the first distinct id stays and the
+ * original person's properties are cleared (they can no longer be attributed). `maxSplits` moves
+ * only the last N distinct ids. Past events follow their distinct id: queries resolve persons
+ * through the distinct-id copies, which are written with higher versions here.
+ * Answers null when the person is gone, or when `mainDistinctId` is not one of its ids.
+ */
+export async function splitPerson(
+  stores: PersonStores,
+  teamId: number,
+  personId: number,
+  options: { mainDistinctId?: string | null; maxSplits?: number | null; nowMs?: number } = {},
+): Promise<SplitResult | null> {
+  const split = await stores.db.transaction(async (tx) => {
+    const [person] = await tx.query<{
+      id: string;
+      uuid: string;
+      properties: Record<string, unknown>;
+      is_identified: boolean;
+      version: string;
+      created_at: Date | string;
+    }>('SELECT id::text AS id, uuid::text AS uuid, properties, is_identified, version, created_at FROM persons WHERE team_id = $1 AND id = $2 FOR UPDATE', [
+      teamId,
+      personId,
+    ]);
+    if (!person) return null;
+    // PostHog orders a person's distinct ids by when they were added (PersonDistinctId.id);
+    // version then the id itself is the closest order kept here.
+    const distinctIds = await tx.query<{ distinct_id: string; version: string }>(
+      'SELECT distinct_id, version FROM person_distinct_ids WHERE team_id = $1 AND person_id = $2 ORDER BY version, distinct_id FOR UPDATE',
+      [teamId, person.id],
+    );
+    const main = options.mainDistinctId ?? distinctIds[0]?.distinct_id ?? null;
+    if (options.mainDistinctId && !distinctIds.some((d) => d.distinct_id === options.mainDistinctId)) return null;
+    let original: PersonCopy | null = null;
+    if (!options.mainDistinctId) {
+      const version = Number(person.version) + 1;
+      await tx.query(`UPDATE persons SET properties = '{}'::jsonb, version = $2 WHERE id = $1`, [person.id, version]);
+      original = {
+        id: person.uuid,
+        team_id: teamId,
+        created_at: new Date(person.created_at).toISOString(),
+        properties: '{}',
+        is_identified: person.is_identified ? 1 : 0,
+        is_deleted: 0,
+        version,
+      };
+    }
+    let candidates = distinctIds.filter((d) => d.distinct_id !== main);
+    if (options.maxSplits != null && distinctIds.length > options.maxSplits) {
+      const kept = new Set(distinctIds.slice(-options.maxSplits).map((d) => d.distinct_id));
+      candidates = candidates.filter((d) => kept.has(d.distinct_id));
+    }
+    const persons: PersonCopy[] = [];
+    const copies: PersonDistinctIdCopy[] = [];
+    const moved: SplitResult['moved'] = [];
+    const newVersion = Number(person.version) + DELETION_VERSION_BUMP + 1;
+    for (const { distinct_id: distinctId, version } of candidates) {
+      // The id the person was first created from derives the person's own uuid: that one gets a fresh uuid.
+      const derived = personUuidFor(teamId, distinctId);
+      const uuid = derived === person.uuid ? randomUUID() : derived;
+      const [deleted] = await tx.query<{ version: string }>('SELECT version FROM deleted_person_versions WHERE team_id = $1 AND uuid = $2', [teamId, uuid]);
+      const startVersion = Math.max(newVersion, deleted ? Number(deleted.version) + 1 : 0);
+      // PostHog: get_or_create; a person with this uuid may exist already (the id was split before).
+      const [target] = await tx.query<{ id: string; version: string; created_at: Date | string; properties: Record<string, unknown>; is_identified: boolean }>(
+        `INSERT INTO persons (team_id, uuid, version, created_at) VALUES ($1, $2, $3, to_timestamp($4::double precision / 1000))
+         ON CONFLICT (team_id, uuid) DO UPDATE SET version = persons.version
+         RETURNING id::text AS id, version, created_at, properties, is_identified`,
+        [teamId, uuid, startVersion, options.nowMs ?? Date.now()],
+      );
+      const distinctIdVersion = Number(version) + 1;
+      await tx.query('UPDATE person_distinct_ids SET person_id = $3, version = $4 WHERE team_id = $1 AND distinct_id = $2', [
+        teamId,
+        distinctId,
+        target!.id,
+        distinctIdVersion,
+      ]);
+      persons.push({
+        id: uuid,
+        team_id: teamId,
+        created_at: new Date(target!.created_at).toISOString(),
+        properties: JSON.stringify(target!.properties ?? {}),
+        is_identified: target!.is_identified ? 1 : 0,
+        is_deleted: 0,
+        version: Number(target!.version),
+      });
+      copies.push({ team_id: teamId, distinct_id: distinctId, person_id: uuid, is_deleted: 0, version: distinctIdVersion });
+      moved.push({ distinctId, personUuid: uuid });
+    }
+    return { persons: original ? [original, ...persons] : persons, distinctIds: copies, moved };
+  });
+  if (!split) return null;
+  await writeCopies(stores.ch, { persons: split.persons, distinctIds: split.distinctIds });
+  return { moved: split.moved };
+}
