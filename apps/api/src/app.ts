@@ -89,6 +89,8 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   const now = deps.now ?? Date.now;
   const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
   const projectTokens = createProjectTokenCache(deps.db);
+  // Person writes outside ingestion reach decide's person caches as the worker's do.
+  const personsChanged = (teamId: number) => deps.decidePersons?.announce(teamId) ?? Promise.resolve();
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
     createUsersRoutes(deps.db),
@@ -96,12 +98,12 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
-    createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges, personsChanged }),
     createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
     createEventsRoutes({ db: deps.db, ch: deps.ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),
-    createPersonsRoutes({ db: deps.db, ch: deps.ch, now, personsChanged: (teamId) => deps.decidePersons?.announce(teamId) ?? Promise.resolve() }),
+    createPersonsRoutes({ db: deps.db, ch: deps.ch, now, personsChanged }),
     createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
     deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
   );

@@ -145,8 +145,9 @@ export const flagEvaluationEnv = {
   },
   FLAGS_PERSON_CACHE_MS: {
     type: 'integer',
-    description: 'Longest time decide reuses a stored person it read (dropped at once when the worker writes persons of the project; 0: read on every request)',
-    default: 1000,
+    description:
+      'Longest time decide reuses a stored person it read (dropped at once when persons, static cohorts or hash keys of the project are written; bounds staleness only if an announcement is lost; 0: read on every request)',
+    default: 10000,
     minimum: 0,
   },
 } as const satisfies EnvSpec;

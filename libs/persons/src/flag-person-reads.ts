@@ -53,15 +53,17 @@ export async function readStoredPerson(db: Sql, teamId: number, distinctId: stri
  * Experience continuity: the first anonymous id a person was seen with becomes the hash key
  * of every continuity flag, for each person the two ids resolve to; an existing key wins.
  */
-export async function writeHashKeyOverrides(db: Sql, teamId: number, distinctIds: string[], hashKey: string, flagKeys: string[]): Promise<void> {
-  await db.query(
+export async function writeHashKeyOverrides(db: Sql, teamId: number, distinctIds: string[], hashKey: string, flagKeys: string[]): Promise<number> {
+  const inserted = await db.query(
     `INSERT INTO feature_flag_hash_key_overrides (team_id, person_id, feature_flag_key, hash_key)
      SELECT DISTINCT $1::int, d.person_id, k.key, $3::text
        FROM person_distinct_ids d CROSS JOIN unnest($4::text[]) AS k(key)
       WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
-     ON CONFLICT DO NOTHING`,
+     ON CONFLICT DO NOTHING
+     RETURNING 1`,
     [teamId, distinctIds, hashKey, flagKeys],
   );
+  return inserted.length;
 }
 
 /** A person as flag evaluation sees it, for evaluating a flag over a whole project. */

@@ -46,6 +46,8 @@ export interface CohortsDeps {
   now: () => number;
   /** Told after every cohort write: decide evaluates cohorts from the definitions cache. */
   flagChanges: { flagsChanged(teamId: number): Promise<void> };
+  /** Told too: decide's per-process person caches hold each person's static cohorts. */
+  personsChanged?: (teamId: number) => Promise<void>;
 }
 
 /** PostHog's Cohort.name max_length. */
@@ -110,6 +112,10 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
   const routes = new RouteTable();
   const { db, ch } = deps;
   const stores = { db, ch };
+  const decideInputsChanged = async (teamId: number) => {
+    await deps.flagChanges.flagsChanged(teamId);
+    await deps.personsChanged?.(teamId);
+  };
 
   const loadCohort: RequestHandler = async (req, _res, next) => {
     const raw = String(req.params['cohort_id']);
@@ -184,7 +190,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       if (cohort.is_static) await refreshStaticCohort(stores, cohort.team_id, cohort.id, deps.now());
       else await countDynamic(cohort);
     }
-    await deps.flagChanges.flagsChanged(cohort.team_id);
+    await decideInputsChanged(cohort.team_id);
     return (await findCohort(db, cohort.team_id, cohort.id))!;
   };
 
@@ -335,7 +341,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
         if (!hasIds(ids)) throw errors.validation('person_ids cannot be empty', 'person_ids', 'invalid');
         const found = await addStaticCohortMembers(stores, cohort.team_id, cohort.id, ids, deps.now());
         if (found === 0) throw errors.validation('No valid users to add to cohort', 'person_ids', 'invalid');
-        await deps.flagChanges.flagsChanged(cohort.team_id);
+        await decideInputsChanged(cohort.team_id);
         res.json({ success: true });
       },
     );
@@ -355,7 +361,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
         if (!(await removeStaticCohortMember(stores, cohort.team_id, cohort.id, personId, deps.now()))) {
           throw errors.notFound('Person is not part of the cohort');
         }
-        await deps.flagChanges.flagsChanged(cohort.team_id);
+        await decideInputsChanged(cohort.team_id);
         res.json({ success: true });
       },
     );

@@ -457,6 +457,27 @@ describe('decide and flags endpoints', () => {
       expect((await ask({})).body.featureFlags).toEqual(uncached);
       expect(Object.keys(before).sort()).toEqual(Object.keys(after).sort());
     });
+    it('new hash keys are announced, so a person another process cached is read again; existing keys are not re-announced', async () => {
+      const channel = createInMemoryInvalidation();
+      const announced: Array<number | null> = [];
+      await channel.subscribe((team) => announced.push(team));
+      // Two api processes sharing one announcement channel, each with its own cache.
+      const [first, second] = [0, 1].map(() => makeApp(db, undefined, createDecidePersonCache({ channel, maxAgeMs: 3_600_000 })));
+      const distinctId = uniqueName('continuity-shared');
+      await insertPerson(db, teamId, [distinctId], {});
+      const ask = (api: ReturnType<typeof makeApp>, body: Record<string, unknown> = {}) =>
+        request(api)
+          .post('/decide/?v=3')
+          .send({ api_key: TOKEN, distinct_id: distinctId, ...body })
+          .expect(200);
+      await ask(second); // cached by the second process, without hash keys
+      await ask(first, { $anon_distinct_id: 'anon-1' });
+      expect(announced).toEqual([teamId]);
+      const uncached = (await request(makeApp(db)).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: distinctId }).expect(200)).body.featureFlags;
+      expect((await ask(second)).body.featureFlags).toEqual(uncached);
+      await ask(first, { $anon_distinct_id: 'anon-1' });
+      expect(announced).toEqual([teamId]);
+    });
   });
 
   describe('management writes reach decide', () => {

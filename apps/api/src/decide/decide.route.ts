@@ -74,10 +74,15 @@ async function readStores(
   if (request.anonDistinctId && continuityKeys.length > 0) {
     wroteHashKeys = true;
     const ids = [...new Set([request.distinctId, request.anonDistinctId])];
-    await withStoreTimeout(writeHashKeyOverrides(deps.db, teamId, ids, request.anonDistinctId, continuityKeys), deps.storeTimeoutMs).catch((error: unknown) => {
-      availability.hashKeyOverrides = false;
-      log.warn({ err: error }, 'flags: could not write experience-continuity hash keys');
-    });
+    const written = await withStoreTimeout(writeHashKeyOverrides(deps.db, teamId, ids, request.anonDistinctId, continuityKeys), deps.storeTimeoutMs).catch(
+      (error: unknown) => {
+        availability.hashKeyOverrides = false;
+        log.warn({ err: error }, 'flags: could not write experience-continuity hash keys');
+        return 0;
+      },
+    );
+    // Other processes (and this one, for the person's other ids) may cache the person without them.
+    if (written > 0) await deps.persons.announce(teamId);
   }
   const requestedGroups = Object.entries(request.groups)
     .filter((e): e is [string, string] => typeof e[1] === 'string' && definitions.groupTypeIndexes.has(e[0]))

@@ -418,11 +418,14 @@ describe('persons API', () => {
         .send({ name: 'Pro plan', filters: { properties: { type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] } } });
       const picked = await request(f.app).post('/api/projects/1/cohorts/').set(admin).send({ name: 'Picked', is_static: true });
       expect([pro.status, picked.status]).toEqual([201, 201]);
+      announced.length = 0;
       const added = await request(f.app)
         .patch(`/api/projects/1/cohorts/${picked.body.id}/add_persons_to_static_cohort/`)
         .set(admin)
         .send({ person_ids: [generated[1]!.uuid] });
       expect(added.status).toBe(200);
+      // Decide's cached persons carry their static cohorts: the change is announced to them.
+      expect(announced).toContain(1);
       const cohortsOf = async (id: string | number) => request(f.app).get(`${base}/cohorts/?person_id=${id}`).set(admin);
       // p3: plan pro, not picked; p1: plan free, picked.
       const p3 = await cohortsOf(generated[3]!.uuid);
