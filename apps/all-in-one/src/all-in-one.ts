@@ -52,6 +52,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
   const worker = createWorker({ ...deps, personChanges: createPersonChangeNotifier(personChanges) });
   // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.
   const jobs = createJobOperator({ ...deps, nextRun: async (name) => (await deps.scheduler.nextRuns())[name] ?? null });
+  const api = createApiRouter({ ...deps, jobs, decidePersons });
   const app = createServiceApp({
     ...deps,
     name: 'all-in-one',
@@ -69,7 +70,8 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
         now: deps.now,
       }),
     ],
-    routers: [createApiRouter({ ...deps, jobs, decidePersons })],
+    routers: [api.router],
+    fastPaths: api.fastPaths,
   });
   return { app, worker };
 }

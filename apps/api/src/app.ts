@@ -7,7 +7,7 @@ import { flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
-import { createServiceApp, inputGuard, type HealthCheck } from '@sightline/http';
+import { createServiceApp, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache } from '@sightline/persons';
@@ -15,7 +15,7 @@ import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRoutes } from './actions';
 import { createCohortsRoutes } from './cohorts';
 import { createDashboardsRoutes } from './dashboards';
-import { createFlagEvaluationRouter, createLocalEvaluationRoutes } from './decide';
+import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluationFastPath, type DecideRouteDeps } from './decide';
 import { createEventDefinitionsRoutes } from './event-definitions';
 import { createEventsRoutes } from './events';
 import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
@@ -109,11 +109,17 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   );
 }
 
+/** The api's routes, and the handlers that answer before Express (createServiceApp's fastPaths). */
+export interface ApiRouting {
+  router: Router;
+  fastPaths: FastPathFactory[];
+}
+
 /**
  * The management API (`/api/...`), authenticated by personal API keys or the web app's session,
  * flag evaluation, and the web app at `/`.
  */
-export function createApiRouter(deps: ApiDeps): Router {
+export function createApiRouter(deps: ApiDeps): ApiRouting {
   const router = Router();
   const access = deps.access ?? {};
   const now = deps.now ?? Date.now;
@@ -128,17 +134,16 @@ export function createApiRouter(deps: ApiDeps): Router {
   });
 
   // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
-  // No personal key, no throttle.
-  router.use(
-    createFlagEvaluationRouter({
-      db: deps.db,
-      definitions: flagDefinitions,
-      persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 0 }),
-      projectTokens: createProjectTokenCache(deps.db),
-      geoip: deps.geoip ?? null,
-      storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
-    }),
-  );
+  // No personal key, no throttle. Its POSTs are answered before Express (flagEvaluationFastPath).
+  const flagEvaluation: DecideRouteDeps = {
+    db: deps.db,
+    definitions: flagDefinitions,
+    persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 0 }),
+    projectTokens: createProjectTokenCache(deps.db),
+    geoip: deps.geoip ?? null,
+    storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
+  };
+  router.use(createFlagEvaluationRouter(flagEvaluation));
   // The API document and its page are public, as PostHog's /api/schema/ is.
   router.use(createApiSchemaRouter(table));
   // Public, for posthog-js in browsers: its remote config and its own script files.
@@ -171,9 +176,10 @@ export function createApiRouter(deps: ApiDeps): Router {
   router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
   // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
   router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));
-  return router;
+  return { router, fastPaths: [flagEvaluationFastPath(flagEvaluation)] };
 }
 
 export function createApiApp(deps: ApiDeps & { readiness: HealthCheck[]; isShuttingDown: () => boolean; trustProxy?: string }): Express {
-  return createServiceApp({ ...deps, name: 'api', routers: [createApiRouter(deps)] });
+  const { router, fastPaths } = createApiRouter(deps);
+  return createServiceApp({ ...deps, name: 'api', routers: [router], fastPaths });
 }

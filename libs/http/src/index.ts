@@ -7,3 +7,4 @@ export * from './cors';
 export * from './input-guard';
 export * from './client-ip';
 export * from './cacheable';
+export * from './fast-path';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -21,6 +22,19 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * cached instead of prom-client hashing the label object on every observation.
  */
 export function requestContext(app: string, metrics: Metrics): RequestHandler {
+  const observe = createRequestObserver(app, metrics);
+  return (req, res, next) => {
+    req.id = observe(req, res, () => routeLabel(req));
+    next();
+  };
+}
+
+/**
+ * What requestContext does, on a bare node:http request (for handlers that answer before
+ * Express sees the request): the request id (kept from X-Request-Id when sane, set on the
+ * answer) and the request's count and duration under `route()`, read when it finishes.
+ */
+export function createRequestObserver(app: string, metrics: Metrics): (req: IncomingMessage, res: ServerResponse, route: () => string) => string {
   const counters = new Map<string, { inc(): void }>();
   const durations = new Map<string, { observe(value: number): void }>();
   const countFor = (route: string, method: string, status: number) => {
@@ -34,18 +48,17 @@ export function requestContext(app: string, metrics: Metrics): RequestHandler {
     if (!child) durations.set(route, (child = metrics.httpDuration.labels({ app, route })));
     return child;
   };
-  return (req, res, next) => {
+  return (req, res, route) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = routeLabel(req);
-      countFor(route, req.method, res.statusCode).inc();
-      durationFor(route).observe(Number(process.hrtime.bigint() - started) / 1e9);
+      const label = route();
+      countFor(label, req.method ?? 'GET', res.statusCode).inc();
+      durationFor(label).observe(Number(process.hrtime.bigint() - started) / 1e9);
     });
-    next();
+    return id;
   };
 }
 

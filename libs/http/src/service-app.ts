@@ -1,6 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import type { FastPathFactory } from './fast-path';
 import { healthRouter, type HealthCheck } from './health';
 import { defineLazyRequestLogger, errorHandler, notFoundHandler, requestContext } from './middleware';
 
@@ -18,6 +20,8 @@ export interface ServiceAppOptions {
    * do not walk other routers' layers first. Their paths must not overlap /_health, /_ready, /metrics.
    */
   hotRouters?: readonly (Router | RequestHandler)[];
+  /** Handlers that answer some requests before Express sees them at all (see FastPath). */
+  fastPaths?: readonly FastPathFactory[];
   /**
    * Which proxies' X-Forwarded-For Express believes for `req.ip` (its 'trust proxy' setting:
    * loopback, uniquelocal, CIDRs comma-separated, or a hop count). Empty or absent: none, so a
@@ -55,5 +59,16 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler());
+  const fastPaths = (options.fastPaths ?? []).map((make) => make({ app: options.name, logger: options.logger, metrics: options.metrics }));
+  if (fastPaths.length > 0) {
+    // Express's app function calls app.handle for every request (listen, supertest, mounting):
+    // the fast paths look first, before Express sets up its request and response objects.
+    const expressApp = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void };
+    const handle = expressApp.handle.bind(app);
+    expressApp.handle = (req, res, next) => {
+      for (const fastPath of fastPaths) if (fastPath(req, res)) return;
+      handle(req, res, next);
+    };
+  }
   return app;
 }

@@ -28,6 +28,8 @@ import {
 } from '@sightline/testkit';
 import { createApiApp } from '../app';
 
+import { MAX_FLAGS_BODY_BYTES } from './decide-request';
+
 const TOKEN = 'phc_flags_eval_test_token';
 const ADMIN = 'phx_flags_eval_admin_key';
 
@@ -185,6 +187,45 @@ describe('decide and flags endpoints', () => {
       expect(preflight.headers['access-control-allow-origin']).toBe('https://shop.example');
       const post = await request(app).post('/flags/?v=2').set('Origin', 'https://shop.example').send({ token: TOKEN, distinct_id: 'x' });
       expect(post.headers['access-control-allow-origin']).toBe('https://shop.example');
+    });
+
+    it('answers POSTs before Express with the same headers, metrics and refusals as the Express route', async () => {
+      const metrics = createMetrics();
+      const api = createApiApp({ db, ch, logger: silentLogger(), metrics, readiness: [], isShuttingDown: () => false, geoip });
+      const post = await request(api)
+        .post('/flags/?v=2')
+        .set('Origin', 'https://shop.example')
+        .set('X-Request-Id', 'req-fast-1')
+        .send({ token: TOKEN, distinct_id: 'user-1' })
+        .expect(200);
+      expect(post.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(post.headers['x-request-id']).toBe('req-fast-1');
+      expect(post.headers['vary']).toBe('Origin');
+      expect(post.headers['access-control-allow-methods']).toBe('GET, POST, OPTIONS, HEAD');
+      // gzip (Content-Encoding) goes through Express's body reader: the same answer.
+      const gzipped = await request(api)
+        .post('/flags/?v=2')
+        .set('Content-Encoding', 'gzip')
+        .set('Content-Type', 'application/json')
+        .serialize((b: unknown) => b as string)
+        .send(gzipSync(JSON.stringify({ token: TOKEN, distinct_id: 'user-1' })))
+        .expect(200);
+      const stable = (b: Record<string, unknown>) => ({ ...b, evaluatedAt: null, requestId: null });
+      expect(stable(gzipped.body)).toEqual(stable(post.body));
+      const tooLarge = await request(api)
+        .post('/decide/?v=3')
+        .set('Content-Type', 'application/json')
+        .send(`{"token":"${TOKEN}","distinct_id":"${'x'.repeat(MAX_FLAGS_BODY_BYTES)}"}`);
+      expect(tooLarge.status).toBe(413);
+      expect(tooLarge.body).toMatchObject({ type: 'invalid_request', code: 'payload_too_large' });
+      const badJson = await request(api).post('/decide/').set('Content-Type', 'application/json').send('{"token":');
+      expect(badJson.status).toBe(400);
+      expect(badJson.body).toMatchObject({ type: 'validation_error', attr: null });
+      const requests = (await metrics.httpRequests.get()).values;
+      const countOf = (route: string, status: string) =>
+        requests.find((v) => v.labels['route'] === route && v.labels['status'] === status && v.labels['method'] === 'POST')?.value;
+      expect(countOf('/flags', '200')).toBe(2);
+      expect(countOf('/decide', '413')).toBe(1);
     });
 
     it('flag_keys_to_evaluate restricts the answer', async () => {

@@ -1,2 +1,2 @@
-export { createFlagEvaluationRouter, type DecideRouteDeps } from './decide.route';
+export { createFlagEvaluationRouter, flagEvaluationFastPath, type DecideRouteDeps } from './decide.route';
 export { createLocalEvaluationRoutes } from './local-evaluation.route';
