@@ -96,3 +96,51 @@ export function NameOptions({ id, names }: { id: string; names: string[] }) {
     </datalist>
   );
 }
+
+/**
+ * A list page's body: its error (with a retry), loading and empty states, then the table, one
+ * row per item from `row` (which returns the <tr>). `items` null: still loading.
+ */
+export function ListView<T>({
+  items,
+  error,
+  retry,
+  what,
+  empty,
+  caption,
+  testId,
+  head,
+  row,
+}: {
+  items: T[] | null;
+  error: unknown;
+  retry?: () => void;
+  /** For "Loading …". */
+  what: string;
+  empty: ComponentChildren;
+  caption: string;
+  testId: string;
+  head: ComponentChildren[];
+  row: (item: T) => ComponentChildren;
+}) {
+  if (error) return <ErrorState error={error} retry={retry} />;
+  if (items === null) return <Loading what={what} />;
+  if (items.length === 0) return <Empty>{empty}</Empty>;
+  return (
+    <div class="table-scroll">
+      <table class="list" data-testid={testId}>
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {head.map((label, i) => (
+              <th key={i} scope="col">
+                {label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{items.map(row)}</tbody>
+      </table>
+    </div>
+  );
+}
