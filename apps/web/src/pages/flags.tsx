@@ -2,17 +2,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions } from '../components';
 import { formatNumber, formatTime } from '../format';
+import { PropertyFilterRow, type PropertyFilter } from '../property-filter-editor';
 import { linkHandler, navigate } from '../router';
 
-interface PropertyCondition {
-  key: string;
-  type: string;
-  operator: string;
-  value?: unknown;
-}
-
 interface FlagGroup {
-  properties: PropertyCondition[];
+  properties: PropertyFilter[];
   rollout_percentage: number | null;
   variant?: string | null;
   [key: string]: unknown;
@@ -54,19 +48,6 @@ interface Activity {
   created_at: string;
   detail: { changes?: { field?: string; before?: unknown; after?: unknown }[] | null } | null;
 }
-
-/** The operators the editor offers for a person property (PostHog's flag operators, minus cohorts). */
-const OPERATORS: { id: string; label: string; needsValue: boolean }[] = [
-  { id: 'exact', label: 'equals', needsValue: true },
-  { id: 'is_not', label: "doesn't equal", needsValue: true },
-  { id: 'icontains', label: 'contains', needsValue: true },
-  { id: 'not_icontains', label: "doesn't contain", needsValue: true },
-  { id: 'regex', label: 'matches regex', needsValue: true },
-  { id: 'gt', label: 'greater than', needsValue: true },
-  { id: 'lt', label: 'less than', needsValue: true },
-  { id: 'is_set', label: 'is set', needsValue: false },
-  { id: 'is_not_set', label: 'is not set', needsValue: false },
-];
 
 function variantsOf(filters: FlagFilters): Variant[] {
   return filters.multivariate?.variants ?? [];
@@ -223,22 +204,6 @@ function payloadProblem(text: string): string | null {
   }
 }
 
-/** A condition's value as typed: a list for equals / doesn't equal (comma-separated), else the text. */
-function conditionValue(operator: string, text: string): unknown {
-  if (operator === 'exact' || operator === 'is_not')
-    return text
-      .split(',')
-      .map((v) => v.trim())
-      .filter((v) => v !== '');
-  if (operator === 'gt' || operator === 'lt') return text.trim() === '' || Number.isNaN(Number(text)) ? text : Number(text);
-  return text;
-}
-
-function valueText(value: unknown): string {
-  if (Array.isArray(value)) return value.join(', ');
-  return value === undefined || value === null ? '' : String(value);
-}
-
 /**
  * A flag's editor: description, enabled, release conditions (person property filters and a
  * rollout per condition set), variants with their split, payloads (JSON, checked as typed),
@@ -285,7 +250,7 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
   const setFilters = (filters: FlagFilters) => setDraft({ ...draft, filters });
   const setGroups = (next: FlagGroup[]) => setFilters({ ...draft.filters, groups: next });
   const setGroup = (index: number, change: Partial<FlagGroup>) => setGroups(groups.map((g, i) => (i === index ? { ...g, ...change } : g)));
-  const setCondition = (groupIndex: number, conditionIndex: number, change: Partial<PropertyCondition>) =>
+  const setCondition = (groupIndex: number, conditionIndex: number, change: Partial<PropertyFilter>) =>
     setGroup(groupIndex, { properties: groups[groupIndex]!.properties.map((p, i) => (i === conditionIndex ? { ...p, ...change } : p)) });
   const setVariants = (next: Variant[]) => setFilters({ ...draft.filters, multivariate: next.length ? { variants: next } : null });
   const variantTotal = variants.reduce((sum, v) => sum + (Number(v.rollout_percentage) || 0), 0);
@@ -362,50 +327,17 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
             <legend>
               Condition set {index + 1}: {group.properties.length ? `${group.properties.length} property filter(s)` : 'all users'}
             </legend>
-            {group.properties.map((condition, ci) => {
-              const operator = OPERATORS.find((o) => o.id === condition.operator);
-              const label = `Set ${index + 1} filter ${ci + 1}`;
-              return (
-                <div class="condition" key={ci} role="group" aria-label={label}>
-                  <label>
-                    {label} property
-                    <input
-                      list="person-property-names"
-                      value={condition.key}
-                      required
-                      onInput={(e) => setCondition(index, ci, { key: e.currentTarget.value })}
-                    />
-                  </label>
-                  <label>
-                    {label} operator
-                    <select value={condition.operator} onChange={(e) => setCondition(index, ci, { operator: e.currentTarget.value })}>
-                      {OPERATORS.map((o) => (
-                        <option key={o.id} value={o.id}>
-                          {o.label}
-                        </option>
-                      ))}
-                    </select>
-                  </label>
-                  {operator?.needsValue !== false ? (
-                    <label>
-                      {label} value{condition.operator === 'exact' || condition.operator === 'is_not' ? ' (comma-separated)' : ''}
-                      <input
-                        value={valueText(condition.value)}
-                        onInput={(e) => setCondition(index, ci, { value: conditionValue(condition.operator, e.currentTarget.value) })}
-                      />
-                    </label>
-                  ) : null}
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Remove ${label.toLowerCase()}`}
-                    onClick={() => setGroup(index, { properties: group.properties.filter((_, i) => i !== ci) })}
-                  >
-                    Remove
-                  </button>
-                </div>
-              );
-            })}
+            {group.properties.map((condition, ci) => (
+              <PropertyFilterRow
+                key={`${index}-${ci}-${group.properties.length}`}
+                filter={condition}
+                label={`Set ${index + 1} filter ${ci + 1}`}
+                listIds={{ person: 'person-property-names' }}
+                types={['person']}
+                onChange={(next) => setCondition(index, ci, next)}
+                onRemove={() => setGroup(index, { properties: group.properties.filter((_, i) => i !== ci) })}
+              />
+            ))}
             <div class="row">
               <button
                 type="button"
