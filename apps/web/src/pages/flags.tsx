@@ -243,7 +243,8 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
   }, [projectId]);
 
   if (error && !flag) return <ErrorState error={error} />;
-  if (!flag || !draft) return <Loading what="the flag" />;
+  // Until the flag this address names is loaded (after "Create flag" the form's state is still the new one's).
+  if (!flag || !draft || (!isNew && String(flag.id) !== id)) return <Loading what="the flag" />;
 
   const groups = draft.filters.groups ?? [];
   const variants = variantsOf(draft.filters);
