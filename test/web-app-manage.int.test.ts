@@ -366,6 +366,8 @@ describe('the web app’s management pages in Chromium', () => {
     await expect(page.locator('tr[data-key="Persons reader"]').textContent()).resolves.toContain('person:read, feature_flag:write');
 
     await page.getByRole('button', { name: 'Roll key Persons reader' }).click();
+    await page.getByText('Give Persons reader a new value? The current one stops working at once.').waitFor();
+    await page.getByRole('button', { name: 'Yes, roll key Persons reader' }).click();
     await waitFor(async () => ((await page.getByTestId('issued-key').textContent()) ?? issued) !== issued, { description: 'the rolled value shown' });
     const rolled = (await page.getByTestId('issued-key').textContent())!;
     expect(await get(issued, '/api/environments/1/persons/?limit=1')).toBe(401);

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, ErrorState, ListView } from '../components';
+import { ConfirmAction, ConfirmDelete, ErrorState, ListView } from '../components';
 import { formatTime } from '../format';
 
 interface PersonalKey {
@@ -91,13 +91,8 @@ export function ApiKeysSection({ timezone }: { timezone: string }) {
   };
 
   const roll = async (key: PersonalKey) => {
-    setError(null);
-    try {
-      setIssued(await api<PersonalKey>(`/api/personal_api_keys/${key.id}/roll/`, { method: 'POST' }));
-      await load();
-    } catch (failure) {
-      setError(failure);
-    }
+    setIssued(await api<PersonalKey>(`/api/personal_api_keys/${key.id}/roll/`, { method: 'POST' }));
+    await load();
   };
 
   return (
@@ -187,14 +182,16 @@ export function ApiKeysSection({ timezone }: { timezone: string }) {
             </td>
             <td>{key.last_used_at ? formatTime(key.last_used_at, timezone) : 'never'}</td>
             <td>
-              <button
-                type="button"
-                class="secondary"
-                onClick={() => roll(key)}
-                title={key.last_rolled_at ? `Last rolled ${formatTime(key.last_rolled_at, timezone)}` : undefined}
-              >
-                Roll key {key.label}
-              </button>
+              <ConfirmAction
+                start="Roll…"
+                startLabel={`Roll key ${key.label}`}
+                question={`Give ${key.label} a new value? The current one stops working at once.`}
+                confirm={`Yes, roll key ${key.label}`}
+                busy="Rolling…"
+                groupLabel={`Roll key ${key.label}`}
+                onConfirm={() => roll(key)}
+              />
+              {key.last_rolled_at ? <span class="hint"> rolled {formatTime(key.last_rolled_at, timezone)}</span> : null}
             </td>
             <td>
               <ConfirmDelete
