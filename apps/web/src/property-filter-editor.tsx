@@ -64,6 +64,18 @@ export function PropertyFilterRow({
   // The value as typed (a comma being typed survives until the next item follows it).
   const [text, setText] = useState(() => textOfValue(filter.value));
   const exactList = filter.operator === 'exact' || filter.operator === 'is_not';
+  // A filter this editor cannot show faithfully (a cohort, a group, an operator it does not offer) is kept as it is.
+  if (!types.includes(filter.type) || !operator)
+    return (
+      <div class="condition" role="group" aria-label={label}>
+        <p>
+          {label}: <code>{JSON.stringify(filter)}</code> (kept as it is; change it through the API)
+        </p>
+        <button type="button" class="secondary" aria-label={`Remove ${label.toLowerCase()}`} onClick={onRemove}>
+          Remove
+        </button>
+      </div>
+    );
   return (
     <div class="condition" role="group" aria-label={label}>
       {types.length > 1 ? (
