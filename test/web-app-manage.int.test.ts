@@ -90,6 +90,12 @@ describe('the web app’s management pages in Chromium', () => {
     });
     expect(pricing.status).toBe(201);
 
+    const cohort = await target.api('POST', '/api/projects/1/cohorts/', {
+      name: 'Pro users',
+      filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] }] } },
+    });
+    expect(cohort.status).toBe(201);
+
     // The first user's password, through the link the start printed (the first-start page is the other file's).
     const token = /\/setup\?token=([A-Za-z0-9_-]+)/.exec(target.output())?.[1];
     expect(token).toBeDefined();
@@ -269,9 +275,20 @@ describe('the web app’s management pages in Chromium', () => {
     await page.getByRole('heading', { name: 'New feature flag' }).waitFor();
     await page.getByLabel('Key (what SDKs ask for)').fill('beta-banner');
     await page.getByLabel('Description').fill('Beta banner');
+    // For the persons of a cohort.
+    await page.getByRole('button', { name: 'Add property filter to set 1' }).click();
+    await page.getByLabel('Set 1 filter 1 kind').selectOption('cohort');
+    await page.getByLabel('Set 1 filter 1 cohort').selectOption({ label: 'Pro users' });
     await page.getByRole('button', { name: 'Create flag' }).click();
     await page.getByRole('heading', { name: 'beta-banner' }).waitFor();
-    await waitFor(async () => (await flagsFor('carol')).featureFlags['beta-banner'] === true, { description: '/flags with the new flag' });
+    await waitFor(
+      async () => (await flagsFor('alice')).featureFlags['beta-banner'] === true && (await flagsFor('carol')).featureFlags['beta-banner'] === false,
+      { description: '/flags with the new flag for the cohort' },
+    );
+    const created = await target.api('GET', '/api/projects/1/feature_flags/?search=beta-banner');
+    expect(created.body.results[0].filters.groups[0].properties).toEqual([
+      { key: 'id', type: 'cohort', operator: 'in', value: expect.any(Number), cohort_name: 'Pro users' },
+    ]);
     // The same key again is refused with the API's message.
     await page.goto(`${target.base}/feature_flags/new`);
     await page.getByLabel('Key (what SDKs ask for)').fill('beta-banner');

@@ -22,7 +22,7 @@ const OPERATORS: { id: string; label: string; needsValue: boolean }[] = [
   { id: 'is_not_set', label: 'is not set', needsValue: false },
 ];
 
-const TYPE_LABELS: Record<string, string> = { event: 'Event property', person: 'Person property' };
+const TYPE_LABELS: Record<string, string> = { event: 'Event property', person: 'Person property', cohort: 'Cohort' };
 
 /** A value as typed: a list for equals / doesn't equal (comma-separated), a number for greater / less than, else the text. */
 function valueFromText(operator: string, text: string): unknown {
@@ -51,6 +51,7 @@ export function PropertyFilterRow({
   types,
   onChange,
   onRemove,
+  cohorts = [],
 }: {
   filter: PropertyFilter;
   label: string;
@@ -59,11 +60,54 @@ export function PropertyFilterRow({
   types: string[];
   onChange: (filter: PropertyFilter) => void;
   onRemove: () => void;
+  /** The project's cohorts, for a `cohort` filter (PostHog's `{"key": "id", "type": "cohort", "value": <id>}`). */
+  cohorts?: { id: number; name: string }[];
 }) {
   const operator = OPERATORS.find((o) => o.id === filter.operator);
   // The value as typed (a comma being typed survives until the next item follows it).
   const [text, setText] = useState(() => textOfValue(filter.value));
   const exactList = filter.operator === 'exact' || filter.operator === 'is_not';
+  const kindSelect =
+    types.length > 1 ? (
+      <label>
+        {label} kind
+        <select
+          value={filter.type}
+          onChange={(e) => {
+            const type = e.currentTarget.value;
+            if (type === filter.type) return;
+            // A cohort filter has its own shape; switching back starts an empty property filter.
+            onChange(type === 'cohort' ? { key: 'id', type, operator: 'in', value: cohorts[0]?.id ?? '' } : { key: '', type, operator: 'exact', value: [] });
+          }}
+        >
+          {types.map((type) => (
+            <option key={type} value={type}>
+              {TYPE_LABELS[type] ?? type}
+            </option>
+          ))}
+        </select>
+      </label>
+    ) : null;
+  if (filter.type === 'cohort' && types.includes('cohort'))
+    return (
+      <div class="condition" role="group" aria-label={label}>
+        {kindSelect}
+        <label>
+          {label} cohort
+          <select value={String(filter.value ?? '')} onChange={(e) => onChange({ ...filter, value: Number(e.currentTarget.value) })}>
+            {cohorts.length === 0 ? <option value="">No cohorts</option> : null}
+            {cohorts.map((cohort) => (
+              <option key={cohort.id} value={String(cohort.id)}>
+                {cohort.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" class="secondary" aria-label={`Remove ${label.toLowerCase()}`} onClick={onRemove}>
+          Remove
+        </button>
+      </div>
+    );
   // A filter this editor cannot show faithfully (a cohort, a group, an operator it does not offer) is kept as it is.
   if (!types.includes(filter.type) || !operator)
     return (
@@ -78,18 +122,7 @@ export function PropertyFilterRow({
     );
   return (
     <div class="condition" role="group" aria-label={label}>
-      {types.length > 1 ? (
-        <label>
-          {label} kind
-          <select value={filter.type} onChange={(e) => onChange({ ...filter, type: e.currentTarget.value })}>
-            {types.map((type) => (
-              <option key={type} value={type}>
-                {TYPE_LABELS[type] ?? type}
-              </option>
-            ))}
-          </select>
-        </label>
-      ) : null}
+      {kindSelect}
       <label>
         {label} property
         <input list={listIds[filter.type]} value={filter.key} required onInput={(e) => onChange({ ...filter, key: e.currentTarget.value })} />

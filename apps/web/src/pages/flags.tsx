@@ -218,6 +218,7 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
   const [saveError, setSaveError] = useState<unknown>(null);
   const [status, setStatus] = useState<string>('');
   const [personProperties, setPersonProperties] = useState<string[]>([]);
+  const [cohorts, setCohorts] = useState<{ id: number; name: string }[]>([]);
   const [revision, setRevision] = useState(0);
 
   const adopt = (loaded: Flag) => {
@@ -240,6 +241,9 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
     api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
       .then((page) => setPersonProperties(page.results.map((d) => d.name)))
       .catch(() => setPersonProperties([]));
+    api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/cohorts/?limit=500`)
+      .then((page) => setCohorts(page.results))
+      .catch(() => setCohorts([]));
   }, [projectId]);
 
   if (error && !flag) return <ErrorState error={error} />;
@@ -334,7 +338,8 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
                 filter={condition}
                 label={`Set ${index + 1} filter ${ci + 1}`}
                 listIds={{ person: 'person-property-names' }}
-                types={['person']}
+                types={['person', 'cohort']}
+                cohorts={cohorts}
                 onChange={(next) => setCondition(index, ci, next)}
                 onRemove={() => setGroup(index, { properties: group.properties.filter((_, i) => i !== ci) })}
               />
