@@ -27,8 +27,10 @@ runService({
       Promise.resolve().then(() => require('./all-in-one') as typeof import('./all-in-one')),
     ]);
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
-    // Until someone has chosen a password, every start prints a fresh one-time link to do it.
-    const passwordToken = await issueFirstStartPasswordToken(db, Date.now());
+    // Until someone has chosen a password, a start prints a one-time link to do it: a fresh one on
+    // every start with the embedded PostgreSQL (this process alone owns it), else only while none
+    // is usable, so all-in-one processes sharing a PostgreSQL do not cancel each other's link.
+    const passwordToken = await issueFirstStartPasswordToken(db, Date.now(), { replaceUnused: !config.DATABASE_URL });
     const bus = openEventBus();
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
     const access = accessOptionsFromConfig(config, logger);
@@ -75,7 +77,7 @@ runService({
           onStop(async () => removeMarker());
         }
         if (setup.created) process.stdout.write(formatBootstrapBanner(setup, url) + '\n');
-        if (passwordToken) process.stdout.write(formatPasswordSetupBanner(url, passwordToken) + '\n');
+        if (passwordToken) process.stdout.write(formatPasswordSetupBanner(url, passwordToken, !config.DATABASE_URL) + '\n');
         logger.info({ url, dataDir, projectApiKey: setup.projectApiKey, startupMs: Date.now() - started }, `Sightline listening on ${url}`);
       },
     };

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { flagEvaluationEnv } from '@sightline/config';
+import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
@@ -24,7 +24,7 @@ import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle, type RateLimits } from './http/throttle';
 import { createInsightsRoutes } from './insights';
 import { createJobsRoutes } from './jobs';
-import { createLoginRouter } from './login';
+import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
 import { createPersonsRoutes } from './persons';
@@ -56,6 +56,10 @@ export interface AccessOptions {
   corsOrigins?: readonly string[];
   /** Largest JSON body of a management request; default 5 MB. */
   bodyLimitBytes?: number;
+  /** Failed sign-ins one e-mail may have from one address in 10 minutes before 429; default 30 (PostHog's). */
+  loginFailureLimit?: number;
+  /** Shared failed sign-in counters (distributed mode); absent: in-process memory. */
+  loginThrottleRedis?: Redis;
 }
 
 export interface ApiDeps {
@@ -151,7 +155,13 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   router.use(createStaticSdkRouter(deps.sdkFiles ?? openPosthogJsFiles()));
   router.use('/api', managementCors(access.corsOrigins ?? []), managementSecurityHeaders());
   // Signing in and out: before authentication, as they are how a browser gets its session.
-  router.use(createLoginRouter({ db: deps.db, now }));
+  const signInThrottle = createSignInThrottle({
+    failureLimit: access.loginFailureLimit ?? accessEnv.LOGIN_FAILURE_LIMIT.default,
+    redis: access.loginThrottleRedis,
+    keyPrefix: access.rateLimitKeyPrefix && `${access.rateLimitKeyPrefix}:sign_in`,
+    onStoreError: (err) => deps.logger.warn({ err }, 'sign-in throttle store failed; attempt let through'),
+  });
+  router.use(createLoginRouter({ db: deps.db, now, signInThrottle }));
   router.use(
     '/api',
     express.json({ limit: access.bodyLimitBytes ?? 5 * 1024 * 1024 }),

@@ -16,8 +16,9 @@ runService({
     const db = await openMetadataStore();
     const ch = await openAnalyticsStore();
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
-    // Until someone has chosen a password, every start prints a fresh one-time link to do it.
-    const passwordToken = await issueFirstStartPasswordToken(db, Date.now());
+    // Until someone has chosen a password, one process prints a one-time link to do it; the others
+    // (starting together, or later while it is unused) print none rather than cancel it.
+    const passwordToken = await issueFirstStartPasswordToken(db, Date.now(), { replaceUnused: false });
     // Every api process subscribes, so a flag change reaches decide everywhere within a second.
     const flagDefinitions = createFlagDefinitionsCache({
       db,
@@ -58,7 +59,7 @@ runService({
       afterListen: (server) => {
         const baseUrl = `http://localhost:${server.port}`;
         if (setup.created) process.stdout.write(formatBootstrapBanner(setup, baseUrl) + '\n');
-        if (passwordToken) process.stdout.write(formatPasswordSetupBanner(baseUrl, passwordToken) + '\n');
+        if (passwordToken) process.stdout.write(formatPasswordSetupBanner(baseUrl, passwordToken, false) + '\n');
         logger.info({ port: server.port, projectApiKey: setup.projectApiKey }, `api listening on ${baseUrl}`);
       },
     };

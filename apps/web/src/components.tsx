@@ -52,32 +52,69 @@ export function PropertiesTable({ properties, caption }: { properties: Record<st
 
 /** A destructive action behind a second, explicit confirmation (keyboard reachable, no browser dialog). */
 export function ConfirmDelete({ what, onConfirm, children }: { what: string; onConfirm: () => Promise<void>; children?: ComponentChildren }) {
+  return (
+    <ConfirmAction
+      start={`Delete ${what}…`}
+      question={`Delete ${what}? This cannot be undone.`}
+      confirm={`Yes, delete ${what}`}
+      busy="Deleting…"
+      groupLabel={`Delete ${what}`}
+      onConfirm={onConfirm}
+    >
+      {children}
+    </ConfirmAction>
+  );
+}
+
+/** An action that cannot be taken back, asked for twice: `start` opens the question, `confirm` does it. */
+export function ConfirmAction({
+  start,
+  startLabel,
+  question,
+  confirm,
+  busy: busyText,
+  groupLabel,
+  onConfirm,
+  children,
+}: {
+  start: string;
+  /** The start button's accessible name when its text is short. */
+  startLabel?: string;
+  question: string;
+  confirm: string;
+  busy: string;
+  groupLabel: string;
+  onConfirm: () => Promise<void>;
+  children?: ComponentChildren;
+}) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   if (!asking)
     return (
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
-        Delete {what}…
+      <button type="button" class="danger" aria-label={startLabel} onClick={() => setAsking(true)}>
+        {start}
       </button>
     );
-  const confirm = async () => {
+  const run = async () => {
     setBusy(true);
     setError(null);
     try {
       await onConfirm();
+      setAsking(false);
     } catch (failure) {
       setError(failure);
+    } finally {
       setBusy(false);
     }
   };
   return (
-    <div class="confirm" role="group" aria-label={`Delete ${what}`}>
-      <p>Delete {what}? This cannot be undone.</p>
+    <div class="confirm" role="group" aria-label={groupLabel}>
+      <p>{question}</p>
       {children}
       {error ? <ErrorState error={error} /> : null}
-      <button type="button" class="danger" disabled={busy} onClick={confirm}>
-        {busy ? 'Deleting…' : `Yes, delete ${what}`}
+      <button type="button" class="danger" disabled={busy} onClick={run}>
+        {busy ? busyText : confirm}
       </button>{' '}
       <button type="button" class="secondary" onClick={() => setAsking(false)}>
         Cancel
@@ -94,5 +131,53 @@ export function NameOptions({ id, names }: { id: string; names: string[] }) {
         <option key={name} value={name} />
       ))}
     </datalist>
+  );
+}
+
+/**
+ * A list page's body: its error (with a retry), loading and empty states, then the table, one
+ * row per item from `row` (which returns the <tr>). `items` null: still loading.
+ */
+export function ListView<T>({
+  items,
+  error,
+  retry,
+  what,
+  empty,
+  caption,
+  testId,
+  head,
+  row,
+}: {
+  items: T[] | null;
+  error: unknown;
+  retry?: () => void;
+  /** For "Loading …". */
+  what: string;
+  empty: ComponentChildren;
+  caption: string;
+  testId: string;
+  head: ComponentChildren[];
+  row: (item: T) => ComponentChildren;
+}) {
+  if (error) return <ErrorState error={error} retry={retry} />;
+  if (items === null) return <Loading what={what} />;
+  if (items.length === 0) return <Empty>{empty}</Empty>;
+  return (
+    <div class="table-scroll">
+      <table class="list" data-testid={testId}>
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {head.map((label, i) => (
+              <th key={i} scope="col">
+                {label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{items.map(row)}</tbody>
+      </table>
+    </div>
   );
 }

@@ -1,7 +1,9 @@
-import { hashPersonalApiKey } from '@sightline/auth';
+import { hashPersonalApiKey, hashSecretToken } from '@sightline/auth';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
 import { bootstrapInstance } from './bootstrap';
+import { issueFirstStartPasswordToken } from './password-setup';
+import { consumePasswordSetupToken, setUserPassword } from './sign-in.repository';
 import { findPrincipalByKeyHash } from './personal-keys.repository';
 import { findProjectByToken, listProjectsFor } from './projects.repository';
 
@@ -33,6 +35,32 @@ describe('bootstrap', () => {
     const keys = await db.query<{ secure_value: string; scopes: string[] }>('SELECT secure_value, scopes FROM personal_api_keys');
     expect(keys).toEqual([{ secure_value: hashPersonalApiKey(created.personalApiKey!), scopes: ['*'] }]);
     expect(JSON.stringify(await db.query('SELECT * FROM personal_api_keys'))).not.toContain(created.personalApiKey!);
+  });
+
+  it('issues the first-start link in one process only when several api processes start together on one database', async () => {
+    await bootstrapInstance(stores[0]!);
+    const now = Date.parse('2026-03-02T10:00:00Z');
+    const tokens = await Promise.all(stores.map((s) => issueFirstStartPasswordToken(s, now, { replaceUnused: false })));
+    const printed = tokens.filter((t): t is string => t !== null);
+    expect(printed).toHaveLength(1);
+    // A later start while it is unused prints none and leaves it working.
+    expect(await issueFirstStartPasswordToken(stores[1]!, now + 60_000, { replaceUnused: false })).toBeNull();
+    const db = stores[0]!;
+    const [user] = await db.query<{ id: number }>('SELECT id FROM users ORDER BY id LIMIT 1');
+    const hashes = await db.query<{ token_hash: string }>('SELECT token_hash FROM password_setup_tokens WHERE used_at IS NULL');
+    expect(hashes).toEqual([{ token_hash: hashSecretToken(printed[0]!) }]);
+    // Once it expired, the next start issues a fresh one.
+    const dayLater = now + 24 * 3_600_000 + 1;
+    const fresh = await issueFirstStartPasswordToken(stores[2]!, dayLater, { replaceUnused: false });
+    expect(fresh).toEqual(expect.any(String));
+    // In embedded mode (one process) every start replaces the link, cancelling the previous one.
+    const replaced = await issueFirstStartPasswordToken(stores[0]!, dayLater, { replaceUnused: true });
+    expect(replaced).not.toBe(fresh);
+    expect(await db.transaction((tx) => consumePasswordSetupToken(tx, hashSecretToken(fresh!), new Date(dayLater)))).toBeNull();
+    expect(await db.transaction((tx) => consumePasswordSetupToken(tx, hashSecretToken(replaced!), new Date(dayLater)))).toBe(user!.id);
+    // Once a user has a password, no start issues one.
+    await setUserPassword(db, user!.id, 'stand-in hash');
+    expect(await issueFirstStartPasswordToken(stores[1]!, dayLater, { replaceUnused: true })).toBeNull();
   });
 
   it('uses the keys given on first start, and finds the principal and projects by them', async () => {

@@ -97,6 +97,15 @@ export async function insertPasswordSetupToken(db: Sql, token: { tokenHash: stri
   ]);
 }
 
+/** Whether the user has a setup link that is neither used nor expired. */
+export async function hasUsablePasswordSetupToken(db: Sql, userId: number, now: Date): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM password_setup_tokens WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2 LIMIT 1', [
+    userId,
+    now.toISOString(),
+  ]);
+  return rows.length > 0;
+}
+
 /** Marks a setup link used and answers its user, or null when it is unknown, used or expired. Call inside a transaction. */
 export async function consumePasswordSetupToken(db: Sql, tokenHash: string, now: Date): Promise<number | null> {
   const rows = await db.query<{ user_id: number }>(

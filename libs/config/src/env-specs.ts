@@ -196,6 +196,13 @@ export const accessEnv = {
     default: '',
   },
   API_BODY_LIMIT_BYTES: { type: 'integer', description: 'Largest JSON body a management request may send', default: 5242880, minimum: 1024 },
+  LOGIN_FAILURE_LIMIT: {
+    type: 'integer',
+    description:
+      'Failed web sign-ins one e-mail address may have from one client address within 10 minutes before further attempts get 429 until the 10 minutes pass (PostHog: AXES_FAILURE_LIMIT)',
+    default: 30,
+    minimum: 1,
+  },
 } as const satisfies EnvSpec;
 
 const port = (fallback: number) =>

@@ -9,15 +9,15 @@ type AccessConfig = {
 
 /**
  * The management API's access settings from configuration. With REDIS_URL the throttle counters
- * live in Redis (shared by every api process), else in memory. The Redis client queues nothing
+ * (and the failed sign-in counters) live in Redis (shared by every api process), else in memory. The Redis client queues nothing
  * while disconnected, so a Redis outage fails a limit check at once (and the request passes).
  */
 export function accessOptionsFromConfig(
   config: AccessConfig & { REDIS_URL?: string },
   logger: Logger,
 ): { access: AccessOptions; trustProxy: string; close: () => Promise<void> } {
-  const redis =
-    config.RATE_LIMITS_ENABLED && config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  // The sign-in throttle is always on, so with REDIS_URL its counters are shared even when the rate limits are off.
+  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', (err) => logger.debug({ err }, 'rate limiter redis'));
   return {
     access: {
@@ -29,7 +29,9 @@ export function accessOptionsFromConfig(
             clickhouseSustainedPerHour: config.RATE_LIMIT_CLICKHOUSE_SUSTAINED_PER_HOUR,
           }
         : undefined,
-      rateLimitRedis: redis,
+      rateLimitRedis: config.RATE_LIMITS_ENABLED ? redis : undefined,
+      loginFailureLimit: config.LOGIN_FAILURE_LIMIT,
+      loginThrottleRedis: redis,
       corsOrigins: config.CORS_ALLOWED_ORIGINS.split(','),
       bodyLimitBytes: config.API_BODY_LIMIT_BYTES,
     },

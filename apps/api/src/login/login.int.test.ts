@@ -1,7 +1,14 @@
 import { issueFirstStartPasswordToken, issuePasswordSetupToken } from '@sightline/accounts';
+import type { Express } from 'express';
+import { Redis } from 'ioredis';
 import request from 'supertest';
+import { silentLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { testServices, uniqueName } from '@sightline/testkit';
+import { createApiApp } from '../app';
 import { createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 import { SESSION_TTL_MS } from './login.route';
+import { SIGN_IN_COOLOFF_SECONDS } from './sign-in-throttle';
 
 interface Cookies {
   session: string;
@@ -124,5 +131,67 @@ describe('signing in to the web app', () => {
     await request(f.app).post('/api/password_setup/').send({ token, password: 'a new long password' }).expect(200);
     await request(f.app).get('/api/users/@me/').set('Cookie', cookies.header).expect(401);
     await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'a new long password' }).expect(200);
+  });
+});
+
+describe('the throttle on failed sign-ins (Redis, as in distributed mode)', () => {
+  let f: FlagFixture;
+  let redis: Redis;
+  const prefix = uniqueName('sign_in');
+  const email = 'guessed@example.com';
+  beforeAll(async () => {
+    redis = new Redis(testServices().redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    await new Promise((resolve) => redis.once('ready', resolve));
+    f = await createFlagFixture('web_login_throttle', Date.now, 'pg', {
+      access: { loginFailureLimit: 3, loginThrottleRedis: redis, rateLimitKeyPrefix: prefix },
+    });
+    const user = await f.addUser(email);
+    const token = await issuePasswordSetupToken(f.db, user.id, Date.now());
+    await request(f.app).post('/api/password_setup/').send({ token, password: 'the right password' }).expect(200);
+  });
+  afterAll(async () => {
+    await f.close();
+    await redis.quit();
+  });
+
+  it('answers 429 in DRF shape after the limit of failures for one e-mail from one address, in every api process', async () => {
+    // Two api processes on the same database and Redis, behind a trusted proxy that names the client.
+    const apiProcess = () =>
+      createApiApp({
+        db: f.db,
+        ch: f.ch,
+        logger: silentLogger(),
+        metrics: createMetrics(),
+        readiness: [],
+        isShuttingDown: () => false,
+        trustProxy: 'loopback',
+        access: { loginFailureLimit: 3, loginThrottleRedis: redis, rateLimitKeyPrefix: prefix },
+      });
+    const [first, second] = [apiProcess(), apiProcess()];
+    const attempt = (app: Express, password: string, ip = '127.0.0.1', who = email) =>
+      request(app).post('/api/login/').set('X-Forwarded-For', ip).send({ email: who, password });
+    // A success clears earlier failures.
+    expect((await attempt(first, 'wrong 1')).status).toBe(400);
+    expect((await attempt(first, 'the right password')).status).toBe(200);
+    for (const [i, app] of [first, second, first].entries()) expect([i, (await attempt(app, `wrong ${i}`)).status]).toEqual([i, 400]);
+    // The e-mail in another case is the same account.
+    const refused = await attempt(second, 'the right password', '127.0.0.1', 'GUESSED@example.com');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      type: 'throttled_error',
+      code: 'throttled',
+      detail: expect.stringMatching(/^Request was throttled\. Expected available in \d+ seconds\.$/),
+      attr: null,
+    });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(500);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(SIGN_IN_COOLOFF_SECONDS);
+    expect((await attempt(first, 'the right password')).status).toBe(429);
+    // Another client address, and another e-mail from the locked-out address, are not refused.
+    expect((await attempt(second, 'the right password', '10.1.2.3')).status).toBe(200);
+    expect((await attempt(first, 'wrong', '127.0.0.1', 'someone-else@example.com')).status).toBe(400);
+    // The counters are in Redis under the given prefix, with the cool-off as their lifetime.
+    const keys = await redis.keys(`${prefix}:sign_in:*`);
+    expect(keys.length).toBeGreaterThanOrEqual(1);
+    expect(await redis.ttl(keys[0]!)).toBeGreaterThan(500);
   });
 });

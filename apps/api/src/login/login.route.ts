@@ -23,6 +23,7 @@ import {
 } from '@sightline/auth';
 import { errors, inputGuard } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
+import type { SignInThrottle } from './sign-in-throttle';
 
 /** Django's default session age (two weeks), which PostHog keeps. */
 export const SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
@@ -51,7 +52,7 @@ function emailField(body: unknown): string {
  * is a random token in an HttpOnly, SameSite=Lax cookie (stored hashed); beside it a readable
  * cookie carries the session's CSRF token, which the page sends back on every write.
  */
-export function createLoginRouter(deps: { db: MetadataStore; now: () => number }): Router {
+export function createLoginRouter(deps: { db: MetadataStore; now: () => number; signInThrottle?: SignInThrottle }): Router {
   const { db } = deps;
   const router = Router();
   const body = [express.json({ limit: '16kb' }), inputGuard()];
@@ -77,12 +78,17 @@ export function createLoginRouter(deps: { db: MetadataStore; now: () => number }
   router.post('/api/login', ...body, async (req, res) => {
     const email = emailField(req.body);
     const password = stringField(req.body, 'password', { max: MAX_PASSWORD_LENGTH });
+    const ip = req.ip ?? '';
+    // Before the password is checked: a locked-out pair learns nothing, right or wrong.
+    await deps.signInThrottle?.check(email, ip);
     const user = await findUserByEmail(db, email);
     const ok = await verifyPassword(user?.passwordHash ?? (await standInHash()), password);
     if (!user || !user.passwordHash || !ok) {
+      await deps.signInThrottle?.recordFailure(email, ip);
       res.status(400).json({ type: 'validation_error', code: 'invalid_credentials', detail: 'Invalid email or password.', attr: null });
       return;
     }
+    await deps.signInThrottle?.recordSuccess(email, ip);
     await startSession(req, res, user.id);
     res.json({ success: true });
   });

@@ -1,11 +1,27 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, Loading } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions } from '../components';
+import { formatNumber, formatTime } from '../format';
+import { PropertyFilterRow, type PropertyFilter } from '../property-filter-editor';
 import { linkHandler, navigate } from '../router';
 
 interface FlagGroup {
-  properties: unknown[];
+  properties: PropertyFilter[];
   rollout_percentage: number | null;
+  variant?: string | null;
+  [key: string]: unknown;
+}
+
+interface Variant {
+  key: string;
+  name?: string;
+  rollout_percentage: number;
+}
+
+interface FlagFilters {
+  groups?: FlagGroup[];
+  multivariate?: { variants: Variant[] } | null;
+  payloads?: Record<string, unknown>;
   [key: string]: unknown;
 }
 
@@ -14,7 +30,27 @@ interface Flag {
   key: string;
   name: string;
   active: boolean;
-  filters: { groups?: FlagGroup[]; [key: string]: unknown };
+  created_at: string;
+  created_by: { email: string; first_name: string } | null;
+  last_called_at: string | null;
+  filters: FlagFilters;
+}
+
+interface FlagStatus {
+  status: string;
+  reason: string;
+}
+
+interface Activity {
+  id: string | number;
+  activity: string;
+  user: { first_name: string; email: string | null } | null;
+  created_at: string;
+  detail: { changes?: { field?: string; before?: unknown; after?: unknown }[] | null } | null;
+}
+
+function variantsOf(filters: FlagFilters): Variant[] {
+  return filters.multivariate?.variants ?? [];
 }
 
 function rolloutSummary(flag: Flag): string {
@@ -23,21 +59,44 @@ function rolloutSummary(flag: Flag): string {
   return groups.map((g) => `${g.rollout_percentage ?? 100}%${g.properties.length ? ' of matching users' : ' of all users'}`).join('; ');
 }
 
+function flagType(flag: Flag): string {
+  const variants = variantsOf(flag.filters);
+  return variants.length ? `Multivariate (${variants.length})` : 'Boolean';
+}
+
+function listAddress(params: URLSearchParams): string {
+  const query = params.toString();
+  return query ? `/feature_flags?${query}` : '/feature_flags';
+}
+
 export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
   const search = url.searchParams.get('search') ?? '';
+  const active = url.searchParams.get('active') ?? '';
+  const type = url.searchParams.get('type') ?? '';
   const [draft, setDraft] = useState(search);
   const [flags, setFlags] = useState<Flag[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [attempt, setAttempt] = useState(0);
+  useEffect(() => setDraft(search), [search]);
   useEffect(() => {
     setFlags(null);
     setError(null);
     const params = new URLSearchParams({ limit: '100' });
     if (search) params.set('search', search);
+    if (active) params.set('active', active);
+    if (type) params.set('type', type);
     api<Page<Flag>>(`/api/projects/${projectId}/feature_flags/?${params}`)
       .then((page) => setFlags(page.results))
       .catch(setError);
-  }, [projectId, search, attempt]);
+  }, [projectId, search, active, type, attempt]);
+
+  /** The list's address with one filter changed (the URL holds the filters, so they survive a reload). */
+  const withFilter = (name: string, value: string) => {
+    const params = new URLSearchParams(url.search);
+    if (value) params.set(name, value);
+    else params.delete(name);
+    return listAddress(params);
+  };
 
   const toggle = async (flag: Flag) => {
     try {
@@ -48,6 +107,7 @@ export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
     }
   };
 
+  const filtered = Boolean(search || active || type);
   return (
     <section aria-labelledby="flags-title">
       <h1 id="flags-title">Feature flags</h1>
@@ -56,7 +116,7 @@ export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          navigate(draft ? `/feature_flags?search=${encodeURIComponent(draft)}` : '/feature_flags');
+          navigate(withFilter('search', draft));
         }}
       >
         <label>
@@ -64,84 +124,181 @@ export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
           <input type="search" name="search" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
         </label>
         <button type="submit">Search</button>
+        <label>
+          Status
+          <select name="active" value={active} onChange={(e) => navigate(withFilter('active', e.currentTarget.value))}>
+            <option value="">Any</option>
+            <option value="true">Enabled</option>
+            <option value="false">Disabled</option>
+          </select>
+        </label>
+        <label>
+          Type
+          <select name="type" value={type} onChange={(e) => navigate(withFilter('type', e.currentTarget.value))}>
+            <option value="">Any</option>
+            <option value="boolean">Boolean</option>
+            <option value="multivariant">Multivariate</option>
+          </select>
+        </label>
+        <a class="button secondary" href="/feature_flags/new" onClick={linkHandler('/feature_flags/new')}>
+          New flag
+        </a>
       </form>
-      {error ? <ErrorState error={error} retry={() => setAttempt(attempt + 1)} /> : null}
-      {flags === null && !error ? <Loading what="feature flags" /> : null}
-      {flags !== null && flags.length === 0 ? <Empty>{search ? `No flag matches “${search}”.` : 'No feature flags yet.'}</Empty> : null}
-      {flags !== null && flags.length > 0 ? (
-        <div class="table-scroll">
-          <table class="list" data-testid="flags-table">
-            <caption class="sr-only">Feature flags</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Name</th>
-                <th scope="col">Release</th>
-                <th scope="col">Active</th>
-              </tr>
-            </thead>
-            <tbody>
-              {flags.map((flag) => (
-                <tr key={flag.id} data-flag={flag.key}>
-                  <td>
-                    <a href={`/feature_flags/${flag.id}`} onClick={linkHandler(`/feature_flags/${flag.id}`)}>
-                      <code>{flag.key}</code>
-                    </a>
-                  </td>
-                  <td>{flag.name}</td>
-                  <td>{rolloutSummary(flag)}</td>
-                  <td>
-                    <label class="switch">
-                      <input type="checkbox" role="switch" checked={flag.active} onChange={() => toggle(flag)} aria-label={`${flag.key} active`} />
-                      <span>{flag.active ? 'On' : 'Off'}</span>
-                    </label>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListView
+        items={flags}
+        error={error}
+        retry={() => setAttempt(attempt + 1)}
+        what="feature flags"
+        empty={filtered ? 'No flag matches these filters.' : 'No feature flags yet.'}
+        caption="Feature flags"
+        testId="flags-table"
+        head={['Key', 'Name', 'Type', 'Release', 'Enabled']}
+        row={(flag) => (
+          <tr key={flag.id} data-flag={flag.key}>
+            <td>
+              <a href={`/feature_flags/${flag.id}`} onClick={linkHandler(`/feature_flags/${flag.id}`)}>
+                <code>{flag.key}</code>
+              </a>
+            </td>
+            <td>{flag.name}</td>
+            <td>{flagType(flag)}</td>
+            <td>{rolloutSummary(flag)}</td>
+            <td>
+              <label class="switch">
+                <input type="checkbox" role="switch" checked={flag.active} onChange={() => toggle(flag)} aria-label={`${flag.key} active`} />
+                <span>{flag.active ? 'On' : 'Off'}</span>
+              </label>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
 
-/** Edits what most changes are: the flag's name, whether it is active, and each condition set's rollout. */
-export function FlagDetailPage({ projectId, id }: { projectId: number; id: string }) {
-  const [flag, setFlag] = useState<Flag | null>(null);
-  const [draft, setDraft] = useState<Flag | null>(null);
+const NEW_FLAG: Flag = {
+  id: 0,
+  key: '',
+  name: '',
+  active: true,
+  created_at: '',
+  created_by: null,
+  last_called_at: null,
+  filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+};
+
+/** A payload as the editor holds it: the JSON text the user types (stored as JSON text by the API). */
+function payloadText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The JSON problem of a payload's text, or null when it is empty or valid. */
+function payloadProblem(text: string): string | null {
+  if (text.trim() === '') return null;
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (error) {
+    return `Not valid JSON: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * A flag's editor: description, enabled, release conditions (person property filters and a
+ * rollout per condition set), variants with their split, payloads (JSON, checked as typed),
+ * status, activity and soft delete. `id` "new" creates a flag.
+ */
+export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId: number; id: string; timezone?: string }) {
+  const isNew = id === 'new';
+  const [flag, setFlag] = useState<Flag | null>(isNew ? NEW_FLAG : null);
+  const [draft, setDraft] = useState<Flag | null>(isNew ? NEW_FLAG : null);
+  const [payloads, setPayloads] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>(null);
+  const [saveError, setSaveError] = useState<unknown>(null);
   const [status, setStatus] = useState<string>('');
+  const [personProperties, setPersonProperties] = useState<string[]>([]);
+  const [cohorts, setCohorts] = useState<{ id: number; name: string }[]>([]);
+  const [revision, setRevision] = useState(0);
+
+  const adopt = (loaded: Flag) => {
+    setFlag(loaded);
+    setDraft(loaded);
+    const stored = loaded.filters.payloads ?? {};
+    setPayloads(Object.fromEntries(Object.entries(stored).map(([key, value]) => [key, payloadText(value)])));
+  };
   useEffect(() => {
+    if (isNew) {
+      adopt(NEW_FLAG);
+      return;
+    }
+    setFlag(null);
     api<Flag>(`/api/projects/${projectId}/feature_flags/${encodeURIComponent(id)}/`)
-      .then((loaded) => {
-        setFlag(loaded);
-        setDraft(loaded);
-      })
+      .then(adopt)
       .catch(setError);
   }, [projectId, id]);
+  useEffect(() => {
+    api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
+      .then((page) => setPersonProperties(page.results.map((d) => d.name)))
+      .catch(() => setPersonProperties([]));
+    api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/cohorts/?limit=500`)
+      .then((page) => setCohorts(page.results))
+      .catch(() => setCohorts([]));
+  }, [projectId]);
+
   if (error && !flag) return <ErrorState error={error} />;
-  if (!flag || !draft) return <Loading what="the flag" />;
+  // Until the flag this address names is loaded (after "Create flag" the form's state is still the new one's).
+  if (!flag || !draft || (!isNew && String(flag.id) !== id)) return <Loading what="the flag" />;
+
   const groups = draft.filters.groups ?? [];
-  const setRollout = (index: number, value: number) =>
-    setDraft({ ...draft, filters: { ...draft.filters, groups: groups.map((g, i) => (i === index ? { ...g, rollout_percentage: value } : g)) } });
+  const variants = variantsOf(draft.filters);
+  const setFilters = (filters: FlagFilters) => setDraft({ ...draft, filters });
+  const setGroups = (next: FlagGroup[]) => setFilters({ ...draft.filters, groups: next });
+  const setGroup = (index: number, change: Partial<FlagGroup>) => setGroups(groups.map((g, i) => (i === index ? { ...g, ...change } : g)));
+  const setCondition = (groupIndex: number, conditionIndex: number, change: Partial<PropertyFilter>) =>
+    setGroup(groupIndex, { properties: groups[groupIndex]!.properties.map((p, i) => (i === conditionIndex ? { ...p, ...change } : p)) });
+  const setVariants = (next: Variant[]) => setFilters({ ...draft.filters, multivariate: next.length ? { variants: next } : null });
+  const variantTotal = variants.reduce((sum, v) => sum + (Number(v.rollout_percentage) || 0), 0);
+  const payloadKeys = variants.length ? variants.map((v) => v.key) : ['true'];
+  const problems = payloadKeys.map((key) => payloadProblem(payloads[key] ?? '')).filter(Boolean);
+  const variantProblem = variants.length && variantTotal !== 100 ? `The variants' rollout adds up to ${variantTotal}%, it must be 100%.` : null;
+
   const save = async (event: Event) => {
     event.preventDefault();
+    if (problems.length || variantProblem) {
+      setSaveError(new Error(variantProblem ?? 'A payload is not valid JSON.'));
+      return;
+    }
     setStatus('Saving…');
-    setError(null);
+    setSaveError(null);
+    const filters: FlagFilters = {
+      ...draft.filters,
+      groups: groups.map((g) => ({ ...g, variant: g.variant || null })),
+      payloads: Object.fromEntries(payloadKeys.filter((key) => (payloads[key] ?? '').trim() !== '').map((key) => [key, payloads[key]!])),
+    };
     try {
-      const saved = await api<Flag>(`/api/projects/${projectId}/feature_flags/${flag.id}/`, {
-        method: 'PATCH',
-        body: { name: draft.name, active: draft.active, filters: draft.filters },
-      });
-      setFlag(saved);
-      setDraft(saved);
+      const saved = isNew
+        ? await api<Flag>(`/api/projects/${projectId}/feature_flags/`, {
+            method: 'POST',
+            body: { key: draft.key, name: draft.name, active: draft.active, filters },
+          })
+        : await api<Flag>(`/api/projects/${projectId}/feature_flags/${flag.id}/`, {
+            method: 'PATCH',
+            body: { name: draft.name, active: draft.active, filters },
+          });
+      if (isNew) {
+        navigate(`/feature_flags/${saved.id}`, true);
+        return;
+      }
+      adopt(saved);
+      setRevision(revision + 1);
       setStatus('Saved.');
     } catch (failure) {
       setStatus('');
-      setError(failure);
+      setSaveError(failure);
     }
   };
+
   return (
     <section aria-labelledby="flag-title">
       <p>
@@ -149,24 +306,53 @@ export function FlagDetailPage({ projectId, id }: { projectId: number; id: strin
           ← Feature flags
         </a>
       </p>
-      <h1 id="flag-title">
-        <code>{flag.key}</code>
-      </h1>
-      <form class="card wide" onSubmit={save}>
+      <h1 id="flag-title">{isNew ? 'New feature flag' : <code>{flag.key}</code>}</h1>
+      {isNew ? null : <FlagStatusPanel projectId={projectId} flag={flag} timezone={timezone} revision={revision} />}
+      <NameOptions id="person-property-names" names={personProperties} />
+      <form class="card wide editor flag-editor" onSubmit={save}>
+        {isNew ? (
+          <label>
+            Key (what SDKs ask for)
+            <input name="key" required pattern="[a-zA-Z0-9_\-]+" value={draft.key} onInput={(e) => setDraft({ ...draft, key: e.currentTarget.value })} />
+          </label>
+        ) : null}
         <label>
           Description
           <input name="name" value={draft.name} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} />
         </label>
         <label class="inline">
-          <input type="checkbox" name="active" checked={draft.active} onChange={(e) => setDraft({ ...draft, active: e.currentTarget.checked })} /> Active
+          <input type="checkbox" name="active" checked={draft.active} onChange={(e) => setDraft({ ...draft, active: e.currentTarget.checked })} /> Enabled
         </label>
+
         <h2>Release conditions</h2>
+        <p class="hint">A user gets the flag when any condition set matches: all its property filters hold, and they fall in its rollout.</p>
         {groups.length === 0 ? <Empty>No condition sets: the flag is off for everyone.</Empty> : null}
         {groups.map((group, index) => (
-          <fieldset key={index}>
+          <fieldset key={index} data-testid="condition-set">
             <legend>
               Condition set {index + 1}: {group.properties.length ? `${group.properties.length} property filter(s)` : 'all users'}
             </legend>
+            {group.properties.map((condition, ci) => (
+              <PropertyFilterRow
+                key={`${index}-${ci}-${group.properties.length}`}
+                filter={condition}
+                label={`Set ${index + 1} filter ${ci + 1}`}
+                listIds={{ person: 'person-property-names' }}
+                types={['person', 'cohort']}
+                cohorts={cohorts}
+                onChange={(next) => setCondition(index, ci, next)}
+                onRemove={() => setGroup(index, { properties: group.properties.filter((_, i) => i !== ci) })}
+              />
+            ))}
+            <div class="row">
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => setGroup(index, { properties: [...group.properties, { key: '', type: 'person', operator: 'exact', value: [] }] })}
+              >
+                Add property filter to set {index + 1}
+              </button>
+            </div>
             <label>
               Rollout percentage
               <input
@@ -176,26 +362,248 @@ export function FlagDetailPage({ projectId, id }: { projectId: number; id: strin
                 max={100}
                 step={1}
                 value={group.rollout_percentage ?? 100}
-                onInput={(e) => setRollout(index, Number(e.currentTarget.value))}
+                onInput={(e) => setGroup(index, { rollout_percentage: Number(e.currentTarget.value) })}
               />
             </label>
+            {variants.length ? (
+              <label>
+                Variant for this set
+                <select value={group.variant ?? ''} onChange={(e) => setGroup(index, { variant: e.currentTarget.value || null })}>
+                  <option value="">Split by the variants' rollout</option>
+                  {variants.map((v) => (
+                    <option key={v.key} value={v.key}>
+                      Always {v.key}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            ) : null}
+            <div class="row">
+              <button type="button" class="secondary" onClick={() => setGroups(groups.filter((_, i) => i !== index))}>
+                Remove condition set {index + 1}
+              </button>
+            </div>
           </fieldset>
         ))}
-        {error ? <ErrorState error={error} /> : null}
-        <button type="submit">Save</button>{' '}
-        <span role="status" aria-live="polite">
-          {status}
-        </span>
+        <div class="row">
+          <button type="button" class="secondary" onClick={() => setGroups([...groups, { properties: [], rollout_percentage: 100 }])}>
+            Add condition set
+          </button>
+        </div>
+
+        <h2>Variants</h2>
+        {variants.length === 0 ? <p class="hint">A boolean flag: true for matching users. Add variants to serve one of several values instead.</p> : null}
+        {variants.length ? (
+          <div class="table-scroll">
+            <table class="list" data-testid="variants-table">
+              <caption class="sr-only">Variants</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Rollout %</th>
+                  <th scope="col">Remove</th>
+                </tr>
+              </thead>
+              <tbody>
+                {variants.map((variant, vi) => {
+                  const change = (patch: Partial<Variant>) => setVariants(variants.map((v, i) => (i === vi ? { ...v, ...patch } : v)));
+                  return (
+                    <tr key={vi}>
+                      <td>
+                        <input
+                          aria-label={`Variant ${vi + 1} key`}
+                          required
+                          value={variant.key}
+                          onInput={(e) => {
+                            const key = e.currentTarget.value;
+                            setPayloads(Object.fromEntries(Object.entries(payloads).map(([k, v]) => [k === variant.key ? key : k, v])));
+                            change({ key });
+                          }}
+                        />
+                      </td>
+                      <td>
+                        <input
+                          aria-label={`Variant ${vi + 1} description`}
+                          value={variant.name ?? ''}
+                          onInput={(e) => change({ name: e.currentTarget.value })}
+                        />
+                      </td>
+                      <td>
+                        <input
+                          aria-label={`Variant ${vi + 1} rollout`}
+                          type="number"
+                          min={0}
+                          max={100}
+                          step={1}
+                          value={variant.rollout_percentage}
+                          onInput={(e) => change({ rollout_percentage: Number(e.currentTarget.value) })}
+                        />
+                      </td>
+                      <td>
+                        <button type="button" class="secondary" onClick={() => setVariants(variants.filter((_, i) => i !== vi))}>
+                          Remove {variant.key || `variant ${vi + 1}`}
+                        </button>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        {variants.length ? (
+          <p class={variantTotal === 100 ? 'hint' : 'error'} data-testid="variant-total">
+            Rollout adds up to {formatNumber(variantTotal)}%{variantTotal === 100 ? '.' : ': it must be 100%.'}
+          </p>
+        ) : null}
+        <div class="row">
+          <button
+            type="button"
+            class="secondary"
+            onClick={() =>
+              setVariants([...variants, { key: variants.length === 0 ? 'control' : `variant-${variants.length}`, name: '', rollout_percentage: 0 }])
+            }
+          >
+            Add variant
+          </button>{' '}
+          {variants.length > 1 ? (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                const share = Math.floor(100 / variants.length);
+                setVariants(variants.map((v, i) => ({ ...v, rollout_percentage: i === 0 ? 100 - share * (variants.length - 1) : share })));
+              }}
+            >
+              Split evenly
+            </button>
+          ) : null}
+        </div>
+
+        <h2>Payloads</h2>
+        <p class="hint">JSON the SDKs return with the flag ({variants.length ? 'one per variant' : 'when it is true'}); empty for none.</p>
+        {payloadKeys.map((key) => {
+          const problem = payloadProblem(payloads[key] ?? '');
+          const fieldId = `payload-${key}`;
+          return (
+            <label key={key}>
+              Payload for {key}
+              <textarea
+                id={fieldId}
+                rows={3}
+                value={payloads[key] ?? ''}
+                aria-invalid={problem ? 'true' : undefined}
+                aria-describedby={problem ? `${fieldId}-problem` : undefined}
+                onInput={(e) => setPayloads({ ...payloads, [key]: e.currentTarget.value })}
+              />
+              {problem ? (
+                <span class="error" id={`${fieldId}-problem`}>
+                  {problem}
+                </span>
+              ) : null}
+            </label>
+          );
+        })}
+        {saveError ? <ErrorState error={saveError} /> : null}
+        <div>
+          <button type="submit">{isNew ? 'Create flag' : 'Save'}</button>{' '}
+          <span role="status" aria-live="polite">
+            {status}
+          </span>
+        </div>
       </form>
-      <h2>Delete</h2>
-      <p class="hint">A deleted flag stops being served at once; its key can then be used again.</p>
-      <ConfirmDelete
-        what="this flag"
-        onConfirm={async () => {
-          await api(`/api/projects/${projectId}/feature_flags/${flag.id}/`, { method: 'PATCH', body: { deleted: true } });
-          navigate('/feature_flags');
-        }}
-      />
+      {isNew ? null : (
+        <>
+          <FlagActivity projectId={projectId} flagId={flag.id} timezone={timezone} revision={revision} />
+          <h2>Delete</h2>
+          <p class="hint">A deleted flag stops being served at once; its key can then be used again.</p>
+          <ConfirmDelete
+            what="this flag"
+            onConfirm={async () => {
+              await api(`/api/projects/${projectId}/feature_flags/${flag.id}/`, { method: 'PATCH', body: { deleted: true } });
+              navigate('/feature_flags');
+            }}
+          />
+        </>
+      )}
     </section>
+  );
+}
+
+/** The flag's lifecycle status (PostHog's: active, stale or deleted) and when it was last evaluated. */
+function FlagStatusPanel({ projectId, flag, timezone, revision }: { projectId: number; flag: Flag; timezone: string; revision: number }) {
+  const [status, setStatus] = useState<FlagStatus | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    setError(null);
+    api<FlagStatus>(`/api/projects/${projectId}/feature_flags/${flag.id}/status/`).then(setStatus).catch(setError);
+  }, [projectId, flag.id, revision]);
+  return (
+    <dl class="facts" data-testid="flag-status">
+      <div>
+        <dt>Serving</dt>
+        <dd>{flag.active ? 'Enabled' : 'Disabled'}</dd>
+      </div>
+      <div>
+        <dt>Status</dt>
+        <dd>{error ? 'could not be read' : status ? `${status.status}: ${status.reason}` : 'loading…'}</dd>
+      </div>
+      <div>
+        <dt>Last evaluated</dt>
+        <dd>{flag.last_called_at ? formatTime(flag.last_called_at, timezone) : 'not recorded'}</dd>
+      </div>
+      <div>
+        <dt>Created</dt>
+        <dd>
+          {formatTime(flag.created_at, timezone)}
+          {flag.created_by ? ` by ${flag.created_by.email}` : ''}
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
+function changeText(change: { field?: string; before?: unknown; after?: unknown }): string {
+  const show = (value: unknown) => {
+    const text = JSON.stringify(value) ?? '–';
+    return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+  };
+  return `${change.field ?? 'flag'}: ${show(change.before)} → ${show(change.after)}`;
+}
+
+/** Who changed what on the flag, newest first (its activity log). */
+function FlagActivity({ projectId, flagId, timezone, revision }: { projectId: number; flagId: number; timezone: string; revision: number }) {
+  const [entries, setEntries] = useState<Activity[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    setError(null);
+    api<Page<Activity>>(`/api/projects/${projectId}/feature_flags/${flagId}/activity/?limit=20`)
+      .then((page) => setEntries(page.results))
+      .catch(setError);
+  }, [projectId, flagId, revision, attempt]);
+  return (
+    <>
+      <h2>Activity</h2>
+      <ListView
+        items={entries}
+        error={error}
+        retry={() => setAttempt(attempt + 1)}
+        what="activity"
+        empty="No activity recorded."
+        caption="Activity on this flag"
+        testId="flag-activity"
+        head={[`When (${timezone})`, 'Who', 'What', 'Changes']}
+        row={(entry) => (
+          <tr key={entry.id} data-activity={entry.activity}>
+            <td>{formatTime(entry.created_at, timezone)}</td>
+            <td>{entry.user?.email ?? entry.user?.first_name ?? '–'}</td>
+            <td>{entry.activity}</td>
+            <td class="changes">{(entry.detail?.changes ?? []).map(changeText).join('; ')}</td>
+          </tr>
+        )}
+      />
+    </>
   );
 }

@@ -1,19 +1,47 @@
 import { useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
 import { api } from '../api';
 import { navigate } from '../router';
 
-export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
+/**
+ * The e-mail and password form both sign-in pages are: it posts them (with `extra`) to `path`,
+ * shows the API's refusal (a wrong password, a throttled address, a used link) and then calls `onDone`.
+ */
+function CredentialsForm({
+  titleId,
+  title,
+  intro,
+  path,
+  extra,
+  passwordLabel,
+  newPassword,
+  submit,
+  busySubmit,
+  onDone,
+}: {
+  titleId: string;
+  title: string;
+  intro?: ComponentChildren;
+  path: string;
+  extra?: Record<string, string>;
+  passwordLabel: string;
+  /** A password being chosen: the browser may suggest one, at least 8 characters. */
+  newPassword: boolean;
+  submit: string;
+  busySubmit: string;
+  onDone: () => void;
+}) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
+  const send = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      await api('/api/login/', { method: 'POST', body: { email, password } });
-      onSignedIn();
+      await api(path, { method: 'POST', body: { ...extra, email, password } });
+      onDone();
     } catch (failure) {
       setError((failure as Error).message);
     } finally {
@@ -22,18 +50,20 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
   };
   return (
     <main class="auth" id="main">
-      <form class="card" onSubmit={submit} aria-labelledby="login-title">
-        <h1 id="login-title">Sign in to Sightline</h1>
+      <form class="card" onSubmit={send} aria-labelledby={titleId}>
+        <h1 id={titleId}>{title}</h1>
+        {intro}
         <label>
           E-mail
           <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </label>
         <label>
-          Password
+          {passwordLabel}
           <input
             type="password"
             name="password"
-            autoComplete="current-password"
+            autoComplete={newPassword ? 'new-password' : 'current-password'}
+            minLength={newPassword ? 8 : undefined}
             required
             value={password}
             onInput={(e) => setPassword(e.currentTarget.value)}
@@ -45,57 +75,45 @@ export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
           </p>
         )}
         <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
+          {busy ? busySubmit : submit}
         </button>
       </form>
     </main>
   );
 }
 
+export function LoginPage({ onSignedIn }: { onSignedIn: () => void }) {
+  return (
+    <CredentialsForm
+      titleId="login-title"
+      title="Sign in to Sightline"
+      path="/api/login/"
+      passwordLabel="Password"
+      newPassword={false}
+      submit="Sign in"
+      busySubmit="Signing in…"
+      onDone={onSignedIn}
+    />
+  );
+}
+
 /** The first-start link's page: choose the first user's password, then sign in with it. */
 export function SetupPage({ token, onDone }: { token: string; onDone: () => void }) {
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await api('/api/password_setup/', { method: 'POST', body: { token, email, password } });
-      navigate('/events', true);
-      onDone();
-    } catch (failure) {
-      setError((failure as Error).message);
-    }
-  };
   return (
-    <main class="auth" id="main">
-      <form class="card" onSubmit={submit} aria-labelledby="setup-title">
-        <h1 id="setup-title">Set up your account</h1>
-        <p>This link works once. Choose the e-mail and password you will sign in with.</p>
-        <label>
-          E-mail
-          <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
-        </label>
-        <label>
-          Password (at least 8 characters)
-          <input
-            type="password"
-            name="password"
-            autoComplete="new-password"
-            minLength={8}
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </label>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit">Save and sign in</button>
-      </form>
-    </main>
+    <CredentialsForm
+      titleId="setup-title"
+      title="Set up your account"
+      intro={<p>This link works once. Choose the e-mail and password you will sign in with.</p>}
+      path="/api/password_setup/"
+      extra={{ token }}
+      passwordLabel="Password (at least 8 characters)"
+      newPassword
+      submit="Save and sign in"
+      busySubmit="Saving…"
+      onDone={() => {
+        navigate('/events', true);
+        onDone();
+      }}
+    />
   );
 }

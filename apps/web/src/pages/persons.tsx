@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, Loading, PropertiesTable } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions, PropertiesTable } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { EventsTable, type EventRow } from './events';
@@ -18,20 +18,80 @@ const PAGE_SIZE = 50;
 /** The latest events shown on a person's page. */
 const PERSON_EVENTS = 50;
 
+/** Where the person property columns a user picked are remembered, per project, in this browser. */
+const columnsKey = (projectId: number) => `sightline:persons-columns:${projectId}`;
+
+function storedColumns(projectId: number): string[] {
+  try {
+    const parsed: unknown = JSON.parse(localStorage.getItem(columnsKey(projectId)) ?? '[]');
+    return Array.isArray(parsed) ? parsed.filter((c): c is string => typeof c === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function cellText(value: unknown): string {
+  if (value === undefined || value === null) return '–';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 export function PersonsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const search = url.searchParams.get('search') ?? '';
   const [draft, setDraft] = useState(search);
   const [page, setPage] = useState<Page<Person> | null>(null);
+  const [persons, setPersons] = useState<Person[] | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [moreError, setMoreError] = useState<unknown>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
   const [attempt, setAttempt] = useState(0);
+  const [columns, setColumns] = useState<string[]>(() => storedColumns(projectId));
+  const [newColumn, setNewColumn] = useState('');
+  const [propertyNames, setPropertyNames] = useState<string[]>([]);
   const listQuery = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (search) listQuery.set('search', search);
 
+  useEffect(() => setDraft(search), [search]);
   useEffect(() => {
     setPage(null);
+    setPersons(null);
     setError(null);
-    api<Page<Person>>(`/api/environments/${projectId}/persons/?${listQuery}`).then(setPage).catch(setError);
+    api<Page<Person>>(`/api/environments/${projectId}/persons/?${listQuery}`)
+      .then((first) => {
+        setPage(first);
+        setPersons(first.results);
+      })
+      .catch(setError);
   }, [projectId, search, attempt]);
+  useEffect(() => {
+    api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
+      .then((definitions) => setPropertyNames(definitions.results.map((d) => d.name)))
+      .catch(() => setPropertyNames([]));
+  }, [projectId]);
+
+  const chooseColumns = (next: string[]) => {
+    setColumns(next);
+    try {
+      localStorage.setItem(columnsKey(projectId), JSON.stringify(next));
+    } catch {
+      // Storage refused (private mode): the choice lasts for this page only.
+    }
+  };
+  const loadMore = async () => {
+    if (!page?.next) return;
+    setLoadingMore(true);
+    setMoreError(null);
+    try {
+      // `next` is an absolute address on this origin; its path and query are what the API reads.
+      const next = new URL(page.next, location.origin);
+      const more = await api<Page<Person>>(`${next.pathname}${next.search}`);
+      setPage(more);
+      setPersons((current) => [...(current ?? []), ...more.results]);
+    } catch (failure) {
+      setMoreError(failure);
+    } finally {
+      setLoadingMore(false);
+    }
+  };
 
   const csv = new URLSearchParams({ format: 'csv' });
   if (search) csv.set('search', search);
@@ -55,38 +115,69 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
           Export CSV
         </a>
       </form>
-      {error ? <ErrorState error={error} retry={() => setAttempt(attempt + 1)} /> : null}
-      {page === null && !error ? <Loading what="persons" /> : null}
-      {page !== null && page.results.length === 0 ? <Empty>{search ? `No person matches “${search}”.` : 'No persons yet.'}</Empty> : null}
-      {page !== null && page.results.length > 0 ? (
-        <>
-          <p class="hint">{formatNumber(page.count ?? page.results.length)} persons</p>
-          <div class="table-scroll">
-            <table class="list" data-testid="persons-table">
-              <caption class="sr-only">Persons</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Person</th>
-                  <th scope="col">Distinct ids</th>
-                  <th scope="col">First seen ({timezone})</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.results.map((person) => (
-                  <tr key={person.uuid}>
-                    <td>
-                      <a href={`/persons/${person.uuid}`} onClick={linkHandler(`/persons/${person.uuid}`)}>
-                        {person.name}
-                      </a>
-                    </td>
-                    <td class="truncate">{person.distinct_ids.join(', ')}</td>
-                    <td>{formatTime(person.created_at, timezone)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
+      <details class="columns" data-testid="person-columns">
+        <summary>Columns ({columns.length ? columns.join(', ') : 'no property columns'})</summary>
+        <NameOptions id="person-column-names" names={propertyNames.filter((name) => !columns.includes(name))} />
+        <ul class="chips">
+          {columns.map((column) => (
+            <li key={column}>
+              <code>{column}</code>{' '}
+              <button type="button" class="link" aria-label={`Remove column ${column}`} onClick={() => chooseColumns(columns.filter((c) => c !== column))}>
+                remove
+              </button>
+            </li>
+          ))}
+        </ul>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const name = newColumn.trim();
+            if (name && !columns.includes(name)) chooseColumns([...columns, name]);
+            setNewColumn('');
+          }}
+        >
+          <label>
+            Person property to show as a column
+            <input list="person-column-names" name="column" value={newColumn} onInput={(e) => setNewColumn(e.currentTarget.value)} />
+          </label>
+          <button type="submit" class="secondary">
+            Add column
+          </button>
+        </form>
+      </details>
+      {persons !== null && persons.length > 0 ? <p class="hint">{formatNumber(page?.count ?? persons.length)} persons</p> : null}
+      <ListView
+        items={persons}
+        error={error}
+        retry={() => setAttempt(attempt + 1)}
+        what="persons"
+        empty={search ? `No person matches “${search}”.` : 'No persons yet.'}
+        caption="Persons"
+        testId="persons-table"
+        head={['Person', 'Distinct ids', ...columns, `First seen (${timezone})`]}
+        row={(person) => (
+          <tr key={person.uuid}>
+            <td>
+              <a href={`/persons/${person.uuid}`} onClick={linkHandler(`/persons/${person.uuid}`)}>
+                {person.name}
+              </a>
+            </td>
+            <td class="truncate">{person.distinct_ids.join(', ')}</td>
+            {columns.map((column) => (
+              <td key={column} data-column={column}>
+                {cellText(person.properties[column])}
+              </td>
+            ))}
+            <td>{formatTime(person.created_at, timezone)}</td>
+          </tr>
+        )}
+      />
+      {moreError ? <ErrorState error={moreError} retry={loadMore} /> : null}
+      {page?.next && persons?.length ? (
+        <button type="button" class="secondary" disabled={loadingMore} onClick={loadMore}>
+          {loadingMore ? 'Loading…' : 'Load more persons'}
+        </button>
       ) : null}
     </section>
   );

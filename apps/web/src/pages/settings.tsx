@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
-import { ErrorState, Loading } from '../components';
+import { api, type Page } from '../api';
+import { ErrorState, Loading, NameOptions } from '../components';
+import { PropertyFilterRow, type PropertyFilter } from '../property-filter-editor';
 import { ApiKeysSection } from './api-keys';
 
 interface ProjectSettings {
@@ -10,6 +11,7 @@ interface ProjectSettings {
   timezone: string;
   week_start_day: 0 | 1 | null;
   autocapture_opt_out: boolean;
+  test_account_filters: PropertyFilter[];
 }
 
 function timezones(current: string): string[] {
@@ -23,6 +25,14 @@ export function SettingsPage({ projectId, timezone, onProjectChanged }: { projec
   const [draft, setDraft] = useState<ProjectSettings | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState('');
+  const [propertyNames, setPropertyNames] = useState<{ event: string[]; person: string[] }>({ event: [], person: [] });
+  useEffect(() => {
+    const names = (type: string) =>
+      api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=${type}&limit=500`)
+        .then((page) => page.results.map((d) => d.name))
+        .catch(() => [] as string[]);
+    void Promise.all([names('event'), names('person')]).then(([event, person]) => setPropertyNames({ event, person }));
+  }, [projectId]);
   useEffect(() => {
     api<ProjectSettings>(`/api/projects/${projectId}/`)
       .then((loaded) => {
@@ -33,6 +43,8 @@ export function SettingsPage({ projectId, timezone, onProjectChanged }: { projec
   }, [projectId]);
   if (error && !project) return <ErrorState error={error} />;
   if (!project || !draft) return <Loading what="settings" />;
+  const filters = draft.test_account_filters ?? [];
+  const setFilters = (next: PropertyFilter[]) => setDraft({ ...draft, test_account_filters: next });
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -41,7 +53,13 @@ export function SettingsPage({ projectId, timezone, onProjectChanged }: { projec
     try {
       const saved = await api<ProjectSettings>(`/api/projects/${projectId}/`, {
         method: 'PATCH',
-        body: { name: draft.name, timezone: draft.timezone, week_start_day: draft.week_start_day, autocapture_opt_out: draft.autocapture_opt_out },
+        body: {
+          name: draft.name,
+          timezone: draft.timezone,
+          week_start_day: draft.week_start_day,
+          autocapture_opt_out: draft.autocapture_opt_out,
+          test_account_filters: draft.test_account_filters,
+        },
       });
       setProject(saved);
       setDraft(saved);
@@ -70,7 +88,7 @@ await posthog.shutdown();`;
   return (
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">Settings</h1>
-      <form class="card wide" onSubmit={save} aria-labelledby="project-settings-title">
+      <form class="card wide editor" onSubmit={save} aria-labelledby="project-settings-title">
         <h2 id="project-settings-title">Project</h2>
         <label>
           Project name
@@ -106,6 +124,31 @@ await posthog.shutdown();`;
           />{' '}
           Autocapture clicks and form changes in posthog-js
         </label>
+        <fieldset data-testid="test-account-filters">
+          <legend>Test-account filters</legend>
+          <p class="hint">
+            Events matching all of these are internal or test traffic; insights leave them out when “Filter out internal and test users” is on.
+          </p>
+          <NameOptions id="settings-event-properties" names={propertyNames.event} />
+          <NameOptions id="settings-person-properties" names={propertyNames.person} />
+          {filters.length === 0 ? <p class="hint">No test-account filters.</p> : null}
+          {filters.map((filter, i) => (
+            <PropertyFilterRow
+              key={`${i}-${filters.length}`}
+              filter={filter}
+              label={`Test filter ${i + 1}`}
+              listIds={{ event: 'settings-event-properties', person: 'settings-person-properties' }}
+              types={['event', 'person']}
+              onChange={(next) => setFilters(filters.map((f, j) => (j === i ? next : f)))}
+              onRemove={() => setFilters(filters.filter((_, j) => j !== i))}
+            />
+          ))}
+          <div class="row">
+            <button type="button" class="secondary" onClick={() => setFilters([...filters, { key: '', type: 'person', operator: 'not_icontains', value: '' }])}>
+              Add test-account filter
+            </button>
+          </div>
+        </fieldset>
         {error ? <ErrorState error={error} /> : null}
         <div>
           <button type="submit">Save</button>{' '}
