@@ -3,13 +3,18 @@ import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
 import { Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
+import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
 import { navigate } from '../router';
+import { WorldMap } from '../world-map';
 import { SaveInsight } from './insights';
 
 interface SeriesQuery {
+  /** An event name, or with `kind: 'actions'` an action's id. */
   event: string;
+  kind?: 'events' | 'actions';
   math: string;
   math_property?: string;
+  properties?: PropertyFilter[];
 }
 
 export interface TrendQuery {
@@ -20,9 +25,16 @@ export interface TrendQuery {
   display: Display;
   /** Also the previous period of the same length. */
   compare?: boolean;
+  /** Filters every series must match. */
+  properties?: PropertyFilter[];
+  /** Combines the series by letter, e.g. `A / B * 100`. */
+  formula?: string;
 }
 
-export type Display = 'line' | 'cumulative' | 'bar' | 'bar_value' | 'table' | 'number' | 'pie';
+export type Display = 'line' | 'cumulative' | 'bar' | 'bar_value' | 'table' | 'number' | 'pie' | 'world_map';
+
+/** The world map is the trend broken down by the country GeoIP resolved, as PostHog draws it. */
+const WORLD_MAP_BREAKDOWN = '$geoip_country_code';
 
 const DISPLAYS: Record<Display, { label: string; api: string }> = {
   line: { label: 'Line', api: 'ActionsLineGraph' },
@@ -32,6 +44,7 @@ const DISPLAYS: Record<Display, { label: string; api: string }> = {
   table: { label: 'Table', api: 'ActionsTable' },
   number: { label: 'Number', api: 'BoldNumber' },
   pie: { label: 'Pie', api: 'ActionsPie' },
+  world_map: { label: 'World map', api: 'WorldMap' },
 };
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
@@ -99,34 +112,60 @@ function seriesTotal(series: TrendSeries): number {
 
 /** The trend as PostHog's insight filters: the trend endpoint's body and a saved insight's `filters`. */
 export function trendFilters(query: TrendQuery): Record<string, unknown> {
+  const entity = (s: SeriesQuery, order: number) => {
+    const properties = completeFilters(s.properties);
+    return {
+      id: s.kind === 'actions' ? Number(s.event) : s.event,
+      type: s.kind ?? 'events',
+      order,
+      math: s.math,
+      math_property: s.math_property || undefined,
+      properties: properties.length > 0 ? properties : undefined,
+    };
+  };
+  const entities = query.series.map(entity);
+  const properties = completeFilters(query.properties);
+  const breakdown = query.display === 'world_map' ? WORLD_MAP_BREAKDOWN : query.breakdown;
   return {
     insight: 'TRENDS',
-    events: query.series.map((s, order) => ({ id: s.event, type: 'events', order, math: s.math, math_property: s.math_property || undefined })),
-    breakdown: query.breakdown || undefined,
-    breakdown_type: query.breakdown ? 'event' : undefined,
+    events: entities.filter((e) => e.type === 'events'),
+    actions: entities.some((e) => e.type === 'actions') ? entities.filter((e) => e.type === 'actions') : undefined,
+    properties: properties.length > 0 ? properties : undefined,
+    breakdown: breakdown || undefined,
+    breakdown_type: breakdown ? 'event' : undefined,
     interval: query.interval,
     date_from: query.date_from,
     display: DISPLAYS[query.display].api,
     compare: query.compare || undefined,
+    formula: query.formula?.trim() || undefined,
   };
 }
 
 /** A saved insight's filters back as this page's query, or null when the page cannot show them. */
 export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQuery | null {
-  const events = filters['events'];
-  if (!Array.isArray(events) || events.length === 0 || (Array.isArray(filters['actions']) && filters['actions'].length > 0)) return null;
+  type Entity = { id?: unknown; type?: unknown; order?: unknown; math?: unknown; math_property?: unknown; properties?: unknown };
+  const entities = [
+    ...(Array.isArray(filters['events']) ? (filters['events'] as Entity[]).map((e) => ({ ...e, type: 'events' })) : []),
+    ...(Array.isArray(filters['actions']) ? (filters['actions'] as Entity[]).map((e) => ({ ...e, type: 'actions' })) : []),
+  ].sort((a, b) => Number(a.order ?? 0) - Number(b.order ?? 0));
+  if (entities.length === 0) return null;
   const display = (Object.keys(DISPLAYS) as Display[]).find((key) => DISPLAYS[key].api === filters['display']) ?? 'line';
+  const properties = filtersFromApi(filters['properties']);
   return {
-    series: (events as { id?: unknown; math?: unknown; math_property?: unknown }[]).map((e) => ({
+    series: entities.map((e) => ({
       event: String(e.id ?? ''),
+      kind: e.type === 'actions' ? 'actions' : undefined,
       math: typeof e.math === 'string' ? e.math : 'total',
       math_property: typeof e.math_property === 'string' ? e.math_property : undefined,
+      properties: filtersFromApi(e.properties).length > 0 ? filtersFromApi(e.properties) : undefined,
     })),
-    breakdown: typeof filters['breakdown'] === 'string' ? filters['breakdown'] : '',
+    breakdown: typeof filters['breakdown'] === 'string' && display !== 'world_map' ? filters['breakdown'] : '',
     interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']) ?? 'day',
     date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-7d',
     display,
     compare: filters['compare'] === true,
+    properties: properties.length > 0 ? properties : undefined,
+    formula: typeof filters['formula'] === 'string' ? filters['formula'] : undefined,
   };
 }
 
@@ -142,7 +181,19 @@ function useDefinitionNames(path: string): string[] {
 }
 
 export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
-const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
+export const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
+export const usePersonPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`);
+
+/** The project's actions, for series built from an action instead of one event. */
+function useActions(projectId: number): { id: number; name: string }[] {
+  const [actions, setActions] = useState<{ id: number; name: string }[]>([]);
+  useEffect(() => {
+    api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/actions/?limit=500`)
+      .then((page) => setActions(page.results))
+      .catch(() => setActions([]));
+  }, [projectId]);
+  return actions;
+}
 
 export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => queryFromUrl(url), [url.search]);
@@ -150,6 +201,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const [error, setError] = useState<unknown>(null);
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
+  const personPropertyNames = usePersonPropertyNames(projectId);
+  const actions = useActions(projectId);
   const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
 
   useEffect(() => {
@@ -173,6 +226,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       <h1 id="trends-title">Trends</h1>
       <NameOptions id="event-names" names={eventNames} />
       <NameOptions id="event-property-names" names={propertyNames} />
+      <NameOptions id="person-property-names" names={personPropertyNames} />
       <fieldset class="builder">
         <legend>Series</legend>
         {query.series.map((s, index) => (
@@ -181,14 +235,44 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               {String.fromCharCode(65 + index)}
             </span>
             <label>
-              Event
-              <input
-                list="event-names"
-                name={`series-${index}-event`}
-                value={s.event}
-                onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}
-              />
+              Series {String.fromCharCode(65 + index)} from
+              <select
+                name={`series-${index}-kind`}
+                value={s.kind ?? 'events'}
+                onChange={(e) =>
+                  updateSeries(
+                    index,
+                    e.currentTarget.value === 'actions' ? { kind: 'actions', event: String(actions[0]?.id ?? '') } : { kind: undefined, event: '$pageview' },
+                  )
+                }
+              >
+                <option value="events">Event</option>
+                <option value="actions">Action</option>
+              </select>
             </label>
+            {s.kind === 'actions' ? (
+              <label>
+                Action
+                <select name={`series-${index}-action`} value={s.event} onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}>
+                  {actions.length === 0 ? <option value="">No actions defined</option> : null}
+                  {actions.map((action) => (
+                    <option key={action.id} value={String(action.id)}>
+                      {action.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            ) : (
+              <label>
+                Event
+                <input
+                  list="event-names"
+                  name={`series-${index}-event`}
+                  value={s.event}
+                  onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}
+                />
+              </label>
+            )}
             <label>
               Math
               <select name={`series-${index}-math`} value={s.math} onChange={(e) => updateSeries(index, { math: e.currentTarget.value })}>
@@ -220,11 +304,39 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
                 Remove
               </button>
             ) : null}
+            <PropertyFiltersEditor
+              filters={s.properties ?? []}
+              onChange={(properties) => updateSeries(index, { properties })}
+              label={`Filters of series ${String.fromCharCode(65 + index)}`}
+              idPrefix={`series-${index}`}
+              eventList="event-property-names"
+              personList="person-property-names"
+            />
           </div>
         ))}
         <button type="button" class="secondary" onClick={() => setQuery({ ...query, series: [...query.series, { event: '$pageview', math: 'total' }] })}>
           Add series
         </button>
+      </fieldset>
+      <fieldset class="builder">
+        <legend>Filters on every series</legend>
+        <PropertyFiltersEditor
+          filters={query.properties ?? []}
+          onChange={(properties) => setQuery({ ...query, properties })}
+          label="Filters on every series"
+          idPrefix="global"
+          eventList="event-property-names"
+          personList="person-property-names"
+        />
+        <label>
+          Formula (series by letter, e.g. A / B * 100)
+          <input
+            name="formula"
+            value={query.formula ?? ''}
+            placeholder="none"
+            onChange={(e) => setQuery({ ...query, formula: e.currentTarget.value.trim() || undefined })}
+          />
+        </label>
       </fieldset>
       <div class="filters">
         <label>
@@ -232,7 +344,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           <input
             list="event-property-names"
             name="breakdown"
-            value={query.breakdown}
+            value={query.display === 'world_map' ? WORLD_MAP_BREAKDOWN : query.breakdown}
+            disabled={query.display === 'world_map'}
             placeholder="none"
             onChange={(e) => setQuery({ ...query, breakdown: e.currentTarget.value.trim() })}
           />
@@ -273,28 +386,53 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       </div>
       <p class="hint">Dates in {timezone}.</p>
       <SaveInsight projectId={projectId} filters={trendFilters(query)} />
-      {error ? <ErrorState error={error} /> : result === null ? <Loading what="the trend" /> : <TrendView result={result} display={query.display} />}
+      {error ? (
+        <ErrorState error={error} />
+      ) : result === null ? (
+        <Loading what="the trend" />
+      ) : (
+        <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} />
+      )}
     </section>
   );
 }
 
-export function TrendView({ result, display }: { result: TrendSeries[]; display: Display }) {
+export function TrendView({
+  result,
+  display,
+  interval = 'day',
+  timezone,
+}: {
+  result: TrendSeries[];
+  display: Display;
+  interval?: TrendQuery['interval'];
+  timezone: string;
+}) {
   // A pie draws each series' total (aggregated displays answer no per-interval data).
   const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })), [result, display]);
+  const countries = useMemo(
+    () => new Map(display === 'world_map' ? result.map((s) => [String(s.breakdown_value ?? ''), seriesTotal(s)] as const) : []),
+    [result, display],
+  );
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
+  const days = result[0]?.days ?? [];
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
   if (result.every((s) => seriesTotal(s) === 0)) return <Empty>No matching events in this date range.</Empty>;
   const timeSeries = display === 'line' || display === 'cumulative' || display === 'bar';
+  const title = `Trend: ${series.map((s) => s.label).join(', ')}`;
   return (
     <div class="trend" data-testid="trend-result" data-display={display}>
       {display === 'number' ? (
         <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
-      ) : display === 'table' ? null : (
+      ) : display === 'table' ? null : display === 'world_map' ? (
+        <WorldMap values={countries} title={title} />
+      ) : (
         <ChartCanvas
           kind={display === 'bar' || display === 'bar_value' ? 'bar' : timeSeries ? 'line' : 'pie'}
-          labels={display === 'bar_value' ? ['Total'] : labels}
+          labels={display === 'bar_value' ? ['Total'] : timeSeries ? days : labels}
           series={series}
-          title={`Trend: ${series.map((s) => s.label).join(', ')}`}
+          title={title}
+          time={timeSeries ? { timezone, unit: interval } : undefined}
         />
       )}
       {/* The numbers drawn: visible as the table display, otherwise hidden from view but read by tests and screen readers. */}
