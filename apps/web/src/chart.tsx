@@ -96,7 +96,7 @@ export function ChartCanvas({
     return () => chart.destroy();
   }, [kind, labels, series, time?.timezone, time?.unit]);
   return (
-    <div class="chart">
+    <div class="chart" data-x-axis={kind === 'pie' ? undefined : time ? 'time' : 'category'}>
       <canvas ref={canvas} role="img" aria-label={title} />
     </div>
   );

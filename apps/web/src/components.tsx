@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -94,5 +94,28 @@ export function NameOptions({ id, names }: { id: string; names: string[] }) {
         <option key={name} value={name} />
       ))}
     </datalist>
+  );
+}
+
+/**
+ * A text field whose value is committed on `change` (leaving it or Enter). What is typed is kept
+ * here until then, so a re-render in between (a result arriving) does not put the old value back.
+ */
+export function CommitInput({
+  value,
+  onCommit,
+  ...rest
+}: { value: string; onCommit: (value: string) => void } & Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange' | 'onInput'>) {
+  const [draft, setDraft] = useState<string | null>(null);
+  return (
+    <input
+      {...rest}
+      value={draft ?? value}
+      onInput={(e) => setDraft(e.currentTarget.value)}
+      onChange={(e) => {
+        setDraft(null);
+        onCommit(e.currentTarget.value.trim());
+      }}
+    />
   );
 }

@@ -1,3 +1,6 @@
+import { useRef } from 'preact/hooks';
+import { CommitInput } from './components';
+
 /** One of PostHog's property filters as the insight endpoints read them. */
 export interface PropertyFilter {
   key: string;
@@ -76,11 +79,18 @@ export function PropertyFiltersEditor({
   eventList: string;
   personList: string;
 }) {
-  const update = (index: number, patch: Partial<PropertyFilter>) => onChange(filters.map((f, i) => (i === index ? { ...f, ...patch } : f)));
+  // Edits made before the page re-renders with the new query build on each other, not on this render's list.
+  const latest = useRef(filters);
+  latest.current = filters;
+  const change = (next: PropertyFilter[]) => {
+    latest.current = next;
+    onChange(next);
+  };
+  const update = (index: number, patch: Partial<PropertyFilter>) => change(latest.current.map((f, i) => (i === index ? { ...f, ...patch } : f)));
   // Text changes apply when the field is left or Enter is pressed (`change`), so the query changes once.
   const text = (index: number, field: 'key' | 'value', current: string) => ({
     value: current,
-    onChange: (e: Event) => update(index, { [field]: (e.currentTarget as HTMLInputElement).value.trim() }),
+    onCommit: (value: string) => update(index, { [field]: value }),
   });
   return (
     <div class="property-filters" role="group" aria-label={label}>
@@ -98,7 +108,7 @@ export function PropertyFiltersEditor({
             </label>
             <label>
               Property
-              <input name={`${name}-key`} list={filter.type === 'person' ? personList : eventList} {...text(index, 'key', filter.key)} />
+              <CommitInput name={`${name}-key`} list={filter.type === 'person' ? personList : eventList} {...text(index, 'key', filter.key)} />
             </label>
             <label>
               Operator
@@ -113,21 +123,25 @@ export function PropertyFiltersEditor({
             {operator?.valueless ? null : (
               <label>
                 Value
-                <input name={`${name}-value`} inputMode={operator?.numeric ? 'decimal' : undefined} {...text(index, 'value', String(filter.value ?? ''))} />
+                <CommitInput
+                  name={`${name}-value`}
+                  inputMode={operator?.numeric ? 'decimal' : undefined}
+                  {...text(index, 'value', String(filter.value ?? ''))}
+                />
               </label>
             )}
             <button
               type="button"
               class="secondary"
               aria-label={`Remove filter ${index + 1} of ${label}`}
-              onClick={() => onChange(filters.filter((_, i) => i !== index))}
+              onClick={() => change(latest.current.filter((_, i) => i !== index))}
             >
               Remove
             </button>
           </div>
         );
       })}
-      <button type="button" class="secondary" onClick={() => onChange([...filters, { key: '', operator: 'exact', value: '', type: 'event' }])}>
+      <button type="button" class="secondary" onClick={() => change([...latest.current, { key: '', operator: 'exact', value: '', type: 'event' }])}>
         Add filter{filters.length === 0 ? '' : ' (AND)'}
       </button>
     </div>

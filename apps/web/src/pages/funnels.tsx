@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ChartCanvas } from '../chart';
-import { Empty, ErrorState, Loading, NameOptions } from '../components';
+import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
 import { navigate } from '../router';
@@ -130,6 +130,8 @@ export function formatDuration(seconds: number | null): string {
 
 export function FunnelsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
+  // Asked again only when the request changes (not for a filter still being filled in).
+  const requestBody = JSON.stringify(funnelFilters(query));
   const setQuery = (next: FunnelQuery) => navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}`, true);
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
@@ -142,14 +144,17 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     const controller = new AbortController();
     setAnswer(null);
     setError(null);
-    const body = funnelFilters(query);
-    api<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, { method: 'POST', body, signal: controller.signal })
+    api<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, {
+      method: 'POST',
+      body: JSON.parse(requestBody) as unknown,
+      signal: controller.signal,
+    })
       .then((response) => setAnswer(funnelAnswer(viz, response.result)))
       .catch((failure) => {
         if ((failure as Error).name !== 'AbortError') setError(failure);
       });
     return () => controller.abort();
-  }, [projectId, url.search]);
+  }, [projectId, requestBody]);
 
   const setStep = (index: number, event: string) => setQuery({ ...query, steps: query.steps.map((s, i) => (i === index ? event : s)) });
 
@@ -168,7 +173,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             </span>
             <label>
               Step {index + 1} event
-              <input list="funnel-event-names" name={`step-${index}`} value={step} onChange={(e) => setStep(index, e.currentTarget.value.trim())} />
+              <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
             </label>
             {query.steps.length > 2 ? (
               <button
@@ -206,12 +211,12 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         {viz === 'steps' ? (
           <label>
             Breakdown by event property
-            <input
+            <CommitInput
               list="funnel-property-names"
               name="funnel_breakdown"
               value={query.breakdown ?? ''}
               placeholder="none"
-              onChange={(e) => setQuery({ ...query, breakdown: e.currentTarget.value.trim() || undefined })}
+              onCommit={(breakdown) => setQuery({ ...query, breakdown: breakdown || undefined })}
             />
           </label>
         ) : null}
@@ -492,7 +497,7 @@ function FunnelCorrelation({ projectId, query, personList }: { projectId: number
         {type === 'properties' ? (
           <label>
             Person properties (comma separated)
-            <input name="correlation_names" list={personList} value={names} onChange={(e) => setNames(e.currentTarget.value)} />
+            <CommitInput name="correlation_names" list={personList} value={names} onCommit={setNames} />
           </label>
         ) : null}
       </div>

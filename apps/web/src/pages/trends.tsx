@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
-import { Empty, ErrorState, Loading, NameOptions } from '../components';
+import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
 import { navigate } from '../router';
@@ -197,6 +197,8 @@ function useActions(projectId: number): { id: number; name: string }[] {
 
 export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => queryFromUrl(url), [url.search]);
+  // Asked again only when the request changes (not for a filter still being filled in).
+  const requestBody = JSON.stringify(trendFilters(query));
   const [result, setResult] = useState<TrendSeries[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const eventNames = useEventNames(projectId);
@@ -209,14 +211,17 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
     const controller = new AbortController();
     setResult(null);
     setError(null);
-    const body = trendFilters(query);
-    api<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, { method: 'POST', body, signal: controller.signal })
+    api<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, {
+      method: 'POST',
+      body: JSON.parse(requestBody) as unknown,
+      signal: controller.signal,
+    })
       .then((answer) => setResult(answer.result))
       .catch((failure) => {
         if ((failure as Error).name !== 'AbortError') setError(failure);
       });
     return () => controller.abort();
-  }, [projectId, url.search]);
+  }, [projectId, requestBody]);
 
   const updateSeries = (index: number, patch: Partial<SeriesQuery>) =>
     setQuery({ ...query, series: query.series.map((s, i) => (i === index ? { ...s, ...patch } : s)) });
@@ -265,12 +270,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
             ) : (
               <label>
                 Event
-                <input
-                  list="event-names"
-                  name={`series-${index}-event`}
-                  value={s.event}
-                  onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}
-                />
+                <CommitInput list="event-names" name={`series-${index}-event`} value={s.event} onCommit={(event) => updateSeries(index, { event })} />
               </label>
             )}
             <label>
@@ -286,11 +286,11 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
             {MATHS.find((m) => m.value === s.math)?.property ? (
               <label>
                 Property
-                <input
+                <CommitInput
                   list="event-property-names"
                   name={`series-${index}-math-property`}
                   value={s.math_property ?? ''}
-                  onChange={(e) => updateSeries(index, { math_property: e.currentTarget.value })}
+                  onCommit={(math_property) => updateSeries(index, { math_property })}
                 />
               </label>
             ) : null}
@@ -330,24 +330,24 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
         />
         <label>
           Formula (series by letter, e.g. A / B * 100)
-          <input
+          <CommitInput
             name="formula"
             value={query.formula ?? ''}
             placeholder="none"
-            onChange={(e) => setQuery({ ...query, formula: e.currentTarget.value.trim() || undefined })}
+            onCommit={(formula) => setQuery({ ...query, formula: formula || undefined })}
           />
         </label>
       </fieldset>
       <div class="filters">
         <label>
           Breakdown by event property
-          <input
+          <CommitInput
             list="event-property-names"
             name="breakdown"
             value={query.display === 'world_map' ? WORLD_MAP_BREAKDOWN : query.breakdown}
             disabled={query.display === 'world_map'}
             placeholder="none"
-            onChange={(e) => setQuery({ ...query, breakdown: e.currentTarget.value.trim() })}
+            onCommit={(breakdown) => setQuery({ ...query, breakdown })}
           />
         </label>
         <label>
