@@ -334,7 +334,7 @@ describe('the web app’s analysis pages in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
   });
 
-  it('opens, renames and deletes a saved insight, and lists it as recently viewed', async () => {
+  it('opens, renames, edits and deletes a saved insight, and lists it as recently viewed', async () => {
     await page.getByRole('link', { name: 'Insights' }).click();
     await page.getByTestId('insights-table').waitFor();
     await page.getByText('Insights you open appear here.').waitFor();
@@ -352,7 +352,19 @@ describe('the web app’s analysis pages in Chromium', () => {
     const saved = (await target.api('GET', '/api/environments/1/insights/?search=Chrome')).body.results;
     expect(saved.map((i: { name: string; description: string }) => [i.name, i.description])).toEqual([['Chrome share of pageviews', 'Outside France']]);
 
-    await page.getByRole('link', { name: '← Saved insights' }).click();
+    // Its query edited in the builder and saved back onto the same insight.
+    await page.getByRole('link', { name: 'Edit the query' }).click();
+    await page.locator('.big-number').waitFor();
+    await page.getByLabel('Display').selectOption('table');
+    await page.locator('[data-testid="trend-result"][data-display="table"]').waitFor();
+    await page.getByRole('button', { name: 'Save changes to the insight' }).click();
+    await page.getByText('Saved changes to “Chrome share of pageviews”.').waitFor();
+    const edited = (await target.api('GET', '/api/environments/1/insights/?search=Chrome')).body.results;
+    expect(edited.map((i: { filters: { display: string; formula: string } }) => [i.filters.display, i.filters.formula])).toEqual([
+      ['ActionsTable', 'A / B * 100'],
+    ]);
+
+    await page.getByRole('link', { name: 'Insights' }).click();
     const recent = page.getByTestId('recent-insights');
     await recent.waitFor();
     expect(await recent.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-insight')))).toEqual(['Chrome share of pageviews']);

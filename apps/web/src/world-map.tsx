@@ -37,16 +37,31 @@ function loadShapes(): Promise<CountryShape[]> {
 
 function geometryPath(geometry: { type: string; coordinates: number[][][] | number[][][][] }): string {
   const polygons = (geometry.type === 'Polygon' ? [geometry.coordinates] : geometry.coordinates) as number[][][][];
-  return polygons
-    .flatMap((rings) =>
-      rings.map(
-        (ring) =>
-          ring
-            .map(([lon, lat], i) => `${i === 0 ? 'M' : 'L'}${(((lon! + 180) / 360) * WIDTH).toFixed(1)},${(((90 - lat!) / 180) * HEIGHT).toFixed(1)}`)
-            .join('') + 'Z',
-      ),
-    )
-    .join('');
+  return polygons.flatMap((rings) => rings.flatMap(ringPaths)).join('');
+}
+
+/**
+ * A ring with its longitudes made continuous (a ring crossing the antimeridian jumps from 180 to
+ * −180, which would draw a band across the map), drawn again one world over where it spills past
+ * an edge; the SVG's viewBox clips the overflow.
+ */
+function ringPaths(ring: number[][]): string[] {
+  let previous = ring[0]?.[0] ?? 0;
+  let shift = 0;
+  const points = ring.map(([lon, lat]) => {
+    if (lon! + shift - previous > 180) shift -= 360;
+    else if (lon! + shift - previous < -180) shift += 360;
+    previous = lon! + shift;
+    return [previous, lat!] as const;
+  });
+  const lons = points.map(([lon]) => lon);
+  const offsets = [0, ...(Math.max(...lons) > 180 ? [-360] : []), ...(Math.min(...lons) < -180 ? [360] : [])];
+  return offsets.map(
+    (offset) =>
+      points
+        .map(([lon, lat], i) => `${i === 0 ? 'M' : 'L'}${(((lon + offset + 180) / 360) * WIDTH).toFixed(1)},${(((90 - lat) / 180) * HEIGHT).toFixed(1)}`)
+        .join('') + 'Z',
+  );
 }
 
 /** Light to the accent colour by the share of the largest value. */

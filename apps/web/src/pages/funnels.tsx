@@ -132,7 +132,10 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
   // Asked again only when the request changes (not for a filter still being filled in).
   const requestBody = JSON.stringify(funnelFilters(query));
-  const setQuery = (next: FunnelQuery) => navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const editing = url.searchParams.get('insight');
+  // The query in the address; `insight` names the saved insight being edited, kept while editing.
+  const setQuery = (next: FunnelQuery) =>
+    navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
@@ -266,7 +269,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
-      <SaveInsight projectId={projectId} filters={funnelFilters(query)} />
+      <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
       {error ? (
         <ErrorState error={error} />
       ) : answer === null ? (

@@ -14,7 +14,6 @@ export interface Insight {
   description?: string | null;
   filters: Record<string, unknown>;
   last_modified_at: string;
-  last_viewed_at?: string | null;
   dashboards?: number[];
   result?: unknown;
 }
@@ -26,14 +25,15 @@ const insightKind = (filters: Record<string, unknown> | undefined) =>
   filters?.['insight'] === 'FUNNELS' ? 'Funnel' : filters?.['insight'] === 'TRENDS' || filters?.['insight'] === undefined ? 'Trend' : 'Other';
 
 /** Where the app shows a saved insight (its query in the address), or null when no page can. */
-export function insightPath(filters: Record<string, unknown>): string | null {
+export function insightPath(filters: Record<string, unknown>, editing?: number): string | null {
+  const suffix = editing === undefined ? '' : `&insight=${editing}`;
   if (filters['insight'] === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
-    return query ? `/funnels?q=${encodeURIComponent(JSON.stringify(query))}` : null;
+    return query ? `/funnels?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
   }
   if (filters['insight'] === 'TRENDS' || filters['insight'] === undefined) {
     const query = trendQueryFromFilters(filters);
-    return query ? `/trends?q=${encodeURIComponent(JSON.stringify(query))}` : null;
+    return query ? `/trends?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
   }
   return null;
 }
@@ -67,7 +67,7 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
       ) : recent.length === 0 ? (
         <Empty>Insights you open appear here.</Empty>
       ) : (
-        <InsightList insights={recent} caption="Recently viewed insights" timezone={timezone} testId="recent-insights" when="viewed" />
+        <InsightList insights={recent} caption="Recently viewed insights" timezone={timezone} testId="recent-insights" />
       )}
       <h2 id="all-insights-title">All saved insights</h2>
       <form
@@ -88,26 +88,14 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
       {insights === null && !error ? <Loading what="saved insights" /> : null}
       {insights !== null && insights.length === 0 ? <Empty>No saved insights yet: build a trend or a funnel and save it.</Empty> : null}
       {insights !== null && insights.length > 0 ? (
-        <InsightList insights={insights} caption="Saved insights" timezone={timezone} testId="insights-table" when="modified" />
+        <InsightList insights={insights} caption="Saved insights" timezone={timezone} testId="insights-table" />
       ) : null}
     </section>
   );
 }
 
-/** Insights as a table of links to their pages: the saved list and the recently viewed one. */
-function InsightList({
-  insights,
-  caption,
-  timezone,
-  testId,
-  when,
-}: {
-  insights: Insight[];
-  caption: string;
-  timezone: string;
-  testId: string;
-  when: 'modified' | 'viewed';
-}) {
+/** Insights as a table of links to their pages: the saved list, and the recently viewed one (most recent first). */
+function InsightList({ insights, caption, timezone, testId }: { insights: Insight[]; caption: string; timezone: string; testId: string }) {
   return (
     <div class="table-scroll">
       <table class="list" data-testid={testId}>
@@ -116,14 +104,11 @@ function InsightList({
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Type</th>
-            <th scope="col">
-              Last {when} ({timezone})
-            </th>
+            <th scope="col">Last modified ({timezone})</th>
           </tr>
         </thead>
         <tbody>
           {insights.map((insight) => {
-            const at = when === 'viewed' ? insight.last_viewed_at : insight.last_modified_at;
             return (
               <tr key={insight.id} data-insight={insightName(insight)}>
                 <td>
@@ -132,7 +117,7 @@ function InsightList({
                   </a>
                 </td>
                 <td>{insightKind(insight.filters)}</td>
-                <td>{at ? formatTime(at, timezone) : '–'}</td>
+                <td>{formatTime(insight.last_modified_at, timezone)}</td>
               </tr>
             );
           })}
@@ -176,7 +161,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
   }, [path]);
   if (error) return <ErrorState error={error} />;
   if (!insight) return <Loading what="the insight" />;
-  const builder = insightPath(insight.filters ?? {});
+  const builder = insightPath(insight.filters ?? {}, insight.id);
   const save = async (event: Event) => {
     event.preventDefault();
     setStatus('Saving…');
@@ -238,7 +223,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
 }
 
 /** Saves what a builder shows as a named insight. */
-export function SaveInsight({ projectId, filters }: { projectId: number; filters: Record<string, unknown> }) {
+export function SaveInsight({ projectId, filters, editing }: { projectId: number; filters: Record<string, unknown>; editing?: string | null }) {
   const [name, setName] = useState('');
   const [dashboards, setDashboards] = useState<{ id: number; name: string }[]>([]);
   const [dashboard, setDashboard] = useState('');
@@ -265,8 +250,24 @@ export function SaveInsight({ projectId, filters }: { projectId: number; filters
       setStatus((failure as Error).message);
     }
   };
+  const update = async () => {
+    setStatus('Saving…');
+    setFailed(false);
+    try {
+      const saved = await api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing!)}/`, { method: 'PATCH', body: { filters } });
+      setStatus(`Saved changes to “${insightName(saved)}”.`);
+    } catch (failure) {
+      setFailed(true);
+      setStatus((failure as Error).message);
+    }
+  };
   return (
     <form class="filters save-insight" onSubmit={save}>
+      {editing ? (
+        <button type="button" onClick={update}>
+          Save changes to the insight
+        </button>
+      ) : null}
       <label>
         Insight name
         <input name="insight_name" required maxLength={400} value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -285,7 +286,7 @@ export function SaveInsight({ projectId, filters }: { projectId: number; filters
         </label>
       ) : null}
       <button type="submit" class="secondary">
-        Save as insight
+        {editing ? 'Save as a new insight' : 'Save as insight'}
       </button>
       <span role="status" aria-live="polite" class={failed ? 'error' : undefined}>
         {status}

@@ -205,7 +205,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
   const actions = useActions(projectId);
-  const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const editing = url.searchParams.get('insight');
+  // The query in the address; `insight` names the saved insight being edited, kept while editing.
+  const setQuery = (next: TrendQuery) =>
+    navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -385,7 +388,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
-      <SaveInsight projectId={projectId} filters={trendFilters(query)} />
+      <SaveInsight projectId={projectId} filters={trendFilters(query)} editing={editing} />
       {error ? (
         <ErrorState error={error} />
       ) : result === null ? (
@@ -435,8 +438,8 @@ export function TrendView({
           time={timeSeries ? { timezone, unit: interval } : undefined}
         />
       )}
-      {/* The numbers drawn: visible as the table display, otherwise hidden from view but read by tests and screen readers. */}
-      <table class={display === 'table' ? 'list' : 'sr-only'} data-testid="trend-series">
+      {/* The numbers drawn: visible as the table display and under the map, otherwise hidden from view but read by tests and screen readers. */}
+      <table class={display === 'table' || display === 'world_map' ? 'list' : 'sr-only'} data-testid="trend-series">
         <caption>Series values</caption>
         <thead>
           <tr>
