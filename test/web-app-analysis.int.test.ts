@@ -4,19 +4,14 @@
 // and its correlation table; a saved insight renamed, seen in "recently viewed" and deleted; a
 // dashboard tile. Every number checked is read from the page (hidden tables and data-* attributes).
 // Screenshots go to test-output/web-app/ (numbered 20 and up, after the main web app test's).
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { launchChromium, startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
-
-const OUTPUT_DIR = join(__dirname, '..', 'test-output', 'web-app');
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+import { startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
+import { openPage, sendBatch, seriousViolations as axeFindings, setupLink, WEB_APP_OUTPUT_DIR as OUTPUT_DIR } from './web-app-browser';
 const EMAIL = 'analysis@example.com';
 const PASSWORD = 'a long enough password';
 const MINUTE = 60_000;
-
-declare const window: any;
-declare const document: any;
 
 /**
  * Four people view pages (browser and country on each view), two of them sign up. alice clicked
@@ -54,55 +49,27 @@ function generatedEvents(base: number) {
   ];
 }
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  nodes: { target: string[] }[];
-}
-
 describe('the web app’s analysis pages in Chromium', () => {
   let target: SdkTarget;
   let browser: Chromium;
   let page: Page;
   let base: number;
-  const consoleErrors: string[] = [];
+  let consoleErrors: string[];
 
   beforeAll(async () => {
     mkdirSync(OUTPUT_DIR, { recursive: true });
     target = await startSdkTarget('web_analysis');
     // All events within the hour after `base`, two hours ago.
     base = Date.now() - 2 * 60 * MINUTE;
-    const batch = generatedEvents(base);
-    const res = await fetch(`${target.base}/batch/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: target.projectKey, batch }),
-    });
-    expect(res.status).toBe(200);
-    await waitFor(
-      async () => {
-        const list = await target.api('GET', '/api/environments/1/events/?limit=100');
-        return list.status === 200 && list.body.results.length === batch.length;
-      },
-      { timeoutMs: 30_000, intervalMs: 250, description: 'the generated events listed' },
-    );
+    await sendBatch(target, generatedEvents(base));
     await waitFor(async () => (await target.person('carol'))?.properties['plan'] === 'free', { timeoutMs: 30_000, description: "carol's plan" });
     expect((await target.api('POST', '/api/projects/1/actions/', { name: 'Signed up (action)', steps: [{ event: 'signed_up' }] })).status).toBe(201);
     expect((await target.api('POST', '/api/environments/1/dashboards/', { name: 'Weekly review' })).status).toBe(201);
 
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1280, height: 860 });
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(String(error)));
-
-    // The first user's password through the link the start banner printed (the browser reaches
-    // the banner's localhost port on 127.0.0.1).
-    const link = /(http:\/\/localhost:\d+\/setup\?token=[A-Za-z0-9_-]+)/.exec(target.output())?.[1];
+    ({ browser, page, consoleErrors } = await openPage());
+    const link = setupLink(target);
     expect(link).toBeDefined();
-    await page.goto(link!.replace('http://localhost:', 'http://127.0.0.1:'));
+    await page.goto(link!);
     await page.getByLabel('E-mail').fill(EMAIL);
     await page.getByLabel('Password (at least 8 characters)').fill(PASSWORD);
     await page.getByRole('button', { name: 'Save and sign in' }).click();
@@ -118,11 +85,7 @@ describe('the web app’s analysis pages in Chromium', () => {
     await page.screenshot({ path: join(OUTPUT_DIR, `${name}.png`), fullPage: true });
   }
 
-  async function seriousViolations(): Promise<AxeViolation[]> {
-    await page.evaluate(`${AXE_SOURCE}\n;undefined`);
-    const result = (await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] }))) as { violations: AxeViolation[] };
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  }
+  const seriousViolations = () => axeFindings(page);
 
   /** The trend's series as drawn: [name, total] from the hidden table. */
   const trendTotals = () =>

@@ -1,10 +1,10 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api } from '../api';
+import { useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
 import { navigate } from '../router';
+import { usePost } from '../use-post';
 import { SaveInsight } from './insights';
 import { DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from './trends';
 
@@ -139,25 +139,10 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
-  const [answer, setAnswer] = useState<FunnelAnswer | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const viz = query.viz ?? 'steps';
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setAnswer(null);
-    setError(null);
-    api<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, {
-      method: 'POST',
-      body: JSON.parse(requestBody) as unknown,
-      signal: controller.signal,
-    })
-      .then((response) => setAnswer(funnelAnswer(viz, response.result)))
-      .catch((failure) => {
-        if ((failure as Error).name !== 'AbortError') setError(failure);
-      });
-    return () => controller.abort();
-  }, [projectId, requestBody]);
+  const response = usePost<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, requestBody);
+  const answer = useMemo(() => (response.answer ? funnelAnswer(viz, response.answer.result) : null), [response.answer]);
+  const error = response.error;
 
   const setStep = (index: number, event: string) => setQuery({ ...query, steps: query.steps.map((s, i) => (i === index ? event : s)) });
 
@@ -458,34 +443,21 @@ interface CorrelationRow {
 function FunnelCorrelation({ projectId, query, personList }: { projectId: number; query: FunnelQuery; personList: string }) {
   const [type, setType] = useState<'events' | 'properties'>('events');
   const [names, setNames] = useState('');
-  const [rows, setRows] = useState<{ events: CorrelationRow[]; skewed: boolean } | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const nameList = names
     .split(',')
     .map((n) => n.trim())
     .filter(Boolean);
-  const key = JSON.stringify([funnelFilters({ ...query, breakdown: undefined }), type, nameList]);
-  useEffect(() => {
-    const controller = new AbortController();
-    setRows(null);
-    setError(null);
-    if (type === 'properties' && nameList.length === 0) return;
-    const body = {
-      ...funnelFilters({ ...query, breakdown: undefined }),
-      funnel_correlation_type: type,
-      funnel_correlation_names: type === 'properties' ? nameList : undefined,
-    };
-    api<{ result: { events: CorrelationRow[]; skewed: boolean } }>(`/api/environments/${projectId}/insights/funnel/correlation/`, {
-      method: 'POST',
-      body,
-      signal: controller.signal,
-    })
-      .then((answer) => setRows(answer.result))
-      .catch((failure) => {
-        if ((failure as Error).name !== 'AbortError') setError(failure);
-      });
-    return () => controller.abort();
-  }, [projectId, key]);
+  const asked = type === 'events' || nameList.length > 0;
+  const body = {
+    ...funnelFilters({ ...query, breakdown: undefined }),
+    funnel_correlation_type: type,
+    funnel_correlation_names: type === 'properties' ? nameList : undefined,
+  };
+  const { answer, error } = usePost<{ result: { events: CorrelationRow[]; skewed: boolean } }>(
+    `/api/environments/${projectId}/insights/funnel/correlation/`,
+    asked ? JSON.stringify(body) : null,
+  );
+  const rows = answer?.result ?? null;
   return (
     <section class="correlation" aria-labelledby="correlation-title">
       <h2 id="correlation-title">Correlation with converting</h2>
@@ -504,7 +476,7 @@ function FunnelCorrelation({ projectId, query, personList }: { projectId: number
           </label>
         ) : null}
       </div>
-      {type === 'properties' && nameList.length === 0 ? (
+      {!asked ? (
         <Empty>Name one or more person properties to correlate.</Empty>
       ) : error ? (
         <ErrorState error={error} />

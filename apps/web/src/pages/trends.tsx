@@ -5,6 +5,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
 import { navigate } from '../router';
+import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
 import { SaveInsight } from './insights';
 
@@ -199,8 +200,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const query = useMemo(() => queryFromUrl(url), [url.search]);
   // Asked again only when the request changes (not for a filter still being filled in).
   const requestBody = JSON.stringify(trendFilters(query));
-  const [result, setResult] = useState<TrendSeries[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { answer, error } = usePost<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  const result = answer?.result ?? null;
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
@@ -209,22 +210,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   // The query in the address; `insight` names the saved insight being edited, kept while editing.
   const setQuery = (next: TrendQuery) =>
     navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setResult(null);
-    setError(null);
-    api<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, {
-      method: 'POST',
-      body: JSON.parse(requestBody) as unknown,
-      signal: controller.signal,
-    })
-      .then((answer) => setResult(answer.result))
-      .catch((failure) => {
-        if ((failure as Error).name !== 'AbortError') setError(failure);
-      });
-    return () => controller.abort();
-  }, [projectId, requestBody]);
 
   const updateSeries = (index: number, patch: Partial<SeriesQuery>) =>
     setQuery({ ...query, series: query.series.map((s, i) => (i === index ? { ...s, ...patch } : s)) });
