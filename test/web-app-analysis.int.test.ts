@@ -7,6 +7,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+
+declare const window: any;
+declare const document: any;
 import { startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
 import { openPage, sendBatch, seriousViolations as axeFindings, setupLink, WEB_APP_OUTPUT_DIR as OUTPUT_DIR } from './web-app-browser';
 const EMAIL = 'analysis@example.com';
@@ -366,6 +369,36 @@ describe('the web app’s analysis pages in Chromium', () => {
     // The insight stays saved, off the dashboard.
     const funnel = (await target.api('GET', '/api/environments/1/insights/?search=Sign-up')).body.results[0];
     expect(funnel.dashboards).toEqual([]);
+  });
+
+  it('shows the empty and error states', async () => {
+    const trend = (q: Record<string, unknown>) =>
+      `${target.base}/trends?q=${encodeURIComponent(JSON.stringify({ breakdown: '', interval: 'day', date_from: '-7d', display: 'line', ...q }))}`;
+    await page.goto(trend({ series: [{ event: 'never_sent', math: 'total' }] }));
+    await page.getByText('No matching events in this date range.').waitFor();
+    // A formula naming a series the trend does not have: the server's 400 shown as the page's error.
+    await page.goto(trend({ series: [{ event: '$pageview', math: 'total' }], formula: 'A + C' }));
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/C/);
+    await screenshot('30-trends-error');
+    expect(await seriousViolations()).toEqual([]);
+    await page.goto(`${target.base}/insights/999999`);
+    await page.getByRole('alert').waitFor();
+    consoleErrors.splice(0); // the browser logs the 400 and 404 answers themselves as console errors
+  });
+
+  it('is readable on a phone', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [path, name] of [
+      ['/trends', '31-trends-phone'],
+      ['/funnels', '32-funnels-phone'],
+    ]) {
+      await page.goto(`${target.base}${path}`);
+      await page.locator('[data-testid="trend-result"], [data-testid="funnel-result"]').first().waitFor();
+      await screenshot(name!);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    }
   });
 
   it('logged no console errors', () => {

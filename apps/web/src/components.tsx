@@ -119,3 +119,25 @@ export function CommitInput({
     />
   );
 }
+
+/**
+ * A save's progress as one live status line: `run` shows "Saving…", then the message the save
+ * answers, or its error (in the error colour); `line` is the element to place in the form.
+ */
+export function useSaveStatus() {
+  const [status, setStatus] = useState<{ text: string; failed: boolean }>({ text: '', failed: false });
+  const run = async (save: () => Promise<string>) => {
+    setStatus({ text: 'Saving…', failed: false });
+    try {
+      setStatus({ text: await save(), failed: false });
+    } catch (failure) {
+      setStatus({ text: (failure as Error).message, failed: true });
+    }
+  };
+  const line = (
+    <span role="status" aria-live="polite" class={status.failed ? 'error' : undefined}>
+      {status.text}
+    </span>
+  );
+  return { run, line };
+}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, Loading } from '../components';
+import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
 import { linkHandler, navigate } from '../router';
 import { funnelFilters, funnelQueryFromFilters } from './funnels';
 import { InsightResult, insightName, type Insight } from './insights';
@@ -78,7 +78,7 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
   const [dashboard, setDashboard] = useState<Dashboard | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
-  const [status, setStatus] = useState('');
+  const saving = useSaveStatus();
   const path = `/api/environments/${projectId}/dashboards/${encodeURIComponent(id)}/`;
   const load = () =>
     api<Dashboard>(path)
@@ -93,16 +93,13 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
   if (error) return <ErrorState error={error} retry={() => (setError(null), load())} />;
   if (!dashboard) return <Loading what="the dashboard" />;
   const tiles = (dashboard.tiles ?? []).filter((t) => t.insight !== null).sort(byLayout);
-  const rename = async (event: Event) => {
+  const rename = (event: Event) => {
     event.preventDefault();
-    setStatus('Saving…');
-    try {
+    void saving.run(async () => {
       const saved = await api<Dashboard>(path, { method: 'PATCH', body: { name } });
       setDashboard({ ...dashboard, name: saved.name });
-      setStatus('Saved.');
-    } catch (failure) {
-      setStatus((failure as Error).message);
-    }
+      return 'Saved.';
+    });
   };
   // A tile goes by taking this dashboard off its insight's list of dashboards.
   const removeTile = async (tile: Tile) => {
@@ -129,9 +126,7 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
         <button type="submit" class="secondary">
           Rename
         </button>
-        <span role="status" aria-live="polite">
-          {status}
-        </span>
+        {saving.line}
       </form>
       <p class="hint">Tiles are computed now; dates in {timezone}.</p>
       {tiles.length === 0 ? <Empty>No insights on this dashboard yet: save a trend or funnel and pick this dashboard.</Empty> : null}

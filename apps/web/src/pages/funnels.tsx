@@ -372,23 +372,25 @@ function TimeToConvertView({ bins, average }: { bins: [number, number][]; averag
         Average time to convert: <strong>{formatDuration(average)}</strong>
       </p>
       <ChartCanvas kind="bar" labels={labels} series={series} title="Time to convert: persons per duration bin" />
-      <table class="sr-only" data-testid="time-to-convert-bins">
-        <caption>Persons per time to convert</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time to convert</th>
-            <th scope="col">Persons</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map(([start, count], i) => (
-            <tr key={start} data-from-seconds={start} data-to-seconds={bins[i + 1]![0]} data-count={count}>
-              <th scope="row">{labels[i]}</th>
-              <td>{formatNumber(count)}</td>
+      <div class="sr-only">
+        <table data-testid="time-to-convert-bins">
+          <caption>Persons per time to convert</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time to convert</th>
+              <th scope="col">Persons</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {shown.map(([start, count], i) => (
+              <tr key={start} data-from-seconds={start} data-to-seconds={bins[i + 1]![0]} data-count={count}>
+                <th scope="row">{labels[i]}</th>
+                <td>{formatNumber(count)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }
@@ -407,23 +409,25 @@ function ConversionTrendView({
   return (
     <div class="funnel" data-testid="funnel-trends">
       <ChartCanvas kind="line" labels={answer.days} series={series} title="Conversion rate over time" time={{ timezone, unit: interval }} />
-      <table class="sr-only" data-testid="funnel-trend-values">
-        <caption>Conversion rate of the persons who started in each period</caption>
-        <thead>
-          <tr>
-            <th scope="col">Period ({timezone})</th>
-            <th scope="col">Conversion rate</th>
-          </tr>
-        </thead>
-        <tbody>
-          {answer.days.map((day, i) => (
-            <tr key={day} data-day={day} data-rate={answer.data[i]}>
-              <th scope="row">{answer.labels[i] ?? day}</th>
-              <td>{formatNumber(answer.data[i])}%</td>
+      <div class="sr-only">
+        <table data-testid="funnel-trend-values">
+          <caption>Conversion rate of the persons who started in each period</caption>
+          <thead>
+            <tr>
+              <th scope="col">Period ({timezone})</th>
+              <th scope="col">Conversion rate</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {answer.days.map((day, i) => (
+              <tr key={day} data-day={day} data-rate={answer.data[i]}>
+                <th scope="row">{answer.labels[i] ?? day}</th>
+                <td>{formatNumber(answer.data[i])}%</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, Loading } from '../components';
+import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
 import { formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { funnelAnswer, funnelQueryFromFilters, FunnelResultView } from './funnels';
@@ -145,8 +145,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const [status, setStatus] = useState('');
-  const [failed, setFailed] = useState(false);
+  const saving = useSaveStatus();
   const path = `/api/environments/${projectId}/insights/${encodeURIComponent(id)}/`;
   useEffect(() => {
     setInsight(null);
@@ -162,18 +161,13 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
   if (error) return <ErrorState error={error} />;
   if (!insight) return <Loading what="the insight" />;
   const builder = insightPath(insight.filters ?? {}, insight.id);
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault();
-    setStatus('Saving…');
-    setFailed(false);
-    try {
+    void saving.run(async () => {
       const saved = await api<Insight>(path, { method: 'PATCH', body: { name, description } });
       setInsight({ ...insight, name: saved.name, description: saved.description, last_modified_at: saved.last_modified_at });
-      setStatus('Saved.');
-    } catch (failure) {
-      setFailed(true);
-      setStatus((failure as Error).message);
-    }
+      return 'Saved.';
+    });
   };
   return (
     <section aria-labelledby="insight-title">
@@ -204,9 +198,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
           <input name="description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
         </label>
         <button type="submit">Save</button>
-        <span role="status" aria-live="polite" class={failed ? 'error' : undefined}>
-          {status}
-        </span>
+        {saving.line}
       </form>
       {insight.description ? <p>{insight.description}</p> : null}
       <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
@@ -232,35 +224,23 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
       .then((page) => setDashboards(page.results))
       .catch(() => setDashboards([]));
   }, [projectId]);
-  const [status, setStatus] = useState('');
-  const [failed, setFailed] = useState(false);
-  const save = async (event: Event) => {
+  const saving = useSaveStatus();
+  const save = (event: Event) => {
     event.preventDefault();
-    setStatus('Saving…');
-    setFailed(false);
-    try {
+    void saving.run(async () => {
       await api(`/api/environments/${projectId}/insights/`, {
         method: 'POST',
         body: { name, filters, saved: true, dashboards: dashboard ? [Number(dashboard)] : undefined },
       });
-      setStatus(`Saved as “${name}”.`);
       setName('');
-    } catch (failure) {
-      setFailed(true);
-      setStatus((failure as Error).message);
-    }
+      return `Saved as “${name}”.`;
+    });
   };
-  const update = async () => {
-    setStatus('Saving…');
-    setFailed(false);
-    try {
+  const update = () =>
+    saving.run(async () => {
       const saved = await api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing!)}/`, { method: 'PATCH', body: { filters } });
-      setStatus(`Saved changes to “${insightName(saved)}”.`);
-    } catch (failure) {
-      setFailed(true);
-      setStatus((failure as Error).message);
-    }
-  };
+      return `Saved changes to “${insightName(saved)}”.`;
+    });
   return (
     <form class="filters save-insight" onSubmit={save}>
       {editing ? (
@@ -288,9 +268,7 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
       <button type="submit" class="secondary">
         {editing ? 'Save as a new insight' : 'Save as insight'}
       </button>
-      <span role="status" aria-live="polite" class={failed ? 'error' : undefined}>
-        {status}
-      </span>
+      {saving.line}
     </form>
   );
 }

@@ -424,37 +424,40 @@ export function TrendView({
         />
       )}
       {/* The numbers drawn: visible as the table display and under the map, otherwise hidden from view but read by tests and screen readers. */}
-      <table class={display === 'table' || display === 'world_map' ? 'list' : 'sr-only'} data-testid="trend-series">
-        <caption>Series values</caption>
-        <thead>
-          <tr>
-            <th scope="col">Series</th>
-            {timeSeries
-              ? labels.map((label) => (
-                  <th scope="col" key={label}>
-                    {label}
-                  </th>
-                ))
-              : null}
-            <th scope="col">Total</th>
-          </tr>
-        </thead>
-        <tbody>
-          {result.map((s, index) => (
-            <tr
-              key={index}
-              data-series={seriesName(s)}
-              data-breakdown={s.breakdown_value === undefined ? '' : String(s.breakdown_value)}
-              data-total={seriesTotal(s)}
-              data-values={JSON.stringify(s.data ?? [])}
-            >
-              <th scope="row">{seriesName(s)}</th>
-              {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
-              <td>{formatNumber(seriesTotal(s))}</td>
+      {/* A table is as wide as its cells whatever its own width: the hidden one sits in a clipping box. */}
+      <div class={display === 'table' || display === 'world_map' ? 'table-scroll' : 'sr-only'}>
+        <table class="list" data-testid="trend-series">
+          <caption>Series values</caption>
+          <thead>
+            <tr>
+              <th scope="col">Series</th>
+              {timeSeries
+                ? labels.map((label) => (
+                    <th scope="col" key={label}>
+                      {label}
+                    </th>
+                  ))
+                : null}
+              <th scope="col">Total</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {result.map((s, index) => (
+              <tr
+                key={index}
+                data-series={seriesName(s)}
+                data-breakdown={s.breakdown_value === undefined ? '' : String(s.breakdown_value)}
+                data-total={seriesTotal(s)}
+                data-values={JSON.stringify(s.data ?? [])}
+              >
+                <th scope="row">{seriesName(s)}</th>
+                {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
+                <td>{formatNumber(seriesTotal(s))}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }
