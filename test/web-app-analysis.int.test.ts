@@ -167,7 +167,7 @@ describe('the web app’s analysis pages in Chromium', () => {
     await page.getByText('Saved as “Chrome share”.').waitFor();
   });
 
-  it('draws a series from an action', async () => {
+  it('draws a series from an action, as bars over time and as a bar of totals', async () => {
     await page.goto(`${target.base}/trends`);
     await page.getByTestId('trend-result').waitFor();
     await page.getByLabel('Series A from').selectOption('actions');
@@ -176,6 +176,11 @@ describe('the web app’s analysis pages in Chromium', () => {
     await page.locator('[data-testid="trend-result"][data-display="bar"]').waitFor();
     expect(await page.locator('.chart[data-x-axis="time"]').count()).toBe(1);
     expect(await seriousViolations()).toEqual([]);
+    // Bar of totals: one bar per series on a category axis, the total the server aggregated.
+    await page.getByLabel('Display').selectOption('bar_value');
+    await page.locator('[data-testid="trend-result"][data-display="bar_value"]').waitFor();
+    await waitFor(async () => expect(await trendTotals()).toEqual([['Signed up (action)', 2]]), { description: 'the bar of totals' });
+    expect(await page.locator('.chart[data-x-axis="category"]').count()).toBe(1);
   });
 
   it('shows the world map with each country coloured by its pageviews', async () => {

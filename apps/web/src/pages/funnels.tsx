@@ -21,6 +21,9 @@ export interface FunnelQuery {
   viz?: FunnelViz;
   interval?: 'hour' | 'day' | 'week' | 'month';
   properties?: PropertyFilter[];
+  /** Time to convert: between these steps (0-based; default the first and the last). */
+  from_step?: number;
+  to_step?: number;
 }
 
 const DEFAULT_QUERY: FunnelQuery = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-30d' };
@@ -52,7 +55,16 @@ export function funnelFilters(query: FunnelQuery): Record<string, unknown> {
     breakdown: viz === 'steps' && query.breakdown ? query.breakdown : undefined,
     breakdown_type: viz === 'steps' && query.breakdown ? 'event' : undefined,
     interval: viz === 'trends' ? (query.interval ?? 'day') : undefined,
+    ...(viz === 'time_to_convert' ? convertSpan(query) : {}),
   };
+}
+
+/** The steps a time to convert spans, kept inside the funnel and in order (a removed step can leave them outside). */
+function convertSpan(query: FunnelQuery): { funnel_from_step: number; funnel_to_step: number } {
+  const last = query.steps.length - 1;
+  const to = Math.min(Math.max(query.to_step ?? last, 1), last);
+  const from = Math.min(Math.max(query.from_step ?? 0, 0), to - 1);
+  return { funnel_from_step: from, funnel_to_step: to };
 }
 
 /** A saved insight's filters back as this page's query, or null when the page cannot show them. */
@@ -76,6 +88,8 @@ export function funnelQueryFromFilters(filters: Record<string, unknown>): Funnel
     viz: (['steps', 'time_to_convert', 'trends'] as const).find((v) => v === filters['funnel_viz_type']) ?? 'steps',
     interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']),
     properties: filtersFromApi(filters['properties']).length > 0 ? filtersFromApi(filters['properties']) : undefined,
+    from_step: typeof filters['funnel_from_step'] === 'number' ? filters['funnel_from_step'] : undefined,
+    to_step: typeof filters['funnel_to_step'] === 'number' ? filters['funnel_to_step'] : undefined,
   };
 }
 
@@ -207,6 +221,40 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
               onCommit={(breakdown) => setQuery({ ...query, breakdown: breakdown || undefined })}
             />
           </label>
+        ) : null}
+        {viz === 'time_to_convert' && query.steps.length > 2 ? (
+          <>
+            <label>
+              From step
+              <select
+                name="from_step"
+                value={String(convertSpan(query).funnel_from_step)}
+                onChange={(e) => setQuery({ ...query, from_step: Number(e.currentTarget.value) })}
+              >
+                {query.steps.slice(0, -1).map((step, i) => (
+                  <option key={i} value={String(i)}>
+                    {i + 1}. {step}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              To step
+              <select
+                name="to_step"
+                value={String(convertSpan(query).funnel_to_step)}
+                onChange={(e) => setQuery({ ...query, to_step: Number(e.currentTarget.value) })}
+              >
+                {query.steps.map((step, i) =>
+                  i === 0 ? null : (
+                    <option key={i} value={String(i)}>
+                      {i + 1}. {step}
+                    </option>
+                  ),
+                )}
+              </select>
+            </label>
+          </>
         ) : null}
         {viz === 'trends' ? (
           <label>
