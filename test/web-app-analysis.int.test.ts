@@ -171,6 +171,7 @@ describe('the web app’s analysis pages in Chromium', () => {
     await page.goto(`${target.base}/trends`);
     await page.getByTestId('trend-result').waitFor();
     await page.getByLabel('Series A from').selectOption('actions');
+    await page.getByRole('combobox', { name: /^Action/ }).selectOption({ label: 'Signed up (action)' });
     await waitFor(async () => expect(await trendTotals()).toEqual([['Signed up (action)', 2]]), { description: 'the action series' });
     await page.getByLabel('Display').selectOption('bar');
     await page.locator('[data-testid="trend-result"][data-display="bar"]').waitFor();

@@ -1,10 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
+import { funnelFilters, funnelQueryFromFilters, trendFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
-import { funnelFilters, funnelQueryFromFilters } from './funnels';
 import { InsightResult, insightName, type Insight } from './insights';
-import { trendFilters, trendQueryFromFilters } from './trends';
 
 interface Dashboard {
   id: number;

@@ -2,96 +2,12 @@ import { useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
+import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
+import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { SaveInsight } from './insights';
 import { DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from './trends';
-
-export type FunnelViz = 'steps' | 'time_to_convert' | 'trends';
-
-export interface FunnelQuery {
-  steps: string[];
-  order: 'ordered' | 'strict' | 'unordered';
-  window_days: number;
-  date_from: string;
-  /** Steps view: one funnel per value of this event property (of the first step). */
-  breakdown?: string;
-  /** Steps, the time from step 1 to the last (bins), or the conversion rate over time. */
-  viz?: FunnelViz;
-  interval?: 'hour' | 'day' | 'week' | 'month';
-  properties?: PropertyFilter[];
-  /** Time to convert: between these steps (0-based; default the first and the last). */
-  from_step?: number;
-  to_step?: number;
-}
-
-const DEFAULT_QUERY: FunnelQuery = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-30d' };
-
-export function funnelQueryFromUrl(url: URL): FunnelQuery {
-  const raw = url.searchParams.get('q');
-  if (!raw) return DEFAULT_QUERY;
-  try {
-    const parsed = JSON.parse(raw) as Partial<FunnelQuery>;
-    return { ...DEFAULT_QUERY, ...parsed, steps: Array.isArray(parsed.steps) && parsed.steps.length >= 2 ? parsed.steps : DEFAULT_QUERY.steps };
-  } catch {
-    return DEFAULT_QUERY;
-  }
-}
-
-/** The funnel as PostHog's insight filters: the funnel endpoint's body and a saved insight's `filters`. */
-export function funnelFilters(query: FunnelQuery): Record<string, unknown> {
-  const viz = query.viz ?? 'steps';
-  const properties = completeFilters(query.properties);
-  return {
-    insight: 'FUNNELS',
-    events: query.steps.map((id, order) => ({ id, type: 'events', order })),
-    funnel_order_type: query.order,
-    funnel_window_interval: query.window_days,
-    funnel_window_interval_unit: 'day',
-    funnel_viz_type: viz,
-    date_from: query.date_from,
-    properties: properties.length > 0 ? properties : undefined,
-    breakdown: viz === 'steps' && query.breakdown ? query.breakdown : undefined,
-    breakdown_type: viz === 'steps' && query.breakdown ? 'event' : undefined,
-    interval: viz === 'trends' ? (query.interval ?? 'day') : undefined,
-    ...(viz === 'time_to_convert' ? convertSpan(query) : {}),
-  };
-}
-
-/** The steps a time to convert spans, kept inside the funnel and in order (a removed step can leave them outside). */
-function convertSpan(query: FunnelQuery): { funnel_from_step: number; funnel_to_step: number } {
-  const last = query.steps.length - 1;
-  const to = Math.min(Math.max(query.to_step ?? last, 1), last);
-  const from = Math.min(Math.max(query.from_step ?? 0, 0), to - 1);
-  return { funnel_from_step: from, funnel_to_step: to };
-}
-
-/** A saved insight's filters back as this page's query, or null when the page cannot show them. */
-export function funnelQueryFromFilters(filters: Record<string, unknown>): FunnelQuery | null {
-  const events = filters['events'];
-  if (!Array.isArray(events) || events.length < 2 || (Array.isArray(filters['actions']) && filters['actions'].length > 0)) return null;
-  const order = (['ordered', 'strict', 'unordered'] as const).find((o) => o === filters['funnel_order_type']) ?? 'ordered';
-  const windowDays =
-    filters['funnel_window_interval_unit'] === 'day' || filters['funnel_window_interval_unit'] === undefined
-      ? Number(filters['funnel_window_interval'] ?? 14)
-      : 14;
-  return {
-    steps: (events as { id?: unknown; order?: unknown }[])
-      .slice()
-      .sort((a, b) => Number(a.order ?? 0) - Number(b.order ?? 0))
-      .map((e) => String(e.id ?? '')),
-    order,
-    window_days: Number.isFinite(windowDays) && windowDays >= 1 ? windowDays : 14,
-    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-30d',
-    breakdown: typeof filters['breakdown'] === 'string' ? filters['breakdown'] : undefined,
-    viz: (['steps', 'time_to_convert', 'trends'] as const).find((v) => v === filters['funnel_viz_type']) ?? 'steps',
-    interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']),
-    properties: filtersFromApi(filters['properties']).length > 0 ? filtersFromApi(filters['properties']) : undefined,
-    from_step: typeof filters['funnel_from_step'] === 'number' ? filters['funnel_from_step'] : undefined,
-    to_step: typeof filters['funnel_to_step'] === 'number' ? filters['funnel_to_step'] : undefined,
-  };
-}
 
 export interface FunnelStep {
   name: string;

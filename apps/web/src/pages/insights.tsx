@@ -2,9 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
 import { formatTime } from '../format';
+import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
-import { funnelAnswer, funnelQueryFromFilters, FunnelResultView } from './funnels';
-import { trendQueryFromFilters, TrendView, type TrendSeries } from './trends';
+import { funnelAnswer, FunnelResultView } from './funnels';
+import { TrendView, type TrendSeries } from './trends';
 
 export interface Insight {
   id: number;

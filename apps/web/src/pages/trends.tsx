@@ -3,50 +3,12 @@ import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { completeFilters, filtersFromApi, PropertyFiltersEditor, type PropertyFilter } from '../property-filters';
+import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
+import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
 import { SaveInsight } from './insights';
-
-interface SeriesQuery {
-  /** An event name, or with `kind: 'actions'` an action's id. */
-  event: string;
-  kind?: 'events' | 'actions';
-  math: string;
-  math_property?: string;
-  properties?: PropertyFilter[];
-}
-
-export interface TrendQuery {
-  series: SeriesQuery[];
-  breakdown: string;
-  interval: 'hour' | 'day' | 'week' | 'month';
-  date_from: string;
-  display: Display;
-  /** Also the previous period of the same length. */
-  compare?: boolean;
-  /** Filters every series must match. */
-  properties?: PropertyFilter[];
-  /** Combines the series by letter, e.g. `A / B * 100`. */
-  formula?: string;
-}
-
-export type Display = 'line' | 'cumulative' | 'bar' | 'bar_value' | 'table' | 'number' | 'pie' | 'world_map';
-
-/** The world map is the trend broken down by the country GeoIP resolved, as PostHog draws it. */
-const WORLD_MAP_BREAKDOWN = '$geoip_country_code';
-
-const DISPLAYS: Record<Display, { label: string; api: string }> = {
-  line: { label: 'Line', api: 'ActionsLineGraph' },
-  cumulative: { label: 'Cumulative line', api: 'ActionsLineGraphCumulative' },
-  bar: { label: 'Bar', api: 'ActionsBar' },
-  bar_value: { label: 'Bar (totals)', api: 'ActionsBarValue' },
-  table: { label: 'Table', api: 'ActionsTable' },
-  number: { label: 'Number', api: 'BoldNumber' },
-  pie: { label: 'Pie', api: 'ActionsPie' },
-  world_map: { label: 'World map', api: 'WorldMap' },
-};
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'total', label: 'Total count' },
@@ -67,20 +29,6 @@ export const DATE_RANGES = [
   { value: '-30d', label: 'Last 30 days' },
   { value: '-90d', label: 'Last 90 days' },
 ];
-
-const DEFAULT_QUERY: TrendQuery = { series: [{ event: '$pageview', math: 'total' }], breakdown: '', interval: 'day', date_from: '-7d', display: 'line' };
-
-/** The query the URL holds (`?q=`), or the default one. */
-export function queryFromUrl(url: URL): TrendQuery {
-  const raw = url.searchParams.get('q');
-  if (!raw) return DEFAULT_QUERY;
-  try {
-    const parsed = JSON.parse(raw) as Partial<TrendQuery>;
-    return { ...DEFAULT_QUERY, ...parsed, series: Array.isArray(parsed.series) && parsed.series.length > 0 ? parsed.series : DEFAULT_QUERY.series };
-  } catch {
-    return DEFAULT_QUERY;
-  }
-}
 
 export interface TrendSeries {
   label: string;
@@ -109,65 +57,6 @@ function baseSeriesName(series: TrendSeries): string {
 
 function seriesTotal(series: TrendSeries): number {
   return series.aggregated_value ?? series.count;
-}
-
-/** The trend as PostHog's insight filters: the trend endpoint's body and a saved insight's `filters`. */
-export function trendFilters(query: TrendQuery): Record<string, unknown> {
-  const entity = (s: SeriesQuery, order: number) => {
-    const properties = completeFilters(s.properties);
-    return {
-      id: s.kind === 'actions' ? Number(s.event) : s.event,
-      type: s.kind ?? 'events',
-      order,
-      math: s.math,
-      math_property: s.math_property || undefined,
-      properties: properties.length > 0 ? properties : undefined,
-    };
-  };
-  const entities = query.series.map(entity);
-  const properties = completeFilters(query.properties);
-  const breakdown = query.display === 'world_map' ? WORLD_MAP_BREAKDOWN : query.breakdown;
-  return {
-    insight: 'TRENDS',
-    events: entities.filter((e) => e.type === 'events'),
-    actions: entities.some((e) => e.type === 'actions') ? entities.filter((e) => e.type === 'actions') : undefined,
-    properties: properties.length > 0 ? properties : undefined,
-    breakdown: breakdown || undefined,
-    breakdown_type: breakdown ? 'event' : undefined,
-    interval: query.interval,
-    date_from: query.date_from,
-    display: DISPLAYS[query.display].api,
-    compare: query.compare || undefined,
-    formula: query.formula?.trim() || undefined,
-  };
-}
-
-/** A saved insight's filters back as this page's query, or null when the page cannot show them. */
-export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQuery | null {
-  type Entity = { id?: unknown; type?: unknown; order?: unknown; math?: unknown; math_property?: unknown; properties?: unknown };
-  const entities = [
-    ...(Array.isArray(filters['events']) ? (filters['events'] as Entity[]).map((e) => ({ ...e, type: 'events' })) : []),
-    ...(Array.isArray(filters['actions']) ? (filters['actions'] as Entity[]).map((e) => ({ ...e, type: 'actions' })) : []),
-  ].sort((a, b) => Number(a.order ?? 0) - Number(b.order ?? 0));
-  if (entities.length === 0) return null;
-  const display = (Object.keys(DISPLAYS) as Display[]).find((key) => DISPLAYS[key].api === filters['display']) ?? 'line';
-  const properties = filtersFromApi(filters['properties']);
-  return {
-    series: entities.map((e) => ({
-      event: String(e.id ?? ''),
-      kind: e.type === 'actions' ? 'actions' : undefined,
-      math: typeof e.math === 'string' ? e.math : 'total',
-      math_property: typeof e.math_property === 'string' ? e.math_property : undefined,
-      properties: filtersFromApi(e.properties).length > 0 ? filtersFromApi(e.properties) : undefined,
-    })),
-    breakdown: typeof filters['breakdown'] === 'string' && display !== 'world_map' ? filters['breakdown'] : '',
-    interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']) ?? 'day',
-    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-7d',
-    display,
-    compare: filters['compare'] === true,
-    properties: properties.length > 0 ? properties : undefined,
-    formula: typeof filters['formula'] === 'string' ? filters['formula'] : undefined,
-  };
 }
 
 /** Names for a picker from the event or property definitions the worker records, most seen first. */
@@ -199,7 +88,9 @@ function useActions(projectId: number): { id: number; name: string }[] {
 export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => queryFromUrl(url), [url.search]);
   // Asked again only when the request changes (not for a filter still being filled in).
-  const requestBody = JSON.stringify(trendFilters(query));
+  // An action series without its action yet (the list still loading, or none picked) asks nothing.
+  const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
+  const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
   const { answer, error } = usePost<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, requestBody);
   const result = answer?.result ?? null;
   const eventNames = useEventNames(projectId);
@@ -247,7 +138,13 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               <label>
                 Action
                 <select name={`series-${index}-action`} value={s.event} onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}>
-                  {actions.length === 0 ? <option value="">No actions defined</option> : null}
+                  {actions.length === 0 ? (
+                    <option value="">No actions defined</option>
+                  ) : s.event === '' ? (
+                    <option value="" disabled>
+                      Choose an action…
+                    </option>
+                  ) : null}
                   {actions.map((action) => (
                     <option key={action.id} value={String(action.id)}>
                       {action.name}
@@ -374,7 +271,9 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       </div>
       <p class="hint">Dates in {timezone}.</p>
       <SaveInsight projectId={projectId} filters={trendFilters(query)} editing={editing} />
-      {error ? (
+      {unchosen !== -1 ? (
+        <Empty>Choose the action of series {String.fromCharCode(65 + unchosen)}.</Empty>
+      ) : error ? (
         <ErrorState error={error} />
       ) : result === null ? (
         <Loading what="the trend" />
