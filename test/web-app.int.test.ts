@@ -3,13 +3,11 @@
 // with an axe-core check and a screenshot (test-output/web-app/, git-ignored), a trend with a
 // breakdown whose drawn numbers are read from the page, a funnel, a person found by search, and a flag
 // edited on its page and seen changed by /flags.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { launchChromium, startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
-
-const OUTPUT_DIR = join(__dirname, '..', 'test-output', 'web-app');
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+import { startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
+import { openPage, sendBatch, seriousViolations as axeFindings, setupLink, WEB_APP_OUTPUT_DIR as OUTPUT_DIR } from './web-app-browser';
 const EMAIL = 'analyst@example.com';
 const PASSWORD = 'a long enough password';
 
@@ -22,18 +20,11 @@ const PAGEVIEWS: { distinctId: string; browser: string }[] = [
 declare const window: any;
 declare const document: any;
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
 describe('the web app in Chromium', () => {
   let target: SdkTarget;
   let browser: Chromium;
   let page: Page;
-  const consoleErrors: string[] = [];
+  let consoleErrors: string[];
   const timings: Record<string, number> = {};
 
   beforeAll(async () => {
@@ -55,19 +46,7 @@ describe('the web app in Chromium', () => {
         properties: { $set: { email: 'alice@example.com', name: 'Alice' } },
       },
     ];
-    const res = await fetch(`${target.base}/batch/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: target.projectKey, batch }),
-    });
-    expect(res.status).toBe(200);
-    await waitFor(
-      async () => {
-        const list = await target.api('GET', '/api/environments/1/events/?limit=100');
-        return list.status === 200 && list.body.results.length === batch.length;
-      },
-      { timeoutMs: 30_000, intervalMs: 250, description: 'the generated events listed' },
-    );
+    await sendBatch(target, batch);
     await waitFor(async () => (await target.person('alice'))?.properties['email'] === 'alice@example.com', {
       timeoutMs: 30_000,
       description: "alice's person",
@@ -96,13 +75,7 @@ describe('the web app in Chromium', () => {
       filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
     });
     expect(oldFlag.status).toBe(201);
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1280, height: 860 });
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(String(error)));
+    ({ browser, page, consoleErrors } = await openPage());
   });
 
   afterAll(async () => {
@@ -115,12 +88,7 @@ describe('the web app in Chromium', () => {
     await page.screenshot({ path: join(OUTPUT_DIR, `${name}.png`), fullPage: true });
   }
 
-  /** axe-core in the page (evaluated through the DevTools protocol, which the page's CSP does not govern). */
-  async function seriousViolations(): Promise<AxeViolation[]> {
-    await page.evaluate(`${AXE_SOURCE}\n;undefined`);
-    const result = (await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] }))) as { violations: AxeViolation[] };
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  }
+  const seriousViolations = () => axeFindings(page);
 
   /** The share of the chart canvas's pixels that are painted and not white: a canvas drawn blank is ~0. */
   async function paintedShare(): Promise<number> {
@@ -154,10 +122,9 @@ describe('the web app in Chromium', () => {
   });
 
   it('sets the first password through the link the start banner printed', async () => {
-    const link = /(http:\/\/localhost:\d+\/setup\?token=[A-Za-z0-9_-]+)/.exec(target.output())?.[1];
+    const link = setupLink(target);
     expect(link).toBeDefined();
-    // The banner names localhost; the browser reaches the same port on 127.0.0.1.
-    await page.goto(link!.replace('http://localhost:', 'http://127.0.0.1:'));
+    await page.goto(link!);
     await page.getByRole('heading', { name: 'Set up your account' }).waitFor();
     await screenshot('02-first-start-password');
     expect(await seriousViolations()).toEqual([]);

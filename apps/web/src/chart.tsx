@@ -10,13 +10,30 @@ import {
   LineElement,
   PieController,
   PointElement,
+  TimeScale,
   Tooltip,
   type ChartConfiguration,
 } from 'chart.js';
+// Luxon adapter: the time scale reads and labels dates in the project's timezone (its `zone` option).
+import 'chartjs-adapter-luxon';
+import { DateTime } from 'luxon';
 import { useEffect, useRef } from 'preact/hooks';
 
 // Only the pieces the app draws, so the rest of Chart.js stays out of the bundle.
-Chart.register(LineController, BarController, PieController, LineElement, BarElement, PointElement, ArcElement, CategoryScale, LinearScale, Tooltip, Legend);
+Chart.register(
+  LineController,
+  BarController,
+  PieController,
+  LineElement,
+  BarElement,
+  PointElement,
+  ArcElement,
+  CategoryScale,
+  LinearScale,
+  TimeScale,
+  Tooltip,
+  Legend,
+);
 Chart.defaults.animation = false;
 Chart.defaults.font.family = 'system-ui, sans-serif';
 
@@ -28,9 +45,23 @@ export interface ChartSeries {
 }
 
 /** A Chart.js canvas; the numbers it draws are also in the caller's hidden table (a canvas cannot be read). */
-export function ChartCanvas({ kind, labels, series, title }: { kind: 'line' | 'bar' | 'pie'; labels: string[]; series: ChartSeries[]; title: string }) {
+export function ChartCanvas({
+  kind,
+  labels,
+  series,
+  title,
+  time,
+}: {
+  kind: 'line' | 'bar' | 'pie';
+  labels: string[];
+  series: ChartSeries[];
+  title: string;
+  /** Labels are bucket starts (`yyyy-MM-dd[ HH:mm:ss]` in `timezone`): drawn on a time scale. */
+  time?: ChartTime;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
+    const x = time ? timeAxis(time) : undefined;
     const config: ChartConfiguration =
       kind === 'pie'
         ? {
@@ -44,7 +75,7 @@ export function ChartCanvas({ kind, labels, series, title }: { kind: 'line' | 'b
         : {
             type: kind,
             data: {
-              labels,
+              labels: x ? labels.map((label) => bucketMillis(label, time!.timezone)) : labels,
               datasets: series.map((s, i) => ({
                 label: s.label,
                 data: s.values,
@@ -54,14 +85,39 @@ export function ChartCanvas({ kind, labels, series, title }: { kind: 'line' | 'b
                 pointRadius: 2,
               })),
             },
-            options: { responsive: true, maintainAspectRatio: false, interaction: { mode: 'index', intersect: false }, scales: { y: { beginAtZero: true } } },
+            options: {
+              responsive: true,
+              maintainAspectRatio: false,
+              interaction: { mode: 'index', intersect: false },
+              scales: x ? { x, y: { beginAtZero: true } } : { y: { beginAtZero: true } },
+            },
           };
     const chart = new Chart(canvas.current!, config);
     return () => chart.destroy();
-  }, [kind, labels, series]);
+  }, [kind, labels, series, time?.timezone, time?.unit]);
   return (
-    <div class="chart">
+    <div class="chart" data-x-axis={kind === 'pie' ? undefined : time ? 'time' : 'category'}>
       <canvas ref={canvas} role="img" aria-label={title} />
     </div>
   );
+}
+
+export interface ChartTime {
+  timezone: string;
+  unit: 'hour' | 'day' | 'week' | 'month';
+}
+
+/** A bucket start as the server labels it (wall time in the project's timezone) in epoch milliseconds. */
+export function bucketMillis(label: string, timezone: string): number {
+  return DateTime.fromISO(label.replace(' ', 'T'), { zone: timezone }).toMillis();
+}
+
+function timeAxis(time: ChartTime) {
+  return {
+    type: 'time' as const,
+    adapters: { date: { zone: time.timezone } },
+    time: { unit: time.unit, tooltipFormat: time.unit === 'hour' ? 'd LLL yyyy HH:mm' : 'd LLL yyyy' },
+    title: { display: true, text: `Time (${time.timezone})` },
+    ticks: { maxRotation: 0, autoSkip: true },
+  };
 }

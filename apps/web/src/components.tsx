@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -180,4 +180,48 @@ export function ListView<T>({
       </table>
     </div>
   );
+}
+
+ * A text field whose value is committed on `change` (leaving it or Enter). What is typed is kept
+ * here until then, so a re-render in between (a result arriving) does not put the old value back.
+ */
+export function CommitInput({
+  value,
+  onCommit,
+  ...rest
+}: { value: string; onCommit: (value: string) => void } & Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange' | 'onInput'>) {
+  const [draft, setDraft] = useState<string | null>(null);
+  return (
+    <input
+      {...rest}
+      value={draft ?? value}
+      onInput={(e) => setDraft(e.currentTarget.value)}
+      onChange={(e) => {
+        setDraft(null);
+        onCommit(e.currentTarget.value.trim());
+      }}
+    />
+  );
+}
+
+/**
+ * A save's progress as one live status line: `run` shows "Saving…", then the message the save
+ * answers, or its error (in the error colour); `line` is the element to place in the form.
+ */
+export function useSaveStatus() {
+  const [status, setStatus] = useState<{ text: string; failed: boolean }>({ text: '', failed: false });
+  const run = async (save: () => Promise<string>) => {
+    setStatus({ text: 'Saving…', failed: false });
+    try {
+      setStatus({ text: await save(), failed: false });
+    } catch (failure) {
+      setStatus({ text: (failure as Error).message, failed: true });
+    }
+  };
+  const line = (
+    <span role="status" aria-live="polite" class={status.failed ? 'error' : undefined}>
+      {status.text}
+    </span>
+  );
+  return { run, line };
 }

@@ -1,63 +1,13 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api } from '../api';
-import { Empty, ErrorState, Loading, NameOptions } from '../components';
+import { useMemo, useState } from 'preact/hooks';
+import { ChartCanvas } from '../chart';
+import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
+import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
+import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
+import { usePost } from '../use-post';
 import { SaveInsight } from './insights';
-import { DATE_RANGES, useEventNames } from './trends';
-
-export interface FunnelQuery {
-  steps: string[];
-  order: 'ordered' | 'strict' | 'unordered';
-  window_days: number;
-  date_from: string;
-}
-
-const DEFAULT_QUERY: FunnelQuery = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-30d' };
-
-export function funnelQueryFromUrl(url: URL): FunnelQuery {
-  const raw = url.searchParams.get('q');
-  if (!raw) return DEFAULT_QUERY;
-  try {
-    const parsed = JSON.parse(raw) as Partial<FunnelQuery>;
-    return { ...DEFAULT_QUERY, ...parsed, steps: Array.isArray(parsed.steps) && parsed.steps.length >= 2 ? parsed.steps : DEFAULT_QUERY.steps };
-  } catch {
-    return DEFAULT_QUERY;
-  }
-}
-
-/** The funnel as PostHog's insight filters: the funnel endpoint's body and a saved insight's `filters`. */
-export function funnelFilters(query: FunnelQuery): Record<string, unknown> {
-  return {
-    insight: 'FUNNELS',
-    events: query.steps.map((id, order) => ({ id, type: 'events', order })),
-    funnel_order_type: query.order,
-    funnel_window_interval: query.window_days,
-    funnel_window_interval_unit: 'day',
-    funnel_viz_type: 'steps',
-    date_from: query.date_from,
-  };
-}
-
-/** A saved insight's filters back as this page's query, or null when the page cannot show them. */
-export function funnelQueryFromFilters(filters: Record<string, unknown>): FunnelQuery | null {
-  const events = filters['events'];
-  if (!Array.isArray(events) || events.length < 2 || (Array.isArray(filters['actions']) && filters['actions'].length > 0)) return null;
-  const order = (['ordered', 'strict', 'unordered'] as const).find((o) => o === filters['funnel_order_type']) ?? 'ordered';
-  const windowDays =
-    filters['funnel_window_interval_unit'] === 'day' || filters['funnel_window_interval_unit'] === undefined
-      ? Number(filters['funnel_window_interval'] ?? 14)
-      : 14;
-  return {
-    steps: (events as { id?: unknown; order?: unknown }[])
-      .slice()
-      .sort((a, b) => Number(a.order ?? 0) - Number(b.order ?? 0))
-      .map((e) => String(e.id ?? '')),
-    order,
-    window_days: Number.isFinite(windowDays) && windowDays >= 1 ? windowDays : 14,
-    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-30d',
-  };
-}
+import { DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from './trends';
 
 export interface FunnelStep {
   name: string;
@@ -65,10 +15,29 @@ export interface FunnelStep {
   count: number;
   average_conversion_time: number | null;
   median_conversion_time: number | null;
+  breakdown_value?: unknown;
+}
+
+/** The funnel endpoint's answer, one shape per view. */
+export type FunnelAnswer =
+  | { viz: 'steps'; steps: FunnelStep[] | FunnelStep[][] }
+  | { viz: 'time_to_convert'; bins: [number, number][]; average: number | null }
+  | { viz: 'trends'; days: string[]; labels: string[]; data: number[] };
+
+export function funnelAnswer(viz: FunnelViz, result: unknown): FunnelAnswer {
+  if (viz === 'time_to_convert') {
+    const r = (result ?? {}) as { bins?: [number, number][]; average_conversion_time?: number | null };
+    return { viz, bins: r.bins ?? [], average: r.average_conversion_time ?? null };
+  }
+  if (viz === 'trends') {
+    const [series] = (Array.isArray(result) ? result : []) as { days?: string[]; labels?: string[]; data?: number[] }[];
+    return { viz, days: series?.days ?? [], labels: series?.labels ?? [], data: series?.data ?? [] };
+  }
+  return { viz, steps: (Array.isArray(result) ? result : []) as FunnelStep[] | FunnelStep[][] };
 }
 
 /** Seconds as the largest whole units: 90 → "1 min 30 s". */
-function formatDuration(seconds: number | null): string {
+export function formatDuration(seconds: number | null): string {
   if (seconds === null) return '–';
   const s = Math.round(seconds);
   if (s < 60) return `${s} s`;
@@ -91,23 +60,19 @@ function formatDuration(seconds: number | null): string {
 
 export function FunnelsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
-  const setQuery = (next: FunnelQuery) => navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  // Asked again only when the request changes (not for a filter still being filled in).
+  const requestBody = JSON.stringify(funnelFilters(query));
+  const editing = url.searchParams.get('insight');
+  // The query in the address; `insight` names the saved insight being edited, kept while editing.
+  const setQuery = (next: FunnelQuery) =>
+    navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
-  const [steps, setSteps] = useState<FunnelStep[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setSteps(null);
-    setError(null);
-    const body = funnelFilters(query);
-    api<{ result: FunnelStep[] }>(`/api/environments/${projectId}/insights/funnel/`, { method: 'POST', body, signal: controller.signal })
-      .then((answer) => setSteps(answer.result))
-      .catch((failure) => {
-        if ((failure as Error).name !== 'AbortError') setError(failure);
-      });
-    return () => controller.abort();
-  }, [projectId, url.search]);
+  const propertyNames = useEventPropertyNames(projectId);
+  const personPropertyNames = usePersonPropertyNames(projectId);
+  const viz = query.viz ?? 'steps';
+  const response = usePost<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, requestBody);
+  const answer = useMemo(() => (response.answer ? funnelAnswer(viz, response.answer.result) : null), [response.answer]);
+  const error = response.error;
 
   const setStep = (index: number, event: string) => setQuery({ ...query, steps: query.steps.map((s, i) => (i === index ? event : s)) });
 
@@ -115,6 +80,8 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     <section aria-labelledby="funnels-title">
       <h1 id="funnels-title">Funnels</h1>
       <NameOptions id="funnel-event-names" names={eventNames} />
+      <NameOptions id="funnel-property-names" names={propertyNames} />
+      <NameOptions id="funnel-person-property-names" names={personPropertyNames} />
       <fieldset class="builder">
         <legend>Steps</legend>
         {query.steps.map((step, index) => (
@@ -124,7 +91,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             </span>
             <label>
               Step {index + 1} event
-              <input list="funnel-event-names" name={`step-${index}`} value={step} onChange={(e) => setStep(index, e.currentTarget.value.trim())} />
+              <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
             </label>
             {query.steps.length > 2 ? (
               <button
@@ -141,8 +108,85 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         <button type="button" class="secondary" onClick={() => setQuery({ ...query, steps: [...query.steps, '$pageview'] })}>
           Add step
         </button>
+        <PropertyFiltersEditor
+          filters={query.properties ?? []}
+          onChange={(properties) => setQuery({ ...query, properties })}
+          label="Filters on every step"
+          idPrefix="funnel"
+          eventList="funnel-property-names"
+          personList="funnel-person-property-names"
+        />
       </fieldset>
       <div class="filters">
+        <label>
+          Show
+          <select name="viz" value={viz} onChange={(e) => setQuery({ ...query, viz: e.currentTarget.value as FunnelViz })}>
+            <option value="steps">Conversion steps</option>
+            <option value="time_to_convert">Time to convert</option>
+            <option value="trends">Conversion over time</option>
+          </select>
+        </label>
+        {viz === 'steps' ? (
+          <label>
+            Breakdown by event property
+            <CommitInput
+              list="funnel-property-names"
+              name="funnel_breakdown"
+              value={query.breakdown ?? ''}
+              placeholder="none"
+              onCommit={(breakdown) => setQuery({ ...query, breakdown: breakdown || undefined })}
+            />
+          </label>
+        ) : null}
+        {viz === 'time_to_convert' && query.steps.length > 2 ? (
+          <>
+            <label>
+              From step
+              <select
+                name="from_step"
+                value={String(convertSpan(query).funnel_from_step)}
+                onChange={(e) => setQuery({ ...query, from_step: Number(e.currentTarget.value) })}
+              >
+                {query.steps.slice(0, -1).map((step, i) => (
+                  <option key={i} value={String(i)}>
+                    {i + 1}. {step}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              To step
+              <select
+                name="to_step"
+                value={String(convertSpan(query).funnel_to_step)}
+                onChange={(e) => setQuery({ ...query, to_step: Number(e.currentTarget.value) })}
+              >
+                {query.steps.map((step, i) =>
+                  i === 0 ? null : (
+                    <option key={i} value={String(i)}>
+                      {i + 1}. {step}
+                    </option>
+                  ),
+                )}
+              </select>
+            </label>
+          </>
+        ) : null}
+        {viz === 'trends' ? (
+          <label>
+            Interval
+            <select
+              name="funnel_interval"
+              value={query.interval ?? 'day'}
+              onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as FunnelQuery['interval'] })}
+            >
+              <option value="hour">Hour</option>
+              <option value="day">Day</option>
+              <option value="week">Week</option>
+              <option value="month">Month</option>
+            </select>
+          </label>
+        ) : null}
         <label>
           Step order
           <select name="order" value={query.order} onChange={(e) => setQuery({ ...query, order: e.currentTarget.value as FunnelQuery['order'] })}>
@@ -174,13 +218,41 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
-      <SaveInsight projectId={projectId} filters={funnelFilters(query)} />
-      {error ? <ErrorState error={error} /> : steps === null ? <Loading what="the funnel" /> : <FunnelView steps={steps} />}
+      <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
+      {error ? (
+        <ErrorState error={error} />
+      ) : answer === null ? (
+        <Loading what="the funnel" />
+      ) : (
+        <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} />
+      )}
+      {viz === 'steps' && answer !== null && !error ? (
+        <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />
+      ) : null}
     </section>
   );
 }
 
-export function FunnelView({ steps }: { steps: FunnelStep[] }) {
+/** Whichever view the funnel was asked for. */
+export function FunnelResultView({ answer, timezone, interval }: { answer: FunnelAnswer; timezone: string; interval?: FunnelQuery['interval'] }) {
+  if (answer.viz === 'time_to_convert') return <TimeToConvertView bins={answer.bins} average={answer.average} />;
+  if (answer.viz === 'trends') return <ConversionTrendView answer={answer} timezone={timezone} interval={interval ?? 'day'} />;
+  return <FunnelView steps={answer.steps} />;
+}
+
+const isBrokenDown = (steps: FunnelStep[] | FunnelStep[][]): steps is FunnelStep[][] => Array.isArray(steps[0]);
+
+function breakdownName(value: unknown): string {
+  const text = Array.isArray(value) ? value.join(', ') : String(value ?? '');
+  return text === '' || text === '$$_posthog_breakdown_null_$$' ? '(none)' : text === '$$_posthog_breakdown_other_$$' ? 'Other' : text;
+}
+
+export function FunnelView({ steps: answer }: { steps: FunnelStep[] | FunnelStep[][] }) {
+  // Broken down: the bars show every value together, the table each value's funnel.
+  const groups = isBrokenDown(answer) ? answer : null;
+  const steps = groups
+    ? (groups[0] ?? []).map((step, i) => ({ ...step, count: groups.reduce((sum, g) => sum + (g[i]?.count ?? 0), 0) }))
+    : (answer as FunnelStep[]);
   const first = steps[0]?.count ?? 0;
   if (steps.length === 0 || first === 0) return <Empty>Nobody entered the funnel in this date range.</Empty>;
   const last = steps[steps.length - 1]!.count;
@@ -203,7 +275,9 @@ export function FunnelView({ steps }: { steps: FunnelStep[] }) {
                 <span>
                   {formatNumber(step.count)} {step.count === 1 ? 'person' : 'persons'} · {formatNumber(ofFirst)}% of step 1
                   {index > 0 ? ` · ${formatNumber(fromPrevious)}% from step ${index}` : ''}
-                  {index > 0 ? ` · median time ${formatDuration(step.median_conversion_time)}, average ${formatDuration(step.average_conversion_time)}` : ''}
+                  {index > 0 && !groups
+                    ? ` · median time ${formatDuration(step.median_conversion_time)}, average ${formatDuration(step.average_conversion_time)}`
+                    : ''}
                 </span>
               </div>
               <div class="funnel-bar" role="img" aria-label={`${formatNumber(ofFirst)}% of step 1`}>
@@ -213,6 +287,209 @@ export function FunnelView({ steps }: { steps: FunnelStep[] }) {
           );
         })}
       </ol>
+      {groups ? (
+        <div class="table-scroll">
+          <table class="list" data-testid="funnel-breakdown">
+            <caption>Each breakdown value's funnel</caption>
+            <thead>
+              <tr>
+                <th scope="col">Breakdown value</th>
+                {steps.map((step, i) => (
+                  <th scope="col" key={i}>
+                    {i + 1}. {step.name}
+                  </th>
+                ))}
+                <th scope="col">Conversion</th>
+              </tr>
+            </thead>
+            <tbody>
+              {groups.map((group, g) => {
+                const entered = group[0]?.count ?? 0;
+                const converted = group[group.length - 1]?.count ?? 0;
+                return (
+                  <tr key={g} data-breakdown={breakdownName(group[0]?.breakdown_value)} data-counts={JSON.stringify(group.map((s) => s.count))}>
+                    <th scope="row">{breakdownName(group[0]?.breakdown_value)}</th>
+                    {group.map((step, i) => (
+                      <td key={i}>{formatNumber(step.count)}</td>
+                    ))}
+                    <td>{entered === 0 ? '–' : `${formatNumber((converted / entered) * 100)}%`}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
     </div>
+  );
+}
+
+/** PostHog's time-to-convert histogram: each bin's lower edge and count; the closing `[end, 0]` marks the last bin's upper edge. */
+function TimeToConvertView({ bins, average }: { bins: [number, number][]; average: number | null }) {
+  const shown = bins.slice(0, -1);
+  const series = useMemo(() => [{ label: 'Persons converted', values: shown.map(([, count]) => count) }], [bins]);
+  const labels = useMemo(() => shown.map(([start], i) => `${formatDuration(start)}–${formatDuration(bins[i + 1]![0])}`), [bins]);
+  if (shown.length === 0) return <Empty>Nobody converted in this date range.</Empty>;
+  return (
+    <div class="funnel" data-testid="funnel-time-to-convert">
+      <p class="hint">
+        Average time to convert: <strong>{formatDuration(average)}</strong>
+      </p>
+      <ChartCanvas kind="bar" labels={labels} series={series} title="Time to convert: persons per duration bin" />
+      <div class="sr-only">
+        <table data-testid="time-to-convert-bins">
+          <caption>Persons per time to convert</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time to convert</th>
+              <th scope="col">Persons</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map(([start, count], i) => (
+              <tr key={start} data-from-seconds={start} data-to-seconds={bins[i + 1]![0]} data-count={count}>
+                <th scope="row">{labels[i]}</th>
+                <td>{formatNumber(count)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+function ConversionTrendView({
+  answer,
+  timezone,
+  interval,
+}: {
+  answer: Extract<FunnelAnswer, { viz: 'trends' }>;
+  timezone: string;
+  interval: NonNullable<FunnelQuery['interval']>;
+}) {
+  const series = useMemo(() => [{ label: 'Conversion rate (%)', values: answer.data }], [answer]);
+  if (answer.days.length === 0) return <Empty>No conversion data in this date range.</Empty>;
+  return (
+    <div class="funnel" data-testid="funnel-trends">
+      <ChartCanvas kind="line" labels={answer.days} series={series} title="Conversion rate over time" time={{ timezone, unit: interval }} />
+      <div class="sr-only">
+        <table data-testid="funnel-trend-values">
+          <caption>Conversion rate of the persons who started in each period</caption>
+          <thead>
+            <tr>
+              <th scope="col">Period ({timezone})</th>
+              <th scope="col">Conversion rate</th>
+            </tr>
+          </thead>
+          <tbody>
+            {answer.days.map((day, i) => (
+              <tr key={day} data-day={day} data-rate={answer.data[i]}>
+                <th scope="row">{answer.labels[i] ?? day}</th>
+                <td>{formatNumber(answer.data[i])}%</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+interface CorrelationRow {
+  event: { event: string };
+  success_count: number;
+  failure_count: number;
+  odds_ratio: number;
+  correlation_type: 'success' | 'failure';
+}
+
+/**
+ * Which events (or person property values) the persons who converted did more, or less, than
+ * those who dropped off: PostHog's odds ratios with the success and failure counts.
+ */
+function FunnelCorrelation({ projectId, query, personList }: { projectId: number; query: FunnelQuery; personList: string }) {
+  const [type, setType] = useState<'events' | 'properties'>('events');
+  const [names, setNames] = useState('');
+  const nameList = names
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const asked = type === 'events' || nameList.length > 0;
+  const body = {
+    ...funnelFilters({ ...query, breakdown: undefined }),
+    funnel_correlation_type: type,
+    funnel_correlation_names: type === 'properties' ? nameList : undefined,
+  };
+  const { answer, error } = usePost<{ result: { events: CorrelationRow[]; skewed: boolean } }>(
+    `/api/environments/${projectId}/insights/funnel/correlation/`,
+    asked ? JSON.stringify(body) : null,
+  );
+  const rows = answer?.result ?? null;
+  return (
+    <section class="correlation" aria-labelledby="correlation-title">
+      <h2 id="correlation-title">Correlation with converting</h2>
+      <div class="filters">
+        <label>
+          Correlate
+          <select name="correlation_type" value={type} onChange={(e) => setType(e.currentTarget.value as 'events' | 'properties')}>
+            <option value="events">Events</option>
+            <option value="properties">Person properties</option>
+          </select>
+        </label>
+        {type === 'properties' ? (
+          <label>
+            Person properties (comma separated)
+            <CommitInput name="correlation_names" list={personList} value={names} onCommit={setNames} />
+          </label>
+        ) : null}
+      </div>
+      {!asked ? (
+        <Empty>Name one or more person properties to correlate.</Empty>
+      ) : error ? (
+        <ErrorState error={error} />
+      ) : rows === null ? (
+        <Loading what="the correlation" />
+      ) : rows.events.length === 0 ? (
+        <Empty>{rows.skewed ? 'Everyone converted, or nobody did: there is nothing to compare.' : 'Nothing correlates with converting here.'}</Empty>
+      ) : (
+        <div class="table-scroll">
+          {rows.skewed ? <p class="hint">One side outnumbers the other more than ten to one: read these ratios with care.</p> : null}
+          <table class="list" data-testid="correlation-table">
+            <caption class="sr-only">Correlated {type === 'events' ? 'events' : 'person properties'}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{type === 'events' ? 'Event' : 'Property = value'}</th>
+                <th scope="col">Correlation</th>
+                <th scope="col">Odds ratio</th>
+                <th scope="col">Converted</th>
+                <th scope="col">Dropped off</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.events.map((row) => {
+                const name = type === 'properties' ? row.event.event.replace('::', ' = ') : row.event.event;
+                return (
+                  <tr
+                    key={row.event.event}
+                    data-name={row.event.event}
+                    data-type={row.correlation_type}
+                    data-odds={row.odds_ratio}
+                    data-success={row.success_count}
+                    data-failure={row.failure_count}
+                  >
+                    <th scope="row">{name}</th>
+                    <td>{row.correlation_type === 'success' ? 'More likely to convert' : 'Less likely to convert'}</td>
+                    <td>{formatNumber(row.odds_ratio)}×</td>
+                    <td>{formatNumber(row.success_count)}</td>
+                    <td>{formatNumber(row.failure_count)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
   );
 }

@@ -1,29 +1,40 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { Empty, ErrorState, Loading } from '../components';
+import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
 import { formatTime } from '../format';
+import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
-import { funnelQueryFromFilters } from './funnels';
-import { trendQueryFromFilters } from './trends';
+import { funnelAnswer, FunnelResultView } from './funnels';
+import { TrendView, type TrendSeries } from './trends';
 
-interface Insight {
+export interface Insight {
   id: number;
   short_id: string;
   name: string | null;
   derived_name: string | null;
+  description?: string | null;
   filters: Record<string, unknown>;
   last_modified_at: string;
+  dashboards?: number[];
+  result?: unknown;
 }
 
+export const insightName = (insight: Pick<Insight, 'name' | 'derived_name' | 'short_id'>) =>
+  insight.name || insight.derived_name || `Insight ${insight.short_id}`;
+
+const insightKind = (filters: Record<string, unknown> | undefined) =>
+  filters?.['insight'] === 'FUNNELS' ? 'Funnel' : filters?.['insight'] === 'TRENDS' || filters?.['insight'] === undefined ? 'Trend' : 'Other';
+
 /** Where the app shows a saved insight (its query in the address), or null when no page can. */
-export function insightPath(filters: Record<string, unknown>): string | null {
+export function insightPath(filters: Record<string, unknown>, editing?: number): string | null {
+  const suffix = editing === undefined ? '' : `&insight=${editing}`;
   if (filters['insight'] === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
-    return query ? `/funnels?q=${encodeURIComponent(JSON.stringify(query))}` : null;
+    return query ? `/funnels?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
   }
   if (filters['insight'] === 'TRENDS' || filters['insight'] === undefined) {
     const query = trendQueryFromFilters(filters);
-    return query ? `/trends?q=${encodeURIComponent(JSON.stringify(query))}` : null;
+    return query ? `/trends?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
   }
   return null;
 }
@@ -32,6 +43,7 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
   const search = url.searchParams.get('search') ?? '';
   const [draft, setDraft] = useState(search);
   const [insights, setInsights] = useState<Insight[] | null>(null);
+  const [recent, setRecent] = useState<Insight[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     setInsights(null);
@@ -42,9 +54,23 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
       .then((page) => setInsights(page.results))
       .catch(setError);
   }, [projectId, search]);
+  useEffect(() => {
+    api<Insight[]>(`/api/environments/${projectId}/insights/my_last_viewed/`)
+      .then(setRecent)
+      .catch(() => setRecent([]));
+  }, [projectId]);
   return (
     <section aria-labelledby="insights-title">
       <h1 id="insights-title">Saved insights</h1>
+      <h2 id="recent-title">Recently viewed</h2>
+      {recent === null ? (
+        <Loading what="recently viewed insights" />
+      ) : recent.length === 0 ? (
+        <Empty>Insights you open appear here.</Empty>
+      ) : (
+        <InsightList insights={recent} caption="Recently viewed insights" timezone={timezone} testId="recent-insights" />
+      )}
+      <h2 id="all-insights-title">All saved insights</h2>
       <form
         class="filters"
         role="search"
@@ -63,46 +89,134 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
       {insights === null && !error ? <Loading what="saved insights" /> : null}
       {insights !== null && insights.length === 0 ? <Empty>No saved insights yet: build a trend or a funnel and save it.</Empty> : null}
       {insights !== null && insights.length > 0 ? (
-        <div class="table-scroll">
-          <table class="list" data-testid="insights-table">
-            <caption class="sr-only">Saved insights</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Last modified ({timezone})</th>
-              </tr>
-            </thead>
-            <tbody>
-              {insights.map((insight) => {
-                const path = insightPath(insight.filters ?? {});
-                const name = insight.name || insight.derived_name || `Insight ${insight.short_id}`;
-                return (
-                  <tr key={insight.id}>
-                    <td>
-                      {path ? (
-                        <a href={path} onClick={linkHandler(path)}>
-                          {name}
-                        </a>
-                      ) : (
-                        <span title="This insight uses features the app cannot show yet">{name}</span>
-                      )}
-                    </td>
-                    <td>{insight.filters?.['insight'] === 'FUNNELS' ? 'Funnel' : insight.filters?.['insight'] === 'TRENDS' ? 'Trend' : 'Other'}</td>
-                    <td>{formatTime(insight.last_modified_at, timezone)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <InsightList insights={insights} caption="Saved insights" timezone={timezone} testId="insights-table" />
       ) : null}
     </section>
   );
 }
 
+/** Insights as a table of links to their pages: the saved list, and the recently viewed one (most recent first). */
+function InsightList({ insights, caption, timezone, testId }: { insights: Insight[]; caption: string; timezone: string; testId: string }) {
+  return (
+    <div class="table-scroll">
+      <table class="list" data-testid={testId}>
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Type</th>
+            <th scope="col">Last modified ({timezone})</th>
+          </tr>
+        </thead>
+        <tbody>
+          {insights.map((insight) => {
+            return (
+              <tr key={insight.id} data-insight={insightName(insight)}>
+                <td>
+                  <a href={`/insights/${insight.id}`} onClick={linkHandler(`/insights/${insight.id}`)}>
+                    {insightName(insight)}
+                  </a>
+                </td>
+                <td>{insightKind(insight.filters)}</td>
+                <td>{formatTime(insight.last_modified_at, timezone)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A saved insight's result drawn as its builder draws it, or null when no view can show it. */
+export function InsightResult({ filters, result, timezone }: { filters: Record<string, unknown>; result: unknown; timezone: string }) {
+  if (filters['insight'] === 'FUNNELS') {
+    const query = funnelQueryFromFilters(filters);
+    if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
+  } else {
+    const query = trendQueryFromFilters(filters);
+    if (query) return <TrendView result={(result ?? []) as TrendSeries[]} display={query.display} interval={query.interval} timezone={timezone} />;
+  }
+  return <Empty>This insight uses features the app cannot show yet.</Empty>;
+}
+
+/** One saved insight: opening it records the view (recently viewed); rename, describe, delete, or edit it in its builder. */
+export function InsightPage({ projectId, timezone, id }: { projectId: number; timezone: string; id: string }) {
+  const [insight, setInsight] = useState<Insight | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const saving = useSaveStatus();
+  const path = `/api/environments/${projectId}/insights/${encodeURIComponent(id)}/`;
+  useEffect(() => {
+    setInsight(null);
+    setError(null);
+    api<Insight>(path)
+      .then((loaded) => {
+        setInsight(loaded);
+        setName(loaded.name ?? '');
+        setDescription(loaded.description ?? '');
+      })
+      .catch(setError);
+  }, [path]);
+  if (error) return <ErrorState error={error} />;
+  if (!insight) return <Loading what="the insight" />;
+  const builder = insightPath(insight.filters ?? {}, insight.id);
+  const save = (event: Event) => {
+    event.preventDefault();
+    void saving.run(async () => {
+      const saved = await api<Insight>(path, { method: 'PATCH', body: { name, description } });
+      setInsight({ ...insight, name: saved.name, description: saved.description, last_modified_at: saved.last_modified_at });
+      return 'Saved.';
+    });
+  };
+  return (
+    <section aria-labelledby="insight-title">
+      <p>
+        <a href="/insights" onClick={linkHandler('/insights')}>
+          ← Saved insights
+        </a>
+      </p>
+      <h1 id="insight-title">{insightName(insight)}</h1>
+      <p class="hint">
+        {insightKind(insight.filters)} · last modified {formatTime(insight.last_modified_at, timezone)} ({timezone})
+        {builder ? (
+          <>
+            {' · '}
+            <a href={builder} onClick={linkHandler(builder)}>
+              Edit the query
+            </a>
+          </>
+        ) : null}
+      </p>
+      <form class="filters" onSubmit={save} aria-label="Rename insight">
+        <label>
+          Name
+          <input name="name" maxLength={400} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </label>
+        <label>
+          Description
+          <input name="description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Save</button>
+        {saving.line}
+      </form>
+      {insight.description ? <p>{insight.description}</p> : null}
+      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
+      <p />
+      <ConfirmDelete
+        what="this insight"
+        onConfirm={async () => {
+          await api(path, { method: 'PATCH', body: { deleted: true } });
+          navigate('/insights');
+        }}
+      />
+    </section>
+  );
+}
+
 /** Saves what a builder shows as a named insight. */
-export function SaveInsight({ projectId, filters }: { projectId: number; filters: Record<string, unknown> }) {
+export function SaveInsight({ projectId, filters, editing }: { projectId: number; filters: Record<string, unknown>; editing?: string | null }) {
   const [name, setName] = useState('');
   const [dashboards, setDashboards] = useState<{ id: number; name: string }[]>([]);
   const [dashboard, setDashboard] = useState('');
@@ -111,26 +225,30 @@ export function SaveInsight({ projectId, filters }: { projectId: number; filters
       .then((page) => setDashboards(page.results))
       .catch(() => setDashboards([]));
   }, [projectId]);
-  const [status, setStatus] = useState('');
-  const [failed, setFailed] = useState(false);
-  const save = async (event: Event) => {
+  const saving = useSaveStatus();
+  const save = (event: Event) => {
     event.preventDefault();
-    setStatus('Saving…');
-    setFailed(false);
-    try {
+    void saving.run(async () => {
       await api(`/api/environments/${projectId}/insights/`, {
         method: 'POST',
         body: { name, filters, saved: true, dashboards: dashboard ? [Number(dashboard)] : undefined },
       });
-      setStatus(`Saved as “${name}”.`);
       setName('');
-    } catch (failure) {
-      setFailed(true);
-      setStatus((failure as Error).message);
-    }
+      return `Saved as “${name}”.`;
+    });
   };
+  const update = () =>
+    saving.run(async () => {
+      const saved = await api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing!)}/`, { method: 'PATCH', body: { filters } });
+      return `Saved changes to “${insightName(saved)}”.`;
+    });
   return (
     <form class="filters save-insight" onSubmit={save}>
+      {editing ? (
+        <button type="button" onClick={update}>
+          Save changes to the insight
+        </button>
+      ) : null}
       <label>
         Insight name
         <input name="insight_name" required maxLength={400} value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -149,11 +267,9 @@ export function SaveInsight({ projectId, filters }: { projectId: number; filters
         </label>
       ) : null}
       <button type="submit" class="secondary">
-        Save as insight
+        {editing ? 'Save as a new insight' : 'Save as insight'}
       </button>
-      <span role="status" aria-live="polite" class={failed ? 'error' : undefined}>
-        {status}
-      </span>
+      {saving.line}
     </form>
   );
 }

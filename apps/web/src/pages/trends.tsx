@@ -1,38 +1,14 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
-import { Empty, ErrorState, Loading, NameOptions } from '../components';
+import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
+import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
+import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
+import { usePost } from '../use-post';
+import { WorldMap } from '../world-map';
 import { SaveInsight } from './insights';
-
-interface SeriesQuery {
-  event: string;
-  math: string;
-  math_property?: string;
-}
-
-export interface TrendQuery {
-  series: SeriesQuery[];
-  breakdown: string;
-  interval: 'hour' | 'day' | 'week' | 'month';
-  date_from: string;
-  display: Display;
-  /** Also the previous period of the same length. */
-  compare?: boolean;
-}
-
-export type Display = 'line' | 'cumulative' | 'bar' | 'bar_value' | 'table' | 'number' | 'pie';
-
-const DISPLAYS: Record<Display, { label: string; api: string }> = {
-  line: { label: 'Line', api: 'ActionsLineGraph' },
-  cumulative: { label: 'Cumulative line', api: 'ActionsLineGraphCumulative' },
-  bar: { label: 'Bar', api: 'ActionsBar' },
-  bar_value: { label: 'Bar (totals)', api: 'ActionsBarValue' },
-  table: { label: 'Table', api: 'ActionsTable' },
-  number: { label: 'Number', api: 'BoldNumber' },
-  pie: { label: 'Pie', api: 'ActionsPie' },
-};
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'total', label: 'Total count' },
@@ -53,20 +29,6 @@ export const DATE_RANGES = [
   { value: '-30d', label: 'Last 30 days' },
   { value: '-90d', label: 'Last 90 days' },
 ];
-
-const DEFAULT_QUERY: TrendQuery = { series: [{ event: '$pageview', math: 'total' }], breakdown: '', interval: 'day', date_from: '-7d', display: 'line' };
-
-/** The query the URL holds (`?q=`), or the default one. */
-export function queryFromUrl(url: URL): TrendQuery {
-  const raw = url.searchParams.get('q');
-  if (!raw) return DEFAULT_QUERY;
-  try {
-    const parsed = JSON.parse(raw) as Partial<TrendQuery>;
-    return { ...DEFAULT_QUERY, ...parsed, series: Array.isArray(parsed.series) && parsed.series.length > 0 ? parsed.series : DEFAULT_QUERY.series };
-  } catch {
-    return DEFAULT_QUERY;
-  }
-}
 
 export interface TrendSeries {
   label: string;
@@ -97,39 +59,6 @@ function seriesTotal(series: TrendSeries): number {
   return series.aggregated_value ?? series.count;
 }
 
-/** The trend as PostHog's insight filters: the trend endpoint's body and a saved insight's `filters`. */
-export function trendFilters(query: TrendQuery): Record<string, unknown> {
-  return {
-    insight: 'TRENDS',
-    events: query.series.map((s, order) => ({ id: s.event, type: 'events', order, math: s.math, math_property: s.math_property || undefined })),
-    breakdown: query.breakdown || undefined,
-    breakdown_type: query.breakdown ? 'event' : undefined,
-    interval: query.interval,
-    date_from: query.date_from,
-    display: DISPLAYS[query.display].api,
-    compare: query.compare || undefined,
-  };
-}
-
-/** A saved insight's filters back as this page's query, or null when the page cannot show them. */
-export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQuery | null {
-  const events = filters['events'];
-  if (!Array.isArray(events) || events.length === 0 || (Array.isArray(filters['actions']) && filters['actions'].length > 0)) return null;
-  const display = (Object.keys(DISPLAYS) as Display[]).find((key) => DISPLAYS[key].api === filters['display']) ?? 'line';
-  return {
-    series: (events as { id?: unknown; math?: unknown; math_property?: unknown }[]).map((e) => ({
-      event: String(e.id ?? ''),
-      math: typeof e.math === 'string' ? e.math : 'total',
-      math_property: typeof e.math_property === 'string' ? e.math_property : undefined,
-    })),
-    breakdown: typeof filters['breakdown'] === 'string' ? filters['breakdown'] : '',
-    interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']) ?? 'day',
-    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-7d',
-    display,
-    compare: filters['compare'] === true,
-  };
-}
-
 /** Names for a picker from the event or property definitions the worker records, most seen first. */
 function useDefinitionNames(path: string): string[] {
   const [names, setNames] = useState<string[]>([]);
@@ -142,28 +71,36 @@ function useDefinitionNames(path: string): string[] {
 }
 
 export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
-const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
+export const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
+export const usePersonPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`);
+
+/** The project's actions, for series built from an action instead of one event. */
+function useActions(projectId: number): { id: number; name: string }[] {
+  const [actions, setActions] = useState<{ id: number; name: string }[]>([]);
+  useEffect(() => {
+    api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/actions/?limit=500`)
+      .then((page) => setActions(page.results))
+      .catch(() => setActions([]));
+  }, [projectId]);
+  return actions;
+}
 
 export function TrendsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => queryFromUrl(url), [url.search]);
-  const [result, setResult] = useState<TrendSeries[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  // Asked again only when the request changes (not for a filter still being filled in).
+  // An action series without its action yet (the list still loading, or none picked) asks nothing.
+  const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
+  const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
+  const { answer, error } = usePost<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  const result = answer?.result ?? null;
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
-  const setQuery = (next: TrendQuery) => navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}`, true);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setResult(null);
-    setError(null);
-    const body = trendFilters(query);
-    api<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, { method: 'POST', body, signal: controller.signal })
-      .then((answer) => setResult(answer.result))
-      .catch((failure) => {
-        if ((failure as Error).name !== 'AbortError') setError(failure);
-      });
-    return () => controller.abort();
-  }, [projectId, url.search]);
+  const personPropertyNames = usePersonPropertyNames(projectId);
+  const actions = useActions(projectId);
+  const editing = url.searchParams.get('insight');
+  // The query in the address; `insight` names the saved insight being edited, kept while editing.
+  const setQuery = (next: TrendQuery) =>
+    navigate(`/trends?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
 
   const updateSeries = (index: number, patch: Partial<SeriesQuery>) =>
     setQuery({ ...query, series: query.series.map((s, i) => (i === index ? { ...s, ...patch } : s)) });
@@ -173,6 +110,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       <h1 id="trends-title">Trends</h1>
       <NameOptions id="event-names" names={eventNames} />
       <NameOptions id="event-property-names" names={propertyNames} />
+      <NameOptions id="person-property-names" names={personPropertyNames} />
       <fieldset class="builder">
         <legend>Series</legend>
         {query.series.map((s, index) => (
@@ -181,14 +119,45 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               {String.fromCharCode(65 + index)}
             </span>
             <label>
-              Event
-              <input
-                list="event-names"
-                name={`series-${index}-event`}
-                value={s.event}
-                onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}
-              />
+              Series {String.fromCharCode(65 + index)} from
+              <select
+                name={`series-${index}-kind`}
+                value={s.kind ?? 'events'}
+                onChange={(e) =>
+                  updateSeries(
+                    index,
+                    e.currentTarget.value === 'actions' ? { kind: 'actions', event: String(actions[0]?.id ?? '') } : { kind: undefined, event: '$pageview' },
+                  )
+                }
+              >
+                <option value="events">Event</option>
+                <option value="actions">Action</option>
+              </select>
             </label>
+            {s.kind === 'actions' ? (
+              <label>
+                Action
+                <select name={`series-${index}-action`} value={s.event} onChange={(e) => updateSeries(index, { event: e.currentTarget.value })}>
+                  {actions.length === 0 ? (
+                    <option value="">No actions defined</option>
+                  ) : s.event === '' ? (
+                    <option value="" disabled>
+                      Choose an action…
+                    </option>
+                  ) : null}
+                  {actions.map((action) => (
+                    <option key={action.id} value={String(action.id)}>
+                      {action.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            ) : (
+              <label>
+                Event
+                <CommitInput list="event-names" name={`series-${index}-event`} value={s.event} onCommit={(event) => updateSeries(index, { event })} />
+              </label>
+            )}
             <label>
               Math
               <select name={`series-${index}-math`} value={s.math} onChange={(e) => updateSeries(index, { math: e.currentTarget.value })}>
@@ -202,11 +171,11 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
             {MATHS.find((m) => m.value === s.math)?.property ? (
               <label>
                 Property
-                <input
+                <CommitInput
                   list="event-property-names"
                   name={`series-${index}-math-property`}
                   value={s.math_property ?? ''}
-                  onChange={(e) => updateSeries(index, { math_property: e.currentTarget.value })}
+                  onCommit={(math_property) => updateSeries(index, { math_property })}
                 />
               </label>
             ) : null}
@@ -220,21 +189,50 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
                 Remove
               </button>
             ) : null}
+            <PropertyFiltersEditor
+              filters={s.properties ?? []}
+              onChange={(properties) => updateSeries(index, { properties })}
+              label={`Filters of series ${String.fromCharCode(65 + index)}`}
+              idPrefix={`series-${index}`}
+              eventList="event-property-names"
+              personList="person-property-names"
+            />
           </div>
         ))}
         <button type="button" class="secondary" onClick={() => setQuery({ ...query, series: [...query.series, { event: '$pageview', math: 'total' }] })}>
           Add series
         </button>
       </fieldset>
+      <fieldset class="builder">
+        <legend>Filters on every series</legend>
+        <PropertyFiltersEditor
+          filters={query.properties ?? []}
+          onChange={(properties) => setQuery({ ...query, properties })}
+          label="Filters on every series"
+          idPrefix="global"
+          eventList="event-property-names"
+          personList="person-property-names"
+        />
+        <label>
+          Formula (series by letter, e.g. A / B * 100)
+          <CommitInput
+            name="formula"
+            value={query.formula ?? ''}
+            placeholder="none"
+            onCommit={(formula) => setQuery({ ...query, formula: formula || undefined })}
+          />
+        </label>
+      </fieldset>
       <div class="filters">
         <label>
           Breakdown by event property
-          <input
+          <CommitInput
             list="event-property-names"
             name="breakdown"
-            value={query.breakdown}
+            value={query.display === 'world_map' ? WORLD_MAP_BREAKDOWN : query.breakdown}
+            disabled={query.display === 'world_map'}
             placeholder="none"
-            onChange={(e) => setQuery({ ...query, breakdown: e.currentTarget.value.trim() })}
+            onCommit={(breakdown) => setQuery({ ...query, breakdown })}
           />
         </label>
         <label>
@@ -272,63 +270,93 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
-      <SaveInsight projectId={projectId} filters={trendFilters(query)} />
-      {error ? <ErrorState error={error} /> : result === null ? <Loading what="the trend" /> : <TrendView result={result} display={query.display} />}
+      <SaveInsight projectId={projectId} filters={trendFilters(query)} editing={editing} />
+      {unchosen !== -1 ? (
+        <Empty>Choose the action of series {String.fromCharCode(65 + unchosen)}.</Empty>
+      ) : error ? (
+        <ErrorState error={error} />
+      ) : result === null ? (
+        <Loading what="the trend" />
+      ) : (
+        <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} />
+      )}
     </section>
   );
 }
 
-export function TrendView({ result, display }: { result: TrendSeries[]; display: Display }) {
+export function TrendView({
+  result,
+  display,
+  interval = 'day',
+  timezone,
+}: {
+  result: TrendSeries[];
+  display: Display;
+  interval?: TrendQuery['interval'];
+  timezone: string;
+}) {
   // A pie draws each series' total (aggregated displays answer no per-interval data).
   const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })), [result, display]);
+  const countries = useMemo(
+    () => new Map(display === 'world_map' ? result.map((s) => [String(s.breakdown_value ?? ''), seriesTotal(s)] as const) : []),
+    [result, display],
+  );
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
+  const days = result[0]?.days ?? [];
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
   if (result.every((s) => seriesTotal(s) === 0)) return <Empty>No matching events in this date range.</Empty>;
   const timeSeries = display === 'line' || display === 'cumulative' || display === 'bar';
+  const title = `Trend: ${series.map((s) => s.label).join(', ')}`;
   return (
     <div class="trend" data-testid="trend-result" data-display={display}>
       {display === 'number' ? (
         <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
-      ) : display === 'table' ? null : (
+      ) : display === 'table' ? null : display === 'world_map' ? (
+        <WorldMap values={countries} title={title} />
+      ) : (
         <ChartCanvas
           kind={display === 'bar' || display === 'bar_value' ? 'bar' : timeSeries ? 'line' : 'pie'}
-          labels={display === 'bar_value' ? ['Total'] : labels}
+          labels={display === 'bar_value' ? ['Total'] : timeSeries ? days : labels}
           series={series}
-          title={`Trend: ${series.map((s) => s.label).join(', ')}`}
+          title={title}
+          time={timeSeries ? { timezone, unit: interval } : undefined}
         />
       )}
-      {/* The numbers drawn: visible as the table display, otherwise hidden from view but read by tests and screen readers. */}
-      <table class={display === 'table' ? 'list' : 'sr-only'} data-testid="trend-series">
-        <caption>Series values</caption>
-        <thead>
-          <tr>
-            <th scope="col">Series</th>
-            {timeSeries
-              ? labels.map((label) => (
-                  <th scope="col" key={label}>
-                    {label}
-                  </th>
-                ))
-              : null}
-            <th scope="col">Total</th>
-          </tr>
-        </thead>
-        <tbody>
-          {result.map((s, index) => (
-            <tr
-              key={index}
-              data-series={seriesName(s)}
-              data-breakdown={s.breakdown_value === undefined ? '' : String(s.breakdown_value)}
-              data-total={seriesTotal(s)}
-              data-values={JSON.stringify(s.data ?? [])}
-            >
-              <th scope="row">{seriesName(s)}</th>
-              {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
-              <td>{formatNumber(seriesTotal(s))}</td>
+      {/* The numbers drawn: visible as the table display and under the map, otherwise hidden from view but read by tests and screen readers. */}
+      {/* A table is as wide as its cells whatever its own width: the hidden one sits in a clipping box. */}
+      <div class={display === 'table' || display === 'world_map' ? 'table-scroll' : 'sr-only'}>
+        <table class="list" data-testid="trend-series">
+          <caption>Series values</caption>
+          <thead>
+            <tr>
+              <th scope="col">Series</th>
+              {timeSeries
+                ? labels.map((label) => (
+                    <th scope="col" key={label}>
+                      {label}
+                    </th>
+                  ))
+                : null}
+              <th scope="col">Total</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {result.map((s, index) => (
+              <tr
+                key={index}
+                data-series={seriesName(s)}
+                data-breakdown={s.breakdown_value === undefined ? '' : String(s.breakdown_value)}
+                data-total={seriesTotal(s)}
+                data-values={JSON.stringify(s.data ?? [])}
+              >
+                <th scope="row">{seriesName(s)}</th>
+                {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
+                <td>{formatNumber(seriesTotal(s))}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }
