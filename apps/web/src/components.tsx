@@ -182,6 +182,7 @@ export function ListView<T>({
   );
 }
 
+/**
  * A text field whose value is committed on `change` (leaving it or Enter). What is typed is kept
  * here until then, so a re-render in between (a result arriving) does not put the old value back.
  */
