@@ -10,12 +10,14 @@ export interface PropertyFilter {
   type: 'event' | 'person';
 }
 
+/** PostHog's property operators the builders and editors offer (not the cohort and date ones). */
 export const PROPERTY_OPERATORS: { value: string; label: string; valueless?: boolean; numeric?: boolean }[] = [
   { value: 'exact', label: 'equals' },
   { value: 'is_not', label: "doesn't equal" },
   { value: 'icontains', label: 'contains' },
   { value: 'not_icontains', label: "doesn't contain" },
   { value: 'regex', label: 'matches regex' },
+  { value: 'not_regex', label: "doesn't match regex" },
   { value: 'gt', label: 'greater than', numeric: true },
   { value: 'lt', label: 'less than', numeric: true },
   { value: 'is_set', label: 'is set', valueless: true },

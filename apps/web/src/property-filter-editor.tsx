@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { PROPERTY_OPERATORS } from './insight-query';
 
 /** One property filter as PostHog stores it (flag conditions, test-account filters). */
 export interface PropertyFilter {
@@ -7,20 +8,6 @@ export interface PropertyFilter {
   operator: string;
   value?: unknown;
 }
-
-/** The operators the editors offer (PostHog's property operators, minus cohort and date ones). */
-const OPERATORS: { id: string; label: string; needsValue: boolean }[] = [
-  { id: 'exact', label: 'equals', needsValue: true },
-  { id: 'is_not', label: "doesn't equal", needsValue: true },
-  { id: 'icontains', label: 'contains', needsValue: true },
-  { id: 'not_icontains', label: "doesn't contain", needsValue: true },
-  { id: 'regex', label: 'matches regex', needsValue: true },
-  { id: 'not_regex', label: "doesn't match regex", needsValue: true },
-  { id: 'gt', label: 'greater than', needsValue: true },
-  { id: 'lt', label: 'less than', needsValue: true },
-  { id: 'is_set', label: 'is set', needsValue: false },
-  { id: 'is_not_set', label: 'is not set', needsValue: false },
-];
 
 const TYPE_LABELS: Record<string, string> = { event: 'Event property', person: 'Person property', cohort: 'Cohort' };
 
@@ -63,7 +50,7 @@ export function PropertyFilterRow({
   /** The project's cohorts, for a `cohort` filter (PostHog's `{"key": "id", "type": "cohort", "value": <id>}`). */
   cohorts?: { id: number; name: string }[];
 }) {
-  const operator = OPERATORS.find((o) => o.id === filter.operator);
+  const operator = PROPERTY_OPERATORS.find((o) => o.value === filter.operator);
   // The value as typed (a comma being typed survives until the next item follows it).
   const [text, setText] = useState(() => textOfValue(filter.value));
   const exactList = filter.operator === 'exact' || filter.operator === 'is_not';
@@ -133,18 +120,18 @@ export function PropertyFilterRow({
           value={filter.operator}
           onChange={(e) => {
             const next = e.currentTarget.value;
-            const needsValue = OPERATORS.find((o) => o.id === next)?.needsValue !== false;
+            const needsValue = !PROPERTY_OPERATORS.find((o) => o.value === next)?.valueless;
             onChange({ ...filter, operator: next, value: needsValue ? valueFromText(next, textOfValue(filter.value)) : undefined });
           }}
         >
-          {OPERATORS.map((o) => (
-            <option key={o.id} value={o.id}>
+          {PROPERTY_OPERATORS.map((o) => (
+            <option key={o.value} value={o.value}>
               {o.label}
             </option>
           ))}
         </select>
       </label>
-      {operator?.needsValue !== false ? (
+      {!operator?.valueless ? (
         <label>
           {label} value{exactList ? ' (comma-separated)' : ''}
           <input

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, useSaveStatus } from '../components';
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
@@ -98,33 +98,26 @@ export function InsightsPage({ projectId, timezone, url }: { projectId: number; 
 /** Insights as a table of links to their pages: the saved list, and the recently viewed one (most recent first). */
 function InsightList({ insights, caption, timezone, testId }: { insights: Insight[]; caption: string; timezone: string; testId: string }) {
   return (
-    <div class="table-scroll">
-      <table class="list" data-testid={testId}>
-        <caption class="sr-only">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Last modified ({timezone})</th>
-          </tr>
-        </thead>
-        <tbody>
-          {insights.map((insight) => {
-            return (
-              <tr key={insight.id} data-insight={insightName(insight)}>
-                <td>
-                  <a href={`/insights/${insight.id}`} onClick={linkHandler(`/insights/${insight.id}`)}>
-                    {insightName(insight)}
-                  </a>
-                </td>
-                <td>{insightKind(insight.filters)}</td>
-                <td>{formatTime(insight.last_modified_at, timezone)}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <ListView
+      items={insights}
+      error={null}
+      what="insights"
+      empty={null}
+      caption={caption}
+      testId={testId}
+      head={['Name', 'Type', `Last modified (${timezone})`]}
+      row={(insight) => (
+        <tr key={insight.id} data-insight={insightName(insight)}>
+          <td>
+            <a href={`/insights/${insight.id}`} onClick={linkHandler(`/insights/${insight.id}`)}>
+              {insightName(insight)}
+            </a>
+          </td>
+          <td>{insightKind(insight.filters)}</td>
+          <td>{formatTime(insight.last_modified_at, timezone)}</td>
+        </tr>
+      )}
+    />
   );
 }
 
