@@ -5,25 +5,18 @@
 // survive a reload and a person deleted with their events; the project's test-account filters;
 // personal API keys with custom scopes, rolled and revoked; empty, error and phone layouts, each
 // page checked with axe-core. Screenshots 40-59 go to test-output/web-app/ (git-ignored).
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium, startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
+import { seriousViolations as pageViolations, WEB_APP_OUTPUT_DIR } from './web-app-browser';
 
-const OUTPUT_DIR = join(__dirname, '..', 'test-output', 'web-app');
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const OUTPUT_DIR = WEB_APP_OUTPUT_DIR;
 const EMAIL = 'engineer@example.com';
 const PASSWORD = 'a long enough password';
 
 declare const window: any;
 declare const document: any;
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 interface FlagsAnswer {
   featureFlags: Record<string, unknown>;
@@ -127,11 +120,7 @@ describe('the web app’s management pages in Chromium', () => {
     await page.screenshot({ path: join(OUTPUT_DIR, `${name}.png`), fullPage: true });
   }
 
-  async function seriousViolations(): Promise<AxeViolation[]> {
-    await page.evaluate(`${AXE_SOURCE}\n;undefined`);
-    const result = (await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] }))) as { violations: AxeViolation[] };
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  }
+  const seriousViolations = () => pageViolations(page);
 
   async function flagsFor(distinctId: string): Promise<FlagsAnswer> {
     const res = await fetch(`${target.base}/flags/?v=1`, {
