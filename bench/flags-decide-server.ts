@@ -14,7 +14,7 @@ import { buildFlagsResponse, createApiApp, flagsShape, readFlagRequest } from '@
 import { createFlagDefinitionsCache, createInMemoryInvalidation, loadProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags } from '@sightline/flags';
 import { openGeoIp } from '@sightline/geoip';
-import { listen } from '@sightline/http';
+import { clientIp, listen } from '@sightline/http';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { flagEvaluationEnv } from '@sightline/config';
@@ -77,7 +77,7 @@ async function main() {
         personProperties: {
           ...(stored?.properties ?? {}),
           distinct_id: request.distinctId,
-          ...geoip.lookup(req.socket.remoteAddress ?? ''),
+          ...geoip.lookup(clientIp(req) ?? ''),
           ...request.personProperties,
         },
         groups: request.groups,

@@ -1,14 +1,16 @@
 /**
- * Decide benchmark: POST /flags/?v=2 on the api (Express, body decoding, one Postgres round
- * trip per request for the stored person, cohorts and hash keys, plus groups, then the
- * engine) against the bare ceiling measured in the same run: plain node:http + the engine
- * on the same 50 flag definitions with persons and groups in memory. Postgres is a real
- * server started for the run (as the tests do). Each server runs in its own process; the
- * load generator (autocannon) runs here. Prints medians over BENCH_RUNS runs of:
+ * Decide benchmark: POST /flags/?v=2 on the api (body decoding, one Postgres round trip per
+ * request for the stored person, cohorts and hash keys, plus groups, then the engine) against
+ * the bare ceiling measured in the same run: plain node:http + the engine on the same 50 flag
+ * definitions with persons and groups in memory. Postgres is a real server started for the run
+ * (as the tests do). A fourth server is `npm start` in embedded mode (the all-in-one app on
+ * PGlite and chdb, worker included) on a data directory seeded with the same project. Each
+ * server runs in its own process; the load generator (autocannon) runs here. Prints medians
+ * over BENCH_RUNS runs of:
  *   - saturation: req/s, p50 and p99 with BENCH_CONNECTIONS connections
  *   - the target load: p50 and p99 at BENCH_RATE req/s (default 2,000), and at half the
- *     ceiling's saturation rate of the same run (target: api p99 ≤ 10 ms)
- * The api server caches stored persons for FLAGS_PERSON_CACHE_MS (default 1 s; 0: off).
+ *     ceiling's saturation rate of the same run (target: api and embedded p99 ≤ 10 ms)
+ * The api and embedded servers cache stored persons for FLAGS_PERSON_CACHE_MS (default 10 s; 0: off).
  *
  *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE to tune)
  */
@@ -21,6 +23,7 @@ import { median, startBenchServer } from './bench-process';
 import { Client } from 'pg';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
+import { startEmbeddedSightline, type EmbeddedSightline } from '@sightline/testkit';
 import { ServiceLauncher, startPostgres } from '../tools/testkit/src/start-services';
 import { decideRequestBody, PERSONS, seedDecideBenchmark } from './flags-fixtures';
 
@@ -31,11 +34,30 @@ const RATE = Number(process.env['BENCH_RATE'] ?? 2000);
 const TOKEN = 'phc_bench_flags_token_01';
 /** e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the servers. */
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-const MODES = ['ceiling', 'api', 'api-uncached'] as const;
+const PERSONAL_KEY = 'phx_bench_flags_personal_key_01';
+const MODES = ['ceiling', 'api', 'api-uncached', 'embedded'] as const;
 type Mode = (typeof MODES)[number];
+/** The modes whose ratio to the ceiling and p99 at half its rate are the targets. */
+const TARGETED = ['api', 'embedded'] as const;
 
-async function startServer(mode: Mode, databaseUrl: string, teamId: number): Promise<{ child: ChildProcess; port: number }> {
+async function startServer(mode: Exclude<Mode, 'embedded'>, databaseUrl: string, teamId: number): Promise<{ child: ChildProcess; port: number }> {
   return startBenchServer(mode, [...NODE_ARGS, '--import', 'tsx', path.join(__dirname, 'flags-decide-server.ts'), mode, databaseUrl, String(teamId)]);
+}
+
+/** `npm start` on a data directory whose PGlite already holds the benchmark's project. */
+async function startEmbedded(dataDir: string): Promise<EmbeddedSightline> {
+  const db = await createMetadataStore({ dataDir });
+  await migratePostgres(db);
+  const { projectId } = await bootstrapInstance(db, { projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY });
+  await seedDecideBenchmark(db, projectId);
+  await db.query('ANALYZE');
+  await db.close();
+  return startEmbeddedSightline({
+    dataDir,
+    projectApiKey: TOKEN,
+    personalApiKey: PERSONAL_KEY,
+    nodeArgs: NODE_ARGS,
+  });
 }
 
 interface Measured {
@@ -68,7 +90,7 @@ async function main() {
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-flags-'));
   fs.chmodSync(tempDir, 0o755); // PostgreSQL runs as its own OS user and must reach its data dir
   const launcher = new ServiceLauncher(tempDir);
-  const stopAll: (() => void)[] = [() => launcher.started.forEach((s) => s.child.kill('SIGKILL'))];
+  const stopAll: (() => unknown)[] = [() => launcher.started.forEach((s) => s.child.kill('SIGKILL'))];
   try {
     const { postgresAdminUrl } = await startPostgres(launcher);
     const admin = new Client({ connectionString: postgresAdminUrl });
@@ -87,33 +109,55 @@ async function main() {
 
     const servers = {} as Record<Mode, number>;
     for (const mode of MODES) {
+      if (mode === 'embedded') continue;
       const { child, port } = await startServer(mode, databaseUrl, projectId);
       stopAll.push(() => child.kill('SIGTERM'));
       servers[mode] = port;
     }
-    const sample = await fetch(`http://127.0.0.1:${servers.api}/flags/?v=2`, { method: 'POST', body: decideRequestBody(TOKEN, 1) });
-    const sampleBody = (await sample.json()) as { flags?: Record<string, unknown>; errorsWhileComputingFlags?: boolean };
-    if (sample.status !== 200 || Object.keys(sampleBody.flags ?? {}).length !== 50 || sampleBody.errorsWhileComputingFlags !== false) {
-      throw new Error(`unexpected decide answer ${sample.status}: ${JSON.stringify(sampleBody).slice(0, 300)}`);
+    const embeddedSeeding = Date.now();
+    const embedded = await startEmbedded(path.join(tempDir, 'embedded'));
+    stopAll.push(() => embedded.app.stop()); // waits for its exit: PGlite closed, --cpu-prof written
+    servers.embedded = embedded.port;
+    console.log(`embedded: seeded PGlite and started npm start in ${Date.now() - embeddedSeeding} ms`);
+    // Every server must give the same answer for the ceiling to be the ceiling of the same work.
+    for (let i = 0; i < 40; i++) {
+      const answers = await Promise.all(
+        MODES.map(async (mode) => {
+          const response = await fetch(`http://127.0.0.1:${servers[mode]}/flags/?v=2`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.142' },
+            body: decideRequestBody(TOKEN, i),
+          });
+          const body = (await response.json()) as { flags?: Record<string, unknown>; errorsWhileComputingFlags?: boolean };
+          if (response.status !== 200 || Object.keys(body.flags ?? {}).length !== 50 || body.errorsWhileComputingFlags !== false) {
+            throw new Error(`unexpected ${mode} decide answer ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+          }
+          return JSON.stringify(body.flags);
+        }),
+      );
+      const differing = MODES.filter((_, m) => answers[m] !== answers[0]);
+      if (differing.length > 0) throw new Error(`request ${i}: ${differing.join(', ')} answered otherwise than the ceiling`);
     }
     console.log(
-      `decide bench: 50 flags, ${RUNS} runs × ${SECONDS}s, ${CONNECTIONS} connections, target ${RATE} req/s, ${os.cpus().length} CPUs, node ${process.version}`,
+      `decide bench: 50 flags, ${RUNS} runs × ${SECONDS}s, ${CONNECTIONS} connections, target ${RATE} req/s, ${os.cpus().length} CPUs, node ${process.version}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
     );
     for (const mode of MODES) await load(servers[mode], 2); // warm-up: JIT, pools, caches
-    const saturation: Record<Mode, Measured[]> = { ceiling: [], api: [], 'api-uncached': [] };
-    const atRate: Record<Mode, Measured[]> = { ceiling: [], api: [], 'api-uncached': [] };
-    const uncachedRatios: number[] = [];
-    const atHalfCeiling: Measured[] = [];
+    const perMode = <T>(make: () => T) => Object.fromEntries(MODES.map((mode) => [mode, make()])) as Record<Mode, T>;
+    const saturation = perMode<Measured[]>(() => []);
+    const atRate = perMode<Measured[]>(() => []);
+    const ratios = perMode<number[]>(() => []);
+    const atHalfCeiling = perMode<Measured[]>(() => []);
     const halfRates: number[] = [];
-    const ratios: number[] = [];
     for (let run = 0; run < RUNS; run++) {
-      // Interleaved so drift in machine load hits both alike.
+      // Interleaved so drift in machine load hits every mode alike.
       for (const mode of MODES) saturation[mode].push(await load(servers[mode], SECONDS));
-      ratios.push(saturation.api[run]!.rps / saturation.ceiling[run]!.rps);
-      uncachedRatios.push(saturation['api-uncached'][run]!.rps / saturation.ceiling[run]!.rps);
+      for (const mode of MODES) ratios[mode].push(saturation[mode][run]!.rps / saturation.ceiling[run]!.rps);
       for (const mode of MODES) atRate[mode].push(await load(servers[mode], SECONDS, RATE));
       halfRates.push(Math.round(saturation.ceiling[run]!.rps / 2));
-      atHalfCeiling.push(await load(servers.api, SECONDS, halfRates[run]));
+      for (const mode of TARGETED) atHalfCeiling[mode].push(await load(servers[mode], SECONDS, halfRates[run]));
     }
     const line = (label: string, runs: Measured[]) =>
       `  ${label.padEnd(22)} ${Math.round(median(runs.map((r) => r.rps)))
@@ -125,20 +169,23 @@ async function main() {
         .join(', ')})`;
     console.log('\nsaturation');
     for (const mode of MODES) console.log(line(mode, saturation[mode]));
-    console.log(`  api / ceiling (median of per-run ratios): ${median(ratios).toFixed(2)}  (runs: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
-    console.log(
-      `  api-uncached / ceiling (median of per-run ratios): ${median(uncachedRatios).toFixed(2)}  (runs: ${uncachedRatios.map((r) => r.toFixed(2)).join(', ')})`,
-    );
+    for (const mode of MODES.filter((m) => m !== 'ceiling'))
+      console.log(
+        `  ${mode} / ceiling (median of per-run ratios): ${median(ratios[mode]).toFixed(2)}  (runs: ${ratios[mode].map((r) => r.toFixed(2)).join(', ')})`,
+      );
     console.log(`\nat ${RATE} req/s`);
     for (const mode of MODES) console.log(line(mode, atRate[mode]));
     console.log(`\nat half the ceiling's rate (runs: ${halfRates.join(', ')} req/s)`);
-    console.log(line('api', atHalfCeiling));
-    const halfP99 = median(atHalfCeiling.map((r) => r.p99));
-    console.log(
-      `\ntargets: api p99 ≤ 10 ms at half the ceiling's rate: ${halfP99 <= 10 ? 'met' : 'NOT met'} (${halfP99} ms); ≥ 0.7 × ceiling: ${median(ratios) >= 0.7 ? 'met' : 'NOT met'}`,
-    );
+    for (const mode of TARGETED) console.log(line(mode, atHalfCeiling[mode]));
+    console.log('\ntargets:');
+    for (const mode of TARGETED) {
+      const halfP99 = median(atHalfCeiling[mode].map((r) => r.p99));
+      console.log(
+        `  ${mode} p99 ≤ 10 ms at half the ceiling's rate: ${halfP99 <= 10 ? 'met' : 'NOT met'} (${halfP99} ms); ≥ 0.7 × ceiling: ${median(ratios[mode]) >= 0.7 ? 'met' : 'NOT met'}`,
+      );
+    }
   } finally {
-    for (const stop of stopAll.reverse()) stop();
+    await Promise.all(stopAll.reverse().map((stop) => stop()));
     fs.rmSync(tempDir, { recursive: true, force: true });
   }
 }

@@ -13,4 +13,13 @@ describe('GeoIP from the shipped GeoLite2 City database', () => {
     expect(geoip.lookup('127.0.0.1')).toEqual({});
     expect(geoip.lookup('not an ip')).toEqual({});
   });
+
+  it('answers one shared, frozen object per database record', async () => {
+    const geoip = await openGeoIp();
+    const first = geoip.lookup('81.2.69.142');
+    expect(geoip.lookup('81.2.69.142')).toBe(first);
+    expect(geoip.lookup('::ffff:81.2.69.142')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(geoip.lookup('127.0.0.1'))).toBe(true);
+  });
 });

@@ -5,8 +5,8 @@ import { open, type CityResponse, type Reader } from 'maxmind';
 export type GeoIpProperties = Record<string, string | number>;
 
 export interface GeoIpLookup {
-  /** Empty for private, unknown or malformed addresses. */
-  lookup(ip: string): GeoIpProperties;
+  /** Empty for private, unknown or malformed addresses. Shared between calls and frozen: copy it to change it. */
+  lookup(ip: string): Readonly<GeoIpProperties>;
 }
 
 /**
@@ -39,15 +39,22 @@ function toProperties(city: CityResponse): GeoIpProperties {
   return props;
 }
 
+const NOTHING: Readonly<GeoIpProperties> = Object.freeze({});
+
 export async function openGeoIp(path: string = defaultGeoIpDatabasePath()): Promise<GeoIpLookup> {
-  // maxmind's reader keeps the file in memory and caches recent lookups (LRU).
+  // maxmind's reader keeps the file in memory and its decoded records in an LRU, so one record
+  // is one object while cached: its properties are built once for it, not on every request.
   const reader: Reader<CityResponse> = await open<CityResponse>(path, { watchForUpdates: false });
+  const built = new WeakMap<CityResponse, Readonly<GeoIpProperties>>();
   return {
     lookup(ip) {
       const address = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
-      if (isIP(address) === 0) return {};
+      if (isIP(address) === 0) return NOTHING;
       const city = reader.get(address);
-      return city ? toProperties(city) : {};
+      if (!city) return NOTHING;
+      let properties = built.get(city);
+      if (!properties) built.set(city, (properties = Object.freeze(toProperties(city))));
+      return properties;
     },
   };
 }

@@ -63,6 +63,31 @@ describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
     expect(await again.query<{ name: string }>('SELECT name FROM organizations')).toEqual([{ name: 'kept' }]);
   });
 
+  it('answers a prepared statement as the unprepared one, for any parameters, after a failure and outside an open transaction', async () => {
+    const store = await open();
+    await store.exec('CREATE TABLE prepared_probe (id int PRIMARY KEY, doc jsonb NOT NULL, tags text[] NOT NULL)');
+    await store.query(`INSERT INTO prepared_probe VALUES (1, '{"a":1}', '{x,y}'), (2, '{"b":[2]}', '{}')`);
+    const text = 'SELECT id, doc, tags, $2::int[] AS echoed FROM prepared_probe WHERE id = ANY($1::int[]) AND 1 / $3::int > 0 ORDER BY id';
+    const prepared = (ids: number[], divisor: number) => store.query(text, [ids, [7, 8], divisor], { preparedName: 'probe_v1' });
+    for (const ids of [[1], [2], [1, 2], []]) expect(await prepared(ids, 1)).toEqual(await store.query(text, [ids, [7, 8], 1]));
+    expect(await prepared([1], 1)).toEqual([{ id: 1, doc: { a: 1 }, tags: ['x', 'y'], echoed: [7, 8] }]);
+    await expect(prepared([1], 0)).rejects.toThrow(/division by zero/);
+    expect(await prepared([2], 1)).toEqual([{ id: 2, doc: { b: [2] }, tags: [], echoed: [7, 8] }]);
+    // A prepared read issued while a transaction is open sees only what was committed.
+    let inserted!: () => void;
+    const insertedRow = new Promise<void>((resolve) => (inserted = resolve));
+    const transaction = store.transaction(async (tx) => {
+      await tx.query(`INSERT INTO prepared_probe VALUES (3, '{}', '{}')`);
+      inserted();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      throw new Error('rolled back');
+    });
+    await insertedRow;
+    expect(await prepared([3], 1)).toEqual([]);
+    await expect(transaction).rejects.toThrow('rolled back');
+    expect(await prepared([3], 1)).toEqual([]);
+  });
+
   it('reports pending migrations as not ready', async () => {
     const store = await open();
     await store.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');

@@ -37,6 +37,8 @@ export async function startEmbeddedSightline(options: {
   personalApiKey: string;
   shutdownTimeoutMs?: number;
   env?: Record<string, string>;
+  /** Node flags before the script (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
+  nodeArgs?: readonly string[];
   /**
    * PostgreSQL and ClickHouse servers (e.g. from createTestStores) instead of the embedded PGlite
    * and chdb; the bus stays in-process. The test can then read what the service stored.
@@ -62,7 +64,7 @@ export async function startEmbeddedSightline(options: {
     env['CLICKHOUSE_DATABASE'] = options.stores.clickhouseDatabase;
   }
   const started = Date.now();
-  const app = await startProcess(process.execPath, ['--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
+  const app = await startProcess(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
     cwd: path.resolve(__dirname, '..', '..', '..'),
     env,
     readyPattern: EMBEDDED_LISTENING,

@@ -480,6 +480,34 @@ describe('decide and flags endpoints', () => {
       expect(await proOnly()).toBe(false);
     });
 
+    it('answers at once only a completed, fresh read no announcement overtook', async () => {
+      let clock = 1_000_000;
+      const channel = createInMemoryInvalidation();
+      const persons = createDecidePersonCache({ channel, maxAgeMs: 1000, now: () => clock });
+      const distinctId = uniqueName('cached-at-once');
+      await insertPerson(db, teamId, [distinctId], { plan: 'pro' });
+      const groups = [{ index: 0, key: 'none' }];
+      expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
+      const reading = persons.read(db, teamId, distinctId, groups);
+      expect(persons.cached(teamId, distinctId, groups)).toBeUndefined(); // still reading
+      const read = await reading;
+      expect(read.properties).toEqual({ plan: 'pro' });
+      expect(persons.cached(teamId, distinctId, groups)).toBe(read);
+      expect(persons.cached(teamId, distinctId, [])).toBeUndefined(); // other groups, other answer
+      clock += 1001;
+      expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
+      await persons.read(db, teamId, distinctId, groups);
+      expect(persons.cached(teamId, distinctId, groups)).toBeDefined();
+      await createPersonChangeNotifier(channel).personsChanged([teamId]);
+      expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
+      // A read an announcement overtook is not answered at once either.
+      const overtaken = persons.read(db, teamId, distinctId, groups);
+      await createPersonChangeNotifier(channel).personsChanged([teamId]);
+      await overtaken;
+      expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
+      expect(createDecidePersonCache({ channel, maxAgeMs: 0 }).cached(teamId, distinctId, groups)).toBeUndefined();
+    });
+
     it('a request that writes experience-continuity hash keys reads the person past the cache', async () => {
       const persons = createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 3_600_000 });
       const distinctId = uniqueName('continuity-person');

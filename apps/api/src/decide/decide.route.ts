@@ -89,13 +89,15 @@ async function readStores(
   const requestedGroups = Object.entries(request.groups)
     .filter((e): e is [string, string] => typeof e[1] === 'string' && definitions.groupTypeIndexes.has(e[0]))
     .map(([name, key]) => ({ name, index: definitions.groupTypeIndexes.get(name)!, key }));
-  const stored = await withStoreTimeout(
-    deps.persons.read(deps.db, teamId, request.distinctId, requestedGroups, { fresh: wroteHashKeys }),
-    deps.storeTimeoutMs,
-  ).catch((error: unknown): PersonForDecide | null => {
-    log().warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
-    return null;
-  });
+  // A completed read in the cache needs no deadline (nor its timer).
+  const stored =
+    (wroteHashKeys ? undefined : deps.persons.cached(teamId, request.distinctId, requestedGroups)) ??
+    (await withStoreTimeout(deps.persons.read(deps.db, teamId, request.distinctId, requestedGroups, { fresh: wroteHashKeys }), deps.storeTimeoutMs).catch(
+      (error: unknown): PersonForDecide | null => {
+        log().warn({ err: error }, 'flags: person store unavailable, evaluating what the request alone decides');
+        return null;
+      },
+    ));
   if (!stored) {
     availability.personProperties = false;
     availability.groupProperties = false;
