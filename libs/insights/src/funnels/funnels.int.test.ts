@@ -76,6 +76,28 @@ function orderedChain(events: Ev[], exclusion?: { event: string; from: number; t
   return best;
 }
 
+/**
+ * The ordered rule by position, for any steps (null: any event): from each start in [from, TO],
+ * each next step is the first matching event after the previous step's event; the latest start
+ * reaching the most steps.
+ */
+function positionalChain(events: Ev[], steps: (string | null)[], window: number, from: number): number[] {
+  let best: number[] = [];
+  events.forEach((start, p) => {
+    if (start.event !== steps[0] || start.t < from || start.t > TO) return;
+    const times = [start.t];
+    let at = p;
+    for (let i = 1; i < steps.length; i++) {
+      const next = events.findIndex((e, q) => q > at && (steps[i] === null || e.event === steps[i]));
+      if (next < 0 || events[next]!.t - start.t > window) break;
+      times.push(events[next]!.t);
+      at = next;
+    }
+    if (times.length >= best.length) best = times;
+  });
+  return best;
+}
+
 function strictChain(events: Ev[]): number[] {
   let best: number[] = [];
   events.forEach((start, p) => {
@@ -154,25 +176,7 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
 
   it('ordered with a step repeated later (visit → signup → visit → pay): the chain uses a later event for the repeat', async () => {
     const steps = ['visit', 'signup', 'visit', 'pay'];
-    const window = 14 * DAY;
-    // The plain rule, by position: each next step is the first matching event after the previous step's event.
-    const chainOf = (events: Ev[]): number[] => {
-      let best: number[] = [];
-      events.forEach((start, p) => {
-        if (start.event !== steps[0] || start.t < FROM || start.t > TO) return;
-        const times = [start.t];
-        let at = p;
-        for (let i = 1; i < steps.length; i++) {
-          const next = events.findIndex((e, q) => q > at && e.event === steps[i]);
-          if (next < 0 || events[next]!.t - start.t > window) break;
-          times.push(events[next]!.t);
-          at = next;
-        }
-        if (times.length >= best.length) best = times;
-      });
-      return best;
-    };
-    const chains = [...byPerson().values()].map(chainOf).filter((c) => c.length > 0);
+    const chains = [...byPerson().values()].map((events) => positionalChain(events, steps, 14 * DAY, FROM)).filter((c) => c.length > 0);
     const answer = (await run({ events: steps.map((id, order) => ({ id, order })), funnel_window_interval: 14 })).result as FunnelStep[];
     expect(answer.map((s) => s.count)).toEqual(steps.map((_, i) => chains.filter((c) => c.length >= i + 1).length));
     expect(answer[2]!.count).toBeGreaterThan(0);
@@ -186,6 +190,32 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
       // The exact median as ClickHouse's medianExact takes it: the upper middle of an even count.
       expect(answer[i]!.median_conversion_time).toBeCloseTo(gaps[Math.floor(gaps.length / 2)]!, 3);
     }
+  });
+
+  it('ordered over years with 18 steps, all but the first any event (times and step bits beyond 64 bits): the same rule', async () => {
+    const steps = ['visit', ...Array.from({ length: 17 }, () => null)];
+    const from = Date.parse('2019-01-06T00:00:00Z');
+    const chains = [...byPerson().values()].map((events) => positionalChain(events, steps, 30 * DAY, from)).filter((c) => c.length > 0);
+    const answer = (await run({ events: steps.map((id, order) => ({ id, order })), date_from: '2019-01-06', funnel_window_interval: 30 }))
+      .result as FunnelStep[];
+    expect(answer.map((s) => s.count)).toEqual(steps.map((_, i) => chains.filter((c) => c.length >= i + 1).length));
+    expect(answer[4]!.count).toBeGreaterThan(0);
+    const gaps = chains.filter((c) => c.length >= 5).map((c) => (c[4]! - c[3]!) / 1000);
+    expect(answer[4]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
+    // The start times themselves come back exactly: every journey starts in January 2024.
+    const [trend] = (
+      await run({
+        events: steps.map((id, order) => ({ id, order })),
+        date_from: '2019-01-06',
+        funnel_window_interval: 30,
+        funnel_viz_type: 'trends',
+        interval: 'month',
+        funnel_to_step: 4,
+      })
+    ).result as { days: string[]; data: number[] }[];
+    const rate = Math.round((chains.filter((c) => c.length >= 5).length / chains.length) * 10_000) / 100;
+    expect(trend!.days.filter((_, i) => trend!.data[i] !== 0)).toEqual(['2024-01-01']);
+    expect(trend!.data[trend!.days.indexOf('2024-01-01')]).toBe(rate);
   });
 
   it('strict and unordered orders', async () => {
