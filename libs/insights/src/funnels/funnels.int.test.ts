@@ -1,6 +1,7 @@
 import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import { timeToConvertBins, type FunnelStep } from './funnels.query';
 
@@ -216,6 +217,38 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
     const rate = Math.round((chains.filter((c) => c.length >= 5).length / chains.length) * 10_000) / 100;
     expect(trend!.days.filter((_, i) => trend!.data[i] !== 0)).toEqual(['2024-01-01']);
     expect(trend!.data[trend!.days.indexOf('2024-01-01')]).toBe(rate);
+  });
+
+  it('correlation: converted and failed actors as the chain rule finds them, with distinct steps and with a repeated step', async () => {
+    const funnels: [string[], number][] = [
+      [STEPS, 7],
+      [['visit', 'signup', 'visit'], 14],
+    ];
+    for (const [steps, days] of funnels) {
+      const window = days * DAY;
+      const chains = [...byPerson().values()]
+        .map((events) => ({ events, chain: positionalChain(events, steps, window, FROM) }))
+        .filter((p) => p.chain.length > 0);
+      const expected = new Map<string, { s: number; f: number }>();
+      for (const { events, chain } of chains) {
+        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t >= FROM && e.t <= TO + window).map((e) => e.event));
+        for (const name of names) {
+          const counts = expected.get(name) ?? { s: 0, f: 0 };
+          if (chain.length === steps.length) counts.s++;
+          else counts.f++;
+          expected.set(name, counts);
+        }
+      }
+      const answer = await service.runCorrelation(
+        project,
+        parseFunnelFilter({ events: steps.map((id, order) => ({ id, order })), date_from: '2024-01-06', date_to: '2024-01-20', funnel_window_interval: days }),
+        parseCorrelationOptions({}),
+        NOW,
+      );
+      const found = Object.fromEntries(answer.result.events.map((r) => [r.event.event, { s: r.success_count, f: r.failure_count }]));
+      expect(found).toEqual(Object.fromEntries(expected));
+      expect(chains.some((p) => p.chain.length === steps.length)).toBe(true);
+    }
   });
 
   it('strict and unordered orders', async () => {
