@@ -133,7 +133,7 @@ export class FunnelSqlBuilder extends EventsSql {
       // number per event costs a fraction of what (time, mask) tuples cost.
       const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(groupArray(k)) AS ks
       FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
-      return this.orderedChainsSql(n, window, from, to, key, perActor);
+      return this.orderedChainsSql(n, window, from, to, key, this.levelFitsWindowFunnel(), perActor);
     }
     const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
       FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
@@ -214,7 +214,25 @@ export class FunnelSqlBuilder extends EventsSql {
    * the next step-(m+1) event strictly after q, found for all q at once by arrayReverseFill over
    * the values with a closing -1 that counts as a step-(m+1) event, dropping the first result.
    */
-  private orderedChainsSql(n: number, window: string, from: string, to: string, key: ReturnType<FunnelSqlBuilder['eventKey']>, perActor: string): string {
+  private orderedChainsSql(
+    n: number,
+    window: string,
+    from: string,
+    to: string,
+    key: ReturnType<FunnelSqlBuilder['eventKey']>,
+    oneStepPerEvent: boolean,
+    perActor: string,
+  ): string {
+    // When no event matches two steps, most events cannot change the answer and are dropped
+    // first: of consecutive first-step events, all but the last starting inside the range (its
+    // chain is theirs, from a later start); of consecutive events of a later step, all but the
+    // first (no chain takes the others); first-step events after the range (no start at all).
+    const steps = 2 ** n - 1;
+    const inRange = (k: string) => `${key.bit(k, 0)} AND ${key.time(k)} <= ${to}`;
+    const events = oneStepPerEvent
+      ? `arrayFilter((k, next, previous) -> if(${key.bit('k', 0)}, ${inRange('k')} AND NOT (${inRange('next')}), bitAnd(k, ${steps}) != bitAnd(previous, ${steps})),
+          sorted, arrayPushBack(arrayPopFront(sorted), 0), arrayPushFront(arrayPopBack(sorted), 0))`
+      : 'sorted';
     // b_s: whether each position is a step-s event, with the closing sentinel.
     const isStep = Array.from({ length: n - 1 }, (_, i) => `arrayPushBack(arrayMap(k -> ${key.bit('k', i + 1)}, ks), 1) AS b_${i + 1}`);
     const after = (values: string, step: number) => `arrayPopFront(arrayReverseFill((v, b) -> b, arrayPushBack(${values}, -1.), b_${step}))`;
@@ -238,7 +256,8 @@ export class FunnelSqlBuilder extends EventsSql {
     return `SELECT actor, bv, level, times FROM (
       SELECT actor, bv, ${best} AS best, toUInt32(bitShiftRight(best, 32)) AS level, toUInt32(bitAnd(best, 4294967295)) AS start, ${times} AS times
       FROM (SELECT actor, bv, ts, ks, ${columns.join(', ')}
-            FROM (SELECT actor, bv, ks, arrayMap(k -> ${key.time('k')}, ks) AS ts${isStep.map((b) => `, ${b}`).join('')} FROM (${perActor}))))`;
+            FROM (SELECT actor, bv, ks, arrayMap(k -> ${key.time('k')}, ks) AS ts${isStep.map((b) => `, ${b}`).join('')}
+                  FROM (SELECT actor, bv, ${events} AS ks FROM (SELECT actor, bv, ks AS sorted FROM (${perActor}))))))`;
   }
 
   /** The arrayFold of one actor's events (`evs`: (t, mask, xmask) in time order) and how to read its result. */
