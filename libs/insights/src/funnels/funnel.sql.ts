@@ -57,23 +57,20 @@ export class FunnelSqlBuilder extends EventsSql {
     return exclusion.event === null ? '1' : `e.event = ${this.params.add(exclusion.event, 'String')}`;
   }
 
-  private seconds(ms: number): string {
-    return this.params.add(ms / 1000, 'Float64');
+  /** An instant as microseconds: funnels compare times in whole microseconds, so windows and ranges are exact. */
+  private micros(ms: number): string {
+    return this.params.add(ms * 1000, 'Float64');
   }
 
-  /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
-  actorsSql(): string {
+  /**
+   * The events a funnel reads, one row each: `actor`, `t` (microseconds as Float64, exact),
+   * `mask` (bit i: matches step i), `xmask` (bit i: matches exclusion i), `bv` (raw breakdown
+   * value) and, when `key` is given, `k` (its sort key). `{FROM}` stands for the sources.
+   */
+  private eventRowsSql(mask: string, xmask: string, key: string | null): string {
     const { filter, range } = this.input;
-    const n = filter.steps.length;
-    const window = this.params.add(filter.windowSeconds, 'Float64');
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();
-    const from = this.seconds(fromMs);
-    const to = this.seconds(toMs);
-    const steps = filter.steps.map((s) => this.stepSql(s));
-    const exclusions = filter.exclusions.map((x) => this.exclusionSql(x));
-    const mask = steps.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ');
-    const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
     const bv = this.rawBreakdownArraySql() ?? "''";
     const where = [
       `e.team_id = ${this.team}`,
@@ -81,29 +78,127 @@ export class FunnelSqlBuilder extends EventsSql {
       `e.timestamp <= ${this.dateTime(toMs + filter.windowSeconds * 1000)}`,
       compilePropertyGroup(this.input.properties, this.compileContext()),
     ];
-    if (filter.orderType !== 'strict') where.push(`(${[...steps, ...exclusions].join(' OR ')})`);
+    if (filter.orderType !== 'strict') where.push(`(${[...this.stepSqls(), ...this.exclusionSqls()].join(' OR ')})`);
     // Every funnel counts actors: a group of the aggregated type, or a person not deleted.
     where.push(this.actorPresentSql());
     if (this.input.cohortId !== null) where.push(this.ports.cohortMembership(this.input.cohortId, PERSON_ID, this.params));
-    const rows = `SELECT ${this.actorSql()} AS actor, toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000 AS t,
-        toUInt64(${mask}) AS mask, toUInt64(${xmask}) AS xmask, ${bv} AS bv
+    return `SELECT ${this.actorSql()} AS actor, toFloat64(toUnixTimestamp64Micro(e.timestamp)) AS t,
+        toUInt64(${mask}) AS mask, toUInt64(${xmask}) AS xmask, ${bv} AS bv${key ? `, ${key} AS k` : ''}
       {FROM}
       WHERE ${where.filter((w) => w !== '1').join('\n        AND ')}`;
+  }
+
+  private stepSqlCache: string[] | undefined;
+  private stepSqls(): string[] {
+    return (this.stepSqlCache ??= this.input.filter.steps.map((s) => this.stepSql(s)));
+  }
+
+  private exclusionSqlCache: string[] | undefined;
+  private exclusionSqls(): string[] {
+    return (this.exclusionSqlCache ??= this.input.filter.exclusions.map((x) => this.exclusionSql(x)));
+  }
+
+  private withSources(sql: string): string {
+    const { filter, range } = this.input;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
+  }
+
+  /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
+  actorsSql(): string {
+    return this.withSources(this.actorsSqlWithoutSources());
+  }
+
+  private actorsSqlWithoutSources(): string {
+    const { filter, range } = this.input;
+    const n = filter.steps.length;
+    const window = this.params.add(filter.windowSeconds * 1_000_000, 'Float64');
+    const fromMs = range.from.toMillis();
+    const toMs = range.to.toMillis();
+    const from = this.micros(fromMs);
+    const to = this.micros(toMs);
+    const mask = this.stepSqls()
+      .map((sql, i) => `if(${sql}, ${2 ** i}, 0)`)
+      .join(' + ');
+    const exclusions = this.exclusionSqls();
+    const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
+    const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
+    // The chain path sorts one number per event: microseconds since the range start, shifted
+    // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
+    const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
+    const rows = this.eventRowsSql(mask, xmask, key?.sql ?? null);
     const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
-    let sql: string;
-    if (filter.orderType === 'ordered' && filter.exclusions.length === 0) {
-      // Sorted as tuples (time, then mask): the native sort, much cheaper than a key lambda.
-      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(groupArray((t, toUInt32(mask)))) AS evs
+    if (key) {
+      // Sorting the keys sorts by time, then by mask, as tuples would; gathering and sorting one
+      // number per event costs a fraction of what (time, mask) tuples cost.
+      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(groupArray(k)) AS ks
       FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
-      sql = this.orderedChainsSql(n, window, from, to, perActor);
-    } else {
-      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
-      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
-      const fold = this.foldSql(n, window, from, to);
-      sql = `SELECT actor, bv, level, times FROM (SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
+      return this.orderedChainsSql(n, window, from, to, key, this.levelFitsWindowFunnel(), perActor);
     }
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs: toMs + filter.windowSeconds * 1000 }));
+    const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
+      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
+    const fold = this.foldSql(n, window, from, to);
+    return `SELECT actor, bv, level, arrayMap(x -> x / 1000000, times) AS times FROM (
+      SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
+  }
+
+  /**
+   * Whether ClickHouse's windowFunnel finds the same level as the chain rule: an ordered funnel
+   * without exclusions whose steps are distinct event names (with or without properties), so no
+   * event matches two steps. windowFunnel keeps, per level, the latest start that reached it and
+   * moves a level up at any later event of the next step within the window from that start: the
+   * longest of the chains the rule follows (each next step at its first occurrence after the
+   * previous, the window measured from the start). It orders events by time, then by step, as the
+   * chain path does, and compares whole microseconds as the chain path does.
+   */
+  private levelFitsWindowFunnel(): boolean {
+    const { filter } = this.input;
+    const names = filter.steps.map((s) => (s.kind === 'events' && s.id !== null ? String(s.id) : null));
+    return (
+      filter.orderType === 'ordered' &&
+      filter.exclusions.length === 0 &&
+      filter.steps.length <= 32 &&
+      names.every((name) => name !== null) &&
+      new Set(names).size === names.length
+    );
+  }
+
+  /** One row per actor who started the funnel in range: `actor`, `level` (steps reached), without times. */
+  private levelsSqlWithoutSources(): string {
+    if (!this.levelFitsWindowFunnel()) return `SELECT actor, level FROM (${this.actorsSqlWithoutSources()})`;
+    const { filter, range } = this.input;
+    const window = this.params.add(filter.windowSeconds * 1_000_000, 'UInt64');
+    const from = this.micros(range.from.toMillis());
+    const to = this.micros(range.to.toMillis());
+    const steps = this.stepSqls();
+    const mask = steps.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ');
+    const conditions = steps.map((_, i) => (i === 0 ? `bitTest(mask, 0) AND t >= ${from} AND t <= ${to}` : `bitTest(mask, ${i})`));
+    // Microseconds since the range start (every event read is at or after it; exact in Float64).
+    return `SELECT actor, level FROM (
+      SELECT actor, windowFunnel(${window})(toUInt64(t - ${from}), ${conditions.join(', ')}) AS level
+      FROM (${this.eventRowsSql(mask, '0', null)}) GROUP BY actor HAVING level > 0)`;
+  }
+
+  /**
+   * An event's sort key for the chain path: its microseconds since `fromMs` shifted left by the
+   * number of steps, plus its step mask. Sorted keys are in (time, mask) order, and the time is
+   * recovered exactly (`time`: the event's `t`, microseconds as Float64). `bit` tests a step.
+   */
+  private eventKey(
+    steps: number,
+    fromMs: number,
+    untilMs: number,
+    mask: string,
+  ): { sql: string; time: (k: string) => string; bit: (k: string, step: number) => string } {
+    // One spare bit: the span includes the last microsecond of its last millisecond.
+    const wide = Math.log2((untilMs - fromMs + 1) * 1000 + 1) + steps + 1 > 64;
+    const origin = this.params.add(fromMs * 1000, 'Int64');
+    return {
+      sql: `bitShiftLeft(${wide ? 'toUInt128' : 'toUInt64'}(toUnixTimestamp64Micro(e.timestamp) - ${origin}), ${steps}) + toUInt64(${mask})`,
+      time: (k) => `toFloat64(bitShiftRight(${k}, ${steps}) + ${origin})`,
+      // bitTest does not take 128-bit integers.
+      bit: (k, step) => (wide ? `bitAnd(${k}, ${2 ** step}) != 0` : `bitTest(${k}, ${step})`),
+    };
   }
 
   /**
@@ -116,11 +211,31 @@ export class FunnelSqlBuilder extends EventsSql {
    *
    * `c_k_m` holds, at every position q that is step m of a chain, the time of that chain's step
    * k (-1: the chain never gets there). It is built from the last step backwards: the value at
-   * the next step-(m+1) event strictly after q, found for all q at once by arrayReverseFill.
+   * the next step-(m+1) event strictly after q, found for all q at once by arrayReverseFill over
+   * the values with a closing -1 that counts as a step-(m+1) event, dropping the first result.
    */
-  private orderedChainsSql(n: number, window: string, from: string, to: string, perActor: string): string {
-    const after = (values: string, step: number) =>
-      `arrayPushBack(arrayPopFront(arrayReverseFill((v, s) -> s, arrayMap((v, m) -> if(bitTest(m, ${step}), v, -1.), ${values}, ms), arrayMap(m -> bitTest(m, ${step}), ms))), -1.)`;
+  private orderedChainsSql(
+    n: number,
+    window: string,
+    from: string,
+    to: string,
+    key: ReturnType<FunnelSqlBuilder['eventKey']>,
+    oneStepPerEvent: boolean,
+    perActor: string,
+  ): string {
+    // When no event matches two steps, most events cannot change the answer and are dropped
+    // first: of consecutive first-step events, all but the last starting inside the range (its
+    // chain is theirs, from a later start); of consecutive events of a later step, all but the
+    // first (no chain takes the others); first-step events after the range (no start at all).
+    const steps = 2 ** n - 1;
+    const inRange = (k: string) => `${key.bit(k, 0)} AND ${key.time(k)} <= ${to}`;
+    const events = oneStepPerEvent
+      ? `arrayFilter((k, next, previous) -> if(${key.bit('k', 0)}, ${inRange('k')} AND NOT (${inRange('next')}), bitAnd(k, ${steps}) != bitAnd(previous, ${steps})),
+          sorted, arrayPushBack(arrayPopFront(sorted), 0), arrayPushFront(arrayPopBack(sorted), 0))`
+      : 'sorted';
+    // b_s: whether each position is a step-s event, with the closing sentinel.
+    const isStep = Array.from({ length: n - 1 }, (_, i) => `arrayPushBack(arrayMap(k -> ${key.bit('k', i + 1)}, ks), 1) AS b_${i + 1}`);
+    const after = (values: string, step: number) => `arrayPopFront(arrayReverseFill((v, b) -> b, arrayPushBack(${values}, -1.), b_${step}))`;
     const columns: string[] = [];
     for (let k = 1; k < n; k++) {
       let values = 'ts';
@@ -134,14 +249,15 @@ export class FunnelSqlBuilder extends EventsSql {
     const args = chains.map((_, i) => `t${i + 1}`);
     const reached = ['1', ...args.map((t) => `(${t} >= 0 AND ${t} - t0 <= ${window})`)].join(' + ');
     // Level in the high half and position in the low half, so the maximum is the most recent start of the longest chain.
-    const best = `arrayMax(arrayMap((t0, m, i${args.map((a) => `, ${a}`).join('')}) ->
-        if(bitTest(m, 0) AND t0 >= ${from} AND t0 <= ${to}, bitShiftLeft(toUInt64(${reached}), 32) + i, toUInt64(0)),
-        ts, ms, arrayEnumerate(ts)${chains.map((c) => `, ${c}`).join('')}))`;
-    const times = `arraySlice([ts[start]${chains.map((c) => `, ${c}[start]`).join('')}], 1, level)`;
+    const best = `arrayMax(arrayMap((t0, k, i${args.map((a) => `, ${a}`).join('')}) ->
+        if(${key.bit('k', 0)} AND t0 >= ${from} AND t0 <= ${to}, bitShiftLeft(toUInt64(${reached}), 32) + i, toUInt64(0)),
+        ts, ks, arrayEnumerate(ts)${chains.map((c) => `, ${c}`).join('')}))`;
+    const times = `arrayMap(x -> x / 1000000, arraySlice([ts[start]${chains.map((c) => `, ${c}[start]`).join('')}], 1, level))`;
     return `SELECT actor, bv, level, times FROM (
       SELECT actor, bv, ${best} AS best, toUInt32(bitShiftRight(best, 32)) AS level, toUInt32(bitAnd(best, 4294967295)) AS start, ${times} AS times
-      FROM (SELECT actor, bv, ts, ms, ${columns.join(', ')}
-            FROM (SELECT actor, bv, arrayMap(x -> x.1, evs) AS ts, arrayMap(x -> x.2, evs) AS ms FROM (${perActor}))))`;
+      FROM (SELECT actor, bv, ts, ks, ${columns.join(', ')}
+            FROM (SELECT actor, bv, ks, arrayMap(k -> ${key.time('k')}, ks) AS ts${isStep.map((b) => `, ${b}`).join('')}
+                  FROM (SELECT actor, bv, ${events} AS ks FROM (SELECT actor, bv, ks AS sorted FROM (${perActor}))))))`;
   }
 
   /** The arrayFold of one actor's events (`evs`: (t, mask, xmask) in time order) and how to read its result. */
@@ -228,7 +344,7 @@ GROUP BY bv_final`;
   ): string {
     const { filter, range } = this.input;
     const n = filter.steps.length;
-    const outcome = `SELECT actor, level >= ${n} AS success FROM (${this.actorsSql()})`;
+    const outcome = `SELECT actor, level >= ${n} AS success FROM (${this.withSources(this.levelsSqlWithoutSources())})`;
     const count = (namesOfActors: string) => `SELECT name, countIf(success) AS s, countIf(NOT success) AS f
       FROM (SELECT a.success AS success, ifNull(x.names, []) AS names FROM (${outcome}) AS a LEFT JOIN (${namesOfActors}) AS x ON x.actor = a.actor)
       ARRAY JOIN arrayPushBack(arrayMap(v -> toNullable(v), names), NULL) AS name

@@ -1,6 +1,7 @@
 import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import { timeToConvertBins, type FunnelStep } from './funnels.query';
 
@@ -76,6 +77,28 @@ function orderedChain(events: Ev[], exclusion?: { event: string; from: number; t
   return best;
 }
 
+/**
+ * The ordered rule by position, for any steps (null: any event): from each start in [from, TO],
+ * each next step is the first matching event after the previous step's event; the latest start
+ * reaching the most steps.
+ */
+function positionalChain(events: Ev[], steps: (string | null)[], window: number, from: number): number[] {
+  let best: number[] = [];
+  events.forEach((start, p) => {
+    if (start.event !== steps[0] || start.t < from || start.t > TO) return;
+    const times = [start.t];
+    let at = p;
+    for (let i = 1; i < steps.length; i++) {
+      const next = events.findIndex((e, q) => q > at && (steps[i] === null || e.event === steps[i]));
+      if (next < 0 || events[next]!.t - start.t > window) break;
+      times.push(events[next]!.t);
+      at = next;
+    }
+    if (times.length >= best.length) best = times;
+  });
+  return best;
+}
+
 function strictChain(events: Ev[]): number[] {
   let best: number[] = [];
   events.forEach((start, p) => {
@@ -147,32 +170,23 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
     const answer = (await run({})).result as FunnelStep[];
     expect(answer.map((s) => s.count)).toEqual(counts(chains.map((c) => c.length)));
     expect(answer.map((s) => s.name)).toEqual(STEPS);
-    const gaps = chains.filter((c) => c.length >= 2).map((c) => (c[1]! - c[0]!) / 1000);
-    expect(answer[1]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
+    for (let i = 1; i < STEPS.length; i++) {
+      const gaps = chains
+        .filter((c) => c.length > i)
+        .map((c) => (c[i]! - c[i - 1]!) / 1000)
+        .sort((a, b) => a - b);
+      expect(answer[i]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
+      expect(answer[i]!.median_conversion_time).toBeCloseTo(gaps[Math.floor(gaps.length / 2)]!, 3);
+    }
     expect(answer[0]!.average_conversion_time).toBeNull();
+    // Journeys with repeated steps in a row (the runs the query drops all but one of) are part of it.
+    const runs = [...byPerson().values()].filter((events) => events.some((e, i) => i > 0 && STEPS.includes(e.event) && e.event === events[i - 1]!.event));
+    expect(runs.length).toBeGreaterThan(5);
   });
 
   it('ordered with a step repeated later (visit → signup → visit → pay): the chain uses a later event for the repeat', async () => {
     const steps = ['visit', 'signup', 'visit', 'pay'];
-    const window = 14 * DAY;
-    // The plain rule, by position: each next step is the first matching event after the previous step's event.
-    const chainOf = (events: Ev[]): number[] => {
-      let best: number[] = [];
-      events.forEach((start, p) => {
-        if (start.event !== steps[0] || start.t < FROM || start.t > TO) return;
-        const times = [start.t];
-        let at = p;
-        for (let i = 1; i < steps.length; i++) {
-          const next = events.findIndex((e, q) => q > at && e.event === steps[i]);
-          if (next < 0 || events[next]!.t - start.t > window) break;
-          times.push(events[next]!.t);
-          at = next;
-        }
-        if (times.length >= best.length) best = times;
-      });
-      return best;
-    };
-    const chains = [...byPerson().values()].map(chainOf).filter((c) => c.length > 0);
+    const chains = [...byPerson().values()].map((events) => positionalChain(events, steps, 14 * DAY, FROM)).filter((c) => c.length > 0);
     const answer = (await run({ events: steps.map((id, order) => ({ id, order })), funnel_window_interval: 14 })).result as FunnelStep[];
     expect(answer.map((s) => s.count)).toEqual(steps.map((_, i) => chains.filter((c) => c.length >= i + 1).length));
     expect(answer[2]!.count).toBeGreaterThan(0);
@@ -185,6 +199,64 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
       expect(answer[i]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
       // The exact median as ClickHouse's medianExact takes it: the upper middle of an even count.
       expect(answer[i]!.median_conversion_time).toBeCloseTo(gaps[Math.floor(gaps.length / 2)]!, 3);
+    }
+  });
+
+  it('ordered over years with 18 steps, all but the first any event (times and step bits beyond 64 bits): the same rule', async () => {
+    const steps = ['visit', ...Array.from({ length: 17 }, () => null)];
+    const from = Date.parse('2019-01-06T00:00:00Z');
+    const chains = [...byPerson().values()].map((events) => positionalChain(events, steps, 30 * DAY, from)).filter((c) => c.length > 0);
+    const answer = (await run({ events: steps.map((id, order) => ({ id, order })), date_from: '2019-01-06', funnel_window_interval: 30 }))
+      .result as FunnelStep[];
+    expect(answer.map((s) => s.count)).toEqual(steps.map((_, i) => chains.filter((c) => c.length >= i + 1).length));
+    expect(answer[4]!.count).toBeGreaterThan(0);
+    const gaps = chains.filter((c) => c.length >= 5).map((c) => (c[4]! - c[3]!) / 1000);
+    expect(answer[4]!.average_conversion_time).toBeCloseTo(gaps.reduce((a, b) => a + b, 0) / gaps.length, 3);
+    // The start times themselves come back exactly: every journey starts in January 2024.
+    const [trend] = (
+      await run({
+        events: steps.map((id, order) => ({ id, order })),
+        date_from: '2019-01-06',
+        funnel_window_interval: 30,
+        funnel_viz_type: 'trends',
+        interval: 'month',
+        funnel_to_step: 4,
+      })
+    ).result as { days: string[]; data: number[] }[];
+    const rate = Math.round((chains.filter((c) => c.length >= 5).length / chains.length) * 10_000) / 100;
+    expect(trend!.days.filter((_, i) => trend!.data[i] !== 0)).toEqual(['2024-01-01']);
+    expect(trend!.data[trend!.days.indexOf('2024-01-01')]).toBe(rate);
+  });
+
+  it('correlation: converted and failed actors as the chain rule finds them, with distinct steps and with a repeated step', async () => {
+    const funnels: [string[], number][] = [
+      [STEPS, 7],
+      [['visit', 'signup', 'visit'], 14],
+    ];
+    for (const [steps, days] of funnels) {
+      const window = days * DAY;
+      const chains = [...byPerson().values()]
+        .map((events) => ({ events, chain: positionalChain(events, steps, window, FROM) }))
+        .filter((p) => p.chain.length > 0);
+      const expected = new Map<string, { s: number; f: number }>();
+      for (const { events, chain } of chains) {
+        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t >= FROM && e.t <= TO + window).map((e) => e.event));
+        for (const name of names) {
+          const counts = expected.get(name) ?? { s: 0, f: 0 };
+          if (chain.length === steps.length) counts.s++;
+          else counts.f++;
+          expected.set(name, counts);
+        }
+      }
+      const answer = await service.runCorrelation(
+        project,
+        parseFunnelFilter({ events: steps.map((id, order) => ({ id, order })), date_from: '2024-01-06', date_to: '2024-01-20', funnel_window_interval: days }),
+        parseCorrelationOptions({}),
+        NOW,
+      );
+      const found = Object.fromEntries(answer.result.events.map((r) => [r.event.event, { s: r.success_count, f: r.failure_count }]));
+      expect(found).toEqual(Object.fromEntries(expected));
+      expect(chains.some((p) => p.chain.length === steps.length)).toBe(true);
     }
   });
 
