@@ -440,6 +440,13 @@ export async function startChdbHttpFront(options: { dataDir: string; port: numbe
     })();
   });
 
+  // Clients keep idle sockets for a few seconds (undici about 4 s, @clickhouse/client 2.5 s) and
+  // expire them by timers; a test process whose event loop is blocked for seconds (loading PGlite,
+  // a busy machine) fires those timers late and sends on a socket Node's default 5 s keep-alive
+  // already closed ("other side closed"). The server keeps idle sockets far longer, so the client
+  // side always closes first.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
