@@ -195,7 +195,9 @@ async function main() {
   // sees the batch sizes a real broker would hand it; with the gateway's default 900 KB
   // requests the mock caps worker batches at ~400 events. BENCH_PRODUCE_REQUEST_BYTES overrides.
   const maxRequestBytes = Number(process.env.BENCH_PRODUCE_REQUEST_BYTES ?? 64 * 1024 * 1024);
-  const bus = createKafkaBus({ brokers: kafkaBrokers, clientId: 'bench-worker', maxRequestBytes }, logger);
+  // The slices are produced before their clock starts; on a loaded machine a 20,000-message
+  // produce can outlast the default 5 s send timeout.
+  const bus = createKafkaBus({ brokers: kafkaBrokers, clientId: 'bench-worker', maxRequestBytes, sendTimeoutMs: 120_000 }, logger);
   const results: Record<'raw' | Scenario, number[]> = { raw: [], personless: [], persons: [] };
   /** Per scenario and run: the raw ClickHouse insert, and for persons the raw PostgreSQL write, of the same run. */
   const rawPg: number[] = [];
