@@ -2,7 +2,7 @@ import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } f
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { GroupTypeIndexes, PersonlessDistinctIdCache, type PersonChangeNotifier } from '@sightline/persons';
+import { GroupTypeIndexes, PersonlessDistinctIdCache, WrittenCopies, type PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
@@ -54,6 +54,7 @@ interface DeadLetter extends Entry {
 export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const groupTypes = new GroupTypeIndexes(deps.db);
   const personlessCache = new PersonlessDistinctIdCache();
+  const writtenCopies = new WrittenCopies();
 
   async function prepare(entries: readonly Entry[]) {
     const prepared: (Entry & { event: PreparedEvent })[] = [];
@@ -118,7 +119,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       // Not awaited: an unreachable Redis must not hold up ingestion (caches expire on their own).
       if (changedTeams.size > 0) void deps.personChanges?.personsChanged(changedTeams);
       done = timer('write');
-      await writeStep(deps.ch, events, enrichments, copies);
+      await writeStep(deps.ch, events, enrichments, copies, writtenCopies);
       done();
       done = timer('definitions');
       await definitionsStep(deps.db, events, deps.logger);

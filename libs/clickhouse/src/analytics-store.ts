@@ -25,6 +25,9 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
       password: config.password,
       database: config.database,
       request_timeout: 60_000,
+      // A busy event loop can hand out a keep-alive socket the server already closed (EPIPE,
+      // ECONNRESET): the batch then fails and is retried after a backoff. Dropped before use instead.
+      keep_alive: { eagerly_destroy_stale_sockets: true },
       clickhouse_settings: {
         // Inserts are acknowledged only once written: no fire-and-forget async inserts.
         async_insert: 0,

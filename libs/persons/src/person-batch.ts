@@ -114,11 +114,17 @@ export class PersonBatch {
 
   private constructor(private readonly personlessCache?: PersonlessDistinctIdCache) {}
 
-  /** Loads (and, with `lock`, locks) the persons of the given distinct ids, per team. */
+  /**
+   * Loads (and, with `lock`, locks) the persons of the given distinct ids, per team.
+   * `mayCreate` names the ids a person may be created for or linked to in this batch (those of
+   * person-processing events and merges; default: all): only for them are the personless
+   * sightings and deletion versions read, which a new person row needs. An id seen only on
+   * personless events needs just its person, if it has one.
+   */
   static async load(
     sql: Sql,
     distinctIdsByTeam: ReadonlyMap<number, Iterable<string>>,
-    options: { lock: boolean; personlessCache?: PersonlessDistinctIdCache },
+    options: { lock: boolean; personlessCache?: PersonlessDistinctIdCache; mayCreate?: (teamId: number, distinctId: string) => boolean },
   ): Promise<PersonBatch> {
     const batch = new PersonBatch(options.personlessCache);
     for (const [teamId, ids] of distinctIdsByTeam) {
@@ -153,37 +159,38 @@ export class PersonBatch {
         }
         batch.byDistinctId.set(entryKey(teamId, row.distinct_id), { person, version: Number(row.distinct_id_version) });
       }
-      const missing = distinctIds.filter((id) => {
-        if (batch.byDistinctId.has(entryKey(teamId, id))) return false;
-        if (!options.personlessCache?.has(teamId, id)) return true;
-        batch.personlessSeen.add(entryKey(teamId, id));
-        return false;
-      });
-      if (missing.length > 0) {
-        const seen = await sql.query<{ distinct_id: string }>(
-          'SELECT distinct_id FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
-          [teamId, missing],
-        );
-        for (const row of seen) batch.personlessSeen.add(entryKey(teamId, row.distinct_id));
-        await batch.loadDeletedVersions(sql, teamId, missing);
-      }
+      const missing = distinctIds.filter((id) => !batch.byDistinctId.has(entryKey(teamId, id)) && (options.mayCreate?.(teamId, id) ?? true));
+      if (missing.length > 0) await batch.loadNewPersonVersions(sql, teamId, missing);
     }
     return batch;
   }
 
-  private async loadDeletedVersions(sql: Sql, teamId: number, distinctIds: string[]): Promise<void> {
-    const [persons, ids] = await Promise.all([
-      sql.query<{ uuid: string; version: string }>(
-        'SELECT uuid::text AS uuid, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($2::uuid[])',
-        [teamId, distinctIds.map((id) => personUuidFor(teamId, id))],
-      ),
-      sql.query<{ distinct_id: string; version: string }>(
-        'SELECT distinct_id, version FROM deleted_distinct_id_versions WHERE team_id = $1 AND distinct_id = ANY($2::text[])',
-        [teamId, distinctIds],
-      ),
-    ]);
-    for (const row of persons) this.deletedPersonVersions.set(entryKey(teamId, row.uuid), Number(row.version));
-    for (const row of ids) this.deletedDistinctIdVersions.set(entryKey(teamId, row.distinct_id), Number(row.version));
+  /**
+   * What a person row created for these distinct ids starts from, in one round trip: whether
+   * the id was seen on personless events (then its first row is version 1) and the versions
+   * its deleted person and distinct id were written with. Ids the personless cache knows skip
+   * the personless lookup.
+   */
+  private async loadNewPersonVersions(sql: Sql, teamId: number, distinctIds: string[]): Promise<void> {
+    const unknownPersonless = distinctIds.filter((id) => {
+      if (!this.personlessCache?.has(teamId, id)) return true;
+      this.personlessSeen.add(entryKey(teamId, id));
+      return false;
+    });
+    const rows = await sql.query<{ kind: 'personless' | 'person' | 'distinct_id'; key: string; version: string }>(
+      `SELECT 'personless' AS kind, distinct_id AS key, 0::bigint AS version FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])
+       UNION ALL
+       SELECT 'person', uuid::text, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($3::uuid[])
+       UNION ALL
+       SELECT 'distinct_id', distinct_id, version FROM deleted_distinct_id_versions WHERE team_id = $1 AND distinct_id = ANY($4::text[])`,
+      [teamId, unknownPersonless, distinctIds.map((id) => personUuidFor(teamId, id)), distinctIds],
+    );
+    for (const row of rows) {
+      const key = entryKey(teamId, row.key);
+      if (row.kind === 'personless') this.personlessSeen.add(key);
+      else if (row.kind === 'person') this.deletedPersonVersions.set(key, Number(row.version));
+      else this.deletedDistinctIdVersions.set(key, Number(row.version));
+    }
   }
 
   /** The person of a distinct id, if it has one (read only). */
@@ -287,7 +294,7 @@ export class PersonBatch {
   /** A personless event's distinct id: remembered so that a later person for it gets a version-1 row. */
   recordPersonless(teamId: number, distinctId: string): void {
     const key = entryKey(teamId, distinctId);
-    if (this.byDistinctId.has(key) || this.personlessSeen.has(key)) return;
+    if (this.byDistinctId.has(key) || this.personlessSeen.has(key) || this.personlessCache?.has(teamId, distinctId)) return;
     this.personlessToRecord.set(key, { teamId, distinctId });
   }
 

@@ -44,3 +44,42 @@ export async function writeCopies(
   if (copies.groups?.length) inserts.push(ch.insert({ table: 'groups', values: copies.groups, format: 'JSONEachRow' }));
   await Promise.all(inserts);
 }
+
+/**
+ * The person and distinct-id copies this process has written to ClickHouse, by key and
+ * version, so a batch that touches a person without changing it skips rewriting the same row.
+ * A copy is remembered only once its insert succeeded: a batch redelivered after a failed
+ * write, or after a crash (the memory is gone), still writes every copy it touches. A copy
+ * is a function of its key and version (every change to a person or distinct id row bumps
+ * its version), so an equal (key, version) is the same row. Bounded: the oldest are forgotten.
+ */
+export class WrittenCopies {
+  private readonly written = new Map<string, string>();
+  constructor(private readonly capacity = 500_000) {}
+
+  private static personKey = (c: PersonCopy) => `p\u0000${c.team_id}\u0000${c.id}`;
+  private static personValue = (c: PersonCopy) => `${c.version}\u0000${c.is_deleted}`;
+  private static distinctIdKey = (c: PersonDistinctIdCopy) => `d\u0000${c.team_id}\u0000${c.distinct_id}`;
+  private static distinctIdValue = (c: PersonDistinctIdCopy) => `${c.version}\u0000${c.is_deleted}\u0000${c.person_id}`;
+
+  /** The copies not known to be written already. */
+  unwritten(copies: { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[] }): { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[] } {
+    return {
+      persons: copies.persons.filter((c) => this.written.get(WrittenCopies.personKey(c)) !== WrittenCopies.personValue(c)),
+      distinctIds: copies.distinctIds.filter((c) => this.written.get(WrittenCopies.distinctIdKey(c)) !== WrittenCopies.distinctIdValue(c)),
+    };
+  }
+
+  /** Remembers copies whose insert succeeded. */
+  record(copies: { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[] }): void {
+    for (const c of copies.persons) this.remember(WrittenCopies.personKey(c), WrittenCopies.personValue(c));
+    for (const c of copies.distinctIds) this.remember(WrittenCopies.distinctIdKey(c), WrittenCopies.distinctIdValue(c));
+  }
+
+  private remember(key: string, value: string): void {
+    // Re-inserted at the end, so the oldest entry is the least recently written.
+    this.written.delete(key);
+    this.written.set(key, value);
+    if (this.written.size > this.capacity) this.written.delete(this.written.keys().next().value!);
+  }
+}

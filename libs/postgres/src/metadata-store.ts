@@ -22,6 +22,12 @@ export interface Sql {
 
 export interface MetadataStore extends Sql {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * True when the store runs one statement or transaction at a time and nothing else opens its
+   * data (in-process PGlite: one session, every query and transaction queued behind the one
+   * running). Nothing can interleave with a transaction then, so row locks guard against nothing.
+   */
+  readonly oneTransactionAtATime: boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -64,6 +70,7 @@ function createPgStore(url: string, poolSize: number): MetadataStore {
   pool.on('error', () => undefined);
   return {
     ...pgSql(pool),
+    oneTransactionAtATime: false,
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -156,6 +163,7 @@ function wrapPglite(db: PGlite, { parse, protocol }: Pick<typeof import('@electr
   });
   return {
     ...sql(db, true),
+    oneTransactionAtATime: true,
     transaction: (fn) => db.transaction((tx) => fn(sql(tx, false))),
     async ping() {
       await db.query('SELECT 1');

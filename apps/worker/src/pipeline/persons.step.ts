@@ -90,7 +90,8 @@ async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTyp
 
 /**
  * Person and group processing for a batch, in event order, in one Postgres transaction:
- * load every person and group the batch names (locked), apply each event in memory, then
+ * load every person and group the batch names (locked, unless the store runs one transaction
+ * at a time), apply each event in memory, then
  * write the changes back with a few bulk statements. Events of one distinct id are thus
  * applied strictly in order while the database work of all keys is shared.
  */
@@ -102,21 +103,35 @@ export async function personsStep(
 ): Promise<PersonsStepResult> {
   const plans = await planGroups(events, groupTypes);
   const distinctIdsByTeam = new Map<number, Set<string>>();
+  /** Ids a person may be created for or linked to: those of person-processing events and merges. */
+  const mayCreate = new Set<string>();
   for (const event of events) {
     let ids = distinctIdsByTeam.get(event.teamId);
     if (!ids) distinctIdsByTeam.set(event.teamId, (ids = new Set()));
     ids.add(event.distinctId);
-    const merge = event.processPerson ? mergeRequest(event) : null;
-    if (merge) ids.add(merge.into).add(merge.other);
+    if (!event.processPerson) continue;
+    mayCreate.add(`${event.teamId}\u0000${event.distinctId}`);
+    const merge = mergeRequest(event);
+    if (merge) {
+      ids.add(merge.into).add(merge.other);
+      mayCreate.add(`${event.teamId}\u0000${merge.into}`).add(`${event.teamId}\u0000${merge.other}`);
+    }
   }
   const groupRefs = plans.flatMap((p) => (p.identify ? [...p.attached, p.identify] : p.attached));
   // A batch of personless events without $groupidentify only reads persons: no transaction, no locks.
   const writes = events.some((e) => e.processPerson) || plans.some((p) => p.identify !== null);
   const inTransaction = <T>(fn: (sql: Sql) => Promise<T>) => (writes ? db.transaction(fn) : fn(db));
+  // Locks keep a concurrent batch (another partition's merge, an API write) from interleaving;
+  // a store that runs one transaction at a time (embedded PGlite) cannot interleave them.
+  const lock = writes && !db.oneTransactionAtATime;
 
   return inTransaction(async (tx) => {
-    const persons = await PersonBatch.load(tx, distinctIdsByTeam, { lock: writes, personlessCache });
-    const groups = await GroupBatch.load(tx, groupRefs, { lock: writes });
+    const persons = await PersonBatch.load(tx, distinctIdsByTeam, {
+      lock,
+      personlessCache,
+      mayCreate: (teamId, distinctId) => mayCreate.has(`${teamId}\u0000${distinctId}`),
+    });
+    const groups = await GroupBatch.load(tx, groupRefs, { lock });
     const warnings: string[] = [];
     const enrichments = events.map((event, i): Enrichment => {
       const plan = plans[i]!;

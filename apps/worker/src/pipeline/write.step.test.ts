@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@sightline/clickhouse';
+import { WrittenCopies } from '@sightline/persons';
 import { normalizeStep, type PreparedEvent } from './normalize.step';
 import type { Enrichment } from './persons.step';
 import { StepError } from './step-result';
@@ -42,6 +43,51 @@ describe('write step', () => {
     const token = eventsInsert.settings?.['insert_deduplication_token'];
     expect(typeof token).toBe('string');
     expect(again.inserts.find((i) => i.table.endsWith('events'))!.settings?.['insert_deduplication_token']).toBe(token);
+  });
+
+  it('leaves out person and distinct-id copies this process already wrote at the same version, once their insert succeeded', async () => {
+    const person = {
+      id: enrichment.personId,
+      team_id: 1,
+      created_at: '2024-01-01T00:00:00.000Z',
+      properties: '{}',
+      is_identified: 0 as const,
+      is_deleted: 0 as const,
+      version: 3,
+    };
+    const distinctId = { team_id: 1, distinct_id: 'u1', person_id: enrichment.personId, is_deleted: 0 as const, version: 0 };
+    const written = new WrittenCopies();
+    const events = [prepared('0190a6f0-0000-7000-8000-000000000004')];
+    const tables = (inserts: { table: string; rows: unknown[] }[]) => inserts.filter((i) => !i.table.endsWith('events')).map((i) => [i.table, i.rows.length]);
+
+    // A failed write remembers nothing: the retry writes every copy.
+    const down = recordingClient(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    await expect(writeStep(down.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, written)).rejects.toBeInstanceOf(StepError);
+    const first = recordingClient();
+    await writeStep(first.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, written);
+    expect(tables(first.inserts)).toEqual([
+      ['person', 1],
+      ['person_distinct_id2', 1],
+    ]);
+
+    const again = recordingClient();
+    await writeStep(again.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, written);
+    expect(tables(again.inserts)).toEqual([]);
+
+    const changed = recordingClient();
+    await writeStep(changed.client, events, [enrichment], { persons: [{ ...person, version: 4 }], distinctIds: [{ ...distinctId, version: 1 }] }, written);
+    expect(tables(changed.inserts)).toEqual([
+      ['person', 1],
+      ['person_distinct_id2', 1],
+    ]);
+
+    // Another process's memory is empty (a restart after kill -9): it writes them again.
+    const restarted = recordingClient();
+    await writeStep(restarted.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, new WrittenCopies());
+    expect(tables(restarted.inserts)).toEqual([
+      ['person', 1],
+      ['person_distinct_id2', 1],
+    ]);
   });
 
   it('reports an unreachable ClickHouse as an outage of the run', async () => {

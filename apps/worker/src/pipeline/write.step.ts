@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
-import { writeCopies } from '@sightline/persons';
+import { writeCopies, type GroupCopy, type PersonBatchCopies, type WrittenCopies } from '@sightline/persons';
 import { isClickHouseOutage } from './dependency-errors';
 import { toEventRow } from './event-row';
 import type { PreparedEvent } from './normalize.step';
@@ -10,17 +10,24 @@ import { runStep } from './step-result';
 /**
  * The run's events as one ClickHouse insert, beside the person and group copies the persons
  * step produced. The insert carries a deduplication token made from its uuids: an insert retried
- * after its answer was lost is skipped by ClickHouse instead of written twice.
+ * after its answer was lost is skipped by ClickHouse instead of written twice. Person and
+ * distinct-id copies this process already wrote at the same version are left out.
  */
 export async function writeStep(
   ch: ClickHouseClient,
   events: readonly PreparedEvent[],
   enrichments: readonly Enrichment[],
-  copies: Parameters<typeof writeCopies>[1],
+  copies: Partial<PersonBatchCopies> & { groups?: GroupCopy[] },
+  writtenCopies?: WrittenCopies,
 ): Promise<void> {
   const rows = events.map((event, i) => toEventRow(event, enrichments[i]!));
   const deduplicationToken = createHash('sha1')
     .update(rows.map((r) => r.uuid).join(','))
     .digest('hex');
-  await runStep('write', isClickHouseOutage, () => Promise.all([writeCopies(ch, copies), insertEvents(ch, rows, { deduplicationToken })]));
+  const personCopies = { persons: copies.persons ?? [], distinctIds: copies.distinctIds ?? [] };
+  const unwritten = writtenCopies ? writtenCopies.unwritten(personCopies) : personCopies;
+  await runStep('write', isClickHouseOutage, () =>
+    Promise.all([writeCopies(ch, { ...unwritten, groups: copies.groups }), insertEvents(ch, rows, { deduplicationToken })]),
+  );
+  writtenCopies?.record(unwritten);
 }
