@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 
 /**
@@ -9,10 +10,7 @@ import type { RequestHandler } from 'express';
  */
 export function publicCors(methods = 'GET, POST, OPTIONS'): RequestHandler {
   return (req, res, next) => {
-    res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
-    res.setHeader('Access-Control-Allow-Methods', methods);
-    res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type');
-    res.setHeader('Vary', 'Origin');
+    setPublicCorsHeaders(req, res, methods);
     if (req.method === 'OPTIONS') {
       res.setHeader('Allow', methods);
       res.status(200).json({ status: 1 });
@@ -20,4 +18,12 @@ export function publicCors(methods = 'GET, POST, OPTIONS'): RequestHandler {
     }
     next();
   };
+}
+
+/** publicCors's headers on any response, also a bare node:http one answered before Express. */
+export function setPublicCorsHeaders(req: IncomingMessage, res: ServerResponse, methods: string): void {
+  res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
+  res.setHeader('Access-Control-Allow-Methods', methods);
+  res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type');
+  res.setHeader('Vary', 'Origin');
 }

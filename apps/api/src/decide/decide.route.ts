@@ -5,7 +5,18 @@ import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/fl
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import querystring from 'node:querystring';
-import { ApiError, clientIp, createRequestObserver, errors, publicCors, readBody, writeApiError, writeJson, type FastPathFactory } from '@sightline/http';
+import {
+  ApiError,
+  clientIp,
+  createRequestObserver,
+  errors,
+  publicCors,
+  readBody,
+  setPublicCorsHeaders,
+  writeApiError,
+  writeJson,
+  type FastPathFactory,
+} from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import { writeHashKeyOverrides, type DecidePersonCache, type PersonForDecide } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
@@ -205,10 +216,7 @@ export function flagEvaluationFastPath(deps: DecideRouteDeps): FastPathFactory {
       const encoding = req.headers['content-encoding'];
       if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
       const id = observe(req, res, () => route);
-      res.setHeader('Access-Control-Allow-Origin', req.headers.origin ?? '*');
-      res.setHeader('Access-Control-Allow-Methods', FLAG_METHODS);
-      res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type');
-      res.setHeader('Vary', 'Origin');
+      setPublicCorsHeaders(req, res, FLAG_METHODS);
       let built: Logger | null = null;
       const log = () => (built ??= logger.child({ reqId: id }));
       void (async () => {
@@ -238,7 +246,7 @@ export function flagEvaluationFastPath(deps: DecideRouteDeps): FastPathFactory {
 /** `/decide` and `/flags`: public flag evaluation for SDKs, authenticated by the project API key. */
 export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
   const router = Router();
-  const readBody = express.raw({ type: () => true, limit: MAX_FLAGS_BODY_BYTES, inflate: true });
+  const rawBody = express.raw({ type: () => true, limit: MAX_FLAGS_BODY_BYTES, inflate: true });
 
   const evaluate =
     (shapeOf: (query: Record<string, unknown>) => ShapeChoice): RequestHandler =>
@@ -267,8 +275,8 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
   // CORS as for capture: decide and flags are called from browsers on any site.
   // On these paths only (not /flags/definitions, which takes a personal key).
   router.all(['/decide', '/flags'], publicCors(FLAG_METHODS));
-  router.post('/decide', readBody, evaluate(decideShape));
-  router.post('/flags', readBody, evaluate(flagsShape));
+  router.post('/decide', rawBody, evaluate(decideShape));
+  router.post('/flags', rawBody, evaluate(flagsShape));
   router.head(['/decide', '/flags'], head);
   router.get(['/decide', '/flags'], minimal);
   router.all(['/decide', '/flags'], notAllowed);

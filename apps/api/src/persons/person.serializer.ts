@@ -45,13 +45,15 @@ export function orderDistinctIds(ids: readonly string[]): string[] {
  */
 export async function serializePersons(db: Sql, teamId: number, rows: readonly PersonsQueryRow[]): Promise<PersonJson[]> {
   if (rows.length === 0) return [];
-  const stored = await db.query<{ id: string; uuid: string; distinct_ids: string[] | null }>(
-    `SELECT p.id::text AS id, p.uuid::text AS uuid,
-            (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
-       FROM persons p WHERE p.team_id = $1 AND p.uuid = ANY($2::uuid[])`,
-    [teamId, rows.map((r) => r.uuid)],
-  );
-  const [project] = await db.query<{ names: string[] | null }>('SELECT person_display_name_properties AS names FROM projects WHERE id = $1', [teamId]);
+  const [stored, [project]] = await Promise.all([
+    db.query<{ id: string; uuid: string; distinct_ids: string[] | null }>(
+      `SELECT p.id::text AS id, p.uuid::text AS uuid,
+              (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
+         FROM persons p WHERE p.team_id = $1 AND p.uuid = ANY($2::uuid[])`,
+      [teamId, rows.map((r) => r.uuid)],
+    ),
+    db.query<{ names: string[] | null }>('SELECT person_display_name_properties AS names FROM projects WHERE id = $1', [teamId]),
+  ]);
   const byUuid = new Map(stored.map((s) => [s.uuid, s]));
   return rows.flatMap((row) => {
     const person = byUuid.get(row.uuid);

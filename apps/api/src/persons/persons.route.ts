@@ -2,10 +2,10 @@ import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
+  cohortDefinitionOf,
   cohortsOfPerson,
   findCohorts,
   isUuidText,
-  loadCohortDefinitions,
   loadCohortsForQuery,
   PERSONS_CSV_EXPORT_LIMIT,
   queryPersons,
@@ -113,13 +113,20 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
   const { db, ch } = deps;
   const personsChanged = deps.personsChanged ?? (() => Promise.resolve());
 
-  const loadPerson: RequestHandler = async (req, _res, next) => {
-    const raw = String(req.params['person_id']);
-    const teamId = req.project!.id;
+  /** The uuid of the project's person named by its uuid or integer id; null when none, undefined when `raw` is neither. */
+  const personUuidOf = async (teamId: number, raw: string): Promise<string | null | undefined> => {
     let stored: { uuid: string }[];
     if (isUuidText(raw)) stored = await db.query('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND uuid = $2::uuid', [teamId, raw]);
     else if (/^\d{1,18}$/.test(raw)) stored = await db.query('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND id = $2::bigint', [teamId, raw]);
-    else {
+    else return undefined;
+    return stored[0]?.uuid ?? null;
+  };
+
+  const loadPerson: RequestHandler = async (req, _res, next) => {
+    const raw = String(req.params['person_id']);
+    const teamId = req.project!.id;
+    const uuid = await personUuidOf(teamId, raw);
+    if (uuid === undefined) {
       return next(
         errors.validation(
           `The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=${raw} instead.`,
@@ -128,7 +135,6 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         ),
       );
     }
-    const uuid = stored[0]?.uuid;
     if (!uuid) return next(errors.notFound());
     req.person = (await personsByUuid(teamId, [uuid]))[0];
     if (!req.person) return next(errors.notFound());
@@ -286,13 +292,18 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         const raw = queryText(req, 'person_id');
         if (raw === null) throw errors.validation('This field is required.', 'person_id', 'required');
         const teamId = req.project!.id;
-        let found: { uuid: string }[] = [];
-        if (isUuidText(raw)) found = await db.query('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND uuid = $2::uuid', [teamId, raw]);
-        else if (/^\d{1,18}$/.test(raw)) found = await db.query('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND id = $2::bigint', [teamId, raw]);
-        const personUuid = found[0]?.uuid;
+        const personUuid = await personUuidOf(teamId, raw);
         if (!personUuid) throw errors.notFound();
-        const ids = await cohortsOfPerson(ch, { teamId, personUuid, nowMs: deps.now(), cohorts: await loadCohortDefinitions(db, teamId) });
-        res.json({ results: await serializeCohorts(db, await findCohorts(db, teamId, ids)) });
+        // One read of the project's live cohorts: their definitions for the query, their rows for the answer.
+        const cohorts = await findCohorts(db, teamId);
+        const definitions = new Map(cohorts.map((row) => [row.id, cohortDefinitionOf(row)]));
+        const ids = new Set(await cohortsOfPerson(ch, { teamId, personUuid, nowMs: deps.now(), cohorts: definitions }));
+        res.json({
+          results: await serializeCohorts(
+            db,
+            cohorts.filter((row) => ids.has(row.id)),
+          ),
+        });
       },
     );
 

@@ -85,10 +85,9 @@ export async function listCohorts(db: Sql, teamId: number, filter: CohortListFil
   return { count: Number(total[0]!.n), rows };
 }
 
-/** Live cohorts of the project among `ids`, oldest first. */
-export async function findCohorts(db: Sql, teamId: number, ids: readonly number[]): Promise<CohortRow[]> {
-  if (ids.length === 0) return [];
-  return db.query<CohortRow>('SELECT * FROM cohorts WHERE team_id = $1 AND NOT deleted AND id = ANY($2::int[]) ORDER BY id', [teamId, ids]);
+/** The project's live cohorts, oldest first. */
+export async function findCohorts(db: Sql, teamId: number): Promise<CohortRow[]> {
+  return db.query<CohortRow>('SELECT * FROM cohorts WHERE team_id = $1 AND NOT deleted ORDER BY id', [teamId]);
 }
 
 export async function findCohort(db: Sql, teamId: number, id: number): Promise<CohortRow | null> {
