@@ -69,12 +69,22 @@ export async function splitPerson(
     const copies: PersonDistinctIdCopy[] = [];
     const moved: SplitResult['moved'] = [];
     const newVersion = Number(person.version) + DELETION_VERSION_BUMP + 1;
-    for (const { distinct_id: distinctId, version } of candidates) {
-      // The id the person was first created from derives the person's own uuid: that one gets a fresh uuid.
-      const derived = personUuidFor(teamId, distinctId);
-      const uuid = derived === person.uuid ? randomUUID() : derived;
-      const [deleted] = await tx.query<{ version: string }>('SELECT version FROM deleted_person_versions WHERE team_id = $1 AND uuid = $2', [teamId, uuid]);
-      const startVersion = Math.max(newVersion, deleted ? Number(deleted.version) + 1 : 0);
+    // The id the person was first created from derives the person's own uuid: that one gets a fresh uuid.
+    const targets = candidates.map((d) => {
+      const derived = personUuidFor(teamId, d.distinct_id);
+      return { ...d, uuid: derived === person.uuid ? randomUUID() : derived };
+    });
+    const deletedVersions = new Map(
+      (
+        await tx.query<{ uuid: string; version: string }>(
+          'SELECT uuid::text AS uuid, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($2::uuid[])',
+          [teamId, targets.map((t) => t.uuid)],
+        )
+      ).map((row) => [row.uuid, Number(row.version)]),
+    );
+    for (const { distinct_id: distinctId, version, uuid } of targets) {
+      const deleted = deletedVersions.get(uuid);
+      const startVersion = Math.max(newVersion, deleted === undefined ? 0 : deleted + 1);
       // PostHog: get_or_create; a person with this uuid may exist already (the id was split before).
       const [target] = await tx.query<{ id: string; version: string; created_at: Date | string; properties: Record<string, unknown>; is_identified: boolean }>(
         `INSERT INTO persons (team_id, uuid, version, created_at) VALUES ($1, $2, $3, to_timestamp($4::double precision / 1000))
