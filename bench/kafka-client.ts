@@ -5,9 +5,10 @@
  *
  * - produce: BENCH_IN_FLIGHT loops each sending one request's 100 messages (acks=-1) until
  *   BENCH_MESSAGES messages are acknowledged; messages/s and CPU µs per message of this process.
- * - consume: a new consumer group reads BENCH_MESSAGES messages from the beginning of a topic
+ * - consume: a new consumer group reads BENCH_CONSUME_MESSAGES messages from the beginning of a topic
  *   filled once for both clients, committing after every chunk of at most 1,000 messages of a
- *   partition (as the bus consumer does, before reading on); messages/s and CPU µs/message.
+ *   partition (as the bus consumer does, before reading on); messages/s and CPU µs/message,
+ *   timed from the first message delivered (joining the group is a fixed cost left out).
  * - codec: each client's own request building for those produce requests (serialisation, key
  *   partitioning, record batches, the Produce v7 body) and its own record-batch decoding, in
  *   this process without a broker; CPU µs per message. This part runs for both clients on any
@@ -18,7 +19,8 @@
  * clients alike) and the ratio platformatic / kafkajs (throughput: > 1 is faster; CPU: < 1 is
  * cheaper).
  *
- *   npm run bench:kafka-client      (BENCH_RUNS, BENCH_MESSAGES, BENCH_IN_FLIGHT to tune;
+ *   npm run bench:kafka-client      (BENCH_RUNS, BENCH_MESSAGES, BENCH_CONSUME_MESSAGES,
+ *                                    BENCH_IN_FLIGHT to tune;
  *                                    BENCH_KAFKA_BROKERS=host:port,… to use a running cluster
  *                                    instead of starting the mock)
  */
@@ -45,8 +47,16 @@ const kafkajsDecodeRecordBatch = require('kafkajs/src/protocol/recordBatch/v0/de
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? 100_000);
+/**
+ * librdkafka's mock keeps only the last 5 MiB of each partition (older message sets are
+ * dropped), so a consumer group reading from the beginning sees at most that: 20,000 of these
+ * messages stay under it on the fullest of the 4 partitions.
+ */
+const CONSUME_MESSAGES = Number(process.env['BENCH_CONSUME_MESSAGES'] ?? 20_000);
 const IN_FLIGHT = Number(process.env['BENCH_IN_FLIGHT'] ?? 32);
+/** Produce requests encoded per codec measurement; decoding, far cheaper, goes over 5× as many. */
 const CODEC_REQUESTS = 2_000;
+const DECODE_REQUESTS = 5 * CODEC_REQUESTS;
 const PARTITIONS = 4;
 const COMMIT_EVERY = 1_000;
 const CLIENTS = ['kafkajs', 'platformatic'] as const;
@@ -57,17 +67,39 @@ interface Measured {
   cpuUsPerMessage: number;
 }
 
-/** Wall time and this process's CPU time (user + system) of `work`, per message. */
-async function measure(messages: number, work: () => Promise<void>): Promise<Measured> {
+/** Wall time and this process's CPU time (user + system) from now to `stop`, per message. */
+function meter(): { stop(messages: number): Measured } {
   const cpu = process.cpuUsage();
   const started = performance.now();
+  return {
+    stop(messages) {
+      const seconds = (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
+      return { messagesPerSec: messages / seconds, cpuUsPerMessage: (used.user + used.system) / messages };
+    },
+  };
+}
+
+async function measure(messages: number, work: () => Promise<void>): Promise<Measured> {
+  const m = meter();
   await work();
-  const seconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  return { messagesPerSec: messages / seconds, cpuUsPerMessage: (used.user + used.system) / messages };
+  return m.stop(messages);
 }
 
 const BATCH = producedMessages('batch100');
+
+/** Rejects when a consumer has received no message for a minute (a stuck group), instead of hanging the run. */
+function stalled(seen: () => number, reject: (error: Error) => void): void {
+  let last = -1;
+  const timer = setInterval(() => {
+    if (seen() === last) {
+      clearInterval(timer);
+      reject(new Error(`consumer stalled after ${last} messages`));
+    }
+    last = seen();
+  }, 60_000);
+  timer.unref();
+}
 
 /** Runs `loops` concurrent loops of `send` until `requests` sends were started. */
 async function inFlight(requests: number, loops: number, send: () => Promise<unknown>): Promise<void> {
@@ -106,29 +138,32 @@ async function kafkajsConsume(brokers: string[], topic: string, groupId: string,
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   try {
-    return await measure(messages, async () => {
-      let seen = 0;
-      await new Promise<void>((resolve, reject) => {
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatchAutoResolve: false,
-            partitionsConsumedConcurrently: PARTITIONS,
-            eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-              for (let start = 0; start < batch.messages.length; start += COMMIT_EVERY) {
-                const chunk = batch.messages.slice(start, start + COMMIT_EVERY);
-                for (const m of chunk) if (m.value) seen++;
-                const last = chunk[chunk.length - 1]!.offset;
-                resolveOffset(last);
-                await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
-                await heartbeat();
-              }
-              if (seen >= messages) resolve();
-            },
-          })
-          .catch(reject);
-      });
+    // Timed from the first message delivered: joining the group is not part of it.
+    let timing: ReturnType<typeof meter> | undefined;
+    let seen = 0;
+    await new Promise<void>((resolve, reject) => {
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: PARTITIONS,
+          eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+            timing ??= meter();
+            for (let start = 0; start < batch.messages.length; start += COMMIT_EVERY) {
+              const chunk = batch.messages.slice(start, start + COMMIT_EVERY);
+              for (const m of chunk) if (m.value) seen++;
+              const last = chunk[chunk.length - 1]!.offset;
+              resolveOffset(last);
+              await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+              await heartbeat();
+            }
+            if (seen >= messages) resolve();
+          },
+        })
+        .catch(reject);
+      stalled(() => seen, reject);
     });
+    return timing!.stop(seen);
   } finally {
     await consumer.disconnect();
   }
@@ -172,23 +207,25 @@ async function platformaticConsume(brokers: string[], topic: string, groupId: st
     autocommit: false,
   });
   try {
-    return await measure(messages, async () => {
-      const stream = await consumer.consume({ topics: [topic], mode: 'committed', fallbackMode: 'earliest' });
-      const sinceCommit = new Map<number, number>();
-      let seen = 0;
-      for await (const m of stream) {
-        if (m.value) seen++;
-        const n = (sinceCommit.get(m.partition) ?? 0) + 1;
-        sinceCommit.set(m.partition, n);
-        if (n >= COMMIT_EVERY || seen >= messages) {
-          await m.commit(); // commits this message's offset + 1
-          sinceCommit.set(m.partition, 0);
-        }
-        if (seen >= messages) break;
+    const stream = await consumer.consume({ topics: [topic], mode: 'committed', fallbackMode: 'earliest' });
+    // Timed from the first message delivered: joining the group is not part of it.
+    let timing: ReturnType<typeof meter> | undefined;
+    const sinceCommit = new Map<number, number>();
+    let seen = 0;
+    for await (const m of stream) {
+      timing ??= meter();
+      if (m.value) seen++;
+      const n = (sinceCommit.get(m.partition) ?? 0) + 1;
+      sinceCommit.set(m.partition, n);
+      if (n >= COMMIT_EVERY || seen >= messages) {
+        await m.commit(); // commits this message's offset + 1
+        sinceCommit.set(m.partition, 0);
       }
-      // Partitions whose last chunk was short.
-      await stream.close();
-    });
+      if (seen >= messages) break;
+    }
+    const result = timing!.stop(seen);
+    await stream.close();
+    return result;
   } finally {
     await consumer.close(true);
   }
@@ -266,13 +303,14 @@ async function codec(client: ClientName): Promise<{ encode: Measured; decode: Me
           }
         });
   const batches = recordBatches();
+  const decoded = DECODE_REQUESTS * BATCH.length;
   const decode =
     client === 'kafkajs'
-      ? await measure(messages, async () => {
-          for (let r = 0; r < CODEC_REQUESTS; r++) for (const b of batches) await kafkajsDecodeRecordBatch(new KafkajsDecoder(b));
+      ? await measure(decoded, async () => {
+          for (let r = 0; r < DECODE_REQUESTS; r++) for (const b of batches) await kafkajsDecodeRecordBatch(new KafkajsDecoder(b));
         })
-      : await measure(messages, async () => {
-          for (let r = 0; r < CODEC_REQUESTS; r++) for (const b of batches) platformatic.readRecordsBatch(platformatic.Reader.from(b));
+      : await measure(decoded, async () => {
+          for (let r = 0; r < DECODE_REQUESTS; r++) for (const b of batches) platformatic.readRecordsBatch(platformatic.Reader.from(b));
         });
   return { encode, decode };
 }
@@ -297,7 +335,7 @@ async function main() {
     const brokers = given ? given.split(',') : (await startKafkaMock(launcher)).kafkaBrokers;
     const prefix = `bench${Date.now()}`;
     console.log(
-      `kafka client bench: ${RUNS} runs, ${MESSAGES} messages of ${BATCH.length}-message requests (${Math.round(BATCH.reduce((n, m) => n + m.key.length + m.value.length, 0) / BATCH.length)} bytes each), ` +
+      `kafka client bench: ${RUNS} runs, ${MESSAGES} messages produced and ${CONSUME_MESSAGES} consumed, of ${BATCH.length}-message requests (${Math.round(BATCH.reduce((n, m) => n + m.key.length + m.value.length, 0) / BATCH.length)} bytes each), ` +
         `${IN_FLIGHT} in flight, ${given ? `brokers ${given}` : 'librdkafka mock cluster'}, ${os.cpus().length} CPUs, load ${os
           .loadavg()
           .map((l) => l.toFixed(2))
@@ -305,7 +343,7 @@ async function main() {
     );
     // The topic both consumers read: filled once, with kafkajs (the client every broker here takes).
     const consumeTopic = `${prefix}.consume`;
-    await kafkajsProduce(brokers, consumeTopic, MESSAGES);
+    await kafkajsProduce(brokers, consumeTopic, CONSUME_MESSAGES);
 
     const results: Record<ClientName, Record<Part, Measured[]>> = {
       kafkajs: { produce: [], consume: [], 'encode (codec)': [], 'decode (codec)': [] },
@@ -322,8 +360,10 @@ async function main() {
         try {
           const produce = client === 'kafkajs' ? kafkajsProduce : platformaticProduce;
           const consume = client === 'kafkajs' ? kafkajsConsume : platformaticConsume;
+          console.error(`run ${run + 1}: ${client} produce`);
           results[client].produce.push(await produce(brokers, `${prefix}.produce-${client}-${run}`, MESSAGES));
-          results[client].consume.push(await consume(brokers, consumeTopic, `${prefix}-${client}-${run}`, MESSAGES));
+          console.error(`run ${run + 1}: ${client} consume`);
+          results[client].consume.push(await consume(brokers, consumeTopic, `${prefix}-${client}-${run}`, CONSUME_MESSAGES));
         } catch (error) {
           refused[client] = refusal(error);
         }
