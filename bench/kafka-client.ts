@@ -34,15 +34,12 @@ import { producedMessages } from './gateway-messages';
 import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-services';
 
 // kafkajs keeps its protocol encoders outside its public API; the codec part reaches them by path.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafkajsProduceV7 = require('kafkajs/src/protocol/requests/produce/v7/request') as (args: {
   acks: number;
   timeout: number;
   topicData: { topic: string; partitions: { partition: number; messages: { key: string; value: string }[] }[] }[];
 }) => { encode(): Promise<{ buffer: Buffer }> };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const KafkajsDecoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => unknown;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const kafkajsDecodeRecordBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (decoder: unknown) => Promise<{ records: unknown[] }>;
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
