@@ -87,17 +87,20 @@ async function measure(messages: number, work: () => Promise<void>): Promise<Mea
 
 const BATCH = producedMessages('batch100');
 
-/** Rejects when a consumer has received no message for a minute (a stuck group), instead of hanging the run. */
-function stalled(seen: () => number, reject: (error: Error) => void): void {
+/**
+ * Calls `fail` when a consumer has received no message for a minute (a stuck group), instead
+ * of hanging the run; returns the function that ends the watch.
+ */
+function watchStall(seen: () => number, fail: (error: Error) => void): () => void {
   let last = -1;
   const timer = setInterval(() => {
     if (seen() === last) {
       clearInterval(timer);
-      reject(new Error(`consumer stalled after ${last} messages`));
+      fail(new Error(`consumer stalled after ${last} messages`));
     }
     last = seen();
   }, 60_000);
-  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Runs `loops` concurrent loops of `send` until `requests` sends were started. */
@@ -140,6 +143,7 @@ async function kafkajsConsume(brokers: string[], topic: string, groupId: string,
     // Timed from the first message delivered: joining the group is not part of it.
     let timing: ReturnType<typeof meter> | undefined;
     let seen = 0;
+    let unwatch: () => void = () => {};
     await new Promise<void>((resolve, reject) => {
       consumer
         .run({
@@ -160,8 +164,8 @@ async function kafkajsConsume(brokers: string[], topic: string, groupId: string,
           },
         })
         .catch(reject);
-      stalled(() => seen, reject);
-    });
+      unwatch = watchStall(() => seen, reject);
+    }).finally(() => unwatch());
     return timing!.stop(seen);
   } finally {
     await consumer.disconnect();
@@ -211,6 +215,14 @@ async function platformaticConsume(brokers: string[], topic: string, groupId: st
     let timing: ReturnType<typeof meter> | undefined;
     const sinceCommit = new Map<number, number>();
     let seen = 0;
+    let stall: Error | undefined;
+    const unwatch = watchStall(
+      () => seen,
+      (error) => {
+        stall = error;
+        void stream.close();
+      },
+    );
     for await (const m of stream) {
       timing ??= meter();
       if (m.value) seen++;
@@ -222,6 +234,8 @@ async function platformaticConsume(brokers: string[], topic: string, groupId: st
       }
       if (seen >= messages) break;
     }
+    unwatch();
+    if (stall) throw stall;
     const result = timing!.stop(seen);
     await stream.close();
     return result;
