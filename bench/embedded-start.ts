@@ -59,7 +59,7 @@ async function timeToHealthy(nodeArgs: string[], dataDir: string, port: number):
 }
 
 async function main() {
-  if (process.env['BENCH_FRESH_TEMPLATE'] === '1') fs.rmSync(pgliteTemplatePath(), { force: true });
+  if (process.env['BENCH_FRESH_TEMPLATE'] === '1') fs.rmSync(pgliteTemplatePath(), { recursive: true, force: true });
   console.log(
     `load average ${os
       .loadavg()

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { Pool, type PoolClient } from 'pg';
 import { postgresEnv } from '@sightline/config';
-import { loadPgliteTemplate } from './pglite-template';
+import { copyPgliteTemplate } from './pglite-template';
 
 /** The slice of SQL both adapters share: parameterised queries and multi-statement scripts. */
 export interface QueryOptions {
@@ -39,7 +39,7 @@ export interface MetadataStoreConfig {
   /** Most connections open at once (DATABASE_POOL_SIZE); PGlite has one. */
   poolSize?: number;
   /**
-   * PGlite only: a new data directory is unpacked from the install's migrated template
+   * PGlite only: a new data directory is copied from the install's migrated template
    * (pglite-template.ts) instead of running initdb; false runs initdb (tests of migrations).
    */
   pgliteTemplate?: boolean;
@@ -99,9 +99,8 @@ async function createPgliteStore(dir: string, useTemplate: boolean): Promise<Met
   // Loaded lazily: only the embedded mode needs the WASM build of Postgres.
   const pglite = await import('@electric-sql/pglite');
   const wrap = (db: PGlite) => wrapPglite(db, pglite);
-  const isNew = !existsSync(join(dir, 'PG_VERSION'));
-  const loadDataDir = isNew && useTemplate ? await loadPgliteTemplate(wrap) : undefined;
-  return wrap(await pglite.PGlite.create(dir, loadDataDir ? { loadDataDir } : {}));
+  if (useTemplate && !existsSync(join(dir, 'PG_VERSION'))) await copyPgliteTemplate(dir, wrap);
+  return wrap(await pglite.PGlite.create(dir));
 }
 
 /** A statement PGlite parsed and planned once: its parameter types and the shape of its rows. */
