@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /** Carries "the flags of project N changed" to every process that caches definitions. */
 export interface InvalidationChannel {
@@ -33,6 +33,8 @@ export const FLAG_CHANGES_CHANNEL = 'sightline:feature-flags:changed';
  */
 export function createRedisInvalidation(redisUrl: string, options: { channel?: string } = {}): InvalidationChannel {
   const channel = options.channel ?? FLAG_CHANGES_CHANNEL;
+  // Loaded here, not at import: the embedded mode never needs it, and it is start time.
+  const { Redis } = require('ioredis') as typeof import('ioredis');
   const publisher = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
   let subscriber: Redis | null = null;
   return {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { postgresEnv } from '@sightline/config';
 import { copyPgliteTemplate } from './pglite-template';
 
@@ -65,6 +65,8 @@ function pgSql(client: Pool | PoolClient): Sql {
 }
 
 function createPgStore(url: string, poolSize: number): MetadataStore {
+  // Loaded here, not at import: the embedded mode (PGlite) never needs it, and it is start time.
+  const { Pool } = require('pg') as typeof import('pg');
   const pool = new Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
