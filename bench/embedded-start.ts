@@ -16,19 +16,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pgliteTemplatePath } from '@sightline/postgres';
+import { EMBEDDED_SOURCE_NODE_ARGS, npmStartNodeArgs } from '@sightline/testkit';
 import { median } from './bench-process';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const ROOT = path.join(__dirname, '..');
-
-/** `npm start`'s node arguments, read from package.json so the benchmark times what users run. */
-function npmStartArgs(): string[] {
-  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const [command, ...args] = start.split(/\s+/);
-  if (command !== 'node') throw new Error(`npm start is not a node command: ${start}`);
-  return args;
-}
-const TSX_ARGS = ['--import', 'tsx', 'apps/all-in-one/src/main.ts'];
 
 async function timeToHealthy(nodeArgs: string[], dataDir: string, port: number): Promise<number> {
   const started = performance.now();
@@ -66,12 +58,12 @@ async function main() {
       .map((l) => l.toFixed(2))
       .join(' ')}, ${os.cpus().length} cores`,
   );
-  const variants = [{ name: 'npm start', args: npmStartArgs() }];
+  const variants = [{ name: 'npm start', args: npmStartNodeArgs() }];
   // Compiled first, as `npm ci` leaves it (an edited source would be compiled by the first start).
   if (variants[0]!.args[0]?.endsWith('run-compiled.cjs')) {
     spawnSync(process.execPath, [variants[0]!.args[0], '--build', ...variants[0]!.args.slice(1)], { cwd: ROOT, stdio: 'inherit' });
   }
-  if (process.env['BENCH_TSX'] === '1') variants.push({ name: 'through tsx', args: TSX_ARGS });
+  if (process.env['BENCH_TSX'] === '1') variants.push({ name: 'through tsx', args: [...EMBEDDED_SOURCE_NODE_ARGS] });
   const first = variants.map(() => [] as number[]);
   const restart = variants.map(() => [] as number[]);
   for (let run = 0; run < RUNS; run++) {
