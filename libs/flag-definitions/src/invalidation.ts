@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /**
  * Carries "what project N cached changed" to every process that caches it. Messages default to
@@ -54,6 +54,8 @@ export function createRedisInvalidation<M = number>(
 ): InvalidationChannel<M> {
   const channel = options.channel ?? FLAG_CHANGES_CHANNEL;
   const codec = options.codec ?? (projectIdCodec as unknown as InvalidationCodec<M>);
+  // Loaded here, not at import: the embedded mode never needs it, and it is start time.
+  const { Redis } = require('ioredis') as typeof import('ioredis');
   const publisher = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
   let subscriber: Redis | null = null;
   return {

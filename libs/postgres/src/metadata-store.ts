@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { postgresEnv } from '@sightline/config';
-import { loadPgliteTemplate } from './pglite-template';
+import { copyPgliteTemplate } from './pglite-template';
 
 /** The slice of SQL both adapters share: parameterised queries and multi-statement scripts. */
 export interface QueryOptions {
@@ -39,7 +39,7 @@ export interface MetadataStoreConfig {
   /** Most connections open at once (DATABASE_POOL_SIZE); PGlite has one. */
   poolSize?: number;
   /**
-   * PGlite only: a new data directory is unpacked from the install's migrated template
+   * PGlite only: a new data directory is copied from the install's migrated template
    * (pglite-template.ts) instead of running initdb; false runs initdb (tests of migrations).
    */
   pgliteTemplate?: boolean;
@@ -65,6 +65,8 @@ function pgSql(client: Pool | PoolClient): Sql {
 }
 
 function createPgStore(url: string, poolSize: number): MetadataStore {
+  // Loaded here, not at import: the embedded mode (PGlite) never needs it, and it is start time.
+  const { Pool } = require('pg') as typeof import('pg');
   const pool = new Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
@@ -99,9 +101,8 @@ async function createPgliteStore(dir: string, useTemplate: boolean): Promise<Met
   // Loaded lazily: only the embedded mode needs the WASM build of Postgres.
   const pglite = await import('@electric-sql/pglite');
   const wrap = (db: PGlite) => wrapPglite(db, pglite);
-  const isNew = !existsSync(join(dir, 'PG_VERSION'));
-  const loadDataDir = isNew && useTemplate ? await loadPgliteTemplate(wrap) : undefined;
-  return wrap(await pglite.PGlite.create(dir, loadDataDir ? { loadDataDir } : {}));
+  if (useTemplate && !existsSync(join(dir, 'PG_VERSION'))) await copyPgliteTemplate(dir, wrap);
+  return wrap(await pglite.PGlite.create(dir));
 }
 
 /** A statement PGlite parsed and planned once: its parameter types and the shape of its rows. */
