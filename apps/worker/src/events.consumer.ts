@@ -11,7 +11,7 @@ import { personsStep } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
-import { definitionsStep } from './pipeline/definitions.step';
+import { createDefinitionsRecorder } from './pipeline/definitions.step';
 
 export interface EventsConsumerDeps {
   ch: ClickHouseClient;
@@ -41,7 +41,8 @@ interface DeadLetter extends Entry {
  * The events pipeline (see the step files in ./pipeline): per message parse → team →
  * normalize (each ok / drop / dead-letter), then for the whole run persons & groups (one
  * Postgres transaction), one ClickHouse insert of the rows plus the person/group copies,
- * then the dead letters. Resolving lets the bus commit the batches of the run.
+ * then the dead letters; the event and property definitions of the written events are recorded
+ * in the background. Resolving lets the bus commit the batches of the run.
  *
  * A dependency outage rejects the run: the bus retries it with backoff and commits
  * nothing. Any other failure means some message can never succeed; the run is then
@@ -55,6 +56,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const groupTypes = new GroupTypeIndexes(deps.db);
   const personlessCache = new PersonlessDistinctIdCache();
   const writtenCopies = new WrittenCopies();
+  const definitions = createDefinitionsRecorder(deps.db, deps.logger);
 
   async function prepare(entries: readonly Entry[]) {
     const prepared: (Entry & { event: PreparedEvent })[] = [];
@@ -121,9 +123,8 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       done = timer('write');
       await writeStep(deps.ch, events, enrichments, copies, writtenCopies);
       done();
-      done = timer('definitions');
-      await definitionsStep(deps.db, events, deps.logger);
-      done();
+      // Metadata, recorded once the events are written but not waited for (it may lag).
+      definitions.record(events);
       for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
       const writtenPerTopic = new Map<string, number>();
       for (const p of prepared) writtenPerTopic.set(p.batch.topic, (writtenPerTopic.get(p.batch.topic) ?? 0) + 1);
