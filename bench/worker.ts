@@ -45,6 +45,8 @@ const TOKEN = 'phc_bench_worker_key';
 const logger = createLogger({ service: 'bench-worker', level: 'warn' });
 const PRODUCE_CHUNK = Number(process.env.BENCH_PRODUCE_CHUNK ?? 20_000);
 const TOPIC_SLICE = 20_000;
+/** Runs the pipeline keeps in progress at once (unset: its default). */
+const RUNS_AT_ONCE = process.env.BENCH_RUNS_AT_ONCE ? Number(process.env.BENCH_RUNS_AT_ONCE) : undefined;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
 
 type Scenario = 'personless' | 'persons';
@@ -244,7 +246,16 @@ async function main() {
         // One pipeline for the whole run, as one worker process keeps one for its topic: what it
         // remembers between batches (copies already written, personless ids, group types)
         // carries across the slices. Its dead letters (none expected) go to the run's own topic.
-        const handler = createEventsConsumer({ ch: wch, db, bus, topics: topicNames(`${name}.`), resolveTeam: async () => 1, metrics, logger });
+        const handler = createEventsConsumer({
+          ch: wch,
+          db,
+          bus,
+          topics: topicNames(`${name}.`),
+          resolveTeam: async () => 1,
+          metrics,
+          logger,
+          runsAtOnce: RUNS_AT_ONCE,
+        });
         let busyMs = 0;
         let handled = 0;
         let batches = 0;

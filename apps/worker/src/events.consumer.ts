@@ -24,6 +24,8 @@ export interface EventsConsumerDeps {
   logger: Logger;
   /** Told which projects' persons or groups a committed run wrote (decide drops its cached persons). */
   personChanges?: PersonChangeNotifier;
+  /** Most runs in progress at once (default: as many as the bus hands out partitions at a time). */
+  runsAtOnce?: number;
 }
 
 /** A message with the batch (topic, partition) it came in. */
@@ -170,7 +172,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     }
   }
 
-  return coalesceConcurrentBatches(run);
+  return coalesceConcurrentBatches(run, deps.runsAtOnce);
 }
 
 /**
