@@ -5,6 +5,7 @@
  *
  *   npm run bench:worker                      (defaults below)
  *   BENCH_EVENTS=100000 BENCH_RUNS=3 npm run bench:worker
+ *   BENCH_RUNS_AT_ONCE=2 npm run bench:worker  (runs the pipeline keeps in progress; default the worker's)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
