@@ -5,13 +5,15 @@
  *
  *   npm run bench:worker                      (defaults below)
  *   BENCH_EVENTS=100000 BENCH_RUNS=3 npm run bench:worker
+ *   BENCH_RUNS_AT_ONCE=2 npm run bench:worker  (runs the pipeline keeps in progress; default the worker's)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
  * write to the same engine over the same HTTP client. Each run uses fresh databases and a
- * fresh topic per 20,000 events (the Kafka mock keeps ~5 MB per partition); each slice is
- * produced before its clock starts, and the clock runs from the first batch the worker
- * handles to the last row's insert (group joins are not counted).
+ * fresh topic per 20,000 events (the Kafka mock keeps ~5 MB per partition), all handled by one
+ * pipeline as one worker process would; each slice is produced before its clock starts, and the
+ * clock runs from the first batch the worker handles to the last row's insert (group joins are
+ * not counted).
  *
  * Scenarios:
  *   raw        prebuilt event rows, insertEvents in batches of WORKER_BATCH (no bus, no persons)
@@ -44,6 +46,8 @@ const TOKEN = 'phc_bench_worker_key';
 const logger = createLogger({ service: 'bench-worker', level: 'warn' });
 const PRODUCE_CHUNK = Number(process.env.BENCH_PRODUCE_CHUNK ?? 20_000);
 const TOPIC_SLICE = 20_000;
+/** Runs the pipeline keeps in progress at once (unset: its default). */
+const RUNS_AT_ONCE = process.env.BENCH_RUNS_AT_ONCE ? Number(process.env.BENCH_RUNS_AT_ONCE) : undefined;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
 
 type Scenario = 'personless' | 'persons';
@@ -240,6 +244,19 @@ async function main() {
         // The Kafka mock keeps only ~5 MB per partition (~20 MB per topic), so the events go
         // through in slices of TOPIC_SLICE, one topic each, produced before the slice is timed.
         const metrics: Metrics = createMetrics();
+        // One pipeline for the whole run, as one worker process keeps one for its topic: what it
+        // remembers between batches (copies already written, personless ids, group types)
+        // carries across the slices. Its dead letters (none expected) go to the run's own topic.
+        const handler = createEventsConsumer({
+          ch: wch,
+          db,
+          bus,
+          topics: topicNames(`${name}.`),
+          resolveTeam: async () => 1,
+          metrics,
+          logger,
+          runsAtOnce: RUNS_AT_ONCE,
+        });
         let busyMs = 0;
         let handled = 0;
         let batches = 0;
@@ -247,7 +264,6 @@ async function main() {
           const part = messages.slice(slice * TOPIC_SLICE, (slice + 1) * TOPIC_SLICE);
           const topics = topicNames(`${name}.${slice}.`);
           for (let i = 0; i < part.length; i += PRODUCE_CHUNK) await bus.send(topics.events, part.slice(i, i + PRODUCE_CHUNK));
-          const handler = createEventsConsumer({ ch: wch, db, bus, topics, resolveTeam: async () => 1, metrics, logger });
           let first = 0;
           let last = 0;
           let sliceHandled = 0;

@@ -1,4 +1,4 @@
-import { collectDefinitionSightings } from './definitions.repository';
+import { collectDefinitionSightings, mergeDefinitionSightings } from './definitions.repository';
 
 describe('collectDefinitionSightings', () => {
   it('counts each name once per event and project, with the first value that says a type', () => {
@@ -21,5 +21,21 @@ describe('collectDefinitionSightings', () => {
   it('skips empty and over-long names', () => {
     const sightings = collectDefinitionSightings([{ teamId: 1, event: 'e'.repeat(201), properties: { '': 1, ['k'.repeat(201)]: 1 } }]);
     expect(sightings).toEqual({ events: [], properties: [] });
+  });
+});
+
+describe('mergeDefinitionSightings', () => {
+  it('equals the sightings of both batches collected at once', () => {
+    const first = [
+      { teamId: 2, event: 'b', properties: { price: null, $set: { plan: 'pro' } } },
+      { teamId: 1, event: 'a', properties: { price: 3 } },
+    ];
+    const second = [
+      { teamId: 2, event: 'b', properties: { price: 'free', $set_once: { plan: 1 } } },
+      { teamId: 1, event: 'c', properties: { size: true } },
+    ];
+    expect(mergeDefinitionSightings(collectDefinitionSightings(first), collectDefinitionSightings(second))).toEqual(
+      collectDefinitionSightings([...first, ...second]),
+    );
   });
 });

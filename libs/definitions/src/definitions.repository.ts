@@ -51,12 +51,36 @@ export function collectDefinitionSightings(events: readonly EventForDefinitions[
       }
     }
   }
-  // Sorted, so concurrent workers take the rows' locks in one order and never deadlock.
+  return sortedSightings(eventCounts.values(), properties.values());
+}
+
+// Sorted, so concurrent workers take the rows' locks in one order and never deadlock.
+function sortedSightings(
+  events: Iterable<DefinitionSightings['events'][number]>,
+  properties: Iterable<DefinitionSightings['properties'][number]>,
+): DefinitionSightings {
   const byKey = <T extends { teamId: number; name: string }>(a: T, b: T) => a.teamId - b.teamId || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  return {
-    events: [...eventCounts.values()].sort(byKey),
-    properties: [...properties.values()].sort((a, b) => a.type - b.type || byKey(a, b)),
-  };
+  return { events: [...events].sort(byKey), properties: [...properties].sort((a, b) => a.type - b.type || byKey(a, b)) };
+}
+
+/** The sightings of two batches as one: volumes added, a property's first known type kept. */
+export function mergeDefinitionSightings(a: DefinitionSightings, b: DefinitionSightings): DefinitionSightings {
+  const events = new Map(a.events.map((e) => [`${e.teamId}\u0000${e.name}`, { ...e }]));
+  for (const e of b.events) {
+    const seen = events.get(`${e.teamId}\u0000${e.name}`);
+    if (seen) seen.volume += e.volume;
+    else events.set(`${e.teamId}\u0000${e.name}`, { ...e });
+  }
+  const properties = new Map(a.properties.map((p) => [`${p.teamId}\u0000${p.type}\u0000${p.name}`, { ...p }]));
+  for (const p of b.properties) {
+    const key = `${p.teamId}\u0000${p.type}\u0000${p.name}`;
+    const seen = properties.get(key);
+    if (seen) {
+      seen.volume += p.volume;
+      seen.propertyType ??= p.propertyType;
+    } else properties.set(key, { ...p });
+  }
+  return sortedSightings(events.values(), properties.values());
 }
 
 /**

@@ -1,5 +1,5 @@
-import { validate, version } from 'uuid';
-import { normalizeEvent, personUuidFor } from './ingest-message';
+import { v5 as uuidv5, validate, version } from 'uuid';
+import { normalizeEvent, PERSON_UUID_NAMESPACE, personUuidFor } from './ingest-message';
 
 const ctx = { token: 'phc_x', teamId: 1, nowMs: Date.parse('2024-01-01T00:00:06Z'), sentAt: null, ip: '1.2.3.4', historicalMigration: false };
 
@@ -58,6 +58,13 @@ describe('personUuidFor', () => {
     expect(version(id)).toBe(5);
     expect(personUuidFor(2, 'user-1')).toBe(id);
     expect(personUuidFor(3, 'user-1')).not.toBe(id);
+  });
+
+  it('equals the UUIDv5 of the name as text under the namespace as text (any characters)', () => {
+    for (const distinctId of ['user-1', 'ünïcödé 😀', '']) {
+      expect(personUuidFor(7, distinctId)).toBe(uuidv5(`7:${distinctId}`, PERSON_UUID_NAMESPACE));
+    }
+    expect(personUuidFor(1, 'a')).toBe('84877a1c-03f2-5cfd-8633-cf112f0d565a');
   });
 });
 

@@ -1,4 +1,4 @@
-import { v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
+import { parse as parseUuid, v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
 import { exceedsDepth } from '@sightline/json-input';
@@ -27,7 +27,9 @@ const MAX_DISTINCT_ID_LENGTH = 200;
 
 /** Person ids derive from the distinct id (PostHog: UUIDv5 in this namespace over "team:distinct_id"). */
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
-export const personUuidFor = (teamId: number, distinctId: string) => uuidv5(`${teamId}:${distinctId}`, PERSON_UUID_NAMESPACE);
+/** The namespace as bytes, and the name encoded natively: the worker derives a uuid per event, and the string forms are parsed and encoded in JavaScript on every call. */
+const PERSON_UUID_NAMESPACE_BYTES = parseUuid(PERSON_UUID_NAMESPACE);
+export const personUuidFor = (teamId: number, distinctId: string) => uuidv5(Buffer.from(`${teamId}:${distinctId}`, 'utf8'), PERSON_UUID_NAMESPACE_BYTES);
 
 /** Strings stay; numbers, arrays and objects become compact JSON; missing/null is absent. */
 function readDistinctId(e: RawEvent): string | null {

@@ -1,6 +1,6 @@
 import type { Logger } from '@sightline/logger';
 import type { Sql } from '@sightline/postgres';
-import { definitionsStep } from './definitions.step';
+import { createDefinitionsRecorder, definitionsStep } from './definitions.step';
 import type { PreparedEvent } from './normalize.step';
 
 const event = (name: string, properties: Record<string, unknown>): PreparedEvent => ({
@@ -39,5 +39,65 @@ describe('definitionsStep', () => {
     const { logger, warnings } = recordingLogger();
     await expect(definitionsStep(db, [event('x', {})], logger)).resolves.toBeUndefined();
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('createDefinitionsRecorder', () => {
+  it('writes in the background, one write at a time, merging what runs queue meanwhile', async () => {
+    const queries: { text: string; params: readonly unknown[] }[] = [];
+    const releases: (() => void)[] = [];
+    const db = {
+      query: (text: string, params: readonly unknown[] = []) =>
+        new Promise((resolve) => {
+          queries.push({ text, params });
+          releases.push(() => resolve([]));
+        }),
+    } as unknown as Sql;
+    const { logger, warnings } = recordingLogger();
+    const recorder = createDefinitionsRecorder(db, logger);
+    recorder.record([event('$pageview', { $browser: 'Chrome' })]);
+    // The first write is under way; the next two runs wait and go together.
+    expect(queries).toHaveLength(1);
+    recorder.record([event('$pageview', { $browser: 'Firefox' }), event('signed_up', {})]);
+    recorder.record([event('$pageview', { $os: 'Mac OS X' })]);
+    expect(queries).toHaveLength(1);
+    let idle = false;
+    const whenIdle = recorder.idle().then(() => (idle = true));
+    while (releases.length > 0) {
+      releases.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+    await whenIdle;
+    expect(idle).toBe(true);
+    expect(queries.map((q) => q.params)).toEqual([
+      [[1], ['$pageview'], [1]],
+      [[1], [1], ['$browser'], ['String'], [1]],
+      [
+        [1, 1],
+        ['$pageview', 'signed_up'],
+        [2, 1],
+      ],
+      [
+        [1, 1],
+        [1, 1],
+        ['$browser', '$os'],
+        ['String', 'String'],
+        [1, 1],
+      ],
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('logs a refused write and goes on with the next', async () => {
+    let calls = 0;
+    const db = { query: async () => (++calls === 1 ? Promise.reject(new Error('connection refused')) : []) } as unknown as Sql;
+    const { logger, warnings } = recordingLogger();
+    const recorder = createDefinitionsRecorder(db, logger);
+    recorder.record([event('x', {})]);
+    await recorder.idle();
+    recorder.record([event('y', {})]);
+    await recorder.idle();
+    expect(warnings).toHaveLength(1);
+    expect(calls).toBe(2);
   });
 });
