@@ -115,7 +115,9 @@ async function main() {
       personalApiKey: PERSONAL_KEY,
       // A throughput bench: on a loaded machine four posts of 1,000 events, each answered once
       // written, can outlast the default 5 s bus acknowledgement and end the run with a 503.
-      env: { BUS_SEND_TIMEOUT_MS: '120000', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
+      env: { BUS_SEND_TIMEOUT_MS: '120000' },
+      // As node flags before the script: NODE_OPTIONS does not take --cpu-prof.
+      nodeArgs: nodeOptions ? nodeOptions.split(/\s+/).filter(Boolean) : [],
     });
     console.log(`embedded benchmark: ${EVENTS} events of ${USERS} users per run (historical /batch/, ${EVENTS_PER_POST} per post, ${CONCURRENCY} at a time)`);
     const gateway = await startBenchServer('gateway-only', ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), 'gateway', 'none', 'bench.']);
