@@ -5,11 +5,12 @@
  * definitions with persons and groups in memory. Postgres is a real server started for the run
  * (as the tests do). A fourth server is `npm start` in embedded mode (the all-in-one app on
  * PGlite and chdb, worker included) on a data directory seeded with the same project. Each
- * server runs in its own process; the load generator (autocannon) runs here. Prints medians
- * over BENCH_RUNS runs of:
- *   - saturation: req/s, p50 and p99 with BENCH_CONNECTIONS connections
+ * server runs in its own process; the load generators run here. Prints medians over BENCH_RUNS
+ * runs of:
+ *   - saturation: req/s, p50 and p99 with BENCH_CONNECTIONS connections (autocannon, closed loop)
  *   - the target load: p50 and p99 at BENCH_RATE req/s (default 2,000), and at half the
- *     ceiling's saturation rate of the same run (target: api and embedded p99 ≤ 10 ms)
+ *     ceiling's saturation rate of the same run (target: api and embedded p99 ≤ 10 ms), offered
+ *     at an even rate and timed from each request's due moment (open-loop-load.ts)
  * The api and embedded servers cache stored persons for FLAGS_PERSON_CACHE_MS (default 10 s; 0: off).
  *
  *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE to tune)
@@ -20,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { median, startBenchServer } from './bench-process';
+import { openLoopLoad } from './open-loop-load';
 import { Client } from 'pg';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
@@ -68,22 +70,24 @@ interface Measured {
 }
 
 let requestCounter = 0;
-async function load(port: number, seconds: number, rate?: number): Promise<Measured> {
+const DECIDE_HEADERS = { 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.142' };
+
+/** Saturation: autocannon's closed loop, CONNECTIONS requests always in flight. */
+async function saturate(port: number, seconds: number): Promise<Measured> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,
     duration: seconds,
-    ...(rate ? { overallRate: rate } : {}),
     requests: [
-      {
-        method: 'POST',
-        path: '/flags/?v=2',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': '81.2.69.142' },
-        setupRequest: (req) => ({ ...req, body: decideRequestBody(TOKEN, requestCounter++) }),
-      },
+      { method: 'POST', path: '/flags/?v=2', headers: DECIDE_HEADERS, setupRequest: (req) => ({ ...req, body: decideRequestBody(TOKEN, requestCounter++) }) },
     ],
   });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+}
+
+/** A fixed offered rate: evenly spaced requests, each timed from when it was due (open-loop-load.ts says why not autocannon). */
+async function offer(port: number, seconds: number, rate: number): Promise<Measured> {
+  return openLoopLoad({ port, path: '/flags/?v=2', headers: DECIDE_HEADERS, body: () => decideRequestBody(TOKEN, requestCounter++), rate, seconds });
 }
 
 async function main() {
@@ -144,7 +148,7 @@ async function main() {
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );
-    for (const mode of MODES) await load(servers[mode], 2); // warm-up: JIT, pools, caches
+    for (const mode of MODES) await saturate(servers[mode], 2); // warm-up: JIT, pools, caches
     const perMode = <T>(make: () => T) => Object.fromEntries(MODES.map((mode) => [mode, make()])) as Record<Mode, T>;
     const saturation = perMode<Measured[]>(() => []);
     const atRate = perMode<Measured[]>(() => []);
@@ -153,11 +157,11 @@ async function main() {
     const halfRates: number[] = [];
     for (let run = 0; run < RUNS; run++) {
       // Interleaved so drift in machine load hits every mode alike.
-      for (const mode of MODES) saturation[mode].push(await load(servers[mode], SECONDS));
+      for (const mode of MODES) saturation[mode].push(await saturate(servers[mode], SECONDS));
       for (const mode of MODES) ratios[mode].push(saturation[mode][run]!.rps / saturation.ceiling[run]!.rps);
-      for (const mode of MODES) atRate[mode].push(await load(servers[mode], SECONDS, RATE));
+      for (const mode of MODES) atRate[mode].push(await offer(servers[mode], SECONDS, RATE));
       halfRates.push(Math.round(saturation.ceiling[run]!.rps / 2));
-      for (const mode of TARGETED) atHalfCeiling[mode].push(await load(servers[mode], SECONDS, halfRates[run]));
+      for (const mode of TARGETED) atHalfCeiling[mode].push(await offer(servers[mode], SECONDS, halfRates[run]!));
     }
     const line = (label: string, runs: Measured[]) =>
       `  ${label.padEnd(22)} ${Math.round(median(runs.map((r) => r.rps)))

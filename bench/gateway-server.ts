@@ -17,8 +17,8 @@ import { createServiceApp, listen } from '@sightline/http';
 import { normalizeEvent, readCapturePayload } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
+import { BENCH_TOKEN } from './gateway-messages';
 
-export const BENCH_TOKEN = 'phc_bench_token_0001';
 const [mode, brokers, prefix] = process.argv.slice(2) as [string, string, string];
 const topics = topicNames(prefix);
 /** brokers `none`: a bus that acknowledges at once, to see the HTTP layer's cost alone (diagnostics). */

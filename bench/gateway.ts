@@ -17,8 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { normalizeEvent, readCapturePayload } from '@sightline/ingestion';
 import { median, startBenchServer } from './bench-process';
+import { producedMessages, SHAPES, type Shape } from './gateway-messages';
 import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-services';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
@@ -26,19 +26,6 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 32);
 const MODES = ['baseline', 'gateway', 'express-default'] as const;
 type Mode = (typeof MODES)[number];
-const TOKEN = 'phc_bench_token_0001';
-
-const event = (i: number) => ({
-  event: '$pageview',
-  distinct_id: `user-${i % 1000}`,
-  timestamp: new Date().toISOString(),
-  properties: { $current_url: 'https://example.com/pricing', $browser: 'Chrome', $os: 'Mac OS X', plan: 'pro', n: i },
-});
-const SHAPES = {
-  single: { path: '/e/', body: JSON.stringify({ api_key: TOKEN, ...event(1) }), events: 1 },
-  batch100: { path: '/batch/', body: JSON.stringify({ api_key: TOKEN, batch: Array.from({ length: 100 }, (_, i) => event(i)) }), events: 100 },
-};
-type Shape = keyof typeof SHAPES;
 
 async function startServer(mode: Mode, brokers: string): Promise<{ child: ChildProcess; port: number }> {
   return startBenchServer(mode, ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), mode, brokers, `bench${Date.now()}.`]);
@@ -67,16 +54,6 @@ async function load(port: number, shape: Shape, seconds: number): Promise<Measur
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
   };
-}
-
-/** The messages the gateway produces for one request of the shape (normalised as the gateway does). */
-function producedMessages(shape: Shape): { key: string; value: string }[] {
-  const payload = readCapturePayload(JSON.parse(SHAPES[shape].body));
-  const ctx = { token: TOKEN, teamId: 1, nowMs: Date.now(), sentAt: payload.sentAt, ip: '127.0.0.1', historicalMigration: false };
-  return payload.events.flatMap((event) => {
-    const r = normalizeEvent(event, ctx);
-    return r.ok ? [{ key: r.key, value: JSON.stringify(r.message) }] : [];
-  });
 }
 
 /** Raw kafkajs: BENCH_CONNECTIONS loops each sending one request's messages (acks=-1) again and again; events/s. */

@@ -10,7 +10,7 @@ import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { createDecidePersonCache, createPersonChangeNotifier } from '@sightline/persons';
+import { createDecidePersonCache, createPersonChangeNotifier, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createJobOperator, createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
 
@@ -46,8 +46,8 @@ export interface AllInOneDeps {
  * `{ingest_url}` are the same address. Same routers and pipeline as the separate apps.
  */
 export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Worker } {
-  // The worker's person writes drop decide's cached persons of the project, in-process.
-  const personChanges = createInMemoryInvalidation();
+  // The worker's person writes drop decide's cached answers of those persons, in-process.
+  const personChanges = createInMemoryInvalidation<PersonChange>();
   const decidePersons = createDecidePersonCache({ channel: personChanges, maxAgeMs: deps.flagsPersonCacheMs ?? 0 });
   const worker = createWorker({ ...deps, personChanges: createPersonChangeNotifier(personChanges) });
   // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.

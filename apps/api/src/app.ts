@@ -10,7 +10,7 @@ import type { JobOperator } from '@sightline/jobs';
 import { createServiceApp, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { createDecidePersonCache, type DecidePersonCache } from '@sightline/persons';
+import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRoutes } from './actions';
 import { createCohortsRoutes } from './cohorts';
@@ -142,7 +142,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   const flagEvaluation: DecideRouteDeps = {
     db: deps.db,
     definitions: flagDefinitions,
-    persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 0 }),
+    persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 0 }),
     projectTokens: createProjectTokenCache(deps.db),
     geoip: deps.geoip ?? null,
     storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,

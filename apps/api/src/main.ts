@@ -3,7 +3,7 @@ import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { apiEnv, requiredInDistributedMode } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
 import { openGeoIp } from '@sightline/geoip';
-import { createDecidePersonCache, PERSON_CHANGES_CHANNEL } from '@sightline/persons';
+import { createDecidePersonCache, PERSON_CHANGES_CHANNEL, personChangeCodec, type PersonChange } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService } from '@sightline/service-runner';
 import { accessOptionsFromConfig, createApiApp } from './app';
@@ -26,9 +26,11 @@ runService({
       onError: (err, context) => logger.warn({ err }, context),
     });
     onStop(() => flagDefinitions.close());
-    // Dropped per project when a worker announces it wrote persons or groups of it.
+    // Answers dropped when a worker announces it wrote their persons, distinct ids or groups.
     const decidePersons = createDecidePersonCache({
-      channel: config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: PERSON_CHANGES_CHANNEL }) : createInMemoryInvalidation(),
+      channel: config.REDIS_URL
+        ? createRedisInvalidation(config.REDIS_URL, { channel: PERSON_CHANGES_CHANNEL, codec: personChangeCodec })
+        : createInMemoryInvalidation<PersonChange>(),
       maxAgeMs: config.FLAGS_PERSON_CACHE_MS,
       onError: (err, context) => logger.warn({ err }, context),
     });

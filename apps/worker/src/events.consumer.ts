@@ -2,7 +2,7 @@ import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } f
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { GroupTypeIndexes, PersonlessDistinctIdCache, WrittenCopies, type PersonChangeNotifier } from '@sightline/persons';
+import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCopies, type PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
@@ -115,9 +115,9 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       done = timer('persons');
       const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
       done();
-      const changedTeams = new Set([...copies.persons, ...copies.distinctIds, ...copies.groups].map((c) => c.team_id));
+      const changes = personChangesOf(copies);
       // Not awaited: an unreachable Redis must not hold up ingestion (caches expire on their own).
-      if (changedTeams.size > 0) void deps.personChanges?.personsChanged(changedTeams);
+      if (changes.length > 0) void deps.personChanges?.personsChanged(changes);
       done = timer('write');
       await writeStep(deps.ch, events, enrichments, copies, writtenCopies);
       done();

@@ -3,7 +3,7 @@ import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { requiredInDistributedMode, workerEnv } from '@sightline/config';
 import { createRedisInvalidation } from '@sightline/flag-definitions';
 import { createJobScheduler } from '@sightline/jobs';
-import { createPersonChangeNotifier, PERSON_CHANGES_CHANNEL } from '@sightline/persons';
+import { createPersonChangeNotifier, PERSON_CHANGES_CHANNEL, personChangeCodec } from '@sightline/persons';
 import { runService } from '@sightline/service-runner';
 import { createWorker, createWorkerHttpApp } from './worker';
 
@@ -16,8 +16,8 @@ runService({
     const ch = await openAnalyticsStore();
     const bus = openEventBus({ clientIdSuffix: '-worker' });
     const scheduler = createJobScheduler({ redisUrl: config.REDIS_URL }, logger);
-    // Every api process drops its cached persons of a project the worker wrote (decide sees a $set at once).
-    const personChannel = config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: PERSON_CHANGES_CHANNEL }) : null;
+    // Every api process drops its cached answers of the persons the worker wrote (decide sees a $set at once).
+    const personChannel = config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: PERSON_CHANGES_CHANNEL, codec: personChangeCodec }) : null;
     if (personChannel) onStop(() => personChannel.close());
     const worker = createWorker({
       bus,

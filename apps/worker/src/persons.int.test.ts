@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '@sightline/clickhouse';
 import { personUuidFor, type RawEvent } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
-import { findGroup, findPersonByDistinctId, listGroupTypes, readDistinctIdCopy, readPersonCopy } from '@sightline/persons';
+import { findGroup, findPersonByDistinctId, listGroupTypes, readDistinctIdCopy, readPersonCopy, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createTestStores, type TestStores } from '@sightline/testkit';
 import { busMessage } from './testing/bus-message';
@@ -26,7 +26,7 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   let metrics: Metrics;
   let offset = 0;
   let prefix = 0;
-  const announced: number[][] = [];
+  const announced: PersonChange[][] = [];
 
   beforeAll(async () => {
     stores = await createTestStores('persons', { projectApiKey: TOKEN });
@@ -40,7 +40,7 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
       resolveTeam: async () => TEAM,
       metrics,
       logger: silentLogger(),
-      personChanges: { personsChanged: async (teams) => void announced.push([...teams]) },
+      personChanges: { personsChanged: async (changes) => void announced.push([...changes]) },
     });
   });
   afterAll(async () => {
@@ -77,12 +77,21 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
     ).json<{ event: string; person_id: string; person_properties: string; person_mode: string }>();
   }
 
-  it('announces the project once its person writes are committed (decide drops its cached persons), and nothing when no person changed', async () => {
+  it('announces what its committed person writes changed (decide drops those answers only), and nothing when no person changed', async () => {
     announced.length = 0;
     await ingest({ event: '$pageview', distinct_id: ids('announced'), properties: { $set: { plan: 'pro' } } });
-    expect(announced.length).toBeGreaterThan(0);
-    expect(announced.every((teams) => teams.length === 1 && teams[0] === TEAM)).toBe(true);
-    expect((await person(ids('announced')))?.properties).toMatchObject({ plan: 'pro' });
+    const written = await person(ids('announced'));
+    expect(written?.properties).toMatchObject({ plan: 'pro' });
+    const changes = announced.flat();
+    expect(changes.every((c) => c.teamId === TEAM)).toBe(true);
+    expect(changes.flatMap((c) => c.persons)).toContain(written!.uuid);
+    expect(changes.flatMap((c) => c.distinctIds)).toContain(ids('announced'));
+    // A merge names both persons: answers cached under either's distinct ids are dropped.
+    await ingest({ event: '$pageview', distinct_id: ids('anon') }, { event: '$pageview', distinct_id: ids('user') });
+    const [anon, user] = [await person(ids('anon')), await person(ids('user'))];
+    announced.length = 0;
+    await ingest({ event: '$identify', distinct_id: ids('user'), properties: { $anon_distinct_id: ids('anon') } });
+    expect(announced.flat().flatMap((c) => c.persons)).toEqual(expect.arrayContaining([anon!.uuid, user!.uuid]));
     announced.length = 0;
     await ingest({ event: '$pageview', distinct_id: ids('personless'), properties: { $process_person_profile: false } });
     expect(announced).toEqual([]);

@@ -1,20 +1,37 @@
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
-/** Carries "the flags of project N changed" to every process that caches definitions. */
-export interface InvalidationChannel {
-  publish(teamId: number): Promise<void>;
+/**
+ * Carries "what project N cached changed" to every process that caches it. Messages default to
+ * a project id (the flag definitions); the persons cache sends what exactly changed.
+ */
+export interface InvalidationChannel<M = number> {
+  publish(message: M): Promise<void>;
   /** `handler(null)` means "anything may have changed" (e.g. after a reconnect). */
-  subscribe(handler: (teamId: number | null) => void): Promise<void>;
+  subscribe(handler: (message: M | null) => void): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Embedded mode: one process, so an in-memory emitter reaches every cache. */
-export function createInMemoryInvalidation(): InvalidationChannel {
+/** How a channel's messages travel through Redis; a message that cannot be read means "anything may have changed". */
+export interface InvalidationCodec<M> {
+  encode(message: M): string;
+  decode(text: string): M | null;
+}
+
+const projectIdCodec: InvalidationCodec<number> = {
+  encode: String,
+  decode: (text) => {
+    const teamId = Number(text);
+    return Number.isInteger(teamId) ? teamId : null;
+  },
+};
+
+/** Embedded mode: one process, so an in-memory emitter reaches every cache (messages are passed as they are). */
+export function createInMemoryInvalidation<M = number>(): InvalidationChannel<M> {
   const emitter = new EventEmitter();
   return {
-    async publish(teamId) {
-      emitter.emit('changed', teamId);
+    async publish(message) {
+      emitter.emit('changed', message);
     },
     async subscribe(handler) {
       emitter.on('changed', handler);
@@ -31,20 +48,23 @@ export const FLAG_CHANGES_CHANNEL = 'sightline:feature-flags:changed';
  * Distributed mode: Redis pub/sub. A subscriber that loses its connection may miss
  * messages, so every (re)subscription also reports "anything may have changed".
  */
-export function createRedisInvalidation(redisUrl: string, options: { channel?: string } = {}): InvalidationChannel {
+export function createRedisInvalidation<M = number>(
+  redisUrl: string,
+  options: { channel?: string; codec?: InvalidationCodec<M> } = {},
+): InvalidationChannel<M> {
   const channel = options.channel ?? FLAG_CHANGES_CHANNEL;
+  const codec = options.codec ?? (projectIdCodec as unknown as InvalidationCodec<M>);
+  // Loaded here, not at import: the embedded mode never needs it, and it is start time.
+  const { Redis } = require('ioredis') as typeof import('ioredis');
   const publisher = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
   let subscriber: Redis | null = null;
   return {
-    async publish(teamId) {
-      await publisher.publish(channel, String(teamId));
+    async publish(message) {
+      await publisher.publish(channel, codec.encode(message));
     },
     async subscribe(handler) {
       subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
-      subscriber.on('message', (_channel: string, message: string) => {
-        const teamId = Number(message);
-        handler(Number.isInteger(teamId) ? teamId : null);
-      });
+      subscriber.on('message', (_channel: string, text: string) => handler(codec.decode(text)));
       // Connection errors are retried by ioredis; they must not crash the process.
       subscriber.on('error', () => undefined);
       publisher.on('error', () => undefined);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
 
 /** The SQL of the events row a HogQL expression may read. */
@@ -370,7 +371,7 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
   let worker: { thread: InstanceType<typeof Worker>; pending: Pending; ready: Promise<void> } | null = null;
   let nextId = 0;
   const start = () => {
-    const thread = new Worker(require.resolve('./parser-worker.js'));
+    const thread = new Worker(join(__dirname, 'parser-worker.js'));
     const pending: Pending = new Map();
     let markReady = () => undefined as void;
     const ready = new Promise<void>((resolve) => (markReady = resolve));

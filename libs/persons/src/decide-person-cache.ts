@@ -1,20 +1,66 @@
 import type { Sql } from '@sightline/postgres';
 import { readStoredPerson, type PersonForDecide } from './flag-person-reads';
 
-/** Carries "the persons or groups of project N changed" to every process that caches them. */
+/**
+ * What one write changed, for the caches that hold persons: the persons (uuids) whose
+ * properties, distinct ids, static cohorts or hash keys changed or who were created, merged away
+ * or deleted; the distinct ids that appeared or moved to another person; the groups written.
+ * Without the lists, anything of the project may have changed (the persons API, static cohorts).
+ */
+export interface PersonChange {
+  teamId: number;
+  persons?: string[];
+  distinctIds?: string[];
+  groups?: Array<[index: number, key: string]>;
+}
+
+/** Carries person changes to every process that caches persons. */
 export interface PersonChangeChannel {
-  publish(teamId: number): Promise<void>;
+  publish(change: PersonChange): Promise<void>;
   /** `handler(null)` means "anything may have changed" (e.g. after a reconnect). */
-  subscribe(handler: (teamId: number | null) => void): Promise<void>;
+  subscribe(handler: (change: PersonChange | null) => void): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Redis pub/sub channel of person changes (the worker publishes, every api process listens). */
 export const PERSON_CHANGES_CHANNEL = 'sightline:persons:changed';
 
+/**
+ * Above this many ids a change travels through Redis as "anything of the project" (a few
+ * hundred KB per worker batch to every api process would cost more than the re-reads it saves).
+ */
+const MOST_IDS_PER_MESSAGE = 5_000;
+
+/**
+ * How person changes travel through Redis: JSON, or a bare project id (the whole project, and
+ * what processes of the previous release send). Anything else reads as "anything may have
+ * changed".
+ */
+export const personChangeCodec = {
+  encode(change: PersonChange): string {
+    const ids = (change.persons?.length ?? 0) + (change.distinctIds?.length ?? 0) + (change.groups?.length ?? 0);
+    return ids > MOST_IDS_PER_MESSAGE || !isTargeted(change) ? String(change.teamId) : JSON.stringify(change);
+  },
+  decode(text: string): PersonChange | null {
+    if (/^\d+$/.test(text)) return { teamId: Number(text) };
+    try {
+      const parsed = JSON.parse(text) as Partial<PersonChange>;
+      const strings = (xs: unknown) => Array.isArray(xs) && xs.every((x) => typeof x === 'string');
+      const groups = (xs: unknown) => Array.isArray(xs) && xs.every((g) => Array.isArray(g) && typeof g[0] === 'number' && typeof g[1] === 'string');
+      if (Number.isInteger(parsed.teamId) && strings(parsed.persons) && strings(parsed.distinctIds) && groups(parsed.groups)) return parsed as PersonChange;
+    } catch {
+      // fall through: unreadable
+    }
+    return null;
+  },
+};
+
+const isTargeted = (change: PersonChange): change is Required<PersonChange> =>
+  change.persons !== undefined && change.distinctIds !== undefined && change.groups !== undefined;
+
 /** What the worker calls once a run's person and group writes are committed. */
 export interface PersonChangeNotifier {
-  personsChanged(teamIds: Iterable<number>): Promise<void>;
+  personsChanged(changes: Iterable<PersonChange>): Promise<void>;
 }
 
 export interface DecidePersonCache {
@@ -55,34 +101,92 @@ export interface DecidePersonCacheOptions {
 }
 
 interface Entry {
+  key: string;
+  teamId: number;
+  distinctId: string;
+  groups: Array<{ index: number; key: string }>;
   loaded: Promise<PersonForDecide>;
   /** The answer, once the read completed. */
   value?: PersonForDecide;
   loadedAt: number;
+  /** The project's whole-project generation when the read started. */
   generation: number;
+  /** The project's count of changes of any kind when the read started. */
+  changes: number;
 }
 
 /**
  * Decide reads the same few persons again and again (an SDK asks on every page load and
- * identify): answers are kept per process for at most maxAgeMs, and dropped for a whole
- * project when the worker announces it wrote persons or groups of it (Redis pub/sub between
- * processes, in-process in embedded mode), so an ingested `$set` reaches flags at once.
- * Concurrent requests for one key share one read; a read an announcement overtook is not
- * kept; failures are not kept.
+ * identify): answers are kept per process for at most maxAgeMs. A write announced by the worker
+ * (Redis pub/sub between processes, in-process in embedded mode) drops the answers it can have
+ * changed: those of the persons it wrote (under every distinct id they were asked by), of the
+ * distinct ids that appeared or moved, and of the groups it wrote; an announcement without lists
+ * drops the whole project. So an ingested `$set` reaches flags at once, and a project that
+ * ingests all the time keeps the answers of everyone else. Concurrent requests for one key share
+ * one read; a read any change of its project overtook is not kept (it may predate the write and
+ * its person is not known until it completes); failures are not kept.
  */
 export function createDecidePersonCache(options: DecidePersonCacheOptions): DecidePersonCache {
   const maxEntries = options.maxEntries ?? 20_000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  /** What can find an entry when a change names it: team + distinct id, person uuid or group → entry keys. */
+  const byDistinctId = new Map<string, Set<string>>();
+  const byPerson = new Map<string, Set<string>>();
+  const byGroup = new Map<string, Set<string>>();
   const generations = new Map<number, number>();
+  const changeCounts = new Map<number, number>();
   let globalGeneration = 0;
   const generationOf = (teamId: number) => globalGeneration + (generations.get(teamId) ?? 0);
+  const changesOf = (teamId: number) => globalGeneration + (changeCounts.get(teamId) ?? 0);
 
-  const ready = options.channel.subscribe((teamId) => {
-    if (teamId === null) {
+  const indexKeysOf = (entry: Entry) => {
+    const keys: Array<[Map<string, Set<string>>, string]> = [[byDistinctId, `${entry.teamId}\u0000${entry.distinctId}`]];
+    for (const g of entry.groups) keys.push([byGroup, `${entry.teamId}\u0000${g.index}\u0000${g.key}`]);
+    if (entry.value?.personUuid) keys.push([byPerson, `${entry.teamId}\u0000${entry.value.personUuid}`]);
+    return keys;
+  };
+  const index = (entry: Entry) => {
+    for (const [map, indexKey] of indexKeysOf(entry)) {
+      let keys = map.get(indexKey);
+      if (!keys) map.set(indexKey, (keys = new Set()));
+      keys.add(entry.key);
+    }
+  };
+  const remove = (entry: Entry) => {
+    if (entries.get(entry.key) !== entry) return;
+    entries.delete(entry.key);
+    for (const [map, indexKey] of indexKeysOf(entry)) {
+      const keys = map.get(indexKey);
+      keys?.delete(entry.key);
+      if (keys?.size === 0) map.delete(indexKey);
+    }
+  };
+  const removeIndexed = (map: Map<string, Set<string>>, indexKey: string) => {
+    for (const key of [...(map.get(indexKey) ?? [])]) {
+      const entry = entries.get(key);
+      if (entry) remove(entry);
+    }
+  };
+
+  const ready = options.channel.subscribe((change) => {
+    if (change === null) {
       globalGeneration++;
       entries.clear();
-    } else generations.set(teamId, (generations.get(teamId) ?? 0) + 1);
+      byDistinctId.clear();
+      byPerson.clear();
+      byGroup.clear();
+      return;
+    }
+    const { teamId } = change;
+    changeCounts.set(teamId, (changeCounts.get(teamId) ?? 0) + 1);
+    if (!isTargeted(change)) {
+      generations.set(teamId, (generations.get(teamId) ?? 0) + 1);
+      return;
+    }
+    for (const uuid of change.persons) removeIndexed(byPerson, `${teamId}\u0000${uuid}`);
+    for (const distinctId of change.distinctIds) removeIndexed(byDistinctId, `${teamId}\u0000${distinctId}`);
+    for (const [groupIndex, key] of change.groups) removeIndexed(byGroup, `${teamId}\u0000${groupIndex}\u0000${key}`);
   });
   ready.catch((error: unknown) => options.onError?.(error, 'subscribing to person change announcements'));
 
@@ -106,38 +210,46 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       if (options.maxAgeMs <= 0) return readStoredPerson(db, teamId, distinctId, groups);
       const key = keyOf(teamId, distinctId, groups);
       const at = now();
-      const generation = generationOf(teamId);
       const cached = entries.get(key);
       if (!readOptions.fresh && usable(cached, teamId, at)) return cached.loaded;
-      const entry: Entry = { loaded: readStoredPerson(db, teamId, distinctId, groups), loadedAt: at, generation };
-      entries.delete(key); // re-inserted last: Map order is the eviction order
+      const entry: Entry = {
+        key,
+        teamId,
+        distinctId,
+        groups,
+        loaded: readStoredPerson(db, teamId, distinctId, groups),
+        loadedAt: at,
+        generation: generationOf(teamId),
+        changes: changesOf(teamId),
+      };
+      if (cached) remove(cached); // re-inserted last: Map order is the eviction order
       entries.set(key, entry);
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+      index(entry);
+      if (entries.size > maxEntries) remove(entries.values().next().value!);
       entry.loaded.then(
-        // An announcement that landed while this read ran makes its answer possibly stale.
         (value) => {
-          if (generationOf(teamId) !== generation) {
-            if (entries.get(key) === entry) entries.delete(key);
-          } else entry.value = value;
+          if (entries.get(key) !== entry) return;
+          // A change that landed while this read ran may postdate what it read.
+          if (changesOf(teamId) !== entry.changes) return remove(entry);
+          entry.value = value;
+          if (value.personUuid) index(entry); // now findable by its person too
         },
-        () => {
-          if (entries.get(key) === entry) entries.delete(key);
-        },
+        () => remove(entry),
       );
       return entry.loaded;
     },
-    announce: (teamId) => options.channel.publish(teamId).catch((error: unknown) => options.onError?.(error, 'announcing a person change')),
+    announce: (teamId) => options.channel.publish({ teamId }).catch((error: unknown) => options.onError?.(error, 'announcing a person change')),
     close: () => options.channel.close(),
   };
 }
 
-/** The worker's side: announces the projects whose persons or groups a committed run wrote. */
+/** The worker's side: announces what a committed run's person and group writes changed, per project. */
 export function createPersonChangeNotifier(channel: Pick<PersonChangeChannel, 'publish'>, onError?: (error: unknown) => void): PersonChangeNotifier {
   return {
-    async personsChanged(teamIds) {
-      for (const teamId of new Set(teamIds)) {
+    async personsChanged(changes) {
+      for (const change of changes) {
         // The write is committed either way; caches catch up within their maxAgeMs.
-        await channel.publish(teamId).catch((error: unknown) => onError?.(error));
+        await channel.publish(change).catch((error: unknown) => onError?.(error));
       }
     },
   };

@@ -8,6 +8,8 @@ import type { Sql } from '@sightline/postgres';
 
 /** What flag evaluation reads about one person and the request's groups. */
 export interface PersonForDecide {
+  /** The person's uuid, null when the distinct id has no person: what a change announcement names. */
+  personUuid: string | null;
   properties: Record<string, unknown>;
   staticCohortIds: Set<number>;
   hashKeyOverrides: Record<string, string>;
@@ -21,12 +23,13 @@ export interface PersonForDecide {
  */
 export async function readStoredPerson(db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>): Promise<PersonForDecide> {
   const rows = await db.query<{
+    uuid: string | null;
     properties: Record<string, unknown> | null;
     cohort_ids: number[] | null;
     overrides: Record<string, string> | null;
     groups: Record<string, Record<string, unknown>> | null;
   }>(
-    `SELECT p.properties,
+    `SELECT p.uuid, p.properties,
             ARRAY(SELECT c.cohort_id FROM cohort_people c WHERE c.person_id = p.id) AS cohort_ids,
             (SELECT jsonb_object_agg(h.feature_flag_key, h.hash_key)
                FROM feature_flag_hash_key_overrides h WHERE h.team_id = $1 AND h.person_id = p.id) AS overrides,
@@ -38,10 +41,11 @@ export async function readStoredPerson(db: Sql, teamId: number, distinctId: stri
        LEFT JOIN persons p ON p.id = d.person_id`,
     [teamId, distinctId, groups.map((g) => g.index), groups.map((g) => g.key)],
     // Run on every decide request: prepared once per connection, never re-planned.
-    { preparedName: 'flags_stored_person_v1' },
+    { preparedName: 'flags_stored_person_v2' },
   );
   const row = rows[0];
   return {
+    personUuid: row?.uuid ?? null,
     properties: row?.properties ?? {},
     staticCohortIds: new Set((row?.cohort_ids ?? []).map(Number)),
     hashKeyOverrides: row?.overrides ?? {},

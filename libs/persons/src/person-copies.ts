@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { PersonChange } from './decide-person-cache';
 
 /** A row of ClickHouse `person`: a versioned copy of the Postgres person (read with argMax(…, version)). */
 export interface PersonCopy {
@@ -82,4 +83,25 @@ export class WrittenCopies {
     this.written.set(key, value);
     if (this.written.size > this.capacity) this.written.delete(this.written.keys().next().value!);
   }
+}
+
+/**
+ * What a run's copies say changed, per project, for decide's person caches: every copy mirrors
+ * a PostgreSQL write, so the persons, distinct ids and groups copied are all that changed.
+ */
+export function personChangesOf(copies: { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[]; groups: GroupCopy[] }): PersonChange[] {
+  const byTeam = new Map<number, { persons: Set<string>; distinctIds: Set<string>; groups: Map<string, [number, string]> }>();
+  const of = (teamId: number) => {
+    let change = byTeam.get(teamId);
+    if (!change) byTeam.set(teamId, (change = { persons: new Set(), distinctIds: new Set(), groups: new Map() }));
+    return change;
+  };
+  for (const p of copies.persons) of(p.team_id).persons.add(p.id);
+  for (const d of copies.distinctIds) {
+    const change = of(d.team_id);
+    change.distinctIds.add(d.distinct_id);
+    change.persons.add(d.person_id); // the person it joined (or left) has one id more (or fewer)
+  }
+  for (const g of copies.groups) of(g.team_id).groups.set(`${g.group_type_index}\u0000${g.group_key}`, [g.group_type_index, g.group_key]);
+  return [...byTeam].map(([teamId, c]) => ({ teamId, persons: [...c.persons], distinctIds: [...c.distinctIds], groups: [...c.groups.values()] }));
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
@@ -150,6 +150,15 @@ describe('PGlite data directory from the migrated template', () => {
     const expected = await schema(migrated);
     expect(expected.migrations).toHaveLength(loadPostgresMigrations().length);
     expect(await schema(fromTemplate)).toEqual(expected);
+  });
+
+  it('gives each new directory its own copy: what one writes is not in the template nor in the next', async () => {
+    const first = await open(true);
+    await first.query("INSERT INTO organizations (id, name) VALUES ('00000000-0000-0000-0000-000000000005', 'first only')");
+    const second = await open(true);
+    expect(await second.query('SELECT name FROM organizations')).toEqual([]);
+    // Copied aside and renamed into place: nothing else is left in a data directory.
+    for (const dir of dirs) expect(readdirSync(dir)).toEqual(['postgres']);
   });
 
   it('is only used for a new directory: a reopened one keeps its data', async () => {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { postgresEnv } from '@sightline/config';
 import { openPgliteSession } from './pglite-session';
 import { createPgliteThreadStore } from './pglite-thread';
@@ -38,7 +38,7 @@ export interface MetadataStoreConfig {
   /** Most connections open at once (DATABASE_POOL_SIZE); PGlite has one. */
   poolSize?: number;
   /**
-   * PGlite only: a new data directory is unpacked from the install's migrated template
+   * PGlite only: a new data directory is copied from the install's migrated template
    * (pglite-template.ts) instead of running initdb; false runs initdb (tests of migrations).
    */
   pgliteTemplate?: boolean;
@@ -69,6 +69,8 @@ function pgSql(client: Pool | PoolClient): Sql {
 }
 
 function createPgStore(url: string, poolSize: number): MetadataStore {
+  // Loaded here, not at import: the embedded mode (PGlite) never needs it, and it is start time.
+  const { Pool } = require('pg') as typeof import('pg');
   const pool = new Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);

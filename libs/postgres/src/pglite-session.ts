@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { MetadataStore, QueryOptions, Sql } from './metadata-store';
-import { loadPgliteTemplate } from './pglite-template';
+import { copyPgliteTemplate } from './pglite-template';
 
 /**
  * Opens the PGlite database under `dir` in this thread (a new directory from the install's
@@ -13,9 +13,8 @@ export async function openPgliteSession(dir: string, useTemplate: boolean): Prom
   // Loaded lazily: only the embedded mode needs the WASM build of Postgres.
   const pglite = await import('@electric-sql/pglite');
   const wrap = (db: PGlite) => wrapPglite(db, pglite);
-  const isNew = !existsSync(join(dir, 'PG_VERSION'));
-  const loadDataDir = isNew && useTemplate ? await loadPgliteTemplate(wrap) : undefined;
-  return wrap(await pglite.PGlite.create(dir, loadDataDir ? { loadDataDir } : {}));
+  if (useTemplate && !existsSync(join(dir, 'PG_VERSION'))) await copyPgliteTemplate(dir, wrap);
+  return wrap(await pglite.PGlite.create(dir));
 }
 
 /** A statement PGlite parsed and planned once: its parameter types and the shape of its rows. */

@@ -1,5 +1,19 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, startProcess, type StartedProcess } from './processes';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+
+/** `npm start`'s node arguments (the compiled bundle's launcher), read from package.json: what users run. */
+export function npmStartNodeArgs(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const [command, ...args] = start.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start is not a node command: ${start}`);
+  return args;
+}
+
+/** The all-in-one service's sources through tsx, as tests run it. */
+export const EMBEDDED_SOURCE_NODE_ARGS = ['--import', 'tsx', 'apps/all-in-one/src/main.ts'] as const;
 
 /** Server-mode variables that must not reach the child: any of them would switch a store out of embedded mode. */
 export const DISTRIBUTED_VARS = [
@@ -39,6 +53,8 @@ export async function startEmbeddedSightline(options: {
   env?: Record<string, string>;
   /** Node flags before the script (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
   nodeArgs?: readonly string[];
+  /** `npm start`'s own command (the compiled bundle) instead of the sources through tsx. */
+  npmStart?: boolean;
   /**
    * PostgreSQL and ClickHouse servers (e.g. from createTestStores) instead of the embedded PGlite
    * and chdb; the bus stays in-process. The test can then read what the service stored.
@@ -64,8 +80,9 @@ export async function startEmbeddedSightline(options: {
     env['CLICKHOUSE_DATABASE'] = options.stores.clickhouseDatabase;
   }
   const started = Date.now();
-  const app = await startProcess(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'apps/all-in-one/src/main.ts'], {
-    cwd: path.resolve(__dirname, '..', '..', '..'),
+  const script = options.npmStart ? npmStartNodeArgs() : EMBEDDED_SOURCE_NODE_ARGS;
+  const app = await startProcess(process.execPath, [...(options.nodeArgs ?? []), ...script], {
+    cwd: ROOT,
     env,
     readyPattern: EMBEDDED_LISTENING,
     timeoutMs: EMBEDDED_STARTUP_TIMEOUT_MS,

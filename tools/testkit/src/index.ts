@@ -22,7 +22,15 @@ export { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } 
 export { startOutageProxy, type OutageProxy } from './outage-proxy';
 export { createTestStores, type TestStores } from './test-stores';
 export { testEventRow } from './event-rows';
-export { DISTRIBUTED_VARS, EMBEDDED_LISTENING, EMBEDDED_STARTUP_TIMEOUT_MS, startEmbeddedSightline, type EmbeddedSightline } from './embedded-sightline';
+export {
+  DISTRIBUTED_VARS,
+  EMBEDDED_LISTENING,
+  EMBEDDED_SOURCE_NODE_ARGS,
+  EMBEDDED_STARTUP_TIMEOUT_MS,
+  npmStartNodeArgs,
+  startEmbeddedSightline,
+  type EmbeddedSightline,
+} from './embedded-sightline';
 export * from './person-rows';
 export { CHROMIUM_PATH, DESKTOP_CHROME_USER_AGENT, launchChromium, type Chromium } from './chromium';
 export { startPageServer, type PageServer, type ServedPage } from './page-server';

@@ -11,7 +11,14 @@ import { openGeoIp, type GeoIpLookup } from '@sightline/geoip';
 import { listen } from '@sightline/http';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
-import { createDecidePersonCache, createPersonChangeNotifier, PERSON_CHANGES_CHANNEL, type DecidePersonCache } from '@sightline/persons';
+import {
+  createDecidePersonCache,
+  createPersonChangeNotifier,
+  PERSON_CHANGES_CHANNEL,
+  personChangeCodec,
+  type DecidePersonCache,
+  type PersonChange,
+} from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import {
   createTestPostgresDatabase,
@@ -439,13 +446,22 @@ describe('decide and flags endpoints', () => {
   });
 
   describe('stored person cache', () => {
-    it("the worker's announcement of a person write reaches decide on another process within a second (Redis)", async () => {
+    /** An api process's person cache (an hour long) and a worker's side of a fresh Redis channel. */
+    async function redisPersonCache() {
       const channel = `${PERSON_CHANGES_CHANNEL}:${uniqueName('test')}`;
-      // An hour: only the announcement can make the new properties visible.
-      const persons = createDecidePersonCache({ channel: createRedisInvalidation(testServices().redisUrl, { channel }), maxAgeMs: 3_600_000 });
-      const workerSide = createRedisInvalidation(testServices().redisUrl, { channel });
+      const persons = createDecidePersonCache({
+        channel: createRedisInvalidation(testServices().redisUrl, { channel, codec: personChangeCodec }),
+        maxAgeMs: 3_600_000,
+      });
+      const workerSide = createRedisInvalidation(testServices().redisUrl, { channel, codec: personChangeCodec });
       await persons.ready;
       apps.push({ close: async () => void (await Promise.all([persons.close(), workerSide.close()])) });
+      return { persons, workerSide };
+    }
+
+    it("the worker's announcement of a person write reaches decide on another process within a second (Redis)", async () => {
+      // An hour: only the announcement can make the new properties visible.
+      const { persons, workerSide } = await redisPersonCache();
       const distinctId = uniqueName('cached-person');
       const person = await insertPerson(db, teamId, [distinctId], { plan: 'free' });
       const api = makeApp(db, undefined, persons);
@@ -455,14 +471,14 @@ describe('decide and flags endpoints', () => {
       await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'pro' }), person]);
       expect(await proOnly()).toBe(false); // the cached answer: the write was not announced yet
       const announcedAt = Date.now();
-      await createPersonChangeNotifier(workerSide).personsChanged([teamId]);
+      await createPersonChangeNotifier(workerSide).personsChanged([{ teamId }]);
       await waitFor(async () => (await proOnly()) === true, { timeoutMs: 1000, intervalMs: 20 });
       expect(Date.now() - announcedAt).toBeLessThan(1000);
     });
 
     it('embedded mode: an in-process announcement drops the cached person at once; without one it lives maxAgeMs', async () => {
       let clock = 1_000_000;
-      const channel = createInMemoryInvalidation();
+      const channel = createInMemoryInvalidation<PersonChange>();
       const persons = createDecidePersonCache({ channel, maxAgeMs: 1000, now: () => clock });
       const distinctId = uniqueName('cached-person');
       const person = await insertPerson(db, teamId, [distinctId], { plan: 'free' });
@@ -471,7 +487,7 @@ describe('decide and flags endpoints', () => {
         (await request(api).post('/decide/?v=3').send({ api_key: TOKEN, distinct_id: distinctId }).expect(200)).body.featureFlags['pro-only'];
       expect(await proOnly()).toBe(false);
       await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'pro' }), person]);
-      await createPersonChangeNotifier(channel).personsChanged([teamId]);
+      await createPersonChangeNotifier(channel).personsChanged([{ teamId }]);
       expect(await proOnly()).toBe(true);
       await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'free' }), person]);
       clock += 1000;
@@ -480,9 +496,59 @@ describe('decide and flags endpoints', () => {
       expect(await proOnly()).toBe(false);
     });
 
+    it("a worker's targeted announcement drops only what it names: the person's answers under every distinct id, a distinct id that appeared, a group", async () => {
+      const channel = createInMemoryInvalidation<PersonChange>();
+      const persons = createDecidePersonCache({ channel, maxAgeMs: 3_600_000 });
+      const notifier = createPersonChangeNotifier(channel);
+      const [a1, a2, b, stranger] = ['a1', 'a2', 'b', 'stranger'].map((n) => uniqueName(`targeted-${n}`)) as [string, string, string, string];
+      await insertPerson(db, teamId, [a1, a2], { plan: 'free' });
+      await insertPerson(db, teamId, [b], { plan: 'free' });
+      const company = [{ index: 0, key: uniqueName('company') }];
+      const a = await persons.read(db, teamId, a1, []);
+      expect(a.personUuid).toMatch(/^[0-9a-f-]{36}$/);
+      for (const [id, groups] of [
+        [a2, []],
+        [b, []],
+        [b, company],
+        [stranger, []],
+      ] as const)
+        await persons.read(db, teamId, id, [...groups]);
+      const isCached = (id: string, groups: Array<{ index: number; key: string }> = []) => persons.cached(teamId, id, groups) !== undefined;
+
+      await notifier.personsChanged([{ teamId, persons: [a.personUuid!], distinctIds: [], groups: [] }]);
+      expect([isCached(a1), isCached(a2), isCached(b), isCached(b, company), isCached(stranger)]).toEqual([false, false, true, true, true]);
+      // The stranger got a person: its "no person" answer goes.
+      await notifier.personsChanged([{ teamId, persons: [uniqueName('new-person')], distinctIds: [stranger], groups: [] }]);
+      expect([isCached(b), isCached(b, company), isCached(stranger)]).toEqual([true, true, false]);
+      await notifier.personsChanged([{ teamId, persons: [], distinctIds: [], groups: [[0, company[0]!.key]] }]);
+      expect([isCached(b), isCached(b, company)]).toEqual([true, false]);
+      // Another project's change drops nothing here; a whole-project one drops everything.
+      await notifier.personsChanged([{ teamId: teamId + 1000, persons: [], distinctIds: [b], groups: [] }]);
+      expect(isCached(b)).toBe(true);
+      // A read that any change of its project overtook is not kept (it may predate that write).
+      const overtaken = persons.read(db, teamId, a1, []);
+      await notifier.personsChanged([{ teamId, persons: [], distinctIds: [uniqueName('elsewhere')], groups: [] }]);
+      await overtaken;
+      expect([isCached(a1), isCached(b)]).toEqual([false, true]);
+      await notifier.personsChanged([{ teamId }]);
+      expect(isCached(b)).toBe(false);
+    });
+
+    it('a targeted announcement travels through Redis to another process', async () => {
+      const { persons, workerSide } = await redisPersonCache();
+      const [written, other] = [uniqueName('redis-written'), uniqueName('redis-other')];
+      await insertPerson(db, teamId, [written], {});
+      await insertPerson(db, teamId, [other], {});
+      const { personUuid } = await persons.read(db, teamId, written, []);
+      await persons.read(db, teamId, other, []);
+      await createPersonChangeNotifier(workerSide).personsChanged([{ teamId, persons: [personUuid!], distinctIds: [written], groups: [] }]);
+      await waitFor(async () => persons.cached(teamId, written, []) === undefined, { timeoutMs: 1000, intervalMs: 10 });
+      expect(persons.cached(teamId, other, [])).toBeDefined();
+    });
+
     it('answers at once only a completed, fresh read no announcement overtook', async () => {
       let clock = 1_000_000;
-      const channel = createInMemoryInvalidation();
+      const channel = createInMemoryInvalidation<PersonChange>();
       const persons = createDecidePersonCache({ channel, maxAgeMs: 1000, now: () => clock });
       const distinctId = uniqueName('cached-at-once');
       await insertPerson(db, teamId, [distinctId], { plan: 'pro' });
@@ -498,18 +564,18 @@ describe('decide and flags endpoints', () => {
       expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
       await persons.read(db, teamId, distinctId, groups);
       expect(persons.cached(teamId, distinctId, groups)).toBeDefined();
-      await createPersonChangeNotifier(channel).personsChanged([teamId]);
+      await createPersonChangeNotifier(channel).personsChanged([{ teamId }]);
       expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
       // A read an announcement overtook is not answered at once either.
       const overtaken = persons.read(db, teamId, distinctId, groups);
-      await createPersonChangeNotifier(channel).personsChanged([teamId]);
+      await createPersonChangeNotifier(channel).personsChanged([{ teamId }]);
       await overtaken;
       expect(persons.cached(teamId, distinctId, groups)).toBeUndefined();
       expect(createDecidePersonCache({ channel, maxAgeMs: 0 }).cached(teamId, distinctId, groups)).toBeUndefined();
     });
 
     it('a request that writes experience-continuity hash keys reads the person past the cache', async () => {
-      const persons = createDecidePersonCache({ channel: createInMemoryInvalidation(), maxAgeMs: 3_600_000 });
+      const persons = createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 3_600_000 });
       const distinctId = uniqueName('continuity-person');
       await insertPerson(db, teamId, [distinctId], {});
       const api = makeApp(db, undefined, persons);
@@ -527,9 +593,9 @@ describe('decide and flags endpoints', () => {
       expect(Object.keys(before).sort()).toEqual(Object.keys(after).sort());
     });
     it('new hash keys are announced, so a person another process cached is read again; existing keys are not re-announced', async () => {
-      const channel = createInMemoryInvalidation();
+      const channel = createInMemoryInvalidation<PersonChange>();
       const announced: Array<number | null> = [];
-      await channel.subscribe((team) => announced.push(team));
+      await channel.subscribe((change) => announced.push(change?.teamId ?? null));
       // Two api processes sharing one announcement channel, each with its own cache.
       const [first, second] = [0, 1].map(() => makeApp(db, undefined, createDecidePersonCache({ channel, maxAgeMs: 3_600_000 })));
       const distinctId = uniqueName('continuity-shared');

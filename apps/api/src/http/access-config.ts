@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { accessEnv } from '@sightline/config';
 import type { Logger } from '@sightline/logger';
 import type { AccessOptions } from '../app';
@@ -17,7 +17,10 @@ export function accessOptionsFromConfig(
   logger: Logger,
 ): { access: AccessOptions; trustProxy: string; close: () => Promise<void> } {
   // The sign-in throttle is always on, so with REDIS_URL its counters are shared even when the rate limits are off.
-  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  // ioredis is loaded only when configured: the embedded mode never needs it, and it is start time.
+  const redis: Redis | undefined = config.REDIS_URL
+    ? new (require('ioredis') as typeof import('ioredis')).Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    : undefined;
   redis?.on('error', (err) => logger.debug({ err }, 'rate limiter redis'));
   return {
     access: {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
 import { createInMemoryInvalidation } from '@sightline/flag-definitions';
-import { createDecidePersonCache, readDistinctIdCopy, readPersonCopy, runPersonEventsDeletion } from '@sightline/persons';
+import { createDecidePersonCache, readDistinctIdCopy, readPersonCopy, runPersonEventsDeletion, type PersonChange } from '@sightline/persons';
 import { createTestPerson, testEventRow, type TestPerson } from '@sightline/testkit';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
@@ -22,10 +22,10 @@ describe('persons API', () => {
   let stranger: TestPerson;
   /** Projects announced to decide's person caches, in order. */
   const announced: number[] = [];
-  const personChanges = createInMemoryInvalidation();
+  const personChanges = createInMemoryInvalidation<PersonChange>();
 
   beforeAll(async () => {
-    await personChanges.subscribe((teamId) => announced.push(teamId ?? -1));
+    await personChanges.subscribe((change) => announced.push(change?.teamId ?? -1));
     const decidePersons = createDecidePersonCache({ channel: personChanges, maxAgeMs: 60_000 });
     f = await createFlagFixture('persons', () => NOW, 'pg', { decidePersons });
     for (let i = 0; i < GENERATED; i++) {

@@ -3,6 +3,7 @@ import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightli
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiApp, createApiRouteTable } from '../app';
+import { compileRequestBodySchema } from '../http/request-body-schema';
 import { createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 import { openApiPath, type OpenApiDocument } from './openapi-document';
 
@@ -33,7 +34,10 @@ describe('GET /api/schema/ and /api/schema/docs/', () => {
       const operation = document.paths[openApiPath(route.path)]?.[route.method];
       expect([route.method, route.path, operation?.['summary']]).toEqual([route.method, route.path, route.summary]);
       expect(operation?.['x-required-scopes']).toEqual(typeof route.scope === 'string' ? [route.scope] : route.scope);
+      // Validators compile at a route's first request: every declared schema must compile (strict).
+      if (route.body) expect(typeof compileRequestBodySchema(route.body)).toBe('function');
     }
+    expect(table.routes.filter((route) => route.body).length).toBeGreaterThan(0);
     for (const path of ['/batch/', '/capture/', '/e/', '/i/v0/e/', '/decide/', '/flags/']) expect(document.paths[path]?.['post']).toBeDefined();
     for (const path of ['/array/{token}/config', '/array/{token}/config.js', '/static/{file}']) expect(document.paths[path]?.['get']).toBeDefined();
     // A declared body schema is the document's request schema.
