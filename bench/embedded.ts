@@ -83,10 +83,19 @@ async function postAll(base: string, posts: string[]): Promise<number> {
   return performance.now() - started;
 }
 
-async function oneRun(embedded: string, gatewayOnly: string, run: number): Promise<{ gatewayOnly: number; endToEnd: number }> {
+interface RunResult {
+  gatewayOnly: number;
+  endToEnd: number;
+  /** CPU seconds the service used (all its threads) per 1,000 events: what a loaded machine changes least. */
+  cpuMsPerKiloEvent: number;
+}
+
+async function oneRun(embedded: string, gatewayOnly: string, run: number): Promise<RunResult> {
   const posts = bodies(run);
   const gatewayMs = await postAll(gatewayOnly, posts);
-  const writtenBefore = sumOf(await metricsText(embedded), 'worker_events_written_total');
+  const before = await metricsText(embedded);
+  const writtenBefore = sumOf(before, 'worker_events_written_total');
+  const cpuBefore = sumOf(before, 'process_cpu_seconds_total');
   const started = performance.now();
   await postAll(embedded, posts);
   for (;;) {
@@ -95,7 +104,8 @@ async function oneRun(embedded: string, gatewayOnly: string, run: number): Promi
     await new Promise((r) => setTimeout(r, 50));
   }
   const doneMs = performance.now() - started;
-  return { gatewayOnly: EVENTS / (gatewayMs / 1000), endToEnd: EVENTS / (doneMs / 1000) };
+  const cpuSeconds = sumOf(await metricsText(embedded), 'process_cpu_seconds_total') - cpuBefore;
+  return { gatewayOnly: EVENTS / (gatewayMs / 1000), endToEnd: EVENTS / (doneMs / 1000), cpuMsPerKiloEvent: (cpuSeconds * 1000) / (EVENTS / 1000) };
 }
 
 async function main() {
@@ -115,11 +125,13 @@ async function main() {
       personalApiKey: PERSONAL_KEY,
       // A throughput bench: on a loaded machine four posts of 1,000 events, each answered once
       // written, can outlast the default 5 s bus acknowledgement and end the run with a 503.
-      env: { BUS_SEND_TIMEOUT_MS: '120000', ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
+      env: { BUS_SEND_TIMEOUT_MS: '120000' },
+      // As node flags before the script: NODE_OPTIONS does not take --cpu-prof.
+      nodeArgs: nodeOptions ? nodeOptions.split(/\s+/).filter(Boolean) : [],
     });
     console.log(`embedded benchmark: ${EVENTS} events of ${USERS} users per run (historical /batch/, ${EVENTS_PER_POST} per post, ${CONCURRENCY} at a time)`);
     const gateway = await startBenchServer('gateway-only', ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), 'gateway', 'none', 'bench.']);
-    const runs: { gatewayOnly: number; endToEnd: number }[] = [];
+    const runs: RunResult[] = [];
     try {
       process.once('exit', (code) => {
         // A failed post: what the service logged above info level says why.
@@ -137,7 +149,7 @@ async function main() {
         runs.push(await oneRun(service.base, `http://127.0.0.1:${gateway.port}`, run));
         const r = runs[run]!;
         console.log(
-          `  run ${run + 1}: gateway-only ${Math.round(r.gatewayOnly)} ev/s, embedded end to end ${Math.round(r.endToEnd)} ev/s, ratio ${(r.endToEnd / r.gatewayOnly).toFixed(2)}`,
+          `  run ${run + 1}: gateway-only ${Math.round(r.gatewayOnly)} ev/s, embedded end to end ${Math.round(r.endToEnd)} ev/s, ratio ${(r.endToEnd / r.gatewayOnly).toFixed(2)}, service CPU ${r.cpuMsPerKiloEvent.toFixed(0)} ms per 1,000 events`,
         );
       }
     } finally {
@@ -153,6 +165,7 @@ async function main() {
       `\nmedians of ${RUNS} runs: gateway-only ${Math.round(median(runs.map((r) => r.gatewayOnly)))} ev/s, embedded end to end ${Math.round(median(runs.map((r) => r.endToEnd)))} ev/s`,
     );
     console.log(`end to end / gateway-only (median of per-run ratios): ${median(ratios).toFixed(2)}`);
+    console.log(`service CPU per 1,000 events (all threads, median): ${median(runs.map((r) => r.cpuMsPerKiloEvent)).toFixed(0)} ms`);
     console.log(`worker time per step, all runs: ${steps.join(', ')}`);
   } finally {
     await stopStartedProcesses();

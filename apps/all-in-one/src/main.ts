@@ -7,7 +7,7 @@ import { openGeoIp } from '@sightline/geoip';
 import { accessOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
-import { runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
+import { EMBEDDED_BUS_PARTITIONS, runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
 
 const started = Date.now();
 
@@ -48,6 +48,8 @@ runService({
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
         stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+        // The in-process bus's partitions serve nobody else: an import uses both (see EMBEDDED_BUS_PARTITIONS).
+        historicalConcurrency: config.KAFKA_BROKERS ? 1 : EMBEDDED_BUS_PARTITIONS,
       },
       maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,
       readiness: [

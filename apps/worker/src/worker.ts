@@ -37,6 +37,12 @@ export interface WorkerConsumerOptions {
   sessionTimeoutMs?: number;
   /** No progress for this long while messages wait: the liveness check fails (WORKER_STALL_TIMEOUT_MS). */
   stallTimeoutMs?: number;
+  /**
+   * Historical partitions handled at once (default 1: historical imports take at most one of
+   * the worker's partition slots). The embedded service, whose in-process bus has two
+   * partitions and nothing else to share them with, takes both.
+   */
+  historicalConcurrency?: number;
 }
 
 export interface Worker {
@@ -55,7 +61,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   const resolveTeam = createProjectTokenCache(deps.db);
   // One pipeline per topic: live and historical batches never share a run.
   const eventsConsumer = () => createEventsConsumer({ ...deps, resolveTeam });
-  const { batchSize, sessionTimeoutMs, stallTimeoutMs = workerConsumerEnv.WORKER_STALL_TIMEOUT_MS.default } = deps.consumer ?? {};
+  const { batchSize, sessionTimeoutMs, stallTimeoutMs = workerConsumerEnv.WORKER_STALL_TIMEOUT_MS.default, historicalConcurrency = 1 } = deps.consumer ?? {};
 
   return {
     async start() {
@@ -65,7 +71,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       // worker's partition slots), live ones four at a time. The groups join in parallel.
       const consumers: { name: string; topic: string; handler: BatchHandler; concurrency: number }[] = [
         { name: 'events', topic: topics.events, handler: eventsConsumer(), concurrency: 4 },
-        { name: 'events-historical', topic: topics.eventsHistorical, handler: eventsConsumer(), concurrency: 1 },
+        { name: 'events-historical', topic: topics.eventsHistorical, handler: eventsConsumer(), concurrency: historicalConcurrency },
         { name: 'dead-letters', topic: topics.deadLetter, handler: createDeadLettersConsumer(deps.ch), concurrency: 1 },
       ];
       subscriptions.push(

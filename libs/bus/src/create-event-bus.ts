@@ -5,7 +5,16 @@ import { createKafkaBus } from './kafka-bus';
 
 /** The bus adapter factory: Kafka when brokers are configured, otherwise the in-process bus. */
 export function createEventBus(
-  config: { brokers?: string; clientId: string; sendTimeoutMs?: number; idempotent?: boolean; lingerMs?: number; maxRequestBytes?: number },
+  config: {
+    brokers?: string;
+    clientId: string;
+    sendTimeoutMs?: number;
+    idempotent?: boolean;
+    lingerMs?: number;
+    maxRequestBytes?: number;
+    /** In-process bus only: partitions per topic (see InProcessBusOptions). */
+    inProcessPartitions?: number;
+  },
   logger: Logger,
 ): EventBus {
   if (config.brokers) {
@@ -25,5 +34,5 @@ export function createEventBus(
       logger,
     );
   }
-  return createInProcessBus(logger);
+  return createInProcessBus(logger, { partitions: config.inProcessPartitions });
 }

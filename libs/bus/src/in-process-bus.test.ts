@@ -58,6 +58,73 @@ describe('in-process bus', () => {
     await bus.close();
   });
 
+  it('keeps each key in one partition, in order, and handles `concurrency` partitions at once', async () => {
+    const bus = createInProcessBus(silentLogger(), { partitions: 2 });
+    const seen = new Map<string, string[]>();
+    const partitionsOfKey = new Map<string, Set<number>>();
+    let inHandler = 0;
+    let mostAtOnce = 0;
+    await bus.subscribe({
+      groupId: 'g',
+      topic: 't',
+      concurrency: 2,
+      handler: async (b) => {
+        mostAtOnce = Math.max(mostAtOnce, ++inHandler);
+        await new Promise((r) => setTimeout(r, 5));
+        for (const m of b.messages) {
+          seen.set(m.key!, [...(seen.get(m.key!) ?? []), m.value.toString()]);
+          partitionsOfKey.set(m.key!, (partitionsOfKey.get(m.key!) ?? new Set()).add(b.partition));
+        }
+        inHandler--;
+      },
+    });
+    const keys = Array.from({ length: 20 }, (_, i) => `user-${i}`);
+    await Promise.all(
+      Array.from({ length: 10 }, (_, round) =>
+        bus.send(
+          't',
+          keys.map((key) => ({ key, value: String(round) })),
+        ),
+      ),
+    );
+    for (const key of keys) {
+      expect(seen.get(key)).toEqual(Array.from({ length: 10 }, (_, round) => String(round)));
+      expect(partitionsOfKey.get(key)!.size).toBe(1);
+    }
+    // Both partitions were used, and were in the handler together.
+    expect(new Set(keys.map((key) => [...partitionsOfKey.get(key)!][0])).size).toBe(2);
+    expect(mostAtOnce).toBe(2);
+    await bus.close();
+  });
+
+  it('handles one partition at a time with concurrency 1', async () => {
+    const bus = createInProcessBus(silentLogger(), { partitions: 2 });
+    let inHandler = 0;
+    let mostAtOnce = 0;
+    let handled = 0;
+    await bus.subscribe({
+      groupId: 'g',
+      topic: 't',
+      handler: async (b) => {
+        mostAtOnce = Math.max(mostAtOnce, ++inHandler);
+        await new Promise((r) => setTimeout(r, 5));
+        handled += b.messages.length;
+        inHandler--;
+      },
+    });
+    await Promise.all(
+      Array.from({ length: 5 }, (_, round) =>
+        bus.send(
+          't',
+          Array.from({ length: 20 }, (_, i) => ({ key: `user-${i}`, value: String(round) })),
+        ),
+      ),
+    );
+    expect(handled).toBe(100);
+    expect(mostAtOnce).toBe(1);
+    await bus.close();
+  });
+
   it('rejects pending sends on close instead of hanging', async () => {
     const bus = createInProcessBus(silentLogger());
     const pending = bus.send('nobody-listens', [{ key: 'k', value: 'v' }]);

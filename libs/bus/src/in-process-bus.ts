@@ -7,11 +7,32 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-interface TopicState {
+interface PartitionState {
   queue: Pending[];
   sequence: number;
   wake?: () => void;
+}
+
+interface TopicState {
+  partitions: PartitionState[];
   subscribed: boolean;
+}
+
+export interface InProcessBusOptions {
+  /**
+   * Partitions per topic (default 1). A message goes to the partition of its key, so each
+   * key keeps its order; with more than one, a consumer of `concurrency` > 1 handles batches
+   * of different partitions at once (one writing to ClickHouse while the next is in PostgreSQL).
+   */
+  partitions?: number;
+}
+
+/** The partition of a key: FNV-1a of its UTF-16 code units (stable, cheap, no allocation). */
+export function inProcessPartitionOf(key: string, partitions: number): number {
+  if (partitions <= 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % partitions;
 }
 
 /**
@@ -19,13 +40,14 @@ interface TopicState {
  * consumer's handler has durably processed the message, so "200" means "written" here too.
  * Concurrent sends are drained together, which gives the writer large batches.
  */
-export function createInProcessBus(logger: Logger): EventBus {
+export function createInProcessBus(logger: Logger, options: InProcessBusOptions = {}): EventBus {
+  const partitionCount = Math.max(1, Math.floor(options.partitions ?? 1));
   const topics = new Map<string, TopicState>();
   let closed = false;
   const state = (topic: string): TopicState => {
     let s = topics.get(topic);
     if (!s) {
-      s = { queue: [], sequence: 0, subscribed: false };
+      s = { partitions: Array.from({ length: partitionCount }, () => ({ queue: [], sequence: 0 })), subscribed: false };
       topics.set(topic, s);
     }
     return s;
@@ -39,55 +61,74 @@ export function createInProcessBus(logger: Logger): EventBus {
       const done = messages.map(
         (m: BusMessage) =>
           new Promise<void>((resolve, reject) => {
-            s.queue.push({
-              message: { key: m.key, value: Buffer.isBuffer(m.value) ? m.value : Buffer.from(m.value), headers: m.headers ?? {}, offset: String(s.sequence++) },
+            const p = s.partitions[inProcessPartitionOf(m.key, partitionCount)]!;
+            p.queue.push({
+              message: { key: m.key, value: Buffer.isBuffer(m.value) ? m.value : Buffer.from(m.value), headers: m.headers ?? {}, offset: String(p.sequence++) },
               resolve,
               reject,
             });
           }),
       );
-      s.wake?.();
+      for (const p of s.partitions) p.wake?.();
       return Promise.all(done).then(() => undefined);
     },
 
-    async subscribe({ topic, handler, maxBatchSize = 10_000 }: SubscribeOptions) {
+    async subscribe({ topic, handler, maxBatchSize = 10_000, concurrency = 1 }: SubscribeOptions) {
       const s = state(topic);
       if (s.subscribed) throw new Error(`in-process bus: topic ${topic} already has a consumer`);
       s.subscribed = true;
       let running = true;
       let lastProgress = Date.now();
-      const loop = (async () => {
+      // At most `concurrency` partitions in the handler at once, as the Kafka consumer does.
+      let slots = Math.max(1, concurrency);
+      const slotWaiters: (() => void)[] = [];
+      const takeSlot = async () => {
+        while (slots === 0) await new Promise<void>((resolve) => slotWaiters.push(resolve));
+        slots--;
+      };
+      const releaseSlot = () => {
+        slots++;
+        slotWaiters.shift()?.();
+      };
+      const consume = async (partition: number, p: PartitionState) => {
         while (running) {
-          if (s.queue.length === 0) {
-            await new Promise<void>((resolve) => (s.wake = resolve));
-            s.wake = undefined;
+          if (p.queue.length === 0) {
+            await new Promise<void>((resolve) => (p.wake = resolve));
+            p.wake = undefined;
             continue;
           }
-          const taken = s.queue.slice(0, maxBatchSize);
-          for (let attempt = 0; ; attempt++) {
-            try {
-              await handler({ topic, partition: 0, messages: taken.map((p) => p.message) });
-              break;
-            } catch (error) {
-              // A dependency outage: keep the messages (their senders are still waiting) and retry.
-              logger.warn({ err: error, topic, attempt }, 'in-process consumer batch failed; retrying');
-              if (!running) return;
-              await sleep(backoffMs(attempt));
+          await takeSlot();
+          if (!running) return releaseSlot();
+          const taken = p.queue.slice(0, maxBatchSize);
+          try {
+            for (let attempt = 0; ; attempt++) {
+              try {
+                await handler({ topic, partition, messages: taken.map((m) => m.message) });
+                break;
+              } catch (error) {
+                // A dependency outage: keep the messages (their senders are still waiting) and retry.
+                logger.warn({ err: error, topic, partition, attempt }, 'in-process consumer batch failed; retrying');
+                if (!running) return;
+                await sleep(backoffMs(attempt));
+              }
             }
+          } finally {
+            releaseSlot();
           }
-          s.queue.splice(0, taken.length);
+          p.queue.splice(0, taken.length);
           lastProgress = Date.now();
-          for (const p of taken) p.resolve();
+          for (const m of taken) m.resolve();
         }
-      })();
+      };
+      const loops = s.partitions.map((p, partition) => consume(partition, p));
       const subscription: Subscription = {
         async stop() {
           running = false;
-          s.wake?.();
-          await loop;
+          for (const p of s.partitions) p.wake?.();
+          await Promise.all(loops);
           s.subscribed = false;
         },
-        idleMs: () => (s.queue.length === 0 ? 0 : Date.now() - lastProgress),
+        idleMs: () => (s.partitions.every((p) => p.queue.length === 0) ? 0 : Date.now() - lastProgress),
       };
       return subscription;
     },
@@ -99,8 +140,10 @@ export function createInProcessBus(logger: Logger): EventBus {
     async close() {
       closed = true;
       for (const s of topics.values()) {
-        for (const p of s.queue.splice(0)) p.reject(new Error('bus closed before the message was processed'));
-        s.wake?.();
+        for (const p of s.partitions) {
+          for (const m of p.queue.splice(0)) m.reject(new Error('bus closed before the message was processed'));
+          p.wake?.();
+        }
       }
     },
   };

@@ -6,14 +6,17 @@ import { createMetadataStore, type MetadataStore } from './metadata-store';
 import { assertPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrations';
 import { pgliteTemplatePath } from './pglite-template';
 
-// The same behaviour from both adapters: PostgreSQL via pg, and PGlite in-process.
-describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
+// The same behaviour from both adapters: PostgreSQL via pg, and PGlite in-process (in its own
+// thread, the default, and on the calling thread).
+describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (%s)', (kind) => {
   let stores: MetadataStore[] = [];
   let database: TestPostgresDatabase | undefined;
   let dataDir: string | undefined;
   const open = async () => {
     // PGlite without the install's template: these tests migrate from an empty database.
-    const store = await createMetadataStore(kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: false });
+    const store = await createMetadataStore(
+      kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: false, pgliteThread: kind === 'pglite' },
+    );
     stores.push(store);
     return store;
   };
@@ -51,6 +54,22 @@ describe.each(['pg', 'pglite'] as const)('metadata store (%s)', (kind) => {
     expect(await store.query('SELECT * FROM organizations')).toEqual([]);
     await store.transaction((tx) => tx.query("INSERT INTO organizations (id, name) VALUES ('00000000-0000-0000-0000-000000000002', 'b')"));
     expect(await store.query<{ name: string }>('SELECT name FROM organizations')).toEqual([{ name: 'b' }]);
+  });
+
+  it('reports a failed statement with its PostgreSQL fields, in and out of a transaction', async () => {
+    const store = await open();
+    await store.exec('CREATE TABLE error_probe (id int PRIMARY KEY, at timestamptz, raw bytea)');
+    await store.query('INSERT INTO error_probe VALUES ($1, $2, $3)', [1, new Date('2024-01-02T03:04:05.678Z'), Buffer.from([1, 2, 3])]);
+    const [row] = await store.query<{ at: Date; raw: Uint8Array }>('SELECT at, raw FROM error_probe');
+    expect(row!.at).toEqual(new Date('2024-01-02T03:04:05.678Z'));
+    expect([...row!.raw]).toEqual([1, 2, 3]);
+    const duplicate = await store.query('INSERT INTO error_probe (id) VALUES (1)').catch((error: unknown) => error);
+    expect(duplicate).toBeInstanceOf(Error);
+    expect(duplicate).toMatchObject({ code: '23505', constraint: 'error_probe_pkey', message: expect.stringMatching(/duplicate key/) });
+    const inTransaction = await store.transaction((tx) => tx.query('INSERT INTO error_probe (id) VALUES (1)')).catch((error: unknown) => error);
+    expect(inTransaction).toMatchObject({ code: '23505', constraint: 'error_probe_pkey' });
+    // The store is usable afterwards.
+    expect(await store.query('SELECT count(*)::int AS n FROM error_probe')).toEqual([{ n: 1 }]);
   });
 
   it('keeps data across a reopen', async () => {

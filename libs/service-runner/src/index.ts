@@ -60,6 +60,12 @@ export interface ServiceContext<C> {
   onStop(stop: () => Promise<void>): void;
 }
 
+/**
+ * Partitions per topic of the in-process bus: two let the worker write one batch to ClickHouse
+ * while the next is in PostgreSQL (each key stays in one partition, so its order holds).
+ */
+export const EMBEDDED_BUS_PARTITIONS = 2;
+
 export interface StartedService {
   app: RequestListener;
   /** Called once the server listens (a worker joins its consumer groups here, health already answering). */
@@ -119,6 +125,7 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
             idempotent: bus.KAFKA_PRODUCER_IDEMPOTENT,
             lingerMs: bus.BUS_PRODUCER_LINGER_MS,
             maxRequestBytes: bus.KAFKA_PRODUCE_REQUEST_MAX_BYTES,
+            inProcessPartitions: EMBEDDED_BUS_PARTITIONS,
           },
           logger,
         );
