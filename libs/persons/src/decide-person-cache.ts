@@ -109,6 +109,16 @@ interface Entry {
   /** The answer, once the read completed. */
   value?: PersonForDecide;
   loadedAt: number;
+  /**
+   * From when a hit also reads the person again in the background: between half and four fifths
+   * of maxAgeMs, drawn per answer, so answers loaded together (a burst of new visitors, a whole
+   * project dropped) are not all read again in the same instant, and a person asked often never
+   * waits for a store read.
+   */
+  refreshAt: number;
+  refreshing?: boolean;
+  /** The store the answer was read from, to read it again. */
+  db: Sql;
   /** The project's whole-project generation when the read started. */
   generation: number;
   /** The project's count of changes of any kind when the read started. */
@@ -199,33 +209,67 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
   const usable = (entry: Entry | undefined, teamId: number, at: number): entry is Entry =>
     entry !== undefined && entry.generation === generationOf(teamId) && at - entry.loadedAt <= options.maxAgeMs;
 
+  const startRead = (db: Sql, key: string, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, at: number): Entry => ({
+    key,
+    teamId,
+    distinctId,
+    groups,
+    db,
+    loaded: readStoredPerson(db, teamId, distinctId, groups),
+    loadedAt: at,
+    refreshAt: at + options.maxAgeMs * (0.5 + 0.3 * Math.random()),
+    generation: generationOf(teamId),
+    changes: changesOf(teamId),
+  });
+  /** Re-inserted last: Map order is the eviction order. */
+  const insert = (entry: Entry) => {
+    const previous = entries.get(entry.key);
+    if (previous) remove(previous);
+    entries.set(entry.key, entry);
+    index(entry);
+    if (entries.size > maxEntries) remove(entries.values().next().value!);
+  };
+  /**
+   * A hit past its refresh time is answered from the cache and reads the person again beside
+   * it; the new answer replaces the old only if nothing dropped or replaced the old one and no
+   * change of the project overtook the read. The old answer is never served past maxAgeMs.
+   */
+  const refreshIfDue = (entry: Entry, at: number) => {
+    if (entry.refreshing || at < entry.refreshAt) return;
+    entry.refreshing = true;
+    const next = startRead(entry.db, entry.key, entry.teamId, entry.distinctId, entry.groups, at);
+    next.loaded.then(
+      (value) => {
+        entry.refreshing = false;
+        if (entries.get(entry.key) !== entry || changesOf(entry.teamId) !== next.changes) return;
+        next.value = value;
+        insert(next);
+      },
+      () => (entry.refreshing = false), // a later hit tries again; the old answer ages out as before
+    );
+  };
+
   return {
     ready,
     cached(teamId, distinctId, groups) {
       if (options.maxAgeMs <= 0) return undefined;
       const entry = entries.get(keyOf(teamId, distinctId, groups));
-      return usable(entry, teamId, now()) ? entry.value : undefined;
+      const at = now();
+      if (!usable(entry, teamId, at) || entry.value === undefined) return undefined;
+      refreshIfDue(entry, at);
+      return entry.value;
     },
     async read(db, teamId, distinctId, groups, readOptions = {}) {
       if (options.maxAgeMs <= 0) return readStoredPerson(db, teamId, distinctId, groups);
       const key = keyOf(teamId, distinctId, groups);
       const at = now();
       const cached = entries.get(key);
-      if (!readOptions.fresh && usable(cached, teamId, at)) return cached.loaded;
-      const entry: Entry = {
-        key,
-        teamId,
-        distinctId,
-        groups,
-        loaded: readStoredPerson(db, teamId, distinctId, groups),
-        loadedAt: at,
-        generation: generationOf(teamId),
-        changes: changesOf(teamId),
-      };
-      if (cached) remove(cached); // re-inserted last: Map order is the eviction order
-      entries.set(key, entry);
-      index(entry);
-      if (entries.size > maxEntries) remove(entries.values().next().value!);
+      if (!readOptions.fresh && usable(cached, teamId, at)) {
+        if (cached.value !== undefined) refreshIfDue(cached, at);
+        return cached.loaded;
+      }
+      const entry = startRead(db, key, teamId, distinctId, groups, at);
+      insert(entry);
       entry.loaded.then(
         (value) => {
           if (entries.get(key) !== entry) return;

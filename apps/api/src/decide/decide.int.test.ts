@@ -574,6 +574,27 @@ describe('decide and flags endpoints', () => {
       expect(createDecidePersonCache({ channel, maxAgeMs: 0 }).cached(teamId, distinctId, groups)).toBeUndefined();
     });
 
+    it('a hit late in its life is answered from the cache and read again beside it, so a person asked often never waits for the store', async () => {
+      let clock = 1_000_000;
+      const persons = createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 1000, now: () => clock });
+      const distinctId = uniqueName('refreshed');
+      const person = await insertPerson(db, teamId, [distinctId], { plan: 'free' });
+      const plan = () => persons.cached(teamId, distinctId, [])?.properties['plan'];
+      await persons.read(db, teamId, distinctId, []);
+      await db.query(`UPDATE persons SET properties = $1 WHERE id = $2`, [JSON.stringify({ plan: 'pro' }), person]);
+      clock += 400; // before half its life: no second read
+      expect(plan()).toBe('free');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(plan()).toBe('free');
+      clock += 400; // past four fifths: answered from the cache, read again beside it
+      expect(plan()).toBe('free');
+      await waitFor(async () => plan() === 'pro', { timeoutMs: 2000, intervalMs: 10 });
+      clock += 900; // 1,700 ms after the first read, 900 after the second: still an answer at once
+      expect(plan()).toBe('pro');
+      clock += 101;
+      expect(plan()).toBeUndefined(); // never past maxAgeMs without a hit to refresh it
+    });
+
     it('a request that writes experience-continuity hash keys reads the person past the cache', async () => {
       const persons = createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 3_600_000 });
       const distinctId = uniqueName('continuity-person');
