@@ -1,5 +1,5 @@
 import type { Sql } from '@sightline/postgres';
-import { readStoredPerson, type PersonForDecide } from './flag-person-reads';
+import { readStoredPerson, readStoredPersons, type PersonForDecide, type StoredPersonRequest } from './flag-person-reads';
 
 /**
  * What one write changed, for the caches that hold persons: the persons (uuids) whose
@@ -125,6 +125,74 @@ interface Entry {
   changes: number;
 }
 
+/** Reads of one store a cache keeps in flight at once; misses beyond them wait and go together. */
+const READS_IN_FLIGHT = 2;
+/** How long a due refresh waits for others to share its read (nobody waits for a refresh). */
+const REFRESH_GATHER_MS = 25;
+/** Most requests in one batched read. */
+const MOST_PER_READ = 500;
+
+interface QueuedRead extends StoredPersonRequest {
+  teamId: number;
+  urgent: boolean;
+  resolve: (value: PersonForDecide) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The cache's reads of one store, batched: a miss is read at once while fewer than
+ * READS_IN_FLIGHT reads are running, else it waits for one to finish and goes with every other
+ * read queued meanwhile (a burst of new visitors costs a few statements, not one each); a
+ * refresh (nobody waits for it) waits up to REFRESH_GATHER_MS for company. One statement per
+ * project and batch (readStoredPersons).
+ */
+function createBatchedPersonReads(db: Sql) {
+  let queued: QueuedRead[] = [];
+  let inFlight = 0;
+  let gatherTimer: ReturnType<typeof setTimeout> | undefined;
+  let flushScheduled = false;
+
+  const runBatch = async (teamId: number, batch: QueuedRead[]) => {
+    inFlight++;
+    try {
+      const answers = await readStoredPersons(db, teamId, batch);
+      batch.forEach((read, i) => read.resolve(answers[i]!));
+    } catch (error) {
+      for (const read of batch) read.reject(error);
+    } finally {
+      inFlight--;
+      if (queued.some((r) => r.urgent)) scheduleFlush();
+    }
+  };
+  const flush = () => {
+    flushScheduled = false;
+    if (gatherTimer) clearTimeout(gatherTimer);
+    gatherTimer = undefined;
+    const taken = queued;
+    queued = [];
+    const byTeam = new Map<number, QueuedRead[]>();
+    for (const read of taken) {
+      let reads = byTeam.get(read.teamId);
+      if (!reads) byTeam.set(read.teamId, (reads = []));
+      reads.push(read);
+    }
+    for (const [teamId, reads] of byTeam) for (let i = 0; i < reads.length; i += MOST_PER_READ) void runBatch(teamId, reads.slice(i, i + MOST_PER_READ));
+  };
+  /** On the next microtask: misses of the same tick share one read. */
+  const scheduleFlush = () => {
+    if (flushScheduled || inFlight >= READS_IN_FLIGHT) return;
+    flushScheduled = true;
+    queueMicrotask(flush);
+  };
+
+  return (teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, urgent: boolean): Promise<PersonForDecide> =>
+    new Promise((resolve, reject) => {
+      queued.push({ teamId, distinctId, groups, urgent, resolve, reject });
+      if (urgent) scheduleFlush();
+      else if (!gatherTimer && !flushScheduled) gatherTimer = setTimeout(flush, REFRESH_GATHER_MS).unref();
+    });
+}
+
 /**
  * Decide reads the same few persons again and again (an SDK asks on every page load and
  * identify): answers are kept per process for at most maxAgeMs. A write announced by the worker
@@ -200,6 +268,13 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
   });
   ready.catch((error: unknown) => options.onError?.(error, 'subscribing to person change announcements'));
 
+  const readers = new WeakMap<Sql, ReturnType<typeof createBatchedPersonReads>>();
+  const readBatched = (db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, urgent: boolean) => {
+    let reader = readers.get(db);
+    if (!reader) readers.set(db, (reader = createBatchedPersonReads(db)));
+    return reader(teamId, distinctId, groups, urgent);
+  };
+
   const keyOf = (teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>) => {
     let key = `${teamId}\u0000${distinctId}`;
     for (const g of groups) key += `\u0000${g.index}\u0000${g.key}`;
@@ -209,13 +284,21 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
   const usable = (entry: Entry | undefined, teamId: number, at: number): entry is Entry =>
     entry !== undefined && entry.generation === generationOf(teamId) && at - entry.loadedAt <= options.maxAgeMs;
 
-  const startRead = (db: Sql, key: string, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, at: number): Entry => ({
+  const startRead = (
+    db: Sql,
+    key: string,
+    teamId: number,
+    distinctId: string,
+    groups: Array<{ index: number; key: string }>,
+    at: number,
+    urgent: boolean,
+  ): Entry => ({
     key,
     teamId,
     distinctId,
     groups,
     db,
-    loaded: readStoredPerson(db, teamId, distinctId, groups),
+    loaded: readBatched(db, teamId, distinctId, groups, urgent),
     loadedAt: at,
     refreshAt: at + options.maxAgeMs * (0.5 + 0.3 * Math.random()),
     generation: generationOf(teamId),
@@ -237,7 +320,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
   const refreshIfDue = (entry: Entry, at: number) => {
     if (entry.refreshing || at < entry.refreshAt) return;
     entry.refreshing = true;
-    const next = startRead(entry.db, entry.key, entry.teamId, entry.distinctId, entry.groups, at);
+    const next = startRead(entry.db, entry.key, entry.teamId, entry.distinctId, entry.groups, at, false);
     next.loaded.then(
       (value) => {
         entry.refreshing = false;
@@ -268,7 +351,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
         if (cached.value !== undefined) refreshIfDue(cached, at);
         return cached.loaded;
       }
-      const entry = startRead(db, key, teamId, distinctId, groups, at);
+      const entry = startRead(db, key, teamId, distinctId, groups, at, true);
       insert(entry);
       entry.loaded.then(
         (value) => {

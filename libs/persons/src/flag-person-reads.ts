@@ -17,40 +17,82 @@ export interface PersonForDecide {
   groups: Map<number, Record<string, unknown>>;
 }
 
+/** What one decide request asks the store for: a distinct id and the groups it names. */
+export interface StoredPersonRequest {
+  distinctId: string;
+  groups: Array<{ index: number; key: string }>;
+}
+
 /**
  * One round trip for everything decide reads per request: the person behind the distinct
  * id (or nothing), its static cohorts and hash-key overrides, and the requested groups.
  */
 export async function readStoredPerson(db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>): Promise<PersonForDecide> {
+  return (await readStoredPersons(db, teamId, [{ distinctId, groups }]))[0]!;
+}
+
+/**
+ * readStoredPerson for several requests of one project in one statement (decide's person cache
+ * reads the answers it refreshes, and the misses that queue behind reads in flight, together):
+ * the persons in request order, then every requested group once; each answer gets the groups
+ * its own request named.
+ */
+export async function readStoredPersons(db: Sql, teamId: number, requests: readonly StoredPersonRequest[]): Promise<PersonForDecide[]> {
+  const groupKeys = new Map<string, { index: number; key: string }>();
+  for (const request of requests) for (const g of request.groups) groupKeys.set(`${g.index}\u0000${g.key}`, g);
   const rows = await db.query<{
+    i: number | null;
     uuid: string | null;
     properties: Record<string, unknown> | null;
     cohort_ids: number[] | null;
     overrides: Record<string, string> | null;
-    groups: Record<string, Record<string, unknown>> | null;
+    group_index: number | null;
+    group_key: string | null;
   }>(
-    `SELECT p.uuid, p.properties,
+    `SELECT r.i::int AS i, p.uuid::text AS uuid, p.properties,
             ARRAY(SELECT c.cohort_id FROM cohort_people c WHERE c.person_id = p.id) AS cohort_ids,
             (SELECT jsonb_object_agg(h.feature_flag_key, h.hash_key)
                FROM feature_flag_hash_key_overrides h WHERE h.team_id = $1 AND h.person_id = p.id) AS overrides,
-            (SELECT jsonb_object_agg(g.group_type_index::text, g.group_properties)
-               FROM groups g JOIN unnest($3::int[], $4::text[]) AS r(idx, key) ON g.group_type_index = r.idx AND g.group_key = r.key
-              WHERE g.team_id = $1) AS groups
-       FROM (SELECT 1) AS one
-       LEFT JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = $2
-       LEFT JOIN persons p ON p.id = d.person_id`,
-    [teamId, distinctId, groups.map((g) => g.index), groups.map((g) => g.key)],
-    // Run on every decide request: prepared once per connection, never re-planned.
-    { preparedName: 'flags_stored_person_v2' },
+            NULL::int AS group_index, NULL::text AS group_key
+       FROM unnest($2::text[]) WITH ORDINALITY AS r(distinct_id, i)
+       LEFT JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = r.distinct_id
+       LEFT JOIN persons p ON p.id = d.person_id
+     UNION ALL
+     SELECT NULL, NULL, g.group_properties, NULL, NULL, g.group_type_index, g.group_key
+       FROM groups g JOIN unnest($3::int[], $4::text[]) AS r(idx, key) ON g.group_type_index = r.idx AND g.group_key = r.key
+      WHERE g.team_id = $1`,
+    [teamId, requests.map((r) => r.distinctId), [...groupKeys.values()].map((g) => g.index), [...groupKeys.values()].map((g) => g.key)],
+    // Run on every decide request the cache cannot answer: prepared once per connection, never re-planned.
+    { preparedName: 'flags_stored_persons_v1' },
   );
-  const row = rows[0];
-  return {
-    personUuid: row?.uuid ?? null,
-    properties: row?.properties ?? {},
-    staticCohortIds: new Set((row?.cohort_ids ?? []).map(Number)),
-    hashKeyOverrides: row?.overrides ?? {},
-    groups: new Map(Object.entries(row?.groups ?? {}).map(([index, props]) => [Number(index), props])),
-  };
+  const storedGroups = new Map<string, Record<string, unknown>>();
+  const persons: PersonForDecide[] = requests.map(() => ({
+    personUuid: null,
+    properties: {},
+    staticCohortIds: new Set(),
+    hashKeyOverrides: {},
+    groups: new Map(),
+  }));
+  for (const row of rows) {
+    if (row.i === null) {
+      storedGroups.set(`${row.group_index}\u0000${row.group_key}`, row.properties ?? {});
+      continue;
+    }
+    persons[row.i - 1] = {
+      personUuid: row.uuid,
+      properties: row.properties ?? {},
+      staticCohortIds: new Set((row.cohort_ids ?? []).map(Number)),
+      hashKeyOverrides: row.overrides ?? {},
+      groups: new Map(),
+    };
+  }
+  requests.forEach((request, i) => {
+    for (const g of request.groups) {
+      const properties = storedGroups.get(`${g.index}\u0000${g.key}`);
+      if (properties) persons[i]!.groups.set(g.index, properties);
+    }
+  });
+  return persons;
 }
 
 /**
