@@ -10,7 +10,8 @@
  *   - saturation: req/s, p50 and p99 with BENCH_CONNECTIONS connections (autocannon, closed loop)
  *   - the target load: p50 and p99 at BENCH_RATE req/s (default 2,000), and at half the
  *     ceiling's saturation rate of the same run (target: api and embedded p99 ≤ 10 ms), offered
- *     at an even rate and timed from each request's due moment (open-loop-load.ts)
+ *     at an even rate and timed from each request's due moment (open-loop-load.ts); the ceiling
+ *     is measured at that rate too, as the floor this machine and load generator allow
  * The api and embedded servers cache stored persons for FLAGS_PERSON_CACHE_MS (default 10 s; 0: off).
  *
  *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE to tune)
@@ -41,6 +42,8 @@ const MODES = ['ceiling', 'api', 'api-uncached', 'embedded'] as const;
 type Mode = (typeof MODES)[number];
 /** The modes whose ratio to the ceiling and p99 at half its rate are the targets. */
 const TARGETED = ['api', 'embedded'] as const;
+/** Measured at half the ceiling's saturation rate: the targeted modes and the ceiling itself. */
+const AT_HALF_CEILING = ['ceiling', ...TARGETED] as const;
 
 async function startServer(mode: Exclude<Mode, 'embedded'>, databaseUrl: string, teamId: number): Promise<{ child: ChildProcess; port: number }> {
   return startBenchServer(mode, [...NODE_ARGS, '--import', 'tsx', path.join(__dirname, 'flags-decide-server.ts'), mode, databaseUrl, String(teamId)]);
@@ -163,7 +166,8 @@ async function main() {
       for (const mode of MODES) ratios[mode].push(saturation[mode][run]!.rps / saturation.ceiling[run]!.rps);
       for (const mode of MODES) atRate[mode].push(await offer(servers[mode], SECONDS, RATE));
       halfRates.push(Math.round(saturation.ceiling[run]!.rps / 2));
-      for (const mode of TARGETED) atHalfCeiling[mode].push(await offer(servers[mode], SECONDS, halfRates[run]!));
+      // The ceiling too: its p99 at the same rate is the least any server doing this work can show here.
+      for (const mode of AT_HALF_CEILING) atHalfCeiling[mode].push(await offer(servers[mode], SECONDS, halfRates[run]!));
     }
     const line = (label: string, runs: Measured[]) =>
       `  ${label.padEnd(22)} ${Math.round(median(runs.map((r) => r.rps)))
@@ -180,12 +184,12 @@ async function main() {
     console.log(`\nat ${RATE} req/s`);
     for (const mode of MODES) console.log(line(mode, atRate[mode]));
     console.log(`\nat half the ceiling's rate (runs: ${halfRates.join(', ')} req/s)`);
-    for (const mode of TARGETED) console.log(line(mode, atHalfCeiling[mode]));
+    for (const mode of AT_HALF_CEILING) console.log(line(mode, atHalfCeiling[mode]));
     console.log('\ntargets:');
     for (const mode of TARGETED) {
       const halfP99 = median(atHalfCeiling[mode].map((r) => r.p99));
       console.log(
-        `  ${mode} p99 ≤ 10 ms at half the ceiling's rate: ${halfP99 <= 10 ? 'met' : 'NOT met'} (${halfP99} ms); ≥ 0.7 × ceiling: ${median(ratios[mode]) >= 0.7 ? 'met' : 'NOT met'}`,
+        `  ${mode} p99 ≤ 10 ms at half the ceiling's rate: ${halfP99 <= 10 ? 'met' : 'NOT met'} (${halfP99} ms; the ceiling's own ${median(atHalfCeiling.ceiling.map((r) => r.p99))} ms); ≥ 0.7 × ceiling: ${median(ratios[mode]) >= 0.7 ? 'met' : 'NOT met'}`,
       );
     }
   } finally {
