@@ -164,6 +164,17 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
     expect(p).toMatchObject({ isIdentified: true, distinctIds: [anon, user].sort(), properties: { seen: 'anon', email: 'u@x' } });
   });
 
+  it('a merged person keeps the earlier created_at of the two, and later updates leave it', async () => {
+    const [anon, user] = [ids('anon'), ids('user')];
+    await ingest({ event: 'e', distinct_id: anon }, { event: 'e', distinct_id: user });
+    const [anonBefore, userBefore] = [(await person(anon))!, (await person(user))!];
+    expect(anonBefore.createdAt < userBefore.createdAt).toBe(true);
+    await ingest({ event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon } });
+    expect((await person(user))!).toMatchObject({ uuid: userBefore.uuid, createdAt: anonBefore.createdAt });
+    await ingest({ event: 'e', distinct_id: user, properties: { $set: { plan: 'pro' } } });
+    expect((await person(user))!).toMatchObject({ createdAt: anonBefore.createdAt, properties: { plan: 'pro' } });
+  });
+
   it('$identify when neither id has a person creates one person with both ids, identified, with the event $set', async () => {
     const [anon, user] = [ids('anon'), ids('user')];
     await ingest({ event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon, $set: { email: 'n@x' } } });
