@@ -349,23 +349,23 @@ export class PersonBatch {
   private async insertCreatedPersons(sql: Sql): Promise<void> {
     const created = this.created.filter((p) => !p.deleted);
     if (created.length === 0) return;
-    const rows = await sql.query<{ id: string; team_id: number; uuid: string }>(
-      `INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at)
-       SELECT t, u, p::jsonb, i, v, c FROM unnest($1::int[], $2::uuid[], $3::text[], $4::bool[], $5::bigint[], $6::timestamptz[]) AS x(t, u, p, i, v, c)
-       RETURNING id::text AS id, team_id, uuid::text AS uuid`,
-      [
-        created.map((p) => p.teamId),
-        created.map((p) => p.uuid),
-        created.map((p) => this.propertiesJson(p)),
-        created.map((p) => p.isIdentified),
-        created.map((p) => p.version),
-        created.map((p) => new Date(p.createdAtMs).toISOString()),
-      ],
+    // One JSON parameter in, one JSON text out (see load): [team_id, uuid, properties,
+    // is_identified, version, created_at ms] rows, answered with [id, team_id, uuid] rows.
+    const rows = created.map((p) => `[${p.teamId},"${p.uuid}",${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtMs}]`);
+    const [{ ids } = { ids: null }] = await sql.query<{ ids: string | null }>(
+      `WITH inserted AS (
+         INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at)
+         SELECT (x.value ->> 0)::int, (x.value ->> 1)::uuid, x.value -> 2, (x.value ->> 3)::boolean, (x.value ->> 4)::bigint,
+                to_timestamp((x.value ->> 5)::double precision / 1000)
+           FROM jsonb_array_elements($1::text::jsonb) AS x
+         RETURNING id, team_id, uuid)
+       SELECT json_agg(json_build_array(id::text, team_id, uuid))::text AS ids FROM inserted`,
+      [`[${rows.join(',')}]`],
     );
     const byUuid = new Map(created.map((p) => [`${p.teamId}:${p.uuid}`, p]));
-    for (const row of rows) {
-      const person = byUuid.get(`${row.team_id}:${row.uuid}`)!;
-      person.id = row.id;
+    for (const [id, teamId, uuid] of (ids === null ? [] : JSON.parse(ids)) as [string, number, string][]) {
+      const person = byUuid.get(`${teamId}:${uuid}`)!;
+      person.id = id;
       person.dirty = false;
     }
   }
