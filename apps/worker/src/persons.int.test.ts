@@ -5,21 +5,24 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { findGroup, findPersonByDistinctId, listGroupTypes, readDistinctIdCopy, readPersonCopy, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { createTestStores, type TestStores } from '@sightline/testkit';
+import { createEmbeddedTestStores, createTestStores, type TestStores } from '@sightline/testkit';
 import { busMessage } from './testing/bus-message';
 import { createEventsConsumer } from './events.consumer';
 
 /**
- * Person and group processing through the worker's events pipeline (real PostgreSQL and
- * ClickHouse; the batch handler is called directly, as the bus would). Every case runs
- * twice: each event in its own batch, and all events of the case in one batch, since a
- * batch works on persons in memory and must end exactly where event-by-event ends.
+ * Person and group processing through the worker's events pipeline (real ClickHouse; the batch
+ * handler is called directly, as the bus would). Every case runs on PostgreSQL and on the
+ * embedded PGlite (the same statements, one store locking rows, the other one transaction at a
+ * time), and each twice: each event in its own batch, and all events of the case in one batch,
+ * since a batch works on persons in memory and must end exactly where event-by-event ends.
  */
 const TOKEN = 'phc_persons_test_key';
 const TEAM = 1;
 
-describe.each(['one event per batch', 'one batch'] as const)('person processing (%s)', (mode) => {
-  let stores: TestStores;
+const CASES = (['PostgreSQL', 'PGlite'] as const).flatMap((store) => (['one event per batch', 'one batch'] as const).map((mode) => [store, mode] as const));
+
+describe.each(CASES)('person processing on %s (%s)', (store, mode) => {
+  let stores: Pick<TestStores, 'db' | 'ch' | 'close'>;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let handler: BatchHandler;
@@ -29,7 +32,10 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   const announced: PersonChange[][] = [];
 
   beforeAll(async () => {
-    stores = await createTestStores('persons', { projectApiKey: TOKEN });
+    stores =
+      store === 'PostgreSQL'
+        ? await createTestStores('persons', { projectApiKey: TOKEN })
+        : await createEmbeddedTestStores('persons', { projectApiKey: TOKEN });
     ({ db, ch } = stores);
     metrics = createMetrics();
     handler = createEventsConsumer({
