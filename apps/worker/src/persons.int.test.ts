@@ -5,21 +5,24 @@ import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { findGroup, findPersonByDistinctId, listGroupTypes, readDistinctIdCopy, readPersonCopy, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { createTestStores, type TestStores } from '@sightline/testkit';
+import { createEmbeddedTestStores, createTestStores, type TestStores } from '@sightline/testkit';
 import { busMessage } from './testing/bus-message';
 import { createEventsConsumer } from './events.consumer';
 
 /**
- * Person and group processing through the worker's events pipeline (real PostgreSQL and
- * ClickHouse; the batch handler is called directly, as the bus would). Every case runs
- * twice: each event in its own batch, and all events of the case in one batch, since a
- * batch works on persons in memory and must end exactly where event-by-event ends.
+ * Person and group processing through the worker's events pipeline (real ClickHouse; the batch
+ * handler is called directly, as the bus would). Every case runs on PostgreSQL and on the
+ * embedded PGlite (the same statements, one store locking rows, the other one transaction at a
+ * time), and each twice: each event in its own batch, and all events of the case in one batch,
+ * since a batch works on persons in memory and must end exactly where event-by-event ends.
  */
 const TOKEN = 'phc_persons_test_key';
 const TEAM = 1;
 
-describe.each(['one event per batch', 'one batch'] as const)('person processing (%s)', (mode) => {
-  let stores: TestStores;
+const CASES = (['PostgreSQL', 'PGlite'] as const).flatMap((store) => (['one event per batch', 'one batch'] as const).map((mode) => [store, mode] as const));
+
+describe.each(CASES)('person processing on %s (%s)', (store, mode) => {
+  let stores: Pick<TestStores, 'db' | 'ch' | 'close'>;
   let db: MetadataStore;
   let ch: ClickHouseClient;
   let handler: BatchHandler;
@@ -29,7 +32,10 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
   const announced: PersonChange[][] = [];
 
   beforeAll(async () => {
-    stores = await createTestStores('persons', { projectApiKey: TOKEN });
+    stores =
+      store === 'PostgreSQL'
+        ? await createTestStores('persons', { projectApiKey: TOKEN })
+        : await createEmbeddedTestStores('persons', { projectApiKey: TOKEN });
     ({ db, ch } = stores);
     metrics = createMetrics();
     handler = createEventsConsumer({
@@ -162,6 +168,17 @@ describe.each(['one event per batch', 'one batch'] as const)('person processing 
     const p = (await person(anon))!;
     expect(p.uuid).toBe(userBefore.uuid);
     expect(p).toMatchObject({ isIdentified: true, distinctIds: [anon, user].sort(), properties: { seen: 'anon', email: 'u@x' } });
+  });
+
+  it('a merged person keeps the earlier created_at of the two, and later updates leave it', async () => {
+    const [anon, user] = [ids('anon'), ids('user')];
+    await ingest({ event: 'e', distinct_id: anon }, { event: 'e', distinct_id: user });
+    const [anonBefore, userBefore] = [(await person(anon))!, (await person(user))!];
+    expect(anonBefore.createdAt < userBefore.createdAt).toBe(true);
+    await ingest({ event: '$identify', distinct_id: user, properties: { $anon_distinct_id: anon } });
+    expect((await person(user))!).toMatchObject({ uuid: userBefore.uuid, createdAt: anonBefore.createdAt });
+    await ingest({ event: 'e', distinct_id: user, properties: { $set: { plan: 'pro' } } });
+    expect((await person(user))!).toMatchObject({ createdAt: anonBefore.createdAt, properties: { plan: 'pro' } });
   });
 
   it('$identify when neither id has a person creates one person with both ids, identified, with the event $set', async () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
@@ -38,6 +41,34 @@ export async function createTestStores(
       await db.close();
       await chDb.drop();
       await pg.drop();
+    },
+  };
+}
+
+/**
+ * The embedded PostgreSQL (PGlite in its own thread, from the migrated template, as `npm start`
+ * opens it) in a fresh temporary directory, beside a fresh ClickHouse database: for tests whose
+ * cases must hold on both metadata stores.
+ */
+export async function createEmbeddedTestStores(
+  prefix: string,
+  keys: { projectApiKey?: string; personalApiKey?: string } = {},
+): Promise<Pick<TestStores, 'db' | 'ch' | 'close'>> {
+  const dataDir = mkdtempSync(join(tmpdir(), `sightline-${prefix}-pglite-`));
+  const chDb = await createTestClickHouseDatabase(prefix);
+  const db = await createMetadataStore({ dataDir });
+  await migratePostgres(db);
+  await bootstrapInstance(db, keys);
+  const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
+  await migrateClickHouse(ch);
+  return {
+    db,
+    ch,
+    async close() {
+      await ch.close();
+      await db.close();
+      await chDb.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
