@@ -6,6 +6,7 @@
  *   npm run bench:worker                      (defaults below)
  *   BENCH_EVENTS=100000 BENCH_RUNS=3 npm run bench:worker
  *   BENCH_RUNS_AT_ONCE=2 npm run bench:worker  (runs the pipeline keeps in progress; default the worker's)
+ *   BENCH_CPU_PROFILE=DIR npm run bench:worker (a .cpuprofile of this process per timed slice, nothing else)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
@@ -25,6 +26,7 @@
  *   persons    events with $set over 100,000 distinct ids (person created, then updated)
  */
 import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bootstrapInstance } from '@sightline/accounts';
@@ -48,6 +50,7 @@ const PRODUCE_CHUNK = Number(process.env.BENCH_PRODUCE_CHUNK ?? 20_000);
 const TOPIC_SLICE = 20_000;
 /** Runs the pipeline keeps in progress at once (unset: its default). */
 const RUNS_AT_ONCE = process.env.BENCH_RUNS_AT_ONCE ? Number(process.env.BENCH_RUNS_AT_ONCE) : undefined;
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
 
 type Scenario = 'personless' | 'persons';
@@ -164,6 +167,33 @@ async function rawPersonWrites(db: MetadataStore, messages: { value: string }[])
   return messages.length / ((performance.now() - t) / 1000);
 }
 
+/** CPU time (ms) used so far by a process and its live descendants (Linux /proc; 0 elsewhere). */
+function processTreeCpuMs(rootPid: number): number {
+  const ticks = 100; // USER_HZ on Linux
+  const stats = new Map<number, { ppid: number; cpu: number }>();
+  let entries: string[] = [];
+  try {
+    entries = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    try {
+      const fields = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      stats.set(Number(entry), { ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p = pid, depth = 0; p > 1 && depth < 16; p = stats.get(p)?.ppid ?? 0, depth++) if (p === rootPid) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, s] of stats) if (inTree(pid)) total += s.cpu;
+  return (total * 1000) / ticks;
+}
+
 async function freshPostgres(adminUrl: string, name: string): Promise<MetadataStore> {
   const admin = await createMetadataStore({ url: adminUrl });
   await admin.query(`CREATE DATABASE ${name}`);
@@ -203,6 +233,15 @@ async function main() {
   // produce can outlast the default 5 s send timeout.
   const bus = createKafkaBus({ brokers: kafkaBrokers, clientId: 'bench-worker', maxRequestBytes, sendTimeoutMs: 120_000 }, logger);
   const results: Record<'raw' | Scenario, number[]> = { raw: [], personless: [], persons: [] };
+  // CPU per 1,000 events while the worker runs, by process: where a slice's time goes on a small machine.
+  const serviceCpu = () => {
+    const byService: Record<string, number> = {};
+    for (const s of launcher.started) byService[s.process.name] = (byService[s.process.name] ?? 0) + processTreeCpuMs(s.process.pid);
+    return byService;
+  };
+  const cpuPerThousand: Record<Scenario, Record<string, number[]>> = { personless: {}, persons: {} };
+  const rawCpuPerThousand: Record<string, number[]> = {};
+  const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
   /** Per scenario and run: the raw ClickHouse insert, and for persons the raw PostgreSQL write, of the same run. */
   const rawPg: number[] = [];
   const ratios: Record<Scenario, { ch: number[]; pg: number[] }> = { personless: { ch: [], pg: [] }, persons: { ch: [], pg: [] } };
@@ -214,6 +253,12 @@ async function main() {
       .join(' ')}`,
   );
 
+  const profiler = PROFILE_DIR ? new Session() : null;
+  if (profiler) {
+    fs.mkdirSync(PROFILE_DIR!, { recursive: true });
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+  }
   try {
     for (let run = 0; run < RUNS; run++) {
       for (const scenario of SCENARIOS) {
@@ -222,16 +267,25 @@ async function main() {
         // Raw baseline: the same rows straight into ClickHouse.
         const rawCh = await freshClickHouse(clickhouseUrl, `bench_raw_${scenario}_${run}`);
         const rows = rawRows(messages);
+        const rawCpuBefore: Record<string, number> = { ...serviceCpu(), bench: cpuMs(process.cpuUsage()) };
         const t = performance.now();
         for (let i = 0; i < rows.length; i += WORKER_BATCH) await insertRetryingStaleSocket(rawCh, rows.slice(i, i + WORKER_BATCH));
         const rawRate = rows.length / ((performance.now() - t) / 1000);
+        const rawCpuAfter: Record<string, number> = { ...serviceCpu(), bench: cpuMs(process.cpuUsage()) };
+        (rawCpuPerThousand['raw ClickHouse: chdb-http-front'] ??= []).push(
+          (1000 * (rawCpuAfter['chdb-http-front']! - rawCpuBefore['chdb-http-front']!)) / rows.length,
+        );
+        (rawCpuPerThousand['raw ClickHouse: bench process'] ??= []).push((1000 * (rawCpuAfter['bench']! - rawCpuBefore['bench']!)) / rows.length);
         results.raw.push(rawRate);
 
         // Raw PostgreSQL baseline (persons): the same events' person rows straight into PostgreSQL.
         let rawPgRate: number | null = null;
         if (scenario === 'persons') {
           const rawDb = await freshPostgres(postgresAdminUrl, `bench_raw_pg_${run}`);
+          const pgBefore = serviceCpu()['postgres']!;
           rawPgRate = await rawPersonWrites(rawDb, messages);
+          // Includes working out the rows beforehand (the bench process, not PostgreSQL).
+          (rawCpuPerThousand['raw PostgreSQL: postgres'] ??= []).push((1000 * (serviceCpu()['postgres']! - pgBefore)) / messages.length);
           rawPg.push(rawPgRate);
           await rawDb.close();
         }
@@ -259,6 +313,7 @@ async function main() {
         });
         let busyMs = 0;
         let handled = 0;
+        const cpuSpent: Record<string, number> = {};
         let batches = 0;
         for (let slice = 0; slice * TOPIC_SLICE < messages.length; slice++) {
           const part = messages.slice(slice * TOPIC_SLICE, (slice + 1) * TOPIC_SLICE);
@@ -266,20 +321,29 @@ async function main() {
           for (let i = 0; i < part.length; i += PRODUCE_CHUNK) await bus.send(topics.events, part.slice(i, i + PRODUCE_CHUNK));
           let first = 0;
           let last = 0;
+          // This process's CPU from the first batch to the last: the worker's share (all its threads).
+          let cpuAtFirst: NodeJS.CpuUsage | null = null;
+          let cpuAtLast: NodeJS.CpuUsage | null = null;
           let sliceHandled = 0;
           let finished!: () => void;
           const allHandled = new Promise<void>((resolve) => (finished = resolve));
           const subscribedAt = performance.now();
+          const cpuBefore = serviceCpu();
           const sub = await bus.subscribe({
             groupId: `${name}-${slice}-writer`,
             topic: topics.events,
             maxBatchSize: WORKER_BATCH,
             handler: async (batch: ConsumedBatch) => {
-              if (first === 0) first = performance.now();
+              if (first === 0) {
+                first = performance.now();
+                cpuAtFirst = process.cpuUsage();
+                if (profiler) await profiler.post('Profiler.start');
+              }
               await handler(batch);
               sliceHandled += batch.messages.length;
               batches++;
               last = performance.now();
+              cpuAtLast = process.cpuUsage();
               if (sliceHandled >= part.length) finished();
             },
           });
@@ -291,6 +355,12 @@ async function main() {
             }
           }, 5000);
           await allHandled;
+          if (profiler) {
+            const { profile } = await profiler.post('Profiler.stop');
+            fs.writeFileSync(path.join(PROFILE_DIR!, `${scenario}-${run}-${slice}.cpuprofile`), JSON.stringify(profile));
+          }
+          for (const [service, ms] of Object.entries(serviceCpu())) cpuSpent[service] = (cpuSpent[service] ?? 0) + ms - (cpuBefore[service] ?? 0);
+          if (cpuAtFirst && cpuAtLast) cpuSpent['worker (bench process)'] = (cpuSpent['worker (bench process)'] ?? 0) + cpuMs(cpuAtLast) - cpuMs(cpuAtFirst);
           clearInterval(stall);
           await sub.stop();
           busyMs += last - first;
@@ -302,6 +372,7 @@ async function main() {
           if (v.metricName?.endsWith('_sum')) steps[scenario][v.labels.step as string] = (steps[scenario][v.labels.step as string] ?? 0) + v.value;
         }
         ratios[scenario].ch.push(rate / rawRate);
+        for (const [service, ms] of Object.entries(cpuSpent)) (cpuPerThousand[scenario][service] ??= []).push((1000 * ms) / EVENTS);
         if (rawPgRate !== null) ratios[scenario].pg.push(rate / rawPgRate);
         console.log(
           `run ${run + 1} ${scenario.padEnd(10)} worker ${fmt(rate)} ev/s   raw ClickHouse insert of the same rows ${fmt(rawRate)} rows/s, ratio ${(rate / rawRate).toFixed(2)}` +
@@ -334,7 +405,18 @@ async function main() {
     console.log(
       `${scenario.padEnd(26)} ${fmt(m)} ev/s = ${median(ratios[scenario].ch).toFixed(2)} × raw ClickHouse insert${pg}   (medians of per-run ratios; pipeline time: ${breakdown})`,
     );
+    const cpu = Object.entries(cpuPerThousand[scenario])
+      .map(([service, ms]) => `${service} ${median(ms).toFixed(1)}`)
+      .join(', ');
+    console.log(
+      `${''.padEnd(26)} CPU ms per 1,000 events (median; services over each slice from subscribe to done, the worker from its first batch to its last): ${cpu}; wall ${(1e6 / m).toFixed(1)} ms`,
+    );
   }
+  console.log(
+    `baselines' CPU ms per 1,000 rows (median): ${Object.entries(rawCpuPerThousand)
+      .map(([what, ms]) => `${what} ${median(ms).toFixed(1)}`)
+      .join(', ')}`,
+  );
   console.log('targets: personless ≥ 0.6 × raw ClickHouse insert; persons ≥ 0.4 × raw ClickHouse insert and ≥ 0.5 × raw PostgreSQL write');
 }
 
