@@ -43,8 +43,8 @@ interface DeadLetter extends Entry {
  * The events pipeline (see the step files in ./pipeline): per message parse → team →
  * normalize (each ok / drop / dead-letter), then for the whole run persons & groups (one
  * Postgres transaction), one ClickHouse insert of the rows plus the person/group copies,
- * then the dead letters; the event and property definitions of the written events are recorded
- * in the background. Resolving lets the bus commit the batches of the run.
+ * then the event and property definitions of the written events (concurrent runs share one
+ * upsert), then the dead letters. Resolving lets the bus commit the batches of the run.
  *
  * A dependency outage rejects the run: the bus retries it with backoff and commits
  * nothing. Any other failure means some message can never succeed; the run is then

@@ -38,8 +38,10 @@ export async function readStoredPerson(db: Sql, teamId: number, distinctId: stri
  * its own request named.
  */
 export async function readStoredPersons(db: Sql, teamId: number, requests: readonly StoredPersonRequest[]): Promise<PersonForDecide[]> {
+  const groupKeyOf = (index: number | null, key: string | null) => `${index}\u0000${key}`;
   const groupKeys = new Map<string, { index: number; key: string }>();
-  for (const request of requests) for (const g of request.groups) groupKeys.set(`${g.index}\u0000${g.key}`, g);
+  for (const request of requests) for (const g of request.groups) groupKeys.set(groupKeyOf(g.index, g.key), g);
+  const groupsAsked = [...groupKeys.values()];
   const rows = await db.query<{
     i: number | null;
     uuid: string | null;
@@ -61,7 +63,7 @@ export async function readStoredPersons(db: Sql, teamId: number, requests: reado
      SELECT NULL, NULL, g.group_properties, NULL, NULL, g.group_type_index, g.group_key
        FROM groups g JOIN unnest($3::int[], $4::text[]) AS r(idx, key) ON g.group_type_index = r.idx AND g.group_key = r.key
       WHERE g.team_id = $1`,
-    [teamId, requests.map((r) => r.distinctId), [...groupKeys.values()].map((g) => g.index), [...groupKeys.values()].map((g) => g.key)],
+    [teamId, requests.map((r) => r.distinctId), groupsAsked.map((g) => g.index), groupsAsked.map((g) => g.key)],
     // Run on every decide request the cache cannot answer: prepared once per connection, never re-planned.
     { preparedName: 'flags_stored_persons_v1' },
   );
@@ -75,7 +77,7 @@ export async function readStoredPersons(db: Sql, teamId: number, requests: reado
   }));
   for (const row of rows) {
     if (row.i === null) {
-      storedGroups.set(`${row.group_index}\u0000${row.group_key}`, row.properties ?? {});
+      storedGroups.set(groupKeyOf(row.group_index, row.group_key), row.properties ?? {});
       continue;
     }
     persons[row.i - 1] = {
@@ -88,7 +90,7 @@ export async function readStoredPersons(db: Sql, teamId: number, requests: reado
   }
   requests.forEach((request, i) => {
     for (const g of request.groups) {
-      const properties = storedGroups.get(`${g.index}\u0000${g.key}`);
+      const properties = storedGroups.get(groupKeyOf(g.index, g.key));
       if (properties) persons[i]!.groups.set(g.index, properties);
     }
   });

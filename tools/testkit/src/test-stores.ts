@@ -18,28 +18,48 @@ export interface TestStores {
   close(): Promise<void>;
 }
 
+/**
+ * Migrates `db` and bootstraps the instance in it, then opens a fresh, migrated ClickHouse
+ * database beside it; `close` closes both clients and drops the ClickHouse database.
+ */
+async function withAnalyticsDatabase(
+  db: MetadataStore,
+  prefix: string,
+  keys: { projectApiKey?: string; personalApiKey?: string },
+  clickhouseVia?: (real: URL) => string,
+) {
+  await migratePostgres(db);
+  await bootstrapInstance(db, keys);
+  const chDb = await createTestClickHouseDatabase(prefix);
+  const ch = createAnalyticsStore({ url: clickhouseVia?.(new URL(chDb.url)) ?? chDb.url, user: 'default', password: '', database: chDb.database });
+  await migrateClickHouse(ch);
+  return {
+    db,
+    ch,
+    chDb,
+    async close() {
+      await ch.close();
+      await db.close();
+      await chDb.drop();
+    },
+  };
+}
+
 export async function createTestStores(
   prefix: string,
   keys: { projectApiKey?: string; personalApiKey?: string } = {},
   via: { postgresUrl?: (real: URL) => string; clickhouseUrl?: (real: URL) => string } = {},
 ): Promise<TestStores> {
   const pg = await createTestPostgresDatabase(prefix);
-  const chDb = await createTestClickHouseDatabase(prefix);
-  const db = await createMetadataStore({ url: via.postgresUrl?.(new URL(pg.url)) ?? pg.url });
-  await migratePostgres(db);
-  await bootstrapInstance(db, keys);
-  const ch = createAnalyticsStore({ url: via.clickhouseUrl?.(new URL(chDb.url)) ?? chDb.url, user: 'default', password: '', database: chDb.database });
-  await migrateClickHouse(ch);
+  const stores = await withAnalyticsDatabase(await createMetadataStore({ url: via.postgresUrl?.(new URL(pg.url)) ?? pg.url }), prefix, keys, via.clickhouseUrl);
   return {
-    db,
-    ch,
+    db: stores.db,
+    ch: stores.ch,
     postgresUrl: pg.url,
-    clickhouseUrl: chDb.url,
-    clickhouseDatabase: chDb.database,
+    clickhouseUrl: stores.chDb.url,
+    clickhouseDatabase: stores.chDb.database,
     async close() {
-      await ch.close();
-      await db.close();
-      await chDb.drop();
+      await stores.close();
       await pg.drop();
     },
   };
@@ -55,19 +75,12 @@ export async function createEmbeddedTestStores(
   keys: { projectApiKey?: string; personalApiKey?: string } = {},
 ): Promise<Pick<TestStores, 'db' | 'ch' | 'close'>> {
   const dataDir = mkdtempSync(join(tmpdir(), `sightline-${prefix}-pglite-`));
-  const chDb = await createTestClickHouseDatabase(prefix);
-  const db = await createMetadataStore({ dataDir });
-  await migratePostgres(db);
-  await bootstrapInstance(db, keys);
-  const ch = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
-  await migrateClickHouse(ch);
+  const stores = await withAnalyticsDatabase(await createMetadataStore({ dataDir }), prefix, keys);
   return {
-    db,
-    ch,
+    db: stores.db,
+    ch: stores.ch,
     async close() {
-      await ch.close();
-      await db.close();
-      await chDb.drop();
+      await stores.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 import type { Logger } from '@sightline/logger';
 import type { Sql } from '@sightline/postgres';
-import { createDefinitionsRecorder, definitionsStep } from './definitions.step';
+import { createDefinitionsRecorder } from './definitions.step';
 import type { PreparedEvent } from './normalize.step';
 
 const event = (name: string, properties: Record<string, unknown>): PreparedEvent => ({
@@ -20,12 +20,14 @@ function recordingLogger() {
   return { logger: { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger, warnings };
 }
 
-describe('definitionsStep', () => {
+describe('createDefinitionsRecorder: one run', () => {
   it('upserts the run’s event names and property keys as bound arrays', async () => {
     const queries: { text: string; params: readonly unknown[] }[] = [];
     const db = { query: async (text: string, params: readonly unknown[] = []) => (queries.push({ text, params }), []) } as unknown as Sql;
     const { logger, warnings } = recordingLogger();
-    await definitionsStep(db, [event('$pageview', { $browser: 'Chrome' }), event('$pageview', { $browser: 'Firefox' })], logger);
+    const recorder = createDefinitionsRecorder(db, logger);
+    recorder.record([event('$pageview', { $browser: 'Chrome' }), event('$pageview', { $browser: 'Firefox' })]);
+    await recorder.idle();
     expect(queries).toHaveLength(2);
     expect(queries[0]!.text).toContain('INSERT INTO event_definitions');
     expect(queries[0]!.params).toEqual([[1], ['$pageview'], [2]]);
@@ -37,13 +39,15 @@ describe('definitionsStep', () => {
   it('logs and carries on when the store refuses: the events are already written', async () => {
     const db = { query: async () => Promise.reject(new Error('connection refused')) } as unknown as Sql;
     const { logger, warnings } = recordingLogger();
-    await expect(definitionsStep(db, [event('x', {})], logger)).resolves.toBeUndefined();
+    const recorder = createDefinitionsRecorder(db, logger);
+    recorder.record([event('x', {})]);
+    await expect(recorder.idle()).resolves.toBeUndefined();
     expect(warnings).toHaveLength(1);
   });
 });
 
 describe('createDefinitionsRecorder', () => {
-  it('writes in the background, one write at a time, merging what runs queue meanwhile', async () => {
+  it('writes one at a time, merging what runs queue meanwhile', async () => {
     const queries: { text: string; params: readonly unknown[] }[] = [];
     const releases: (() => void)[] = [];
     const db = {

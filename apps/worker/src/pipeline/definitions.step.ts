@@ -3,16 +3,6 @@ import type { Logger } from '@sightline/logger';
 import type { Sql } from '@sightline/postgres';
 import type { PreparedEvent } from './normalize.step';
 
-/**
- * Records the event names and property keys of a written run (event_definitions,
- * property_definitions). Definitions feed pickers and are not part of the data: when PostgreSQL
- * refuses them the run still counts as done (the events are written), and the next events of the
- * same names record them again.
- */
-export async function definitionsStep(db: Sql, events: readonly PreparedEvent[], logger: Logger): Promise<void> {
-  await writeSightings(db, collectDefinitionSightings(events), events.length, logger);
-}
-
 async function writeSightings(db: Sql, sightings: DefinitionSightings, events: number, logger: Logger): Promise<void> {
   try {
     await recordDefinitionSightings(db, sightings);
@@ -29,12 +19,13 @@ export interface DefinitionsRecorder {
 }
 
 /**
- * Records definitions off the run's critical path: a run queues the sightings of the events it
- * has written and goes on (its batches are committed without waiting for them). One write is in
- * flight at a time; runs that finish meanwhile have their sightings merged (volumes added) into
- * the next write, so a slow PostgreSQL costs one upsert per write, never a growing queue.
- * Definitions may lag the events by a write; a crash loses at most the sightings not yet written,
- * which the next events of the same names record again.
+ * Records the event names and property keys of written runs (event_definitions,
+ * property_definitions). Definitions feed pickers and are not part of the data: when PostgreSQL
+ * refuses them the run still counts as done (the events are written), and the next events of the
+ * same names record them again. One write is in flight at a time; runs that finish meanwhile
+ * have their sightings merged (volumes added) into the next write, so concurrent runs share one
+ * upsert and a slow PostgreSQL never grows a queue. A run waits for `idle()` before its batches
+ * are committed, so no write outlives the worker's stop.
  */
 export function createDefinitionsRecorder(db: Sql, logger: Logger): DefinitionsRecorder {
   let pending: { sightings: DefinitionSightings; events: number } | null = null;
