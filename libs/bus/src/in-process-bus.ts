@@ -27,6 +27,34 @@ export interface InProcessBusOptions {
   partitions?: number;
 }
 
+/**
+ * A message as its consumer gets it. Nothing crosses a process here, so `value` becomes a
+ * Buffer only if read: a consumer that takes `decoded` never reads it (a dead letter does).
+ */
+class InProcessMessage implements ConsumedMessage {
+  readonly key: string;
+  readonly headers: Record<string, string>;
+  readonly decoded: unknown;
+  private encoded: Buffer | undefined;
+
+  constructor(
+    private readonly sent: BusMessage,
+    readonly offset: string,
+  ) {
+    this.key = sent.key;
+    this.headers = sent.headers ?? {};
+    this.decoded = sent.decoded;
+  }
+
+  get value(): Buffer {
+    if (this.encoded === undefined) {
+      const value = this.sent.value;
+      this.encoded = Buffer.isBuffer(value) ? value : Buffer.from(value);
+    }
+    return this.encoded;
+  }
+}
+
 /** The partition of a key: FNV-1a of its UTF-16 code units (stable, cheap, no allocation). */
 export function inProcessPartitionOf(key: string, partitions: number): number {
   if (partitions <= 1) return 0;
@@ -62,11 +90,7 @@ export function createInProcessBus(logger: Logger, options: InProcessBusOptions 
         (m: BusMessage) =>
           new Promise<void>((resolve, reject) => {
             const p = s.partitions[inProcessPartitionOf(m.key, partitionCount)]!;
-            p.queue.push({
-              message: { key: m.key, value: Buffer.isBuffer(m.value) ? m.value : Buffer.from(m.value), headers: m.headers ?? {}, offset: String(p.sequence++) },
-              resolve,
-              reject,
-            });
+            p.queue.push({ message: new InProcessMessage(m, String(p.sequence++)), resolve, reject });
           }),
       );
       for (const p of s.partitions) p.wake?.();
