@@ -6,7 +6,7 @@ import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCo
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
-import { parseStep } from './pipeline/parse.step';
+import { checkIngestMessage, parseStep } from './pipeline/parse.step';
 import { personsStep } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
@@ -71,7 +71,9 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       return undefined;
     };
     for (const entry of entries) {
-      const ingest = settle(entry, 'parse', parseStep(entry.message.value));
+      // In-process, the message comes as the gateway built it: only checked, not parsed.
+      const { decoded } = entry.message;
+      const ingest = settle(entry, 'parse', decoded === undefined ? parseStep(entry.message.value) : checkIngestMessage(decoded));
       if (!ingest) continue;
       const teamId = settle(entry, 'team', await teamOf(ingest));
       if (teamId === undefined) continue;

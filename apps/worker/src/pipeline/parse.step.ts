@@ -11,6 +11,14 @@ export function parseStep(value: Buffer): StepResult<IngestMessage> {
   } catch (error) {
     return deadLetter(`value is not JSON: ${(error as Error).message}`);
   }
+  return checkIngestMessage(parsed);
+}
+
+/**
+ * Checks a decoded message: what parseStep does once the JSON is parsed. The in-process bus
+ * hands the gateway's IngestMessage over undecoded, and it is checked the same way.
+ */
+export function checkIngestMessage(parsed: unknown): StepResult<IngestMessage> {
   const m = parsed as Partial<IngestMessage>;
   for (const field of REQUIRED_STRINGS) {
     if (typeof m?.[field] !== 'string') return deadLetter(`field ${field} is missing or not a string`);
