@@ -26,7 +26,8 @@ export interface FlagDefinitionsCacheOptions {
   channel: InvalidationChannel;
   /**
    * Safety net for changes nobody announced (group types created by the worker, rows
-   * edited by hand) and for announcements lost while Redis was unreachable.
+   * edited by hand) and for announcements lost while Redis was unreachable: definitions
+   * older than this are reloaded in the background while they keep answering.
    */
   maxAgeMs?: number;
   now?: () => number;
@@ -36,13 +37,25 @@ export interface FlagDefinitionsCacheOptions {
 interface Entry {
   loaded: Promise<ProjectFlagDefinitions>;
   loadedAt: number;
+  /** A background reload of these definitions is running. */
+  refreshing?: boolean;
+  /** The last background reload failed: these are the last definitions that could be read. */
+  refreshFailed?: boolean;
 }
+
+/** After a failed background reload, the next one is tried this much later (not on every request). */
+const REFRESH_RETRY_MS = 1_000;
 
 /**
  * Definitions per project, loaded once and kept until a change is announced on the
  * channel (every API process subscribes), or until maxAgeMs. Concurrent requests share
  * one load; a load that an invalidation overtook is not cached. When the store is down,
  * the last good definitions keep serving (marked not fresh).
+ *
+ * An announced change drops the project's definitions: the next request waits for the new
+ * ones. Expiry does not: definitions older than maxAgeMs keep answering while one background
+ * load replaces them, so flag requests never queue behind the safety net's reload (which
+ * stalled every request of the project for a store round trip every maxAgeMs).
  */
 export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions): FlagDefinitionsCache {
   const maxAgeMs = options.maxAgeMs ?? 30_000;
@@ -91,13 +104,35 @@ export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions)
     return entry;
   };
 
+  /** Reloads an expired entry's definitions; it keeps answering until the new ones are in. */
+  const refresh = (teamId: number, stale: Entry) => {
+    stale.refreshing = true;
+    const generation = generationOf(teamId);
+    loadProjectFlagDefinitions(options.db, teamId).then(
+      (definitions) => {
+        stale.refreshing = false;
+        // An announcement (or another load) since the start decides instead.
+        if (entries.get(teamId) !== stale || generationOf(teamId) !== generation) return;
+        lastGood.set(teamId, definitions);
+        entries.set(teamId, { loaded: Promise.resolve(definitions), loadedAt: now() });
+      },
+      (error: unknown) => {
+        stale.refreshing = false;
+        stale.refreshFailed = true;
+        stale.loadedAt = now() - maxAgeMs + REFRESH_RETRY_MS;
+        options.onError?.(error, `flag definitions of project ${teamId}: reloading them, serving the last good copy`);
+      },
+    );
+  };
+
   return {
     ready,
     async get(teamId) {
       let entry = entries.get(teamId);
-      if (!entry || now() - entry.loadedAt > maxAgeMs) entry = load(teamId);
+      if (!entry) entry = load(teamId);
+      else if (now() - entry.loadedAt > maxAgeMs && !entry.refreshing) refresh(teamId, entry);
       try {
-        return { definitions: await entry.loaded, fresh: true };
+        return { definitions: await entry.loaded, fresh: !entry.refreshFailed };
       } catch (error) {
         const stale = lastGood.get(teamId);
         if (!stale) throw error;
