@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { insertJsonRows, type ClickHouseClient } from '@sightline/clickhouse';
 import type { PersonChange } from './decide-person-cache';
 
 /** A row of ClickHouse `person`: a versioned copy of the Postgres person (read with argMax(…, version)). */
@@ -39,11 +39,11 @@ export async function writeCopies(
   ch: ClickHouseClient,
   copies: { persons?: PersonCopy[]; distinctIds?: PersonDistinctIdCopy[]; groups?: GroupCopy[] },
 ): Promise<void> {
-  const inserts: Promise<unknown>[] = [];
-  if (copies.persons?.length) inserts.push(ch.insert({ table: 'person', values: copies.persons, format: 'JSONEachRow' }));
-  if (copies.distinctIds?.length) inserts.push(ch.insert({ table: 'person_distinct_id2', values: copies.distinctIds, format: 'JSONEachRow' }));
-  if (copies.groups?.length) inserts.push(ch.insert({ table: 'groups', values: copies.groups, format: 'JSONEachRow' }));
-  await Promise.all(inserts);
+  await Promise.all([
+    insertJsonRows(ch, 'person', copies.persons ?? []),
+    insertJsonRows(ch, 'person_distinct_id2', copies.distinctIds ?? []),
+    insertJsonRows(ch, 'groups', copies.groups ?? []),
+  ]);
 }
 
 /**

@@ -1,9 +1,11 @@
-import { eventRowLine, type EventRow } from './events.table';
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { insertEvents, type EventRow } from './events.table';
 
 const row: EventRow = {
   uuid: '0190a6f0-0000-7000-8000-000000000001',
   event: 'quote " backslash \\ newline \n',
-  properties: JSON.stringify({ a: 'x"y\\z\u0001 é 😀', n: 1.5, arr: [1, { b: null }] }),
+  properties: { a: 'x"y\\z\u0001 é 😀', n: 1.5, arr: [1, { b: null }] },
   timestamp: '2024-01-01 00:00:00.123000',
   team_id: 7,
   distinct_id: 'tab\there',
@@ -14,30 +16,34 @@ const row: EventRow = {
   person_mode: 'propertyless',
 };
 
-describe('eventRowLine', () => {
-  it('is one JSON line holding every column, the JSON-text columns as the objects they are', () => {
-    const line = eventRowLine({
-      ...row,
-      person_created_at: '2023-12-31 00:00:00.000000',
-      group3_properties: '{"g":1}',
-      group3_created_at: '2023-01-01 00:00:00.000000',
-    });
-    expect(line.endsWith('\n')).toBe(true);
-    expect(line.slice(0, -1)).not.toContain('\n');
-    expect(JSON.parse(line)).toEqual({
-      ...row,
-      properties: JSON.parse(row.properties),
-      person_properties: {},
-      person_created_at: '2023-12-31 00:00:00.000000',
-      group3_properties: { g: 1 },
-      group3_created_at: '2023-01-01 00:00:00.000000',
-    });
+/** A client whose exec records the statement, body and settings. */
+function recordingClient() {
+  const calls: { query: string; body: string; settings: Record<string, unknown> }[] = [];
+  const client = {
+    exec: async (params: { query: string; values: AsyncIterable<string>; clickhouse_settings: Record<string, unknown> }) => {
+      let body = '';
+      for await (const chunk of params.values) body += chunk;
+      calls.push({ query: params.query, body, settings: params.clickhouse_settings });
+      return { stream: Readable.from([]) };
+    },
+  };
+  return { client: client as unknown as ClickHouseClient, calls };
+}
+
+describe('insertEvents', () => {
+  it('sends the rows as one JSON array, objects in JSON-text columns as objects, with the deduplication token', async () => {
+    const { client, calls } = recordingClient();
+    const other: EventRow = { ...row, uuid: '0190a6f0-0000-7000-8000-000000000002', properties: '{"text":1}', group3_properties: '{"g":1}' };
+    await insertEvents(client, [row, other], { deduplicationToken: 'token-1' });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.query).toBe('INSERT INTO events FORMAT JSONEachRow');
+    expect(calls[0]!.settings).toEqual({ input_format_json_read_objects_as_strings: 1, insert_deduplication_token: 'token-1' });
+    expect(JSON.parse(calls[0]!.body)).toEqual([row, other]);
   });
 
-  it('leaves absent optional columns out, and sends JSON text that is not an object as a string', () => {
-    const parsed = JSON.parse(eventRowLine({ ...row, properties: '[1]', person_properties: '' })) as Record<string, unknown>;
-    expect(parsed['properties']).toBe('[1]');
-    expect(parsed['person_properties']).toBe('');
-    expect(Object.keys(parsed).filter((k) => k.startsWith('group') || k === 'person_created_at')).toEqual([]);
+  it('sends nothing for no rows', async () => {
+    const { client, calls } = recordingClient();
+    await insertEvents(client, []);
+    expect(calls).toEqual([]);
   });
 });
