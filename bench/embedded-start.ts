@@ -9,7 +9,8 @@
  *                                     install's PGlite template first, so the first start of
  *                                     the first run pays for making it; BENCH_TSX=1 also times
  *                                     the sources run through tsx, as tests run them, in
- *                                     the same runs)
+ *                                     the same runs; BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"
+ *                                     profiles every start, which it slows)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,11 +21,13 @@ import { EMBEDDED_SOURCE_NODE_ARGS, npmStartNodeArgs } from '@sightline/testkit'
 import { median } from './bench-process';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
+/** Node flags put before each variant's own, e.g. --cpu-prof (written when the service exits on SIGTERM). */
+const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const ROOT = path.join(__dirname, '..');
 
 async function timeToHealthy(nodeArgs: string[], dataDir: string, port: number): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, nodeArgs, {
+  const child = spawn(process.execPath, [...NODE_ARGS, ...nodeArgs], {
     cwd: ROOT,
     env: { ...process.env, SIGHTLINE_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -11,10 +11,12 @@
  *   - the target load: p50 and p99 at BENCH_RATE req/s (default 2,000), and at half the
  *     ceiling's saturation rate of the same run (target: api and embedded p99 ≤ 10 ms), offered
  *     at an even rate and timed from each request's due moment (open-loop-load.ts); the ceiling
- *     is measured at that rate too, as the floor this machine and load generator allow
+ *     is measured at that rate too, as the floor this machine and load generator allow. Each
+ *     fixed rate first runs BENCH_WARM_UP_SECONDS (default 2) unmeasured, since a server idles while
+ *     the others are measured; the p99 of that warm-up's first second is printed apart (cold)
  * The api and embedded servers cache stored persons for FLAGS_PERSON_CACHE_MS (default 10 s; 0: off).
  *
- *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE to tune)
+ *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE, BENCH_WARM_UP_SECONDS to tune)
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,6 +36,8 @@ const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 32);
 const RATE = Number(process.env['BENCH_RATE'] ?? 2000);
+/** Seconds each fixed-rate measurement first runs unmeasured (see offer). */
+const WARM_UP_SECONDS = Number(process.env['BENCH_WARM_UP_SECONDS'] ?? 2);
 const TOKEN = 'phc_bench_flags_token_01';
 /** e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the servers. */
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
@@ -69,8 +73,8 @@ interface Measured {
   rps: number;
   p50: number;
   p99: number;
-  /** Fixed rates only: p99 once the first second (caches refilling after the other servers' turns) is over. */
-  p99AfterFirstSecond?: number;
+  /** Fixed rates only: p99 of the warm-up's first second, right after the other servers' turns (caches expired). */
+  coldP99?: number;
   errors: number;
 }
 
@@ -90,9 +94,22 @@ async function saturate(port: number, seconds: number): Promise<Measured> {
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
 }
 
-/** A fixed offered rate: evenly spaced requests, each timed from when it was due (open-loop-load.ts says why not autocannon). */
+/**
+ * A fixed offered rate: evenly spaced requests, each timed from when it was due (open-loop-load.ts
+ * says why not autocannon). Each server waits idle while the others are measured, long enough for
+ * its cached persons to expire, so the same load first runs WARM_UP_SECONDS unmeasured: the figures
+ * are the server's steady state at that rate; the warm-up's first second is reported apart (cold).
+ */
 async function offer(port: number, seconds: number, rate: number): Promise<Measured> {
-  return openLoopLoad({ port, path: '/flags/?v=2', headers: DECIDE_HEADERS, body: () => decideRequestBody(TOKEN, requestCounter++), rate, seconds });
+  return openLoopLoad({
+    port,
+    path: '/flags/?v=2',
+    headers: DECIDE_HEADERS,
+    body: () => decideRequestBody(TOKEN, requestCounter++),
+    rate,
+    seconds,
+    warmUpSeconds: WARM_UP_SECONDS,
+  });
 }
 
 async function main() {
@@ -173,7 +190,7 @@ async function main() {
       `  ${label.padEnd(22)} ${Math.round(median(runs.map((r) => r.rps)))
         .toString()
         .padStart(7)} req/s  p50 ${median(runs.map((r) => r.p50))} ms  p99 ${median(runs.map((r) => r.p99))} ms${
-        runs[0]?.p99AfterFirstSecond === undefined ? '' : ` (after the first second ${median(runs.map((r) => r.p99AfterFirstSecond!))} ms)`
+        runs[0]?.coldP99 === undefined ? '' : ` (first second after idle: p99 ${median(runs.map((r) => r.coldP99!))} ms)`
       }  errors ${runs.reduce((n, r) => n + r.errors, 0)}  (runs: ${runs.map((r) => Math.round(r.rps)).join(', ')})`;
     console.log('\nsaturation');
     for (const mode of MODES) console.log(line(mode, saturation[mode]));

@@ -9,7 +9,8 @@
  * the Kafka client alone manages on this mock (target: gateway ≥ 0.5× of it).
  *
  *   npm run bench:gateway            (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS to tune;
- *                                     BENCH_PRODUCE=none measures the HTTP layer without Kafka)
+ *                                     BENCH_PRODUCE=none measures the HTTP layer without Kafka;
+ *                                     BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles each server)
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,11 +25,13 @@ import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-serv
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 32);
+/** Node flags for each server, e.g. --cpu-prof (gateway-server.ts exits through process.exit, so profiles get written). */
+const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const MODES = ['baseline', 'gateway', 'express-default'] as const;
 type Mode = (typeof MODES)[number];
 
 async function startServer(mode: Mode, brokers: string): Promise<{ child: ChildProcess; port: number }> {
-  return startBenchServer(mode, ['--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), mode, brokers, `bench${Date.now()}.`]);
+  return startBenchServer(mode, [...NODE_ARGS, '--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), mode, brokers, `bench${Date.now()}.`]);
 }
 
 interface Measured {

@@ -259,6 +259,27 @@ describe('body caps on every route', () => {
     expect(gw.received()).toHaveLength(before);
   });
 
+  it('measures an event in UTF-8 bytes: multi-byte text over the cap is 413, the same count of ASCII under it is written', async () => {
+    // 400,000 'é' (2 bytes each) make an 800 kB property: with the rest, over 1,000,000 bytes
+    // only as UTF-8; 400,000 'e' stay under.
+    const post = (pad: string) =>
+      rawRequest(gw.port, {
+        path: '/batch/',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ api_key: TEST_TOKEN, batch: [{ event: 'edge', distinct_id: 'u', properties: { pad, again: pad.slice(0, 100_000) } }] }),
+      });
+    const before = gw.received().length;
+    const over = await post('é'.repeat(400_000));
+    expect(over.status).toBe(413);
+    expect(jsonBody(over)).toMatchObject({ code: 'payload_too_large' });
+    expect(gw.received()).toHaveLength(before);
+    const under = await post('e'.repeat(400_000));
+    expect(under.status).toBe(200);
+    const written = gw.received().slice(before);
+    expect(written).toHaveLength(1);
+    expect(JSON.parse(written[0]!.value.data).properties.pad).toHaveLength(400_000);
+  });
+
   it('413s a chunked body (no Content-Length) as soon as it passes the cap', async () => {
     const res = await new Promise<number>((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port: gw.port, method: 'POST', path: '/e/', headers: { 'Content-Type': 'application/json' } });

@@ -6,6 +6,7 @@ import { ApiError, clientIp, errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
 import { normalizeEvent, readCapturePayload, PayloadError, type CapturePayload } from '@sightline/ingestion';
 import type { Metrics } from '@sightline/metrics';
 import { decodeCaptureText, parseCaptureJson, readCaptureBody, readCompression, type BodyLimits } from './capture-body';
+import { IngestBusMessage, jsonLengthBound } from './ingest-bus-message';
 import { createLz64Decoder } from './lz64-decoder';
 import type { ProjectKeyResolver } from './project-keys';
 
@@ -174,11 +175,16 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
         deps.metrics.eventsDropped.inc({ reason: result.reason });
         continue;
       }
-      const value = JSON.stringify(result.message);
-      if (value.length * 3 > MAX_EVENT_MESSAGE_BYTES && Buffer.byteLength(value) > MAX_EVENT_MESSAGE_BYTES) {
-        throw new ApiError(413, 'invalid_request', 'payload_too_large', `maximum event size exceeded: an event is over ${MAX_EVENT_MESSAGE_BYTES} bytes`);
+      const message = new IngestBusMessage(result.key, result.message);
+      // UTF-8 takes at most 3 bytes per UTF-16 unit: only a message whose JSON may be longer
+      // than a third of the cap is encoded here to be measured (it then keeps its encoding).
+      if (jsonLengthBound(result.message) * 3 > MAX_EVENT_MESSAGE_BYTES) {
+        const value = message.value;
+        if (value.length * 3 > MAX_EVENT_MESSAGE_BYTES && Buffer.byteLength(value) > MAX_EVENT_MESSAGE_BYTES) {
+          throw new ApiError(413, 'invalid_request', 'payload_too_large', `maximum event size exceeded: an event is over ${MAX_EVENT_MESSAGE_BYTES} bytes`);
+        }
       }
-      messages.push({ key: result.key, value });
+      messages.push(message);
     }
     const topic = payload.historicalMigration ? deps.topics.eventsHistorical : deps.topics.events;
     if (messages.length > 0) {

@@ -6,7 +6,7 @@ import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCo
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
-import { parseStep } from './pipeline/parse.step';
+import { checkIngestMessage, parseStep } from './pipeline/parse.step';
 import { personsStep } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
@@ -71,7 +71,9 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       else deadLetters.push({ ...entry, step, error: result.error });
     };
     for (const entry of entries) {
-      const ingest = parseStep(entry.message.value);
+      // In-process, the message comes as the gateway built it: only checked, not parsed.
+      const { decoded } = entry.message;
+      const ingest = decoded === undefined ? parseStep(entry.message.value) : checkIngestMessage(decoded);
       if (ingest.kind !== 'ok') {
         settle(entry, 'parse', ingest);
         continue;

@@ -3,6 +3,13 @@ export interface BusMessage {
   key: string;
   value: string | Buffer;
   headers?: Record<string, string>;
+  /**
+   * The object `value` is the JSON of, when the sender has it (JSON.parse(value) equals it).
+   * The in-process bus hands it to the consumer as it is, so an embedded service neither
+   * encodes nor decodes the message on its way (`value` may then be a getter that encodes it
+   * only if something reads it, e.g. a dead letter). Kafka sends `value` and ignores it.
+   */
+  decoded?: unknown;
 }
 
 export interface ConsumedMessage {
@@ -11,6 +18,8 @@ export interface ConsumedMessage {
   headers: Record<string, string>;
   /** Position in its partition (Kafka offset, or a sequence number in-process). */
   offset: string;
+  /** In-process bus only: the sender's `decoded` (the object `value` is the JSON of), not to be modified. */
+  decoded?: unknown;
 }
 
 export interface ConsumedBatch {

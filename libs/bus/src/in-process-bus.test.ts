@@ -36,6 +36,32 @@ describe('in-process bus', () => {
     await bus.close();
   });
 
+  it("hands over the sender's decoded object as it is, and reads the value only when the consumer does", async () => {
+    const bus = createInProcessBus(silentLogger());
+    const decoded = { event: 'e', n: 1 };
+    let valueReads = 0;
+    const lazy = {
+      key: 'k',
+      decoded,
+      get value() {
+        valueReads++;
+        return JSON.stringify(decoded);
+      },
+    };
+    const batches: ConsumedBatch[] = [];
+    await bus.subscribe({ groupId: 'g', topic: 't', handler: async (b) => void batches.push(b) });
+    await bus.send('t', [lazy, { key: 'k', value: Buffer.from('plain'), headers: { h: '1' } }]);
+    const [withObject, plain] = batches.flatMap((b) => b.messages);
+    expect(withObject!.decoded).toBe(decoded);
+    expect(valueReads).toBe(0);
+    expect(JSON.parse(withObject!.value.toString())).toEqual(decoded);
+    expect(withObject!.value.toString()).toBe('{"event":"e","n":1}');
+    expect(valueReads).toBe(1);
+    expect(plain).toMatchObject({ key: 'k', headers: { h: '1' }, decoded: undefined });
+    expect(plain!.value.toString()).toBe('plain');
+    await bus.close();
+  });
+
   it('retries a failing batch and never loses it', async () => {
     const bus = createInProcessBus(silentLogger());
     let calls = 0;

@@ -1,10 +1,16 @@
 import type { Logger } from '@sightline/logger';
 import { backoffMs, sleep, type BusMessage, type ConsumedMessage, type EventBus, type Subscription, type SubscribeOptions } from './event-bus';
 
-interface Pending {
-  message: ConsumedMessage;
+/** One send: it resolves once its last message is handled (one promise per send, not per message). */
+interface Send {
+  unhandled: number;
   resolve: () => void;
   reject: (error: Error) => void;
+}
+
+interface Pending {
+  message: ConsumedMessage;
+  send: Send;
 }
 
 interface PartitionState {
@@ -25,6 +31,34 @@ export interface InProcessBusOptions {
    * of different partitions at once (one writing to ClickHouse while the next is in PostgreSQL).
    */
   partitions?: number;
+}
+
+/**
+ * A message as its consumer gets it. Nothing crosses a process here, so `value` becomes a
+ * Buffer only if read: a consumer that takes `decoded` never reads it (a dead letter does).
+ */
+class InProcessMessage implements ConsumedMessage {
+  readonly key: string;
+  readonly headers: Record<string, string>;
+  readonly decoded: unknown;
+  private encoded: Buffer | undefined;
+
+  constructor(
+    private readonly sent: BusMessage,
+    readonly offset: string,
+  ) {
+    this.key = sent.key;
+    this.headers = sent.headers ?? {};
+    this.decoded = sent.decoded;
+  }
+
+  get value(): Buffer {
+    if (this.encoded === undefined) {
+      const value = this.sent.value;
+      this.encoded = Buffer.isBuffer(value) ? value : Buffer.from(value);
+    }
+    return this.encoded;
+  }
 }
 
 /** The partition of a key: FNV-1a of its UTF-16 code units (stable, cheap, no allocation). */
@@ -58,19 +92,15 @@ export function createInProcessBus(logger: Logger, options: InProcessBusOptions 
       if (closed) return Promise.reject(new Error('bus closed'));
       if (messages.length === 0) return Promise.resolve();
       const s = state(topic);
-      const done = messages.map(
-        (m: BusMessage) =>
-          new Promise<void>((resolve, reject) => {
-            const p = s.partitions[inProcessPartitionOf(m.key, partitionCount)]!;
-            p.queue.push({
-              message: { key: m.key, value: Buffer.isBuffer(m.value) ? m.value : Buffer.from(m.value), headers: m.headers ?? {}, offset: String(p.sequence++) },
-              resolve,
-              reject,
-            });
-          }),
-      );
+      const done = new Promise<void>((resolve, reject) => {
+        const send: Send = { unhandled: messages.length, resolve, reject };
+        for (const m of messages) {
+          const p = s.partitions[inProcessPartitionOf(m.key, partitionCount)]!;
+          p.queue.push({ message: new InProcessMessage(m, String(p.sequence++)), send });
+        }
+      });
       for (const p of s.partitions) p.wake?.();
-      return Promise.all(done).then(() => undefined);
+      return done;
     },
 
     async subscribe({ topic, handler, maxBatchSize = 10_000, concurrency = 1 }: SubscribeOptions) {
@@ -117,7 +147,7 @@ export function createInProcessBus(logger: Logger, options: InProcessBusOptions 
           }
           p.queue.splice(0, taken.length);
           lastProgress = Date.now();
-          for (const m of taken) m.resolve();
+          for (const m of taken) if (--m.send.unhandled === 0) m.send.resolve();
         }
       };
       const loops = s.partitions.map((p, partition) => consume(partition, p));
@@ -141,7 +171,7 @@ export function createInProcessBus(logger: Logger, options: InProcessBusOptions 
       closed = true;
       for (const s of topics.values()) {
         for (const p of s.partitions) {
-          for (const m of p.queue.splice(0)) m.reject(new Error('bus closed before the message was processed'));
+          for (const m of p.queue.splice(0)) m.send.reject(new Error('bus closed before the message was processed'));
           p.wake?.();
         }
       }

@@ -1,4 +1,4 @@
-import { parseStep } from './parse.step';
+import { checkIngestMessage, parseStep } from './parse.step';
 import { ingestMessage } from '../testing/ingest-message';
 
 describe('parse step', () => {
@@ -24,5 +24,19 @@ describe('parse step', () => {
       kind: 'dead-letter',
       error: 'timestamp is not a date',
     });
+  });
+
+  it('checks a message the in-process bus hands over undecoded as it checks a parsed one', () => {
+    const { uuid: _uuid, ...withoutUuid } = ingestMessage();
+    const messages: unknown[] = [
+      ingestMessage(),
+      withoutUuid,
+      ingestMessage({ timestamp: 'yesterday' }),
+      ingestMessage({ data: 1 as unknown as string }),
+      null,
+      'text',
+    ];
+    for (const message of messages) expect(checkIngestMessage(message)).toEqual(parseStep(Buffer.from(JSON.stringify(message))));
+    expect(checkIngestMessage(null)).toEqual({ kind: 'dead-letter', error: 'field uuid is missing or not a string' });
   });
 });

@@ -22,6 +22,14 @@ export function parseStep(value: Buffer): StepResult<IngestMessage> {
   } catch (error) {
     return deadLetter(`value is not JSON: ${(error as Error).message}`);
   }
+  return checkIngestMessage(parsed);
+}
+
+/**
+ * Checks a decoded message: what parseStep does once the JSON is parsed. The in-process bus
+ * hands the gateway's IngestMessage over undecoded, and it is checked the same way.
+ */
+export function checkIngestMessage(parsed: unknown): StepResult<IngestMessage> {
   const m = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<IngestMessage>;
   const missing = missingString(m);
   if (missing !== null) return deadLetter(`field ${missing} is missing or not a string`);
