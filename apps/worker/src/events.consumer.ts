@@ -61,26 +61,39 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const definitions = createDefinitionsRecorder(deps.db, deps.logger);
 
   async function prepare(entries: readonly Entry[]) {
-    const prepared: (Entry & { event: PreparedEvent })[] = [];
+    const events: PreparedEvent[] = [];
+    /** Prepared events per topic, counted as written once the run is. */
+    const perTopic = new Map<string, number>();
     const deadLetters: DeadLetter[] = [];
     const teamOf = createTeamStep(deps.resolveTeam);
-    const settle = <T>(entry: Entry, step: string, result: StepResult<T>): T | undefined => {
-      if (result.kind === 'ok') return result.value;
+    const settle = (entry: Entry, step: string, result: Exclude<StepResult<unknown>, { kind: 'ok' }>) => {
       if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
       else deadLetters.push({ ...entry, step, error: result.error });
-      return undefined;
     };
     for (const entry of entries) {
       // In-process, the message comes as the gateway built it: only checked, not parsed.
       const { decoded } = entry.message;
-      const ingest = settle(entry, 'parse', decoded === undefined ? parseStep(entry.message.value) : checkIngestMessage(decoded));
-      if (!ingest) continue;
-      const teamId = settle(entry, 'team', await teamOf(ingest));
-      if (teamId === undefined) continue;
-      const event = settle(entry, 'normalize', normalizeStep(ingest, teamId));
-      if (event) prepared.push({ ...entry, event });
+      const ingest = decoded === undefined ? parseStep(entry.message.value) : checkIngestMessage(decoded);
+      if (ingest.kind !== 'ok') {
+        settle(entry, 'parse', ingest);
+        continue;
+      }
+      // Known projects answer at once: no promise (and no microtask) per event.
+      let team = teamOf(ingest.value);
+      if (team instanceof Promise) team = await team;
+      if (team.kind !== 'ok') {
+        settle(entry, 'team', team);
+        continue;
+      }
+      const event = normalizeStep(ingest.value, team.value);
+      if (event.kind !== 'ok') {
+        settle(entry, 'normalize', event);
+        continue;
+      }
+      events.push(event.value);
+      perTopic.set(entry.batch.topic, (perTopic.get(entry.batch.topic) ?? 0) + 1);
     }
-    return { prepared, deadLetters };
+    return { events, perTopic, deadLetters };
   }
 
   async function sendDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
@@ -114,10 +127,9 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   async function processRun(entries: readonly Entry[]): Promise<void> {
     const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
     let done = timer('prepare');
-    const { prepared, deadLetters } = await prepare(entries);
+    const { events, perTopic, deadLetters } = await prepare(entries);
     done();
-    if (prepared.length > 0) {
-      const events = prepared.map((p) => p.event);
+    if (events.length > 0) {
       done = timer('persons');
       const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
       done();
@@ -135,9 +147,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       await definitions.idle();
       done();
       for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
-      const writtenPerTopic = new Map<string, number>();
-      for (const p of prepared) writtenPerTopic.set(p.batch.topic, (writtenPerTopic.get(p.batch.topic) ?? 0) + 1);
-      for (const [topic, n] of writtenPerTopic) deps.metrics.eventsWritten.inc({ topic }, n);
+      for (const [topic, n] of perTopic) deps.metrics.eventsWritten.inc({ topic }, n);
     }
     await sendDeadLetters(deadLetters);
   }

@@ -65,6 +65,43 @@ describe.each(['http', 'chdb'] as const)('analytics store (%s)', (kind) => {
     expect(await count(ch, "SELECT count() AS c FROM events FINAL WHERE event = 'odd'")).toBe(2500);
   });
 
+  it('stores every column of a row as given, JSON-text columns byte for byte (as text or object), and skips a retried insert with the same token', async () => {
+    const properties = JSON.stringify({ a: 'x"y\\z\u0001 é 😀', n: 1.5, big: 2 ** 60, arr: [1, { b: null }], nested: { c: '\n' } });
+    const exact: EventRow = {
+      ...row(9000, '00000000-0000-4000-8000-000000009000'),
+      event: 'quote " tab \t',
+      distinct_id: 'new\nline',
+      properties,
+      person_properties: '{"email":"a@b.c"}',
+      person_created_at: toClickHouseDateTime(Date.parse('2023-06-01T00:00:00.123Z')),
+      group2_properties: '{"name":"acme"}',
+      group2_created_at: toClickHouseDateTime(Date.parse('2022-01-01T00:00:00Z')),
+      person_mode: 'propertyless',
+    };
+    const asObject: EventRow = { ...exact, uuid: '00000000-0000-4000-8000-000000009001', properties: JSON.parse(properties) as Record<string, unknown> };
+    await insertEvents(ch, [exact, asObject], { deduplicationToken: 'exact-row' });
+    await insertEvents(ch, [exact, asObject], { deduplicationToken: 'exact-row' });
+    const stored = await (
+      await ch.query({
+        query: `SELECT event, distinct_id, properties, person_properties, person_created_at, group2_properties, group2_created_at, group1_properties, person_mode
+                FROM events WHERE uuid IN ('00000000-0000-4000-8000-000000009000', '00000000-0000-4000-8000-000000009001') ORDER BY uuid`,
+        format: 'JSONEachRow',
+      })
+    ).json<Record<string, string>>();
+    const expected = {
+      event: exact.event,
+      distinct_id: exact.distinct_id,
+      properties,
+      person_properties: exact.person_properties,
+      person_created_at: '2023-06-01 00:00:00.123',
+      group2_properties: '{"name":"acme"}',
+      group2_created_at: '2022-01-01 00:00:00.000',
+      group1_properties: '',
+      person_mode: 'propertyless',
+    };
+    expect(stored).toEqual([expected, expected]);
+  });
+
   it('binds query parameters', async () => {
     const rows = await (
       await ch.query({

@@ -21,37 +21,50 @@ export interface DefinitionSightings {
   properties: { teamId: number; type: number; name: string; propertyType: PropertyType | null; volume: number }[];
 }
 
-/** What one batch of events says about definitions: each name once per project, with how often it was seen. */
+/**
+ * What one batch of events says about definitions: each name once per project, with how often it was seen.
+ * Called on every written run, so names are counted in one map per project and kind (no key text
+ * built per property) and the properties walked with for…in (no entry arrays).
+ */
 export function collectDefinitionSightings(events: readonly EventForDefinitions[]): DefinitionSightings {
-  const eventCounts = new Map<string, { teamId: number; name: string; volume: number }>();
-  const properties = new Map<string, DefinitionSightings['properties'][number]>();
-  const seeProperty = (teamId: number, type: number, name: string, value: unknown) => {
+  type PropertySighting = DefinitionSightings['properties'][number];
+  const eventCounts = new Map<number, Map<string, { teamId: number; name: string; volume: number }>>();
+  const propertyCounts = new Map<number, { event: Map<string, PropertySighting>; person: Map<string, PropertySighting> }>();
+  const seeProperty = (seen: Map<string, PropertySighting>, teamId: number, type: number, name: string, value: unknown) => {
     if (name.length === 0 || name.length > MAX_NAME_LENGTH) return;
-    const key = `${teamId}\u0000${type}\u0000${name}`;
-    const seen = properties.get(key);
-    if (seen) {
-      seen.volume += 1;
-      seen.propertyType ??= inferPropertyType(value);
-    } else properties.set(key, { teamId, type, name, propertyType: inferPropertyType(value), volume: 1 });
+    const sighting = seen.get(name);
+    if (sighting) {
+      sighting.volume += 1;
+      sighting.propertyType ??= inferPropertyType(value);
+    } else seen.set(name, { teamId, type, name, propertyType: inferPropertyType(value), volume: 1 });
   };
   for (const event of events) {
+    const { teamId, properties } = event;
     if (event.event.length > 0 && event.event.length <= MAX_NAME_LENGTH) {
-      const key = `${event.teamId}\u0000${event.event}`;
-      const seen = eventCounts.get(key);
+      let names = eventCounts.get(teamId);
+      if (!names) eventCounts.set(teamId, (names = new Map()));
+      const seen = names.get(event.event);
       if (seen) seen.volume += 1;
-      else eventCounts.set(key, { teamId: event.teamId, name: event.event, volume: 1 });
+      else names.set(event.event, { teamId, name: event.event, volume: 1 });
     }
-    for (const [name, value] of Object.entries(event.properties)) {
-      if (!NOT_EVENT_PROPERTIES.has(name)) seeProperty(event.teamId, PROPERTY_DEFINITION_TYPES.event, name, value);
+    let counts = propertyCounts.get(teamId);
+    if (!counts) propertyCounts.set(teamId, (counts = { event: new Map(), person: new Map() }));
+    for (const name in properties) {
+      if (!NOT_EVENT_PROPERTIES.has(name)) seeProperty(counts.event, teamId, PROPERTY_DEFINITION_TYPES.event, name, properties[name]);
     }
-    for (const updates of [event.properties['$set'], event.properties['$set_once']]) {
+    for (const updates of [properties['$set'], properties['$set_once']]) {
       if (updates && typeof updates === 'object' && !Array.isArray(updates)) {
-        for (const [name, value] of Object.entries(updates as Record<string, unknown>))
-          seeProperty(event.teamId, PROPERTY_DEFINITION_TYPES.person, name, value);
+        const personProperties = updates as Record<string, unknown>;
+        for (const name in personProperties) seeProperty(counts.person, teamId, PROPERTY_DEFINITION_TYPES.person, name, personProperties[name]);
       }
     }
   }
-  return sortedSightings(eventCounts.values(), properties.values());
+  const propertySightings: PropertySighting[] = [];
+  for (const counts of propertyCounts.values()) propertySightings.push(...counts.event.values(), ...counts.person.values());
+  return sortedSightings(
+    [...eventCounts.values()].flatMap((names) => [...names.values()]),
+    propertySightings,
+  );
 }
 
 // Sorted, so concurrent workers take the rows' locks in one order and never deadlock.

@@ -61,7 +61,8 @@ describe('personUuidFor', () => {
   });
 
   it('equals the UUIDv5 of the name as text under the namespace as text (any characters)', () => {
-    for (const distinctId of ['user-1', 'ünïcödé 😀', '']) {
+    const long = 'x'.repeat(300) + 'é'.repeat(300);
+    for (const distinctId of ['user-1', 'ünïcödé 😀', '', long, 'short again', ...Array.from({ length: 64 }, (_, i) => `id-${i}`)]) {
       expect(personUuidFor(7, distinctId)).toBe(uuidv5(`7:${distinctId}`, PERSON_UUID_NAMESPACE));
     }
     expect(personUuidFor(1, 'a')).toBe('84877a1c-03f2-5cfd-8633-cf112f0d565a');

@@ -1,4 +1,5 @@
-import { parse as parseUuid, v5 as uuidv5, v7 as uuidv7, validate as isUuid } from 'uuid';
+import { hash } from 'node:crypto';
+import { parse as parseUuid, v7 as uuidv7, validate as isUuid } from 'uuid';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
 import { exceedsDepth } from '@sightline/json-input';
@@ -27,9 +28,30 @@ const MAX_DISTINCT_ID_LENGTH = 200;
 
 /** Person ids derive from the distinct id (PostHog: UUIDv5 in this namespace over "team:distinct_id"). */
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
-/** The namespace as bytes, and the name encoded natively: the worker derives a uuid per event, and the string forms are parsed and encoded in JavaScript on every call. */
-const PERSON_UUID_NAMESPACE_BYTES = parseUuid(PERSON_UUID_NAMESPACE);
-export const personUuidFor = (teamId: number, distinctId: string) => uuidv5(Buffer.from(`${teamId}:${distinctId}`, 'utf8'), PERSON_UUID_NAMESPACE_BYTES);
+/** The namespace's bytes, followed in a scratch buffer by each name's UTF-8 bytes. */
+const PERSON_UUID_NAMESPACE_BYTES = Buffer.from(parseUuid(PERSON_UUID_NAMESPACE));
+let nameScratch = Buffer.alloc(512);
+PERSON_UUID_NAMESPACE_BYTES.copy(nameScratch);
+/** The variant character of a v5 uuid for each hex digit of the hash at that place (10xx). */
+const VARIANT_HEX = '89ab89ab89ab89ab';
+
+/**
+ * UUIDv5 (RFC 9562) of `${teamId}:${distinctId}` in the person namespace. The worker derives one
+ * per personless event and per new person, so it is computed with one native SHA-1 call over a
+ * reused buffer (the uuid package's v5 builds a hash object, arrays and the text per call, which
+ * cost a few microseconds each time); ingest-message.test checks it against that package.
+ */
+export function personUuidFor(teamId: number, distinctId: string): string {
+  const name = `${teamId}:${distinctId}`;
+  const needed = 16 + Buffer.byteLength(name, 'utf8');
+  if (needed > nameScratch.length) {
+    nameScratch = Buffer.alloc(needed * 2);
+    PERSON_UUID_NAMESPACE_BYTES.copy(nameScratch);
+  }
+  nameScratch.write(name, 16, 'utf8');
+  const h = hash('sha1', nameScratch.subarray(0, needed), 'hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT_HEX[parseInt(h[16]!, 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
 
 /** Strings stay; numbers, arrays and objects become compact JSON; missing/null is absent. */
 function readDistinctId(e: RawEvent): string | null {

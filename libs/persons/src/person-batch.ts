@@ -134,9 +134,11 @@ export class PersonBatch {
                                           floor(extract(epoch FROM created_at) * 1000)))::text AS rows
            FROM (SELECT d.distinct_id, d.version AS distinct_id_version, p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at
                    FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
-                  WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])
+                  WHERE d.team_id = $1 AND d.distinct_id = ANY(ARRAY(SELECT json_array_elements_text($2::json)))
                   ORDER BY p.id${options.lock ? '\n                    FOR UPDATE OF p' : ''}) AS loaded`,
-        [teamId, distinctIds],
+        // The ids as one JSON array: JSON.stringify is native, where a text[] parameter is
+        // escaped element by element in JavaScript (thousands of ids per batch).
+        [teamId, JSON.stringify(distinctIds)],
       );
       const rows: LoadedRow[] = json === null ? [] : JSON.parse(json);
       for (const [distinctId, distinctIdVersion, id, uuid, properties, isIdentified, version, createdAtMs] of rows) {
@@ -180,12 +182,13 @@ export class PersonBatch {
       return false;
     });
     const rows = await sql.query<{ kind: 'personless' | 'person' | 'distinct_id'; key: string; version: string }>(
-      `SELECT 'personless' AS kind, distinct_id AS key, 0::bigint AS version FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY($2::text[])
+      `SELECT 'personless' AS kind, distinct_id AS key, 0::bigint AS version FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY(ARRAY(SELECT json_array_elements_text($2::json)))
        UNION ALL
-       SELECT 'person', uuid::text, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($3::uuid[])
+       SELECT 'person', uuid::text, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY(ARRAY(SELECT json_array_elements_text($3::json)::uuid))
        UNION ALL
-       SELECT 'distinct_id', distinct_id, version FROM deleted_distinct_id_versions WHERE team_id = $1 AND distinct_id = ANY($4::text[])`,
-      [teamId, unknownPersonless, distinctIds.map((id) => personUuidFor(teamId, id)), distinctIds],
+       SELECT 'distinct_id', distinct_id, version FROM deleted_distinct_id_versions WHERE team_id = $1 AND distinct_id = ANY(ARRAY(SELECT json_array_elements_text($4::json)))`,
+      // JSON arrays rather than text[]/uuid[] parameters, as in load.
+      [teamId, JSON.stringify(unknownPersonless), JSON.stringify(distinctIds.map((id) => personUuidFor(teamId, id))), JSON.stringify(distinctIds)],
     );
     for (const row of rows) {
       const key = entryKey(teamId, row.key);
@@ -379,8 +382,10 @@ export class PersonBatch {
     if (inserts.length > 0) {
       await sql.query(
         `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
-         SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[])`,
-        [inserts.map((r) => r.teamId), inserts.map((r) => r.distinctId), inserts.map((r) => r.personId), inserts.map((r) => r.version)],
+         SELECT x."teamId", x."distinctId", x."personId", x.version
+           FROM json_to_recordset($1::json) AS x("teamId" int, "distinctId" text, "personId" bigint, version bigint)`,
+        // The rows as one JSON parameter (one native JSON.stringify), as in load.
+        [JSON.stringify(inserts)],
       );
       const fromPersonless = inserts.filter((r) => r.version === 1);
       if (fromPersonless.length > 0) {

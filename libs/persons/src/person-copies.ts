@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { insertJsonRows, type ClickHouseClient } from '@sightline/clickhouse';
 import type { PersonChange } from './decide-person-cache';
 
 /** A row of ClickHouse `person`: a versioned copy of the Postgres person (read with argMax(…, version)). */
@@ -39,11 +39,55 @@ export async function writeCopies(
   ch: ClickHouseClient,
   copies: { persons?: PersonCopy[]; distinctIds?: PersonDistinctIdCopy[]; groups?: GroupCopy[] },
 ): Promise<void> {
-  const inserts: Promise<unknown>[] = [];
-  if (copies.persons?.length) inserts.push(ch.insert({ table: 'person', values: copies.persons, format: 'JSONEachRow' }));
-  if (copies.distinctIds?.length) inserts.push(ch.insert({ table: 'person_distinct_id2', values: copies.distinctIds, format: 'JSONEachRow' }));
-  if (copies.groups?.length) inserts.push(ch.insert({ table: 'groups', values: copies.groups, format: 'JSONEachRow' }));
-  await Promise.all(inserts);
+  await Promise.all([
+    insertJsonRows(ch, 'person', copies.persons ?? []),
+    insertJsonRows(ch, 'person_distinct_id2', copies.distinctIds ?? []),
+    insertJsonRows(ch, 'groups', copies.groups ?? []),
+  ]);
+}
+
+/** What was written of a copy: its version, negative (−version − 1) when it was a deletion. */
+const personMark = (c: { is_deleted: 0 | 1; version: number }) => (c.is_deleted ? -c.version - 1 : c.version);
+
+interface DistinctIdMark {
+  mark: number;
+  personId: string;
+}
+
+/**
+ * Per project, the last copy written by key, least recently written first: a bounded memory of
+ * `capacity` keys over all projects; when full, the oldest key of the project being written
+ * (or, when it holds none, of the first project) is forgotten.
+ */
+class WrittenByProject<V> {
+  private readonly byTeam = new Map<number, Map<string, V>>();
+  private size = 0;
+  constructor(private readonly capacity: number) {}
+
+  get(teamId: number, key: string): V | undefined {
+    return this.byTeam.get(teamId)?.get(key);
+  }
+
+  set(teamId: number, key: string, value: V): void {
+    let written = this.byTeam.get(teamId);
+    if (!written) this.byTeam.set(teamId, (written = new Map()));
+    // Re-inserted at the end, so the first entry is the least recently written.
+    if (written.delete(key)) this.size--;
+    written.set(key, value);
+    if (++this.size <= this.capacity) return;
+    let fromTeam = teamId;
+    if (written.size <= 1) {
+      for (const [team, keys] of this.byTeam) {
+        if (team === teamId) continue;
+        fromTeam = team;
+        written = keys;
+        break;
+      }
+    }
+    written.delete(written.keys().next().value!);
+    this.size--;
+    if (written.size === 0) this.byTeam.delete(fromTeam);
+  }
 }
 
 /**
@@ -53,35 +97,38 @@ export async function writeCopies(
  * write, or after a crash (the memory is gone), still writes every copy it touches. A copy
  * is a function of its key and version (every change to a person or distinct id row bumps
  * its version), so an equal (key, version) is the same row. Bounded: the oldest are forgotten.
+ * Kept per project by the copy's own key (no key text built per copy: a run checks and
+ * records every copy it makes).
  */
 export class WrittenCopies {
-  private readonly written = new Map<string, string>();
-  constructor(private readonly capacity = 500_000) {}
+  private readonly persons: WrittenByProject<number>;
+  private readonly distinctIds: WrittenByProject<DistinctIdMark>;
+  constructor(capacity = 500_000) {
+    this.persons = new WrittenByProject(capacity);
+    this.distinctIds = new WrittenByProject(capacity);
+  }
 
-  private static personKey = (c: PersonCopy) => `p\u0000${c.team_id}\u0000${c.id}`;
-  private static personValue = (c: PersonCopy) => `${c.version}\u0000${c.is_deleted}`;
-  private static distinctIdKey = (c: PersonDistinctIdCopy) => `d\u0000${c.team_id}\u0000${c.distinct_id}`;
-  private static distinctIdValue = (c: PersonDistinctIdCopy) => `${c.version}\u0000${c.is_deleted}\u0000${c.person_id}`;
+  private personWritten(c: PersonCopy): boolean {
+    return this.persons.get(c.team_id, c.id) === personMark(c);
+  }
+
+  private distinctIdWritten(c: PersonDistinctIdCopy): boolean {
+    const written = this.distinctIds.get(c.team_id, c.distinct_id);
+    return written !== undefined && written.mark === personMark(c) && written.personId === c.person_id;
+  }
 
   /** The copies not known to be written already. */
   unwritten(copies: { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[] }): { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[] } {
     return {
-      persons: copies.persons.filter((c) => this.written.get(WrittenCopies.personKey(c)) !== WrittenCopies.personValue(c)),
-      distinctIds: copies.distinctIds.filter((c) => this.written.get(WrittenCopies.distinctIdKey(c)) !== WrittenCopies.distinctIdValue(c)),
+      persons: copies.persons.filter((c) => !this.personWritten(c)),
+      distinctIds: copies.distinctIds.filter((c) => !this.distinctIdWritten(c)),
     };
   }
 
   /** Remembers copies whose insert succeeded. */
   record(copies: { persons: PersonCopy[]; distinctIds: PersonDistinctIdCopy[] }): void {
-    for (const c of copies.persons) this.remember(WrittenCopies.personKey(c), WrittenCopies.personValue(c));
-    for (const c of copies.distinctIds) this.remember(WrittenCopies.distinctIdKey(c), WrittenCopies.distinctIdValue(c));
-  }
-
-  private remember(key: string, value: string): void {
-    // Re-inserted at the end, so the oldest entry is the least recently written.
-    this.written.delete(key);
-    this.written.set(key, value);
-    if (this.written.size > this.capacity) this.written.delete(this.written.keys().next().value!);
+    for (const c of copies.persons) this.persons.set(c.team_id, c.id, personMark(c));
+    for (const c of copies.distinctIds) this.distinctIds.set(c.team_id, c.distinct_id, { mark: personMark(c), personId: c.person_id });
   }
 }
 

@@ -59,6 +59,8 @@ const LIFTED_PROPERTIES = [
     'sccid',
   ],
 ];
+/** Each lifted property with the `$initial_` key it is also set once as (worked out once, not per event). */
+const LIFTED_WITH_INITIAL = LIFTED_PROPERTIES.map((key) => [key, `$initial_${key.replace(/^\$/, '')}`] as const);
 /** Server SDKs report the server's OS, not the user's. */
 const NOT_LIFTED_FOR_SERVERS = new Set(['$os', '$os_version']);
 
@@ -72,11 +74,10 @@ export function personUpdatesFromEvent(properties: Properties): PropertyUpdates 
   const rawUnset = properties['$unset'];
   const unset = Array.isArray(rawUnset) ? rawUnset.map(String) : isJsonObject(rawUnset) ? Object.keys(rawUnset) : [];
   const isServer = properties['$is_server'] === true;
-  for (const key of LIFTED_PROPERTIES) {
+  for (const [key, initialKey] of LIFTED_WITH_INITIAL) {
     const value = properties[key];
     if (value === undefined || (isServer && NOT_LIFTED_FOR_SERVERS.has(key))) continue;
     if (!(key in set)) set[key] = value;
-    const initialKey = `$initial_${key.replace(/^\$/, '')}`;
     if (!(initialKey in setOnce)) setOnce[initialKey] = value;
   }
   if (!isServer && properties['$os'] === undefined && properties['$os_name'] !== undefined && !('$initial_os' in setOnce)) {

@@ -7,7 +7,8 @@ export function toEventRow(event: PreparedEvent, enrichment: Enrichment): EventR
   const row: EventRow = {
     uuid: event.uuid,
     event: event.event,
-    properties: JSON.stringify(event.properties),
+    // Serialised once, into the insert body (insertEvents).
+    properties: event.properties,
     timestamp: toClickHouseDateTime(event.timestampMs),
     team_id: event.teamId,
     distinct_id: event.distinctId,

@@ -20,6 +20,7 @@ export interface PreparedEvent {
 }
 
 const MAX_EVENT_NAME_LENGTH = 200;
+const TOP_LEVEL_UPDATES = ['$set', '$set_once'] as const;
 
 /** Postgres jsonb refuses U+0000, so NUL characters are stripped from every string (docs/data-model.md#event-normalisation). */
 function stripNul(value: unknown): unknown {
@@ -44,22 +45,27 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
     return deadLetter(`data is not JSON: ${(error as Error).message}`);
   }
   const properties: Properties = isJsonObject(raw['properties']) ? raw['properties'] : {};
-  for (const key of ['$set', '$set_once'] as const) {
-    if (isJsonObject(raw[key])) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...raw[key] };
+  for (const key of TOP_LEVEL_UPDATES) {
+    const topLevel = raw[key];
+    if (topLevel !== undefined && isJsonObject(topLevel)) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...topLevel };
   }
   if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
   // Autocapture sends either the chain itself or the element list; the list becomes the chain,
   // and both leave the properties (the chain has its own column), as PostHog's ingestion does.
   const sentChain = properties['$elements_chain'];
   const elementsChain = typeof sentChain === 'string' && sentChain !== '' ? sentChain : elementsChainFromElements(properties['$elements']);
-  delete properties['$elements_chain'];
-  delete properties['$elements'];
+  // (only when present: most events have neither, and a delete is not free)
+  if (sentChain !== undefined) delete properties['$elements_chain'];
+  if (properties['$elements'] !== undefined) delete properties['$elements'];
   const distinctId = message.distinct_id.includes('\u0000') ? message.distinct_id.replaceAll('\u0000', '') : message.distinct_id;
   return ok({
     uuid: message.uuid,
     teamId,
     distinctId,
-    event: message.event.slice(0, MAX_EVENT_NAME_LENGTH).replaceAll('\u0000', ''),
+    event:
+      message.event.length <= MAX_EVENT_NAME_LENGTH && !message.event.includes('\u0000')
+        ? message.event
+        : message.event.slice(0, MAX_EVENT_NAME_LENGTH).replaceAll('\u0000', ''),
     properties,
     timestampMs: Date.parse(message.timestamp),
     createdAtMs: Date.parse(message.now),

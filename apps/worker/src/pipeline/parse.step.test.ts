@@ -11,6 +11,15 @@ describe('parse step', () => {
     expect(parseStep(Buffer.from('{not json'))).toMatchObject({ kind: 'dead-letter', error: expect.stringMatching(/^value is not JSON/) });
     const { uuid: _uuid, ...withoutUuid } = ingestMessage();
     expect(parseStep(Buffer.from(JSON.stringify(withoutUuid)))).toEqual({ kind: 'dead-letter', error: 'field uuid is missing or not a string' });
+    for (const field of ['uuid', 'distinct_id', 'data', 'now', 'token', 'event', 'timestamp'] as const) {
+      expect(parseStep(Buffer.from(JSON.stringify({ ...ingestMessage(), [field]: 1 })))).toEqual({
+        kind: 'dead-letter',
+        error: `field ${field} is missing or not a string`,
+      });
+    }
+    for (const notAnObject of ['null', '7', '"text"']) {
+      expect(parseStep(Buffer.from(notAnObject))).toEqual({ kind: 'dead-letter', error: 'field uuid is missing or not a string' });
+    }
     expect(parseStep(Buffer.from(JSON.stringify(ingestMessage({ timestamp: 'yesterday' }))))).toEqual({
       kind: 'dead-letter',
       error: 'timestamp is not a date',

@@ -21,7 +21,7 @@ export interface Enrichment {
   personCreatedAtMs: number | null;
   personMode: 'full' | 'propertyless';
   /** Attached groups by index: their properties at ingestion time. */
-  groups: { index: number; propertiesJson: string; createdAtMs: number }[];
+  groups: readonly { index: number; propertiesJson: string; createdAtMs: number }[];
 }
 
 export interface PersonsStepResult {
@@ -30,6 +30,8 @@ export interface PersonsStepResult {
   /** Ingestion warnings by type (refused merges and the like), counted by the caller. */
   warnings: string[];
 }
+
+const NO_ATTACHED_GROUPS: Enrichment['groups'] = Object.freeze([]);
 
 /** Events that never change a person (PostHog skips them too). */
 const NO_PERSON_UPDATES = new Set(['$exception', '$$heatmap']);
@@ -56,17 +58,24 @@ function mergeRequest(event: PreparedEvent): { kind: MergeKind; into: string; ot
 
 interface GroupPlan {
   /** $groups on the event, resolved to indexes. */
-  attached: GroupRef[];
+  readonly attached: readonly GroupRef[];
   /** $groupidentify target. */
   identify: GroupRef | null;
 }
+
+const NO_GROUPS: GroupPlan = Object.freeze({ attached: Object.freeze([]), identify: null });
 
 /** Resolves group types to indexes (outside the transaction: a mapping is a permanent, idempotent insert). */
 async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTypeIndexes): Promise<GroupPlan[]> {
   const plans: GroupPlan[] = [];
   for (const event of events) {
-    const plan: GroupPlan = { attached: [], identify: null };
     const groups = event.properties['$groups'];
+    // Most events name no group: they share one empty plan (a run holds thousands of them).
+    if (groups === undefined && event.event !== '$groupidentify') {
+      plans.push(NO_GROUPS);
+      continue;
+    }
+    const plan = { attached: [] as GroupRef[], identify: null as GroupRef | null };
     if (isJsonObject(groups)) {
       for (const [type, rawKey] of Object.entries(groups)) {
         const key = asKey(rawKey);
@@ -136,10 +145,13 @@ export async function personsStep(
     const enrichments = events.map((event, i): Enrichment => {
       const plan = plans[i]!;
       if (plan.identify) groups.identify(plan.identify, isJsonObject(event.properties['$group_set']) ? event.properties['$group_set'] : {}, event.timestampMs);
-      const attachedGroups = plan.attached.flatMap((ref) => {
-        const group = groups.get(ref);
-        return group ? [{ index: ref.groupTypeIndex, propertiesJson: groups.propertiesJson(group), createdAtMs: group.createdAtMs }] : [];
-      });
+      const attachedGroups =
+        plan.attached.length === 0
+          ? NO_ATTACHED_GROUPS
+          : plan.attached.flatMap((ref) => {
+              const group = groups.get(ref);
+              return group ? [{ index: ref.groupTypeIndex, propertiesJson: groups.propertiesJson(group), createdAtMs: group.createdAtMs }] : [];
+            });
 
       if (!event.processPerson) {
         if (MERGE_EVENTS.has(event.event)) warnings.push('personless_merge_ignored');

@@ -9,10 +9,17 @@ import { drop, ok, runStep, type StepResult } from './step-result';
  */
 export function createTeamStep(resolveTeam: (token: string) => Promise<number | null>) {
   const resolved = new Map<string, number | null>();
-  return async (message: IngestMessage): Promise<StepResult<number>> => {
+  const resultOf = (teamId: number | null): StepResult<number> => (teamId === null ? drop('unknown_project') : ok(teamId));
+  const resolve = async (token: string): Promise<StepResult<number>> => {
+    const teamId = await runStep('team', alwaysAnOutage, () => resolveTeam(token));
+    resolved.set(token, teamId);
+    return resultOf(teamId);
+  };
+  /** Answers at once (no promise) when the project is known: the gateway's or a token resolved earlier in the run. */
+  return (message: IngestMessage): StepResult<number> | Promise<StepResult<number>> => {
     if (typeof message.team_id === 'number') return ok(message.team_id);
-    if (!resolved.has(message.token)) resolved.set(message.token, await runStep('team', alwaysAnOutage, () => resolveTeam(message.token)));
-    const teamId = resolved.get(message.token) ?? null;
-    return teamId === null ? drop('unknown_project') : ok(teamId);
+    const known = resolved.get(message.token);
+    if (known !== undefined || resolved.has(message.token)) return resultOf(known ?? null);
+    return resolve(message.token);
   };
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { WrittenCopies } from '@sightline/persons';
 import { normalizeStep, type PreparedEvent } from './normalize.step';
@@ -6,13 +7,18 @@ import { StepError } from './step-result';
 import { ingestMessage } from '../testing/ingest-message';
 import { writeStep } from './write.step';
 
-/** A ClickHouse client that records inserts (or fails them as given). */
+/** A ClickHouse client that records inserts (JSON bodies through exec), or fails them as given. */
 function recordingClient(fail?: Error) {
   const inserts: { table: string; rows: unknown[]; settings?: Record<string, unknown> }[] = [];
   const client = {
-    insert: async (params: { table: string; values: unknown[]; clickhouse_settings?: Record<string, unknown> }) => {
+    exec: async (params: { query: string; values: AsyncIterable<string>; clickhouse_settings?: Record<string, unknown> }) => {
       if (fail) throw fail;
-      inserts.push({ table: params.table, rows: params.values, settings: params.clickhouse_settings });
+      let body = '';
+      for await (const chunk of params.values) body += chunk;
+      const table = /^INSERT INTO (\w+) FORMAT JSONEachRow$/.exec(params.query)![1]!;
+      const rows = JSON.parse(body) as unknown[];
+      inserts.push({ table, rows, settings: params.clickhouse_settings });
+      return { stream: Readable.from([]) };
     },
   };
   return { client: client as unknown as ClickHouseClient, inserts };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
+import { insertEventsOf, type ClickHouseClient } from '@sightline/clickhouse';
 import { writeCopies, type GroupCopy, type PersonBatchCopies, type WrittenCopies } from '@sightline/persons';
 import { isClickHouseOutage } from './dependency-errors';
 import { toEventRow } from './event-row';
@@ -20,14 +20,16 @@ export async function writeStep(
   copies: Partial<PersonBatchCopies> & { groups?: GroupCopy[] },
   writtenCopies?: WrittenCopies,
 ): Promise<void> {
-  const rows = events.map((event, i) => toEventRow(event, enrichments[i]!));
   const deduplicationToken = createHash('sha1')
-    .update(rows.map((r) => r.uuid).join(','))
+    .update(events.map((e) => e.uuid).join(','))
     .digest('hex');
   const personCopies = { persons: copies.persons ?? [], distinctIds: copies.distinctIds ?? [] };
   const unwritten = writtenCopies ? writtenCopies.unwritten(personCopies) : personCopies;
   await runStep('write', isClickHouseOutage, () =>
-    Promise.all([writeCopies(ch, { ...unwritten, groups: copies.groups }), insertEvents(ch, rows, { deduplicationToken })]),
+    Promise.all([
+      writeCopies(ch, { ...unwritten, groups: copies.groups }),
+      insertEventsOf(ch, events, (event, i) => toEventRow(event, enrichments[i]!), { deduplicationToken }),
+    ]),
   );
   writtenCopies?.record(unwritten);
 }
