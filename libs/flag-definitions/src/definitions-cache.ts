@@ -78,20 +78,21 @@ export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions)
   const ready = options.channel.subscribe(invalidate);
   ready.catch((error: unknown) => options.onError?.(error, 'subscribing to flag change announcements'));
 
+  /** The project's definitions from the store, kept as the last good copy. */
+  const read = (teamId: number) =>
+    loadProjectFlagDefinitions(options.db, teamId).then((definitions) => {
+      lastGood.set(teamId, definitions);
+      return definitions;
+    });
+
   const load = (teamId: number): Entry => {
     const generation = generationOf(teamId);
     const entry: Entry = {
       loadedAt: now(),
-      loaded: loadProjectFlagDefinitions(options.db, teamId).then(
-        (definitions) => {
-          lastGood.set(teamId, definitions);
-          return definitions;
-        },
-        (error: unknown) => {
-          if (entries.get(teamId) === entry) entries.delete(teamId); // failures are not cached
-          throw error;
-        },
-      ),
+      loaded: read(teamId).catch((error: unknown) => {
+        if (entries.get(teamId) === entry) entries.delete(teamId); // failures are not cached
+        throw error;
+      }),
     };
     entries.set(teamId, entry);
     // An invalidation that lands while this load runs must not leave its result cached.
@@ -108,12 +109,11 @@ export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions)
   const refresh = (teamId: number, stale: Entry) => {
     stale.refreshing = true;
     const generation = generationOf(teamId);
-    loadProjectFlagDefinitions(options.db, teamId).then(
+    read(teamId).then(
       (definitions) => {
         stale.refreshing = false;
         // An announcement (or another load) since the start decides instead.
         if (entries.get(teamId) !== stale || generationOf(teamId) !== generation) return;
-        lastGood.set(teamId, definitions);
         entries.set(teamId, { loaded: Promise.resolve(definitions), loadedAt: now() });
       },
       (error: unknown) => {
