@@ -6,6 +6,7 @@ import { installShutdown, listen, requestTimeoutsFromConfig, type RunningServer 
 import { createLogger, type Logger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { exitOnFatalErrors } from './fatal-errors';
 
 /** The settings every service reads (runtimeEnv in libs/config). */
 interface RuntimeConfig {
@@ -90,6 +91,7 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     const stores = config as unknown as StoreConfig;
     const bus = config as unknown as BusConfig;
     const logger = createLogger({ service: options.name, level: runtime.LOG_LEVEL });
+    exitOnFatalErrors((err, origin) => logger.fatal({ err, origin }, `${origin}: exiting`));
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
     const stops: (() => Promise<void>)[] = [];
@@ -155,3 +157,4 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
   });
 }
 export * from './embedded-service-marker';
+export * from './fatal-errors';
