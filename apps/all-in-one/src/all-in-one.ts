@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
-import { createApiRouter, type AccessOptions } from '@sightline/api';
+import { createApiRouter, type AccessOptions, type AnalyticsOptions } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
@@ -33,6 +33,8 @@ export interface AllInOneDeps {
   flagsStoreTimeoutMs?: number;
   /** How long a trend answer is served from the cache (0: never); default one minute. */
   insightCacheTtlMs?: number;
+  /** ClickHouse limits of a request's queries and the answer cache's size. */
+  analytics?: AnalyticsOptions;
   /** How long decide reuses a stored person it read (FLAGS_PERSON_CACHE_MS); default 0: read on every request. */
   flagsPersonCacheMs?: number;
   /** The management API's rate limits, CORS and body limit. */

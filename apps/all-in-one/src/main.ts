@@ -4,7 +4,7 @@ import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { allInOneEnv } from '@sightline/config';
 import { openGeoIp } from '@sightline/geoip';
-import { accessOptionsFromConfig } from '@sightline/api';
+import { accessOptionsFromConfig, analyticsOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { EMBEDDED_BUS_PARTITIONS, runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
@@ -61,6 +61,7 @@ runService({
       geoip,
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      analytics: analyticsOptionsFromConfig(config),
       flagsPersonCacheMs: config.FLAGS_PERSON_CACHE_MS,
       access: access.access,
       trustProxy: access.trustProxy,
