@@ -17,6 +17,8 @@ import { createJobOperator, createWorker, type Worker, type WorkerConsumerOption
 export interface AllInOneDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** The api's ClickHouse client (openAnalyticsReader: its own embedded session); default `ch`. */
+  analyticsReads?: ClickHouseClient;
   bus: EventBus;
   topics: Topics;
   scheduler: JobScheduler;
@@ -54,7 +56,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
   const worker = createWorker({ ...deps, personChanges: createPersonChangeNotifier(personChanges) });
   // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.
   const jobs = createJobOperator({ ...deps, nextRun: async (name) => (await deps.scheduler.nextRuns())[name] ?? null });
-  const api = createApiRouter({ ...deps, jobs, decidePersons });
+  const api = createApiRouter({ ...deps, ch: deps.analyticsReads ?? deps.ch, jobs, decidePersons });
   const app = createServiceApp({
     ...deps,
     name: 'all-in-one',

@@ -14,6 +14,8 @@ export interface AnalyticsQueryLimits {
   maxResultRows: number;
   /** max_result_bytes: the uncompressed result the process would then parse. */
   maxResultBytes: number;
+  /** max_threads of one query; 0: ClickHouse's own default (the server's cores). */
+  maxThreads: number;
 }
 
 export const DEFAULT_ANALYTICS_QUERY_LIMITS: AnalyticsQueryLimits = {
@@ -21,6 +23,7 @@ export const DEFAULT_ANALYTICS_QUERY_LIMITS: AnalyticsQueryLimits = {
   maxMemoryBytes: 2 * 1024 ** 3,
   maxResultRows: 500_000,
   maxResultBytes: 256 * 1024 ** 2,
+  maxThreads: 0,
 };
 
 /** The settings that carry the limits, for a query's clickhouse_settings. */
@@ -34,6 +37,7 @@ export function analyticsQuerySettings(limits: AnalyticsQueryLimits): ClickHouse
     result_overflow_mode: 'throw',
     // Over HTTP the status then tells a stopped query: no 200 whose body ends in an exception.
     wait_end_of_query: 1,
+    ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
   };
 }
 
@@ -43,6 +47,7 @@ export function analyticsQuerySettings(limits: AnalyticsQueryLimits): ClickHouse
  * embedded store sends these first, so a bounded read does not bound the worker's next insert.
  */
 export const UNBOUNDED_QUERY_SETTINGS: ClickHouseSettings = {
+  max_threads: 0,
   max_execution_time: 0,
   max_memory_usage: '0',
   max_result_rows: '0',
