@@ -241,7 +241,12 @@ export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRang
   // Minutes and hours are exact milliseconds (luxon's plus adds them so): made from the
   // timestamp, several times cheaper than plus, for the few thousand buckets a range may hold.
   const stepMs = isHourly(interval) ? APPROX_INTERVAL_MS[interval] : 0;
-  const options = { zone: first.zone, locale: first.locale ?? undefined, numberingSystem: first.numberingSystem ?? undefined, outputCalendar: first.outputCalendar ?? undefined };
+  const options = {
+    zone: first.zone,
+    locale: first.locale ?? undefined,
+    numberingSystem: first.numberingSystem ?? undefined,
+    outputCalendar: first.outputCalendar ?? undefined,
+  };
   const next = (at: DateTime) => (stepMs ? DateTime.fromMillis(at.toMillis() + stepMs, options) : at.plus({ [`${interval}s`]: 1 }));
   for (let at = first; at <= to; at = next(at)) {
     buckets.push(at);
