@@ -6,7 +6,7 @@ import { openGeoIp } from '@sightline/geoip';
 import { createDecidePersonCache, PERSON_CHANGES_CHANNEL, personChangeCodec, type PersonChange } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService } from '@sightline/service-runner';
-import { accessOptionsFromConfig, createApiApp } from './app';
+import { accessOptionsFromConfig, analyticsOptionsFromConfig, createApiApp } from './app';
 
 runService({
   name: 'api',
@@ -48,6 +48,7 @@ runService({
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      analytics: analyticsOptionsFromConfig(config),
       access: access.access,
       trustProxy: access.trustProxy,
       readiness: [

@@ -160,6 +160,25 @@ export const insightsEnv = {
     default: 60,
     minimum: 0,
   },
+  INSIGHT_CACHE_MAX_MB: {
+    type: 'integer',
+    description:
+      "The most the insight answer cache holds, in MiB of the answers' JSON (least recently used answers leave first; one answer over a quarter of it is not kept)",
+    default: 64,
+    minimum: 1,
+  },
+  ANALYTICS_QUERY_TIMEOUT_SECONDS: {
+    type: 'integer',
+    description: 'The longest one ClickHouse query of a request may run (max_execution_time) before it stops and the request answers 400',
+    default: 60,
+    minimum: 1,
+  },
+  ANALYTICS_QUERY_MAX_MEMORY_MB: {
+    type: 'integer',
+    description: 'The most memory one ClickHouse query of a request may use (max_memory_usage) before it stops and the request answers 400, in MiB',
+    default: 2048,
+    minimum: 64,
+  },
 } as const satisfies EnvSpec;
 
 /** Management API access: rate limits per personal API key, CORS, proxies, bodies. */

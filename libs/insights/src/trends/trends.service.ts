@@ -16,6 +16,11 @@ import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
 import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult } from '../funnels/funnel-correlation';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
+import { jsonByteLength } from '@sightline/http';
+import { createAnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from '../common/answer-cache';
+
+/** The largest answer (its JSON) a trend, funnel or correlation may give; docs/http-api.md#limits. */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** The project columns a trend reads (a `projects` row). */
 export interface TrendProjectRow {
@@ -30,8 +35,10 @@ export interface TrendsServiceDeps {
   ch: ClickHouseClient;
   /** How long an answer is served from the cache; 0 turns caching off. */
   cacheTtlMs: number;
-  /** The most answers kept. */
-  cacheEntries?: number;
+  /** The most bytes (of the answers' JSON) the cache holds; default DEFAULT_ANSWER_CACHE_BYTES. */
+  cacheMaxBytes?: number;
+  /** The largest answer given; default MAX_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
 }
 
 export interface TrendsService {
@@ -155,8 +162,8 @@ function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup):
  * per (project, normalised query) for `cacheTtlMs`; `refresh` bypasses and replaces the entry.
  */
 export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
-  const cache = new Map<string, { at: number; result: unknown }>();
-  const maxEntries = deps.cacheEntries ?? 500;
+  const cache = deps.cacheTtlMs > 0 ? createAnswerCache<object>({ ttlMs: deps.cacheTtlMs, maxBytes: deps.cacheMaxBytes ?? DEFAULT_ANSWER_CACHE_BYTES }) : null;
+  const maxAnswerBytes = deps.maxAnswerBytes ?? MAX_ANSWER_BYTES;
 
   let compiler: Promise<HogQLCompiler> | null = null;
   const portsFor = (
@@ -220,15 +227,20 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     compute: () => Promise<R>,
   ): Promise<R> => {
     const key = createHash('sha256').update(stableJson({ kind, project, normalised })).digest('hex');
-    const hit = cache.get(key);
-    if (!refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...(hit.result as R), is_cached: true };
+    const hit = refresh ? undefined : cache?.get(key, nowMs);
+    if (hit) return { ...(hit as R), is_cached: true };
     const result = await compute();
-    if (deps.cacheTtlMs > 0) {
-      cache.delete(key);
-      cache.set(key, { at: nowMs, result });
-      // Oldest first: a Map keeps insertion order.
-      while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    // Measured as it will be sent (in slices, between other requests' work): an answer past the
+    // bound is refused, and the cache weighs what it keeps by these bytes.
+    const bytes = await jsonByteLength(result, maxAnswerBytes);
+    if (bytes === null) {
+      throw new QueryInputError(
+        null,
+        `The answer would be larger than ${Math.round(maxAnswerBytes / 1024 / 1024)} MiB, the most one answer may hold. Narrow the date range, use a longer interval, or ask for fewer series or breakdown values.`,
+        'answer_too_large',
+      );
     }
+    cache?.set(key, result, bytes, nowMs);
     return result;
   };
 
