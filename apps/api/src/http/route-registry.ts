@@ -29,6 +29,11 @@ export interface RouteMeta {
   throttle?: ThrottleClass;
   /** A list endpoint: `format=csv` answers its `results` as CSV. */
   list?: boolean;
+  /**
+   * For a route outside any project: `narrowed` when what it answers and does is narrowed to the
+   * projects of a key restricted to some (`scoped_teams`), so such a key may use it.
+   */
+  projectRestrictedKeys?: 'narrowed';
 }
 
 export interface RouteDefinition extends RouteMeta {
