@@ -35,6 +35,11 @@ export function createLocalEvaluationRoutes(deps: LocalEvaluationRouteDeps): Rou
     res.type('application/json').send(body.text);
   };
 
-  const meta = { scope: 'feature_flag:read', summary: "The project's flag definitions for SDK local evaluation (ETag; ?token= names the project)" } as const;
+  // Answers only a project the key may use.
+  const meta = {
+    scope: 'feature_flag:read',
+    summary: "The project's flag definitions for SDK local evaluation (ETag; ?token= names the project)",
+    projectRestrictedKeys: 'narrowed',
+  } as const;
   return new RouteTable().get('/flags/definitions', meta, definitionsHandler).get('/api/feature_flag/local_evaluation', meta, definitionsHandler);
 }

@@ -102,10 +102,14 @@ const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berli
 /** Projects of the caller's organisation: list, create, retrieve, settings, and a new project API key. */
 export function createProjectsRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
-  routes.get('/api/projects', { scope: 'project:read', summary: 'List the projects the key may use', list: true }, async (req, res) => {
-    const results = (await listProjectsFor(db, req.principal!)).map(serializeProject);
-    res.json({ count: results.length, next: null, previous: null, results });
-  });
+  routes.get(
+    '/api/projects',
+    { scope: 'project:read', summary: 'List the projects the key may use', list: true, projectRestrictedKeys: 'narrowed' },
+    async (req, res) => {
+      const results = (await listProjectsFor(db, req.principal!)).map(serializeProject);
+      res.json({ count: results.length, next: null, previous: null, results });
+    },
+  );
   routes.post(
     '/api/projects',
     {
@@ -125,8 +129,6 @@ export function createProjectsRoutes(db: Sql): RouteTable {
       example: settingsExample,
     },
     async (req, res) => {
-      // A key narrowed to some projects manages those, not the organisation's set of projects.
-      if (req.principal!.scopedTeams !== null) throw errors.permissionDenied('A key restricted to projects cannot create projects.');
       const settings = parseSettings(req.body);
       const created = await insertProject(db, { organizationId: req.principal!.organizationId, name: settings.name!, apiToken: generateProjectApiKey() });
       const project = await updateProjectSettings(db, created.id, { ...settings, name: undefined });

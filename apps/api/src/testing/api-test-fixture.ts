@@ -9,6 +9,7 @@ import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
+import type { JobOperator } from '@sightline/jobs';
 import type { DecidePersonCache } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
@@ -37,7 +38,7 @@ export async function createFlagFixture(
   name: string,
   now: () => number,
   store: 'pg' | 'pglite' = 'pg',
-  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache } = {},
+  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache; jobs?: JobOperator } = {},
 ): Promise<FlagFixture> {
   let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
   if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
@@ -75,6 +76,7 @@ export async function createFlagFixture(
     now,
     access: options.access,
     decidePersons: options.decidePersons,
+    jobs: options.jobs,
     readiness: [],
     isShuttingDown: () => false,
     flagChanges: {
