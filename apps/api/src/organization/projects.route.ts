@@ -1,4 +1,13 @@
-import { insertProject, listProjectsFor, PROJECT_SDK_SETTINGS, resetProjectToken, updateProjectSettings, type Project } from '@sightline/accounts';
+import {
+  insertProject,
+  listProjectsFor,
+  PROJECT_SDK_SETTINGS,
+  resetProjectToken,
+  updateProjectSettings,
+  type Project,
+  type ProjectTokenChanges,
+} from '@sightline/accounts';
+import type { Logger } from '@sightline/logger';
 import { generateProjectApiKey } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { checkTimezone, DateRangeError } from '@sightline/insights';
@@ -99,8 +108,11 @@ function parseSettings(body: unknown) {
 
 const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berlin', week_start_day: 1, person_display_name_properties: ['email'] });
 
-/** Projects of the caller's organisation: list, create, retrieve, settings, and a new project API key. */
-export function createProjectsRoutes(db: Sql): RouteTable {
+/**
+ * Projects of the caller's organisation: list, create, retrieve, settings, and a new project API
+ * key, announced on `tokenChanges` so every process's token cache drops the old one at once.
+ */
+export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<ProjectTokenChanges, 'publish'>; logger: Logger }): RouteTable {
   const routes = new RouteTable();
   routes.get(
     '/api/projects',
@@ -143,10 +155,16 @@ export function createProjectsRoutes(db: Sql): RouteTable {
       const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body));
       res.json(serializeProject(updated!));
     });
-    // PostHog's reset_token: a new project API key; SDKs still sending the old one are refused
-    // once the gateways' token caches forget it.
+    // PostHog's reset_token: a new project API key. The announcement makes every process's token
+    // cache drop the old key; if it cannot be sent, they drop it when their entries expire.
     routes.patch(`${prefix}/reset_token`, { scope: 'project:write', summary: "Replace the project's API key", example: () => ({}) }, async (req, res) => {
       const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
+      await options.tokenChanges?.publish(updated!.id).catch((err: unknown) => {
+        options.logger.warn(
+          { err, teamId: updated!.id },
+          'could not announce a reset project API key; other processes accept the old one until their cache entries expire',
+        );
+      });
       res.json(serializeProject(updated!));
     });
   }
