@@ -35,6 +35,22 @@ export interface RouteMeta {
    * route outside a project acts on the organisation and refuses such a key (403).
    */
   projectRestrictedKeys?: 'narrowed';
+  /** Query parameters the route reads, for the API document; the required ones' examples are sent by the generated tests. */
+  query?: readonly QueryParameter[];
+}
+
+export interface QueryParameter {
+  name: string;
+  description: string;
+  required?: boolean;
+  /** A value the route accepts. */
+  example?: string;
+}
+
+/** The required query parameters of a route with their examples, as a query string ('' when none). */
+export function exampleQueryString(route: Pick<RouteMeta, 'query'>): string {
+  const required = (route.query ?? []).filter((p) => p.required && p.example !== undefined);
+  return required.length === 0 ? '' : `?${new URLSearchParams(required.map((p): [string, string] => [p.name, p.example!])).toString()}`;
 }
 
 export interface RouteDefinition extends RouteMeta {
