@@ -56,7 +56,9 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
   const worker = createWorker({ ...deps, personChanges: createPersonChangeNotifier(personChanges) });
   // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.
   const jobs = createJobOperator({ ...deps, nextRun: async (name) => (await deps.scheduler.nextRuns())[name] ?? null });
-  const api = createApiRouter({ ...deps, ch: deps.analyticsReads ?? deps.ch, jobs, decidePersons });
+  // A reset project API key reaches the capture route's token cache and the api's, in-process.
+  const projectTokenChanges = createInMemoryInvalidation<number>();
+  const api = createApiRouter({ ...deps, ch: deps.analyticsReads ?? deps.ch, jobs, decidePersons, projectTokenChanges });
   const app = createServiceApp({
     ...deps,
     name: 'all-in-one',
@@ -66,7 +68,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
       createCaptureRouter({
         bus: deps.bus,
         topics: deps.topics,
-        projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db)),
+        projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db, { changes: projectTokenChanges })),
         metrics: deps.metrics,
         sendTimeoutMs: deps.sendTimeoutMs,
         maxInflightRequests: deps.maxInflightRequests,

@@ -1,6 +1,12 @@
 import express, { Router, type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
+import {
+  createProjectTokenCache,
+  findPrincipalByKeyHash,
+  findSessionByTokenHash,
+  type ProjectTokenChanges,
+  type ProjectTokenLookup,
+} from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
 import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError, type ClickHouseClient } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
@@ -92,21 +98,29 @@ export interface ApiDeps {
   access?: AccessOptions;
   /** The browser app served at `/`; default: the build in apps/web/dist. */
   webApp?: WebAppFiles;
+  /**
+   * Where a reset project API key is announced and heard, so every process's token cache drops
+   * the old key at once: Redis pub/sub in distributed mode; default in-process (embedded mode).
+   */
+  projectTokenChanges?: ProjectTokenChanges;
 }
 
-/** Every personal-key route, each declared once (method, path, scope, schema, summary). */
-export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache): RouteTable {
+/**
+ * Every personal-key route, each declared once (method, path, scope, schema, summary).
+ * `projectTokens`: the process's token cache (default: one of the table's own).
+ */
+export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache, projectTokens?: ProjectTokenLookup): RouteTable {
   const now = deps.now ?? Date.now;
   const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
-  const projectTokens = createProjectTokenCache(deps.db);
+  const tokens = projectTokens ?? createProjectTokenCache(deps.db, { changes: deps.projectTokenChanges });
   // Person writes outside ingestion reach decide's person caches as the worker's do.
   const personsChanged = (teamId: number) => deps.decidePersons?.announce(teamId) ?? Promise.resolve();
   // Every ClickHouse read a request makes goes through here, with the limits of one query.
   const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS);
   return new RouteTable().include(
-    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
+    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
-    createOrganizationRoutes(deps.db),
+    createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger }),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
@@ -147,7 +161,13 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
-  const table = createApiRouteTable(deps, flagDefinitions);
+  // One token cache per process, told of every reset project key (Redis pub/sub in distributed mode).
+  const projectTokenChanges = deps.projectTokenChanges ?? createInMemoryInvalidation<number>();
+  const projectTokens = createProjectTokenCache(deps.db, {
+    changes: projectTokenChanges,
+    onError: (err, context) => deps.logger.warn({ err }, context),
+  });
+  const table = createApiRouteTable({ ...deps, projectTokenChanges }, flagDefinitions, projectTokens);
   // A personal key, else the web app's session cookie (with CSRF checks on writes).
   const authenticate = managementAuth({
     personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
@@ -160,7 +180,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     db: deps.db,
     definitions: flagDefinitions,
     persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 0 }),
-    projectTokens: createProjectTokenCache(deps.db),
+    projectTokens,
     geoip: deps.geoip ?? null,
     storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
   };

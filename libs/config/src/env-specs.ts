@@ -113,7 +113,8 @@ export const ingestEnv = {
 export const redisEnv = {
   REDIS_URL: {
     type: 'string',
-    description: 'Redis for BullMQ jobs, caches and flag-change broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
+    description:
+      'Redis for BullMQ jobs, caches, and flag-change and project-key-reset broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
     pattern: '^rediss?://',
   },
 } as const satisfies EnvSpec;
@@ -233,6 +234,7 @@ export const gatewayEnv = {
   ...postgresEnv,
   ...kafkaEnv,
   ...ingestEnv,
+  ...redisEnv,
 } as const satisfies EnvSpec;
 
 export const workerEnv = {

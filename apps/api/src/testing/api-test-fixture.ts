@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
+import { bootstrapInstance, insertPersonalKey, type ProjectTokenChanges } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
+import type { JobOperator } from '@sightline/jobs';
 import type { DecidePersonCache } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
@@ -37,7 +38,7 @@ export async function createFlagFixture(
   name: string,
   now: () => number,
   store: 'pg' | 'pglite' = 'pg',
-  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache } = {},
+  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache; jobs?: JobOperator; projectTokenChanges?: ProjectTokenChanges } = {},
 ): Promise<FlagFixture> {
   let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
   if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
@@ -75,6 +76,8 @@ export async function createFlagFixture(
     now,
     access: options.access,
     decidePersons: options.decidePersons,
+    jobs: options.jobs,
+    projectTokenChanges: options.projectTokenChanges,
     readiness: [],
     isShuttingDown: () => false,
     flagChanges: {
