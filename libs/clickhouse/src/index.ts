@@ -5,3 +5,4 @@ export * from './tables/events.table';
 export * from './tables/dead-letters.table';
 export * from './query-limits';
 export * from './crash-signals';
+export * from './time-zones';

@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
+import { CLICKHOUSE_TIME_ZONES } from '@sightline/clickhouse';
 
 export class DateRangeError extends Error {
   constructor(
@@ -31,9 +32,16 @@ function withinQueryRange(dt: DateTime, value: string, attr: string): DateTime {
   return dt;
 }
 
+/**
+ * A time zone both Node (dates are resolved here) and ClickHouse (buckets are cut there) know:
+ * Node still accepts zones the tz database dropped years ago (`US/Pacific-New`, `SystemV/AST4`,
+ * `Canada/East-Saskatchewan`), which ClickHouse refuses in every query.
+ */
+export const isKnownTimezone = (name: string) => CLICKHOUSE_TIME_ZONES.has(name) && IANAZone.isValidZone(name);
+
 /** A project's timezone, checked: an unknown zone name is a 400 rather than silently UTC. */
 export function checkTimezone(name: string, attr = 'timezone'): string {
-  if (!IANAZone.isValidZone(name)) throw new DateRangeError(attr, `Unknown timezone "${preview(name)}".`);
+  if (!isKnownTimezone(name)) throw new DateRangeError(attr, `Unknown timezone "${preview(name)}".`);
   return name;
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE } from '@sightline/clickhouse';
-import { filtersOf, parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
+import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
 import { findActionsByIds } from '../actions/actions.repository';
@@ -18,6 +18,7 @@ import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult }
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
 import { jsonByteLength } from '@sightline/http';
 import { createAnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from '../common/answer-cache';
+import { checkProjectSettings, hogqlExpressions, refusedExpression, withInputErrors, type HogQLExpression } from './query-input';
 
 /** The largest answer (its JSON) a trend, funnel or correlation may give; docs/http-api.md#limits. */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
@@ -64,16 +65,26 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function trendProject(row: TrendProjectRow): TrendProject {
+export function trendProject(row: TrendProjectRow): TrendProject & { testAccountFiltersProblem?: string } {
   let testAccountFilters: PropertyGroup = { type: 'AND', values: [] };
+  let testAccountFiltersProblem: string | undefined;
   try {
     testAccountFilters = parsePropertyFilters(row.test_account_filters ?? [], 'test_account_filters', {
       types: new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']),
     });
-  } catch {
-    // Settings are checked when saved; a row written before that check applies no filter.
+  } catch (error) {
+    // Settings are checked when saved; a row written before a check refuses the queries that
+    // apply it (filter_test_accounts) with the reason, rather than quietly applying no filter.
+    if (!(error instanceof PropertyFilterError)) throw error;
+    testAccountFiltersProblem = error.message;
   }
-  return { id: row.id, timezone: row.timezone || 'UTC', weekStartDay: row.week_start_day === 1 ? 1 : 0, testAccountFilters };
+  return {
+    id: row.id,
+    timezone: row.timezone || 'UTC',
+    weekStartDay: row.week_start_day === 1 ? 1 : 0,
+    testAccountFilters,
+    ...(testAccountFiltersProblem === undefined ? {} : { testAccountFiltersProblem }),
+  };
 }
 
 /** The events row as HogQL expressions read it (alias `e`, persons resolved through merges). */
@@ -103,54 +114,6 @@ const funnelReferences = (filter: ParsedFunnelFilter): QueryReferences => ({
   extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
 });
 
-/**
- * ClickHouse errors a HogQL expression can cause by itself (a function given the wrong type, a
- * value that does not parse): the client's mistake, answered as a 400 without ClickHouse's text.
- */
-const HOGQL_INPUT_ERRORS = new Set([
-  'ILLEGAL_TYPE_OF_ARGUMENT',
-  'NO_COMMON_TYPE',
-  'TYPE_MISMATCH',
-  'CANNOT_PARSE_TEXT',
-  'CANNOT_PARSE_NUMBER',
-  'CANNOT_PARSE_DATETIME',
-  'CANNOT_PARSE_DATE',
-  'CANNOT_CONVERT_TYPE',
-  'BAD_ARGUMENTS',
-  'ARGUMENT_OUT_OF_BOUND',
-  'ILLEGAL_DIVISION',
-  'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
-  'ILLEGAL_COLUMN',
-  'NOT_AN_AGGREGATE',
-  'ILLEGAL_AGGREGATION',
-  'CANNOT_COMPILE_REGEXP',
-  'UNKNOWN_IDENTIFIER',
-]);
-
-async function guardHogQL<R>(hasHogQL: boolean, run: () => Promise<R>): Promise<R> {
-  try {
-    return await run();
-  } catch (error) {
-    const type = (error as { type?: unknown }).type;
-    if (hasHogQL && typeof type === 'string' && HOGQL_INPUT_ERRORS.has(type)) {
-      throw new QueryInputError('hogql', `The HogQL expression cannot be evaluated on these events (${type}).`, 'invalid_hogql');
-    }
-    throw error;
-  }
-}
-
-/** Every HogQL expression a query holds: hogql maths, breakdowns and filters. */
-function hogqlExpressions(query: QueryReferences, testAccountFilters: PropertyGroup): string[] {
-  const groups = [query.properties, testAccountFilters, ...query.series.map((s) => s.properties)];
-  return [
-    ...query.series.flatMap((s) => (s.math === 'hogql' && s.math_hogql ? [s.math_hogql] : [])),
-    ...query.breakdowns.flatMap((b) => (b.type === 'hogql' ? [String(b.property)] : [])),
-    ...groups.flatMap((g) => filtersOf(g).flatMap((f) => (f.type === 'hogql' ? [f.key] : []))),
-  ];
-}
-
-const usesHogQL = (query: QueryReferences, testAccountFilters: PropertyGroup) => hogqlExpressions(query, testAccountFilters).length > 0;
-
 /** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
 function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup): boolean {
   const groups = [query.properties, testAccountFilters, ...query.series.map((s) => s.properties)];
@@ -173,6 +136,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     nowMs: number,
     hogql: ReadonlyMap<string, HogQLNode>,
     printer: HogQLCompiler | null,
+    expressions: readonly HogQLExpression[],
   ): TrendQueryPorts => ({
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
@@ -182,7 +146,11 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     hogql: (expression, params, options) => {
       const ast = hogql.get(expression);
       if (!ast) throw new QueryInputError('hogql', 'HogQL expressions are not available.', 'not_supported');
-      return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations });
+      try {
+        return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations });
+      } catch (error) {
+        throw refusedExpression(expressions.find((e) => e.text === expression) ?? { text: expression, attr: 'hogql' }, error);
+      }
     },
     earliestEventMs: async () => {
       const rows = await (
@@ -196,8 +164,16 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     },
   });
 
-  /** Loads the actions and cohorts a query names; an action that does not exist is a 400. */
-  const prepare = async (project: TrendProject, query: QueryReferences, nowMs: number): Promise<TrendQueryPorts> => {
+  /**
+   * Loads the actions and cohorts a query names (an action that does not exist is a 400) and
+   * parses its HogQL; answers the query's ports and the HogQL expressions it holds.
+   */
+  const prepare = async (
+    project: TrendProject,
+    query: QueryReferences,
+    filterTestAccounts: boolean,
+    nowMs: number,
+  ): Promise<{ ports: TrendQueryPorts; expressions: HogQLExpression[] }> => {
     const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
     const actions = await findActionsByIds(deps.db, project.id, actionIds);
     const missing = actionIds.find((id) => !actions.has(id));
@@ -210,11 +186,31 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       : new Map<number, CohortDefinition>();
     // Every HogQL expression is parsed first (in the parser's worker, under a deadline); the
     // SQL is then printed from the trees in one synchronous pass.
-    const expressions = hogqlExpressions(withActions, project.testAccountFilters);
+    const expressions = hogqlExpressions(query, filterTestAccounts ? project.testAccountFilters : { type: 'AND', values: [] }, actionFilters);
     const printer = expressions.length ? await (compiler ??= createHogQLCompiler()) : null;
     const parsed = new Map<string, HogQLNode>();
-    for (const expression of expressions) if (!parsed.has(expression)) parsed.set(expression, await printer!.parse(expression));
-    return portsFor(project.id, actions, cohorts, nowMs, parsed, printer);
+    for (const expression of expressions) {
+      if (parsed.has(expression.text)) continue;
+      try {
+        parsed.set(expression.text, await printer!.parse(expression.text));
+      } catch (error) {
+        throw refusedExpression(expression, error);
+      }
+    }
+    return { ports: portsFor(project.id, actions, cohorts, nowMs, parsed, printer, expressions), expressions };
+  };
+
+  /** Runs a query once the project's settings allow it, its HogQL parsed and ClickHouse's input errors answered as 400s. */
+  const execute = async <R>(
+    project: ReturnType<typeof trendProject>,
+    query: QueryReferences,
+    filterTestAccounts: boolean,
+    nowMs: number,
+    run: (ports: TrendQueryPorts) => Promise<R>,
+  ): Promise<R> => {
+    checkProjectSettings(project, filterTestAccounts);
+    const { ports, expressions } = await prepare(project, query, filterTestAccounts, nowMs);
+    return withInputErrors(project, expressions, () => run(ports));
   };
 
   /** Serves `compute` from the cache for (kind, project, normalised query) unless refreshing. */
@@ -248,26 +244,24 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     async run(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      return cached('trend', project, normalised, nowMs, options.refresh ?? false, async () =>
-        guardHogQL(usesHogQL(filter, project.testAccountFilters), async () =>
-          runTrendQuery(deps.ch, project, filter, nowMs, await prepare(project, filter, nowMs)),
-        ),
+      return cached('trend', project, normalised, nowMs, options.refresh ?? false, () =>
+        execute(project, filter, filter.filter_test_accounts, nowMs, (ports) => runTrendQuery(deps.ch, project, filter, nowMs, ports)),
       );
     },
     async runFunnel(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      return cached('funnel', project, normalised, nowMs, options.refresh ?? false, async () =>
-        guardHogQL(usesHogQL(funnelReferences(filter), project.testAccountFilters), async () =>
-          runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
-        ),
+      return cached('funnel', project, normalised, nowMs, options.refresh ?? false, () =>
+        execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) => runFunnelQuery(deps.ch, project, filter, nowMs, ports)),
       );
     },
     async runCorrelation(row, filter, correlation, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      return cached('correlation', project, { normalised, correlation }, nowMs, options.refresh ?? false, async () =>
-        runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
+      return cached('correlation', project, { normalised, correlation }, nowMs, options.refresh ?? false, () =>
+        execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
+          runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, ports),
+        ),
       );
     },
   };
