@@ -3,22 +3,24 @@ import { analyticsQuerySettings, asQueryLimitError, boundAnalyticsReads, DEFAULT
 
 describe('analytics query limits', () => {
   it('turns the errors of the limits into QueryLimitError, and leaves any other error alone', () => {
-    for (const [type, kind] of [
-      ['TIMEOUT_EXCEEDED', 'time'],
-      ['MEMORY_LIMIT_EXCEEDED', 'memory'],
-      ['TOO_MANY_ROWS_OR_BYTES', 'result'],
+    // By code: the client reads `type` out of the message, so it is not always the error's name.
+    for (const [code, kind] of [
+      ['159', 'time'], // TIMEOUT_EXCEEDED
+      ['241', 'memory'], // MEMORY_LIMIT_EXCEEDED
+      ['396', 'result'], // TOO_MANY_ROWS_OR_BYTES
+      ['158', 'result'], // TOO_MANY_ROWS
     ] as const) {
-      const mapped = asQueryLimitError(Object.assign(new Error('x'), { type }), DEFAULT_ANALYTICS_QUERY_LIMITS);
+      const mapped = asQueryLimitError(Object.assign(new Error('x'), { code, type: 'UUID' }), DEFAULT_ANALYTICS_QUERY_LIMITS);
       expect(mapped).toBeInstanceOf(QueryLimitError);
       expect(mapped).toMatchObject({ kind });
     }
-    const other = Object.assign(new Error('x'), { type: 'SYNTAX_ERROR' });
+    const other = Object.assign(new Error('x'), { code: '62', type: 'TIMEOUT_EXCEEDED' });
     expect(asQueryLimitError(other, DEFAULT_ANALYTICS_QUERY_LIMITS)).toBe(other);
   });
 
   it('names the limit in the message', () => {
     const limits = { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxExecutionSeconds: 7 };
-    expect((asQueryLimitError({ type: 'TIMEOUT_EXCEEDED' }, limits) as Error).message).toMatch(/longer than 7 s/);
+    expect((asQueryLimitError({ code: '159' }, limits) as Error).message).toMatch(/longer than 7 s/);
   });
 
   it('sends the limits with every read, over settings the caller passed, and passes other calls through', async () => {

@@ -57,14 +57,17 @@ export const UNBOUNDED_QUERY_SETTINGS: ClickHouseSettings = {
 /** Which limit stopped a query. */
 export type QueryLimitKind = 'time' | 'memory' | 'result';
 
-/** ClickHouse's error types for the limits above. */
-const LIMIT_ERRORS: Record<string, QueryLimitKind> = {
-  TIMEOUT_EXCEEDED: 'time',
-  MEMORY_LIMIT_EXCEEDED: 'memory',
-  TOO_MANY_ROWS_OR_BYTES: 'result',
-  TOO_MANY_ROWS: 'result',
-  TOO_MANY_BYTES: 'result',
-};
+/**
+ * ClickHouse's errors for the limits above, by error code (the error's `type` is read out of the
+ * message text by the client and is not always the error's name).
+ */
+const LIMIT_ERRORS: ReadonlyMap<number, QueryLimitKind> = new Map([
+  [159, 'time'], // TIMEOUT_EXCEEDED
+  [241, 'memory'], // MEMORY_LIMIT_EXCEEDED
+  [396, 'result'], // TOO_MANY_ROWS_OR_BYTES
+  [158, 'result'], // TOO_MANY_ROWS
+  [307, 'result'], // TOO_MANY_BYTES
+]);
 
 /** An analytics read stopped by one of its limits: the request asked for too much, not a fault. */
 export class QueryLimitError extends Error {
@@ -86,8 +89,7 @@ function limitMessage(kind: QueryLimitKind, limits: AnalyticsQueryLimits): strin
 
 /** A QueryLimitError for a ClickHouse error that is one of the limits, else the error itself. */
 export function asQueryLimitError(error: unknown, limits: AnalyticsQueryLimits): unknown {
-  const type = (error as { type?: unknown } | null)?.type;
-  const kind = typeof type === 'string' ? LIMIT_ERRORS[type] : undefined;
+  const kind = LIMIT_ERRORS.get(Number((error as { code?: unknown } | null)?.code));
   return kind ? new QueryLimitError(kind, limitMessage(kind, limits)) : error;
 }
 
