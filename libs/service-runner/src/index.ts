@@ -108,7 +108,16 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
       metrics,
       isShuttingDown: () => shuttingDown,
       async openMetadataStore(store = {}) {
-        const db = await createMetadataStore({ url: stores.DATABASE_URL, dataDir: store.dataDir, poolSize: stores.DATABASE_POOL_SIZE });
+        const db = await createMetadataStore({
+          url: stores.DATABASE_URL,
+          dataDir: store.dataDir,
+          poolSize: stores.DATABASE_POOL_SIZE,
+          // The embedded PostgreSQL's thread gone: nothing can be stored again, so end at once and non-zero.
+          onLost: (err) => {
+            logger.fatal({ err }, 'embedded PostgreSQL lost: exiting');
+            process.exit(1);
+          },
+        });
         stops.push(() => db.close());
         await migratePostgres(db);
         return db;
