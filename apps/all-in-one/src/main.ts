@@ -14,7 +14,7 @@ const started = Date.now();
 runService({
   name: 'sightline',
   env: allInOneEnv,
-  async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
     const dataDir = resolve(config.SIGHTLINE_DATA_DIR);
     // Each store is embedded unless its server URL is configured (see the adapter factories).
     // The stores open side by side with the GeoIP database, and the routers load while PGlite
@@ -38,6 +38,7 @@ runService({
     const { app, worker } = createAllInOne({
       db,
       ch,
+      clickhouseLayout: analyticsLayout,
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),
       scheduler,

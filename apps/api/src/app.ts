@@ -2,7 +2,7 @@ import express, { Router, type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
@@ -65,6 +65,8 @@ export interface AccessOptions {
 export interface ApiDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
@@ -103,7 +105,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
     createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges, personsChanged }),
-    createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
+    createInsightsRoutes({ db: deps.db, ch: deps.ch, layout: deps.clickhouseLayout, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
     createEventsRoutes({ db: deps.db, ch: deps.ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),

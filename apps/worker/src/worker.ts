@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
 import type { BatchHandler, EventBus, Subscription, Topics } from '@sightline/bus';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { workerConsumerEnv } from '@sightline/config';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
@@ -21,6 +21,8 @@ export interface WorkerDeps {
   bus: EventBus;
   topics: Topics;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   db: MetadataStore;
   scheduler: JobScheduler;
   logger: Logger;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { EVENTS_TABLE } from '@sightline/clickhouse';
+import { EVENTS_TABLE, type ClickHouseLayout } from '@sightline/clickhouse';
 import { filtersOf, parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
 import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
@@ -28,6 +28,8 @@ export interface TrendProjectRow {
 export interface TrendsServiceDeps {
   db: Sql;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  layout?: ClickHouseLayout;
   /** How long an answer is served from the cache; 0 turns caching off. */
   cacheTtlMs: number;
   /** The most answers kept. */
@@ -167,6 +169,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     hogql: ReadonlyMap<string, HogQLNode>,
     printer: HogQLCompiler | null,
   ): TrendQueryPorts => ({
+    layout: deps.layout,
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
     cohortMembership: (cohortId, personIdSql, params) =>
