@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { parseDocument } from 'yaml';
-import { appEnvSpecs, parseConfig, requiredInDistributedMode } from '@sightline/config';
+import { appEnvSpecs, parseConfig, requiredInDistributedMode, type EnvSpec } from '@sightline/config';
 
 const root = join(__dirname, '..');
 const dir = join(root, 'deploy', 'cluster');
@@ -110,7 +110,9 @@ describe('deploy/cluster/docker-compose.yml', () => {
 
     it("sets only variables of its app's spec (all in .env.example), and passes the app's validation", () => {
       expect(Object.keys(vars).filter((k) => !(k in appEnvSpecs[app]) || !envExampleNames.includes(k))).toEqual([]);
-      expect(() => parseConfig(appEnvSpecs[app], vars, requiredInDistributedMode[app])).not.toThrow();
+      const spec: EnvSpec = appEnvSpecs[app];
+      const required: readonly string[] = requiredInDistributedMode[app];
+      expect(() => parseConfig(spec, vars, required)).not.toThrow();
     });
 
     it('waits for a healthy service behind every connection it is given', () => {

@@ -49,6 +49,7 @@ runService({
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
         stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+        lagReadinessTimeoutMs: config.WORKER_LAG_READINESS_TIMEOUT_MS,
         // The in-process bus's partitions serve nobody else: an import uses both (see EMBEDDED_BUS_PARTITIONS).
         historicalConcurrency: config.KAFKA_BROKERS ? 1 : EMBEDDED_BUS_PARTITIONS,
       },

@@ -33,6 +33,7 @@ runService({
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
         stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+        lagReadinessTimeoutMs: config.WORKER_LAG_READINESS_TIMEOUT_MS,
       },
     });
     // Stopped first: the chunk in hand is finished and committed while the stores are still open.

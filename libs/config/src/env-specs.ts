@@ -98,6 +98,12 @@ export const workerConsumerEnv = {
     default: 120000,
     minimum: 1000,
   },
+  WORKER_LAG_READINESS_TIMEOUT_MS: {
+    type: 'integer',
+    description: "How long the live events lag of a worker's partitions may keep growing before its readiness (/_ready) fails: it is falling behind (0: never)",
+    default: 300000,
+    minimum: 0,
+  },
 } as const satisfies EnvSpec;
 
 export const ingestEnv = {
