@@ -25,6 +25,8 @@ export interface Metrics {
   /** How long the lag of this process's partitions has kept growing (0: not growing). */
   consumerLagGrowingSeconds: Gauge<'group'>;
   insightTimeToSeeData: Histogram<'type' | 'context' | 'status'>;
+  /** Time to compute an insight's answer in ClickHouse (cache hits are not counted), by kind. */
+  insightQueryDuration: Histogram<'kind' | 'result'>;
   /** Management requests answered 429, by throttle class. */
   requestsThrottled: Counter<'throttle'>;
   /** Management requests let through unthrottled because the limiter's store (Redis) failed. */
@@ -99,6 +101,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Time until an insight or dashboard showed data, as the web app reports it (POST /insights/timing)',
       labelNames: ['type', 'context', 'status'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    insightQueryDuration: new Histogram({
+      name: 'insight_query_duration_seconds',
+      help: 'Time to compute an insight answer (trend, funnel, correlation) in ClickHouse; answers served from the cache are not counted',
+      labelNames: ['kind', 'result'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
     pipelineStepDuration: new Histogram({

@@ -9,6 +9,7 @@ import { actionPropertyFilters } from '../actions/action-steps';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
+import type { Metrics } from '@sightline/metrics';
 import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
 import { PERSON_ID, QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
@@ -34,6 +35,8 @@ export interface TrendsServiceDeps {
   cacheTtlMs: number;
   /** The most answers kept. */
   cacheEntries?: number;
+  /** Where the time each computed answer took is observed (insight_query_duration_seconds); absent: nowhere. */
+  metrics?: Pick<Metrics, 'insightQueryDuration'>;
 }
 
 export interface TrendsService {
@@ -225,7 +228,16 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     const key = createHash('sha256').update(stableJson({ kind, project, normalised })).digest('hex');
     const hit = cache.get(key);
     if (!refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...(hit.result as R), is_cached: true };
-    const result = await compute();
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    let result: R;
+    try {
+      result = await compute();
+    } catch (error) {
+      deps.metrics?.insightQueryDuration.observe({ kind, result: 'error' }, seconds());
+      throw error;
+    }
+    deps.metrics?.insightQueryDuration.observe({ kind, result: 'ok' }, seconds());
     if (deps.cacheTtlMs > 0) {
       cache.delete(key);
       cache.set(key, { at: nowMs, result });
