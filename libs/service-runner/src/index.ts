@@ -96,7 +96,7 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
     const stops: (() => Promise<void>)[] = [];
-    const analyticsLayout = clickhouseLayout(stores.CLICKHOUSE_CLUSTER);
+    const analyticsLayout = clickhouseLayout(stores.CLICKHOUSE_CLUSTER, stores.CLICKHOUSE_DATABASE);
     const context: ServiceContext<typeof config> = {
       config,
       logger,

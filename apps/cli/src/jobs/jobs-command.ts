@@ -120,7 +120,7 @@ function serviceTarget(url: string, key: string | undefined): Target {
 async function directTarget(config: Config, dataDir: string): Promise<Target> {
   const embedded = [!config.DATABASE_URL && 'PGlite', !config.CLICKHOUSE_URL && 'chdb'].filter(Boolean);
   const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir, poolSize: 2 });
-  const layout = clickhouseLayout(config.CLICKHOUSE_CLUSTER);
+  const layout = clickhouseLayout(config.CLICKHOUSE_CLUSTER, config.CLICKHOUSE_DATABASE);
   const ch = createAnalyticsStore({
     url: config.CLICKHOUSE_URL,
     user: config.CLICKHOUSE_USER,

@@ -16,6 +16,7 @@ describe('ClickHouse layout', () => {
 
   it('refuses a cluster name that is not a plain identifier (it is printed into DDL)', () => {
     expect(() => clickhouseLayout("x' ; DROP TABLE events")).toThrow(/plain identifier/);
+    expect(() => clickhouseLayout('sightline', 'a-b')).toThrow(/CLICKHOUSE_DATABASE must be a plain identifier/);
   });
 
   it('asks a cluster client to answer inserts only once every shard wrote its rows', () => {
@@ -52,7 +53,10 @@ describe('cluster migrations', () => {
     // The single-server ordering key (uuid included) is kept: FINAL collapses a redelivery per shard.
     expect(shards).toContain('ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))');
     const [distributed] = created('events');
-    expect(distributed).toMatch(/ENGINE = Distributed\('sightline', currentDatabase\(\), 'sharded_events', sipHash64\(distinct_id\)\)$/);
+    expect(distributed).toMatch(/ENGINE = Distributed\('sightline', 'default', 'sharded_events', sipHash64\(distinct_id\)\)$/);
+    expect(clusterStatements(loadMigrations()[0]!.statements[0]!, clickhouseLayout('sightline', 'analytics'))[1]).toContain(
+      "Distributed('sightline', 'analytics', 'sharded_events'",
+    );
     // Same columns on both.
     const columns = (s: string) => s.slice(s.indexOf('('), s.indexOf('\nENGINE'));
     expect(columns(distributed!)).toBe(columns(shards!));

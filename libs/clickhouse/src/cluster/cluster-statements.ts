@@ -35,7 +35,7 @@ const REPLICABLE_ENGINES = [
   'VersionedCollapsingMergeTree',
 ];
 
-function createTable(name: string, afterName: string, layout: ClickHouseLayout): string[] {
+function createTable(name: string, afterName: string, layout: ClickHouseLayout & { cluster: string }): string[] {
   const columnsEnd = closingParen(afterName, 0);
   const columns = afterName.slice(0, columnsEnd + 1);
   const rest = afterName.slice(columnsEnd + 1).trim();
@@ -60,7 +60,7 @@ function createTable(name: string, afterName: string, layout: ClickHouseLayout):
   }
   return [
     `CREATE TABLE IF NOT EXISTS ${sharded.local}${on}\n${columns}\n${replicated(`/clickhouse/tables/{shard}/{database}.${sharded.local}`, '{replica}')}`,
-    `CREATE TABLE IF NOT EXISTS ${name}${on}\n${columns}\nENGINE = Distributed('${layout.cluster}', currentDatabase(), '${sharded.local}', ${sharded.shardingKey})`,
+    `CREATE TABLE IF NOT EXISTS ${name}${on}\n${columns}\nENGINE = Distributed('${layout.cluster}', '${layout.database}', '${sharded.local}', ${sharded.shardingKey})`,
   ];
 }
 
@@ -68,7 +68,7 @@ const COLUMN_COMMAND = /^(ADD|DROP|MODIFY|RENAME|COMMENT|CLEAR)\s+COLUMN\b/i;
 /** Settings that only mean something on a non-replicated MergeTree. */
 const NON_REPLICATED_SETTINGS = ['non_replicated_deduplication_window'];
 
-function alterTable(name: string, commandsText: string, layout: ClickHouseLayout): string[] {
+function alterTable(name: string, commandsText: string, layout: ClickHouseLayout & { cluster: string }): string[] {
   const commands = alterCommands(commandsText)
     .map(withoutNonReplicatedSettings)
     .filter((command): command is string => command !== null);

@@ -14,20 +14,25 @@
  * Everything that differs between the two layouts is asked of this module; the migrations and
  * the query builders are the same code in both.
  */
-export interface ClickHouseLayout {
-  /** The cluster's name in the servers' remote_servers; null on one server. */
-  readonly cluster: string | null;
-}
+export type ClickHouseLayout =
+  | { readonly cluster: null }
+  | {
+      /** The cluster's name in the servers' remote_servers. */
+      readonly cluster: string;
+      /** The database the tables are in on every node (CLICKHOUSE_DATABASE), named in the Distributed table. */
+      readonly database: string;
+    };
 
 export const SINGLE_SERVER: ClickHouseLayout = Object.freeze({ cluster: null });
 
-/** Same rule as CLICKHOUSE_CLUSTER's pattern: a plain identifier, printed as is into DDL. */
-const CLUSTER_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Same rule as the CLICKHOUSE_CLUSTER and CLICKHOUSE_DATABASE patterns: a plain identifier, printed as is into DDL. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function clickhouseLayout(cluster: string | undefined | null): ClickHouseLayout {
+export function clickhouseLayout(cluster: string | undefined | null, database = 'default'): ClickHouseLayout {
   if (cluster === undefined || cluster === null || cluster === '') return SINGLE_SERVER;
-  if (!CLUSTER_NAME.test(cluster)) throw new Error(`CLICKHOUSE_CLUSTER must be a plain identifier, got ${JSON.stringify(cluster)}`);
-  return Object.freeze({ cluster });
+  if (!IDENTIFIER.test(cluster)) throw new Error(`CLICKHOUSE_CLUSTER must be a plain identifier, got ${JSON.stringify(cluster)}`);
+  if (!IDENTIFIER.test(database)) throw new Error(`CLICKHOUSE_DATABASE must be a plain identifier, got ${JSON.stringify(database)}`);
+  return Object.freeze({ cluster, database });
 }
 
 /** A table sharded over the cluster: its per-shard table and how rows are placed. */
