@@ -19,6 +19,8 @@ import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluation
 import { createEventDefinitionsRoutes } from './event-definitions';
 import { createEventsRoutes } from './events';
 import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { createGroupsRoutes } from './groups';
+import { createGroupsTypesRoutes } from './groups-types';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle, type RateLimits } from './http/throttle';
@@ -110,6 +112,8 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),
     createPersonsRoutes({ db: deps.db, ch: deps.ch, now, personsChanged }),
+    createGroupsTypesRoutes({ db: deps.db }),
+    createGroupsRoutes({ db: deps.db, ch: deps.ch, now }),
     createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
     deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
   );

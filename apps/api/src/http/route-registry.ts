@@ -29,6 +29,22 @@ export interface RouteMeta {
   throttle?: ThrottleClass;
   /** A list endpoint: `format=csv` answers its `results` as CSV. */
   list?: boolean;
+  /** Query parameters the route reads, for the API document; the required ones' examples are sent by the generated tests. */
+  query?: readonly QueryParameter[];
+}
+
+export interface QueryParameter {
+  name: string;
+  description: string;
+  required?: boolean;
+  /** A value the route accepts. */
+  example?: string;
+}
+
+/** The required query parameters of a route with their examples, as a query string ('' when none). */
+export function exampleQueryString(route: Pick<RouteMeta, 'query'>): string {
+  const required = (route.query ?? []).filter((p) => p.required && p.example !== undefined);
+  return required.length === 0 ? '' : `?${new URLSearchParams(required.map((p): [string, string] => [p.name, p.example!])).toString()}`;
 }
 
 export interface RouteDefinition extends RouteMeta {
