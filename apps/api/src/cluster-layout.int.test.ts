@@ -12,6 +12,7 @@ import { createMetrics } from '@sightline/metrics';
 import {
   createTestPerson,
   createTestStores,
+  insertGroupType,
   distributedReadsWithoutGlobal,
   formatWithClickHouse,
   recordStatements,
@@ -34,12 +35,16 @@ describe('the api in the cluster layout', () => {
   let cluster: App;
   let recorded: RecordedStatements;
   let singleRecorded: RecordedStatements;
-  const ids: Record<string, number> = {};
+  const ids: Record<string, number | string> = {};
 
   beforeAll(async () => {
     stores = await createTestStores('cluster-layout', { personalApiKey: ADMIN });
     const people = Array.from({ length: 8 }, (_, i) => ({ id: `p${i}`, plan: i % 2 ? 'pro' : 'free', pays: i % 3 !== 0 }));
-    for (const p of people) await createTestPerson(stores, { distinctIds: [p.id, `${p.id}-anon`], properties: { plan: p.plan } });
+    for (const p of people) {
+      const person = await createTestPerson(stores, { distinctIds: [p.id, `${p.id}-anon`], properties: { plan: p.plan } });
+      ids[`person-${p.id}`] = person.uuid;
+    }
+    await insertGroupType(stores.db, 1, 'company', 0);
     await insertEvents(
       stores.ch,
       people.flatMap((p, i) => {
@@ -48,7 +53,12 @@ describe('the api in the cluster layout', () => {
         return [
           // A session spanning two distinct ids of one person (they may hash to different shards).
           testEventRow({ event: 'visit', atMs: start, distinctId: `${p.id}-anon`, properties: { ...session, price: i * 10, $browser: 'Firefox' } }),
-          testEventRow({ event: 'watched_demo', atMs: start + 60_000, distinctId: p.id, properties: { ...session, length: p.pays ? 'long' : 'short' } }),
+          testEventRow({
+            event: 'watched_demo',
+            atMs: start + 60_000,
+            distinctId: p.id,
+            properties: { ...session, length: p.pays ? 'long' : 'short', $group_0: `company-${i % 3}` },
+          }),
           ...(p.pays ? [testEventRow({ event: 'pay', atMs: start + HOUR, distinctId: p.id, properties: { ...session, price: 99 } })] : []),
         ];
       }),
@@ -73,7 +83,7 @@ describe('the api in the cluster layout', () => {
         .set(auth)
         .send({ name: 'Paid', steps: [{ event: 'pay' }] })
     ).body.id;
-    expect(Object.values(ids).every((id) => Number.isInteger(id))).toBe(true);
+    expect([ids['dynamic'], ids['static'], ids['action']].every((id) => Number.isInteger(id))).toBe(true);
   });
   afterAll(() => stores.close());
 
@@ -215,6 +225,8 @@ describe('the api in the cluster layout', () => {
     ['trend: all time (reads the first event)', '/api/environments/1/insights/trend/', () => ({ events: [{ id: 'visit' }], date_from: 'all' })],
     ['events list', '/api/projects/1/events/?event=visit', () => undefined],
     ['person by distinct id', '/api/projects/1/persons/?distinct_id=p1-anon', () => undefined],
+    ['actors related to a group', '/api/projects/1/groups/related/?id=company-1&group_type_index=0', () => undefined],
+    ['actors related to a person', '/api/projects/1/groups/related/?id={person-p1}', () => undefined],
     ['persons list', '/api/projects/1/persons/?search=p1', () => undefined],
     ['person property values', '/api/projects/1/persons/values/?key=plan', () => undefined],
     ['dynamic cohort persons', '/api/projects/1/cohorts/{dynamic}/persons/', () => undefined],
@@ -222,7 +234,7 @@ describe('the api in the cluster layout', () => {
   ];
 
   const send = (app: App, path: string, body: Record<string, unknown> | undefined) => {
-    const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => String(ids[name]));
+    const url = path.replace(/\{([\w-]+)\}/g, (_m, name: string) => String(ids[name]));
     if (url.startsWith('PATCH ')) return request(app).patch(url.slice(6)).set(auth).send(body);
     return body === undefined ? request(app).get(url).set(auth) : request(app).post(url).set(auth).send(body);
   };
