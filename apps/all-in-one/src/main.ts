@@ -4,7 +4,7 @@ import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { allInOneEnv } from '@sightline/config';
 import { openGeoIp } from '@sightline/geoip';
-import { accessOptionsFromConfig } from '@sightline/api';
+import { accessOptionsFromConfig, analyticsOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { EMBEDDED_BUS_PARTITIONS, runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
@@ -14,7 +14,7 @@ const started = Date.now();
 runService({
   name: 'sightline',
   env: allInOneEnv,
-  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, openAnalyticsReader, openEventBus, onStop }) {
     const dataDir = resolve(config.SIGHTLINE_DATA_DIR);
     // Each store is embedded unless its server URL is configured (see the adapter factories).
     // The stores open side by side with the GeoIP database, and the routers load while PGlite
@@ -39,6 +39,7 @@ runService({
       db,
       ch,
       clickhouseLayout: analyticsLayout,
+      analyticsReads: openAnalyticsReader(ch, { dataDir }),
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),
       scheduler,
@@ -63,6 +64,7 @@ runService({
       geoip,
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      analytics: analyticsOptionsFromConfig(config),
       flagsPersonCacheMs: config.FLAGS_PERSON_CACHE_MS,
       access: access.access,
       trustProxy: access.trustProxy,

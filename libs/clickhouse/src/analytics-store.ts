@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
+import { restoreCrashSignalDefaults } from './crash-signals';
+import { UNBOUNDED_QUERY_SETTINGS } from './query-limits';
 
 export type { ClickHouseClient };
 
@@ -51,8 +53,13 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   const { createChdbConnection } = require('chdb/connection') as {
     createChdbConnection: (options: { path: string }) => NonNullable<Parameters<typeof createClient>[0]>['connection'];
   };
+  const connection = createChdbConnection({ path });
+  // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
+  restoreCrashSignalDefaults();
   return createClient({
-    connection: createChdbConnection({ path }),
-    clickhouse_settings: { date_time_input_format: 'best_effort' },
+    connection,
+    // Settings are SET on the engine's one session and outlast their query: a request's limits
+    // (boundAnalyticsReads) are lifted again by the next query of anyone else.
+    clickhouse_settings: { date_time_input_format: 'best_effort', ...UNBOUNDED_QUERY_SETTINGS },
   });
 }

@@ -125,7 +125,8 @@ export const ingestEnv = {
 export const redisEnv = {
   REDIS_URL: {
     type: 'string',
-    description: 'Redis for BullMQ jobs, caches and flag-change broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
+    description:
+      'Redis for BullMQ jobs, caches, and flag-change and project-key-reset broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
     pattern: '^rediss?://',
   },
 } as const satisfies EnvSpec;
@@ -171,6 +172,25 @@ export const insightsEnv = {
       'How long a trend answer is served from the cache (is_cached: true) before it is computed again; refresh=true always recomputes; 0 turns the cache off',
     default: 60,
     minimum: 0,
+  },
+  INSIGHT_CACHE_MAX_MB: {
+    type: 'integer',
+    description:
+      "The most the insight answer cache holds, in MiB of the answers' JSON (least recently used answers leave first; one answer over a quarter of it is not kept)",
+    default: 64,
+    minimum: 1,
+  },
+  ANALYTICS_QUERY_TIMEOUT_SECONDS: {
+    type: 'integer',
+    description: 'The longest one ClickHouse query of a request may run (max_execution_time) before it stops and the request answers 400',
+    default: 60,
+    minimum: 1,
+  },
+  ANALYTICS_QUERY_MAX_MEMORY_MB: {
+    type: 'integer',
+    description: 'The most memory one ClickHouse query of a request may use (max_memory_usage) before it stops and the request answers 400, in MiB',
+    default: 2048,
+    minimum: 64,
   },
 } as const satisfies EnvSpec;
 
@@ -226,6 +246,7 @@ export const gatewayEnv = {
   ...postgresEnv,
   ...kafkaEnv,
   ...ingestEnv,
+  ...redisEnv,
 } as const satisfies EnvSpec;
 
 export const workerEnv = {

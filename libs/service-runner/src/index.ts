@@ -6,6 +6,7 @@ import { installShutdown, listen, requestTimeoutsFromConfig, type RunningServer 
 import { createLogger, type Logger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { exitOnFatalErrors } from './fatal-errors';
 
 /** The settings every service reads (runtimeEnv in libs/config). */
 interface RuntimeConfig {
@@ -54,6 +55,13 @@ export interface ServiceContext<C> {
   /** How the analytics tables are laid out (CLICKHOUSE_CLUSTER): what queries and mutations are built for. */
   analyticsLayout: ClickHouseLayout;
   /**
+   * The same store, for requests' reads, once openAnalyticsStore has opened (and migrated) it.
+   * Embedded, a connection of its own: the engine runs one query at a time per connection, and
+   * the worker's inserts, which capture waits for, must not queue behind a long analytics read.
+   * Over HTTP, the one client (it keeps a pool of sockets).
+   */
+  openAnalyticsReader(store: ClickHouseClient, options?: { dataDir?: string }): ClickHouseClient;
+  /**
    * Kafka at KAFKA_BROKERS (or the in-process bus), from the KAFKA_* and BUS_* settings; the
    * client id gets `clientIdSuffix`. Closed at shutdown after the pieces opened later (its
    * producer is flushed).
@@ -93,6 +101,7 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     const stores = config as unknown as StoreConfig;
     const bus = config as unknown as BusConfig;
     const logger = createLogger({ service: options.name, level: runtime.LOG_LEVEL });
+    exitOnFatalErrors((err, origin) => logger.fatal({ err, origin }, `${origin}: exiting`));
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
     const stops: (() => Promise<void>)[] = [];
@@ -121,6 +130,17 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
         stops.push(() => ch.close());
         await migrateClickHouse(ch, { layout: analyticsLayout });
         return ch;
+      },
+      openAnalyticsReader(store, options = {}) {
+        if (stores.CLICKHOUSE_URL) return store;
+        const reader = createAnalyticsStore({
+          user: stores.CLICKHOUSE_USER,
+          password: stores.CLICKHOUSE_PASSWORD,
+          database: stores.CLICKHOUSE_DATABASE,
+          dataDir: options.dataDir,
+        });
+        stops.push(() => reader.close());
+        return reader;
       },
       openEventBus(options = {}) {
         const eventBus = createEventBus(
@@ -161,3 +181,4 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
   });
 }
 export * from './embedded-service-marker';
+export * from './fatal-errors';

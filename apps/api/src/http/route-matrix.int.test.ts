@@ -85,8 +85,9 @@ describe('route × scope and route × project matrices', () => {
     const user = await fixture.addUser(`matrix-${randomUUID().slice(0, 8)}@example.com`);
     const membership = await admin('post', `/api/organizations/@current/roles/${String(role['id'])}/role_memberships/`, { user_uuid: user.uuid });
     const access = await admin('post', `/api/projects/1/feature_flags/${idsA.flag_id}/role_access/`, { role_id: role['id'] });
-    // A key of the admin user for the key routes to read, change, roll and delete.
-    const spare = await admin('post', '/api/personal_api_keys/', { label: 'spare', scopes: ['insight:read'] });
+    // A key of the admin user for the key routes to read, change, roll and delete: with no power
+    // beyond personal_api_key:read, so the exact-scope keys of those routes may manage it.
+    const spare = await admin('post', '/api/personal_api_keys/', { label: 'spare', scopes: ['personal_api_key:read'] });
     Object.assign(idsA, {
       role_id: String(role['id']),
       membership_id: String(membership['id']),
