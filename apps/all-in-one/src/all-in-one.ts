@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter, type AccessOptions, type AnalyticsOptions } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
 import type { GeoIpLookup } from '@sightline/geoip';
@@ -17,6 +17,8 @@ import { createJobOperator, createWorker, type Worker, type WorkerConsumerOption
 export interface AllInOneDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER with CLICKHOUSE_URL); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   /** The api's ClickHouse client (openAnalyticsReader: its own embedded session); default `ch`. */
   analyticsReads?: ClickHouseClient;
   bus: EventBus;

@@ -14,7 +14,7 @@ const started = Date.now();
 runService({
   name: 'sightline',
   env: allInOneEnv,
-  async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openAnalyticsReader, openEventBus, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, openAnalyticsReader, openEventBus, onStop }) {
     const dataDir = resolve(config.SIGHTLINE_DATA_DIR);
     // Each store is embedded unless its server URL is configured (see the adapter factories).
     // The stores open side by side with the GeoIP database, and the routers load while PGlite
@@ -38,6 +38,7 @@ runService({
     const { app, worker } = createAllInOne({
       db,
       ch,
+      clickhouseLayout: analyticsLayout,
       analyticsReads: openAnalyticsReader(ch, { dataDir }),
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),
@@ -49,6 +50,7 @@ runService({
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
         stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+        lagReadinessTimeoutMs: config.WORKER_LAG_READINESS_TIMEOUT_MS,
         // The in-process bus's partitions serve nobody else: an import uses both (see EMBEDDED_BUS_PARTITIONS).
         historicalConcurrency: config.KAFKA_BROKERS ? 1 : EMBEDDED_BUS_PARTITIONS,
       },

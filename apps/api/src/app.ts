@@ -8,7 +8,7 @@ import {
   type ProjectTokenLookup,
 } from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
-import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError, type ClickHouseClient } from '@sightline/clickhouse';
+import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
@@ -75,6 +75,8 @@ export interface AccessOptions {
 export interface ApiDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
@@ -128,6 +130,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createInsightsRoutes({
       db: deps.db,
       ch,
+      layout: deps.clickhouseLayout,
       now,
       insightCacheTtlMs: deps.insightCacheTtlMs,
       insightCacheMaxBytes: deps.analytics?.cacheMaxBytes,

@@ -18,7 +18,7 @@ runService({
   name: 'api',
   env: apiEnv,
   required: requiredInDistributedMode.api,
-  async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, onStop }) {
     const db = await openMetadataStore();
     const ch = await openAnalyticsStore();
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
@@ -52,6 +52,7 @@ runService({
     const app = createApiApp({
       db,
       ch,
+      clickhouseLayout: analyticsLayout,
       logger,
       metrics,
       flagDefinitions,

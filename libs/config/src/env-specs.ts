@@ -35,6 +35,12 @@ export const clickhouseServerEnv = {
   CLICKHOUSE_USER: { type: 'string', description: 'ClickHouse user', default: 'default' },
   CLICKHOUSE_PASSWORD: { type: 'string', description: 'ClickHouse password', default: '', secret: true },
   CLICKHOUSE_DATABASE: { type: 'string', description: 'ClickHouse database holding Sightline tables', default: 'default', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+  CLICKHOUSE_CLUSTER: {
+    type: 'string',
+    description:
+      'ClickHouse cluster (its remote_servers name) the tables are laid over: events sharded behind a Distributed table, the other tables replicated to every node, migrations ON CLUSTER (docs/scaling.md); unset: one server',
+    pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+  },
 } as const satisfies EnvSpec;
 
 export const postgresEnv = {
@@ -91,6 +97,12 @@ export const workerConsumerEnv = {
     description: 'How long a consumer may make no progress while it has messages before the worker reports itself unhealthy',
     default: 120000,
     minimum: 1000,
+  },
+  WORKER_LAG_READINESS_TIMEOUT_MS: {
+    type: 'integer',
+    description: "How long the live events lag of a worker's partitions may keep growing before its readiness (/_ready) fails: it is falling behind (0: never)",
+    default: 300000,
+    minimum: 0,
   },
 } as const satisfies EnvSpec;
 

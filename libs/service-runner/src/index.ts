@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import { createEventBus, type EventBus } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { clickhouseLayout, createAnalyticsStore, migrateClickHouse, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
 import { parseConfig, type EnvSpec } from '@sightline/config';
 import { installShutdown, listen, requestTimeoutsFromConfig, type RunningServer } from '@sightline/http';
 import { createLogger, type Logger } from '@sightline/logger';
@@ -27,6 +27,7 @@ interface StoreConfig {
   CLICKHOUSE_USER: string;
   CLICKHOUSE_PASSWORD: string;
   CLICKHOUSE_DATABASE: string;
+  CLICKHOUSE_CLUSTER?: string;
 }
 
 /** Bus settings (kafkaEnv, ingestEnv in libs/config), read when a service opens the bus. */
@@ -51,6 +52,8 @@ export interface ServiceContext<C> {
   openMetadataStore(options?: { dataDir?: string }): Promise<MetadataStore>;
   /** ClickHouse at CLICKHOUSE_URL (else chdb under `dataDir`), migrated; closed at shutdown. */
   openAnalyticsStore(options?: { dataDir?: string }): Promise<ClickHouseClient>;
+  /** How the analytics tables are laid out (CLICKHOUSE_CLUSTER): what queries and mutations are built for. */
+  analyticsLayout: ClickHouseLayout;
   /**
    * The same store, for requests' reads, once openAnalyticsStore has opened (and migrated) it.
    * Embedded, a connection of its own: the engine runs one query at a time per connection, and
@@ -102,11 +105,13 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
     const stops: (() => Promise<void>)[] = [];
+    const analyticsLayout = clickhouseLayout(stores.CLICKHOUSE_CLUSTER, stores.CLICKHOUSE_DATABASE);
     const context: ServiceContext<typeof config> = {
       config,
       logger,
       metrics,
       isShuttingDown: () => shuttingDown,
+      analyticsLayout,
       async openMetadataStore(store = {}) {
         const db = await createMetadataStore({
           url: stores.DATABASE_URL,
@@ -129,9 +134,10 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
           password: stores.CLICKHOUSE_PASSWORD,
           database: stores.CLICKHOUSE_DATABASE,
           dataDir: store.dataDir,
+          layout: analyticsLayout,
         });
         stops.push(() => ch.close());
-        await migrateClickHouse(ch);
+        await migrateClickHouse(ch, { layout: analyticsLayout });
         return ch;
       },
       openAnalyticsReader(store, options = {}) {

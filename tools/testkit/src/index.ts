@@ -37,4 +37,5 @@ export { startPageServer, type PageServer, type ServedPage } from './page-server
 export { startSdkTarget, type SdkTarget, type StoredEvent, type StoredPerson } from './sdk-target';
 export { decodeSdkBody, eventsOf, formatRequests, type SdkRequest } from './sdk-requests';
 export { startRecordingProxy, type RecordingProxy } from './recording-proxy';
+export { distributedReadsWithoutGlobal, formatWithClickHouse, recordStatements, type RecordedStatements } from './cluster-sql';
 export { hogqlExpression } from './hogql-expressions';

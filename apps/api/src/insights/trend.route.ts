@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { sendJson } from '@sightline/http';
 import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightline/insights';
 import type { Metrics } from '@sightline/metrics';
@@ -11,6 +11,8 @@ import { trendResultCsv } from './trend.csv';
 export interface InsightsDeps {
   db: Sql;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  layout?: ClickHouseLayout;
   now: () => number;
   /** How long a trend answer is served from the cache (0: never). */
   insightCacheTtlMs?: number;

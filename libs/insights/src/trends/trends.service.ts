@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { EVENTS_TABLE } from '@sightline/clickhouse';
+import { EVENTS_TABLE, type ClickHouseLayout } from '@sightline/clickhouse';
 import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
@@ -9,6 +9,7 @@ import { actionPropertyFilters } from '../actions/action-steps';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
+import type { Metrics } from '@sightline/metrics';
 import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
 import { PERSON_ID, QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
@@ -34,12 +35,16 @@ export interface TrendProjectRow {
 export interface TrendsServiceDeps {
   db: Sql;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  layout?: ClickHouseLayout;
   /** How long an answer is served from the cache; 0 turns caching off. */
   cacheTtlMs: number;
   /** The most bytes (of the answers' JSON) the cache holds; default DEFAULT_ANSWER_CACHE_BYTES. */
   cacheMaxBytes?: number;
   /** The largest answer given; default MAX_ANSWER_BYTES. */
   maxAnswerBytes?: number;
+  /** Where the time each computed answer took is observed (insight_query_duration_seconds); absent: nowhere. */
+  metrics?: Pick<Metrics, 'insightQueryDuration'>;
 }
 
 export interface TrendsService {
@@ -138,6 +143,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     printer: HogQLCompiler | null,
     expressions: readonly HogQLExpression[],
   ): TrendQueryPorts => ({
+    layout: deps.layout,
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
     cohortMembership: (cohortId, personIdSql, params) =>
@@ -225,7 +231,16 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     const key = createHash('sha256').update(stableJson({ kind, project, normalised })).digest('hex');
     const hit = refresh ? undefined : cache?.get(key, nowMs);
     if (hit) return { ...(hit as R), is_cached: true };
-    const result = await compute();
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    let result: R;
+    try {
+      result = await compute();
+    } catch (error) {
+      deps.metrics?.insightQueryDuration.observe({ kind, result: 'error' }, seconds());
+      throw error;
+    }
+    deps.metrics?.insightQueryDuration.observe({ kind, result: 'ok' }, seconds());
     // Measured as it will be sent (in slices, between other requests' work): an answer past the
     // bound is refused, and the cache weighs what it keeps by these bytes.
     const bytes = await jsonByteLength(result, maxAnswerBytes);
