@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { JSON_ANSWER_REPLACED } from '@sightline/http';
 
 /** A CSV cell (RFC 4180): lists joined by `::`, objects as JSON text, quoted when needed. */
 export function csvCell(value: unknown): string {
@@ -36,6 +37,7 @@ function sendCsv(res: Response, body: unknown): void {
 export const csvListResponder: RequestHandler = (req, res, next) => {
   if (req.query['format'] !== 'csv') return next();
   const json = res.json.bind(res);
+  res.locals[JSON_ANSWER_REPLACED] = true;
   res.json = (body: unknown) => {
     if (res.statusCode >= 400) return json(body);
     sendCsv(res, body);
