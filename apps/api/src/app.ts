@@ -8,12 +8,19 @@ import {
   type ProjectTokenLookup,
 } from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
-import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
+import {
+  boundAnalyticsReads,
+  DEFAULT_ANALYTICS_QUERY_LIMITS,
+  QueryLimitError,
+  ReadGateBusyError,
+  type ClickHouseClient,
+  type ClickHouseLayout,
+} from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
-import { createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
+import { ApiError, createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
@@ -225,8 +232,15 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // Only requests for the registry's own paths walk its routes.
   router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
   // A query stopped by its limits asked for too much: the client's to narrow, not a server fault.
+  // One that found no turn in the engine in time is throttled, as PostHog's concurrency limit is.
   router.use((err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) =>
-    next(err instanceof QueryLimitError ? errors.validation(err.message, null, 'query_limit_exceeded') : err),
+    next(
+      err instanceof QueryLimitError
+        ? errors.validation(err.message, null, 'query_limit_exceeded')
+        : err instanceof ReadGateBusyError
+          ? new ApiError(429, 'throttled_error', 'concurrency_limit_exceeded', err.message, null, { 'Retry-After': String(err.retryAfterSeconds) })
+          : err,
+    ),
   );
   // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
   router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));
