@@ -177,11 +177,14 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     changes: projectTokenChanges,
     onError: (err, context) => deps.logger.warn({ err }, context),
   });
-  const table = createApiRouteTable({ ...deps, projectTokenChanges }, flagDefinitions, projectTokens);
+  // The management API's statements queue behind decide's (and the worker's) where the store
+  // runs one at a time (the embedded PGlite): a burst of analytics requests must not hold decide.
+  const managementDb = deps.db.withPriority?.('background') ?? deps.db;
+  const table = createApiRouteTable({ ...deps, db: managementDb, projectTokenChanges }, flagDefinitions, projectTokens);
   // A personal key, else the web app's session cookie (with CSRF checks on writes).
   const authenticate = managementAuth({
-    personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
-    sessions: (hash) => findSessionByTokenHash(deps.db, hash, new Date(now())),
+    personalKeys: (hash) => findPrincipalByKeyHash(managementDb, hash),
+    sessions: (hash) => findSessionByTokenHash(managementDb, hash, new Date(now())),
   });
 
   // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
@@ -217,7 +220,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     inputGuard(),
   );
   const registry = mountRoutes(table, {
-    db: deps.db,
+    db: managementDb,
     authenticate,
     throttle: access.rateLimits
       ? createThrottle({
