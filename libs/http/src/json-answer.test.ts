@@ -18,6 +18,13 @@ describe('jsonChunks', () => {
     ['toJSON', { at: new Date(Date.UTC(2024, 0, 2)), custom: { toJSON: (key: string) => `key:${key}` }, list: [{ toJSON: () => 'x' }] }],
     ['empty containers', { a: [], b: {}, c: [[], {}] }],
     ['top-level undefined', undefined],
+    [
+      'one array in many places (made once)',
+      (() => {
+        const shared = ['a', 'b', { c: [1, 2] }];
+        return { series: [1, 2, 3].map((i) => ({ i, days: shared, deep: { more: { days: shared } } })), again: shared };
+      })(),
+    ],
   ])('writes %s exactly as JSON.stringify does', async (_name, value) => {
     expect(await text(value)).toBe(JSON.stringify(value) ?? 'null');
   });

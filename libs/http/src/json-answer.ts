@@ -25,11 +25,18 @@ function jsonValue(value: unknown, key: string): unknown {
  */
 export async function* jsonChunks(value: unknown): AsyncGenerator<string> {
   const stack: Piece[] = [{ value: jsonValue(value, ''), depth: 0 }];
+  // An answer often holds one array in many places (a trend's days, labels and ISO days are the
+  // same arrays in each of hundreds of series): its text is made once and reused.
+  const arrayTexts = new Map<unknown[], string>();
   let slice = '';
   while (stack.length > 0) {
     const piece = stack.pop()!;
     if ('text' in piece) slice += piece.text;
-    else if (piece.depth >= SPLIT_DEPTH || piece.value === null || typeof piece.value !== 'object') {
+    else if (Array.isArray(piece.value) && piece.depth >= SPLIT_DEPTH) {
+      let text = arrayTexts.get(piece.value);
+      if (text === undefined) arrayTexts.set(piece.value, (text = JSON.stringify(piece.value)));
+      slice += text;
+    } else if (piece.depth >= SPLIT_DEPTH || piece.value === null || typeof piece.value !== 'object') {
       slice += JSON.stringify(piece.value) ?? 'null';
     } else {
       const depth = piece.depth + 1;
