@@ -30,6 +30,7 @@ export function analyticsOptionsFromConfig(config: {
   INSIGHT_CACHE_MAX_MB: number;
   ANALYTICS_QUERY_TIMEOUT_SECONDS: number;
   ANALYTICS_QUERY_MAX_MEMORY_MB: number;
+  ANALYTICS_QUERY_CONCURRENCY: number;
 }): AnalyticsOptions {
   return {
     queryLimits: {
@@ -37,6 +38,7 @@ export function analyticsOptionsFromConfig(config: {
       maxExecutionSeconds: config.ANALYTICS_QUERY_TIMEOUT_SECONDS,
       maxMemoryBytes: config.ANALYTICS_QUERY_MAX_MEMORY_MB * MIB,
       ...(config.CLICKHOUSE_URL ? {} : EMBEDDED_READS),
+      ...(config.ANALYTICS_QUERY_CONCURRENCY > 0 ? { maxConcurrentReads: config.ANALYTICS_QUERY_CONCURRENCY } : {}),
     },
     cacheMaxBytes: config.INSIGHT_CACHE_MAX_MB * MIB,
   };
