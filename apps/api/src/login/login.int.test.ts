@@ -111,6 +111,44 @@ describe('signing in to the web app', () => {
     await request(f.app).get(flagsPath).set('Cookie', cookies.header).set('Authorization', 'Bearer phx_wrong').expect(401);
   });
 
+  it("takes a write's Origin only when its scheme, host and port are the app's own", async () => {
+    const cookies = cookiesOf(await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200));
+    const me = await request(f.app).get('/api/users/@me/').set('Cookie', cookies.header).expect(200);
+    const path = `/api/projects/${me.body.team.id}/feature_flags/`;
+    let n = 0;
+    const write = (app: Express, origin: string, headers: Record<string, string> = {}) =>
+      request(app)
+        .post(path)
+        .set({ Host: 'sightline.example', ...headers, Cookie: cookies.header, 'X-CSRFToken': cookies.csrf, Origin: origin })
+        .send({ key: `origin-check-${n++}`, filters: { groups: [{ properties: [], rollout_percentage: 10 }] } });
+    // Served over plain HTTP: the same host over https, or on another port, is another origin.
+    expect((await write(f.app, 'http://sightline.example')).status).toBe(201);
+    expect((await write(f.app, 'http://sightline.example:80')).status).toBe(201);
+    for (const origin of ['https://sightline.example', 'http://sightline.example:8080', 'http://evil.example', 'null']) {
+      const refused = await write(f.app, origin);
+      expect([origin, refused.status, refused.body.detail]).toEqual([origin, 403, expect.stringMatching(/Origin checking failed/)]);
+    }
+    // A client that is not a trusted proxy cannot claim https for itself.
+    expect((await write(f.app, 'https://sightline.example', { 'X-Forwarded-Proto': 'https' })).status).toBe(403);
+
+    // Behind a trusted TLS-terminating proxy (TRUSTED_PROXIES), the scheme and host it reports are the app's.
+    const proxied = createApiApp({
+      db: f.db,
+      ch: f.ch,
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      readiness: [],
+      isShuttingDown: () => false,
+      trustProxy: 'loopback',
+      now: () => clock,
+    });
+    const https = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'app.example' };
+    expect((await write(proxied, 'https://app.example', https)).status).toBe(201);
+    expect((await write(proxied, 'https://app.example:443', https)).status).toBe(201);
+    expect((await write(proxied, 'http://app.example', https)).status).toBe(403);
+    expect((await write(proxied, 'https://sightline.example', https)).status).toBe(403);
+  });
+
   it('ends the session at logout and after two weeks', async () => {
     const login = await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200);
     const cookies = cookiesOf(login);
