@@ -105,6 +105,22 @@ describe('saved insights, dashboards, my_last_viewed and timing', () => {
     expect((await request(f.app).get(`${base}/my_last_viewed/`).set(bearer('phx_other_user'))).body).toEqual([]);
   });
 
+  it('lists insights as CSV with formulas in names and descriptions neutralised', async () => {
+    const created = await request(f.app)
+      .post(`${base}/`)
+      .set(admin)
+      .send({ name: '=HYPERLINK("http://evil.example","open")', description: '@SUM(1)', filters, saved: true });
+    expect(created.status).toBe(201);
+    const res = await request(f.app).get(`${base}/`).query({ format: 'csv', short_id: created.body.short_id }).set(admin);
+    expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    expect(res.text.split('\r\n')).toEqual([
+      'id,short_id,name,derived_name,description,saved,favorited',
+      `${created.body.id},${created.body.short_id},"'=HYPERLINK(""http://evil.example"",""open"")",,"'@SUM(1)",true,false`,
+      '',
+    ]);
+    await request(f.app).patch(`${base}/${created.body.id}/`).set(admin).send({ deleted: true });
+  });
+
   it('timing: records the report and answers 200 without a body; refuses what is not an object', async () => {
     const res = await request(f.app).post(`${base}/timing/`).set(admin).send({
       session_id: 's',

@@ -22,6 +22,7 @@ import {
 import { isJsonObject } from '@sightline/json-input';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
+import { csvText } from '../http/csv-response';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
@@ -223,14 +224,10 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
         res
           .type('text/csv')
           .send(
-            [
-              'id,short_id,name,derived_name,description,saved,favorited',
-              ...results.map((r) =>
-                [r.id, r.short_id, r.name, r.derived_name, r.description, r.saved, r.favorited]
-                  .map((v) => (/[",\r\n]/.test(String(v ?? '')) ? `"${String(v).replace(/"/g, '""')}"` : String(v ?? '')))
-                  .join(','),
-              ),
-            ].join('\r\n') + '\r\n',
+            csvText([
+              ['id', 'short_id', 'name', 'derived_name', 'description', 'saved', 'favorited'],
+              ...results.map((r) => [r.id, r.short_id, r.name, r.derived_name, r.description, r.saved, r.favorited]),
+            ]),
           );
         return;
       }
