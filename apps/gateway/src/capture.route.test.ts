@@ -90,6 +90,7 @@ describe('capture routes', () => {
     ['malformed JSON', '{"event":', 400, 'parse_error'],
     ['an empty body', '', 400, 'parse_error'],
     ['an empty batch', JSON.stringify({ api_key: TOKEN, batch: [] }), 400, 'invalid_payload'],
+    ['a batch that is not a list', JSON.stringify({ api_key: TOKEN, batch: { a: 1 } }), 400, 'invalid_payload'],
     ['no api key', JSON.stringify({ event: 'e', distinct_id: 'u' }), 401, 'invalid_api_key'],
     ['an unknown api key', JSON.stringify({ api_key: 'phc_unknown', event: 'e', distinct_id: 'u' }), 401, 'invalid_api_key'],
     ['a personal api key', JSON.stringify({ api_key: 'phx_secret', event: 'e', distinct_id: 'u' }), 401, 'invalid_api_key'],
