@@ -139,6 +139,69 @@ describe('saved insights, dashboards, my_last_viewed and timing', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('timing: takes Insight fields without time_to_see_data_ms and records what is there', async () => {
+    const res = await request(f.app).post(`${base}/timing/`).set(admin).send({ name: 'Daily signups', filters, query_id: 'q-insight-fields' });
+    expect([res.status, res.text]).toEqual([200, '']);
+    const rows = await (
+      await f.ch.query({ query: "SELECT time_to_see_data_ms, report FROM insight_timings WHERE query_id = 'q-insight-fields'", format: 'JSONEachRow' })
+    ).json<{ time_to_see_data_ms: number | null; report: string }>();
+    expect(rows.map((r) => [r.time_to_see_data_ms, JSON.parse(r.report).name])).toEqual([[null, 'Daily signups']]);
+    const negative = await request(f.app).post(`${base}/timing/`).set(admin).send({ time_to_see_data_ms: -1 });
+    expect([negative.status, negative.body.attr]).toEqual([400, 'time_to_see_data_ms']);
+  });
+
+  it('refuses at write an insight naming an action or cohort the project does not have, which reading would refuse', async () => {
+    const action = await request(f.app)
+      .post('/api/projects/1/actions/')
+      .set(admin)
+      .send({ name: 'Signed up (insight check)', steps: [{ event: 'signup' }] });
+    const cohort = await request(f.app)
+      .post('/api/projects/1/cohorts/')
+      .set(admin)
+      .send({ name: 'Pro (insight check)', groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }] }] });
+    const trend = (extra: Record<string, unknown>) => ({ name: 'checked', filters: { insight: 'TRENDS', date_from: '-7d', ...extra } });
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['a missing action', trend({ actions: [{ id: 999_999 }] }), 'actions', 'action_does_not_exist'],
+      [
+        'a missing cohort filter',
+        trend({ events: [{ id: 'signup' }], properties: [{ key: 'id', type: 'cohort', value: 999_998 }] }),
+        'properties',
+        'cohort_does_not_exist',
+      ],
+      [
+        'a missing cohort breakdown',
+        trend({ events: [{ id: 'signup' }], breakdown_type: 'cohort', breakdown: [999_997] }),
+        'properties',
+        'cohort_does_not_exist',
+      ],
+      [
+        'a funnel with a missing action',
+        { filters: { insight: 'FUNNELS', events: [{ id: 'signup', order: 0 }], actions: [{ id: 999_999, order: 1 }] } },
+        'actions',
+        'action_does_not_exist',
+      ],
+    ];
+    for (const [name, body, attr, code] of cases) {
+      const res = await request(f.app).post(`${base}/`).set(admin).send(body);
+      expect([name, res.status, res.body.attr, res.body.code]).toEqual([name, 400, attr, code]);
+    }
+    const good = await request(f.app)
+      .post(`${base}/`)
+      .set(admin)
+      .send(trend({ actions: [{ id: action.body.id }], properties: [{ key: 'id', type: 'cohort', value: cohort.body.id }] }));
+    expect(good.status).toBe(201);
+    expect((await request(f.app).get(`${base}/${good.body.id}/`).set(admin)).status).toBe(200);
+    // A PATCH with a new query is checked too; one of other fields is not.
+    const patched = await request(f.app)
+      .patch(`${base}/${good.body.id}/`)
+      .set(admin)
+      .send({ filters: { insight: 'TRENDS', actions: [{ id: 999_999 }] } });
+    expect([patched.status, patched.body.code]).toEqual([400, 'action_does_not_exist']);
+    await request(f.app).patch(`/api/projects/1/actions/${action.body.id}/`).set(admin).send({ deleted: true }).expect(200);
+    expect((await request(f.app).patch(`${base}/${good.body.id}/`).set(admin).send({ description: 'still saved' })).status).toBe(200);
+    await request(f.app).patch(`${base}/${good.body.id}/`).set(admin).send({ deleted: true });
+  });
+
   it('needs insight:write to write and keeps other projects out', async () => {
     expect((await request(f.app).post(`${base}/`).set(bearer('phx_insight_reader')).send({ name: 'x' })).status).toBe(403);
     expect((await request(f.app).get(`${base}/99999/`).set(admin)).status).toBe(404);
