@@ -102,6 +102,21 @@ function runnable(row: Pick<InsightRow, 'filters' | 'query'>): { kind: 'trend' |
   return null;
 }
 
+/**
+ * An insight's filter is parsed as every read of it will parse it, so a filter no read could run
+ * (a number past Int64 in a property filter, say) is refused when saved, not on each read.
+ */
+function checkRunnable(insight: Pick<InsightRow, 'filters' | 'query'>): void {
+  const target = runnable(insight as InsightRow);
+  if (!target) return;
+  try {
+    if (target.kind === 'trend') parseTrendFilter(target.filter);
+    else parseFunnelFilter(target.filter);
+  } catch (error) {
+    throw asValidationError(error);
+  }
+}
+
 /** Saved insights, my_last_viewed and timing under both prefixes. */
 export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: TrendsService): RouteTable {
   const routes = new RouteTable();
@@ -268,6 +283,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       },
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
+        checkRunnable({ filters: input.filters ?? {}, query: input.query ?? null });
         await checkDashboards(req, input.dashboards);
         await checkQuery(req, { filters: input.filters ?? {}, query: input.query ?? null });
         const row = await insertInsight(db, req.project!.id, input, req.principal!.userId);
@@ -307,6 +323,8 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       loadInsight,
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
+        if (input.filters !== undefined || input.query !== undefined)
+          checkRunnable({ filters: input.filters ?? req.insight!.filters, query: input.query === undefined ? req.insight!.query : input.query });
         await checkDashboards(req, input.dashboards);
         // Only a new query is checked: an update of other fields never fails on a stored one.
         if (input.filters !== undefined || input.query !== undefined)
