@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
-import { createTestPerson, testEventRow } from '@sightline/testkit';
+import { createTestPerson, insertGroupType, testEventRow } from '@sightline/testkit';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 import type { OpenApiDocument } from './openapi-document';
 
@@ -100,6 +100,8 @@ describe('the OpenAPI document’s examples', () => {
       .set(admin)
       .send({ label: 'Examples key', scopes: ['*'] });
     ids['key_id'] = String(key.body.id);
+    // The group type the group-type examples name (index 0).
+    await insertGroupType(f.db, 1, 'organization', 0);
     const person = await createTestPerson(f, { distinctIds: ['user-1', 'examples-anon'], properties: { plan: 'free' } });
     ids['person_id'] = String(person.id);
     ids['person_uuid'] = person.uuid;
