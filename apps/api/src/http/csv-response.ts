@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { JSON_ANSWER_REPLACED } from '@sightline/http';
 
 /**
  * Characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list: `=`,
@@ -49,6 +50,7 @@ function sendCsv(res: Response, body: unknown): void {
 export const csvListResponder: RequestHandler = (req, res, next) => {
   if (req.query['format'] !== 'csv') return next();
   const json = res.json.bind(res);
+  res.locals[JSON_ANSWER_REPLACED] = true;
   res.json = (body: unknown) => {
     if (res.statusCode >= 400) return json(body);
     sendCsv(res, body);
