@@ -17,7 +17,8 @@ type Request = PgliteRequest extends infer R ? (R extends PgliteRequest ? Omit<R
  * calls it: on the serving thread, every statement of the worker's persons step blocked
  * capture, decide and the API for its whole run. Here the serving thread only sends requests
  * and reads rows; PGlite parses, plans, runs and decodes on the other core. The thread still
- * runs one statement or transaction at a time, in the order they were sent.
+ * runs one statement or transaction at a time: serving statements are sent to it ahead of
+ * background ones (withPriority), each queue in its order.
  */
 export async function createPgliteThreadStore(
   dir: string,
