@@ -310,7 +310,8 @@ describe('body caps on every route', () => {
       clearInterval(sampler);
       expect(res.status).toBe(413);
       expect(jsonBody(res)).toMatchObject({ code: 'payload_too_large' });
-      expect(Date.now() - started).toBeLessThan(5000);
+      // A hang guard, not a speed check (a loaded machine took 7 s): a full inflate of the bomb never answers 413 at all.
+      expect(Date.now() - started).toBeLessThan(30_000);
       // The budget plus zlib's buffers and the bomb itself, below the 256 MiB a full inflate needs.
       expect(peak - baseline).toBeLessThan(route.limits.decodedBytes + 64 * MiB);
     },
