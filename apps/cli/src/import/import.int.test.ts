@@ -119,8 +119,8 @@ describe('sightline import against a stand-in server', () => {
     const rows = ['2024-01-05 23:30:00', '2024-07-01T10:00:00', '2024-07-01T10:00:00+05'];
     fs.writeFileSync(file, rows.map((timestamp, i) => JSON.stringify({ event: 'e', distinct_id: `u${i}`, timestamp })).join('\n'));
     const run = await runImport([file, '--host', host, '--api-key', PROJECT_KEY], undefined, { TZ: 'Europe/Berlin' });
-    expect([run.code, run.stderr]).toEqual([0, '']);
     expect(receivedEvents().map((e) => e.timestamp)).toEqual(['2024-01-05T23:30:00.000Z', '2024-07-01T10:00:00.000Z', '2024-07-01T05:00:00.000Z']);
+    expect([run.code, run.stderr]).toEqual([0, '']);
     received.length = 0;
     const local = await runImport([file, '--host', host, '--api-key', PROJECT_KEY, '--timezone', 'America/New_York'], undefined, { TZ: 'Europe/Berlin' });
     expect(local.code).toBe(0);
