@@ -16,6 +16,8 @@ export interface PreparedEvent {
   createdAtMs: number;
   /** false for `$process_person_profile: false`: no person is created or updated (docs/data-model.md#personless-events). */
   processPerson: boolean;
+  /** Sent as a historical migration: person properties are applied by event time (docs/data-model.md#person-properties). */
+  historical: boolean;
   elementsChain: string;
 }
 
@@ -32,7 +34,8 @@ function stripNul(value: unknown): unknown {
 
 /**
  * The event as ingestion sees it (docs/data-model.md#event-normalisation): top-level `$set`/`$set_once` merged into the
- * properties' (top level wins), `$ip` from the capture request unless given, NULs stripped,
+ * properties' (top level wins), `$ip` from the capture request unless given (or the event is a
+ * historical migration, whose request comes from the importing machine), NULs stripped,
  * the name truncated to 200 characters.
  */
 export function normalizeStep(message: IngestMessage, teamId: number): StepResult<PreparedEvent> {
@@ -49,7 +52,7 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
     const topLevel = raw[key];
     if (topLevel !== undefined && isJsonObject(topLevel)) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...topLevel };
   }
-  if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
+  if (message.ip && properties['$ip'] === undefined && message.historical_migration !== true) properties['$ip'] = message.ip;
   // Autocapture sends either the chain itself or the element list; the list becomes the chain,
   // and both leave the properties (the chain has its own column), as PostHog's ingestion does.
   const sentChain = properties['$elements_chain'];
@@ -70,6 +73,7 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
     timestampMs: Date.parse(message.timestamp),
     createdAtMs: Date.parse(message.now),
     processPerson: properties['$process_person_profile'] !== false,
+    historical: message.historical_migration === true,
     elementsChain,
   });
 }
