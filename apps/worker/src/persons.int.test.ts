@@ -161,6 +161,13 @@ describe.each(CASES)('person processing on %s (%s)', (store, mode) => {
     expect((await person(a))!.properties).toEqual({ plan: 'enterprise', seats: 6, first_plan: 'free' });
   });
 
+  it('stores an event whose $set holds a lone surrogate (PostgreSQL refuses it in jsonb) with U+FFFD in its place', async () => {
+    const a = ids('surrogate');
+    await ingest({ event: 'e', distinct_id: a, properties: { $set: { name: 'broken \ud800 text' } } });
+    expect((await person(a))?.properties).toEqual({ name: 'broken \ufffd text' });
+    expect(await eventRows(a)).toHaveLength(1);
+  });
+
   // Interface transition table: "$create_alias with distinct_id 123 and properties.alias 456: 123 merged into 456".
   it('$create_alias merges the distinct_id into the alias; the alias person survives (interface transition row)', async () => {
     const [d123, d456] = [ids('123'), ids('456')];

@@ -71,10 +71,10 @@ const FIELDS = ['event', 'distinct_id', 'timestamp', 'uuid', 'properties', '$set
  * as it was at the event) is set on the person with `set`/`$set` on top, `set_once` and `ip`
  * are read as `$set_once` and `$ip`.
  */
-function mapGeneric(record: Record<string, unknown>, map: FieldMap, restToProperties: boolean): MappedEvent {
+function mapGeneric(record: Record<string, unknown>, map: FieldMap, shape: 'posthog' | 'jsonl' | 'csv'): MappedEvent {
   const read = (field: string) => at(record, map[field] ?? field);
   let properties = objectOrText(read('properties'));
-  if (restToProperties && properties === undefined) {
+  if (shape === 'csv' && properties === undefined) {
     // CSV: every column not used for a field becomes a property.
     const used = new Set(FIELDS.map((field) => (map[field] ?? field).split('.')[0]));
     properties = Object.fromEntries(Object.entries(record).filter(([key, value]) => !used.has(key) && value !== ''));
@@ -85,16 +85,7 @@ function mapGeneric(record: Record<string, unknown>, map: FieldMap, restToProper
   if (isObject(properties)) {
     properties = { ...properties };
     const props = properties as Record<string, unknown>;
-    const chain = record['elements_chain'];
-    if (typeof chain === 'string' && chain !== '' && props['$elements_chain'] === undefined) props['$elements_chain'] = chain;
-    if (present(record['ip']) && props['$ip'] === undefined) props['$ip'] = record['ip'];
-    const personProperties = objectOrText(record['person_properties']);
-    const exportedSet = objectOrText(record['set']);
-    if (isObject(personProperties) || isObject(exportedSet)) {
-      $set = { ...(isObject(personProperties) ? personProperties : {}), ...(isObject(exportedSet) ? exportedSet : {}), ...(isObject($set) ? $set : {}) };
-    }
-    const exportedSetOnce = objectOrText(record['set_once']);
-    if (isObject(exportedSetOnce)) $setOnce = { ...exportedSetOnce, ...(isObject($setOnce) ? $setOnce : {}) };
+    if (shape === 'posthog') ({ $set, $setOnce } = withBatchExportFields(record, props, $set, $setOnce));
     withoutMachineAddress(props);
   }
   return {
@@ -106,6 +97,26 @@ function mapGeneric(record: Record<string, unknown>, map: FieldMap, restToProper
     $set,
     $set_once: $setOnce,
   };
+}
+
+/** The columns PostHog's batch exports add to the event shape (see mapGeneric). */
+function withBatchExportFields(
+  record: Record<string, unknown>,
+  props: Record<string, unknown>,
+  $set: unknown,
+  $setOnce: unknown,
+): { $set: unknown; $setOnce: unknown } {
+  const chain = record['elements_chain'];
+  if (typeof chain === 'string' && chain !== '' && props['$elements_chain'] === undefined) props['$elements_chain'] = chain;
+  if (present(record['ip']) && props['$ip'] === undefined) props['$ip'] = record['ip'];
+  const personProperties = objectOrText(record['person_properties']);
+  const exportedSet = objectOrText(record['set']);
+  if (isObject(personProperties) || isObject(exportedSet)) {
+    $set = { ...(isObject(personProperties) ? personProperties : {}), ...(isObject(exportedSet) ? exportedSet : {}), ...(isObject($set) ? $set : {}) };
+  }
+  const exportedSetOnce = objectOrText(record['set_once']);
+  if (isObject(exportedSetOnce)) $setOnce = { ...exportedSetOnce, ...(isObject($setOnce) ? $setOnce : {}) };
+  return { $set, $setOnce };
 }
 
 const MIXPANEL_EVENTS: Record<string, string> = { $mp_web_page_view: '$pageview' };
@@ -241,9 +252,9 @@ export function createRecordMapper(format: Format, map: FieldMap): RecordMapper 
     case 'amplitude':
       return createAmplitudeMapper();
     case 'csv':
-      return (record) => [mapGeneric(record, map, true)];
-    default:
-      return (record) => [mapGeneric(record, map, false)];
+    case 'jsonl':
+    case 'posthog':
+      return (record) => [mapGeneric(record, map, format)];
   }
 }
 

@@ -25,6 +25,11 @@ describe('normalize step', () => {
     expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u1', event: 'signup', properties: { k: ['v'] } } });
   });
 
+  it('replaces lone surrogates, which PostgreSQL refuses in jsonb, so the event is not dead-lettered', () => {
+    const result = normalizeStep(ingestMessage({ distinct_id: 'u\ud800' }, { properties: { $set: { name: 'a\udc00b', ['k\ud800']: 1 }, ok: '😀' } }), 1);
+    expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u\ufffd', properties: { $set: { name: 'a\ufffdb', 'k\ufffd': 1 }, ok: '😀' } } });
+  });
+
   it('marks personless events and reads times and the elements chain', () => {
     const result = normalizeStep(ingestMessage({}, { properties: { $process_person_profile: false, $elements_chain: 'a:nth-child="1"' } }), 1);
     expect(result).toMatchObject({
