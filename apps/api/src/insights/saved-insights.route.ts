@@ -101,6 +101,21 @@ function runnable(row: InsightRow): { kind: 'trend' | 'funnel'; filter: Record<s
   return null;
 }
 
+/**
+ * An insight's filter is parsed as every read of it will parse it, so a filter no read could run
+ * (a number past Int64 in a property filter, say) is refused when saved, not on each read.
+ */
+function checkRunnable(insight: Pick<InsightRow, 'filters' | 'query'>): void {
+  const target = runnable(insight as InsightRow);
+  if (!target) return;
+  try {
+    if (target.kind === 'trend') parseTrendFilter(target.filter);
+    else parseFunnelFilter(target.filter);
+  } catch (error) {
+    throw asValidationError(error);
+  }
+}
+
 /** Saved insights, my_last_viewed and timing under both prefixes. */
 export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: TrendsService): RouteTable {
   const routes = new RouteTable();
@@ -247,6 +262,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       },
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
+        checkRunnable({ filters: input.filters ?? {}, query: input.query ?? null });
         await checkDashboards(req, input.dashboards);
         const row = await insertInsight(db, req.project!.id, input, req.principal!.userId);
         if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
@@ -285,6 +301,8 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       loadInsight,
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
+        if (input.filters !== undefined || input.query !== undefined)
+          checkRunnable({ filters: input.filters ?? req.insight!.filters, query: input.query === undefined ? req.insight!.query : input.query });
         await checkDashboards(req, input.dashboards);
         const row = (await updateInsight(db, req.project!.id, req.insight!.id, input, req.principal!.userId))!;
         if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);

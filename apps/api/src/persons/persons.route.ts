@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors } from '@sightline/http';
+import { errors, sendJson } from '@sightline/http';
 import {
   cohortDefinitionOf,
   cohortsOfPerson,
@@ -19,7 +19,7 @@ import { PropertyCompileError } from '@sightline/properties';
 import { activityPage, recordActivity } from '../activity-log/activity-log';
 import { serializeCohorts } from '../cohorts/cohort.serializer';
 import { parseBody, parseBoolean, parseDict, parseInteger, parseList, parseString, queryInteger } from '../http/drf-fields';
-import { limitOffsetPage } from '../http/pagination';
+import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { parsePropertiesParam } from '../http/properties-param';
 import { RouteTable } from '../http/route-registry';
 import { personsCsv, serializePersons, type PersonJson } from './person.serializer';
@@ -187,11 +187,14 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
           res.type('text/csv').send(personsCsv(persons));
           return;
         }
-        const limit = queryInteger(req.query['limit'], 100, 1);
+        const limit = Math.min(queryInteger(req.query['limit'], 100, 1), MAX_PERSONS_PAGE_SIZE);
         const offset = queryInteger(req.query['offset'], 0, 0);
         const snapshot = await listSnapshot(db, teamId, queryText(req, 'persons_through'));
         const { rows, count } = await runQuery(deps, { ...filters, excludedUuids: snapshot.newer, limit, offset });
-        res.json(limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }));
+        await sendJson(
+          res,
+          limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }),
+        );
       },
     );
 
