@@ -160,89 +160,75 @@ const digest = (text: string) => createHash('sha1').update(text).digest('base64u
 
 /**
  * Amplitude's export. Events of an anonymous device carry only `device_id`; once the user signs
- * in they carry both. Like PostHog's Amplitude migration guide, the first event with both ids
- * also sends a `$create_alias` (distinct id: the device, alias: the user), so the device's
- * earlier events join the user's person. `groups` ({type: key or [key]}) become `$groups`, and
- * `group_properties` ({type: {key: {…}}} or {type: {…}}) a `$groupidentify` per group, sent
- * again only when the properties change.
+ * in they carry both. Like PostHog's Amplitude migration guide, an event with both ids also
+ * implies a `$create_alias` (distinct id: the device, alias: the user), so the device's earlier
+ * events join the user's person. `groups` ({type: key or [key]}) become `$groups`, and
+ * `group_properties` ({type: {key: {…}}} or {type: {…}}) a `$groupidentify` per group. The
+ * implied events' ids derive from what they say (the pair; the group and its properties), and
+ * the run sends each id once.
  */
-function createAmplitudeMapper(): RecordMapper {
-  const aliased = new Set<string>();
-  const groupsSent = new Set<string>();
-  const remember = (set: Set<string>, key: string) => {
-    // Bounded: forgetting only means sending an alias or a group's properties once more.
-    if (set.size >= 500_000) set.clear();
-    set.add(key);
-  };
-  return (record) => {
-    const userId = record['user_id'];
-    const deviceId = record['device_id'];
-    const distinctId = present(userId) ? userId : deviceId;
-    const type = record['event_type'];
-    const timestamp = AMPLITUDE_TIME_FIELDS.map((f) => record[f]).find(present);
-    const properties: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(record)) {
-      if (!AMPLITUDE_STRUCTURE.has(key) && value !== null && value !== undefined) properties[key] = value;
+function mapAmplitude(record: Record<string, unknown>): MappedEvent[] {
+  const userId = record['user_id'];
+  const deviceId = record['device_id'];
+  const distinctId = present(userId) ? userId : deviceId;
+  const type = record['event_type'];
+  const timestamp = AMPLITUDE_TIME_FIELDS.map((f) => record[f]).find(present);
+  const properties: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (!AMPLITUDE_STRUCTURE.has(key) && value !== null && value !== undefined) properties[key] = value;
+  }
+  Object.assign(properties, isObject(record['event_properties']) ? record['event_properties'] : {});
+  for (const [from, to] of AMPLITUDE_AS_POSTHOG) if (present(record[from]) && properties[to] === undefined) properties[to] = record[from];
+  const sessionId = record['session_id'];
+  // Amplitude marks events outside a session with -1.
+  if (present(sessionId) && sessionId !== -1 && sessionId !== '-1') properties['$session_id'] = String(sessionId);
+  const groups: Record<string, string> = {};
+  if (isObject(record['groups'])) {
+    for (const [groupType, raw] of Object.entries(record['groups'])) {
+      const key = Array.isArray(raw) ? raw[0] : raw;
+      if (typeof key === 'string' || typeof key === 'number') groups[groupType] = String(key);
     }
-    Object.assign(properties, isObject(record['event_properties']) ? record['event_properties'] : {});
-    for (const [from, to] of AMPLITUDE_AS_POSTHOG) if (present(record[from]) && properties[to] === undefined) properties[to] = record[from];
-    const sessionId = record['session_id'];
-    // Amplitude marks events outside a session with -1.
-    if (present(sessionId) && sessionId !== -1 && sessionId !== '-1') properties['$session_id'] = String(sessionId);
-    const groups: Record<string, string> = {};
-    if (isObject(record['groups'])) {
-      for (const [groupType, raw] of Object.entries(record['groups'])) {
-        const key = Array.isArray(raw) ? raw[0] : raw;
-        if (typeof key === 'string' || typeof key === 'number') groups[groupType] = String(key);
-      }
-    }
-    if (Object.keys(groups).length > 0) properties['$groups'] = groups;
-    withoutMachineAddress(properties);
-    const sourceId = record['uuid'] ?? record['$insert_id'] ?? record['insert_id'];
-    const events: MappedEvent[] = [
-      {
-        event: typeof type === 'string' ? (AMPLITUDE_EVENTS[type] ?? type) : type,
+  }
+  if (Object.keys(groups).length > 0) properties['$groups'] = groups;
+  withoutMachineAddress(properties);
+  const sourceId = record['uuid'] ?? record['$insert_id'] ?? record['insert_id'];
+  const events: MappedEvent[] = [
+    {
+      event: typeof type === 'string' ? (AMPLITUDE_EVENTS[type] ?? type) : type,
+      distinct_id: distinctId,
+      timestamp,
+      sourceId,
+      properties,
+      $set: isObject(record['user_properties']) ? record['user_properties'] : undefined,
+    },
+  ];
+  if (present(userId) && present(deviceId) && String(userId) !== String(deviceId)) {
+    events.push({
+      event: '$create_alias',
+      distinct_id: deviceId,
+      timestamp,
+      sourceId: `amplitude-alias:${String(deviceId)}\u0000${String(userId)}`,
+      properties: { alias: String(userId), $geoip_disable: true },
+    });
+  }
+  const groupProperties = record['group_properties'];
+  if (isObject(groupProperties)) {
+    for (const [groupType, key] of Object.entries(groups)) {
+      const byType = groupProperties[groupType];
+      if (!isObject(byType)) continue;
+      const set = isObject(byType[key]) ? byType[key] : Object.values(byType).every((v) => !isObject(v)) ? byType : null;
+      if (!set || Object.keys(set).length === 0) continue;
+      const identity = `${groupType}\u0000${key}\u0000${digest(JSON.stringify(set))}`;
+      events.push({
+        event: '$groupidentify',
         distinct_id: distinctId,
         timestamp,
-        sourceId,
-        properties,
-        $set: isObject(record['user_properties']) ? record['user_properties'] : undefined,
-      },
-    ];
-    if (present(userId) && present(deviceId) && String(userId) !== String(deviceId)) {
-      const pair = `${String(deviceId)}\u0000${String(userId)}`;
-      if (!aliased.has(pair)) {
-        remember(aliased, pair);
-        events.push({
-          event: '$create_alias',
-          distinct_id: deviceId,
-          timestamp,
-          sourceId: `amplitude-alias:${pair}`,
-          properties: { alias: String(userId), $geoip_disable: true },
-        });
-      }
+        sourceId: `amplitude-group:${identity}`,
+        properties: { $group_type: groupType, $group_key: key, $group_set: set, $geoip_disable: true },
+      });
     }
-    const groupProperties = record['group_properties'];
-    if (isObject(groupProperties)) {
-      for (const [groupType, key] of Object.entries(groups)) {
-        const byType = groupProperties[groupType];
-        if (!isObject(byType)) continue;
-        const set = isObject(byType[key]) ? byType[key] : Object.values(byType).every((v) => !isObject(v)) ? byType : null;
-        if (!set || Object.keys(set).length === 0) continue;
-        const identity = `${groupType}\u0000${key}\u0000${digest(JSON.stringify(set))}`;
-        if (groupsSent.has(identity)) continue;
-        remember(groupsSent, identity);
-        events.push({
-          event: '$groupidentify',
-          distinct_id: distinctId,
-          timestamp,
-          sourceId: `amplitude-group:${identity}`,
-          properties: { $group_type: groupType, $group_key: key, $group_set: set, $geoip_disable: true },
-        });
-      }
-    }
-    return events;
-  };
+  }
+  return events;
 }
 
 export function createRecordMapper(format: Format, map: FieldMap): RecordMapper {
@@ -250,7 +236,7 @@ export function createRecordMapper(format: Format, map: FieldMap): RecordMapper 
     case 'mixpanel':
       return (record) => [mapMixpanel(record)];
     case 'amplitude':
-      return createAmplitudeMapper();
+      return mapAmplitude;
     case 'csv':
     case 'jsonl':
     case 'posthog':

@@ -1,6 +1,6 @@
 import { BatchRefusedError, HostUnreachableError, RateLimiter, sendBatch, type HostContact } from './batch-sender';
 import { CheckpointError, LineWatermark, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint';
-import { checkEvent, type CheckContext, type RejectReason } from './event-check';
+import { checkEvent, stableEventUuid, type CheckContext, type RejectReason } from './event-check';
 import { createRecordMapper, guessFormat, type FieldMap, type Format } from './formats';
 import { ImportReport } from './import-report';
 import { describeSource, readSource, type Source } from './source-reader';
@@ -57,6 +57,8 @@ interface OpenBatch {
 
 /** Records read without one valid event before the run says the format seems wrong. */
 const FORMAT_CHECK_RECORDS = 1_000;
+/** Ids of implied events (aliases, group properties) remembered as sent; past this, forgetting only sends one again. */
+const IMPLIED_IDS_KEPT = 500_000;
 
 /** Room in a batch body for the envelope around the events. */
 const ENVELOPE_BYTES = 256;
@@ -140,6 +142,8 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
   let records = 0;
   let interrupted = false;
   let formatNoticed = false;
+  /** Implied events already sent by this run: the same alias or group properties once, however many records imply them. */
+  const impliedSent = new Set<string>();
   let firstRecordFormat: ReturnType<typeof guessFormat> = null;
   const formatHint = () => {
     const guess = firstRecordFormat && firstRecordFormat !== options.format ? ` They look like --format ${firstRecordFormat}.` : '';
@@ -191,6 +195,10 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
       progress.onValid(report.valid);
       const texts = [checked.text];
       for (const extra of derived) {
+        const id = stableEventUuid(extra.sourceId, '');
+        if (impliedSent.has(id)) continue;
+        if (impliedSent.size >= IMPLIED_IDS_KEPT) impliedSent.clear();
+        impliedSent.add(id);
         const implied = checkEvent(extra, recordText, checks);
         if (!implied.ok) report.reject(implied.reason, origin.file, origin.line);
         else {

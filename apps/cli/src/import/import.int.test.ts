@@ -281,6 +281,47 @@ describe('sightline import into the embedded service', () => {
     expect(await importedCount('killed_import')).toBe(total);
   });
 
+  const personOf = async (distinctId: string) => {
+    const response = await fetch(`${service.base}/api/environments/1/persons/?distinct_id=${encodeURIComponent(distinctId)}`, {
+      headers: { Authorization: `Bearer ${PERSONAL_KEY}` },
+    });
+    return ((await response.json()) as { results: { uuid: string; distinct_ids: string[]; properties: Record<string, unknown> }[] }).results[0];
+  };
+
+  it('imports an Amplitude export zip as downloaded, joining the events from before sign-in to the user', async () => {
+    const { ZipFile } = await import('yazl');
+    const dir = tempDir();
+    const file = path.join(dir, 'amplitude-export.zip');
+    const row = (hour: number, extra: Record<string, unknown>) =>
+      JSON.stringify({ event_type: 'amp_event', device_id: 'amp-device-1', event_time: `2024-01-05 ${hour}:00:00.000000`, event_properties: {}, ...extra });
+    const zip = new ZipFile();
+    zip.addBuffer(
+      gzipSync(`${row(10, { user_id: null, $insert_id: 'a1' })}\n${row(11, { user_id: null, $insert_id: 'a2' })}\n`),
+      '9/9_2024-01-05_10#0.json.gz',
+    );
+    const signedIn = [
+      row(12, { user_id: 'amp-user-1', $insert_id: 'a3', user_properties: { plan: 'pro' } }),
+      row(13, { user_id: 'amp-user-1', $insert_id: 'a4' }),
+    ];
+    zip.addBuffer(gzipSync(`${signedIn.join('\n')}\n`), '9/9_2024-01-05_12#0.json.gz');
+    await new Promise<void>((resolve, reject) => {
+      zip.outputStream.pipe(fs.createWriteStream(file)).on('close', resolve).on('error', reject);
+      zip.end();
+    });
+    const run = await runImport([file, '--format', 'amplitude', '--host', service.base, '--api-key', PROJECT_KEY]);
+    expect([run.code, run.stderr]).toEqual([0, expect.any(String)]);
+    // Two signed-in events with the same device: one alias.
+    expect(run.stdout).toContain('$create_alias events added: 1');
+    await waitFor(async () => (await importedCount('amp_event')) === 4, { timeoutMs: 30_000, description: 'the imported Amplitude events' });
+    await waitFor(async () => (await personOf('amp-device-1'))?.distinct_ids.includes('amp-user-1') === true, {
+      timeoutMs: 30_000,
+      description: 'the device joined to the user',
+    });
+    const person = await personOf('amp-user-1');
+    expect(person).toMatchObject({ properties: expect.objectContaining({ plan: 'pro' }) });
+    expect(person!.properties).not.toHaveProperty('$ip');
+  });
+
   it('importing the same file twice does not duplicate it', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'twice.jsonl');
