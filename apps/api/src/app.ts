@@ -68,6 +68,8 @@ export interface AccessOptions {
   bodyLimitBytes?: number;
   /** Failed sign-ins one e-mail may have from one address in 10 minutes before 429; default 30 (PostHog's). */
   loginFailureLimit?: number;
+  /** Failed sign-ins and setup attempts one address may have in 10 minutes over every e-mail before 429; default 100. */
+  loginAddressFailureLimit?: number;
   /** Shared failed sign-in counters (distributed mode); absent: in-process memory. */
   loginThrottleRedis?: Redis;
 }
@@ -197,6 +199,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // Signing in and out: before authentication, as they are how a browser gets its session.
   const signInThrottle = createSignInThrottle({
     failureLimit: access.loginFailureLimit ?? accessEnv.LOGIN_FAILURE_LIMIT.default,
+    addressFailureLimit: access.loginAddressFailureLimit ?? accessEnv.LOGIN_ADDRESS_FAILURE_LIMIT.default,
     redis: access.loginThrottleRedis,
     keyPrefix: access.rateLimitKeyPrefix && `${access.rateLimitKeyPrefix}:sign_in`,
     onStoreError: (err) => deps.logger.warn({ err }, 'sign-in throttle store failed; attempt let through'),

@@ -235,6 +235,13 @@ export const accessEnv = {
     default: 30,
     minimum: 1,
   },
+  LOGIN_ADDRESS_FAILURE_LIMIT: {
+    type: 'integer',
+    description:
+      'Failed web sign-ins and password-setup attempts one client address may have within 10 minutes, over every e-mail address, before further attempts from it get 429 until the 10 minutes pass',
+    default: 100,
+    minimum: 1,
+  },
 } as const satisfies EnvSpec;
 
 const port = (fallback: number) =>

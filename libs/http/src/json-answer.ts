@@ -84,10 +84,20 @@ function drained(res: Response): Promise<void> {
 }
 
 /**
+ * Set on `res.locals` by a handler that replaced `res.json` to answer in another format (a list
+ * route's `?format=csv`): sendJson then hands the value to that `res.json`.
+ */
+export const JSON_ANSWER_REPLACED = 'jsonAnswerReplaced';
+
+/**
  * Answers `value` as JSON (res.json's headers and body) made by jsonChunks, written as it is
  * made and paced by the socket: a slow reader holds back the making, not the process's memory.
  */
 export async function sendJson(res: Response, value: unknown, status = 200): Promise<void> {
+  if (res.locals[JSON_ANSWER_REPLACED]) {
+    res.status(status).json(value);
+    return;
+  }
   res.status(status).type('application/json');
   for await (const chunk of jsonChunks(value)) {
     if (res.destroyed) return;

@@ -325,7 +325,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
 
     routes.patch(
       `${base}/:cohort_id/add_persons_to_static_cohort`,
-      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: [] }) },
+      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }) },
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;

@@ -73,6 +73,26 @@ describe('flag roles, access, dashboards and static cohorts', () => {
     });
   });
 
+  describe('organisation roles created at once', () => {
+    it('creates one of concurrent roles with one name (any case) and answers the others 400, never 500', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          request(f.app)
+            .post(`${ROLES}/`)
+            .set(admin)
+            .send({ name: i % 2 ? 'Racers' : 'RACERS' }),
+        ),
+      );
+      expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+      const refused = answers.filter((a) => a.status !== 201);
+      expect(refused.map((a) => [a.status, a.body.code, a.body.attr])).toEqual(refused.map(() => [400, 'unique', 'name']));
+      const [row] = await f.db.query<{ n: string }>("SELECT count(*) AS n FROM roles WHERE lower(name) = 'racers'");
+      expect(Number(row!.n)).toBe(1);
+      const created = answers.find((a) => a.status === 201)!;
+      expect((await request(f.app).delete(`${ROLES}/${created.body.id}/`).set(admin)).status).toBe(204);
+    });
+  });
+
   describe('role access', () => {
     let flag: { id: number };
     let engineers: string;

@@ -199,13 +199,9 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
     );
 
     // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-    routes.post(
-      base,
-      { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse', example: () => ({ properties: { email: 'a@example.com' } }) },
-      () => {
-        throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
-      },
-    );
+    routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse' }, () => {
+      throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
+    });
 
     routes.post(
       `${base}/bulk_delete`,

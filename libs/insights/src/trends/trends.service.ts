@@ -6,7 +6,7 @@ import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
 import { findActionsByIds } from '../actions/actions.repository';
 import { actionPropertyFilters } from '../actions/action-steps';
-import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
+import { cohortMembershipSql, referencedCohortIds, UnknownCohortError, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
 import type { Metrics } from '@sightline/metrics';
@@ -57,6 +57,14 @@ export interface TrendsService {
     nowMs: number,
     options?: { refresh?: boolean },
   ): Promise<CorrelationResult>;
+  /**
+   * Throws what running the query would for an action or cohort the project does not have (or
+   * has deleted), without running it: a saved insight is checked when it is written.
+   */
+  checkReferences(
+    project: TrendProjectRow,
+    query: { kind: 'trend'; filter: ParsedTrendFilter } | { kind: 'funnel'; filter: ParsedFunnelFilter },
+  ): Promise<void>;
 }
 
 /** JSON with object keys sorted, so the same query always has the same cache key. */
@@ -170,6 +178,15 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     },
   });
 
+  /** The live actions a query names; one that does not exist is a 400. */
+  const loadActions = async (projectId: number, query: QueryReferences): Promise<Map<number, ActionDefinition>> => {
+    const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
+    const actions = await findActionsByIds(deps.db, projectId, actionIds);
+    const missing = actionIds.find((id) => !actions.has(id));
+    if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+    return actions;
+  };
+
   /**
    * Loads the actions and cohorts a query names (an action that does not exist is a 400) and
    * parses its HogQL; answers the query's ports and the HogQL expressions it holds.
@@ -180,10 +197,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     filterTestAccounts: boolean,
     nowMs: number,
   ): Promise<{ ports: TrendQueryPorts; expressions: HogQLExpression[] }> => {
-    const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
-    const actions = await findActionsByIds(deps.db, project.id, actionIds);
-    const missing = actionIds.find((id) => !actions.has(id));
-    if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+    const actions = await loadActions(project.id, query);
     // An action's steps may name cohorts and hold HogQL too: they count as the query's filters.
     const actionFilters: PropertyGroup = { type: 'AND', values: [...actions.values()].flatMap(actionPropertyFilters) };
     const withActions = { ...query, properties: { type: 'AND' as const, values: [query.properties, actionFilters] } };
@@ -278,6 +292,23 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
           runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, ports),
         ),
       );
+    },
+    async checkReferences(row, query) {
+      const references = query.kind === 'trend' ? query.filter : funnelReferences(query.filter);
+      const actions = await loadActions(row.id, references);
+      // Cohorts in the filters, the series' filters and the named actions' steps, and cohort breakdowns.
+      const filters: PropertyGroup = {
+        type: 'AND',
+        values: [references.properties, ...references.series.map((s) => s.properties), ...[...actions.values()].flatMap(actionPropertyFilters)],
+      };
+      const cohortIds = new Set([
+        ...referencedCohortIds(filters),
+        ...references.breakdowns.flatMap((b) => (b.type === 'cohort' && Number.isInteger(Number(b.property)) ? [Number(b.property)] : [])),
+      ]);
+      if (cohortIds.size === 0) return;
+      const cohorts = await loadCohortDefinitions(deps.db, row.id);
+      const missing = [...cohortIds].find((id) => !cohorts.has(id));
+      if (missing !== undefined) throw new UnknownCohortError(missing);
     },
   };
 }
