@@ -1,8 +1,8 @@
-import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { ingestEnv, kafkaEnv } from '@sightline/config';
 import { withDeadline } from '@sightline/deadline';
 import type { Logger } from '@sightline/logger';
-import type { EventBus } from './event-bus';
+import type { EventBus, Subscription } from './event-bus';
 import { subscribeKafkaConsumer } from './kafka-consumer';
 import { createProduceQueue } from './produce-queue';
 
@@ -57,7 +57,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   producer.on(producer.events.DISCONNECT, () => {
     connecting = undefined;
   });
-  const consumers: Consumer[] = [];
+  const subscriptions: Subscription[] = [];
 
   const queue = createProduceQueue({
     maxRequestBytes,
@@ -74,8 +74,8 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     send: (topic, messages) => queue.send(topic, messages),
 
     async subscribe(options) {
-      const { consumer, subscription } = await subscribeKafkaConsumer(kafka, options, logger);
-      consumers.push(consumer);
+      const subscription = await subscribeKafkaConsumer(kafka, options, logger);
+      subscriptions.push(subscription);
       return subscription;
     },
 
@@ -84,7 +84,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     },
 
     async close() {
-      await Promise.allSettled(consumers.map((c) => c.disconnect()));
+      await Promise.allSettled(subscriptions.map((s) => s.stop()));
       // Flush what callers are still waiting for; a late success only duplicates (collapsed by uuid).
       await queue.close();
       await producer.disconnect();
