@@ -205,16 +205,16 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
     await stored.init();
     client = new IngestClient(cluster.frontUrl, cluster.keys.projectApiKey);
     traffic = new PersonTraffic(prefix, 150);
-    // About 60 events a second: the machine runs every process of the cluster (and other tests).
-    load = runLoad(client, traffic, { loops: 2, pauseMs: 250 });
+    // A few dozen events a second: the machine runs every process of the cluster (and other tests).
+    load = runLoad(client, traffic, { loops: 2, pauseMs: 400 });
     reads = runReads({
       front: cluster.frontUrl,
       projectKey: cluster.keys.projectApiKey,
       personalKey: cluster.keys.personalApiKey,
       distinctIds: () => traffic.users.map((u) => u.anon),
       phase: () => client.phase,
-      decideEveryMs: 100,
-      trendEveryMs: 2000,
+      decideEveryMs: 150,
+      trendEveryMs: 3000,
     });
   });
 
@@ -266,14 +266,14 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
     // gateway:1 stays down (nginx keeps it in its upstream): every capture goes to gateway:2.
     await fault('kill gateway:1 (SIGKILL)', async () => {
       await cluster.kill('gateway:1', 'SIGKILL');
-      await sleep(8000);
+      await sleep(5000);
     });
   });
 
   it('SIGKILL of an api process during decide load: decide answers through the other; a flag change reaches the other within a second', async () => {
     const row = await fault('kill api:1 (SIGKILL) during decide load', async () => {
       await cluster.kill('api:1', 'SIGKILL');
-      await sleep(8000);
+      await sleep(5000);
     });
     expect(reads!.decide.get('kill api:1 (SIGKILL) during decide load')?.failed ?? []).toEqual([]);
     await cluster.restart('api:1');
@@ -323,7 +323,7 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
         const body = (await response.json()) as { results: { uuid: string }[] };
         return body.results[0]?.uuid ?? false;
       },
-      { timeoutMs: 60_000, intervalMs: 250, description: 'the doomed person' },
+      { timeoutMs: RECOVERY_TIMEOUT_MS, intervalMs: 250, description: 'the doomed person' },
     );
     const countDoomed = async () =>
       Number(
@@ -337,7 +337,7 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
           ).json<{ c: string }>()
         )[0]!.c,
       );
-    await waitFor(async () => (await countDoomed()) === 5, { timeoutMs: 60_000, intervalMs: 250, description: 'the doomed events' });
+    await waitFor(async () => (await countDoomed()) === 5, { timeoutMs: RECOVERY_TIMEOUT_MS, intervalMs: 250, description: 'the doomed events' });
     const deleted = await api(cluster.frontUrl, `/api/projects/1/persons/${personUuid}/?delete_events=true`, { method: 'DELETE' });
     expect(deleted.status).toBe(204);
 
@@ -389,10 +389,7 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
     await withPostgres((db) =>
       waitFor(
         async () => (await db.query('SELECT 1 FROM person_distinct_ids WHERE distinct_id = ANY($1)', [pairs.flatMap((p) => [p.anon, p.user])])).rowCount === 60,
-        {
-          timeoutMs: 60_000,
-          intervalMs: 250,
-        },
+        { timeoutMs: RECOVERY_TIMEOUT_MS, intervalMs: 250, description: 'the persons of the race pairs' },
       ),
     );
     raceClient.phase = 'cross-partition identify race';
