@@ -1,6 +1,7 @@
 # Installing the Debian packages Sightline's local services come from, when they are missing.
-# Sourced by scripts/test.sh (`npm test`) and scripts/start-cluster.sh (`npm run start:cluster`):
-#   source scripts/debian-packages.sh && ensure_debian_packages redis-server postgresql nginx
+# Sourced by scripts/test.sh (`npm test`), scripts/start-cluster.sh (`npm run start:cluster`) and
+# scripts/bench-services.sh (the `bench:*` scripts that start local services):
+#   source scripts/debian-packages.sh && ensure_debian_packages redis-server postgresql kcat
 # Each name is a Debian package; only the binaries are wanted (no service is started and no
 # default PostgreSQL cluster is created by the install). Exits the calling script with 1 when
 # a package is missing and cannot be installed (not root, or apt-get failed).

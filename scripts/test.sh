@@ -9,7 +9,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Debian packages the integration tests' global setup (tools/testkit) starts, nginx for the
 # local cluster's fault test (test/cluster-faults.slow.test.ts), and the browser the posthog-js
-# tests drive. The install logic is shared with `npm run start:cluster`.
+# tests drive. The install logic is shared with `npm run start:cluster` and the benchmarks
+# (scripts/bench-services.sh).
 source scripts/debian-packages.sh
 ensure_debian_packages redis-server postgresql kcat librdkafka1 nginx chromium
 

@@ -245,6 +245,28 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
     }
   });
 
+  it('refuses a reset project API key in the gateway and the api at once (announced over Redis)', async () => {
+    const auth = { authorization: `Bearer ${PERSONAL_KEY}` };
+    const created = await postJson(`${app('api').base}/api/projects/`, { name: 'Reset me' }, auth);
+    expect(created.status).toBe(201);
+    const old = created.body.api_token as string;
+    const answers = async (token: string) => ({
+      capture: (await postJson(`${app('gateway').base}/capture/`, { api_key: token, event: 'reset-probe', distinct_id: 'd' })).status,
+      flags: (await postJson(`${app('api').base}/flags/?v=2`, { token, distinct_id: 'd' })).status,
+    });
+    // Both processes' token caches now hold the old key, for five minutes unless told otherwise.
+    expect(await answers(old)).toEqual({ capture: 200, flags: 200 });
+    const reset = await fetch(`${app('api').base}/api/projects/${created.body.id}/reset_token/`, { method: 'PATCH', headers: auth });
+    expect(reset.status).toBe(200);
+    const fresh = ((await reset.json()) as { api_token: string }).api_token;
+    await waitFor(async () => JSON.stringify(await answers(old)) === JSON.stringify({ capture: 401, flags: 401 }), {
+      timeoutMs: 5000,
+      intervalMs: 50,
+      description: 'the old key refused by the gateway and the api',
+    });
+    expect(await answers(fresh)).toEqual({ capture: 200, flags: 200 });
+  });
+
   it("a $set ingested through the gateway and the worker reaches decide within a second of the worker's commit (Redis announcement)", async () => {
     const distinctId = uniqueName('e2e-person');
     const db = new Client({ connectionString: pg!.url });

@@ -1,8 +1,8 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
-import { createApiRouter, type AccessOptions } from '@sightline/api';
+import { createApiRouter, type AccessOptions, type AnalyticsOptions } from '@sightline/api';
 import type { EventBus, Topics } from '@sightline/bus';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
 import type { GeoIpLookup } from '@sightline/geoip';
@@ -17,6 +17,10 @@ import { createJobOperator, createWorker, type Worker, type WorkerConsumerOption
 export interface AllInOneDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER with CLICKHOUSE_URL); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
+  /** The api's ClickHouse client (openAnalyticsReader: its own embedded session); default `ch`. */
+  analyticsReads?: ClickHouseClient;
   bus: EventBus;
   topics: Topics;
   scheduler: JobScheduler;
@@ -33,6 +37,8 @@ export interface AllInOneDeps {
   flagsStoreTimeoutMs?: number;
   /** How long a trend answer is served from the cache (0: never); default one minute. */
   insightCacheTtlMs?: number;
+  /** ClickHouse limits of a request's queries and the answer cache's size. */
+  analytics?: AnalyticsOptions;
   /** How long decide reuses a stored person it read (FLAGS_PERSON_CACHE_MS); default 0: read on every request. */
   flagsPersonCacheMs?: number;
   /** The management API's rate limits, CORS and body limit. */
@@ -52,7 +58,9 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
   const worker = createWorker({ ...deps, personChanges: createPersonChangeNotifier(personChanges) });
   // `npm run jobs` reaches the jobs through this process while it holds the embedded stores.
   const jobs = createJobOperator({ ...deps, nextRun: async (name) => (await deps.scheduler.nextRuns())[name] ?? null });
-  const api = createApiRouter({ ...deps, jobs, decidePersons });
+  // A reset project API key reaches the capture route's token cache and the api's, in-process.
+  const projectTokenChanges = createInMemoryInvalidation<number>();
+  const api = createApiRouter({ ...deps, ch: deps.analyticsReads ?? deps.ch, jobs, decidePersons, projectTokenChanges });
   const app = createServiceApp({
     ...deps,
     name: 'all-in-one',
@@ -62,7 +70,7 @@ export function createAllInOne(deps: AllInOneDeps): { app: Express; worker: Work
       createCaptureRouter({
         bus: deps.bus,
         topics: deps.topics,
-        projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db)),
+        projectKeys: createProjectKeyResolver(createProjectTokenCache(deps.db, { changes: projectTokenChanges })),
         metrics: deps.metrics,
         sendTimeoutMs: deps.sendTimeoutMs,
         maxInflightRequests: deps.maxInflightRequests,

@@ -4,7 +4,7 @@ import { topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { allInOneEnv } from '@sightline/config';
 import { openGeoIp } from '@sightline/geoip';
-import { accessOptionsFromConfig } from '@sightline/api';
+import { accessOptionsFromConfig, analyticsOptionsFromConfig } from '@sightline/api';
 import { createJobScheduler } from '@sightline/jobs';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { EMBEDDED_BUS_PARTITIONS, runService, writeEmbeddedServiceMarker } from '@sightline/service-runner';
@@ -14,7 +14,7 @@ const started = Date.now();
 runService({
   name: 'sightline',
   env: allInOneEnv,
-  async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, openAnalyticsReader, openEventBus, onStop }) {
     const dataDir = resolve(config.SIGHTLINE_DATA_DIR);
     // Each store is embedded unless its server URL is configured (see the adapter factories).
     // The stores open side by side with the GeoIP database, and the routers load while PGlite
@@ -38,6 +38,8 @@ runService({
     const { app, worker } = createAllInOne({
       db,
       ch,
+      clickhouseLayout: analyticsLayout,
+      analyticsReads: openAnalyticsReader(ch, { dataDir }),
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),
       scheduler,
@@ -48,6 +50,7 @@ runService({
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
         stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+        lagReadinessTimeoutMs: config.WORKER_LAG_READINESS_TIMEOUT_MS,
         // The in-process bus's partitions serve nobody else: an import uses both (see EMBEDDED_BUS_PARTITIONS).
         historicalConcurrency: config.KAFKA_BROKERS ? 1 : EMBEDDED_BUS_PARTITIONS,
       },
@@ -61,6 +64,7 @@ runService({
       geoip,
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      analytics: analyticsOptionsFromConfig(config),
       flagsPersonCacheMs: config.FLAGS_PERSON_CACHE_MS,
       access: access.access,
       trustProxy: access.trustProxy,

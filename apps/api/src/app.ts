@@ -1,13 +1,19 @@
 import express, { Router, type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { createProjectTokenCache, findPrincipalByKeyHash, findSessionByTokenHash } from '@sightline/accounts';
+import {
+  createProjectTokenCache,
+  findPrincipalByKeyHash,
+  findSessionByTokenHash,
+  type ProjectTokenChanges,
+  type ProjectTokenLookup,
+} from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
-import { createServiceApp, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
+import { createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
@@ -19,6 +25,9 @@ import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluation
 import { createEventDefinitionsRoutes } from './event-definitions';
 import { createEventsRoutes } from './events';
 import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { createGroupsRoutes } from './groups';
+import { createGroupsTypesRoutes } from './groups-types';
+import type { AnalyticsOptions } from './http/analytics-config';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle, type RateLimits } from './http/throttle';
@@ -40,6 +49,7 @@ export type { FlagChangeNotifier } from './feature-flags';
 export type { RateLimits } from './http/throttle';
 export { POSTHOG_RATE_LIMITS } from './http/throttle';
 export { accessOptionsFromConfig } from './http/access-config';
+export { analyticsOptionsFromConfig, type AnalyticsOptions } from './http/analytics-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
 export { buildFlagsResponse, flagsShape } from './decide/decide-response';
@@ -58,6 +68,8 @@ export interface AccessOptions {
   bodyLimitBytes?: number;
   /** Failed sign-ins one e-mail may have from one address in 10 minutes before 429; default 30 (PostHog's). */
   loginFailureLimit?: number;
+  /** Failed sign-ins and setup attempts one address may have in 10 minutes over every e-mail before 429; default 100. */
+  loginAddressFailureLimit?: number;
   /** Shared failed sign-in counters (distributed mode); absent: in-process memory. */
   loginThrottleRedis?: Redis;
 }
@@ -65,6 +77,8 @@ export interface AccessOptions {
 export interface ApiDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   logger: Logger;
   metrics: Metrics;
   now?: () => number;
@@ -77,6 +91,8 @@ export interface ApiDeps {
   flagsStoreTimeoutMs?: number;
   /** How long a trend answer is served from the cache (0: never); default one minute. */
   insightCacheTtlMs?: number;
+  /** ClickHouse limits of a request's queries and the answer cache's size; default DEFAULT_ANALYTICS_QUERY_LIMITS, 64 MiB. */
+  analytics?: AnalyticsOptions;
   /** Told after every flag write; default: the definitions cache's own notifier. */
   flagChanges?: FlagChangeNotifier;
   /** The browser SDK files under /static/; default: the installed posthog-js package. */
@@ -86,29 +102,49 @@ export interface ApiDeps {
   access?: AccessOptions;
   /** The browser app served at `/`; default: the build in apps/web/dist. */
   webApp?: WebAppFiles;
+  /**
+   * Where a reset project API key is announced and heard, so every process's token cache drops
+   * the old key at once: Redis pub/sub in distributed mode; default in-process (embedded mode).
+   */
+  projectTokenChanges?: ProjectTokenChanges;
 }
 
-/** Every personal-key route, each declared once (method, path, scope, schema, summary). */
-export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache): RouteTable {
+/**
+ * Every personal-key route, each declared once (method, path, scope, schema, summary).
+ * `projectTokens`: the process's token cache (default: one of the table's own).
+ */
+export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache, projectTokens?: ProjectTokenLookup): RouteTable {
   const now = deps.now ?? Date.now;
   const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
-  const projectTokens = createProjectTokenCache(deps.db);
+  const tokens = projectTokens ?? createProjectTokenCache(deps.db, { changes: deps.projectTokenChanges });
   // Person writes outside ingestion reach decide's person caches as the worker's do.
   const personsChanged = (teamId: number) => deps.decidePersons?.announce(teamId) ?? Promise.resolve();
+  // Every ClickHouse read a request makes goes through here, with the limits of one query.
+  const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS);
   return new RouteTable().include(
-    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens }),
+    createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
-    createOrganizationRoutes(deps.db),
+    createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger }),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
-    createCohortsRoutes({ db: deps.db, ch: deps.ch, now, flagChanges, personsChanged }),
-    createInsightsRoutes({ db: deps.db, ch: deps.ch, now, insightCacheTtlMs: deps.insightCacheTtlMs, metrics: deps.metrics }),
-    createEventsRoutes({ db: deps.db, ch: deps.ch, now }),
+    createCohortsRoutes({ db: deps.db, ch, now, flagChanges, personsChanged }),
+    createInsightsRoutes({
+      db: deps.db,
+      ch,
+      layout: deps.clickhouseLayout,
+      now,
+      insightCacheTtlMs: deps.insightCacheTtlMs,
+      insightCacheMaxBytes: deps.analytics?.cacheMaxBytes,
+      metrics: deps.metrics,
+    }),
+    createEventsRoutes({ db: deps.db, ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),
-    createPersonsRoutes({ db: deps.db, ch: deps.ch, now, personsChanged }),
-    createFeatureFlagsRouteTable({ db: deps.db, ch: deps.ch, now, flagChanges }),
+    createPersonsRoutes({ db: deps.db, ch, now, personsChanged }),
+    createGroupsTypesRoutes({ db: deps.db }),
+    createGroupsRoutes({ db: deps.db, ch, now }),
+    createFeatureFlagsRouteTable({ db: deps.db, ch, now, flagChanges }),
     deps.jobs ? createJobsRoutes(deps.jobs) : new RouteTable(),
   );
 }
@@ -130,7 +166,13 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // One definitions cache per process; every flag write announces itself through its notifier
   // (Redis pub/sub in distributed mode), so each api process drops its cached definitions.
   const flagDefinitions = deps.flagDefinitions ?? createFlagDefinitionsCache({ db: deps.db, channel: createInMemoryInvalidation() });
-  const table = createApiRouteTable(deps, flagDefinitions);
+  // One token cache per process, told of every reset project key (Redis pub/sub in distributed mode).
+  const projectTokenChanges = deps.projectTokenChanges ?? createInMemoryInvalidation<number>();
+  const projectTokens = createProjectTokenCache(deps.db, {
+    changes: projectTokenChanges,
+    onError: (err, context) => deps.logger.warn({ err }, context),
+  });
+  const table = createApiRouteTable({ ...deps, projectTokenChanges }, flagDefinitions, projectTokens);
   // A personal key, else the web app's session cookie (with CSRF checks on writes).
   const authenticate = managementAuth({
     personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
@@ -143,7 +185,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     db: deps.db,
     definitions: flagDefinitions,
     persons: deps.decidePersons ?? createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 0 }),
-    projectTokens: createProjectTokenCache(deps.db),
+    projectTokens,
     geoip: deps.geoip ?? null,
     storeTimeoutMs: deps.flagsStoreTimeoutMs ?? flagEvaluationEnv.FLAGS_STORE_TIMEOUT_MS.default,
   };
@@ -157,6 +199,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // Signing in and out: before authentication, as they are how a browser gets its session.
   const signInThrottle = createSignInThrottle({
     failureLimit: access.loginFailureLimit ?? accessEnv.LOGIN_FAILURE_LIMIT.default,
+    addressFailureLimit: access.loginAddressFailureLimit ?? accessEnv.LOGIN_ADDRESS_FAILURE_LIMIT.default,
     redis: access.loginThrottleRedis,
     keyPrefix: access.rateLimitKeyPrefix && `${access.rateLimitKeyPrefix}:sign_in`,
     onStoreError: (err) => deps.logger.warn({ err }, 'sign-in throttle store failed; attempt let through'),
@@ -184,6 +227,10 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   });
   // Only requests for the registry's own paths walk its routes.
   router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
+  // A query stopped by its limits asked for too much: the client's to narrow, not a server fault.
+  router.use((err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) =>
+    next(err instanceof QueryLimitError ? errors.validation(err.message, null, 'query_limit_exceeded') : err),
+  );
   // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
   router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));
   return { router, fastPaths: [flagEvaluationFastPath(flagEvaluation)] };

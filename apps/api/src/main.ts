@@ -1,4 +1,10 @@
-import { bootstrapInstance, formatBootstrapBanner, formatPasswordSetupBanner, issueFirstStartPasswordToken } from '@sightline/accounts';
+import {
+  bootstrapInstance,
+  formatBootstrapBanner,
+  formatPasswordSetupBanner,
+  issueFirstStartPasswordToken,
+  PROJECT_TOKEN_CHANGES_CHANNEL,
+} from '@sightline/accounts';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { apiEnv, requiredInDistributedMode } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
@@ -6,13 +12,13 @@ import { openGeoIp } from '@sightline/geoip';
 import { createDecidePersonCache, PERSON_CHANGES_CHANNEL, personChangeCodec, type PersonChange } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';
 import { runService } from '@sightline/service-runner';
-import { accessOptionsFromConfig, createApiApp } from './app';
+import { accessOptionsFromConfig, analyticsOptionsFromConfig, createApiApp } from './app';
 
 runService({
   name: 'api',
   env: apiEnv,
   required: requiredInDistributedMode.api,
-  async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, onStop }) {
     const db = await openMetadataStore();
     const ch = await openAnalyticsStore();
     const setup = await bootstrapInstance(db, { projectApiKey: config.SIGHTLINE_PROJECT_API_KEY, personalApiKey: config.SIGHTLINE_PERSONAL_API_KEY });
@@ -35,19 +41,27 @@ runService({
       onError: (err, context) => logger.warn({ err }, context),
     });
     onStop(() => decidePersons.close());
+    // A reset project API key, announced to (and heard from) every api process and gateway.
+    const projectTokenChanges = config.REDIS_URL
+      ? createRedisInvalidation(config.REDIS_URL, { channel: PROJECT_TOKEN_CHANGES_CHANNEL })
+      : createInMemoryInvalidation();
+    onStop(() => projectTokenChanges.close());
     await Promise.all([flagDefinitions.ready, decidePersons.ready]);
     const access = accessOptionsFromConfig(config, logger);
     onStop(() => access.close());
     const app = createApiApp({
       db,
       ch,
+      clickhouseLayout: analyticsLayout,
       logger,
       metrics,
       flagDefinitions,
       decidePersons,
+      projectTokenChanges,
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,
+      analytics: analyticsOptionsFromConfig(config),
       access: access.access,
       trustProxy: access.trustProxy,
       readiness: [

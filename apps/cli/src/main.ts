@@ -163,4 +163,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code));
+/** An error nothing handled ends the command at once, exit 1, saying what it was (the service runner does the same). */
+const fail = (error: unknown) => {
+  process.stderr.write(`sightline: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+};
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
+main(process.argv.slice(2)).then((code) => process.exit(code), fail);

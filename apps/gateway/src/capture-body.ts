@@ -31,16 +31,19 @@ class RequestAborted extends Error {
  * Reads a capture body as bytes, enforcing both caps while the bytes arrive:
  * - a declared Content-Length over the wire cap is refused before reading; the rest of the
  *   body is then drained by node after the 413 is sent, so the keep-alive connection stays usable;
- * - gzip (announced by header or query, or sniffed from the magic bytes `1f 8b`, as posthog-js
- *   sends it as text/plain) is inflated as a stream and abandoned as soon as the output passes the
- *   decoded budget, so a gzip bomb never allocates more than that budget.
+ * - gzip is recognised by the body's first bytes (`1f 8b`) alone, whatever the request says:
+ *   PostHog's capture does not trust the hint either (rust/capture/src/v0_request.rs,
+ *   RawRequest::from_bytes), as clients send gzip without one (posthog-js as text/plain) and a
+ *   hint over a body that is not gzip (`?compression=gzip-js` on form data). It is inflated as a
+ *   stream and abandoned as soon as the output passes the decoded budget, so a gzip bomb never
+ *   allocates more than that budget.
  * Raw-body/express.raw is not used: it needs the type-is/content-type machinery on every request
  * and buffers the compressed and decompressed body whole before any limit on the output applies.
  */
-export function readCaptureBody(req: IncomingMessage, limits: BodyLimits, gzipAnnounced: boolean): Promise<Buffer> {
+export function readCaptureBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limits.wireBytes) return Promise.reject(errors.payloadTooLarge(limits.wireBytes));
-  return new Promise<Buffer>((resolve, reject) => new BodyReader(req, limits, gzipAnnounced, resolve, reject).start());
+  return new Promise<Buffer>((resolve, reject) => new BodyReader(req, limits, resolve, reject).start());
 }
 
 /**
@@ -62,7 +65,6 @@ class BodyReader {
   constructor(
     private readonly req: IncomingMessage,
     private readonly limits: BodyLimits,
-    private readonly gzipAnnounced: boolean,
     private readonly resolve: (body: Buffer) => void,
     private readonly reject: (error: Error) => void,
   ) {}
@@ -112,12 +114,12 @@ class BodyReader {
     if (this.wireBytes > this.limits.wireBytes) return this.fail(errors.payloadTooLarge(this.limits.wireBytes));
     if (this.gunzip === undefined) {
       const head: Buffer = this.pendingHead ? Buffer.concat([this.pendingHead, chunk]) : chunk;
-      if (head.length < 2 && !this.gzipAnnounced) {
+      if (head.length < 2) {
         this.pendingHead = head;
         return;
       }
       this.pendingHead = null;
-      this.gunzip = this.gzipAnnounced || (head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1) ? this.startGunzip() : null;
+      this.gunzip = head[0] === GZIP_MAGIC_0 && head[1] === GZIP_MAGIC_1 ? this.startGunzip() : null;
       chunk = head;
     }
     if (this.gunzip) {

@@ -86,10 +86,43 @@ describe('capture routes', () => {
     await bus.close();
   });
 
+  // PostHog's capture does not trust the hint: it peeks at the body's first bytes for gzip's
+  // magic and reads anything else as text (rust/capture/src/v0_request.rs, RawRequest::from_bytes).
+  it('reads a body whose compression hint does not match it by what the body is', async () => {
+    const { app, messages, bus } = await setup();
+    const server = await listen(app, { host: '127.0.0.1', port: 0 });
+    const post = (path: string, headers: Record<string, string>, body: Buffer | string) =>
+      fetch(`http://127.0.0.1:${server.port}${path}`, { method: 'POST', headers, body }).then(async (r) => [r.status, await r.text()]);
+    const json = (event: string) => JSON.stringify({ api_key: TOKEN, batch: [{ event, distinct_id: 'u' }] });
+    const form = (event: string) => `data=${encodeURIComponent(Buffer.from(json(event)).toString('base64'))}`;
+    const formType = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const ok = [200, '{"status":1}'];
+    expect(await post('/e/?compression=gzip-js', formType, form('form under a gzip hint'))).toEqual(ok);
+    expect(await post('/batch/?compression=gzip', { 'Content-Type': 'application/json' }, json('json under a gzip hint'))).toEqual(ok);
+    expect(await post('/batch/', { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, json('json under Content-Encoding gzip'))).toEqual(ok);
+    expect(await post('/e/', formType, gzipSync(json('gzip as a form, no hint')))).toEqual(ok);
+    expect(await post('/e/?compression=lz64', { 'Content-Type': 'text/plain' }, gzipSync(json('gzip under an lz64 hint')))).toEqual(ok);
+    expect(await post('/e/?compression=base64', formType, gzipSync(json('gzip under a base64 hint')))).toEqual(ok);
+    expect(messages().map((m) => m.value.event)).toEqual([
+      'form under a gzip hint',
+      'json under a gzip hint',
+      'json under Content-Encoding gzip',
+      'gzip as a form, no hint',
+      'gzip under an lz64 hint',
+      'gzip under a base64 hint',
+    ]);
+    // Bytes that start as gzip but are not are still refused.
+    const broken = await post('/e/', { 'Content-Type': 'text/plain' }, Buffer.from([0x1f, 0x8b, 8, 0, 1, 2, 3]));
+    expect(broken[0]).toBe(400);
+    await server.close();
+    await bus.close();
+  });
+
   it.each([
     ['malformed JSON', '{"event":', 400, 'parse_error'],
     ['an empty body', '', 400, 'parse_error'],
     ['an empty batch', JSON.stringify({ api_key: TOKEN, batch: [] }), 400, 'invalid_payload'],
+    ['a batch that is not a list', JSON.stringify({ api_key: TOKEN, batch: { a: 1 } }), 400, 'invalid_payload'],
     ['no api key', JSON.stringify({ event: 'e', distinct_id: 'u' }), 401, 'invalid_api_key'],
     ['an unknown api key', JSON.stringify({ api_key: 'phc_unknown', event: 'e', distinct_id: 'u' }), 401, 'invalid_api_key'],
     ['a personal api key', JSON.stringify({ api_key: 'phx_secret', event: 'e', distinct_id: 'u' }), 401, 'invalid_api_key'],

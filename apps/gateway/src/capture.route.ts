@@ -148,7 +148,8 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
     if (contentEncoding !== undefined && contentEncoding !== 'gzip' && contentEncoding !== 'identity') {
       throw errors.unsupportedMediaType(`Unsupported Content-Encoding "${contentEncoding}": send gzip or an uncompressed body.`);
     }
-    const bytes = await readCaptureBody(req, route.limits, contentEncoding === 'gzip' || compression === 'gzip');
+    // gzip is told from the body's first bytes, not from Content-Encoding or the hint (see readCaptureBody).
+    const bytes = await readCaptureBody(req, route.limits);
     const text = await decodeCaptureText(bytes, req.headers['content-type'], compression, route.limits, lz64);
     const payload = readPayload(parseCaptureJson(text));
 

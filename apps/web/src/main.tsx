@@ -6,6 +6,7 @@ import { DashboardPage, DashboardsPage } from './pages/dashboards';
 import { EventsPage } from './pages/events';
 import { FlagDetailPage, FlagsPage } from './pages/flags';
 import { FunnelsPage } from './pages/funnels';
+import { GroupDetailPage, GroupsPage } from './pages/groups';
 import { InsightPage, InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
@@ -21,6 +22,7 @@ const NAV = [
   { path: '/trends', label: 'Trends' },
   { path: '/funnels', label: 'Funnels' },
   { path: '/persons', label: 'Persons' },
+  { path: '/groups', label: 'Groups' },
   { path: '/feature_flags', label: 'Feature flags' },
   { path: '/settings', label: 'Settings' },
 ];
@@ -71,6 +73,9 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
+  else if (path === '/groups') page = <GroupsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (/^\/groups\/[0-4]\/./.test(path))
+    page = <GroupDetailPage projectId={projectId} timezone={timezone} index={Number(path[8])} encodedKey={path.slice(10)} />;
   else if (path === '/settings') page = <SettingsPage projectId={projectId} timezone={timezone} onProjectChanged={onProjectChanged} />;
   else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;
   else if (path.startsWith('/feature_flags/')) page = <FlagDetailPage projectId={projectId} id={path.slice(15)} timezone={timezone} />;

@@ -11,7 +11,7 @@ runService({
   name: 'worker',
   env: workerEnv,
   required: requiredInDistributedMode.worker,
-  async start({ config, logger, metrics, isShuttingDown, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
+  async start({ config, logger, metrics, isShuttingDown, analyticsLayout, openMetadataStore, openAnalyticsStore, openEventBus, onStop }) {
     const db = await openMetadataStore();
     const ch = await openAnalyticsStore();
     const bus = openEventBus({ clientIdSuffix: '-worker' });
@@ -23,6 +23,7 @@ runService({
       bus,
       topics: topicNames(config.KAFKA_TOPIC_PREFIX),
       ch,
+      clickhouseLayout: analyticsLayout,
       db,
       scheduler,
       logger,
@@ -32,6 +33,7 @@ runService({
         batchSize: config.WORKER_BATCH_SIZE,
         sessionTimeoutMs: config.WORKER_KAFKA_SESSION_TIMEOUT_MS,
         stallTimeoutMs: config.WORKER_STALL_TIMEOUT_MS,
+        lagReadinessTimeoutMs: config.WORKER_LAG_READINESS_TIMEOUT_MS,
       },
     });
     // Stopped first: the chunk in hand is finished and committed while the stores are still open.

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
-import type { BatchHandler, EventBus, Subscription, Topics } from '@sightline/bus';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { BatchHandler, EventBus, Topics } from '@sightline/bus';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { workerConsumerEnv } from '@sightline/config';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
@@ -12,6 +12,7 @@ import type { MetadataStore } from '@sightline/postgres';
 import { createDeadLettersConsumer } from './dead-letters.consumer';
 import { createEventsConsumer } from './events.consumer';
 import { createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
+import { createLagMonitor, type MonitoredSubscription } from './lag-monitor';
 
 export { runPersonEventsDeletionJob, createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
 export { createJobOperator } from './jobs/job-operator';
@@ -21,6 +22,8 @@ export interface WorkerDeps {
   bus: EventBus;
   topics: Topics;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   db: MetadataStore;
   scheduler: JobScheduler;
   logger: Logger;
@@ -37,6 +40,10 @@ export interface WorkerConsumerOptions {
   sessionTimeoutMs?: number;
   /** No progress for this long while messages wait: the liveness check fails (WORKER_STALL_TIMEOUT_MS). */
   stallTimeoutMs?: number;
+  /** The live events lag of this worker's partitions growing this long: readiness fails (WORKER_LAG_READINESS_TIMEOUT_MS; 0: never). */
+  lagReadinessTimeoutMs?: number;
+  /** How often the consumer lag is read (default: a tenth of the readiness timeout, within 1–15 s). */
+  lagPollMs?: number;
   /**
    * Historical partitions handled at once (default 1: historical imports take at most one of
    * the worker's partition slots). The embedded service, whose in-process bus has two
@@ -56,12 +63,28 @@ export interface Worker {
 }
 
 export function createWorker(deps: WorkerDeps): Worker {
-  const subscriptions: { name: string; sub: Subscription }[] = [];
+  const subscriptions: MonitoredSubscription[] = [];
   let started = false;
   const resolveTeam = createProjectTokenCache(deps.db);
   // One pipeline per topic: live and historical batches never share a run.
   const eventsConsumer = () => createEventsConsumer({ ...deps, resolveTeam });
-  const { batchSize, sessionTimeoutMs, stallTimeoutMs = workerConsumerEnv.WORKER_STALL_TIMEOUT_MS.default, historicalConcurrency = 1 } = deps.consumer ?? {};
+  const {
+    batchSize,
+    sessionTimeoutMs,
+    stallTimeoutMs = workerConsumerEnv.WORKER_STALL_TIMEOUT_MS.default,
+    historicalConcurrency = 1,
+    lagReadinessTimeoutMs = workerConsumerEnv.WORKER_LAG_READINESS_TIMEOUT_MS.default,
+    lagPollMs = Math.min(15_000, Math.max(1_000, Math.round((lagReadinessTimeoutMs || 150_000) / 10))),
+  } = deps.consumer ?? {};
+  // Historical imports queue up by design: only the live events' lag decides readiness.
+  const lag = createLagMonitor({
+    subscriptions: () => subscriptions,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    pollMs: lagPollMs,
+    readinessConsumer: 'events',
+    readinessTimeoutMs: lagReadinessTimeoutMs,
+  });
 
   return {
     async start() {
@@ -78,15 +101,19 @@ export function createWorker(deps: WorkerDeps): Worker {
         ...(await Promise.all(
           consumers.map(async ({ name, topic, handler: h, concurrency }) => ({
             name,
+            groupId: `${topic}-writer`,
+            topic,
             sub: await deps.bus.subscribe({ groupId: `${topic}-writer`, topic, handler: h, concurrency, maxBatchSize: batchSize, sessionTimeoutMs }),
           })),
         )),
       );
       await deps.scheduler.register(createPersonEventsDeletionJob(deps));
+      lag.start();
       started = true;
       deps.logger.info({ topics }, 'worker consuming');
     },
     async stop() {
+      lag.stop();
       await Promise.all(subscriptions.map(({ sub }) => sub.stop()));
       await deps.scheduler.close();
     },
@@ -106,6 +133,7 @@ export function createWorker(deps: WorkerDeps): Worker {
           if (!started) throw new Error('consumers are joining their groups');
         },
       },
+      lag.readiness,
     ],
   };
 }

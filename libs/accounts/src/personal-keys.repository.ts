@@ -78,8 +78,12 @@ export async function listPersonalKeys(db: Sql, userId: number | null): Promise<
   ]);
 }
 
-export async function findPersonalKey(db: Sql, userId: number | null, id: number): Promise<PersonalKeyRow | null> {
-  const rows = await db.query<PersonalKeyRow>(`SELECT ${KEY_COLUMNS} FROM personal_api_keys WHERE id = $1 AND ($2::int IS NULL OR user_id = $2)`, [id, userId]);
+/** `lock`: inside a transaction, hold the row until it ends, so what is checked is what gets changed. */
+export async function findPersonalKey(db: Sql, userId: number | null, id: number, options: { lock?: boolean } = {}): Promise<PersonalKeyRow | null> {
+  const rows = await db.query<PersonalKeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM personal_api_keys WHERE id = $1 AND ($2::int IS NULL OR user_id = $2)${options.lock ? ' FOR UPDATE' : ''}`,
+    [id, userId],
+  );
   return rows[0] ?? null;
 }
 

@@ -106,6 +106,15 @@ export async function hasUsablePasswordSetupToken(db: Sql, userId: number, now: 
   return rows.length > 0;
 }
 
+/** The user a setup link is for, while it is neither used nor expired; null otherwise. Reads only: nothing is spent. */
+export async function findPasswordSetupTokenUser(db: Sql, tokenHash: string, now: Date): Promise<number | null> {
+  const rows = await db.query<{ user_id: number }>('SELECT user_id FROM password_setup_tokens WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2', [
+    tokenHash,
+    now.toISOString(),
+  ]);
+  return rows[0]?.user_id ?? null;
+}
+
 /** Marks a setup link used and answers its user, or null when it is unknown, used or expired. Call inside a transaction. */
 export async function consumePasswordSetupToken(db: Sql, tokenHash: string, now: Date): Promise<number | null> {
   const rows = await db.query<{ user_id: number }>(

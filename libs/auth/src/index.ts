@@ -3,3 +3,4 @@ export * from './scopes';
 export * from './personal-key-auth';
 export * from './passwords';
 export * from './session-auth';
+export * from './key-powers';

@@ -27,23 +27,46 @@ export function sessionTokenOf(req: Request): string | null {
 }
 
 /**
+ * This app's own origin as the browser sees it: the scheme (`X-Forwarded-Proto` only from a
+ * trusted proxy), the host and the port (`Host`, or `X-Forwarded-Host` from a trusted proxy), as
+ * Express's `req.protocol` and `req.host` read them under the 'trust proxy' setting
+ * (TRUSTED_PROXIES). Null when the request names no usable host.
+ */
+function ownOrigin(req: Request): string | null {
+  const host = req.host;
+  if (!host) return null;
+  try {
+    return new URL(`${req.protocol}://${host}`).origin;
+  } catch {
+    return null;
+  }
+}
+
+function originOf(header: string): string | null {
+  try {
+    const origin = new URL(header).origin;
+    // Opaque origins (`null`, `file:`, `data:`) never match.
+    return origin === 'null' ? null : origin;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Why a write made with a session cookie is refused, or null. Two checks, as Django's CSRF
  * middleware makes them: the X-CSRFToken header must equal the session's own token (a
  * synchronizer token: another site can make the browser send the cookie, but cannot read the
- * token), and an Origin header, when the browser sends one, must be this host. SameSite=Lax on
- * the cookie already keeps it off cross-site POSTs in current browsers; these hold without it.
+ * token), and an Origin header, when the browser sends one, must be this app's own origin:
+ * scheme, host and port (Django's `good_origin`), so a page served over plain HTTP on the same
+ * host, or on another port of it, is another site. SameSite=Lax on the cookie already keeps it
+ * off cross-site POSTs in current browsers; these hold without it.
  */
 export function csrfProblem(req: Request, csrfToken: string): string | null {
   if (SAFE_METHODS.has(req.method)) return null;
   const origin = req.headers.origin;
   if (origin !== undefined) {
-    let host: string | null = null;
-    try {
-      host = new URL(origin).host;
-    } catch {
-      host = null;
-    }
-    if (host === null || host !== req.headers.host) return 'CSRF Failed: Origin checking failed - the request comes from another site.';
+    const own = ownOrigin(req);
+    if (own === null || originOf(origin) !== own) return 'CSRF Failed: Origin checking failed - the request comes from another site.';
   }
   const header = req.headers[CSRF_HEADER];
   if (typeof header !== 'string' || header === '') return 'CSRF Failed: CSRF token missing.';

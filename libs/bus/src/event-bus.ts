@@ -40,6 +40,19 @@ export interface Subscription {
   stop(): Promise<void>;
   /** Milliseconds since the consumer loop last made progress (liveness). */
   idleMs(): number;
+  /**
+   * The group's lag on every partition of the topic, now: messages written to the partition
+   * that the group has not committed past. `owned`: this member consumes the partition.
+   */
+  lag?(): Promise<PartitionLag[]>;
+}
+
+export interface PartitionLag {
+  partition: number;
+  /** Messages behind (Kafka: high watermark less the committed offset). */
+  lag: number;
+  /** Whether this member is the one consuming the partition. */
+  owned: boolean;
 }
 
 export interface SubscribeOptions {

@@ -159,6 +159,8 @@ export function createInProcessBus(logger: Logger, options: InProcessBusOptions 
           s.subscribed = false;
         },
         idleMs: () => (s.partitions.every((p) => p.queue.length === 0) ? 0 : Date.now() - lastProgress),
+        // Messages sent and not yet handled (the batch in the handler included); one member owns all.
+        lag: async () => s.partitions.map((p, partition) => ({ partition, lag: p.queue.length, owned: true })),
       };
       return subscription;
     },

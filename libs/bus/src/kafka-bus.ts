@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import { ingestEnv, kafkaEnv } from '@sightline/config';
 import { withDeadline } from '@sightline/deadline';
 import type { Logger } from '@sightline/logger';
@@ -58,6 +58,19 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     connecting = undefined;
   });
   const subscriptions: Subscription[] = [];
+  // One admin client for the lag of every subscription, connected on first use.
+  let admin: Promise<Admin> | undefined;
+  const adminClient = () => {
+    admin ??= (async () => {
+      const client = kafka.admin();
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      admin = undefined;
+      throw error;
+    });
+    return admin;
+  };
 
   const queue = createProduceQueue({
     maxRequestBytes,
@@ -74,7 +87,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     send: (topic, messages) => queue.send(topic, messages),
 
     async subscribe(options) {
-      const subscription = await subscribeKafkaConsumer(kafka, options, logger);
+      const subscription = await subscribeKafkaConsumer(kafka, options, logger, adminClient);
       subscriptions.push(subscription);
       return subscription;
     },
@@ -84,7 +97,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     },
 
     async close() {
-      await Promise.allSettled(subscriptions.map((s) => s.stop()));
+      await Promise.allSettled([...subscriptions.map((s) => s.stop()), admin?.then((a) => a.disconnect())]);
       // Flush what callers are still waiting for; a late success only duplicates (collapsed by uuid).
       await queue.close();
       await producer.disconnect();

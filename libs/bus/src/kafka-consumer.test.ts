@@ -37,7 +37,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('Kafka consumer subscription', () => {
   it('replaces a consumer that kafkajs stopped for good with a new member of the group', async () => {
     const { kafka, consumers } = fakeKafka();
-    const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', handler: async () => undefined }, silentLogger());
+    const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', handler: async () => undefined }, silentLogger(), () =>
+      Promise.reject(new Error('no admin here')),
+    );
     crash(consumers[0]!, false);
     await sleep(1000);
     expect(consumers).toHaveLength(2);
@@ -48,7 +50,9 @@ describe('Kafka consumer subscription', () => {
 
   it('leaves a crash that kafkajs restarts itself, and a stopped subscription, alone', async () => {
     const { kafka, consumers } = fakeKafka();
-    const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', handler: async () => undefined }, silentLogger());
+    const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', handler: async () => undefined }, silentLogger(), () =>
+      Promise.reject(new Error('no admin here')),
+    );
     crash(consumers[0]!, true);
     await sleep(500);
     expect(consumers).toHaveLength(1);

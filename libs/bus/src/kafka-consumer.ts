@@ -1,6 +1,6 @@
-import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import type { Admin, Consumer, IHeaders, Kafka } from 'kafkajs';
 import type { Logger } from '@sightline/logger';
-import { backoffMs, sleep, type SubscribeOptions, type Subscription } from './event-bus';
+import { backoffMs, sleep, type PartitionLag, type SubscribeOptions, type Subscription } from './event-bus';
 
 /**
  * Coordinator answers that mean "the group is rebalancing: rejoin" (kafkajs's own list, plus an
@@ -39,11 +39,14 @@ export async function subscribeKafkaConsumer(
   kafka: Kafka,
   { groupId, topic, handler, maxBatchSize = 10_000, concurrency = 4, sessionTimeoutMs = 30_000 }: SubscribeOptions,
   logger: Logger,
+  admin: () => Promise<Admin>,
 ): Promise<Subscription> {
   let running = true;
   let lastProgress = Date.now();
   let current: Consumer | undefined;
   let crashes = 0;
+  // The partitions the group gave this member at its last join (rebalances join again).
+  let owned = new Set<number>();
 
   const start = async (): Promise<void> => {
     const consumer = kafka.consumer({
@@ -63,6 +66,9 @@ export async function subscribeKafkaConsumer(
     // The fetch loop heartbeats while it is alive, even with nothing to consume.
     consumer.on(consumer.events.HEARTBEAT, () => {
       lastProgress = Date.now();
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      owned = new Set(payload.memberAssignment[topic] ?? []);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       logger.error({ err: payload.error, groupId, topic, restart: payload.restart }, 'kafka consumer crashed');
@@ -134,5 +140,24 @@ export async function subscribeKafkaConsumer(
       await current?.disconnect();
     },
     idleMs: () => Date.now() - lastProgress,
+    lag: async () => groupLag(await admin(), groupId, topic, running ? owned : new Set()),
   };
+}
+
+/**
+ * The group's lag per partition of `topic`: the high watermark less the group's committed
+ * offset (a partition the group never committed on is read from its beginning: its low
+ * watermark). Read from the brokers, so a member whose handler is stuck still sees its lag grow.
+ */
+async function groupLag(admin: Admin, groupId: string, topic: string, owned: ReadonlySet<number>): Promise<PartitionLag[]> {
+  const [watermarks, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
+  const committedOf = new Map((committed?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+  return watermarks
+    .map(({ partition, high, low }) => {
+      const at = committedOf.get(partition) ?? -1n;
+      const from = at < 0n ? BigInt(low) : at;
+      const lag = BigInt(high) - from;
+      return { partition, lag: Number(lag > 0n ? lag : 0n), owned: owned.has(partition) };
+    })
+    .sort((a, b) => a.partition - b.partition);
 }

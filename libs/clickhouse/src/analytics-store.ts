@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
+import { restoreCrashSignalDefaults } from './crash-signals';
+import { UNBOUNDED_QUERY_SETTINGS } from './query-limits';
 
 export type { ClickHouseClient };
 
@@ -11,6 +14,8 @@ export interface AnalyticsStoreConfig {
   password: string;
   database: string;
   dataDir?: string;
+  /** One server, or a cluster of shards and replicas (cluster/layout.ts); a cluster needs `url`. */
+  layout?: ClickHouseLayout;
 }
 
 /**
@@ -18,6 +23,10 @@ export interface AnalyticsStoreConfig {
  * chdb's in-process connection. Everything above this speaks the same SQL to both.
  */
 export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseClient {
+  const layout = config.layout ?? SINGLE_SERVER;
+  if (layout.cluster !== null && !config.url) {
+    throw new Error(`CLICKHOUSE_CLUSTER=${layout.cluster} needs CLICKHOUSE_URL: the in-process engine is one server`);
+  }
   if (config.url) {
     return createClient({
       url: config.url,
@@ -32,6 +41,7 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
         // Inserts are acknowledged only once written: no fire-and-forget async inserts.
         async_insert: 0,
         date_time_input_format: 'best_effort',
+        ...clusterClientSettings(layout),
       },
     });
   }
@@ -43,8 +53,13 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   const { createChdbConnection } = require('chdb/connection') as {
     createChdbConnection: (options: { path: string }) => NonNullable<Parameters<typeof createClient>[0]>['connection'];
   };
+  const connection = createChdbConnection({ path });
+  // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
+  restoreCrashSignalDefaults();
   return createClient({
-    connection: createChdbConnection({ path }),
-    clickhouse_settings: { date_time_input_format: 'best_effort' },
+    connection,
+    // Settings are SET on the engine's one session and outlast their query: a request's limits
+    // (boundAnalyticsReads) are lifted again by the next query of anyone else.
+    clickhouse_settings: { date_time_input_format: 'best_effort', ...UNBOUNDED_QUERY_SETTINGS },
   });
 }

@@ -3,3 +3,7 @@ export * from './migrations';
 export * from './datetime';
 export * from './tables/events.table';
 export * from './tables/dead-letters.table';
+export * from './cluster';
+export * from './query-limits';
+export * from './crash-signals';
+export * from './time-zones';

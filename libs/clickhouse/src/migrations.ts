@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { clusterStatements } from './cluster/cluster-statements';
+import { SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 
 export const CLICKHOUSE_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
 
@@ -32,17 +34,28 @@ export function splitStatements(sql: string): string[] {
     .filter((s) => s.length > 0);
 }
 
+const SCHEMA_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
+            ENGINE = ReplacingMergeTree ORDER BY version`;
+
+/** Every statement a migration runs in `layout`: as written on one server, rewritten for a cluster. */
+export function migrationStatements(migration: Migration, layout: ClickHouseLayout = SINGLE_SERVER): string[] {
+  return migration.statements.flatMap((statement) => clusterStatements(statement, layout));
+}
+
+/** The statement creating the table of applied migrations in `layout` (on a cluster: on every node). */
+export const schemaMigrationsStatements = (layout: ClickHouseLayout = SINGLE_SERVER): string[] => clusterStatements(SCHEMA_MIGRATIONS_TABLE, layout);
+
 /**
  * Applies pending migrations and records them in `schema_migrations`.
  * ClickHouse has no transactions or locks, so every statement must be idempotent
  * (`IF NOT EXISTS`, enforced by a unit test): two processes starting together may both
- * apply a migration, and the result is the same.
+ * apply a migration, and the result is the same. In cluster mode every statement runs ON CLUSTER
+ * (cluster/cluster-statements.ts) and `schema_migrations` is replicated to every node, so a
+ * process connected to any node sees what was applied.
  */
-export async function migrateClickHouse(client: ClickHouseClient, dir = CLICKHOUSE_MIGRATIONS_DIR): Promise<number[]> {
-  await client.command({
-    query: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
-            ENGINE = ReplacingMergeTree ORDER BY version`,
-  });
+export async function migrateClickHouse(client: ClickHouseClient, options: { dir?: string; layout?: ClickHouseLayout } = {}): Promise<number[]> {
+  const { dir = CLICKHOUSE_MIGRATIONS_DIR, layout = SINGLE_SERVER } = options;
+  for (const statement of schemaMigrationsStatements(layout)) await client.command({ query: statement });
   const applied = new Set(
     (await (await client.query({ query: 'SELECT version FROM schema_migrations', format: 'JSONEachRow' })).json<{ version: number }>()).map((r) =>
       Number(r.version),
@@ -51,7 +64,7 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = CLICKHOU
   const done: number[] = [];
   for (const migration of loadMigrations(dir)) {
     if (applied.has(migration.version)) continue;
-    for (const statement of migration.statements) await client.command({ query: statement });
+    for (const statement of migrationStatements(migration, layout)) await client.command({ query: statement });
     await client.insert({ table: 'schema_migrations', values: [{ version: migration.version, name: migration.name }], format: 'JSONEachRow' });
     done.push(migration.version);
   }

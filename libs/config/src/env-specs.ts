@@ -35,6 +35,12 @@ export const clickhouseServerEnv = {
   CLICKHOUSE_USER: { type: 'string', description: 'ClickHouse user', default: 'default' },
   CLICKHOUSE_PASSWORD: { type: 'string', description: 'ClickHouse password', default: '', secret: true },
   CLICKHOUSE_DATABASE: { type: 'string', description: 'ClickHouse database holding Sightline tables', default: 'default', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+  CLICKHOUSE_CLUSTER: {
+    type: 'string',
+    description:
+      'ClickHouse cluster (its remote_servers name) the tables are laid over: events sharded behind a Distributed table, the other tables replicated to every node, migrations ON CLUSTER (docs/scaling.md); unset: one server',
+    pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+  },
 } as const satisfies EnvSpec;
 
 export const postgresEnv = {
@@ -92,6 +98,12 @@ export const workerConsumerEnv = {
     default: 120000,
     minimum: 1000,
   },
+  WORKER_LAG_READINESS_TIMEOUT_MS: {
+    type: 'integer',
+    description: "How long the live events lag of a worker's partitions may keep growing before its readiness (/_ready) fails: it is falling behind (0: never)",
+    default: 300000,
+    minimum: 0,
+  },
 } as const satisfies EnvSpec;
 
 export const ingestEnv = {
@@ -113,7 +125,8 @@ export const ingestEnv = {
 export const redisEnv = {
   REDIS_URL: {
     type: 'string',
-    description: 'Redis for BullMQ jobs, caches and flag-change broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
+    description:
+      'Redis for BullMQ jobs, caches, and flag-change and project-key-reset broadcasts (unset in embedded mode: in-process cron, caches and broadcasts)',
     pattern: '^rediss?://',
   },
 } as const satisfies EnvSpec;
@@ -160,6 +173,25 @@ export const insightsEnv = {
     default: 60,
     minimum: 0,
   },
+  INSIGHT_CACHE_MAX_MB: {
+    type: 'integer',
+    description:
+      "The most the insight answer cache holds, in MiB of the answers' JSON (least recently used answers leave first; one answer over a quarter of it is not kept)",
+    default: 64,
+    minimum: 1,
+  },
+  ANALYTICS_QUERY_TIMEOUT_SECONDS: {
+    type: 'integer',
+    description: 'The longest one ClickHouse query of a request may run (max_execution_time) before it stops and the request answers 400',
+    default: 60,
+    minimum: 1,
+  },
+  ANALYTICS_QUERY_MAX_MEMORY_MB: {
+    type: 'integer',
+    description: 'The most memory one ClickHouse query of a request may use (max_memory_usage) before it stops and the request answers 400, in MiB',
+    default: 2048,
+    minimum: 64,
+  },
 } as const satisfies EnvSpec;
 
 /** Management API access: rate limits per personal API key, CORS, proxies, bodies. */
@@ -203,6 +235,13 @@ export const accessEnv = {
     default: 30,
     minimum: 1,
   },
+  LOGIN_ADDRESS_FAILURE_LIMIT: {
+    type: 'integer',
+    description:
+      'Failed web sign-ins and password-setup attempts one client address may have within 10 minutes, over every e-mail address, before further attempts from it get 429 until the 10 minutes pass',
+    default: 100,
+    minimum: 1,
+  },
 } as const satisfies EnvSpec;
 
 const port = (fallback: number) =>
@@ -214,6 +253,7 @@ export const gatewayEnv = {
   ...postgresEnv,
   ...kafkaEnv,
   ...ingestEnv,
+  ...redisEnv,
 } as const satisfies EnvSpec;
 
 export const workerEnv = {

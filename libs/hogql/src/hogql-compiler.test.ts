@@ -65,6 +65,46 @@ describe('HogQL compiler (PostHog parser in a worker, allow-list printer)', () =
     await expect(compile(text, true)).rejects.toThrow(message);
   });
 
+  it.each(['constructor', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf', 'toLocaleString', 'propertyIsEnumerable', '__defineGetter__'])(
+    'looks functions up by name only: %s(event), a name every JavaScript object has, is unknown',
+    async (name) => {
+      await expect(compile(`${name}(event)`, true)).rejects.toThrow(new HogQLError(`Function "${name}" is not allowed in HogQL expressions here.`));
+    },
+  );
+
+  it('prints toString as ClickHouse toString, also inside like', async () => {
+    expect((await compile('toString(event)')).sql).toBe('toString(e.event)');
+    const { sql, params } = await compile("toString(timestamp) like '%'");
+    expect(sql).toBe('like(toString(toString(e.timestamp)), {p0:String})');
+    expect(params).toEqual({ p0: '%' });
+  });
+
+  it('keeps every digit of integers past 2^53, typed as ClickHouse types such literals', async () => {
+    expect(await compile('9223372036854775807 + 1')).toEqual({ sql: '({p0:Int64} + {p1:Int64})', params: { p0: '9223372036854775807', p1: 1 } });
+    expect(await compile('-9223372036854775808 % -1')).toEqual({ sql: '({p0:Int64} % {p1:Int64})', params: { p0: '-9223372036854775808', p1: -1 } });
+    expect(await compile('substring(event, -9223372036854775807)')).toEqual({
+      sql: 'substring(e.event, {p0:Int64})',
+      params: { p0: '-9223372036854775807' },
+    });
+    expect(await compile('18446744073709551615')).toEqual({ sql: '{p0:UInt64}', params: { p0: '18446744073709551615' } });
+    // Past UInt64 the parser writes the digits as text; ClickHouse would read a Float64.
+    expect(await compile('99999999999999999999')).toEqual({ sql: '{p0:Float64}', params: { p0: '100000000000000000000' } });
+    expect(await compile('0.1 + 9007199254740993')).toEqual({ sql: '({p0:Float64} + {p1:Int64})', params: { p0: 0.1, p1: '9007199254740993' } });
+    await expect(compile('1e400')).rejects.toThrow(new HogQLError('Numbers in HogQL expressions must be finite.'));
+  });
+
+  it('checks a constant time zone argument against the zones ClickHouse knows', async () => {
+    expect((await compile("toDateTime(timestamp, 'Europe/Berlin')")).sql).toBe('toDateTime(e.timestamp, {p0:String})');
+    for (const [text, zone, fn] of [
+      ["toDateTime(timestamp, 'Invalid/Zone')", 'Invalid/Zone', 'toDateTime'],
+      ["toStartOfDay(timestamp, 'US/Pacific-New')", 'US/Pacific-New', 'toStartOfDay'],
+      ["toStartOfWeek(timestamp, 1, 'SystemV/AST4')", 'SystemV/AST4', 'toStartOfWeek'],
+      ["dateDiff('day', timestamp, now(), 'Canada/East-Saskatchewan')", 'Canada/East-Saskatchewan', 'dateDiff'],
+    ]) {
+      await expect(compile(text!)).rejects.toThrow(new HogQLError(`Unknown time zone "${zone}" in ${fn}().`));
+    }
+  });
+
   it('keeps a quote-breaking string a bound value', async () => {
     const { sql, params } = await compile("event = 'x'' OR 1=1 --'");
     expect(sql).toBe('(e.event = {p0:String})');

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { CLICKHOUSE_TIME_ZONES } from '@sightline/clickhouse';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
+import { parse as parseJson } from 'lossless-json';
 
 /** The SQL of the events row a HogQL expression may read. */
 export interface HogQLFields {
@@ -70,8 +72,20 @@ export function nestingDepth(text: string): number {
   return max;
 }
 
+interface FunctionSpec {
+  sql: string;
+  min: number;
+  max: number;
+}
+
+/**
+ * A table of names looked up with the client's text: a Map, so a name that exists on every
+ * JavaScript object (`constructor`, `toString`, `__proto__`, `hasOwnProperty`) is not found in it.
+ */
+const table = <T>(entries: Record<string, T>): ReadonlyMap<string, T> => new Map(Object.entries(entries));
+
 /** Per-event functions: HogQL name → ClickHouse name and allowed argument counts. */
-const SCALAR_FUNCTIONS: Record<string, { sql: string; min: number; max: number }> = {
+const SCALAR_FUNCTIONS = table<FunctionSpec>({
   lower: { sql: 'lower', min: 1, max: 1 },
   upper: { sql: 'upper', min: 1, max: 1 },
   length: { sql: 'length', min: 1, max: 1 },
@@ -125,16 +139,38 @@ const SCALAR_FUNCTIONS: Record<string, { sql: string; min: number; max: number }
   notEmpty: { sql: 'notEmpty', min: 1, max: 1 },
   extract: { sql: 'extract', min: 2, max: 2 },
   match: { sql: 'match', min: 2, max: 2 },
-};
+});
+
+/**
+ * Which argument of a function names a time zone (ClickHouse's optional last argument of its
+ * date functions). A constant one is checked here, so an unknown zone is named in a 400.
+ */
+const TIME_ZONE_ARGUMENT = table<number>({
+  toDate: 1,
+  toDateTime: 1,
+  toStartOfMinute: 1,
+  toStartOfHour: 1,
+  toStartOfDay: 1,
+  toStartOfWeek: 2,
+  toStartOfMonth: 1,
+  toStartOfYear: 1,
+  toYear: 1,
+  toMonth: 1,
+  toDayOfWeek: 2,
+  toDayOfMonth: 1,
+  toHour: 1,
+  toMinute: 1,
+  dateDiff: 3,
+});
 
 /** Conversions that never fail on bad input (HogQL's toInt/toFloat answer null). */
-const CONVERSIONS: Record<string, string> = {
+const CONVERSIONS = table<string>({
   toInt: 'toInt64OrNull',
   toFloat: 'toFloat64OrNull',
-};
+});
 
 /** Aggregates (math_hogql only): HogQL name → ClickHouse name and argument counts. */
-const AGGREGATES: Record<string, { sql: string; min: number; max: number }> = {
+const AGGREGATES = table<FunctionSpec>({
   count: { sql: 'count', min: 0, max: 1 },
   countIf: { sql: 'countIf', min: 1, max: 2 },
   sum: { sql: 'sum', min: 1, max: 1 },
@@ -148,12 +184,31 @@ const AGGREGATES: Record<string, { sql: string; min: number; max: number }> = {
   median: { sql: 'median', min: 1, max: 1 },
   quantile: { sql: 'quantile', min: 1, max: 1 },
   any: { sql: 'any', min: 1, max: 1 },
-};
+});
 
-const COMPARISONS: Record<string, string> = { '==': '=', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const COMPARISONS = table<string>({ '==': '=', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' });
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
 
 const fieldName = (chain: unknown[]) => chain.map(String).join('.').slice(0, 100);
+
+/**
+ * An integer constant past 2^53 as the parser wrote it: JSON.parse would round
+ * 9223372036854775807 to 9223372036854775808, so the tree is read keeping such digits.
+ */
+class IntegerText {
+  constructor(readonly digits: string) {}
+}
+const INTEGER = /^-?\d+$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** The parser's JSON with big integers kept exact (IntegerText) and every other number a number. */
+const parseTree = (json: string) =>
+  parseJson(json, null, (text) => (INTEGER.test(text) && !Number.isSafeInteger(Number(text)) ? new IntegerText(text) : Number(text))) as Node & {
+    error?: boolean;
+    message?: string;
+  };
 
 class Printer {
   private aggregateDepth = 0;
@@ -205,15 +260,34 @@ class Printer {
     );
   }
 
-  private constant(value: unknown): string {
+  private constant(node: Node): string {
+    const value = node['value'];
     if (value === null) return 'NULL';
     if (typeof value === 'boolean') return value ? 'true' : 'false';
+    if (value instanceof IntegerText) return this.numberText(value.digits);
+    // The parser writes numbers past Int64 (and inf) as text marked as a number.
+    if (node['value_type'] === 'number' && typeof value === 'string') return this.numberText(value);
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) throw new HogQLError('Numbers in HogQL expressions must be finite.');
       return Number.isSafeInteger(value) ? this.ctx.params.add(value, 'Int64') : this.ctx.params.add(value, 'Float64');
     }
     if (typeof value === 'string') return this.ctx.params.add(value, 'String');
     throw new HogQLError('Unsupported constant in HogQL expression.');
+  }
+
+  /**
+   * A number written out in full, typed as ClickHouse types such a literal: Int64 while it fits,
+   * then UInt64, then Float64. Bound as text, so no digit is lost on the way.
+   */
+  private numberText(text: string): string {
+    if (INTEGER.test(text)) {
+      const integer = BigInt(text);
+      if (integer >= INT64_MIN && integer <= INT64_MAX) return this.ctx.params.add(text, 'Int64');
+      if (integer >= 0n && integer <= UINT64_MAX) return this.ctx.params.add(text, 'UInt64');
+    }
+    const number = Number(text);
+    if (!Number.isFinite(number)) throw new HogQLError('Numbers in HogQL expressions must be finite.');
+    return this.ctx.params.add(number, 'Float64');
   }
 
   /** A number for arithmetic and numeric comparison: properties are text, read as numbers. */
@@ -227,7 +301,7 @@ class Printer {
     const d = depth + 1;
     switch (node.node) {
       case 'Constant':
-        return this.constant(node['value']);
+        return this.constant(node);
       case 'Field':
         return this.field(node['chain'] as unknown[]);
       case 'ArrayAccess': {
@@ -267,13 +341,14 @@ class Printer {
     const op = String(node['op']);
     const left = node['left'] as Node;
     const right = node['right'] as Node;
-    if (op in COMPARISONS) {
+    const comparison = COMPARISONS.get(op);
+    if (comparison !== undefined) {
       // A property against a number compares numbers, as HogQL's typed comparison does.
       const numericRight = right.node === 'Constant' && typeof right['value'] === 'number';
       const numericLeft = left.node === 'Constant' && typeof left['value'] === 'number';
       const l = numericRight ? this.numeric(left, depth) : this.print(left, depth);
       const r = numericLeft ? this.numeric(right, depth) : this.print(right, depth);
-      return `(${l} ${COMPARISONS[op]} ${r})`;
+      return `(${l} ${comparison} ${r})`;
     }
     switch (op) {
       case 'like':
@@ -305,16 +380,26 @@ class Printer {
     }
   }
 
+  /** A constant time zone argument must be one ClickHouse knows (else every row fails). */
+  private checkTimeZone(name: string, args: Node[]): void {
+    const index = TIME_ZONE_ARGUMENT.get(name);
+    const zone = index === undefined ? undefined : args[index];
+    if (zone?.node === 'Constant' && typeof zone['value'] === 'string' && !CLICKHOUSE_TIME_ZONES.has(zone['value'])) {
+      throw new HogQLError(`Unknown time zone "${zone['value'].slice(0, 60)}" in ${name}().`);
+    }
+  }
+
   private call(node: Node, depth: number): string {
     const name = String(node['name']);
     const args = (node['args'] as Node[] | null) ?? [];
     const params = (node['params'] as Node[] | null) ?? null;
     const printArgs = () => args.map((a) => this.print(a, depth)).join(', ');
-    if (name in CONVERSIONS) {
+    const conversion = CONVERSIONS.get(name);
+    if (conversion !== undefined) {
       if (args.length !== 1) throw new HogQLError(`${name} takes one argument.`);
-      return `${CONVERSIONS[name]}(toString(${this.print(args[0]!, depth)}))`;
+      return `${conversion}(toString(${this.print(args[0]!, depth)}))`;
     }
-    const scalar = SCALAR_FUNCTIONS[name];
+    const scalar = SCALAR_FUNCTIONS.get(name);
     if (scalar) {
       if (params) throw new HogQLError(`${name} takes no parameters.`);
       if (args.length < scalar.min || args.length > scalar.max)
@@ -325,9 +410,10 @@ class Printer {
           throw new HogQLError(`${name} needs a valid regular expression constant (RE2 syntax).`);
         }
       }
+      this.checkTimeZone(name, args);
       return `${scalar.sql}(${printArgs()})`;
     }
-    const aggregate = AGGREGATES[name];
+    const aggregate = AGGREGATES.get(name);
     if (aggregate) {
       if (!this.ctx.allowAggregations) throw new HogQLError(`Aggregate function "${name}" is not allowed here: this expression is evaluated per event.`);
       if (this.aggregateDepth > 0) throw new HogQLError(`Aggregate function "${name}" cannot be used inside another aggregate.`);
@@ -434,7 +520,7 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
       if (expression.length > MAX_HOGQL_LENGTH) throw new HogQLError(`A HogQL expression may have at most ${MAX_HOGQL_LENGTH} characters.`);
       if (nestingDepth(expression) > MAX_HOGQL_NESTING)
         throw new HogQLError(`A HogQL expression may nest parentheses and brackets at most ${MAX_HOGQL_NESTING} deep.`);
-      const parsed = JSON.parse(await parseText(expression)) as Node & { error?: boolean; message?: string };
+      const parsed = parseTree(await parseText(expression));
       if (parsed.error) throw new HogQLError(`Syntax error in HogQL expression: ${String(parsed.message).slice(0, 200)}`);
       return parsed;
     },

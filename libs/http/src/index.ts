@@ -8,3 +8,4 @@ export * from './input-guard';
 export * from './client-ip';
 export * from './cacheable';
 export * from './fast-path';
+export * from './json-answer';

@@ -35,4 +35,12 @@ describe('readCapturePayload', () => {
     expect(() => readCapturePayload('text')).toThrow(PayloadError);
     expect(() => readCapturePayload(42)).toThrow(PayloadError);
   });
+
+  it('rejects a batch envelope whose batch is not a list, instead of reading it as one event', () => {
+    for (const batch of [{ a: 1 }, { event: 'e', distinct_id: 'u' }, 'events', 1, null]) {
+      expect(() => readCapturePayload({ api_key: 'x', batch })).toThrow(new PayloadError('no_events', 'batch must be a list of events'));
+    }
+    // A single event that happens to carry a `batch` property is still a single event.
+    expect(readCapturePayload({ api_key: 'x', event: 'e', batch: 'mine' }).events).toEqual([{ api_key: 'x', event: 'e', batch: 'mine' }]);
+  });
 });

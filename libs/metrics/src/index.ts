@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * The metrics of one process. Each app gets its own registry (so tests can build
@@ -18,7 +18,15 @@ export interface Metrics {
   deadLetters: Counter<'step'>;
   pipelineStepDuration: Histogram<'step'>;
   jobRuns: Counter<'job' | 'result'>;
+  /** Messages a consumer group has not committed past, per partition this process consumes. */
+  consumerLag: Gauge<'group' | 'topic' | 'partition'>;
+  /** A consumer group's lag over all partitions of its topic, as this process reads it. */
+  consumerGroupLag: Gauge<'group' | 'topic'>;
+  /** How long the lag of this process's partitions has kept growing (0: not growing). */
+  consumerLagGrowingSeconds: Gauge<'group'>;
   insightTimeToSeeData: Histogram<'type' | 'context' | 'status'>;
+  /** Time to compute an insight's answer in ClickHouse (cache hits are not counted), by kind. */
+  insightQueryDuration: Histogram<'kind' | 'result'>;
   /** Management requests answered 429, by throttle class. */
   requestsThrottled: Counter<'throttle'>;
   /** Management requests let through unthrottled because the limiter's store (Redis) failed. */
@@ -95,6 +103,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
+    insightQueryDuration: new Histogram({
+      name: 'insight_query_duration_seconds',
+      help: 'Time to compute an insight answer (trend, funnel, correlation) in ClickHouse; answers served from the cache are not counted',
+      labelNames: ['kind', 'result'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
     pipelineStepDuration: new Histogram({
       name: 'worker_pipeline_step_duration_seconds',
       help: 'Time a worker pipeline step took for one batch',
@@ -103,5 +118,23 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registers,
     }),
     jobRuns: new Counter({ name: 'job_runs_total', help: 'Scheduled job runs by result', labelNames: ['job', 'result'], registers }),
+    consumerLag: new Gauge({
+      name: 'worker_consumer_lag_messages',
+      help: 'Messages the consumer group has not committed past, per partition this worker consumes (each partition reported by its owner)',
+      labelNames: ['group', 'topic', 'partition'],
+      registers,
+    }),
+    consumerGroupLag: new Gauge({
+      name: 'worker_consumer_group_lag_messages',
+      help: "The consumer group's lag over every partition of its topic (every worker reports the group's figure: take max, not sum)",
+      labelNames: ['group', 'topic'],
+      registers,
+    }),
+    consumerLagGrowingSeconds: new Gauge({
+      name: 'worker_consumer_lag_growing_seconds',
+      help: "How long the lag of this worker's partitions has kept growing (0: not growing); past WORKER_LAG_READINESS_TIMEOUT_MS the worker is not ready",
+      labelNames: ['group'],
+      registers,
+    }),
   };
 }

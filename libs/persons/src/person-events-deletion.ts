@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { mutationsSource, mutationTarget, SINGLE_SERVER, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
 import type { MetadataStore } from '@sightline/postgres';
 
 /** The job's name, as schedulers, metrics and the operator command know it. */
@@ -32,6 +32,13 @@ export interface DeletionRunSummary {
   batches: number;
 }
 
+/** The stores a deletion works on; `layout` says how ClickHouse's tables are laid out (default: one server). */
+export interface DeletionStores {
+  db: MetadataStore;
+  ch: ClickHouseClient;
+  layout?: ClickHouseLayout;
+}
+
 interface ClaimedTask {
   id: number;
   team_id: number;
@@ -51,17 +58,20 @@ const MUTATION_TIMEOUT_MS = 6 * 3_600_000;
 /**
  * Runs a mutation (ALTER TABLE … DELETE) and waits until ClickHouse reports it done, by polling
  * system.mutations rather than holding the request open: a large deletion outlasts any HTTP
- * timeout. A mutation ClickHouse reports failing is an error (the task stays pending).
+ * timeout. A mutation ClickHouse reports failing is an error (the task stays pending). On a
+ * cluster the events' mutation runs on every shard's table (ON CLUSTER) and is waited for on
+ * every replica; a replicated table's mutation reaches its replicas through Keeper.
  */
-async function mutateAndWait(ch: ClickHouseClient, table: string, where: string, params: Record<string, unknown>): Promise<void> {
-  await ch.command({ query: `ALTER TABLE ${table} DELETE WHERE ${where}`, query_params: params });
+async function mutateAndWait(ch: ClickHouseClient, layout: ClickHouseLayout, table: string, where: string, params: Record<string, unknown>): Promise<void> {
+  const target = mutationTarget(layout, table);
+  await ch.command({ query: `ALTER TABLE ${target.clause} DELETE WHERE ${where}`, query_params: params });
   const deadline = Date.now() + MUTATION_TIMEOUT_MS;
   for (;;) {
     const [state] = await (
       await ch.query({
-        query: `SELECT count() AS running, any(latest_fail_reason) AS failure FROM system.mutations
+        query: `SELECT count() AS running, any(latest_fail_reason) AS failure FROM ${mutationsSource(layout)}
                 WHERE database = currentDatabase() AND table = {table:String} AND is_done = 0`,
-        query_params: { table },
+        query_params: { table: target.table },
         format: 'JSONEachRow',
       })
     ).json<{ running: string; failure: string }>();
@@ -84,10 +94,7 @@ async function mutateAndWait(ch: ClickHouseClient, table: string, where: string,
  * its tasks claimed, and the next run (after `staleAfterMs`) repeats them, keeping the event count
  * of the first attempt. Concurrent runs claim different tasks (SKIP LOCKED).
  */
-export async function runPersonEventsDeletion(
-  stores: { db: MetadataStore; ch: ClickHouseClient },
-  options: PersonEventsDeletionOptions = {},
-): Promise<DeletionRunSummary> {
+export async function runPersonEventsDeletion(stores: DeletionStores, options: PersonEventsDeletionOptions = {}): Promise<DeletionRunSummary> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const summary: DeletionRunSummary = { tasks: 0, eventsDeleted: 0, personRowsDeleted: 0, batches: 0 };
@@ -116,7 +123,7 @@ export async function runPersonEventsDeletion(
   }
 }
 
-async function deleteBatch(stores: { db: MetadataStore; ch: ClickHouseClient }, tasks: ClaimedTask[], summary: DeletionRunSummary): Promise<void> {
+async function deleteBatch(stores: DeletionStores, tasks: ClaimedTask[], summary: DeletionRunSummary): Promise<void> {
   for (const [teamId, teamTasks] of groupBy(tasks, (t) => t.team_id)) {
     const counts = await countEvents(stores.ch, teamId, teamTasks);
     // Recorded before the mutation: a repeated attempt finds fewer (or no) events left.
@@ -125,7 +132,7 @@ async function deleteBatch(stores: { db: MetadataStore; ch: ClickHouseClient }, 
            FROM unnest($1::int[], $2::bigint[]) AS x(id, n) WHERE q.id = x.id`,
       [teamTasks.map((t) => t.id), teamTasks.map((t) => counts.get(t.id) ?? 0)],
     );
-    await deleteEvents(stores.ch, teamId, teamTasks);
+    await deleteEvents(stores, teamId, teamTasks);
     const personRows = await deletePersonRows(stores, teamId, teamTasks);
     await stores.db.query(
       `UPDATE queued_deletions q SET done_at = now(), last_error = NULL, person_rows_deleted = x.n
@@ -186,9 +193,9 @@ async function countEvents(ch: ClickHouseClient, teamId: number, tasks: ClaimedT
   return counts;
 }
 
-async function deleteEvents(ch: ClickHouseClient, teamId: number, tasks: ClaimedTask[]): Promise<void> {
+async function deleteEvents(stores: DeletionStores, teamId: number, tasks: ClaimedTask[]): Promise<void> {
   const { sql, params } = batchCondition(tasks);
-  await mutateAndWait(ch, 'events', sql, { team: teamId, ...params });
+  await mutateAndWait(stores.ch, stores.layout ?? SINGLE_SERVER, 'events', sql, { team: teamId, ...params });
 }
 
 /**
@@ -196,7 +203,7 @@ async function deleteEvents(ch: ClickHouseClient, teamId: number, tasks: Claimed
  * person created again with the same uuid (or distinct id) has higher versions and stays.
  * Answers how many entries (the person, each distinct id) each person had.
  */
-async function deletePersonRows(stores: { db: MetadataStore; ch: ClickHouseClient }, teamId: number, tasks: ClaimedTask[]): Promise<Map<string, number>> {
+async function deletePersonRows(stores: DeletionStores, teamId: number, tasks: ClaimedTask[]): Promise<Map<string, number>> {
   const uuids = [...new Set(tasks.map((t) => t.person_uuid))];
   const versions = await stores.db.query<{ uuid: string; version: string }>(
     'SELECT uuid::text AS uuid, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY($2::uuid[])',
@@ -219,8 +226,8 @@ async function deletePersonRows(stores: { db: MetadataStore; ch: ClickHouseClien
     })
   ).json<{ person: string; n: string }>();
   for (const row of rows) counts.set(row.person, Number(row.n));
-  await mutateAndWait(stores.ch, 'person', personCondition, params);
-  await mutateAndWait(stores.ch, 'person_distinct_id2', distinctIdCondition, params);
+  await mutateAndWait(stores.ch, stores.layout ?? SINGLE_SERVER, 'person', personCondition, params);
+  await mutateAndWait(stores.ch, stores.layout ?? SINGLE_SERVER, 'person_distinct_id2', distinctIdCondition, params);
   return counts;
 }
 

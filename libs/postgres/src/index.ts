@@ -1,3 +1,4 @@
 export * from './metadata-store';
 export * from './migrations';
 export * from './pglite-template';
+export * from './unique-violation';

@@ -47,12 +47,19 @@ export interface MetadataStoreConfig {
    * blocks this thread's event loop; false runs it on this thread.
    */
   pgliteThread?: boolean;
+  /**
+   * Called once if the store is lost for good while open (the embedded PGlite thread died):
+   * every later statement would fail, so the process should end and be restarted.
+   */
+  onLost?: (error: Error) => void;
 }
 
 export async function createMetadataStore(config: MetadataStoreConfig): Promise<MetadataStore> {
   if (config.url) return createPgStore(config.url, config.poolSize ?? postgresEnv.DATABASE_POOL_SIZE.default);
   if (!config.dataDir) throw new Error('metadata store: either DATABASE_URL or a data directory is required');
-  return createPgliteStore(join(config.dataDir, 'postgres'), config.pgliteTemplate ?? true, config.pgliteThread ?? true);
+  const dir = join(config.dataDir, 'postgres');
+  const useTemplate = config.pgliteTemplate ?? true;
+  return (config.pgliteThread ?? true) ? createPgliteThreadStore(dir, useTemplate, { onLost: config.onLost }) : openPgliteSession(dir, useTemplate);
 }
 
 function pgSql(client: Pool | PoolClient): Sql {
@@ -111,8 +118,4 @@ function createPgStore(url: string, poolSize: number): MetadataStore {
       await pool.end();
     },
   };
-}
-
-function createPgliteStore(dir: string, useTemplate: boolean, thread: boolean): Promise<MetadataStore> {
-  return thread ? createPgliteThreadStore(dir, useTemplate) : openPgliteSession(dir, useTemplate);
 }

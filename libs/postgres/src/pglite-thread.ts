@@ -12,12 +12,22 @@ type Request = PgliteRequest extends infer R ? (R extends PgliteRequest ? Omit<R
  * and reads rows; PGlite parses, plans, runs and decodes on the other core. The thread still
  * runs one statement or transaction at a time, in the order they were sent.
  */
-export async function createPgliteThreadStore(dir: string, useTemplate: boolean): Promise<MetadataStore> {
+export async function createPgliteThreadStore(
+  dir: string,
+  useTemplate: boolean,
+  options: {
+    /** Called once when the thread fails or exits while the store is open (not on close). */
+    onLost?: (error: Error) => void;
+    /** Test seam: receives the thread once started (a test ends it to stand in for a crash). */
+    onThread?: (thread: Worker) => void;
+  } = {},
+): Promise<MetadataStore> {
   const worker = new Worker(join(__dirname, 'pglite-thread.js'), {
     workerData: { dir, useTemplate } satisfies PgliteThreadData,
     // Profiling flags follow into the thread (its own profile); the serving thread's loaders do not.
     execArgv: process.execArgv.filter((flag) => flag.startsWith('--cpu-prof')),
   });
+  options.onThread?.(worker);
   const pending = new Map<number, { resolve: (response: PgliteResponse & { ok: true }) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let ended: Error | null = null;
@@ -34,9 +44,12 @@ export async function createPgliteThreadStore(dir: string, useTemplate: boolean)
     if (response.ok) waiter?.resolve(response);
     else waiter?.reject(errorFromWire(response.error));
   });
+  let open = false;
   const fail = (error: Error) => {
+    const lost = open && !ended;
     ended ??= error;
     for (const id of [...pending.keys()]) settle(id)?.reject(error);
+    if (lost) options.onLost?.(error);
   };
   worker.on('error', (error) => fail(new Error(`PGlite thread failed: ${error.message}`, { cause: error })));
   worker.on('exit', (code) => fail(new Error(`PGlite thread exited (code ${code})`)));
@@ -56,6 +69,7 @@ export async function createPgliteThreadStore(dir: string, useTemplate: boolean)
     await worker.terminate();
     throw error;
   }
+  open = true;
 
   const sql = (tx?: number): Sql => ({
     async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {

@@ -81,6 +81,26 @@ describe('compilePropertyGroup', () => {
     expect(compile(properties)).toMatchSnapshot();
   });
 
+  it('refuses a stored number past Int64 (saved before parsing checked it) when compiling', () => {
+    const stored = { type: 'AND' as const, values: [{ key: 'n', type: 'event', operator: 'gt', value: '9223372036854775808' }] };
+    const ctx = { params: new QueryParams(), propertiesColumn: eventsTablePropertiesColumn, nowMs: NOW };
+    expect(() => compilePropertyGroup(stored, ctx)).toThrow(
+      new PropertyCompileError('Operator "gt" compares numbers between -9223372036854775808 and 9223372036854775807.'),
+    );
+    const between = { type: 'AND' as const, values: [{ key: 'n', type: 'event', operator: 'between', value: [1, 1e19] }] };
+    expect(() => compilePropertyGroup(between, ctx)).toThrow(PropertyCompileError);
+  });
+
+  it('binds integers past 2^53 as their digits, which every ClickHouse client sends as they are', () => {
+    const params = new QueryParams();
+    params.add(9223372036854775807, 'Float64');
+    params.add(-1e19, 'Float64');
+    params.add(9007199254740991, 'Int64');
+    params.add(0.5, 'Float64');
+    expect(params.values).toEqual({ p0: '9223372036854775808', p1: '-10000000000000000000', p2: 9007199254740991, p3: 0.5 });
+    expect(compile([{ key: 'n', operator: 'gt', value: '9007199254740993' }]).params).toMatchObject({ p1: '9007199254740992' });
+  });
+
   it('refuses what the query cannot apply', () => {
     expect(() => compile([{ key: 'id', value: 1, type: 'cohort' }], false)).toThrow(PropertyCompileError);
     expect(() => compile([{ key: 'v', value: '1.0.0', operator: 'semver_gt' }])).toThrow('Operator "semver_gt" is not supported in queries.');

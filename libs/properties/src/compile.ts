@@ -1,4 +1,5 @@
 import { chainHrefSql, chainTextsSql, selectorMatchSql, tagNameMatchSql } from './elements-chain';
+import { NUMBER_RANGE_TEXT, withinNumberRange } from './number-range';
 import { isPropertyGroup, type PropertyFilter, type PropertyGroup } from './types';
 
 /**
@@ -13,7 +14,10 @@ export class QueryParams {
   /** A placeholder for `value` of ClickHouse type `type`. */
   add(value: unknown, type: string): string {
     const name = `${this.prefix}${this.next++}`;
-    this.values[name] = value;
+    // An integer-valued number past 2^53 (1e19, a rounded Int64 bound) goes as its decimal text,
+    // which ClickHouse reads as the placeholder's type: the embedded engine's binder refuses such
+    // numbers outright rather than bind a value that may have lost digits.
+    this.values[name] = typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) ? BigInt(value).toString() : value;
     return `{${name}:${type}}`;
   }
 }
@@ -106,6 +110,14 @@ const stringOperand = (expression: string): Operand => ({ text: expression, pres
  * else by its JSON text, so 42 = "42" and true = "true"); negative operators match a missing
  * property; numeric operators compare numbers only; `regex` is ClickHouse's RE2 `match`.
  */
+/** A numeric operator's bound as a Float64 parameter; stored filters saved before the range check are refused here. */
+function numberParam(given: unknown, operator: string, ctx: CompileContext): string {
+  // A list holds the number first (parsing checked that one).
+  const value = Array.isArray(given) ? given[0] : given;
+  if (!withinNumberRange(value)) throw new PropertyCompileError(`Operator "${operator}" compares numbers ${NUMBER_RANGE_TEXT}.`);
+  return ctx.params.add(Number(value), 'Float64');
+}
+
 function compareOperand(operand: Operand, operator: string, value: unknown, ctx: CompileContext): string {
   const { text, present } = operand;
   const number = `toFloat64OrNull(${text})`;
@@ -145,19 +157,19 @@ function compareOperand(operand: Operand, operator: string, value: unknown, ctx:
       return operator === 'regex' ? sql : `NOT ${sql}`;
     }
     case 'gt':
-      return `${number} > ${ctx.params.add(Number(value), 'Float64')}`;
+      return `${number} > ${numberParam(value, operator, ctx)}`;
     case 'gte':
     case 'min':
-      return `${number} >= ${ctx.params.add(Number(value), 'Float64')}`;
+      return `${number} >= ${numberParam(value, operator, ctx)}`;
     case 'lt':
-      return `${number} < ${ctx.params.add(Number(value), 'Float64')}`;
+      return `${number} < ${numberParam(value, operator, ctx)}`;
     case 'lte':
     case 'max':
-      return `${number} <= ${ctx.params.add(Number(value), 'Float64')}`;
+      return `${number} <= ${numberParam(value, operator, ctx)}`;
     case 'between':
     case 'not_between': {
-      const [low, high] = (value as unknown[]).map(Number);
-      const sql = `${number} BETWEEN ${ctx.params.add(low, 'Float64')} AND ${ctx.params.add(high, 'Float64')}`;
+      const [low, high] = value as unknown[];
+      const sql = `${number} BETWEEN ${numberParam(low, operator, ctx)} AND ${numberParam(high, operator, ctx)}`;
       return operator === 'between' ? sql : `NOT (${sql})`;
     }
     case 'is_date_before':

@@ -84,6 +84,30 @@ describe('parsePropertyFilters', () => {
     });
   });
 
+  it('takes numbers for numeric operators within Int64 only, integer texts compared exactly', () => {
+    const numeric = (operator: string, value: unknown) => () => parsePropertyFilters([{ key: 'n', operator, value }], 'p', events);
+    for (const value of ['9223372036854775807', '-9223372036854775808', '9007199254740993', '1.5', -1e18, ' 42 ']) {
+      expect(numeric('gt', value)()).toMatchObject({ values: [{ value }] });
+    }
+    for (const [operator, value] of [
+      ['gt', '9223372036854775808'],
+      ['lte', '-9223372036854775809'],
+      ['min', '1e19'],
+      ['max', '-1.5e300'],
+      ['lt', ['99999999999999999999']],
+      ['between', ['1', '9223372036854775808']],
+      ['not_between', ['-9223372036854775809', '1']],
+    ] as const) {
+      expect(problem(numeric(operator, value))).toEqual({
+        attr: 'p__0__value',
+        code: 'max_value',
+        message: `Operator "${operator}" compares numbers between -9223372036854775808 and 9223372036854775807.`,
+      });
+    }
+    // Other operators compare text: any digits go.
+    expect(numeric('exact', '9223372036854775808')()).toMatchObject({ values: [{ value: '9223372036854775808' }] });
+  });
+
   it('lets a caller narrow the operators', () => {
     expect(
       problem(() => parsePropertyFilters([{ key: 'k', operator: 'icontains', value: 'x' }], 'p', { ...events, operators: new Set(['exact']) })),

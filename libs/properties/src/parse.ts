@@ -1,5 +1,6 @@
 import { isJsonObject } from '@sightline/json-input';
 import { RE2JS } from 're2js';
+import { NUMBER_RANGE_TEXT, withinNumberRange } from './number-range';
 import { PROPERTY_OPERATORS, type PropertyFilter, type PropertyGroup } from './types';
 
 export class PropertyFilterError extends Error {
@@ -43,6 +44,10 @@ export function re2Problem(pattern: string): string | null {
     return (error as Error).message;
   }
 }
+
+/** The values a numeric operator compares: the first of a list, or both ends of a range. */
+const numbersOf = (operator: string, value: unknown): unknown[] =>
+  RANGE_OPERATORS.has(operator) ? (value as unknown[]) : [Array.isArray(value) ? value[0] : value];
 
 function parseFilter(raw: Record<string, unknown>, attr: string, options: ParseOptions): PropertyFilter {
   const type = raw['type'] ?? 'event';
@@ -105,6 +110,9 @@ function parseFilter(raw: Record<string, unknown>, attr: string, options: ParseO
   }
   if (RANGE_OPERATORS.has(operator) && !(Array.isArray(value) && value.length === 2 && value.every((v) => Number.isFinite(Number(v))))) {
     throw new PropertyFilterError(attr, `Operator "${operator}" needs two numbers [low, high].`, 'invalid_input');
+  }
+  if ((NUMERIC_OPERATORS.has(operator) || RANGE_OPERATORS.has(operator)) && !numbersOf(operator, value).every(withinNumberRange)) {
+    throw new PropertyFilterError(`${attr}__value`, `Operator "${operator}" compares numbers ${NUMBER_RANGE_TEXT}.`, 'max_value');
   }
   if (PATTERN_OPERATORS.has(operator)) {
     const problem = re2Problem(String(value));

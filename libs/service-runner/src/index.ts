@@ -1,11 +1,12 @@
 import type { RequestListener } from 'node:http';
 import { createEventBus, type EventBus } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { clickhouseLayout, createAnalyticsStore, migrateClickHouse, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
 import { parseConfig, type EnvSpec } from '@sightline/config';
 import { installShutdown, listen, requestTimeoutsFromConfig, type RunningServer } from '@sightline/http';
 import { createLogger, type Logger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
+import { exitOnFatalErrors } from './fatal-errors';
 
 /** The settings every service reads (runtimeEnv in libs/config). */
 interface RuntimeConfig {
@@ -26,6 +27,7 @@ interface StoreConfig {
   CLICKHOUSE_USER: string;
   CLICKHOUSE_PASSWORD: string;
   CLICKHOUSE_DATABASE: string;
+  CLICKHOUSE_CLUSTER?: string;
 }
 
 /** Bus settings (kafkaEnv, ingestEnv in libs/config), read when a service opens the bus. */
@@ -50,6 +52,15 @@ export interface ServiceContext<C> {
   openMetadataStore(options?: { dataDir?: string }): Promise<MetadataStore>;
   /** ClickHouse at CLICKHOUSE_URL (else chdb under `dataDir`), migrated; closed at shutdown. */
   openAnalyticsStore(options?: { dataDir?: string }): Promise<ClickHouseClient>;
+  /** How the analytics tables are laid out (CLICKHOUSE_CLUSTER): what queries and mutations are built for. */
+  analyticsLayout: ClickHouseLayout;
+  /**
+   * The same store, for requests' reads, once openAnalyticsStore has opened (and migrated) it.
+   * Embedded, a connection of its own: the engine runs one query at a time per connection, and
+   * the worker's inserts, which capture waits for, must not queue behind a long analytics read.
+   * Over HTTP, the one client (it keeps a pool of sockets).
+   */
+  openAnalyticsReader(store: ClickHouseClient, options?: { dataDir?: string }): ClickHouseClient;
   /**
    * Kafka at KAFKA_BROKERS (or the in-process bus), from the KAFKA_* and BUS_* settings; the
    * client id gets `clientIdSuffix`. Closed at shutdown after the pieces opened later (its
@@ -90,16 +101,28 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
     const stores = config as unknown as StoreConfig;
     const bus = config as unknown as BusConfig;
     const logger = createLogger({ service: options.name, level: runtime.LOG_LEVEL });
+    exitOnFatalErrors((err, origin) => logger.fatal({ err, origin }, `${origin}: exiting`));
     const metrics = createMetrics({ defaultMetrics: true });
     let shuttingDown = false;
     const stops: (() => Promise<void>)[] = [];
+    const analyticsLayout = clickhouseLayout(stores.CLICKHOUSE_CLUSTER, stores.CLICKHOUSE_DATABASE);
     const context: ServiceContext<typeof config> = {
       config,
       logger,
       metrics,
       isShuttingDown: () => shuttingDown,
+      analyticsLayout,
       async openMetadataStore(store = {}) {
-        const db = await createMetadataStore({ url: stores.DATABASE_URL, dataDir: store.dataDir, poolSize: stores.DATABASE_POOL_SIZE });
+        const db = await createMetadataStore({
+          url: stores.DATABASE_URL,
+          dataDir: store.dataDir,
+          poolSize: stores.DATABASE_POOL_SIZE,
+          // The embedded PostgreSQL's thread gone: nothing can be stored again, so end at once and non-zero.
+          onLost: (err) => {
+            logger.fatal({ err }, 'embedded PostgreSQL lost: exiting');
+            process.exit(1);
+          },
+        });
         stops.push(() => db.close());
         await migratePostgres(db);
         return db;
@@ -111,10 +134,22 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
           password: stores.CLICKHOUSE_PASSWORD,
           database: stores.CLICKHOUSE_DATABASE,
           dataDir: store.dataDir,
+          layout: analyticsLayout,
         });
         stops.push(() => ch.close());
-        await migrateClickHouse(ch);
+        await migrateClickHouse(ch, { layout: analyticsLayout });
         return ch;
+      },
+      openAnalyticsReader(store, options = {}) {
+        if (stores.CLICKHOUSE_URL) return store;
+        const reader = createAnalyticsStore({
+          user: stores.CLICKHOUSE_USER,
+          password: stores.CLICKHOUSE_PASSWORD,
+          database: stores.CLICKHOUSE_DATABASE,
+          dataDir: options.dataDir,
+        });
+        stops.push(() => reader.close());
+        return reader;
       },
       openEventBus(options = {}) {
         const eventBus = createEventBus(
@@ -155,3 +190,4 @@ export function runService<E extends EnvSpec, R extends keyof E & string = never
   });
 }
 export * from './embedded-service-marker';
+export * from './fatal-errors';

@@ -14,6 +14,8 @@ export function testEventRow(e: {
   personProperties?: Record<string, unknown>;
   /** Group properties by group type index. */
   groupProperties?: Record<number, Record<string, unknown>>;
+  /** Autocapture's elements chain (default none). */
+  elementsChain?: string;
 }): EventRow {
   return {
     uuid: e.uuid ?? randomUUID(),
@@ -22,7 +24,7 @@ export function testEventRow(e: {
     timestamp: toClickHouseDateTime(e.atMs),
     team_id: e.teamId ?? 1,
     distinct_id: e.distinctId ?? 'u1',
-    elements_chain: '',
+    elements_chain: e.elementsChain ?? '',
     created_at: toClickHouseDateTime(e.atMs),
     person_id: e.personId ?? randomUUID(),
     person_properties: e.personProperties ? JSON.stringify(e.personProperties) : '',

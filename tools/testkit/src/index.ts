@@ -20,7 +20,7 @@ export function testServices(): TestServices {
 export { hostileBodies, hostileJsonKey, hostileJsonValue, hostileQueryValue, hugeJsonValue, injectJson, jsonPaths } from './hostile-json';
 export { insertCohort, insertFlag, insertGroup, insertGroupType, insertPerson } from './flag-rows';
 export { startOutageProxy, type OutageProxy } from './outage-proxy';
-export { createEmbeddedTestStores, createTestStores, type TestStores } from './test-stores';
+export { createEmbeddedTestStores, createInProcessClickHouseTestStores, createTestStores, type TestStores } from './test-stores';
 export { testEventRow } from './event-rows';
 export {
   DISTRIBUTED_VARS,
@@ -37,3 +37,5 @@ export { startPageServer, type PageServer, type ServedPage } from './page-server
 export { startSdkTarget, type SdkTarget, type StoredEvent, type StoredPerson } from './sdk-target';
 export { decodeSdkBody, eventsOf, formatRequests, type SdkRequest } from './sdk-requests';
 export { startRecordingProxy, type RecordingProxy } from './recording-proxy';
+export { distributedReadsWithoutGlobal, formatWithClickHouse, recordStatements, type RecordedStatements } from './cluster-sql';
+export { hogqlExpression } from './hogql-expressions';

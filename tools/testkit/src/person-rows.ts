@@ -73,3 +73,27 @@ export async function updateTestPersonCopy(
     ],
   });
 }
+
+/**
+ * A group as the worker leaves one after a `$groupidentify`: the PostgreSQL row (groups) and its
+ * ClickHouse copy (groups) at version 0. The group type must be mapped separately (insertGroupType).
+ */
+export async function createTestGroup(
+  stores: { db: Sql; ch: ClickHouseClient },
+  group: { teamId?: number; groupTypeIndex: number; groupKey: string; properties?: Record<string, unknown>; createdAt?: string },
+): Promise<void> {
+  const teamId = group.teamId ?? 1;
+  const createdAt = group.createdAt ?? '2024-01-01 00:00:00';
+  const properties = JSON.stringify(group.properties ?? {});
+  await stores.db.query(
+    "INSERT INTO groups (team_id, group_type_index, group_key, group_properties, created_at) VALUES ($1, $2, $3, $4, $5::timestamp AT TIME ZONE 'UTC')",
+    [teamId, group.groupTypeIndex, group.groupKey, properties, createdAt],
+  );
+  await stores.ch.insert({
+    table: 'groups',
+    format: 'JSONEachRow',
+    values: [
+      { group_type_index: group.groupTypeIndex, group_key: group.groupKey, created_at: createdAt, team_id: teamId, group_properties: properties, version: 0 },
+    ],
+  });
+}

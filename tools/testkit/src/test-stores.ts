@@ -85,3 +85,32 @@ export async function createEmbeddedTestStores(
     },
   };
 }
+
+/**
+ * A fresh PostgreSQL database beside ClickHouse as `npm start` runs it: the embedded engine
+ * (chdb) in this process, over a fresh temporary directory. Its parameter binding and errors
+ * are the in-process client's, not the HTTP interface's. One such engine per process at a time:
+ * close it before opening another.
+ */
+export async function createInProcessClickHouseTestStores(
+  prefix: string,
+  keys: { projectApiKey?: string; personalApiKey?: string } = {},
+): Promise<Pick<TestStores, 'db' | 'ch' | 'close'>> {
+  const pg = await createTestPostgresDatabase(prefix);
+  const db = await createMetadataStore({ url: pg.url });
+  await migratePostgres(db);
+  await bootstrapInstance(db, keys);
+  const dataDir = mkdtempSync(join(tmpdir(), `sightline-${prefix}-chdb-`));
+  const ch = createAnalyticsStore({ user: 'default', password: '', database: 'default', dataDir });
+  await migrateClickHouse(ch);
+  return {
+    db,
+    ch,
+    async close() {
+      await ch.close();
+      await db.close();
+      await pg.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -189,6 +189,28 @@ describe('actions: CRUD and action series in trends', () => {
     expect((await request(f.app).post(`${base}/`).set(admin).send({ name: 'Unique' })).status).toBe(201);
   });
 
+  it('creates one of concurrent actions with one name and answers the others 400; an undelete cannot duplicate a name', async () => {
+    const answers = await Promise.all(Array.from({ length: 12 }, () => request(f.app).post(`${base}/`).set(admin).send({ name: 'Raced' })));
+    const created = answers.filter((a) => a.status === 201);
+    expect(created).toHaveLength(1);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused.map((a) => [a.status, a.body.code, a.body.attr])).toEqual(refused.map(() => [400, 'unique', 'name']));
+    const live = await f.db.query<{ id: number }>("SELECT id FROM actions WHERE team_id = 1 AND name = 'Raced' AND NOT deleted");
+    expect(live.map((r) => r.id)).toEqual([created[0]!.body.id]);
+
+    // A deleted action whose name was taken meanwhile cannot come back under it.
+    await request(f.app).patch(`${base}/${created[0]!.body.id}/`).set(admin).send({ deleted: true });
+    const successor = await request(f.app).post(`${base}/`).set(admin).send({ name: 'Raced' });
+    expect(successor.status).toBe(201);
+    const undelete = await request(f.app).patch(`${base}/${created[0]!.body.id}/`).set(admin).send({ deleted: false });
+    expect(undelete.body).toEqual({
+      type: 'validation_error',
+      code: 'unique',
+      detail: `This project already has an action with this name, ID ${successor.body.id}`,
+      attr: 'name',
+    });
+  });
+
   it('pages the list with limit and offset', async () => {
     for (const name of ['Page a', 'Page b', 'Page c']) await request(f.app).post(`${base}/`).set(admin).send({ name });
     const first = await request(f.app).get(`${base}/?search=page&limit=2`).set(admin);

@@ -11,7 +11,7 @@ import {
   type ActionInput,
   type ActionRow,
 } from '@sightline/insights';
-import type { Sql } from '@sightline/postgres';
+import { isUniqueViolation, type Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
@@ -59,9 +59,20 @@ export function createActionsRoutes(db: Sql): RouteTable {
     req.action = action;
     next();
   };
+  const nameTaken = (other: number | null) =>
+    errors.validation(`This project already has an action with this name${other === null ? '' : `, ID ${other}`}`, 'name', 'unique');
   const uniqueName = async (teamId: number, name: string, exceptId: number | null) => {
     const other = await findActionByName(db, teamId, name, exceptId);
-    if (other !== null) throw errors.validation(`This project already has an action with this name, ID ${other}`, 'name', 'unique');
+    if (other !== null) throw nameTaken(other);
+  };
+  /** A write that lost a race for its name (the database's partial unique index) answers as the check does. */
+  const writeNamed = async <T>(teamId: number, name: string | undefined, exceptId: number | null, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isUniqueViolation(error, 'actions_team_live_name')) throw error;
+      throw nameTaken(name === undefined ? null : await findActionByName(db, teamId, name, exceptId));
+    }
   };
 
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
@@ -82,7 +93,7 @@ export function createActionsRoutes(db: Sql): RouteTable {
       if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
       const input = parseActionInput(body);
       await uniqueName(req.project!.id, input.name!, null);
-      const action = await insertAction(db, req.project!.id, input, req.principal!.userId);
+      const action = await writeNamed(req.project!.id, input.name, null, () => insertAction(db, req.project!.id, input, req.principal!.userId));
       res.status(201).json((await serializeActions(db, [action]))[0]);
     });
 
@@ -93,7 +104,9 @@ export function createActionsRoutes(db: Sql): RouteTable {
     const update: RequestHandler = async (req, res) => {
       const input = parseActionInput(parseBody(req.body ?? {}));
       if (input.name !== undefined) await uniqueName(req.project!.id, input.name, req.action!.id);
-      const action = await updateAction(db, req.project!.id, req.action!.id, input);
+      // Undeleting (deleted: false) can also meet a live action of the same name.
+      const name = input.name ?? req.action!.name;
+      const action = await writeNamed(req.project!.id, name, req.action!.id, () => updateAction(db, req.project!.id, req.action!.id, input));
       res.json((await serializeActions(db, [action!]))[0]);
     };
     routes.patch(`${base}/:action_id`, { ...write, summary: 'Update an action', example: () => ({ description: 'changed' }) }, loadAction, update);

@@ -80,15 +80,20 @@ interface ActivityRow {
  * One page of a scope's activity, newest first, in PostHog's activity page shape:
  * `page` is 1-based, `limit` defaults to 10, links are absolute.
  */
-export async function activityPage(db: Sql, req: Request, query: { teamId: number; scope: string; itemId?: string; limit: number; page: number }) {
+export async function activityPage(
+  db: Sql,
+  req: Request,
+  /** `excludedItemIds`: items the caller may not see (flags with access "none"). */
+  query: { teamId: number; scope: string; itemId?: string; excludedItemIds?: readonly string[]; limit: number; page: number },
+) {
   const { teamId, scope, itemId, limit, page } = query;
-  const where = `a.team_id = $1 AND a.scope = $2 AND ($3::text IS NULL OR a.item_id = $3)`;
-  const params = [teamId, scope, itemId ?? null];
+  const where = `a.team_id = $1 AND a.scope = $2 AND ($3::text IS NULL OR a.item_id = $3) AND NOT (a.item_id = ANY($4::text[]))`;
+  const params = [teamId, scope, itemId ?? null, query.excludedItemIds ?? []];
   const [rows, total] = await Promise.all([
     db.query<ActivityRow>(
       `SELECT a.id, a.is_system, a.activity, a.scope, a.item_id, a.detail, a.created_at, u.first_name, u.email
          FROM activity_log a LEFT JOIN users u ON u.id = a.user_id
-        WHERE ${where} ORDER BY a.created_at DESC, a.id LIMIT $4 OFFSET $5`,
+        WHERE ${where} ORDER BY a.created_at DESC, a.id LIMIT $5 OFFSET $6`,
       [...params, limit, (page - 1) * limit],
     ),
     db.query<{ n: string }>(`SELECT count(*) AS n FROM activity_log a WHERE ${where}`, params),

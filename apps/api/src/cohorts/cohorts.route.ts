@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import multer from 'multer';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors } from '@sightline/http';
+import { errors, sendJson } from '@sightline/http';
 import {
   addStaticCohortMembers,
   cohortDefinitionOf,
@@ -28,7 +28,7 @@ import type { MetadataStore } from '@sightline/postgres';
 import { QueryParams, type PropertyGroup } from '@sightline/properties';
 import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.repository';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
-import { limitOffsetPage } from '../http/pagination';
+import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
 import { serializePersons } from '../persons/person.serializer';
 import { formBody, parseCohortDefinition, readCsvMembers } from './cohort-input';
@@ -325,7 +325,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
 
     routes.patch(
       `${base}/:cohort_id/add_persons_to_static_cohort`,
-      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: [] }) },
+      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }) },
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;
@@ -373,7 +373,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;
-        const limit = queryInteger(req.query['limit'], 100, 1);
+        const limit = Math.min(queryInteger(req.query['limit'], 100, 1), MAX_PERSONS_PAGE_SIZE);
         const offset = queryInteger(req.query['offset'], 0, 0);
         const definitions = await definitionsWith(cohort.team_id, cohortDefinitionOf(cohort));
         let page: Awaited<ReturnType<typeof queryPersons>>;
@@ -384,7 +384,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
           if (error instanceof UnknownCohortError) throw cohortRefusal(error, 'filters', cohort.id, false);
           throw error;
         }
-        res.json(limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
+        await sendJson(res, limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
       },
     );
   }

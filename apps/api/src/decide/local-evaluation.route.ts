@@ -3,6 +3,7 @@ import { canAccessProject, findProjectById, listProjectsFor, type ProjectTokenLo
 import { localEvaluationBody, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
+import { hiddenFlagIds } from '../feature-flags/flag-access-levels';
 import { RouteTable } from '../http/route-registry';
 
 export interface LocalEvaluationRouteDeps {
@@ -27,7 +28,12 @@ export function createLocalEvaluationRoutes(deps: LocalEvaluationRouteDeps): Rou
     } else project = (await listProjectsFor(deps.db, principal))[0] ?? null;
     if (!project || !canAccessProject(principal, project)) throw errors.permissionDenied('You do not have access to this project.');
     const { definitions } = await deps.definitions.get(project.id);
-    const body = localEvaluationBody(definitions, 'send_cohorts' in req.query);
+    // Flags the key's user has no access to are left out, as from every other read of flags.
+    // PostHog serves every flag here; its definitions are what access "none" hides (conditions,
+    // payloads), and posthog-node asks the server about a flag it does not have.
+    const hidden = new Set(await hiddenFlagIds(deps.db, project.id, principal.userId));
+    const visible = hidden.size === 0 ? definitions : { ...definitions, flags: definitions.flags.filter((flag) => !hidden.has(flag.id)) };
+    const body = localEvaluationBody(visible, 'send_cohorts' in req.query);
     res.setHeader('ETag', body.etag);
     res.setHeader('Cache-Control', 'private, no-cache');
     const ifNoneMatch = req.headers['if-none-match'];
@@ -35,6 +41,11 @@ export function createLocalEvaluationRoutes(deps: LocalEvaluationRouteDeps): Rou
     res.type('application/json').send(body.text);
   };
 
-  const meta = { scope: 'feature_flag:read', summary: "The project's flag definitions for SDK local evaluation (ETag; ?token= names the project)" } as const;
+  // Answers only a project the key may use.
+  const meta = {
+    scope: 'feature_flag:read',
+    summary: "The project's flag definitions for SDK local evaluation (ETag; ?token= names the project)",
+    projectRestrictedKeys: 'narrowed',
+  } as const;
   return new RouteTable().get('/flags/definitions', meta, definitionsHandler).get('/api/feature_flag/local_evaluation', meta, definitionsHandler);
 }

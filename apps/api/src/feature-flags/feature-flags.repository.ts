@@ -255,6 +255,7 @@ export async function disabledFlagsAmong(db: Sql, teamId: number, ids: readonly 
 }
 
 /** Every live flag of the project with its creator, for access checks. */
+/** Every flag of the project, deleted ones included (their activity stays readable). */
 export async function listFlagOwners(db: Sql, teamId: number): Promise<{ id: number; created_by_id: number | null }[]> {
-  return db.query<{ id: number; created_by_id: number | null }>('SELECT id, created_by_id FROM feature_flags WHERE team_id = $1 AND NOT deleted', [teamId]);
+  return db.query<{ id: number; created_by_id: number | null }>('SELECT id, created_by_id FROM feature_flags WHERE team_id = $1', [teamId]);
 }

@@ -1,14 +1,14 @@
 import type { Request, Response } from 'express';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
-import type { Sql } from '@sightline/postgres';
-import { flagAccessLevels } from './flag-access-levels';
+import { flagAccessLevels, hiddenFlagIds } from './flag-access-levels';
+import { atLeast } from '../access-control/access-levels';
 import { activityPage } from '../activity-log/activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
 import { serializeFlag, serializeFlags } from './feature-flag.serializer';
-import { findFlag, listFlagOwners, listFlags, type FlagListFilters } from './feature-flags.repository';
+import { findFlag, listFlags, type FlagListFilters } from './feature-flags.repository';
 import { ACTIVITY_SCOPE, createFeatureFlag, updateFeatureFlag, validationContext, type FlagActor } from './feature-flags.service';
 import { FLAG_PREFIXES, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
 import { parseFlagInput } from './flag-input';
@@ -44,13 +44,6 @@ function listFilters(query: Request['query']): FlagListFilters {
     tags: jsonList(text('tags'), 'tags'),
     order: text('order'),
   };
-}
-
-/** The project's flags the caller has no access to (level "none"), which the list leaves out as PostHog does. */
-async function hiddenFlagIds(db: Sql, teamId: number, userId: number): Promise<number[]> {
-  const flags = await listFlagOwners(db, teamId);
-  const levels = await flagAccessLevels(db, teamId, userId, flags);
-  return flags.filter((flag) => levels.get(flag.id) === 'none').map((flag) => flag.id);
 }
 
 /** PostHog's ActivityQuerySerializer: limit (default 10) and page (default 1), both at least 1. */
@@ -100,7 +93,10 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
     );
 
     routes.get(`${base}/activity`, { scope: 'activity_log:read', summary: "Activity on the project's flags", list: true }, async (req, res) => {
-      res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, ...activityQuery(req.query) }));
+      const hidden = await hiddenFlagIds(db, req.project!.id, req.principal!.userId);
+      res.json(
+        await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, excludedItemIds: hidden.map(String), ...activityQuery(req.query) }),
+      );
     });
 
     routes.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a feature flag' }, loadFlag(db, 'viewer'), async (req, res) => {
@@ -147,10 +143,13 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       },
     );
 
-    // PostHog answers an unknown flag with 404 and the same body shape (status "unknown").
+    // PostHog answers an unknown flag with 404 and the same body shape (status "unknown"). A flag
+    // the caller may not view is refused as its page is.
     routes.get(`${base}/:id/status`, { scope: 'feature_flag:read', summary: 'Whether a flag is active, stale or deleted' }, async (req, res) => {
       const raw = String(req.params['id']);
       const flag = /^\d{1,9}$/.test(raw) ? await findFlag(db, req.project!.id, Number(raw)) : null;
+      if (flag && !atLeast((await flagAccessLevels(db, req.project!.id, req.principal!.userId, [flag])).get(flag.id)!, 'viewer'))
+        throw errors.permissionDenied('You do not have viewer access to this resource.');
       const status = flagStatus(flag, deps.now());
       res.status(status.status === 'unknown' ? 404 : 200).json(status);
     });

@@ -73,6 +73,26 @@ describe('flag roles, access, dashboards and static cohorts', () => {
     });
   });
 
+  describe('organisation roles created at once', () => {
+    it('creates one of concurrent roles with one name (any case) and answers the others 400, never 500', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          request(f.app)
+            .post(`${ROLES}/`)
+            .set(admin)
+            .send({ name: i % 2 ? 'Racers' : 'RACERS' }),
+        ),
+      );
+      expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+      const refused = answers.filter((a) => a.status !== 201);
+      expect(refused.map((a) => [a.status, a.body.code, a.body.attr])).toEqual(refused.map(() => [400, 'unique', 'name']));
+      const [row] = await f.db.query<{ n: string }>("SELECT count(*) AS n FROM roles WHERE lower(name) = 'racers'");
+      expect(Number(row!.n)).toBe(1);
+      const created = answers.find((a) => a.status === 201)!;
+      expect((await request(f.app).delete(`${ROLES}/${created.body.id}/`).set(admin)).status).toBe(204);
+    });
+  });
+
   describe('role access', () => {
     let flag: { id: number };
     let engineers: string;
@@ -180,6 +200,64 @@ describe('flag roles, access, dashboards and static cohorts', () => {
       expect((await request(f.app).get(`${FLAGS}/`).query({ search: 'controlled' }).set(admin)).body.count).toBe(1);
       await request(f.app).put(`${base}/global_access_controls/`).set(admin).send({ access_level: null }).expect(204);
       expect((await request(f.app).get(`${base}/`).set(colleagueKey)).status).toBe(200);
+    });
+  });
+
+  describe('a flag the caller has no access to', () => {
+    it('is left out of every read: status, activity, role access, controls and local evaluation', async () => {
+      const hidden = await createFlag({ key: 'hidden-from-colleague', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
+      const open = await createFlag({ key: 'open-to-colleague', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } });
+      await request(f.app).patch(`${FLAGS}/${hidden.id}/`).set(admin).send({ name: 'changed once' }).expect(200);
+      const none = await request(f.app)
+        .put(`${FLAGS}/${hidden.id}/access_controls/`)
+        .set(admin)
+        .send({ access_level: 'none', organization_member: colleague.uuid });
+      expect(none.status).toBe(200);
+      const token = (await request(f.app).get('/api/projects/1/').set(admin)).body.api_token as string;
+
+      const refused = [
+        `${FLAGS}/${hidden.id}/`,
+        `${FLAGS}/${hidden.id}/status/`,
+        `${FLAGS}/${hidden.id}/activity/`,
+        `${FLAGS}/${hidden.id}/role_access/`,
+        `${FLAGS}/${hidden.id}/access_controls/`,
+        `/api/environments/1/feature_flags/${hidden.id}/status/`,
+      ];
+      for (const path of refused) {
+        const res = await request(f.app).get(path).set(colleagueKey);
+        expect([path, res.status, res.text.includes('hidden-from-colleague')]).toEqual([path, 403, false]);
+      }
+      expect((await request(f.app).get(`${FLAGS}/${open.id}/status/`).set(colleagueKey)).status).toBe(200);
+
+      for (const path of ['/api/feature_flag/local_evaluation', `/flags/definitions?token=${token}`]) {
+        const colleagues = await request(f.app).get(path).set(colleagueKey);
+        expect(colleagues.status).toBe(200);
+        const keys = (colleagues.body.flags as { key: string }[]).map((flag) => flag.key);
+        expect([path, keys.includes('open-to-colleague'), colleagues.text.includes('hidden-from-colleague')]).toEqual([path, true, false]);
+        const admins = await request(f.app).get(path).set(admin);
+        expect((admins.body.flags as { key: string }[]).map((flag) => flag.key)).toEqual(
+          expect.arrayContaining(['hidden-from-colleague', 'open-to-colleague']),
+        );
+        expect(admins.headers['etag']).not.toBe(colleagues.headers['etag']);
+      }
+
+      const activity = await request(f.app).get(`${FLAGS}/activity/`).query({ limit: '100' }).set(colleagueKey);
+      expect(activity.status).toBe(200);
+      const items = (activity.body.results as { item_id: string }[]).map((r) => r.item_id);
+      expect([items.includes(String(open.id)), items.includes(String(hidden.id)), activity.text.includes('hidden-from-colleague')]).toEqual([
+        true,
+        false,
+        false,
+      ]);
+      const adminActivity = await request(f.app).get(`${FLAGS}/activity/`).query({ limit: '100' }).set(admin);
+      expect((adminActivity.body.results as { item_id: string }[]).map((r) => r.item_id)).toContain(String(hidden.id));
+
+      await request(f.app)
+        .put(`${FLAGS}/${hidden.id}/access_controls/`)
+        .set(admin)
+        .send({ access_level: null, organization_member: colleague.uuid })
+        .expect(204);
+      expect((await request(f.app).get(`${FLAGS}/${hidden.id}/status/`).set(colleagueKey)).status).toBe(200);
     });
   });
 

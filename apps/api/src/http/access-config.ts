@@ -34,6 +34,7 @@ export function accessOptionsFromConfig(
         : undefined,
       rateLimitRedis: config.RATE_LIMITS_ENABLED ? redis : undefined,
       loginFailureLimit: config.LOGIN_FAILURE_LIMIT,
+      loginAddressFailureLimit: config.LOGIN_ADDRESS_FAILURE_LIMIT,
       loginThrottleRedis: redis,
       corsOrigins: config.CORS_ALLOWED_ORIGINS.split(','),
       bodyLimitBytes: config.API_BODY_LIMIT_BYTES,

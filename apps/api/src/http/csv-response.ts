@@ -1,6 +1,18 @@
 import type { RequestHandler, Response } from 'express';
+import { JSON_ANSWER_REPLACED } from '@sightline/http';
 
-/** A CSV cell (RFC 4180): lists joined by `::`, objects as JSON text, quoted when needed. */
+/**
+ * Characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list: `=`,
+ * `+`, `-`, `@`, tab and carriage return). Person and event properties are anyone's to set with
+ * the public project key, so a cell starting with one is neutralised.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * A CSV cell (RFC 4180): lists joined by `::`, objects as JSON text, quoted when needed. Text that
+ * a spreadsheet would run as a formula gets a leading `'` and quotes, as OWASP recommends; numbers
+ * and booleans are written as they are (a negative number is not a formula).
+ */
 export function csvCell(value: unknown): string {
   const text =
     value === null || value === undefined
@@ -10,6 +22,8 @@ export function csvCell(value: unknown): string {
         : typeof value === 'object'
           ? JSON.stringify(value)
           : String(value);
+  const literal = typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint';
+  if (!literal && FORMULA_START.test(text)) return `"'${text.replace(/"/g, '""')}"`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -36,6 +50,7 @@ function sendCsv(res: Response, body: unknown): void {
 export const csvListResponder: RequestHandler = (req, res, next) => {
   if (req.query['format'] !== 'csv') return next();
   const json = res.json.bind(res);
+  res.locals[JSON_ANSWER_REPLACED] = true;
   res.json = (body: unknown) => {
     if (res.statusCode >= 400) return json(body);
     sendCsv(res, body);

@@ -10,6 +10,19 @@ declare module 'express-serve-static-core' {
 }
 
 /**
+ * A route outside any project acts on the organisation (its roles govern flag access in every
+ * project; it creates projects; it runs the jobs), so a key restricted to projects is refused
+ * there, as PostHog refuses such keys on every view not based on a project
+ * (posthog/permissions.py, APIScopePermission.check_team_and_org_permissions). Routes declared
+ * `projectRestrictedKeys: 'narrowed'` skip this: they answer and act within the key's projects.
+ */
+export const refuseProjectRestrictedKeys: RequestHandler = (req, _res, next) => {
+  if (req.principal && req.principal.scopedTeams !== null)
+    return next(errors.permissionDenied('API keys restricted to projects (scoped_teams) can only be used on the routes of those projects.'));
+  next();
+};
+
+/**
  * `:organization_id` is `@current` or the caller's organisation id: another organisation's id is
  * 403, anything else 404. A key restricted to other organisations (`scoped_organizations`) gets 403.
  */

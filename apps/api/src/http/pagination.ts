@@ -14,6 +14,13 @@ export function absoluteUrlWith(req: Request, params: Record<string, string | nu
 }
 
 /**
+ * The most persons one page of a persons list holds (DRF LimitOffsetPagination's max_limit: a
+ * larger `limit` is lowered to it, and `next` pages on). Persons carry all their properties, so
+ * a page is bounded before it is read (docs/http-api.md#limits).
+ */
+export const MAX_PERSONS_PAGE_SIZE = 1_000;
+
+/**
  * DRF LimitOffsetPagination's response: count, absolute next/previous links, results. `linkParams`
  * are added to both links (a list that pins its first page's snapshot carries it on).
  */

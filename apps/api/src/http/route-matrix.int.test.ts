@@ -11,7 +11,7 @@ import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { ALL_SCOPES, hashPersonalApiKey, hasScope, type Scope } from '@sightline/auth';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
-import { createTestPerson } from '@sightline/testkit';
+import { createTestGroup, createTestPerson, insertGroupType } from '@sightline/testkit';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiRouteTable } from '../app';
@@ -59,6 +59,8 @@ describe('route × scope and route × project matrices', () => {
     const cohort = await admin('post', `${p}/cohorts/`, { name: `${marker} cohort`, is_static: true });
     const insight = await admin('post', `${p}/insights/`, { name: `${marker} insight`, filters: { insight: 'TRENDS', events: [{ id: marker }] } });
     const person = await createTestPerson(fixture, { teamId: projectId, distinctIds: [`${marker}-person`], properties: { email: `${marker}@example.com` } });
+    await insertGroupType(fixture.db, projectId, `${marker}-type`, 0);
+    await createTestGroup(fixture, { teamId: projectId, groupTypeIndex: 0, groupKey: 'acme', properties: { name: marker } });
     return {
       project_id: String(projectId),
       organization_id: '@current',
@@ -83,8 +85,9 @@ describe('route × scope and route × project matrices', () => {
     const user = await fixture.addUser(`matrix-${randomUUID().slice(0, 8)}@example.com`);
     const membership = await admin('post', `/api/organizations/@current/roles/${String(role['id'])}/role_memberships/`, { user_uuid: user.uuid });
     const access = await admin('post', `/api/projects/1/feature_flags/${idsA.flag_id}/role_access/`, { role_id: role['id'] });
-    // A key of the admin user for the key routes to read, change, roll and delete.
-    const spare = await admin('post', '/api/personal_api_keys/', { label: 'spare', scopes: ['insight:read'] });
+    // A key of the admin user for the key routes to read, change, roll and delete: with no power
+    // beyond personal_api_key:read, so the exact-scope keys of those routes may manage it.
+    const spare = await admin('post', '/api/personal_api_keys/', { label: 'spare', scopes: ['personal_api_key:read'] });
     Object.assign(idsA, {
       role_id: String(role['id']),
       membership_id: String(membership['id']),
@@ -116,7 +119,7 @@ describe('route × scope and route × project matrices', () => {
     for (const route of lists) {
       const path = fillPath(route, idsA);
       const json = await send('get', path, ADMIN_KEY);
-      const csv = await send('get', `${path}?format=csv`, ADMIN_KEY);
+      const csv = await send('get', `${path}${path.includes('?') ? '&' : '?'}format=csv`, ADMIN_KEY);
       expect([route.path, csv.status, csv.headers['content-type']]).toEqual([route.path, 200, expect.stringMatching(/^text\/csv/)]);
       const results = (Array.isArray(json.body) ? json.body : json.body.results) as Record<string, unknown>[];
       const records = parse(csv.text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];

@@ -3,7 +3,7 @@ import { requireScope, type Scope } from '@sightline/auth';
 import { ApiError } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { csvListResponder } from './csv-response';
-import { organizationAccess } from './organization-access';
+import { organizationAccess, refuseProjectRestrictedKeys } from './organization-access';
 import { projectAccess } from './project-access';
 import { requestBodyValidator, type RequestBodySchema } from './request-body-schema';
 
@@ -29,6 +29,28 @@ export interface RouteMeta {
   throttle?: ThrottleClass;
   /** A list endpoint: `format=csv` answers its `results` as CSV. */
   list?: boolean;
+  /**
+   * For a route outside any project: `narrowed` when what it answers and does is narrowed to the
+   * projects of a key restricted to some (`scoped_teams`), so such a key may use it. Any other
+   * route outside a project acts on the organisation and refuses such a key (403).
+   */
+  projectRestrictedKeys?: 'narrowed';
+  /** Query parameters the route reads, for the API document; the required ones' examples are sent by the generated tests. */
+  query?: readonly QueryParameter[];
+}
+
+export interface QueryParameter {
+  name: string;
+  description: string;
+  required?: boolean;
+  /** A value the route accepts. */
+  example?: string;
+}
+
+/** The required query parameters of a route with their examples, as a query string ('' when none). */
+export function exampleQueryString(route: Pick<RouteMeta, 'query'>): string {
+  const required = (route.query ?? []).filter((p) => p.required && p.example !== undefined);
+  return required.length === 0 ? '' : `?${new URLSearchParams(required.map((p): [string, string] => [p.name, p.example!])).toString()}`;
 }
 
 export interface RouteDefinition extends RouteMeta {
@@ -96,7 +118,7 @@ export interface MountOptions {
 
 /**
  * An Express router for the table: per route, authentication, the scope check, the project (for `:project_id`
- * paths) or organisation (`:organization_id`), the throttle, body validation and the CSV answer of list routes, then its handlers.
+ * paths; any other route refuses keys restricted to projects unless it narrows to them) or organisation (`:organization_id`), the throttle, body validation and the CSV answer of list routes, then its handlers.
  */
 export function mountRoutes(table: RouteTable, options: MountOptions): Router {
   const router = Router();
@@ -105,6 +127,7 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
     checkRouteDeclaration(route);
     const chain: RequestHandler[] = [options.authenticate, requireScope(...requiredScopes(route))];
     if (isProjectRoute(route)) chain.push(project);
+    else if (route.projectRestrictedKeys !== 'narrowed') chain.push(refuseProjectRestrictedKeys);
     if (isOrganizationRoute(route)) chain.push(organizationAccess);
     if (options.throttle) chain.push(options.throttle(route.throttle ?? 'general'));
     if (route.list) chain.push(csvListResponder);

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { sendJson } from '@sightline/http';
 import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
@@ -37,11 +38,11 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
         example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
       },
       async (req, res) => {
-        res.json(await correlation(req, insightBody(req)));
+        await sendJson(res, await correlation(req, insightBody(req)));
       },
     );
     routes.get(correlationPath, { scope: 'insight:read', summary: 'Funnel correlation (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
-      res.json(await correlation(req, insightQueryInput(req)));
+      await sendJson(res, await correlation(req, insightQueryInput(req)));
     });
     const path = `${prefix}/insights/funnel`;
     routes.post(
@@ -53,11 +54,11 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
         example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
       },
       async (req, res) => {
-        res.json(await funnel(req, insightBody(req)));
+        await sendJson(res, await funnel(req, insightBody(req)));
       },
     );
     routes.get(path, { scope: 'insight:read', summary: 'Funnel (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
-      res.json(await funnel(req, insightQueryInput(req)));
+      await sendJson(res, await funnel(req, insightQueryInput(req)));
     });
   }
   return routes;

@@ -9,7 +9,14 @@ export type { InsightsDeps } from './trend.route';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), sharing one answer cache. */
 export function createInsightsRoutes(deps: InsightsDeps): RouteTable {
-  const service = createTrendsService({ db: deps.db, ch: deps.ch, cacheTtlMs: deps.insightCacheTtlMs ?? 60_000 });
+  const service = createTrendsService({
+    db: deps.db,
+    ch: deps.ch,
+    layout: deps.layout,
+    cacheTtlMs: deps.insightCacheTtlMs ?? 60_000,
+    cacheMaxBytes: deps.insightCacheMaxBytes,
+    metrics: deps.metrics,
+  });
   return new RouteTable().include(
     createTrendRoutes(deps, service),
     createFunnelRoutes(deps, service),

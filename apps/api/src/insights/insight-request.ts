@@ -3,7 +3,7 @@ import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import { DateRangeError, FormulaError, QueryInputError, trendFilterFromQuery, TrendFilterError, UnknownCohortError } from '@sightline/insights';
 import { HogQLError } from '@sightline/hogql';
-import { PropertyCompileError } from '@sightline/properties';
+import { PropertyCompileError, PropertyFilterError } from '@sightline/properties';
 
 /** Every way an insight request can be wrong, as the DRF-shaped 400 naming the field. */
 export function asValidationError(error: unknown): unknown {
@@ -13,6 +13,8 @@ export function asValidationError(error: unknown): unknown {
   if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
   if (error instanceof HogQLError) return errors.validation(error.message, 'hogql', 'invalid_hogql');
   if (error instanceof PropertyCompileError) return errors.validation(error.message, 'properties', 'not_supported');
+  // A stored filter (an action's steps) read again at query time, refused by a check added since it was saved.
+  if (error instanceof PropertyFilterError) return errors.validation(error.message, error.attr, error.code);
   return error;
 }
 

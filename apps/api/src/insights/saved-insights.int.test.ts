@@ -105,6 +105,22 @@ describe('saved insights, dashboards, my_last_viewed and timing', () => {
     expect((await request(f.app).get(`${base}/my_last_viewed/`).set(bearer('phx_other_user'))).body).toEqual([]);
   });
 
+  it('lists insights as CSV with formulas in names and descriptions neutralised', async () => {
+    const created = await request(f.app)
+      .post(`${base}/`)
+      .set(admin)
+      .send({ name: '=HYPERLINK("http://evil.example","open")', description: '@SUM(1)', filters, saved: true });
+    expect(created.status).toBe(201);
+    const res = await request(f.app).get(`${base}/`).query({ format: 'csv', short_id: created.body.short_id }).set(admin);
+    expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    expect(res.text.split('\r\n')).toEqual([
+      'id,short_id,name,derived_name,description,saved,favorited',
+      `${created.body.id},${created.body.short_id},"'=HYPERLINK(""http://evil.example"",""open"")",,"'@SUM(1)",true,false`,
+      '',
+    ]);
+    await request(f.app).patch(`${base}/${created.body.id}/`).set(admin).send({ deleted: true });
+  });
+
   it('timing: records the report and answers 200 without a body; refuses what is not an object', async () => {
     const res = await request(f.app).post(`${base}/timing/`).set(admin).send({
       session_id: 's',
@@ -121,6 +137,69 @@ describe('saved insights, dashboards, my_last_viewed and timing', () => {
     expect(rows).toEqual([{ type: 'insight_load', time_to_see_data_ms: 420 }]);
     const bad = await request(f.app).post(`${base}/timing/`).set(admin).set('Content-Type', 'application/json').send('[1,2]');
     expect(bad.status).toBe(400);
+  });
+
+  it('timing: takes Insight fields without time_to_see_data_ms and records what is there', async () => {
+    const res = await request(f.app).post(`${base}/timing/`).set(admin).send({ name: 'Daily signups', filters, query_id: 'q-insight-fields' });
+    expect([res.status, res.text]).toEqual([200, '']);
+    const rows = await (
+      await f.ch.query({ query: "SELECT time_to_see_data_ms, report FROM insight_timings WHERE query_id = 'q-insight-fields'", format: 'JSONEachRow' })
+    ).json<{ time_to_see_data_ms: number | null; report: string }>();
+    expect(rows.map((r) => [r.time_to_see_data_ms, JSON.parse(r.report).name])).toEqual([[null, 'Daily signups']]);
+    const negative = await request(f.app).post(`${base}/timing/`).set(admin).send({ time_to_see_data_ms: -1 });
+    expect([negative.status, negative.body.attr]).toEqual([400, 'time_to_see_data_ms']);
+  });
+
+  it('refuses at write an insight naming an action or cohort the project does not have, which reading would refuse', async () => {
+    const action = await request(f.app)
+      .post('/api/projects/1/actions/')
+      .set(admin)
+      .send({ name: 'Signed up (insight check)', steps: [{ event: 'signup' }] });
+    const cohort = await request(f.app)
+      .post('/api/projects/1/cohorts/')
+      .set(admin)
+      .send({ name: 'Pro (insight check)', groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }] }] });
+    const trend = (extra: Record<string, unknown>) => ({ name: 'checked', filters: { insight: 'TRENDS', date_from: '-7d', ...extra } });
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['a missing action', trend({ actions: [{ id: 999_999 }] }), 'actions', 'action_does_not_exist'],
+      [
+        'a missing cohort filter',
+        trend({ events: [{ id: 'signup' }], properties: [{ key: 'id', type: 'cohort', value: 999_998 }] }),
+        'properties',
+        'cohort_does_not_exist',
+      ],
+      [
+        'a missing cohort breakdown',
+        trend({ events: [{ id: 'signup' }], breakdown_type: 'cohort', breakdown: [999_997] }),
+        'properties',
+        'cohort_does_not_exist',
+      ],
+      [
+        'a funnel with a missing action',
+        { filters: { insight: 'FUNNELS', events: [{ id: 'signup', order: 0 }], actions: [{ id: 999_999, order: 1 }] } },
+        'actions',
+        'action_does_not_exist',
+      ],
+    ];
+    for (const [name, body, attr, code] of cases) {
+      const res = await request(f.app).post(`${base}/`).set(admin).send(body);
+      expect([name, res.status, res.body.attr, res.body.code]).toEqual([name, 400, attr, code]);
+    }
+    const good = await request(f.app)
+      .post(`${base}/`)
+      .set(admin)
+      .send(trend({ actions: [{ id: action.body.id }], properties: [{ key: 'id', type: 'cohort', value: cohort.body.id }] }));
+    expect(good.status).toBe(201);
+    expect((await request(f.app).get(`${base}/${good.body.id}/`).set(admin)).status).toBe(200);
+    // A PATCH with a new query is checked too; one of other fields is not.
+    const patched = await request(f.app)
+      .patch(`${base}/${good.body.id}/`)
+      .set(admin)
+      .send({ filters: { insight: 'TRENDS', actions: [{ id: 999_999 }] } });
+    expect([patched.status, patched.body.code]).toEqual([400, 'action_does_not_exist']);
+    await request(f.app).patch(`/api/projects/1/actions/${action.body.id}/`).set(admin).send({ deleted: true }).expect(200);
+    expect((await request(f.app).patch(`${base}/${good.body.id}/`).set(admin).send({ description: 'still saved' })).status).toBe(200);
+    await request(f.app).patch(`${base}/${good.body.id}/`).set(admin).send({ deleted: true });
   });
 
   it('needs insight:write to write and keeps other projects out', async () => {

@@ -22,6 +22,7 @@ import {
 import { isJsonObject } from '@sightline/json-input';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
+import { csvText } from '../http/csv-response';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
@@ -88,7 +89,7 @@ function parseInsightInput(body: Record<string, unknown>): InsightInput & { dash
 }
 
 /** The legacy filter an insight runs: its `filters`, or its TrendsQuery / FunnelsQuery node. */
-function runnable(row: InsightRow): { kind: 'trend' | 'funnel'; filter: Record<string, unknown> } | null {
+function runnable(row: Pick<InsightRow, 'filters' | 'query'>): { kind: 'trend' | 'funnel'; filter: Record<string, unknown> } | null {
   let query = row.query as Record<string, unknown> | null;
   if (isJsonObject(query) && query['kind'] === 'InsightVizNode') query = query['source'] as Record<string, unknown>;
   if (isJsonObject(query) && query['kind'] === 'TrendsQuery') return { kind: 'trend', filter: trendsQueryToFilter(query) };
@@ -99,6 +100,21 @@ function runnable(row: InsightRow): { kind: 'trend' | 'funnel'; filter: Record<s
   if (filters['insight'] === 'FUNNELS') return { kind: 'funnel', filter: filters };
   if (filters['insight'] === undefined || filters['insight'] === 'TRENDS') return { kind: 'trend', filter: filters };
   return null;
+}
+
+/**
+ * An insight's filter is parsed as every read of it will parse it, so a filter no read could run
+ * (a number past Int64 in a property filter, say) is refused when saved, not on each read.
+ */
+function checkRunnable(insight: Pick<InsightRow, 'filters' | 'query'>): void {
+  const target = runnable(insight as InsightRow);
+  if (!target) return;
+  try {
+    if (target.kind === 'trend') parseTrendFilter(target.filter);
+    else parseFunnelFilter(target.filter);
+  } catch (error) {
+    throw asValidationError(error);
+  }
 }
 
 /** Saved insights, my_last_viewed and timing under both prefixes. */
@@ -120,6 +136,21 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
     const known = await existingDashboardIds(db, req.project!.id, ids);
     const missing = ids.findIndex((id) => !known.has(id));
     if (missing >= 0) throw errors.validation(`Invalid pk "${ids[missing]}" - object does not exist.`, `dashboards__${missing}`, 'does_not_exist');
+  };
+
+  /**
+   * A saved insight's query is checked when it is written, as reading it would check it: it must
+   * parse, and the actions and cohorts it names must exist in the project (live). Otherwise it
+   * would be saved (201) and then answer 400 on every read.
+   */
+  const checkQuery = async (req: Request, row: Pick<InsightRow, 'filters' | 'query'>) => {
+    try {
+      const target = runnable(row);
+      if (target?.kind === 'trend') await service.checkReferences(req.project!, { kind: 'trend', filter: parseTrendFilter(target.filter) });
+      if (target?.kind === 'funnel') await service.checkReferences(req.project!, { kind: 'funnel', filter: parseFunnelFilter(target.filter) });
+    } catch (error) {
+      throw asValidationError(error);
+    }
   };
 
   /** The insight's answer, computed through the shared cache (`refresh` recomputes). */
@@ -156,17 +187,26 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
 
     routes.post(
       `${base}/timing`,
-      { ...read, summary: 'Record how long an insight took to load', throttle: 'clickhouse', example: () => ({ insight: 'TRENDS', duration: 1.5 }) },
+      {
+        ...read,
+        summary: 'Record how long an insight took to load (Insight fields and the timing report; every field optional)',
+        throttle: 'clickhouse',
+        example: () => ({ name: 'Daily signups', type: 'insight_load', context: 'insight', time_to_see_data_ms: 420, insights_fetched: 1 }),
+      },
       async (req, res) => {
-        const body = req.body;
+        const body = req.body ?? {};
         if (!isJsonObject(body)) throw errors.validation('The report must be a JSON object.', null, 'parse_error');
         const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string).slice(0, 2_000) : '');
         const count = (key: string) =>
           Number.isFinite(Number(body[key])) && Number(body[key]) >= 0 ? Math.min(Math.floor(Number(body[key])), 4_294_967_295) : 0;
-        const ms = Number(body['time_to_see_data_ms']);
-        if (!Number.isFinite(ms) || ms < 0) throw errors.validation('time_to_see_data_ms must be a number of milliseconds.', 'time_to_see_data_ms', 'invalid');
+        // Optional, as PostHog's timing action takes whatever the client reports: absent or null is stored as NULL.
+        const rawMs = body['time_to_see_data_ms'];
+        const ms = rawMs === undefined || rawMs === null ? null : Number(rawMs);
+        if (ms !== null && (!Number.isFinite(ms) || ms < 0))
+          throw errors.validation('time_to_see_data_ms must be a number of milliseconds.', 'time_to_see_data_ms', 'invalid');
         const status = text('status') || 'success';
-        deps.metrics?.insightTimeToSeeData.observe({ type: text('type') || 'unknown', context: text('context') || 'unknown', status }, ms / 1000);
+        if (ms !== null)
+          deps.metrics?.insightTimeToSeeData.observe({ type: text('type') || 'unknown', context: text('context') || 'unknown', status }, ms / 1000);
         await deps.ch.insert({
           table: 'insight_timings',
           format: 'JSONEachRow',
@@ -223,14 +263,10 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
         res
           .type('text/csv')
           .send(
-            [
-              'id,short_id,name,derived_name,description,saved,favorited',
-              ...results.map((r) =>
-                [r.id, r.short_id, r.name, r.derived_name, r.description, r.saved, r.favorited]
-                  .map((v) => (/[",\r\n]/.test(String(v ?? '')) ? `"${String(v).replace(/"/g, '""')}"` : String(v ?? '')))
-                  .join(','),
-              ),
-            ].join('\r\n') + '\r\n',
+            csvText([
+              ['id', 'short_id', 'name', 'derived_name', 'description', 'saved', 'favorited'],
+              ...results.map((r) => [r.id, r.short_id, r.name, r.derived_name, r.description, r.saved, r.favorited]),
+            ]),
           );
         return;
       }
@@ -247,7 +283,9 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       },
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
+        checkRunnable({ filters: input.filters ?? {}, query: input.query ?? null });
         await checkDashboards(req, input.dashboards);
+        await checkQuery(req, { filters: input.filters ?? {}, query: input.query ?? null });
         const row = await insertInsight(db, req.project!.id, input, req.principal!.userId);
         if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
         res.status(201).json((await serializeInsights(db, [row]))[0]);
@@ -285,7 +323,12 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       loadInsight,
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
+        if (input.filters !== undefined || input.query !== undefined)
+          checkRunnable({ filters: input.filters ?? req.insight!.filters, query: input.query === undefined ? req.insight!.query : input.query });
         await checkDashboards(req, input.dashboards);
+        // Only a new query is checked: an update of other fields never fails on a stored one.
+        if (input.filters !== undefined || input.query !== undefined)
+          await checkQuery(req, { filters: input.filters ?? req.insight!.filters, query: input.query === undefined ? req.insight!.query : input.query });
         const row = (await updateInsight(db, req.project!.id, req.insight!.id, input, req.principal!.userId))!;
         if (input.dashboards) await setInsightDashboards(db, req.project!.id, row.id, input.dashboards);
         res.json((await serializeInsights(db, [row]))[0]);

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
+import { sendJson } from '@sightline/http';
 import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightline/insights';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
@@ -10,9 +11,13 @@ import { trendResultCsv } from './trend.csv';
 export interface InsightsDeps {
   db: Sql;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  layout?: ClickHouseLayout;
   now: () => number;
   /** How long a trend answer is served from the cache (0: never). */
   insightCacheTtlMs?: number;
+  /** The most bytes the answer cache holds. */
+  insightCacheMaxBytes?: number;
   /** For the time-to-see-data histogram of POST /insights/timing. */
   metrics?: Metrics;
 }
@@ -32,12 +37,12 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
       throw asValidationError(error);
     }
   };
-  const send = (req: Request, res: Response, result: TrendResult) => {
+  const send = async (req: Request, res: Response, result: TrendResult) => {
     if (req.query['format'] === 'csv') {
       res.type('text/csv').send(trendResultCsv(result));
       return;
     }
-    res.json(result);
+    await sendJson(res, result);
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     const path = `${prefix}/insights/trend`;
@@ -50,11 +55,11 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
         example: () => ({ events: [{ id: 'signup', math: 'dau' }], date_from: '-7d', interval: 'day' }),
       },
       async (req, res) => {
-        send(req, res, await trend(req, insightBody(req)));
+        await send(req, res, await trend(req, insightBody(req)));
       },
     );
     routes.get(path, { scope: 'insight:read', summary: 'Trends (query parameters; format=csv)', throttle: 'clickhouse' }, async (req, res) => {
-      send(req, res, await trend(req, insightQueryInput(req)));
+      await send(req, res, await trend(req, insightQueryInput(req)));
     });
   }
   return routes;

@@ -5,10 +5,12 @@ import request from 'supertest';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { testServices, uniqueName } from '@sightline/testkit';
+import { createServiceApp } from '@sightline/http';
+import { hashPassword, verifyPassword } from '@sightline/auth';
 import { createApiApp } from '../app';
 import { createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
-import { SESSION_TTL_MS } from './login.route';
-import { SIGN_IN_COOLOFF_SECONDS } from './sign-in-throttle';
+import { createLoginRouter, SESSION_TTL_MS } from './login.route';
+import { createSignInThrottle, SIGN_IN_COOLOFF_SECONDS } from './sign-in-throttle';
 
 interface Cookies {
   session: string;
@@ -111,6 +113,44 @@ describe('signing in to the web app', () => {
     await request(f.app).get(flagsPath).set('Cookie', cookies.header).set('Authorization', 'Bearer phx_wrong').expect(401);
   });
 
+  it("takes a write's Origin only when its scheme, host and port are the app's own", async () => {
+    const cookies = cookiesOf(await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200));
+    const me = await request(f.app).get('/api/users/@me/').set('Cookie', cookies.header).expect(200);
+    const path = `/api/projects/${me.body.team.id}/feature_flags/`;
+    let n = 0;
+    const write = (app: Express, origin: string, headers: Record<string, string> = {}) =>
+      request(app)
+        .post(path)
+        .set({ Host: 'sightline.example', ...headers, Cookie: cookies.header, 'X-CSRFToken': cookies.csrf, Origin: origin })
+        .send({ key: `origin-check-${n++}`, filters: { groups: [{ properties: [], rollout_percentage: 10 }] } });
+    // Served over plain HTTP: the same host over https, or on another port, is another origin.
+    expect((await write(f.app, 'http://sightline.example')).status).toBe(201);
+    expect((await write(f.app, 'http://sightline.example:80')).status).toBe(201);
+    for (const origin of ['https://sightline.example', 'http://sightline.example:8080', 'http://evil.example', 'null']) {
+      const refused = await write(f.app, origin);
+      expect([origin, refused.status, refused.body.detail]).toEqual([origin, 403, expect.stringMatching(/Origin checking failed/)]);
+    }
+    // A client that is not a trusted proxy cannot claim https for itself.
+    expect((await write(f.app, 'https://sightline.example', { 'X-Forwarded-Proto': 'https' })).status).toBe(403);
+
+    // Behind a trusted TLS-terminating proxy (TRUSTED_PROXIES), the scheme and host it reports are the app's.
+    const proxied = createApiApp({
+      db: f.db,
+      ch: f.ch,
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      readiness: [],
+      isShuttingDown: () => false,
+      trustProxy: 'loopback',
+      now: () => clock,
+    });
+    const https = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'app.example' };
+    expect((await write(proxied, 'https://app.example', https)).status).toBe(201);
+    expect((await write(proxied, 'https://app.example:443', https)).status).toBe(201);
+    expect((await write(proxied, 'http://app.example', https)).status).toBe(403);
+    expect((await write(proxied, 'https://sightline.example', https)).status).toBe(403);
+  });
+
   it('ends the session at logout and after two weeks', async () => {
     const login = await request(f.app).post('/api/login/').send({ email: 'owner@example.com', password: 'correct horse battery' }).expect(200);
     const cookies = cookiesOf(login);
@@ -193,5 +233,116 @@ describe('the throttle on failed sign-ins (Redis, as in distributed mode)', () =
     const keys = await redis.keys(`${prefix}:sign_in:*`);
     expect(keys.length).toBeGreaterThanOrEqual(1);
     expect(await redis.ttl(keys[0]!)).toBeGreaterThan(500);
+  });
+  // Two api processes on the same database and Redis, behind a trusted proxy that names the client.
+  const apiProcess = (access: { loginFailureLimit: number; loginAddressFailureLimit: number }, keyPrefix: string) =>
+    createApiApp({
+      db: f.db,
+      ch: f.ch,
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      readiness: [],
+      isShuttingDown: () => false,
+      trustProxy: 'loopback',
+      access: { ...access, loginThrottleRedis: redis, rateLimitKeyPrefix: keyPrefix },
+    });
+
+  it('checks at most the limit of concurrent wrong passwords for one e-mail from one address', async () => {
+    const keyPrefix = uniqueName('sign_in_burst');
+    const [first, second] = [0, 1].map(() => apiProcess({ loginFailureLimit: 30, loginAddressFailureLimit: 1000 }, keyPrefix));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        request(i % 2 ? first! : second!)
+          .post('/api/login/')
+          .set('X-Forwarded-For', '10.9.9.9')
+          .send({ email, password: `wrong ${i}` })
+          .then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 400)).toHaveLength(30);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(30);
+  });
+
+  it('throttles one address trying a new e-mail each time, and its invalid setup links, but not other addresses', async () => {
+    const app = apiProcess({ loginFailureLimit: 30, loginAddressFailureLimit: 5 }, uniqueName('sign_in_spray'));
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (
+          await request(app)
+            .post('/api/login/')
+            .set('X-Forwarded-For', '10.7.7.7')
+            .send({ email: `spray${i}@example.com`, password: 'p4ssword' })
+        ).status,
+      );
+    const setup = () =>
+      request(app).post('/api/password_setup/').set('X-Forwarded-For', '10.7.7.7').send({ token: 'guessed-token', password: 'long enough password' });
+    statuses.push((await setup()).status);
+    expect(statuses).toEqual([400, 400, 400, 400, 400]);
+    const refused = await request(app).post('/api/login/').set('X-Forwarded-For', '10.7.7.7').send({ email: 'spray9@example.com', password: 'p4ssword' });
+    expect([refused.status, refused.body.code]).toEqual([429, 'throttled']);
+    expect((await setup()).status).toBe(429);
+    expect((await request(app).post('/api/login/').set('X-Forwarded-For', '10.7.7.8').send({ email: 'spray9@example.com', password: 'p4ssword' })).status).toBe(
+      400,
+    );
+  });
+});
+
+describe('POST /api/password_setup/', () => {
+  let f: FlagFixture;
+  let hashes = 0;
+  let app: Express;
+  beforeAll(async () => {
+    f = await createFlagFixture('web_password_setup', Date.now);
+    // The route as the api mounts it, with argon2 counted.
+    const passwords = {
+      hash: (password: string) => {
+        hashes++;
+        return hashPassword(password);
+      },
+      verify: verifyPassword,
+    };
+    const signInThrottle = createSignInThrottle({ failureLimit: 30, addressFailureLimit: 1000 });
+    app = createServiceApp({
+      name: 'api',
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      readiness: [],
+      isShuttingDown: () => false,
+      routers: [createLoginRouter({ db: f.db, now: Date.now, passwords, signInThrottle })],
+    });
+  });
+  afterAll(() => f.close());
+
+  it('does no argon2 work for a link that is unknown, used or expired', async () => {
+    const before = hashes;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        request(app)
+          .post('/api/password_setup/')
+          .send({ token: `not-a-link-${i}`, password: 'long enough password' }),
+      ),
+    );
+    expect(answers.map((a) => [a.status, a.body.code])).toEqual(answers.map(() => [400, 'invalid_token']));
+    const expired = await issuePasswordSetupToken(f.db, f.adminUserId, Date.now() - 25 * 3600 * 1000);
+    expect((await request(app).post('/api/password_setup/').send({ token: expired, password: 'long enough password' })).body.code).toBe('invalid_token');
+    expect(hashes).toBe(before);
+    const token = await issuePasswordSetupToken(f.db, f.adminUserId, Date.now());
+    await request(app).post('/api/password_setup/').send({ token, password: 'long enough password' }).expect(200);
+    expect(hashes).toBe(before + 1);
+    await request(app).post('/api/password_setup/').send({ token, password: 'long enough password' }).expect(400);
+    expect(hashes).toBe(before + 1);
+  });
+
+  it('spends the link that finds an e-mail taken, so one link cannot probe for addresses', async () => {
+    await f.addUser('taken@example.com');
+    const newcomer = await f.addUser('newcomer@example.com');
+    const token = await issuePasswordSetupToken(f.db, newcomer.id, Date.now());
+    const taken = await request(app).post('/api/password_setup/').send({ token, email: 'TAKEN@example.com', password: 'long enough password' });
+    expect([taken.status, taken.body.code, taken.body.attr]).toEqual([400, 'unique', 'email']);
+    const again = await request(app).post('/api/password_setup/').send({ token, email: 'free@example.com', password: 'long enough password' });
+    expect([again.status, again.body.code]).toEqual([400, 'invalid_token']);
+    const [user] = await f.db.query<{ email: string; password_hash: string | null }>('SELECT email, password_hash FROM users WHERE id = $1', [newcomer.id]);
+    expect(user).toEqual({ email: 'newcomer@example.com', password_hash: null });
   });
 });

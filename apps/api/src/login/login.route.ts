@@ -2,6 +2,7 @@ import express, { Router, type Request, type Response } from 'express';
 import {
   consumePasswordSetupToken,
   deleteSession,
+  findPasswordSetupTokenUser,
   findSessionByTokenHash,
   findUserByEmail,
   findUserById,
@@ -46,19 +47,30 @@ function emailField(body: unknown): string {
   return email;
 }
 
+/** The password hashing the routes do (argon2id); a parameter so tests can count the work. */
+export interface PasswordHashing {
+  hash(password: string): Promise<string>;
+  verify(storedHash: string, password: string): Promise<boolean>;
+}
+
+const ARGON2: PasswordHashing = { hash: hashPassword, verify: verifyPassword };
+
+const invalidToken = () => errors.validation('This link is invalid, used or expired. Restart Sightline for a new first-start link.', 'token', 'invalid_token');
+
 /**
  * Signing in to the web app: POST /api/login/ (e-mail and password), POST /api/logout/, and
  * POST /api/password_setup/ (a one-time link's token and the password chosen with it). A session
  * is a random token in an HttpOnly, SameSite=Lax cookie (stored hashed); beside it a readable
  * cookie carries the session's CSRF token, which the page sends back on every write.
  */
-export function createLoginRouter(deps: { db: MetadataStore; now: () => number; signInThrottle?: SignInThrottle }): Router {
+export function createLoginRouter(deps: { db: MetadataStore; now: () => number; signInThrottle?: SignInThrottle; passwords?: PasswordHashing }): Router {
   const { db } = deps;
+  const passwords = deps.passwords ?? ARGON2;
   const router = Router();
   const body = [express.json({ limit: '16kb' }), inputGuard()];
   // Checked when the e-mail is unknown or has no password, so such an attempt takes as long as a wrong password.
   let standIn: Promise<string> | null = null;
-  const standInHash = () => (standIn ??= hashPassword(generateSecretToken()));
+  const standInHash = () => (standIn ??= passwords.hash(generateSecretToken()));
 
   const startSession = async (req: Request, res: Response, userId: number) => {
     const token = generateSecretToken();
@@ -79,16 +91,16 @@ export function createLoginRouter(deps: { db: MetadataStore; now: () => number; 
     const email = emailField(req.body);
     const password = stringField(req.body, 'password', { max: MAX_PASSWORD_LENGTH });
     const ip = req.ip ?? '';
-    // Before the password is checked: a locked-out pair learns nothing, right or wrong.
-    await deps.signInThrottle?.check(email, ip);
+    // Counted before the password is checked: a locked-out pair learns nothing, right or wrong,
+    // and concurrent guesses cannot all pass a count that is read before any of them is recorded.
+    await deps.signInThrottle?.beginSignIn(email, ip);
     const user = await findUserByEmail(db, email);
-    const ok = await verifyPassword(user?.passwordHash ?? (await standInHash()), password);
+    const ok = await passwords.verify(user?.passwordHash ?? (await standInHash()), password);
     if (!user || !user.passwordHash || !ok) {
-      await deps.signInThrottle?.recordFailure(email, ip);
       res.status(400).json({ type: 'validation_error', code: 'invalid_credentials', detail: 'Invalid email or password.', attr: null });
       return;
     }
-    await deps.signInThrottle?.recordSuccess(email, ip);
+    await deps.signInThrottle?.signedIn(email, ip);
     await startSession(req, res, user.id);
     res.json({ success: true });
   });
@@ -111,20 +123,30 @@ export function createLoginRouter(deps: { db: MetadataStore; now: () => number; 
     const token = stringField(req.body, 'token', { max: 200 });
     const password = stringField(req.body, 'password', { max: MAX_PASSWORD_LENGTH, min: MIN_PASSWORD_LENGTH });
     const email = (req.body as Record<string, unknown>)['email'] === undefined ? null : emailField(req.body);
-    const passwordHash = await hashPassword(password);
-    const userId = await db.transaction(async (tx) => {
-      const id = await consumePasswordSetupToken(tx, hashSecretToken(token), new Date(deps.now()));
-      if (id === null) return null;
+    const ip = req.ip ?? '';
+    await deps.signInThrottle?.beginPasswordSetup(ip);
+    const tokenHash = hashSecretToken(token);
+    // The link is checked before any argon2 work: a request without a usable one costs a lookup.
+    if ((await findPasswordSetupTokenUser(db, tokenHash, new Date(deps.now()))) === null) throw invalidToken();
+    const passwordHash = await passwords.hash(password);
+    const outcome = await db.transaction(async (tx): Promise<{ userId: number } | 'invalid' | 'email_taken'> => {
+      const id = await consumePasswordSetupToken(tx, tokenHash, new Date(deps.now()));
+      if (id === null) return 'invalid';
       if (email !== null) {
         const holder = await findUserByEmail(tx, email);
-        if (holder && holder.id !== id) throw errors.validation('Another user has this e-mail address.', 'email', 'unique');
+        // Committed with the link spent and nothing else changed: one link tells whether one
+        // e-mail is taken, once, instead of answering for every address anyone tries with it.
+        if (holder && holder.id !== id) return 'email_taken';
         await setUserEmail(tx, id, email);
       }
       await setUserPassword(tx, id, passwordHash);
-      return id;
+      return { userId: id };
     });
-    if (userId === null)
-      throw errors.validation('This link is invalid, used or expired. Restart Sightline for a new first-start link.', 'token', 'invalid_token');
+    if (outcome === 'invalid') throw invalidToken();
+    if (outcome === 'email_taken')
+      throw errors.validation('Another user has this e-mail address. This link is now used: ask for a new one.', 'email', 'unique');
+    const { userId } = outcome;
+    await deps.signInThrottle?.passwordSetUp(ip);
     const user = await findUserById(db, userId);
     await startSession(req, res, userId);
     res.json({ success: true, email: user?.email });

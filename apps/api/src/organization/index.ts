@@ -1,9 +1,11 @@
+import type { ProjectTokenChanges } from '@sightline/accounts';
+import type { Logger } from '@sightline/logger';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
 import { createProjectsRoutes } from './projects.route';
 import { createRolesRoutes } from './roles.route';
 
 /** The organisation and its projects, roles and memberships. */
-export function createOrganizationRoutes(db: Sql): RouteTable {
-  return new RouteTable().include(createProjectsRoutes(db), createRolesRoutes(db));
+export function createOrganizationRoutes(db: Sql, options: { tokenChanges?: Pick<ProjectTokenChanges, 'publish'>; logger: Logger }): RouteTable {
+  return new RouteTable().include(createProjectsRoutes(db, options), createRolesRoutes(db));
 }

@@ -1,4 +1,13 @@
-import { insertProject, listProjectsFor, PROJECT_SDK_SETTINGS, resetProjectToken, updateProjectSettings, type Project } from '@sightline/accounts';
+import {
+  insertProject,
+  listProjectsFor,
+  PROJECT_SDK_SETTINGS,
+  resetProjectToken,
+  updateProjectSettings,
+  type Project,
+  type ProjectTokenChanges,
+} from '@sightline/accounts';
+import type { Logger } from '@sightline/logger';
 import { generateProjectApiKey } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import { checkTimezone, DateRangeError } from '@sightline/insights';
@@ -99,13 +108,20 @@ function parseSettings(body: unknown) {
 
 const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berlin', week_start_day: 1, person_display_name_properties: ['email'] });
 
-/** Projects of the caller's organisation: list, create, retrieve, settings, and a new project API key. */
-export function createProjectsRoutes(db: Sql): RouteTable {
+/**
+ * Projects of the caller's organisation: list, create, retrieve, settings, and a new project API
+ * key, announced on `tokenChanges` so every process's token cache drops the old one at once.
+ */
+export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<ProjectTokenChanges, 'publish'>; logger: Logger }): RouteTable {
   const routes = new RouteTable();
-  routes.get('/api/projects', { scope: 'project:read', summary: 'List the projects the key may use', list: true }, async (req, res) => {
-    const results = (await listProjectsFor(db, req.principal!)).map(serializeProject);
-    res.json({ count: results.length, next: null, previous: null, results });
-  });
+  routes.get(
+    '/api/projects',
+    { scope: 'project:read', summary: 'List the projects the key may use', list: true, projectRestrictedKeys: 'narrowed' },
+    async (req, res) => {
+      const results = (await listProjectsFor(db, req.principal!)).map(serializeProject);
+      res.json({ count: results.length, next: null, previous: null, results });
+    },
+  );
   routes.post(
     '/api/projects',
     {
@@ -125,8 +141,6 @@ export function createProjectsRoutes(db: Sql): RouteTable {
       example: settingsExample,
     },
     async (req, res) => {
-      // A key narrowed to some projects manages those, not the organisation's set of projects.
-      if (req.principal!.scopedTeams !== null) throw errors.permissionDenied('A key restricted to projects cannot create projects.');
       const settings = parseSettings(req.body);
       const created = await insertProject(db, { organizationId: req.principal!.organizationId, name: settings.name!, apiToken: generateProjectApiKey() });
       const project = await updateProjectSettings(db, created.id, { ...settings, name: undefined });
@@ -141,10 +155,16 @@ export function createProjectsRoutes(db: Sql): RouteTable {
       const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body));
       res.json(serializeProject(updated!));
     });
-    // PostHog's reset_token: a new project API key; SDKs still sending the old one are refused
-    // once the gateways' token caches forget it.
+    // PostHog's reset_token: a new project API key. The announcement makes every process's token
+    // cache drop the old key; if it cannot be sent, they drop it when their entries expire.
     routes.patch(`${prefix}/reset_token`, { scope: 'project:write', summary: "Replace the project's API key", example: () => ({}) }, async (req, res) => {
       const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
+      await options.tokenChanges?.publish(updated!.id).catch((err: unknown) => {
+        options.logger.warn(
+          { err, teamId: updated!.id },
+          'could not announce a reset project API key; other processes accept the old one until their cache entries expire',
+        );
+      });
       res.json(serializeProject(updated!));
     });
   }

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
-import type { Sql } from '@sightline/postgres';
+import { isUniqueViolation, type Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
 import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
@@ -56,12 +56,20 @@ export function createRolesRoutes(db: Sql): RouteTable {
     const body = parseBody(req.body ?? {});
     if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
     const name = parseString(body['name'], 'name', { maxLength: MAX_ROLE_NAME_LENGTH });
-    if (await roleNameTaken(db, req.organizationId!, name)) throw errors.validation('There is already a role with this name.', 'name', 'unique');
+    const nameTaken = () => errors.validation('There is already a role with this name.', 'name', 'unique');
+    if (await roleNameTaken(db, req.organizationId!, name)) throw nameTaken();
     const level = body['feature_flags_access_level'] ?? FEATURE_FLAGS_ACCESS_LEVELS.CAN_ALWAYS_EDIT;
     if (!Object.values(FEATURE_FLAGS_ACCESS_LEVELS).includes(level as 21 | 37)) {
       throw errors.validation(`"${echoed(level)}" is not a valid choice.`, 'feature_flags_access_level', 'invalid_choice');
     }
-    const role = await insertRole(db, { organizationId: req.organizationId!, name, level: level as number, createdById: req.principal!.userId });
+    let role: RoleRow;
+    try {
+      role = await insertRole(db, { organizationId: req.organizationId!, name, level: level as number, createdById: req.principal!.userId });
+    } catch (error) {
+      // Another request created the name between the check and the insert (roles_organization_name, case-insensitive).
+      if (isUniqueViolation(error, 'roles_organization_name')) throw nameTaken();
+      throw error;
+    }
     res.status(201).json((await serializeRoles(db, [role]))[0]);
   });
 

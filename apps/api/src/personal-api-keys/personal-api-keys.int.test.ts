@@ -167,4 +167,91 @@ describe('personal API keys and projects through the API', () => {
     expect([res.status, res.body.code]).toEqual([403, 'permission_denied']);
     expect((await request(f.app).post('/api/projects/').set(admin).send({})).body).toMatchObject({ code: 'required', attr: 'name' });
   });
+
+  describe('a key never manages a key with powers it lacks (the escalation probes)', () => {
+    let projectTwo: number;
+    /** A key of the admin user with exactly these powers, straight into the store. */
+    const keyWith = async (scopes: string[], scopedTeams: number[] | null = null) => {
+      const value = `phx_probe_${Math.random().toString(36).slice(2)}${Date.now()}`;
+      const [row] = await f.db.query<{ id: number }>(
+        `INSERT INTO personal_api_keys (user_id, label, secure_value, mask_value, scopes, scoped_teams) VALUES ($1, 'probe', $2, 'phx_pr...obe', $3, $4) RETURNING id`,
+        [f.adminUserId, hashPersonalApiKey(value), scopes, scopedTeams],
+      );
+      return { id: row!.id, value };
+    };
+    const stored = async (id: number) =>
+      (await f.db.query<{ scopes: string[]; scoped_teams: number[] | null }>('SELECT scopes, scoped_teams FROM personal_api_keys WHERE id = $1', [id]))[0];
+
+    beforeAll(async () => {
+      const created = await request(f.app).post('/api/projects/').set(admin).send({ name: 'Probe two' });
+      projectTwo = created.body.id as number;
+    });
+
+    it('1: a key restricted to project 2 cannot issue a key without that restriction', async () => {
+      const restricted = await keyWith(['*'], [projectTwo]);
+      const res = await request(f.app)
+        .post('/api/personal_api_keys/')
+        .set(bearer(restricted.value))
+        .send({ label: 'wide', scopes: ['insight:read'] });
+      expect([res.status, res.body.code]).toEqual([403, 'permission_denied']);
+      expect(res.body.value).toBeUndefined();
+      // Within its restriction it still issues keys.
+      const narrow = await request(f.app)
+        .post('/api/personal_api_keys/')
+        .set(bearer(restricted.value))
+        .send({ label: 'narrow', scopes: ['insight:read'], scoped_teams: [projectTwo] });
+      expect([narrow.status, narrow.body.scoped_teams]).toEqual([201, [projectTwo]]);
+      expect((await request(f.app).get('/api/projects/1/insights/').set(bearer(narrow.body.value))).status).toBe(403);
+    });
+
+    it("2: a key restricted to project 2 cannot roll the user's unrestricted key", async () => {
+      const restricted = await keyWith(['*'], [projectTwo]);
+      const unrestricted = await keyWith(['*']);
+      const res = await request(f.app).post(`/api/personal_api_keys/${unrestricted.id}/roll/`).set(bearer(restricted.value));
+      expect([res.status, res.body.code]).toEqual([403, 'permission_denied']);
+      expect(res.body.value).toBeUndefined();
+      expect((await request(f.app).get('/api/projects/1/insights/').set(bearer(unrestricted.value))).status).toBe(200);
+    });
+
+    it('3: a key holding only personal_api_key:write cannot roll a * key', async () => {
+      const manager = await keyWith(['personal_api_key:write']);
+      const star = await keyWith(['*']);
+      const res = await request(f.app).post(`/api/personal_api_keys/${star.id}/roll/`).set(bearer(manager.value));
+      expect([res.status, res.body.code]).toEqual([403, 'permission_denied']);
+      expect(res.body.value).toBeUndefined();
+      // It may roll itself and keys within its powers.
+      const peer = await keyWith(['personal_api_key:write']);
+      expect((await request(f.app).post(`/api/personal_api_keys/${peer.id}/roll/`).set(bearer(manager.value))).status).toBe(200);
+      const self = await request(f.app).post('/api/personal_api_keys/@current/roll/').set(bearer(manager.value));
+      expect(self.status).toBe(200);
+      expect((await request(f.app).get('/api/personal_api_keys/@current/').set(bearer(self.body.value))).status).toBe(200);
+    });
+
+    it("4: a key holding only personal_api_key:write cannot lift another key's project restriction", async () => {
+      const manager = await keyWith(['personal_api_key:write']);
+      const scoped = await keyWith(['*'], [projectTwo]);
+      for (const body of [{ scoped_teams: [] }, { scoped_teams: null }, { label: 'renamed' }]) {
+        const res = await request(f.app).patch(`/api/personal_api_keys/${scoped.id}/`).set(bearer(manager.value)).send(body);
+        expect([res.status, res.body.code]).toEqual([403, 'permission_denied']);
+      }
+      expect(await stored(scoped.id)).toEqual({ scopes: ['*'], scoped_teams: [projectTwo] });
+      expect((await request(f.app).delete(`/api/personal_api_keys/${scoped.id}/`).set(bearer(manager.value))).status).toBe(403);
+    });
+
+    it('5: a key restricted to project 2 cannot grant scopes to an unrestricted key', async () => {
+      const restricted = await keyWith(['*'], [projectTwo]);
+      const unrestricted = await keyWith(['project:read']);
+      const res = await request(f.app)
+        .patch(`/api/personal_api_keys/${unrestricted.id}/`)
+        .set(bearer(restricted.value))
+        .send({ scopes: ['*'] });
+      expect([res.status, res.body.code]).toEqual([403, 'permission_denied']);
+      expect(await stored(unrestricted.id)).toEqual({ scopes: ['project:read'], scoped_teams: null });
+      expect((await request(f.app).get('/api/projects/1/insights/').set(bearer(unrestricted.value))).status).toBe(403);
+      // Nor widen itself.
+      const self = await request(f.app).patch('/api/personal_api_keys/@current/').set(bearer(restricted.value)).send({ scoped_teams: null });
+      expect(self.status).toBe(403);
+      expect(await stored(restricted.id)).toEqual({ scopes: ['*'], scoped_teams: [projectTwo] });
+    });
+  });
 });

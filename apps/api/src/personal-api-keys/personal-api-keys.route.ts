@@ -1,26 +1,11 @@
-import type { RequestHandler } from 'express';
-import {
-  deletePersonalKey,
-  findPersonalKey,
-  issuePersonalKey,
-  listPersonalKeys,
-  listProjectsFor,
-  reissuePersonalKey,
-  updatePersonalKey,
-  type PersonalKeyChange,
-  type PersonalKeyRow,
-} from '@sightline/accounts';
-import { hasScope, isKnownScope, type Principal, type Scope } from '@sightline/auth';
+import type { Request } from 'express';
+import { listProjectsFor, type PersonalKeyChange, type PersonalKeyRow } from '@sightline/accounts';
+import { isKnownScope, type Principal } from '@sightline/auth';
 import { errors } from '@sightline/http';
-import type { Sql } from '@sightline/postgres';
+import type { MetadataStore, Sql } from '@sightline/postgres';
 import { echoed, INT4_MAX } from '../http/drf-fields';
 import { RouteTable } from '../http/route-registry';
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    personalKey?: PersonalKeyRow;
-  }
-}
+import { changeKey, issueKey, listManageableKeys, removeKey, retrieveKey, rollKey } from './personal-api-keys.service';
 
 /** PostHog's PersonalAPIKey.label max_length. */
 const MAX_LABEL_LENGTH = 40;
@@ -49,19 +34,17 @@ const keyFields = {
 };
 
 /**
- * The scopes and restrictions a key may be given by the key making the request: only scopes PostHog
- * knows, none the caller lacks, projects of the caller's organisation it may use, and its own
- * organisation; a caller restricted to projects or organisations hands on at most that.
+ * The fields of a create or PATCH body, checked for what they name: scopes PostHog knows, projects
+ * the caller may use, its own organisation (400 otherwise). Whether the caller may give them is the
+ * service's check (403). An empty `scoped_teams` or `scoped_organizations` means no restriction.
  */
-async function checkGrant(db: Sql, caller: Principal, body: Record<string, unknown>): Promise<PersonalKeyChange> {
+async function parseKeyChange(db: Sql, caller: Principal, body: Record<string, unknown>): Promise<PersonalKeyChange> {
   const change: PersonalKeyChange = {};
   if (body['label'] !== undefined) change.label = body['label'] as string;
   if (body['scopes'] !== undefined) {
     const scopes = [...new Set(body['scopes'] as string[])];
     scopes.forEach((scope, i) => {
       if (!isKnownScope(scope)) throw errors.validation(`Invalid scope: ${echoed(scope)}`, `scopes__${i}`, 'invalid');
-      const granted = scope === '*' ? caller.scopes.includes('*') : hasScope(caller.scopes, scope as Scope);
-      if (!granted) throw errors.permissionDenied(`A key cannot grant the scope '${echoed(scope)}', which it does not have itself.`);
     });
     if (scopes.includes('*') && scopes.length > 1) throw errors.validation('"*" cannot be combined with other scopes.', 'scopes', 'invalid');
     change.scopes = scopes;
@@ -70,15 +53,12 @@ async function checkGrant(db: Sql, caller: Principal, body: Record<string, unkno
     const teams = body['scoped_teams'] as number[] | null;
     const wanted = teams === null || teams.length === 0 ? null : [...new Set(teams)];
     const reachable = new Set((await listProjectsFor(db, caller)).map((p) => p.id));
-    if (wanted === null && caller.scopedTeams !== null) throw errors.permissionDenied('A key restricted to projects can only issue keys restricted to them.');
     for (const id of wanted ?? []) if (!reachable.has(id)) throw errors.validation(`You do not have access to project ${id}.`, 'scoped_teams', 'invalid');
     change.scopedTeams = wanted;
   }
   if (body['scoped_organizations'] !== undefined) {
     const organizations = body['scoped_organizations'] as string[] | null;
     const wanted = organizations === null || organizations.length === 0 ? null : [...new Set(organizations.map((o) => o.toLowerCase()))];
-    if (wanted === null && (caller.scopedOrganizations ?? null) !== null)
-      throw errors.permissionDenied('A key restricted to organizations can only issue keys restricted to them.');
     for (const id of wanted ?? [])
       if (id !== caller.organizationId.toLowerCase())
         throw errors.validation('You must be a member of all organizations that you are scoping the key to.', 'scoped_organizations', 'invalid');
@@ -89,26 +69,29 @@ async function checkGrant(db: Sql, caller: Principal, body: Record<string, unkno
 
 /**
  * `/api/personal_api_keys/`: the caller's user's keys. Reading needs `personal_api_key:read`,
- * issuing, changing, rolling and deleting `personal_api_key:write` (`*` has both). `@current` names
- * the key making the request.
+ * issuing, changing, rolling and deleting `personal_api_key:write` (`*` has both); a key sees and
+ * manages only itself and keys within its powers (the service). `@current` names the key making
+ * the request.
  */
-export function createPersonalApiKeysRoutes(db: Sql): RouteTable {
+export function createPersonalApiKeysRoutes(db: MetadataStore): RouteTable {
   const base = '/api/personal_api_keys';
-  const read = { scope: 'personal_api_key:read' } as const;
-  const write = { scope: 'personal_api_key:write' } as const;
-  const loadKey: RequestHandler = async (req, _res, next) => {
+  const read = { scope: 'personal_api_key:read', projectRestrictedKeys: 'narrowed' } as const;
+  const write = { scope: 'personal_api_key:write', projectRestrictedKeys: 'narrowed' } as const;
+  /** `:key_id` as a key id: a number, or `@current` for the calling key; null names no key. */
+  const keyIdOf = (req: Request): number | null => {
     const raw = String(req.params['key_id']);
-    const principal = req.principal!;
-    const id = raw === '@current' ? principal.keyId : /^\d{1,10}$/.test(raw) && Number(raw) <= INT4_MAX ? Number(raw) : null;
-    const key = id === null ? null : await findPersonalKey(db, principal.userId, id);
-    if (!key) return next(errors.notFound());
-    req.personalKey = key;
-    next();
+    if (raw === '@current') return req.principal!.keyId;
+    return /^\d{1,10}$/.test(raw) && Number(raw) <= INT4_MAX ? Number(raw) : null;
+  };
+  const requireKeyId = (req: Request): number => {
+    const id = keyIdOf(req);
+    if (id === null) throw errors.notFound();
+    return id;
   };
 
   return new RouteTable()
-    .get(base, { ...read, summary: "List the user's personal API keys (masked)", list: true }, async (req, res) => {
-      const keys = await listPersonalKeys(db, req.principal!.userId);
+    .get(base, { ...read, summary: "List the user's personal API keys within the caller's powers (masked)", list: true }, async (req, res) => {
+      const keys = await listManageableKeys(db, req.principal!);
       res.json({ count: keys.length, next: null, previous: null, results: keys.map((k) => serializePersonalKey(k)) });
     })
     .post(
@@ -120,9 +103,8 @@ export function createPersonalApiKeysRoutes(db: Sql): RouteTable {
         example: () => ({ label: 'Key reader', scopes: ['personal_api_key:read'], scoped_teams: [1] }),
       },
       async (req, res) => {
-        const change = await checkGrant(db, req.principal!, req.body as Record<string, unknown>);
-        const issued = await issuePersonalKey(db, {
-          userId: req.principal!.userId,
+        const change = await parseKeyChange(db, req.principal!, req.body as Record<string, unknown>);
+        const issued = await issueKey(db, req.principal!, {
           label: change.label!,
           scopes: change.scopes!,
           scopedTeams: change.scopedTeams,
@@ -131,8 +113,8 @@ export function createPersonalApiKeysRoutes(db: Sql): RouteTable {
         res.status(201).json(serializePersonalKey(issued.key, issued.value));
       },
     )
-    .get(`${base}/:key_id`, { ...read, summary: 'Retrieve a personal API key (masked); @current is the calling key' }, loadKey, (req, res) => {
-      res.json(serializePersonalKey(req.personalKey!));
+    .get(`${base}/:key_id`, { ...read, summary: 'Retrieve a personal API key (masked); @current is the calling key' }, async (req, res) => {
+      res.json(serializePersonalKey(await retrieveKey(db, req.principal!, requireKeyId(req))));
     })
     .patch(
       `${base}/:key_id`,
@@ -142,26 +124,18 @@ export function createPersonalApiKeysRoutes(db: Sql): RouteTable {
         body: { type: 'object', properties: keyFields },
         example: () => ({ label: 'Renamed key' }),
       },
-      loadKey,
       async (req, res) => {
-        const change = await checkGrant(db, req.principal!, req.body as Record<string, unknown>);
-        const updated = await updatePersonalKey(db, req.principal!.userId, req.personalKey!.id, change);
-        if (!updated) throw errors.notFound();
-        res.json(serializePersonalKey(updated));
+        const id = requireKeyId(req);
+        const change = await parseKeyChange(db, req.principal!, req.body as Record<string, unknown>);
+        res.json(serializePersonalKey(await changeKey(db, req.principal!, id, change)));
       },
     )
-    .post(
-      `${base}/:key_id/roll`,
-      { ...write, summary: 'Give a key a new value; the old one stops working', example: () => ({}) },
-      loadKey,
-      async (req, res) => {
-        const rolled = await reissuePersonalKey(db, req.principal!.userId, req.personalKey!.id);
-        if (!rolled) throw errors.notFound();
-        res.json(serializePersonalKey(rolled.key, rolled.value));
-      },
-    )
-    .delete(`${base}/:key_id`, { ...write, summary: 'Delete a personal API key' }, loadKey, async (req, res) => {
-      await deletePersonalKey(db, req.principal!.userId, req.personalKey!.id);
+    .post(`${base}/:key_id/roll`, { ...write, summary: 'Give a key a new value; the old one stops working', example: () => ({}) }, async (req, res) => {
+      const rolled = await rollKey(db, req.principal!, requireKeyId(req));
+      res.json(serializePersonalKey(rolled.key, rolled.value));
+    })
+    .delete(`${base}/:key_id`, { ...write, summary: 'Delete a personal API key' }, async (req, res) => {
+      await removeKey(db, req.principal!, requireKeyId(req));
       res.status(204).end();
     });
 }

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors } from '@sightline/http';
+import { errors, sendJson } from '@sightline/http';
 import {
   cohortDefinitionOf,
   cohortsOfPerson,
@@ -19,7 +19,7 @@ import { PropertyCompileError } from '@sightline/properties';
 import { activityPage, recordActivity } from '../activity-log/activity-log';
 import { serializeCohorts } from '../cohorts/cohort.serializer';
 import { parseBody, parseBoolean, parseDict, parseInteger, parseList, parseString, queryInteger } from '../http/drf-fields';
-import { limitOffsetPage } from '../http/pagination';
+import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { parsePropertiesParam } from '../http/properties-param';
 import { RouteTable } from '../http/route-registry';
 import { personsCsv, serializePersons, type PersonJson } from './person.serializer';
@@ -187,22 +187,21 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
           res.type('text/csv').send(personsCsv(persons));
           return;
         }
-        const limit = queryInteger(req.query['limit'], 100, 1);
+        const limit = Math.min(queryInteger(req.query['limit'], 100, 1), MAX_PERSONS_PAGE_SIZE);
         const offset = queryInteger(req.query['offset'], 0, 0);
         const snapshot = await listSnapshot(db, teamId, queryText(req, 'persons_through'));
         const { rows, count } = await runQuery(deps, { ...filters, excludedUuids: snapshot.newer, limit, offset });
-        res.json(limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }));
+        await sendJson(
+          res,
+          limitOffsetPage(req, { count, limit, offset, results: await serializePersons(db, teamId, rows) }, { persons_through: snapshot.through }),
+        );
       },
     );
 
     // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-    routes.post(
-      base,
-      { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse', example: () => ({ properties: { email: 'a@example.com' } }) },
-      () => {
-        throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
-      },
-    );
+    routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse' }, () => {
+      throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
+    });
 
     routes.post(
       `${base}/bulk_delete`,

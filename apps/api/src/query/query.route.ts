@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { errors } from '@sightline/http';
+import { errors, sendJson } from '@sightline/http';
 import { funnelsQueryToFilter, parseFunnelFilter, parseTrendFilter, trendsQueryToFilter, type TrendsService } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
@@ -84,7 +84,7 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
         example: () => ({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] } }),
       },
       async (req, res) => {
-        res.json(await run(req));
+        await sendJson(res, await run(req));
       },
     );
   }

@@ -39,6 +39,16 @@ function managementOperation(route: RouteDefinition, operationIds: Set<string>, 
       { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'csv'] }, description: '`csv`: the results as CSV' },
     );
   }
+  for (const parameter of route.query ?? []) {
+    parameters.push({
+      name: parameter.name,
+      in: 'query',
+      required: parameter.required ?? false,
+      schema: { type: 'string' },
+      description: parameter.description,
+      ...(parameter.example !== undefined ? { example: parameter.example } : {}),
+    });
+  }
   let operationId = `${route.method}_${route.path
     .replace(/^\/api\//, '')
     .replace(/[^A-Za-z0-9]+/g, '_')

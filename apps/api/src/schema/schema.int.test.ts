@@ -55,6 +55,27 @@ describe('GET /api/schema/ and /api/schema/docs/', () => {
     expect([bundle.status, bundle.headers['content-type']]).toEqual([200, expect.stringMatching(/javascript/)]);
     const initializer = await request(f.app).get('/api/schema/docs/swagger-initializer.js');
     expect(initializer.text).toContain("url: '/api/schema/'");
+    // Every file the page loads is served.
+    for (const [, file] of page.text.matchAll(/(?:href|src)="\.?\/?([^"]+)"/g)) {
+      expect([file, (await request(f.app).get(`/api/schema/docs/${file}`)).status]).toEqual([file, 200]);
+    }
+  });
+
+  it("serves only the viewer's own files of swagger-ui-dist, not the package's other files", async () => {
+    const others = [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'absolute-path.js',
+      'index.js',
+      'swagger-ui-bundle.js.map',
+      'swagger-ui.js',
+      'oauth2-redirect.html',
+    ];
+    for (const file of [...others, '..%2fpackage.json', '%2e%2e/package.json', 'swagger-ui.css/']) {
+      const res = await request(f.app).get(`/api/schema/docs/${file}`);
+      expect([file, res.status]).toEqual([file, 404]);
+    }
   });
 
   it('sends security headers on the management API and CORS only to configured origins', async () => {

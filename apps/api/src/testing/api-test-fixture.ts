@@ -3,15 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootstrapInstance, insertPersonalKey } from '@sightline/accounts';
+import { bootstrapInstance, insertPersonalKey, type ProjectTokenChanges } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
+import type { JobOperator } from '@sightline/jobs';
 import type { DecidePersonCache } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
+import { createInProcessClickHouseTestStores, createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
 import { listen } from '@sightline/http';
 import { createApiApp, type AccessOptions } from '../app';
 
@@ -32,15 +33,19 @@ export interface FlagFixture {
   close(): Promise<void>;
 }
 
-/** `pglite`: the embedded mode's in-process PostgreSQL instead of the shared server. */
+/**
+ * `pglite`: the embedded mode's in-process PostgreSQL instead of the shared server; `chdb`: the
+ * embedded mode's in-process ClickHouse engine instead of the HTTP interface.
+ */
 export async function createFlagFixture(
   name: string,
   now: () => number,
-  store: 'pg' | 'pglite' = 'pg',
-  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache } = {},
+  store: 'pg' | 'pglite' | 'chdb' = 'pg',
+  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache; jobs?: JobOperator; projectTokenChanges?: ProjectTokenChanges } = {},
 ): Promise<FlagFixture> {
   let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
   if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
+  else if (store === 'chdb') stores = await createInProcessClickHouseTestStores(name, { personalApiKey: ADMIN_KEY });
   else {
     // The embedded mode's PGlite beside a test ClickHouse database.
     const dataDir = mkdtempSync(join(tmpdir(), `${name}-`));
@@ -75,6 +80,8 @@ export async function createFlagFixture(
     now,
     access: options.access,
     decidePersons: options.decidePersons,
+    jobs: options.jobs,
+    projectTokenChanges: options.projectTokenChanges,
     readiness: [],
     isShuttingDown: () => false,
     flagChanges: {

@@ -1,4 +1,4 @@
-import type { RouteDefinition } from '../http/route-registry';
+import { exampleQueryString, type RouteDefinition } from '../http/route-registry';
 
 /** Concrete values for the parameters of registry paths; `id` is a flag's unless the path says otherwise. */
 export interface RouteIds {
@@ -16,13 +16,16 @@ export interface RouteIds {
   [other: string]: string | undefined;
 }
 
-/** A registry path with every `:param` replaced, ending in a slash as clients send it. */
-export function fillPath(route: Pick<RouteDefinition, 'path'>, ids: RouteIds): string {
+/**
+ * A registry path with every `:param` replaced, ending in a slash as clients send it, followed by
+ * the route's required query parameters (their declared examples).
+ */
+export function fillPath(route: Pick<RouteDefinition, 'path' | 'query'>, ids: RouteIds): string {
   const filled = route.path.replace(/:([A-Za-z_]+)/g, (_m, name: string, offset: number) => {
     let key = name;
     if (name === 'feature_flag_id') key = 'flag_id';
     if (name === 'id') key = route.path.slice(0, offset).endsWith('role_access/') ? 'role_access_id' : 'flag_id';
     return encodeURIComponent(ids[key] ?? '0');
   });
-  return filled.endsWith('/') ? filled : `${filled}/`;
+  return `${filled.endsWith('/') ? filled : `${filled}/`}${exampleQueryString(route)}`;
 }

@@ -9,7 +9,7 @@ import { RouteTable } from '../http/route-registry';
  */
 export function createUsersRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
-  routes.get('/api/users/@me', { scope: 'user:read', summary: 'The caller and their current project' }, async (req, res) => {
+  routes.get('/api/users/@me', { scope: 'user:read', summary: 'The caller and their current project', projectRestrictedKeys: 'narrowed' }, async (req, res) => {
     const principal = req.principal!;
     const user = await findUserById(db, principal.userId);
     if (!user) throw errors.notFound('User not found.');

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
+import { clickhouseLayout, createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
 import type { allInOneEnv, ConfigOf } from '@sightline/config';
 import { nextCronRun, readBullmqNextRun, type JobOperator, type JobsStatusReport } from '@sightline/jobs';
 import { createLogger } from '@sightline/logger';
@@ -120,16 +120,18 @@ function serviceTarget(url: string, key: string | undefined): Target {
 async function directTarget(config: Config, dataDir: string): Promise<Target> {
   const embedded = [!config.DATABASE_URL && 'PGlite', !config.CLICKHOUSE_URL && 'chdb'].filter(Boolean);
   const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir, poolSize: 2 });
+  const layout = clickhouseLayout(config.CLICKHOUSE_CLUSTER, config.CLICKHOUSE_DATABASE);
   const ch = createAnalyticsStore({
     url: config.CLICKHOUSE_URL,
     user: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
     database: config.CLICKHOUSE_DATABASE,
     dataDir,
+    layout,
   });
   try {
     await migratePostgres(db);
-    await migrateClickHouse(ch);
+    await migrateClickHouse(ch, { layout });
   } catch (error) {
     await ch.close();
     await db.close();
@@ -139,6 +141,7 @@ async function directTarget(config: Config, dataDir: string): Promise<Target> {
   const operator = createJobOperator({
     db,
     ch,
+    clickhouseLayout: layout,
     logger: createLogger({ service: 'jobs', level: 'warn' }),
     metrics: createMetrics(),
     // The schedule lives with the workers: BullMQ's in Redis, otherwise the in-process cron of

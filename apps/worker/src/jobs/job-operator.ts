@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import { UnknownJobError, type JobOperator } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -17,6 +17,8 @@ const LISTED_TASKS = 100;
 export function createJobOperator(deps: {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   logger: Logger;
   metrics: Metrics;
   nextRun: (job: string, cron: string) => Promise<Date | null>;

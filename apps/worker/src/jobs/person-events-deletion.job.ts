@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
 import type { ScheduledJob } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
@@ -8,6 +8,8 @@ import type { MetadataStore } from '@sightline/postgres';
 export interface PersonEventsDeletionDeps {
   db: MetadataStore;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  clickhouseLayout?: ClickHouseLayout;
   logger: Logger;
   metrics: Metrics;
 }
@@ -20,12 +22,15 @@ export async function runPersonEventsDeletionJob(deps: PersonEventsDeletionDeps,
   const started = Date.now();
   deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB }, 'person-event deletion started');
   try {
-    const summary = await runPersonEventsDeletion(deps, {
-      onProgress: (p) => {
-        deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB, ...p }, 'person-event deletion progress');
-        onProgress?.(`batch ${p.batch}: ${p.tasksDone}/${p.tasksTotal} tasks done, ${p.eventsDeleted} events deleted`);
+    const summary = await runPersonEventsDeletion(
+      { db: deps.db, ch: deps.ch, layout: deps.clickhouseLayout },
+      {
+        onProgress: (p) => {
+          deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB, ...p }, 'person-event deletion progress');
+          onProgress?.(`batch ${p.batch}: ${p.tasksDone}/${p.tasksTotal} tasks done, ${p.eventsDeleted} events deleted`);
+        },
       },
-    });
+    );
     deps.metrics.jobRuns.inc({ job: PERSON_EVENTS_DELETION_JOB, result: 'ok' });
     deps.logger.info({ job: PERSON_EVENTS_DELETION_JOB, ...summary, ms: Date.now() - started }, 'person-event deletion finished');
     return summary;

@@ -19,6 +19,18 @@ describe('elementsChainFromElements', () => {
     );
   });
 
+  it('adds no class for an empty attr__class (PostHog’s extractAttrClass reads it as none), keeping the attribute', () => {
+    expect(elementsChainFromElements([{ tag_name: 'body', attr__class: '', nth_child: 1, nth_of_type: 1 }])).toBe(
+      'body:attr__class=""nth-child="1"nth-of-type="1"',
+    );
+    expect(
+      elementsChainFromElements([
+        { tag_name: 'div', attr__class: null },
+        { tag_name: 'p', attr__class: [] },
+      ]),
+    ).toBe('div:nth-child="0"nth-of-type="0";p:nth-child="0"nth-of-type="0"');
+  });
+
   it('orders attribute keys as PostHog’s ingestion does (locale order: "_" before "-")', () => {
     expect(elementsChainFromElements([{ tag_name: 'i', 'attr__data-x': '1', attr__data_x: '2' }])).toBe(
       'i:attr__data_x="2"attr__data-x="1"nth-child="0"nth-of-type="0"',

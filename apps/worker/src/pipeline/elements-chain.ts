@@ -10,9 +10,14 @@ const escape = (value: string) => value.replace(/"/g, '\\"');
 const text = (value: unknown): string | null =>
   typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
 
-/** `attr__class` split on single spaces, as PostHog's extractElements does (other SDK fields such as `classes` are not read). */
+/**
+ * `attr__class` split on single spaces, as PostHog's extractElements does (plugin-server
+ * utils/db/elements-chain.ts, extractAttrClass): an empty or absent value gives no class at all,
+ * not one empty class. Other SDK fields such as `classes` are not read.
+ */
 function classesOf(element: Record<string, unknown>): string[] {
   const raw = element['attr__class'];
+  if (raw === '') return [];
   if (typeof raw === 'string') return raw.split(' ');
   if (Array.isArray(raw)) return raw.filter((c): c is string => typeof c === 'string');
   return [];

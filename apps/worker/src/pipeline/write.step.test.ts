@@ -51,6 +51,19 @@ describe('write step', () => {
     expect(again.inserts.find((i) => i.table.endsWith('events'))!.settings?.['insert_deduplication_token']).toBe(token);
   });
 
+  it('makes another deduplication token for the same uuids in another project', async () => {
+    const uuids = ['0190a6f0-0000-7000-8000-000000000011', '0190a6f0-0000-7000-8000-000000000012'];
+    const tokenFor = async (teamId: number) => {
+      const { client, inserts } = recordingClient();
+      const events = uuids.map((uuid) => ({ ...prepared(uuid), teamId }));
+      await writeStep(client, events, [enrichment, enrichment], {});
+      return inserts.find((i) => i.table.endsWith('events'))!.settings?.['insert_deduplication_token'];
+    };
+    const [first, second, firstAgain] = [await tokenFor(1), await tokenFor(2), await tokenFor(1)];
+    expect(first).toBe(firstAgain);
+    expect(second).not.toBe(first);
+  });
+
   it('leaves out person and distinct-id copies this process already wrote at the same version, once their insert succeeded', async () => {
     const person = {
       id: enrichment.personId,

@@ -9,9 +9,11 @@ import { runStep } from './step-result';
 
 /**
  * The run's events as one ClickHouse insert, beside the person and group copies the persons
- * step produced. The insert carries a deduplication token made from its uuids: an insert retried
- * after its answer was lost is skipped by ClickHouse instead of written twice. Person and
- * distinct-id copies this process already wrote at the same version are left out.
+ * step produced. The insert carries a deduplication token made from each event's project and
+ * uuid: an insert retried after its answer was lost is skipped by ClickHouse instead of written
+ * twice, while the same uuids sent to another project (one export imported into staging and then
+ * production) make another token and are stored there too. Person and distinct-id copies this
+ * process already wrote at the same version are left out.
  */
 export async function writeStep(
   ch: ClickHouseClient,
@@ -20,9 +22,7 @@ export async function writeStep(
   copies: Partial<PersonBatchCopies> & { groups?: GroupCopy[] },
   writtenCopies?: WrittenCopies,
 ): Promise<void> {
-  const deduplicationToken = createHash('sha1')
-    .update(events.map((e) => e.uuid).join(','))
-    .digest('hex');
+  const deduplicationToken = deduplicationTokenOf(events);
   const personCopies = { persons: copies.persons ?? [], distinctIds: copies.distinctIds ?? [] };
   const unwritten = writtenCopies ? writtenCopies.unwritten(personCopies) : personCopies;
   await runStep('write', isClickHouseOutage, () =>
@@ -32,4 +32,11 @@ export async function writeStep(
     ]),
   );
   writtenCopies?.record(unwritten);
+}
+
+/** ClickHouse skips an insert whose token it saw among its last blocks, so the token names each row's project too. */
+export function deduplicationTokenOf(events: readonly Pick<PreparedEvent, 'teamId' | 'uuid'>[]): string {
+  const hash = createHash('sha1');
+  for (const event of events) hash.update(`${event.teamId}:${event.uuid},`);
+  return hash.digest('hex');
 }

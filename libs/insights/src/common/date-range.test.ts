@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import {
+  checkTimezone,
   DateRangeError,
   formatBucketDay,
   formatBucketLabel,
@@ -90,6 +91,13 @@ describe('date ranges a client cannot abuse', () => {
       expect(message).toMatch(/outside the supported range/);
     },
   );
+  it('a time zone must be one ClickHouse knows, not only one Node knows', () => {
+    for (const zone of ['US/Pacific-New', 'SystemV/AST4', 'Canada/East-Saskatchewan', 'Mars/Olympus']) {
+      expect(errorOf(() => checkTimezone(zone))).toEqual({ attr: 'timezone', message: `Unknown timezone "${zone}".` });
+      expect(errorOf(() => range(null, null, 'day', zone))).toEqual({ attr: 'timezone', message: `Unknown timezone "${zone}".` });
+    }
+    expect(checkTimezone('America/Los_Angeles')).toBe('America/Los_Angeles');
+  });
   it('a range with more buckets than allowed is refused with the count', () => {
     expect(errorOf(() => range('-20000d', null)).message).toBe(
       'The date range holds 20001 day buckets; at most 3660 are allowed. Narrow the range or use a longer interval.',

@@ -1,4 +1,4 @@
-import { EVENTS_TABLE } from '@sightline/clickhouse';
+import { EVENTS_TABLE, globalPrefix, SINGLE_SERVER, type ClickHouseLayout } from '@sightline/clickhouse';
 import { propertyRawSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
 import type { Interval } from './date-range';
 
@@ -28,6 +28,8 @@ export interface EventsSqlPorts {
   cohortMembership(cohortId: number, personIdSql: string, params: QueryParams): string;
   /** A HogQL expression over the events row as SQL (aggregations allowed when asked). */
   hogql(expression: string, params: QueryParams, options: { allowAggregations: boolean }): string;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  layout?: ClickHouseLayout;
 }
 
 /**
@@ -264,6 +266,10 @@ export class EventsSql {
   /** FROM with the joins the rest of the SQL uses (decided from the SQL text itself). */
   protected fromSql(sqlUsingSources: string, sessionWindow: { fromMs: number; toMs: number }): string {
     const joins: string[] = [];
+    // On a cluster (clickhouse/src/cluster/layout.ts) each shard runs this FROM: person_distinct_id2
+    // is whole on every node, so its join stays local; the sessions' events are spread over the
+    // shards (a session's distinct ids may hash apart), so that join is GLOBAL.
+    const global = globalPrefix(this.ports.layout ?? SINGLE_SERVER);
     if (sqlUsingSources.includes('pdi.')) {
       joins.push(`LEFT JOIN (
     SELECT distinct_id, argMax(person_id, version) AS person_id, argMax(is_deleted, version) AS is_deleted
@@ -272,7 +278,7 @@ export class EventsSql {
   ) AS pdi ON pdi.distinct_id = e.distinct_id`);
     }
     if (sqlUsingSources.includes('s.session_properties')) {
-      joins.push(`LEFT JOIN (
+      joins.push(`${global}LEFT JOIN (
     SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL} AS session_properties
     FROM ${EVENTS_TABLE}
     WHERE team_id = ${this.team} AND timestamp >= ${this.dateTime(sessionWindow.fromMs - SESSION_MARGIN_SECONDS * 1000)}

@@ -7,7 +7,8 @@ import { commonQueryFields, seriesToEntities } from '../trends/trends-query-node
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
-import { FunnelSqlBuilder } from './funnel.sql';
+import { chainToElements } from './chain-elements';
+import { AUTOCAPTURE_EVENT, AUTOCAPTURE_EVENT_TYPE, ELEMENTS_DIVIDER, FunnelSqlBuilder } from './funnel.sql';
 
 export const CORRELATION_TYPES = ['events', 'properties', 'event_with_properties'] as const;
 /** PostHog's constants (ee/clickhouse/queries/funnels/funnel_correlation.py). */
@@ -128,6 +129,7 @@ export function correlate(
   rows: { name: string; s: number; f: number }[],
   successTotal: number,
   failureTotal: number,
+  describe: (name: string) => CorrelationRow['event'] = (name) => ({ event: name, properties: {}, elements: [] }),
 ): { events: CorrelationRow[]; skewed: boolean } {
   if (successTotal === 0 || failureTotal === 0) return { events: [], skewed: true };
   const skewed = successTotal / failureTotal > 10 || failureTotal / successTotal > 10;
@@ -137,20 +139,22 @@ export function correlate(
     .map((r): CorrelationRow => {
       const odds = ((r.s + PRIOR_COUNT) * (failureTotal - r.f + PRIOR_COUNT)) / ((successTotal - r.s + PRIOR_COUNT) * (r.f + PRIOR_COUNT));
       return {
-        event: { event: r.name, properties: {}, elements: [] },
+        event: describe(r.name),
         success_count: r.s,
         failure_count: r.f,
         odds_ratio: odds,
         correlation_type: odds > 1 ? 'success' : 'failure',
       };
     });
+  // Equal odds are ordered by name, so the answer does not depend on the order ClickHouse groups in.
+  const byName = (a: CorrelationRow, b: CorrelationRow) => (a.event.event < b.event.event ? -1 : a.event.event > b.event.event ? 1 : 0);
   const success = scored
     .filter((r) => r.correlation_type === 'success')
-    .sort((a, b) => b.odds_ratio - a.odds_ratio)
+    .sort((a, b) => b.odds_ratio - a.odds_ratio || byName(a, b))
     .slice(0, TOP);
   const failure = scored
     .filter((r) => r.correlation_type === 'failure')
-    .sort((a, b) => a.odds_ratio - b.odds_ratio)
+    .sort((a, b) => a.odds_ratio - b.odds_ratio || byName(a, b))
     .slice(0, TOP);
   return { events: [...success, ...failure], skewed };
 }
@@ -192,11 +196,28 @@ export async function runFunnelCorrelation(
   const rows = found.filter((r): r is { name: string; s: string; f: string } => r.name !== null);
   const successTotal = Number(totals?.s ?? 0);
   const failureTotal = Number(totals?.f ?? 0);
+  const autocapture = options.type === 'event_with_properties' && options.eventNames.includes(AUTOCAPTURE_EVENT);
   return answer(
     correlate(
       rows.map((r) => ({ name: r.name, s: Number(r.s), f: Number(r.f) })),
       successTotal,
       failureTotal,
+      autocapture ? describeAutocapture : undefined,
     ),
   );
+}
+
+/**
+ * An autocapture correlation's name with its event type and elements, as PostHog's
+ * serialize_event_with_property answers it (`$autocapture::elements_chain::<type>__~~__<chain>`).
+ */
+function describeAutocapture(name: string): CorrelationRow['event'] {
+  const prefix = `${AUTOCAPTURE_EVENT}::elements_chain::`;
+  const divider = name.indexOf(ELEMENTS_DIVIDER, prefix.length);
+  if (!name.startsWith(prefix) || divider === -1) return { event: name, properties: {}, elements: [] };
+  return {
+    event: name,
+    properties: { [AUTOCAPTURE_EVENT_TYPE]: name.slice(prefix.length, divider) },
+    elements: chainToElements(name.slice(divider + ELEMENTS_DIVIDER.length)),
+  };
 }

@@ -1,8 +1,15 @@
-import { compilePropertyGroup, type PropertyGroup } from '@sightline/properties';
+import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
 import type { QueryDateRange } from '../common/date-range';
 import { BREAKDOWN_OTHER, EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { ParsedFunnelFilter } from './funnel-filter';
+
+export const AUTOCAPTURE_EVENT = '$autocapture';
+export const AUTOCAPTURE_EVENT_TYPE = '$event_type';
+/** Between an autocapture event's type and its chain in a correlation name (PostHog's ELEMENTS_DIVIDER). */
+export const ELEMENTS_DIVIDER = '__~~__';
+/** An event property value seen by fewer actors is not correlated (PostHog's `HAVING success + failure > 2`). */
+const EVENT_PROPERTY_MIN_ACTORS = 3;
 
 export interface FunnelQueryInput {
   filter: ParsedFunnelFilter;
@@ -345,10 +352,11 @@ GROUP BY bv_final`;
     const { filter, range } = this.input;
     const n = filter.steps.length;
     const outcome = `SELECT actor, level >= ${n} AS success FROM (${this.withSources(this.levelsSqlWithoutSources())})`;
-    const count = (namesOfActors: string) => `SELECT name, countIf(success) AS s, countIf(NOT success) AS f
+    // `minActors`: names seen by fewer actors are not answered (the totals row, named NULL, always is).
+    const count = (namesOfActors: string, minActors = 0) => `SELECT name, countIf(success) AS s, countIf(NOT success) AS f
       FROM (SELECT a.success AS success, ifNull(x.names, []) AS names FROM (${outcome}) AS a LEFT JOIN (${namesOfActors}) AS x ON x.actor = a.actor)
       ARRAY JOIN arrayPushBack(arrayMap(v -> toNullable(v), names), NULL) AS name
-      GROUP BY name`;
+      GROUP BY name${minActors > 0 ? `\n      HAVING name IS NULL OR s + f >= ${minActors}` : ''}`;
     if (kind === 'properties') {
       // The actors' latest person properties.
       const keys = this.params.add(options.names, 'Array(String)');
@@ -362,28 +370,46 @@ GROUP BY bv_final`;
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis() + filter.windowSeconds * 1000;
     const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}`;
-    let names: string;
+    const stepEvents = filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []));
     if (kind === 'event_with_properties') {
-      const wanted = this.params.add(options.eventNames, 'Array(String)');
-      const excludedProps = this.params.add(options.excludeNames, 'Array(String)');
-      names = `SELECT ${this.actorSql()} AS actor,
-          groupUniqArray(concat(e.event, '::', kv.1, '::', if(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2))) AS names
-        {FROM}
-        ARRAY JOIN JSONExtractKeysAndValuesRaw(e.properties) AS kv
-        WHERE ${inSpan} AND has(${wanted}, e.event) AND NOT startsWith(kv.1, '$') AND NOT has(${excludedProps}, kv.1)
-        GROUP BY actor`;
-    } else {
-      const excludedEvents = this.params.add(
-        [...options.excludeEvents, ...filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []))],
-        'Array(String)',
-      );
-      names = `SELECT ${this.actorSql()} AS actor, groupUniqArray(e.event) AS names
+      const sql = count(this.eventPropertyNamesSql(inSpan, options, stepEvents), EVENT_PROPERTY_MIN_ACTORS);
+      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
+    }
+    const excludedEvents = this.params.add([...options.excludeEvents, ...stepEvents], 'Array(String)');
+    const names = `SELECT ${this.actorSql()} AS actor, groupUniqArray(e.event) AS names
         {FROM}
         WHERE ${inSpan} AND NOT has(${excludedEvents}, e.event)
         GROUP BY actor`;
-    }
     const sql = count(names);
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
+  }
+
+  /**
+   * Per actor, the `event::property::value` names of the correlated events, as PostHog's
+   * get_event_property_query builds them: every property (values as ClickHouse's
+   * JSONExtractKeysAndValues reads them as strings) but the excluded names, and never a funnel
+   * step's event. When `$autocapture` is among the events, each event instead yields one name,
+   * `event::elements_chain::<$event_type>__~~__<elements_chain>`.
+   */
+  private eventPropertyNamesSql(inSpan: string, options: { eventNames: string[]; excludeNames: string[] }, stepEvents: string[]): string {
+    const wanted = this.params.add(options.eventNames, 'Array(String)');
+    const steps = this.params.add(stepEvents, 'Array(String)');
+    const excluded = this.params.add(options.excludeNames, 'Array(String)');
+    const where = `${inSpan} AND has(${wanted}, e.event) AND NOT has(${steps}, e.event)`;
+    if (options.eventNames.includes(AUTOCAPTURE_EVENT)) {
+      const eventType = propertyTextSql('e.properties', this.params.add(AUTOCAPTURE_EVENT_TYPE, 'String'));
+      // PostHog filters its excluded names on the property key, which is always elements_chain here.
+      return `SELECT ${this.actorSql()} AS actor,
+          groupUniqArray(concat(e.event, '::elements_chain::', ${eventType}, '${ELEMENTS_DIVIDER}', e.elements_chain)) AS names
+        {FROM}
+        WHERE ${where} AND NOT has(${excluded}, 'elements_chain')
+        GROUP BY actor`;
+    }
+    return `SELECT ${this.actorSql()} AS actor, groupUniqArray(concat(e.event, '::', kv.1, '::', kv.2)) AS names
+        {FROM}
+        ARRAY JOIN JSONExtractKeysAndValues(e.properties, 'String') AS kv
+        WHERE ${where} AND NOT has(${excluded}, kv.1)
+        GROUP BY actor`;
   }
 
   /** Seconds from step `from` to step `to` of every actor who got that far. */

@@ -92,6 +92,19 @@ describe('parseTrendFilter', () => {
   });
 });
 
+describe('breakdown_limit', () => {
+  // PostHog lowers a larger limit to MAX_BREAKDOWN_VALUES_LIMIT (trends/test/test_breakdown_limits.py).
+  it.each([
+    [undefined, 25],
+    [50, 50],
+    [250, 250],
+    [1000, 250],
+    ['100000', 250],
+  ])('breakdown_limit %j gives %d breakdown values at most', (asked, expected) => {
+    expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: 'b', breakdown_limit: asked }).breakdown_limit).toBe(expected);
+  });
+});
+
 describe('trendFilterFromQuery', () => {
   it('decodes JSON-encoded lists of the legacy GET form', () => {
     expect(trendFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false', breakdowns: '[{"property":"a"}]' })).toEqual({

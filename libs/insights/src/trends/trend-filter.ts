@@ -77,9 +77,13 @@ export const MAX_SERIES = 50;
  * in the URL of the ClickHouse request, which the server caps at 1 MiB (http_max_uri_size).
  */
 export const MAX_FILTER_CHARS = 256 * 1024;
-/** PostHog's BREAKDOWN_VALUES_LIMIT, and the most a query may ask for. */
+/**
+ * PostHog's BREAKDOWN_VALUES_LIMIT, and its MAX_BREAKDOWN_VALUES_LIMIT: a larger breakdown_limit
+ * is lowered to it, not refused (posthog/hogql/constants.py; trends/test/test_breakdown_limits.py,
+ * "above_cap": 1000 gives 250).
+ */
 export const DEFAULT_BREAKDOWN_LIMIT = 25;
-export const MAX_BREAKDOWN_LIMIT = 1_000;
+export const MAX_BREAKDOWN_LIMIT = 250;
 export const WORLD_MAP_BREAKDOWN_LIMIT = 300;
 export const MAX_BREAKDOWNS = 3;
 
@@ -298,6 +302,8 @@ function parseBreakdowns(body: Record<string, unknown>): BreakdownInput[] {
   ];
 }
 
+const breakdownLimit = (asked: number | null) => (asked === null ? null : Math.min(asked, MAX_BREAKDOWN_LIMIT));
+
 function requiredGroupIndex(body: Record<string, unknown>, key: string, attr: string): number {
   try {
     const index = optionalInteger(body, key, 0, 4);
@@ -374,7 +380,8 @@ export function parseTrendFilter(input: unknown): ParsedTrendFilter {
     breakdown_is_list: !isEmpty(body['breakdowns']),
     // A world map shows every country: PostHog lifts the default to 300 there.
     breakdown_limit:
-      optionalInteger(body, 'breakdown_limit', 1, MAX_BREAKDOWN_LIMIT) ?? (display === 'WorldMap' ? WORLD_MAP_BREAKDOWN_LIMIT : DEFAULT_BREAKDOWN_LIMIT),
+      breakdownLimit(optionalInteger(body, 'breakdown_limit', 1, Number.MAX_SAFE_INTEGER)) ??
+      (display === 'WorldMap' ? WORLD_MAP_BREAKDOWN_LIMIT : DEFAULT_BREAKDOWN_LIMIT),
     breakdown_hide_other_aggregation: optionalBoolean(body, 'breakdown_hide_other_aggregation'),
     compare: optionalBoolean(body, 'compare'),
     compare_to: optionalString(body, 'compare_to'),

@@ -491,7 +491,8 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
     await expect(run({ events: [{ id: '$pageview' }], properties: [{ key: 'sleep(1)', type: 'hogql' }] })).rejects.toThrow(/Function "sleep" is not allowed/);
     await expect(run({ events: [{ id: '$pageview', math: 'hogql', math_hogql: 'sum(lower(event))' }] })).rejects.toMatchObject({
       code: 'invalid_hogql',
-      attr: 'hogql',
+      attr: 'math_hogql',
+      message: expect.stringContaining('The HogQL expression "sum(lower(event))" cannot be evaluated on these events'),
     });
   });
 

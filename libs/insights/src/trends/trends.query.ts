@@ -12,8 +12,9 @@ import {
 } from '../common/date-range';
 import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
 import { evaluateFormula, parseFormula } from './trend-formula';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, QueryInputError } from '../common/events-sql';
 import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
+import { jsonRows } from '../common/json-rows';
 
 export interface TrendSeries {
   data: number[] | null;
@@ -62,6 +63,34 @@ interface Row {
   v: number | string | null;
 }
 
+/**
+ * The most points (values in `data`, summed over every series of the answer, both periods when
+ * comparing) one trend may hold, counting every breakdown value it may find: about 14 MB of
+ * JSON. Checked before any query runs (docs/http-api.md#limits).
+ */
+export const MAX_TREND_POINTS = 200_000;
+
+/**
+ * Refuses a trend whose answer could hold more than MAX_TREND_POINTS: series × periods ×
+ * breakdown values (at most breakdown_limit, plus "other" and "none") × buckets.
+ */
+function checkTrendPoints(filter: ParsedTrendFilter, periods: number, valuesPerSeries: number, buckets: number, interval: string): void {
+  const points = filter.series.length * periods * valuesPerSeries * buckets;
+  if (points <= MAX_TREND_POINTS) return;
+  const parts = [
+    `${filter.series.length} series`,
+    ...(periods > 1 ? [`${periods} periods`] : []),
+    ...(valuesPerSeries > 1 ? [`up to ${valuesPerSeries} breakdown values`] : []),
+    `${buckets} ${interval} buckets`,
+  ];
+  throw new QueryInputError(
+    valuesPerSeries > 1 ? 'breakdown_limit' : 'interval',
+    `This trend could hold ${points} points (${parts.join(' × ')}); at most ${MAX_TREND_POINTS} are allowed. ` +
+      'Narrow the date range, use a longer interval, or lower breakdown_limit.',
+    'max_points',
+  );
+}
+
 /** One query's rows turned into one result per breakdown value, in rank order. */
 interface SeriesValues {
   breakdown: string[] | null;
@@ -76,8 +105,7 @@ const toNumber = (v: unknown) => {
 };
 
 async function runRows(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<Row[]> {
-  const result = await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-  return result.json<Row>();
+  return jsonRows<Row>(await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' }));
 }
 
 function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBreakdown: boolean): SeriesValues[] {
@@ -158,6 +186,13 @@ export async function runTrendQuery(
     values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
   const valueBreakdowns = cohortBreakdown ? [] : filter.breakdowns;
+  checkTrendPoints(
+    filter,
+    periods.length,
+    cohortBreakdown ? cohorts.length : valueBreakdowns.length > 0 ? filter.breakdown_limit + 2 : 1,
+    totalValue ? 1 : range.buckets.length,
+    range.interval,
+  );
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
 
   const responseFilter = buildResponseFilter(filter, range);
@@ -190,19 +225,34 @@ export async function runTrendQuery(
   );
 
   const realSeriesCount = filter.series.length;
+  // The buckets' texts are the same for every series of a period: made once per period (a
+  // breakdown can have hundreds of series), and the series share them.
+  const bucketTexts = new Map<(typeof periods)[number], { days: string[]; labels: string[]; isoDays: string[] }>();
+  const textsOf = (period: (typeof periods)[number]) => {
+    let texts = bucketTexts.get(period);
+    if (!texts) {
+      const { buckets, interval } = period.range;
+      const days = buckets.map((b) => formatBucketDay(b, interval));
+      texts = {
+        days,
+        labels: period.label === 'previous' || filter.compare ? days.map((_, i) => `${interval} ${i}`) : buckets.map((b) => formatBucketLabel(b, period.range)),
+        isoDays: buckets.map(isoDateTime),
+      };
+      bucketTexts.set(period, texts);
+    }
+    return texts;
+  };
   const toResult = ({ series, order, period, cohort, values }: Shaped): TrendSeries => {
     const name = series.kind === 'actions' ? ports.actionName(Number(series.id)) : (series.id ?? 'All events');
     let label = String(series.custom_name ?? name);
-    const days = period.range.buckets.map((b) => formatBucketDay(b, period.range.interval));
+    const texts = textsOf(period);
+    const days = texts.days;
     const data = smooth(values.data, filter.smoothing_intervals);
     const result: TrendSeries = totalValue
       ? { data: [], days, count: 0, aggregated_value: values.total, label, filter: responseFilter, action: null }
       : {
           data: filter.display === 'ActionsLineGraphCumulative' ? cumulative(data) : data,
-          labels:
-            period.label === 'previous' || filter.compare
-              ? days.map((_, i) => `${period.range.interval} ${i}`)
-              : period.range.buckets.map((b) => formatBucketLabel(b, period.range)),
+          labels: texts.labels,
           days,
           count: 0,
           label,
@@ -214,7 +264,7 @@ export async function runTrendQuery(
       result.count = filter.display === 'ActionsLineGraphCumulative' ? (d[d.length - 1] ?? 0) : d.reduce((a, b) => a + b, 0);
     }
     result.action = {
-      days: period.range.buckets.map(isoDateTime),
+      days: texts.isoDays,
       id: series.kind === 'actions' ? series.id : series.id,
       type: series.kind,
       order,

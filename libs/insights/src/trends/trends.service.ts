@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { EVENTS_TABLE } from '@sightline/clickhouse';
-import { filtersOf, parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
+import { EVENTS_TABLE, type ClickHouseLayout } from '@sightline/clickhouse';
+import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
 import { findActionsByIds } from '../actions/actions.repository';
 import { actionPropertyFilters } from '../actions/action-steps';
-import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
+import { cohortMembershipSql, referencedCohortIds, UnknownCohortError, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
+import type { Metrics } from '@sightline/metrics';
 import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
 import { PERSON_ID, QueryInputError } from '../common/events-sql';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
@@ -16,6 +17,12 @@ import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
 import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult } from '../funnels/funnel-correlation';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
+import { jsonByteLength } from '@sightline/http';
+import { createAnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from '../common/answer-cache';
+import { checkProjectSettings, hogqlExpressions, refusedExpression, withInputErrors, type HogQLExpression } from './query-input';
+
+/** The largest answer (its JSON) a trend, funnel or correlation may give; docs/http-api.md#limits. */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** The project columns a trend reads (a `projects` row). */
 export interface TrendProjectRow {
@@ -28,10 +35,16 @@ export interface TrendProjectRow {
 export interface TrendsServiceDeps {
   db: Sql;
   ch: ClickHouseClient;
+  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
+  layout?: ClickHouseLayout;
   /** How long an answer is served from the cache; 0 turns caching off. */
   cacheTtlMs: number;
-  /** The most answers kept. */
-  cacheEntries?: number;
+  /** The most bytes (of the answers' JSON) the cache holds; default DEFAULT_ANSWER_CACHE_BYTES. */
+  cacheMaxBytes?: number;
+  /** The largest answer given; default MAX_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
+  /** Where the time each computed answer took is observed (insight_query_duration_seconds); absent: nowhere. */
+  metrics?: Pick<Metrics, 'insightQueryDuration'>;
 }
 
 export interface TrendsService {
@@ -44,6 +57,14 @@ export interface TrendsService {
     nowMs: number,
     options?: { refresh?: boolean },
   ): Promise<CorrelationResult>;
+  /**
+   * Throws what running the query would for an action or cohort the project does not have (or
+   * has deleted), without running it: a saved insight is checked when it is written.
+   */
+  checkReferences(
+    project: TrendProjectRow,
+    query: { kind: 'trend'; filter: ParsedTrendFilter } | { kind: 'funnel'; filter: ParsedFunnelFilter },
+  ): Promise<void>;
 }
 
 /** JSON with object keys sorted, so the same query always has the same cache key. */
@@ -57,16 +78,26 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function trendProject(row: TrendProjectRow): TrendProject {
+export function trendProject(row: TrendProjectRow): TrendProject & { testAccountFiltersProblem?: string } {
   let testAccountFilters: PropertyGroup = { type: 'AND', values: [] };
+  let testAccountFiltersProblem: string | undefined;
   try {
     testAccountFilters = parsePropertyFilters(row.test_account_filters ?? [], 'test_account_filters', {
       types: new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']),
     });
-  } catch {
-    // Settings are checked when saved; a row written before that check applies no filter.
+  } catch (error) {
+    // Settings are checked when saved; a row written before a check refuses the queries that
+    // apply it (filter_test_accounts) with the reason, rather than quietly applying no filter.
+    if (!(error instanceof PropertyFilterError)) throw error;
+    testAccountFiltersProblem = error.message;
   }
-  return { id: row.id, timezone: row.timezone || 'UTC', weekStartDay: row.week_start_day === 1 ? 1 : 0, testAccountFilters };
+  return {
+    id: row.id,
+    timezone: row.timezone || 'UTC',
+    weekStartDay: row.week_start_day === 1 ? 1 : 0,
+    testAccountFilters,
+    ...(testAccountFiltersProblem === undefined ? {} : { testAccountFiltersProblem }),
+  };
 }
 
 /** The events row as HogQL expressions read it (alias `e`, persons resolved through merges). */
@@ -96,54 +127,6 @@ const funnelReferences = (filter: ParsedFunnelFilter): QueryReferences => ({
   extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
 });
 
-/**
- * ClickHouse errors a HogQL expression can cause by itself (a function given the wrong type, a
- * value that does not parse): the client's mistake, answered as a 400 without ClickHouse's text.
- */
-const HOGQL_INPUT_ERRORS = new Set([
-  'ILLEGAL_TYPE_OF_ARGUMENT',
-  'NO_COMMON_TYPE',
-  'TYPE_MISMATCH',
-  'CANNOT_PARSE_TEXT',
-  'CANNOT_PARSE_NUMBER',
-  'CANNOT_PARSE_DATETIME',
-  'CANNOT_PARSE_DATE',
-  'CANNOT_CONVERT_TYPE',
-  'BAD_ARGUMENTS',
-  'ARGUMENT_OUT_OF_BOUND',
-  'ILLEGAL_DIVISION',
-  'NUMBER_OF_ARGUMENTS_DOESNT_MATCH',
-  'ILLEGAL_COLUMN',
-  'NOT_AN_AGGREGATE',
-  'ILLEGAL_AGGREGATION',
-  'CANNOT_COMPILE_REGEXP',
-  'UNKNOWN_IDENTIFIER',
-]);
-
-async function guardHogQL<R>(hasHogQL: boolean, run: () => Promise<R>): Promise<R> {
-  try {
-    return await run();
-  } catch (error) {
-    const type = (error as { type?: unknown }).type;
-    if (hasHogQL && typeof type === 'string' && HOGQL_INPUT_ERRORS.has(type)) {
-      throw new QueryInputError('hogql', `The HogQL expression cannot be evaluated on these events (${type}).`, 'invalid_hogql');
-    }
-    throw error;
-  }
-}
-
-/** Every HogQL expression a query holds: hogql maths, breakdowns and filters. */
-function hogqlExpressions(query: QueryReferences, testAccountFilters: PropertyGroup): string[] {
-  const groups = [query.properties, testAccountFilters, ...query.series.map((s) => s.properties)];
-  return [
-    ...query.series.flatMap((s) => (s.math === 'hogql' && s.math_hogql ? [s.math_hogql] : [])),
-    ...query.breakdowns.flatMap((b) => (b.type === 'hogql' ? [String(b.property)] : [])),
-    ...groups.flatMap((g) => filtersOf(g).flatMap((f) => (f.type === 'hogql' ? [f.key] : []))),
-  ];
-}
-
-const usesHogQL = (query: QueryReferences, testAccountFilters: PropertyGroup) => hogqlExpressions(query, testAccountFilters).length > 0;
-
 /** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
 function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup): boolean {
   const groups = [query.properties, testAccountFilters, ...query.series.map((s) => s.properties)];
@@ -155,8 +138,8 @@ function usesCohorts(query: QueryReferences, testAccountFilters: PropertyGroup):
  * per (project, normalised query) for `cacheTtlMs`; `refresh` bypasses and replaces the entry.
  */
 export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
-  const cache = new Map<string, { at: number; result: unknown }>();
-  const maxEntries = deps.cacheEntries ?? 500;
+  const cache = deps.cacheTtlMs > 0 ? createAnswerCache<object>({ ttlMs: deps.cacheTtlMs, maxBytes: deps.cacheMaxBytes ?? DEFAULT_ANSWER_CACHE_BYTES }) : null;
+  const maxAnswerBytes = deps.maxAnswerBytes ?? MAX_ANSWER_BYTES;
 
   let compiler: Promise<HogQLCompiler> | null = null;
   const portsFor = (
@@ -166,7 +149,9 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     nowMs: number,
     hogql: ReadonlyMap<string, HogQLNode>,
     printer: HogQLCompiler | null,
+    expressions: readonly HogQLExpression[],
   ): TrendQueryPorts => ({
+    layout: deps.layout,
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
     cohortMembership: (cohortId, personIdSql, params) =>
@@ -175,7 +160,11 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     hogql: (expression, params, options) => {
       const ast = hogql.get(expression);
       if (!ast) throw new QueryInputError('hogql', 'HogQL expressions are not available.', 'not_supported');
-      return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations });
+      try {
+        return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations });
+      } catch (error) {
+        throw refusedExpression(expressions.find((e) => e.text === expression) ?? { text: expression, attr: 'hogql' }, error);
+      }
     },
     earliestEventMs: async () => {
       const rows = await (
@@ -189,12 +178,26 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     },
   });
 
-  /** Loads the actions and cohorts a query names; an action that does not exist is a 400. */
-  const prepare = async (project: TrendProject, query: QueryReferences, nowMs: number): Promise<TrendQueryPorts> => {
+  /** The live actions a query names; one that does not exist is a 400. */
+  const loadActions = async (projectId: number, query: QueryReferences): Promise<Map<number, ActionDefinition>> => {
     const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
-    const actions = await findActionsByIds(deps.db, project.id, actionIds);
+    const actions = await findActionsByIds(deps.db, projectId, actionIds);
     const missing = actionIds.find((id) => !actions.has(id));
     if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+    return actions;
+  };
+
+  /**
+   * Loads the actions and cohorts a query names (an action that does not exist is a 400) and
+   * parses its HogQL; answers the query's ports and the HogQL expressions it holds.
+   */
+  const prepare = async (
+    project: TrendProject,
+    query: QueryReferences,
+    filterTestAccounts: boolean,
+    nowMs: number,
+  ): Promise<{ ports: TrendQueryPorts; expressions: HogQLExpression[] }> => {
+    const actions = await loadActions(project.id, query);
     // An action's steps may name cohorts and hold HogQL too: they count as the query's filters.
     const actionFilters: PropertyGroup = { type: 'AND', values: [...actions.values()].flatMap(actionPropertyFilters) };
     const withActions = { ...query, properties: { type: 'AND' as const, values: [query.properties, actionFilters] } };
@@ -203,11 +206,31 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       : new Map<number, CohortDefinition>();
     // Every HogQL expression is parsed first (in the parser's worker, under a deadline); the
     // SQL is then printed from the trees in one synchronous pass.
-    const expressions = hogqlExpressions(withActions, project.testAccountFilters);
+    const expressions = hogqlExpressions(query, filterTestAccounts ? project.testAccountFilters : { type: 'AND', values: [] }, actionFilters);
     const printer = expressions.length ? await (compiler ??= createHogQLCompiler()) : null;
     const parsed = new Map<string, HogQLNode>();
-    for (const expression of expressions) if (!parsed.has(expression)) parsed.set(expression, await printer!.parse(expression));
-    return portsFor(project.id, actions, cohorts, nowMs, parsed, printer);
+    for (const expression of expressions) {
+      if (parsed.has(expression.text)) continue;
+      try {
+        parsed.set(expression.text, await printer!.parse(expression.text));
+      } catch (error) {
+        throw refusedExpression(expression, error);
+      }
+    }
+    return { ports: portsFor(project.id, actions, cohorts, nowMs, parsed, printer, expressions), expressions };
+  };
+
+  /** Runs a query once the project's settings allow it, its HogQL parsed and ClickHouse's input errors answered as 400s. */
+  const execute = async <R>(
+    project: ReturnType<typeof trendProject>,
+    query: QueryReferences,
+    filterTestAccounts: boolean,
+    nowMs: number,
+    run: (ports: TrendQueryPorts) => Promise<R>,
+  ): Promise<R> => {
+    checkProjectSettings(project, filterTestAccounts);
+    const { ports, expressions } = await prepare(project, query, filterTestAccounts, nowMs);
+    return withInputErrors(project, expressions, () => run(ports));
   };
 
   /** Serves `compute` from the cache for (kind, project, normalised query) unless refreshing. */
@@ -220,15 +243,29 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     compute: () => Promise<R>,
   ): Promise<R> => {
     const key = createHash('sha256').update(stableJson({ kind, project, normalised })).digest('hex');
-    const hit = cache.get(key);
-    if (!refresh && deps.cacheTtlMs > 0 && hit && nowMs - hit.at < deps.cacheTtlMs) return { ...(hit.result as R), is_cached: true };
-    const result = await compute();
-    if (deps.cacheTtlMs > 0) {
-      cache.delete(key);
-      cache.set(key, { at: nowMs, result });
-      // Oldest first: a Map keeps insertion order.
-      while (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    const hit = refresh ? undefined : cache?.get(key, nowMs);
+    if (hit) return { ...(hit as R), is_cached: true };
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    let result: R;
+    try {
+      result = await compute();
+    } catch (error) {
+      deps.metrics?.insightQueryDuration.observe({ kind, result: 'error' }, seconds());
+      throw error;
     }
+    deps.metrics?.insightQueryDuration.observe({ kind, result: 'ok' }, seconds());
+    // Measured as it will be sent (in slices, between other requests' work): an answer past the
+    // bound is refused, and the cache weighs what it keeps by these bytes.
+    const bytes = await jsonByteLength(result, maxAnswerBytes);
+    if (bytes === null) {
+      throw new QueryInputError(
+        null,
+        `The answer would be larger than ${Math.round(maxAnswerBytes / 1024 / 1024)} MiB, the most one answer may hold. Narrow the date range, use a longer interval, or ask for fewer series or breakdown values.`,
+        'answer_too_large',
+      );
+    }
+    cache?.set(key, result, bytes, nowMs);
     return result;
   };
 
@@ -236,27 +273,42 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     async run(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      return cached('trend', project, normalised, nowMs, options.refresh ?? false, async () =>
-        guardHogQL(usesHogQL(filter, project.testAccountFilters), async () =>
-          runTrendQuery(deps.ch, project, filter, nowMs, await prepare(project, filter, nowMs)),
-        ),
+      return cached('trend', project, normalised, nowMs, options.refresh ?? false, () =>
+        execute(project, filter, filter.filter_test_accounts, nowMs, (ports) => runTrendQuery(deps.ch, project, filter, nowMs, ports)),
       );
     },
     async runFunnel(row, filter, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      return cached('funnel', project, normalised, nowMs, options.refresh ?? false, async () =>
-        guardHogQL(usesHogQL(funnelReferences(filter), project.testAccountFilters), async () =>
-          runFunnelQuery(deps.ch, project, filter, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
-        ),
+      return cached('funnel', project, normalised, nowMs, options.refresh ?? false, () =>
+        execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) => runFunnelQuery(deps.ch, project, filter, nowMs, ports)),
       );
     },
     async runCorrelation(row, filter, correlation, nowMs, options = {}) {
       const project = trendProject(row);
       const { request: _request, ...normalised } = filter;
-      return cached('correlation', project, { normalised, correlation }, nowMs, options.refresh ?? false, async () =>
-        runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, await prepare(project, funnelReferences(filter), nowMs)),
+      return cached('correlation', project, { normalised, correlation }, nowMs, options.refresh ?? false, () =>
+        execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
+          runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, ports),
+        ),
       );
+    },
+    async checkReferences(row, query) {
+      const references = query.kind === 'trend' ? query.filter : funnelReferences(query.filter);
+      const actions = await loadActions(row.id, references);
+      // Cohorts in the filters, the series' filters and the named actions' steps, and cohort breakdowns.
+      const filters: PropertyGroup = {
+        type: 'AND',
+        values: [references.properties, ...references.series.map((s) => s.properties), ...[...actions.values()].flatMap(actionPropertyFilters)],
+      };
+      const cohortIds = new Set([
+        ...referencedCohortIds(filters),
+        ...references.breakdowns.flatMap((b) => (b.type === 'cohort' && Number.isInteger(Number(b.property)) ? [Number(b.property)] : [])),
+      ]);
+      if (cohortIds.size === 0) return;
+      const cohorts = await loadCohortDefinitions(deps.db, row.id);
+      const missing = [...cohortIds].find((id) => !cohorts.has(id));
+      if (missing !== undefined) throw new UnknownCohortError(missing);
     },
   };
 }

@@ -1,0 +1,46 @@
+import type { MetadataStore } from '@sightline/postgres';
+import { RouteTable } from '../http/route-registry';
+import { serializeGroupType } from './group-type.serializer';
+import { listGroupTypes } from './groups-types.repository';
+import { setGroupTypeDefaultColumns, updateGroupTypesMetadata } from './groups-types.service';
+
+/** Both prefixes PostHog serves group types under. */
+const PREFIXES = ['/api/projects/:project_id/groups_types', '/api/environments/:project_id/groups_types'] as const;
+
+/**
+ * PostHog's GroupsTypesViewSet (posthog/api/group.py): the project's group types (not paged),
+ * their display names (`update_metadata`) and the columns of their groups list
+ * (`set_default_columns`). Types come from ingestion, never from this API.
+ */
+export function createGroupsTypesRoutes(deps: { db: MetadataStore }): RouteTable {
+  const { db } = deps;
+  const routes = new RouteTable();
+  for (const base of PREFIXES) {
+    routes.get(base, { scope: 'group:read', summary: "List the project's group types", list: true }, async (req, res) => {
+      res.json((await listGroupTypes(db, req.project!.id)).map(serializeGroupType));
+    });
+    routes.patch(
+      `${base}/update_metadata`,
+      {
+        scope: 'group:write',
+        summary: 'Rename group types (singular and plural display names); answers every type',
+        example: () => [{ group_type_index: 0, name_singular: 'Organization', name_plural: 'Organizations' }],
+      },
+      async (req, res) => {
+        res.json((await updateGroupTypesMetadata(db, req.project!.id, req.body)).map(serializeGroupType));
+      },
+    );
+    routes.put(
+      `${base}/set_default_columns`,
+      {
+        scope: 'group:write',
+        summary: "Set the columns a group type's list shows",
+        example: () => ({ group_type_index: 0, default_columns: ['name', 'plan'] }),
+      },
+      async (req, res) => {
+        res.json(serializeGroupType(await setGroupTypeDefaultColumns(db, req.project!.id, req.body)));
+      },
+    );
+  }
+  return routes;
+}

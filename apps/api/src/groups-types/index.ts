@@ -1,0 +1,2 @@
+export { createGroupsTypesRoutes } from './groups-types.route';
+export { listGroupTypes, type GroupTypeRow } from './groups-types.repository';

@@ -1,0 +1,2 @@
+export { createGroupsRoutes } from './groups.route';
+export type { GroupsDeps } from './groups.service';

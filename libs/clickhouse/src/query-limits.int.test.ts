@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestClickHouseDatabase, type TestClickHouseDatabase } from '@sightline/testkit';
+import { createAnalyticsStore, type ClickHouseClient } from './analytics-store';
+import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
+
+const rows = async (ch: ClickHouseClient, query: string) => (await ch.query({ query, format: 'JSONEachRow' })).json();
+
+// The limits as ClickHouse applies them, over HTTP and in the embedded engine.
+describe.each(['http', 'chdb'] as const)('bounded analytics reads (%s)', (kind) => {
+  let database: TestClickHouseDatabase | undefined;
+  let dataDir: string | undefined;
+  let ch: ClickHouseClient;
+
+  beforeAll(async () => {
+    if (kind === 'http') {
+      database = await createTestClickHouseDatabase('query_limits');
+      ch = createAnalyticsStore({ url: database.url, user: 'default', password: '', database: database.database });
+    } else {
+      dataDir = mkdtempSync(join(tmpdir(), 'sightline-chdb-limits-'));
+      ch = createAnalyticsStore({ user: 'default', password: '', database: 'default', dataDir });
+    }
+  });
+  afterAll(async () => {
+    await ch.close();
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('stops a query past its time and answers a QueryLimitError', async () => {
+    const bounded = boundAnalyticsReads(ch, { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxExecutionSeconds: 1 });
+    const started = Date.now();
+    const error = await rows(bounded, 'SELECT count() FROM numbers_mt(1e12) WHERE sipHash64(number) % 7 = 1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueryLimitError);
+    expect(error).toMatchObject({ kind: 'time' });
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it('stops a result past its rows', async () => {
+    const bounded = boundAnalyticsReads(ch, { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxResultRows: 10 });
+    await expect(rows(bounded, 'SELECT number FROM numbers(100)')).rejects.toMatchObject({ kind: 'result' });
+    await expect(rows(bounded, 'SELECT number FROM numbers(5)')).resolves.toHaveLength(5);
+  });
+
+  it("leaves the store's other queries unbounded after a bounded read (the embedded engine keeps SET values)", async () => {
+    const bounded = boundAnalyticsReads(ch, { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxResultRows: 10 });
+    await expect(rows(bounded, 'SELECT number FROM numbers(100)')).rejects.toBeInstanceOf(QueryLimitError);
+    await expect(rows(ch, 'SELECT number FROM numbers(100)')).resolves.toHaveLength(100);
+  });
+});

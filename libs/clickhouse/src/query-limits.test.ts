@@ -1,0 +1,39 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { analyticsQuerySettings, asQueryLimitError, boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
+
+describe('analytics query limits', () => {
+  it('turns the errors of the limits into QueryLimitError, and leaves any other error alone', () => {
+    // By code: the client reads `type` out of the message, so it is not always the error's name.
+    for (const [code, kind] of [
+      ['159', 'time'], // TIMEOUT_EXCEEDED
+      ['241', 'memory'], // MEMORY_LIMIT_EXCEEDED
+      ['396', 'result'], // TOO_MANY_ROWS_OR_BYTES
+      ['158', 'result'], // TOO_MANY_ROWS
+    ] as const) {
+      const mapped = asQueryLimitError(Object.assign(new Error('x'), { code, type: 'UUID' }), DEFAULT_ANALYTICS_QUERY_LIMITS);
+      expect(mapped).toBeInstanceOf(QueryLimitError);
+      expect(mapped).toMatchObject({ kind });
+    }
+    const other = Object.assign(new Error('x'), { code: '62', type: 'TIMEOUT_EXCEEDED' });
+    expect(asQueryLimitError(other, DEFAULT_ANALYTICS_QUERY_LIMITS)).toBe(other);
+  });
+
+  it('names the limit in the message', () => {
+    const limits = { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxExecutionSeconds: 7 };
+    expect((asQueryLimitError({ code: '159' }, limits) as Error).message).toMatch(/longer than 7 s/);
+  });
+
+  it('sends the limits with every read, over settings the caller passed, and passes other calls through', async () => {
+    const seen: unknown[] = [];
+    const client = {
+      query: async (params: unknown) => (seen.push(params), 'result'),
+      close: async function (this: unknown) {
+        return this === client ? 'closed by the client itself' : 'wrong this';
+      },
+    };
+    const bounded = boundAnalyticsReads(client as unknown as ClickHouseClient, DEFAULT_ANALYTICS_QUERY_LIMITS);
+    await bounded.query({ query: 'SELECT 1', clickhouse_settings: { max_execution_time: 100000, readonly: '1' } });
+    expect(seen[0]).toMatchObject({ query: 'SELECT 1', clickhouse_settings: { ...analyticsQuerySettings(DEFAULT_ANALYTICS_QUERY_LIMITS), readonly: '1' } });
+    expect(await (bounded as unknown as { close(): Promise<string> }).close()).toBe('closed by the client itself');
+  });
+});
