@@ -401,6 +401,7 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
       ]),
     );
     for (const [uuid, phase] of raceClient.acked) client.acked.set(uuid, phase);
+    for (const [phase, counts] of raceClient.counts) client.counts.set(phase, counts);
     const counts = raceClient.countsOf('cross-partition identify race');
     const recoveryMs = await everythingStored(client.phase, started);
     const problems = await withPostgres(async (db) => {
