@@ -37,7 +37,7 @@ import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '../tools/testkit/src/start-services';
+import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
 
