@@ -29,7 +29,7 @@ import { Client } from 'pg';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import { startEmbeddedSightline, type EmbeddedSightline } from '@sightline/testkit';
-import { ServiceLauncher, startPostgres } from '../tools/testkit/src/start-services';
+import { ServiceLauncher, startPostgres } from '@sightline/local-services';
 import { decideRequestBody, PERSONS, seedDecideBenchmark } from './flags-fixtures';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);

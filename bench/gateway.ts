@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { median, startBenchServer } from './bench-process';
 import { producedMessages, SHAPES, type Shape } from './gateway-messages';
-import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-services';
+import { ServiceLauncher, startKafkaMock } from '@sightline/local-services';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);

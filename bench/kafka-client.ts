@@ -33,7 +33,7 @@ import * as platformatic from '@platformatic/kafka';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { median } from './bench-process';
 import { producedMessages } from './gateway-messages';
-import { ServiceLauncher, startKafkaMock } from '../tools/testkit/src/start-services';
+import { ServiceLauncher, startKafkaMock } from '@sightline/local-services';
 
 // kafkajs keeps its protocol encoders outside its public API; the codec part reaches them by path.
 const kafkajsProduceV7 = require('kafkajs/src/protocol/requests/produce/v7/request') as (args: {

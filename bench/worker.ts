@@ -7,6 +7,7 @@
  *   BENCH_EVENTS=100000 BENCH_RUNS=3 npm run bench:worker
  *   BENCH_RUNS_AT_ONCE=2 npm run bench:worker  (runs the pipeline keeps in progress; default the worker's)
  *   BENCH_CPU_PROFILE=DIR npm run bench:worker (a .cpuprofile of this process per timed slice, nothing else)
+ *   BENCH_HISTORICAL=1 npm run bench:worker    (the events as a historical migration: persons by event time)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
@@ -36,7 +37,7 @@ import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '../tools/testkit/src/start-services';
+import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
 
@@ -52,6 +53,7 @@ const TOPIC_SLICE = 20_000;
 const RUNS_AT_ONCE = process.env.BENCH_RUNS_AT_ONCE ? Number(process.env.BENCH_RUNS_AT_ONCE) : undefined;
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
+const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
 
 type Scenario = 'personless' | 'persons';
 
@@ -68,7 +70,7 @@ function buildMessages(scenario: Scenario, run: number): { key: string; value: s
         : { $current_url: 'https://example.com/pricing', $process_person_profile: false, $lib: 'web' };
     const r = normalizeEvent(
       { event: '$pageview', distinct_id: distinctId, properties },
-      { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: false },
+      { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: HISTORICAL },
     );
     if (!r.ok) throw new Error(r.reason);
     return { key: r.key, value: JSON.stringify(r.message) };

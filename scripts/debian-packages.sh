@@ -1,6 +1,6 @@
 # Installing the Debian packages Sightline's local services come from, when they are missing.
-# Sourced by scripts/test.sh (`npm test`) and scripts/bench-services.sh (the `bench:*` scripts
-# that start local services):
+# Sourced by scripts/test.sh (`npm test`), scripts/start-cluster.sh (`npm run start:cluster`) and
+# scripts/bench-services.sh (the `bench:*` scripts that start local services):
 #   source scripts/debian-packages.sh && ensure_debian_packages redis-server postgresql kcat
 # Each name is a Debian package; only the binaries are wanted (no service is started and no
 # default PostgreSQL cluster is created by the install). Exits the calling script with 1 when
@@ -13,7 +13,7 @@ debian_package_present() {
     redis-server) command -v redis-server >/dev/null 2>&1 ;;
     postgresql) compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null ;;
     kcat) command -v kcat >/dev/null 2>&1 ;;
-    # librdkafka, which hosts the mock Kafka cluster; kcat depends on it.
+    # librdkafka's mock Kafka cluster (tools/local-services/src/kafka-mock-host.ts); kcat depends on it.
     librdkafka1) compgen -G '/usr/lib/*/librdkafka.so.1' >/dev/null || compgen -G '/usr/lib/librdkafka.so.1' >/dev/null ;;
     nginx) [[ -x /usr/sbin/nginx ]] || command -v nginx >/dev/null 2>&1 ;;
     # The browser the posthog-js end-to-end tests drive through playwright-core (tools/testkit/src/chromium.ts).

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 const ROOT = join(__dirname, '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
-/** The Debian package each service starter (tools/testkit start-services) runs a binary of. */
+/** The Debian package each service starter (tools/local-services) runs a binary of. */
 const PACKAGE_OF_STARTER: Record<string, string> = { startPostgres: 'postgresql', startRedis: 'redis-server', startKafkaMock: 'kcat' };
 
 const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;

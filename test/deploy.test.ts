@@ -503,4 +503,20 @@ describe('deploy/nginx.conf', () => {
       .map(({ uri }) => uri);
     expect(missing).toEqual([]);
   });
+
+  it('hands capture and flag requests (POSTs too) to the next process on a connection error or a 503, and no other management POST', () => {
+    /** proxy_next_upstream, like proxy_set_header, is inherited only by a level that sets none itself. */
+    const nextUpstream = (uri: string): string[] => {
+      const location = selectLocation(locations, uri) as Location;
+      for (const level of [location.block, server.block, http.block]) {
+        const set = children(level, 'proxy_next_upstream');
+        if (set.length > 0) return set[0]!.args;
+      }
+      return ['error', 'timeout']; // nginx's default
+    };
+    const retried = [...INGESTION_PATHS, '/decide/', '/flags/'].map((uri) => ({ uri, conditions: nextUpstream(uri) }));
+    expect(retried).toEqual(retried.map(({ uri }) => ({ uri, conditions: expect.arrayContaining(['error', 'http_503', 'non_idempotent']) })));
+    expect(nextUpstream('/api/projects/')).toEqual(expect.arrayContaining(['error', 'http_503']));
+    expect(nextUpstream('/api/projects/')).not.toContain('non_idempotent');
+  });
 });

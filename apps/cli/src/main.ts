@@ -1,44 +1,71 @@
 import fs from 'node:fs';
 import { resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { BatchRefusedError } from './import/batch-sender';
+import { BatchRefusedError, HostUnreachableError } from './import/batch-sender';
 import { CheckpointError } from './import/checkpoint';
-import { IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
+import { estimateProgress, IMPORT_USAGE, parseImportArgs, runImport, UsageError, type ImportProgress } from './import';
+import { formatDuration } from './import/progress-estimate';
 
 /** How often a non-TTY run logs a progress line. */
 const LOG_EVERY_MS = 5_000;
+/** Retries shown as they happen on a terminal (later ones only count in the bar). */
+const RETRIES_SHOWN = 3;
 
-/** Progress on the terminal: a bar on a TTY (events/s, bytes, ETA, retries), a log line every few seconds otherwise. */
-function createProgress(totalBytes: number | null, isTTY: boolean): ImportProgress & { stop(): void } {
+/**
+ * Progress on the terminal: a bar on a TTY (share done, events/s, MB, time left, retries), a log
+ * line every few seconds otherwise. The share counts events when their number is known
+ * (--limit), else bytes read; the time left is the events still to send at the rate they were
+ * sent (progress-estimate.ts). Notices and the first retries are printed at once either way.
+ */
+function createProgress(totalBytes: number | null, totalEvents: number | null, isTTY: boolean): ImportProgress & { stop(): void } {
   const started = Date.now();
   let bytes = 0;
+  let valid = 0;
   let sent = 0;
   let retries = 0;
   const rate = () => Math.round(sent / Math.max(0.001, (Date.now() - started) / 1000));
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-  if (isTTY && totalBytes) {
+  const estimate = () => estimateProgress({ totalEvents, totalBytes, bytesRead: bytes, eventsRead: valid, eventsSent: sent, elapsedMs: Date.now() - started });
+  const say = (text: string) => process.stderr.write(`${isTTY ? '\r\x1b[K' : ''}import: ${text}\n`);
+  if (isTTY && (totalBytes || totalEvents)) {
     const bar = new SingleBar({
-      format: 'importing [{bar}] {percentage}% | {sent} events | {rate} ev/s | {mb} MB | ETA {eta_formatted} | retries {retries}',
+      format: 'importing [{bar}] {percentage}% | {sent} events | {rate} ev/s | {mb} MB | ETA {eta_text} | retries {retries}',
       hideCursor: true,
     });
-    bar.start(totalBytes, 0, { sent: 0, rate: 0, mb: '0.0', retries: 0 });
-    const refresh = () => bar.update(Math.min(bytes, totalBytes), { sent, rate: rate(), mb: mb(bytes), retries });
+    bar.start(100, 0, { sent: 0, rate: 0, mb: '0.0', eta_text: '?', retries: 0 });
+    const refresh = () => {
+      const { percent, etaSeconds } = estimate();
+      bar.update(Math.floor(percent ?? 0), { sent, rate: rate(), mb: mb(bytes), eta_text: formatDuration(etaSeconds), retries });
+    };
     return {
       onBytes: (n) => ((bytes += n), refresh()),
+      onValid: (n) => void (valid = n),
       onSent: (n) => ((sent += n), refresh()),
-      onRetry: () => ((retries += 1), refresh()),
+      onRetry: (reason, waitMs) => {
+        retries += 1;
+        if (retries <= RETRIES_SHOWN) say(`retrying in ${Math.round(waitMs / 100) / 10}s after ${reason}`);
+        refresh();
+      },
+      onNotice: (text) => (say(text), refresh()),
       stop: () => bar.stop(),
     };
   }
-  const log = () => process.stderr.write(`import: ${sent} events sent, ${rate()} ev/s, ${mb(bytes)} MB read, ${retries} retries\n`);
+  const log = () => {
+    const { percent, etaSeconds } = estimate();
+    const share = percent === null ? '' : `${percent.toFixed(1)}%, `;
+    const left = etaSeconds === null ? '' : `, ETA ${formatDuration(etaSeconds)}`;
+    process.stderr.write(`import: ${share}${sent} events sent, ${rate()} ev/s, ${mb(bytes)} MB read, ${retries} retries${left}\n`);
+  };
   const timer = setInterval(log, LOG_EVERY_MS);
   return {
     onBytes: (n) => void (bytes += n),
+    onValid: (n) => void (valid = n),
     onSent: (n) => void (sent += n),
     onRetry: (reason, waitMs) => {
       retries += 1;
-      process.stderr.write(`import: retrying in ${Math.round(waitMs / 100) / 10}s after ${reason}\n`);
+      say(`retrying in ${Math.round(waitMs / 100) / 10}s after ${reason}`);
     },
+    onNotice: say,
     stop: () => clearInterval(timer),
   };
 }
@@ -46,7 +73,7 @@ function createProgress(totalBytes: number | null, isTTY: boolean): ImportProgre
 async function importCommand(argv: string[]): Promise<number> {
   const options = parseImportArgs(argv, process.env);
   const totalBytes = options.files.includes('-') ? null : options.files.reduce((n, f) => n + fs.statSync(f).size, 0);
-  const progress = createProgress(totalBytes, process.stderr.isTTY === true);
+  const progress = createProgress(totalBytes, options.limit, process.stderr.isTTY === true);
   const stop = new AbortController();
   // Ctrl-C: stop reading, let batches in flight finish, write the checkpoint; a second one ends at once.
   process.once('SIGINT', () => {
@@ -74,7 +101,7 @@ async function importCommand(argv: string[]): Promise<number> {
         .join('\n') + '\n',
     );
     if (interrupted) return 130;
-    return report.rejectedCount > 0 ? 2 : 0;
+    return report.rejectedCount > 0 || report.droppedCount > 0 ? 2 : 0;
   } finally {
     progress.stop();
   }
@@ -154,7 +181,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`sightline import: ${error.message}\n${IMPORT_USAGE}\n`);
       return 1;
     }
-    if (error instanceof CheckpointError || error instanceof BatchRefusedError) {
+    if (error instanceof CheckpointError || error instanceof BatchRefusedError || error instanceof HostUnreachableError) {
       process.stderr.write(`sightline import: ${error.message}\n`);
       return 1;
     }

@@ -94,6 +94,8 @@ interface Case {
   /** Error code of a 4xx, or the event names that must reach the bus for a 200. */
   code?: string;
   ingested?: string[];
+  /** The 200 answer's `dropped` list, when events were dropped. */
+  dropped?: { index: number; reason: string }[];
 }
 
 const ev = (event: unknown, distinctId: unknown, extra: Record<string, unknown> = {}) => ({ event, distinct_id: distinctId, ...extra });
@@ -110,6 +112,12 @@ const CASES: Record<string, Case> = {
     body: JSON.stringify({ api_key: TEST_TOKEN, batch: [ev('kept', 'u'), ev('', 'u'), ev('x', ''), { event: 'y' }, 'junk'] }),
     status: 200,
     ingested: ['kept'],
+    dropped: [
+      { index: 1, reason: 'missing_event_name' },
+      { index: 2, reason: 'empty_distinct_id' },
+      { index: 3, reason: 'missing_distinct_id' },
+      { index: 4, reason: 'not_an_object' },
+    ],
   },
   'malformed JSON': { body: '{"api_key": "phc_x", "event": ', status: 400, code: 'parse_error' },
   'empty batch': { body: JSON.stringify({ api_key: TEST_TOKEN, batch: [] }), status: 400, code: 'invalid_payload' },
@@ -149,7 +157,7 @@ describe('capture status contract (route × encoding × case)', () => {
     expect({ status: res.status, body: res.text }).toEqual({ status: testCase.status, body: expect.any(String) });
     expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
     if (testCase.status === 200) {
-      expect(jsonBody(res)).toEqual({ status: 1 });
+      expect(jsonBody(res)).toEqual(testCase.dropped ? { status: 1, dropped: testCase.dropped } : { status: 1 });
       expect(
         gw
           .received()
@@ -310,7 +318,8 @@ describe('body caps on every route', () => {
       clearInterval(sampler);
       expect(res.status).toBe(413);
       expect(jsonBody(res)).toMatchObject({ code: 'payload_too_large' });
-      expect(Date.now() - started).toBeLessThan(5000);
+      // A hang guard, not a speed check (a loaded machine took 7 s): a full inflate of the bomb never answers 413 at all.
+      expect(Date.now() - started).toBeLessThan(30_000);
       // The budget plus zlib's buffers and the bomb itself, below the 256 MiB a full inflate needs.
       expect(peak - baseline).toBeLessThan(route.limits.decodedBytes + 64 * MiB);
     },

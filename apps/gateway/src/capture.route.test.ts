@@ -49,6 +49,15 @@ describe('capture routes', () => {
       .post('/batch/')
       .send({ api_key: TOKEN, batch: [{ event: 'ok', distinct_id: 'a' }, { distinct_id: 'b' }, { event: 'x' }, { event: 'y', distinct_id: '' }] });
     expect(res.status).toBe(200);
+    // Each dropped event by its place in the batch, so an importer can count what was not stored.
+    expect(res.body).toEqual({
+      status: 1,
+      dropped: [
+        { index: 1, reason: 'missing_event_name' },
+        { index: 2, reason: 'missing_distinct_id' },
+        { index: 3, reason: 'empty_distinct_id' },
+      ],
+    });
     expect(messages().map((m) => m.value.event)).toEqual(['ok']);
     const dropped = await metrics.registry.getSingleMetricAsString('ingest_events_dropped_total');
     expect(dropped).toMatch(/reason="missing_event_name"} 1/);

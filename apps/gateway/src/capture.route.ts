@@ -3,10 +3,18 @@ import { type NextFunction, type Request, type RequestHandler, type Response } f
 import type { EventBus, BusMessage, Topics } from '@sightline/bus';
 import { withDeadline } from '@sightline/deadline';
 import { ApiError, clientIp, errors, ROUTE_LABEL_LOCAL } from '@sightline/http';
-import { normalizeEvent, readCapturePayload, PayloadError, type CapturePayload } from '@sightline/ingestion';
+import {
+  exceedsBusMessageBytes,
+  MAX_EVENT_MESSAGE_BYTES,
+  normalizeEvent,
+  readCapturePayload,
+  PayloadError,
+  type CapturePayload,
+  type DropReason,
+} from '@sightline/ingestion';
 import type { Metrics } from '@sightline/metrics';
 import { decodeCaptureText, parseCaptureJson, readCaptureBody, readCompression, type BodyLimits } from './capture-body';
-import { IngestBusMessage, jsonLengthBound } from './ingest-bus-message';
+import { IngestBusMessage } from './ingest-bus-message';
 import { createLz64Decoder } from './lz64-decoder';
 import type { ProjectKeyResolver } from './project-keys';
 
@@ -50,12 +58,7 @@ export interface CaptureDeps {
   now?: () => number;
 }
 
-/**
- * Largest bus message for one event: Kafka's default `message.max.bytes` (1 MB) less record
- * overhead. One event cannot be split across produce requests, so a bigger one would fail on
- * every retry; PostHog answers such a request 413 ("maximum event size exceeded").
- */
-export const MAX_EVENT_MESSAGE_BYTES = 1_000_000;
+export { MAX_EVENT_MESSAGE_BYTES };
 
 /** Seconds a client is told to wait after a 503. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -106,12 +109,25 @@ function setCorsHeaders(req: IncomingMessage, res: ServerResponse, preflight: bo
 // A string, not a Buffer: node then sends headers and body in one write instead of a writev
 // of two buffers, which was the single largest cost of a capture request (bench/gateway.ts).
 const OK_BODY = JSON.stringify({ status: 1 });
-function answerOk(res: ServerResponse): void {
+function answerOk(res: ServerResponse, body = OK_BODY): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', OK_BODY.length);
-  res.end(OK_BODY);
+  // Both answers are ASCII: characters are bytes.
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
+
+/** An event of the request that was not ingested: its place in the request's list and why. */
+export interface DroppedEvent {
+  index: number;
+  reason: DropReason;
+}
+
+/**
+ * The 200 answer when some events were dropped: `dropped` lists them (docs/http-api.md#capture-answers),
+ * so an importer can count them; PostHog's clients read only `status` and ignore the rest.
+ */
+const okBodyWithDrops = (dropped: DroppedEvent[]) => JSON.stringify({ status: 1, dropped });
 
 function readPayload(body: unknown): CapturePayload {
   try {
@@ -170,20 +186,18 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
       historicalMigration: payload.historicalMigration,
     };
     const messages: BusMessage[] = [];
-    for (const event of payload.events) {
-      const result = normalizeEvent(event, ctx);
+    let dropped: DroppedEvent[] | null = null;
+    for (let index = 0; index < payload.events.length; index++) {
+      const result = normalizeEvent(payload.events[index], ctx);
       if (!result.ok) {
         deps.metrics.eventsDropped.inc({ reason: result.reason });
+        (dropped ??= []).push({ index, reason: result.reason });
         continue;
       }
       const message = new IngestBusMessage(result.key, result.message);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit: only a message whose JSON may be longer
-      // than a third of the cap is encoded here to be measured (it then keeps its encoding).
-      if (jsonLengthBound(result.message) * 3 > MAX_EVENT_MESSAGE_BYTES) {
-        const value = message.value;
-        if (value.length * 3 > MAX_EVENT_MESSAGE_BYTES && Buffer.byteLength(value) > MAX_EVENT_MESSAGE_BYTES) {
-          throw new ApiError(413, 'invalid_request', 'payload_too_large', `maximum event size exceeded: an event is over ${MAX_EVENT_MESSAGE_BYTES} bytes`);
-        }
+      // A message measured here keeps its encoding for the bus.
+      if (exceedsBusMessageBytes(result.message, () => message.value)) {
+        throw new ApiError(413, 'invalid_request', 'payload_too_large', `maximum event size exceeded: an event is over ${MAX_EVENT_MESSAGE_BYTES} bytes`);
       }
       messages.push(message);
     }
@@ -214,7 +228,7 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
       res.end();
       return;
     }
-    answerOk(res);
+    answerOk(res, dropped === null ? OK_BODY : okBodyWithDrops(dropped));
   };
 
   const dispatch: RequestHandler = (req: Request, res: Response, next: NextFunction) => {

@@ -93,7 +93,7 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     expect((await readPersonCopy(ch, 1, person!.uuid))!.properties).toEqual({ n: 999 });
   });
 
-  it('processes historical events in send order, whatever their timestamps, and keeps the timestamps', async () => {
+  it('processes historical events in send order, keeps their timestamps, and sets person properties by event time', async () => {
     const timestamps = ['2021-03-05T10:00:00.000Z', '2021-01-01T00:00:00.000Z', '2021-06-30T23:59:59.000Z', '2020-12-31T12:00:00.000Z'];
     const messages = timestamps.map((timestamp, i) =>
       busMessage(
@@ -111,9 +111,10 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
       })
     ).json<{ i: number; timestamp: string; seen: number }>();
     expect(rows.map((r) => new Date(`${r.timestamp.replace(' ', 'T')}Z`).toISOString())).toEqual(timestamps);
-    // Each event saw the person as left by the events sent before it, not by timestamp order.
-    expect(rows.map((r) => r.seen)).toEqual([0, 1, 2, 3]);
-    expect((await findPersonByDistinctId(db, 1, 'historian'))!.properties).toEqual({ last_sent: 3 });
+    // Each event saw the person as left by the events sent before it, in which an older event's
+    // $set did not replace a newer one's (docs/data-model.md#historical-events-by-event-time).
+    expect(rows.map((r) => r.seen)).toEqual([0, 0, 2, 2]);
+    expect((await findPersonByDistinctId(db, 1, 'historian'))!.properties).toEqual({ last_sent: 2 });
   });
 
   it('dead-letters a message that fails a later step (ClickHouse rejects its row), writing its neighbours', async () => {

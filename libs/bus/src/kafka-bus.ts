@@ -1,8 +1,8 @@
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import { ingestEnv, kafkaEnv } from '@sightline/config';
 import { withDeadline } from '@sightline/deadline';
 import type { Logger } from '@sightline/logger';
-import type { EventBus } from './event-bus';
+import type { EventBus, Subscription } from './event-bus';
 import { subscribeKafkaConsumer } from './kafka-consumer';
 import { createProduceQueue } from './produce-queue';
 
@@ -57,7 +57,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   producer.on(producer.events.DISCONNECT, () => {
     connecting = undefined;
   });
-  const consumers: Consumer[] = [];
+  const subscriptions: Subscription[] = [];
   // One admin client for the lag of every subscription, connected on first use.
   let admin: Promise<Admin> | undefined;
   const adminClient = () => {
@@ -87,8 +87,8 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     send: (topic, messages) => queue.send(topic, messages),
 
     async subscribe(options) {
-      const { consumer, subscription } = await subscribeKafkaConsumer(kafka, options, logger, adminClient);
-      consumers.push(consumer);
+      const subscription = await subscribeKafkaConsumer(kafka, options, logger, adminClient);
+      subscriptions.push(subscription);
       return subscription;
     },
 
@@ -97,7 +97,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     },
 
     async close() {
-      await Promise.allSettled([...consumers.map((c) => c.disconnect()), admin?.then((a) => a.disconnect())]);
+      await Promise.allSettled([...subscriptions.map((s) => s.stop()), admin?.then((a) => a.disconnect())]);
       // Flush what callers are still waiting for; a late success only duplicates (collapsed by uuid).
       await queue.close();
       await producer.disconnect();

@@ -2,6 +2,22 @@ import type { Admin, Consumer, IHeaders, Kafka } from 'kafkajs';
 import type { Logger } from '@sightline/logger';
 import { backoffMs, sleep, type PartitionLag, type SubscribeOptions, type Subscription } from './event-bus';
 
+/**
+ * Coordinator answers that mean "the group is rebalancing: rejoin" (kafkajs's own list, plus an
+ * expired membership). kafkajs rejoins when its fetch loop sees one of these as the error's
+ * `type`, but an explicit commitOffsets wraps it in a KafkaJSNonRetriableError (the protocol
+ * error as its cause), which crashes the consumer for good instead.
+ */
+const REJOIN_ERRORS = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
+
+/** The protocol error asking this member to rejoin, found in `error` or its causes. */
+export function rejoinErrorOf(error: unknown): Error | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (REJOIN_ERRORS.has((e as { type?: unknown }).type as string)) return e;
+  }
+  return undefined;
+}
+
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers ?? {})) {
@@ -16,86 +32,116 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  * partition, `concurrency` partitions at a time. A chunk is committed only after the handler
  * made it durable; a failing handler is retried with backoff, never skipped, until the member
  * stops or loses the partition (then the next owner gets the uncommitted messages again).
+ * A consumer that kafkajs gives up on (a crash it will not restart) is replaced by a new one
+ * after a backoff: a worker process must not stay up consuming nothing.
  */
 export async function subscribeKafkaConsumer(
   kafka: Kafka,
   { groupId, topic, handler, maxBatchSize = 10_000, concurrency = 4, sessionTimeoutMs = 30_000 }: SubscribeOptions,
   logger: Logger,
   admin: () => Promise<Admin>,
-): Promise<{ consumer: Consumer; subscription: Subscription }> {
-  const consumer = kafka.consumer({
-    groupId,
-    allowAutoTopicCreation: true,
-    sessionTimeout: sessionTimeoutMs,
-    // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
-    rebalanceTimeout: Math.max(sessionTimeoutMs, 10_000),
-    heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
-    // Big fetches so the worker writes ClickHouse batches of thousands of rows (the
-    // kafkajs default of 1 MB per partition gives ~1,500 events per batch).
-    maxBytesPerPartition: 8 << 20,
-    maxBytes: 32 << 20,
-    maxWaitTimeInMs: 500,
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
+): Promise<Subscription> {
   let running = true;
   let lastProgress = Date.now();
-  // The fetch loop heartbeats while it is alive, even with nothing to consume.
-  consumer.on(consumer.events.HEARTBEAT, () => {
-    lastProgress = Date.now();
-  });
+  let current: Consumer | undefined;
+  let crashes = 0;
   // The partitions the group gave this member at its last join (rebalances join again).
   let owned = new Set<number>();
-  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-    owned = new Set(payload.memberAssignment[topic] ?? []);
-  });
-  await consumer.run({
-    eachBatchAutoResolve: false,
-    autoCommit: false,
-    partitionsConsumedConcurrently: concurrency,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-      for (let start = 0; start < batch.messages.length; start += maxBatchSize) {
-        // Stopping or rebalanced away: what is not committed is redelivered to the next owner.
-        if (!isRunning() || isStale()) return;
-        const chunk = batch.messages.slice(start, start + maxBatchSize);
-        const messages = chunk.map((m) => ({
-          key: m.key ? m.key.toString() : null,
-          value: m.value ?? Buffer.alloc(0),
-          headers: headersToStrings(m.headers),
-          offset: m.offset,
-        }));
-        for (let attempt = 0; ; attempt++) {
+
+  const start = async (): Promise<void> => {
+    const consumer = kafka.consumer({
+      groupId,
+      allowAutoTopicCreation: true,
+      sessionTimeout: sessionTimeoutMs,
+      // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
+      rebalanceTimeout: Math.max(sessionTimeoutMs, 10_000),
+      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
+      // Big fetches so the worker writes ClickHouse batches of thousands of rows (the
+      // kafkajs default of 1 MB per partition gives ~1,500 events per batch).
+      maxBytesPerPartition: 8 << 20,
+      maxBytes: 32 << 20,
+      maxWaitTimeInMs: 500,
+    });
+    current = consumer;
+    // The fetch loop heartbeats while it is alive, even with nothing to consume.
+    consumer.on(consumer.events.HEARTBEAT, () => {
+      lastProgress = Date.now();
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      owned = new Set(payload.memberAssignment[topic] ?? []);
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      logger.error({ err: payload.error, groupId, topic, restart: payload.restart }, 'kafka consumer crashed');
+      if (payload.restart || !running || current !== consumer) return;
+      // kafkajs stopped this consumer for good: a fresh one rejoins the group.
+      const delay = backoffMs(crashes++);
+      setTimeout(() => {
+        if (running && current === consumer) void start().catch((err: unknown) => logger.error({ err, groupId, topic }, 'kafka consumer restart failed'));
+      }, delay);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachBatchAutoResolve: false,
+      autoCommit: false,
+      partitionsConsumedConcurrently: concurrency,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        for (let from = 0; from < batch.messages.length; from += maxBatchSize) {
+          // Stopping or rebalanced away: what is not committed is redelivered to the next owner.
           if (!isRunning() || isStale()) return;
-          try {
-            await handler({ topic: batch.topic, partition: batch.partition, messages });
-            break;
-          } catch (error) {
-            logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
-            await sleep(backoffMs(attempt));
-            await heartbeat().catch(() => undefined);
+          const chunk = batch.messages.slice(from, from + maxBatchSize);
+          const messages = chunk.map((m) => ({
+            key: m.key ? m.key.toString() : null,
+            value: m.value ?? Buffer.alloc(0),
+            headers: headersToStrings(m.headers),
+            offset: m.offset,
+          }));
+          for (let attempt = 0; ; attempt++) {
+            if (!isRunning() || isStale()) return;
+            try {
+              await handler({ topic: batch.topic, partition: batch.partition, messages });
+              break;
+            } catch (error) {
+              logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
+              await sleep(backoffMs(attempt));
+              await heartbeat().catch(() => undefined);
+            }
           }
+          // Only after the handler made this chunk and every earlier one durable. autoCommit is
+          // off, so the commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
+          const last = chunk[chunk.length - 1]!.offset;
+          resolveOffset(last);
+          try {
+            await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+          } catch (error) {
+            // A member left or joined (a crashed worker's session expired): the commit is refused
+            // until this member rejoins. The chunk is written but not committed, so its partition's
+            // next owner gets it again (written twice, it collapses: same uuids, same dedup token).
+            // Thrown as the protocol error, kafkajs rejoins the group and goes on consuming.
+            const rejoin = rejoinErrorOf(error);
+            if (!rejoin) throw error;
+            logger.info({ topic: batch.topic, partition: batch.partition, reason: rejoin.message }, 'commit refused while the group rebalances; rejoining');
+            throw rejoin;
+          }
+          await heartbeat();
+          lastProgress = Date.now();
+          crashes = 0;
         }
-        // Only after the handler made this chunk and every earlier one durable. autoCommit is
-        // off, so the commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
-        const last = chunk[chunk.length - 1]!.offset;
-        resolveOffset(last);
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
-        await heartbeat();
-        lastProgress = Date.now();
-      }
-    },
-  });
-  const subscription: Subscription = {
+      },
+    });
+  };
+
+  await start();
+  return {
     async stop() {
       if (!running) return;
       running = false;
-      await consumer.stop();
-      await consumer.disconnect();
+      await current?.stop();
+      await current?.disconnect();
     },
     idleMs: () => Date.now() - lastProgress,
     lag: async () => groupLag(await admin(), groupId, topic, running ? owned : new Set()),
   };
-  return { consumer, subscription };
 }
 
 /**

@@ -2,3 +2,4 @@ export * from './capture-payload';
 export * from './timestamp';
 export * from './ingest-message';
 export * from './event-schema';
+export * from './bus-message-size';

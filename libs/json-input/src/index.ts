@@ -38,6 +38,13 @@ function attrOf(node: Pending | null, prefix: string | null): string | null {
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/** Whether a string holds half of a UTF-16 surrogate pair alone (not valid Unicode: UTF-8 and PostgreSQL refuse it). */
+export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
+
+/** The string with each lone surrogate replaced by U+FFFD, as String.prototype.toWellFormed does. */
+export const withoutLoneSurrogates = (text: string): string => (LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, '\ufffd') : text);
 
 /** DRF's own messages and codes where DRF has one (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator, CharField max_length). */
 function stringProblem(text: string, limits: InputLimits): Omit<InputProblem, 'attr'> | null {

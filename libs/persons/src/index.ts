@@ -9,3 +9,4 @@ export * from './person-writes';
 export * from './person-events-deletion';
 export * from './decide-person-cache';
 export * from './person-split';
+export * from './property-update-times';

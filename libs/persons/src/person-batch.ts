@@ -1,7 +1,8 @@
 import { personUuidFor } from '@sightline/ingestion';
 import type { Sql } from '@sightline/postgres';
 import { isIllegalDistinctId } from './illegal-distinct-ids';
-import { applyPropertyUpdates, type Properties, type PropertyUpdates } from './property-updates';
+import { applyHistoricalUpdates, applyLiveUpdates, emptyUpdateTimes, type PropertyUpdateTimes } from './property-update-times';
+import type { Properties, PropertyUpdates } from './property-updates';
 import type { PersonCopy, PersonDistinctIdCopy } from './person-copies';
 
 /** One person as the batch sees it: loaded from Postgres (id set) or created in this batch. */
@@ -11,6 +12,8 @@ export interface PersonState {
   id: string | null;
   uuid: string;
   properties: Properties;
+  /** Event times of the historical updates behind its properties (docs/data-model.md#person-properties). */
+  updateTimes: PropertyUpdateTimes;
   isIdentified: boolean;
   /** The version the next write carries; strictly above every version written before. */
   version: number;
@@ -83,9 +86,36 @@ export class PersonlessDistinctIdCache {
 
 /**
  * One loaded distinct id and its person, as a JSON array: [distinct_id, distinct id version,
- * person id, uuid, properties, is_identified, version, created_at in epoch milliseconds].
+ * person id, uuid, properties, is_identified, version, created_at in epoch milliseconds,
+ * properties_last_updated_at, properties_last_operation].
  */
-type LoadedRow = [string, number, string, string, Properties | null, boolean, number, number];
+type LoadedRow = [
+  string,
+  number,
+  string,
+  string,
+  Properties | null,
+  boolean,
+  number,
+  number,
+  Record<string, string> | null,
+  PropertyUpdateTimes['operation'] | null,
+];
+
+/**
+ * The update times of a merged person: each property keeps the times of the side its value
+ * comes from (the surviving person's on a clash, as for the values), so a live value stays live.
+ */
+function mergedUpdateTimes(into: PersonState, other: PersonState): PropertyUpdateTimes {
+  const times: PropertyUpdateTimes = { updatedAt: { ...other.updateTimes.updatedAt }, operation: { ...other.updateTimes.operation } };
+  for (const key of Object.keys(into.properties)) {
+    delete times.updatedAt[key];
+    delete times.operation[key];
+  }
+  Object.assign(times.updatedAt, into.updateTimes.updatedAt);
+  Object.assign(times.operation, into.updateTimes.operation);
+  return times;
+}
 
 /**
  * The persons of one consumed batch, worked on in memory in event order and written back
@@ -131,8 +161,9 @@ export class PersonBatch {
       // protocol message decoded in JavaScript), which for 4,800 rows was most of the load.
       const [{ rows: json } = { rows: null }] = await sql.query<{ rows: string | null }>(
         `SELECT json_agg(json_build_array(distinct_id, distinct_id_version, id::text, uuid, properties, is_identified, version,
-                                          floor(extract(epoch FROM created_at) * 1000)))::text AS rows
-           FROM (SELECT d.distinct_id, d.version AS distinct_id_version, p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at
+                                          floor(extract(epoch FROM created_at) * 1000), properties_last_updated_at, properties_last_operation))::text AS rows
+           FROM (SELECT d.distinct_id, d.version AS distinct_id_version, p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at,
+                        p.properties_last_updated_at, p.properties_last_operation
                    FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
                   WHERE d.team_id = $1 AND d.distinct_id = ANY(ARRAY(SELECT json_array_elements_text($2::json)))
                   ORDER BY p.id${options.lock ? '\n                    FOR UPDATE OF p' : ''}) AS loaded`,
@@ -141,7 +172,7 @@ export class PersonBatch {
         [teamId, JSON.stringify(distinctIds)],
       );
       const rows: LoadedRow[] = json === null ? [] : JSON.parse(json);
-      for (const [distinctId, distinctIdVersion, id, uuid, properties, isIdentified, version, createdAtMs] of rows) {
+      for (const [distinctId, distinctIdVersion, id, uuid, properties, isIdentified, version, createdAtMs, updatedAt, operation] of rows) {
         let person = batch.personsById.get(id);
         if (!person) {
           person = {
@@ -149,6 +180,7 @@ export class PersonBatch {
             id,
             uuid,
             properties: properties ?? {},
+            updateTimes: { updatedAt: updatedAt ?? {}, operation: operation ?? {} },
             isIdentified,
             version,
             createdAtMs,
@@ -217,6 +249,7 @@ export class PersonBatch {
       id: null,
       uuid,
       properties: {},
+      updateTimes: emptyUpdateTimes(),
       isIdentified: false,
       version: deletedVersion === undefined ? 0 : deletedVersion + 1,
       createdAtMs: timestampMs,
@@ -232,9 +265,17 @@ export class PersonBatch {
     return person;
   }
 
-  /** Applies $set_once, $set, $unset; returns whether the person changed. */
-  updateProperties(person: PersonState, updates: PropertyUpdates): boolean {
-    if (!applyPropertyUpdates(person.properties, updates)) return false;
+  /**
+   * Applies $set_once, $set, $unset; returns whether the person changed. A historical event's
+   * (`historicalTimeMs`, its time) are applied by event time, a live event's as they come
+   * (docs/data-model.md#person-properties).
+   */
+  updateProperties(person: PersonState, updates: PropertyUpdates, historicalTimeMs: number | null = null): boolean {
+    const changed =
+      historicalTimeMs === null
+        ? applyLiveUpdates(person.properties, person.updateTimes, updates)
+        : applyHistoricalUpdates(person.properties, person.updateTimes, updates, historicalTimeMs);
+    if (!changed) return false;
     this.markChanged(person);
     return true;
   }
@@ -276,6 +317,7 @@ export class PersonBatch {
     into.version = Math.max(nextVersion(into), otherNext);
     other.version = otherNext;
     into.bumped = other.bumped = true;
+    into.updateTimes = mergedUpdateTimes(into, other);
     into.properties = { ...other.properties, ...into.properties };
     if (other.createdAtMs < into.createdAtMs) {
       into.createdAtMs = other.createdAtMs;
@@ -353,13 +395,17 @@ export class PersonBatch {
     const created = this.created.filter((p) => !p.deleted);
     if (created.length === 0) return;
     // One JSON parameter in, one JSON text out (see load): [team_id, uuid, properties,
-    // is_identified, version, created_at ms] rows, answered with [id, team_id, uuid] rows.
-    const rows = created.map((p) => `[${p.teamId},"${p.uuid}",${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtMs}]`);
+    // is_identified, version, created_at ms, update times, operations] rows, answered with
+    // [id, team_id, uuid] rows.
+    const rows = created.map(
+      (p) =>
+        `[${p.teamId},"${p.uuid}",${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtMs},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)}]`,
+    );
     const [{ ids } = { ids: null }] = await sql.query<{ ids: string | null }>(
       `WITH inserted AS (
-         INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at)
+         INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at, properties_last_updated_at, properties_last_operation)
          SELECT (x.value ->> 0)::int, (x.value ->> 1)::uuid, x.value -> 2, (x.value ->> 3)::boolean, (x.value ->> 4)::bigint,
-                to_timestamp((x.value ->> 5)::double precision / 1000)
+                to_timestamp((x.value ->> 5)::double precision / 1000), x.value -> 6, x.value -> 7
            FROM jsonb_array_elements($1::text::jsonb) AS x
          RETURNING id, team_id, uuid)
        SELECT json_agg(json_build_array(id::text, team_id, uuid))::text AS ids FROM inserted`,
@@ -426,13 +472,17 @@ export class PersonBatch {
   private async updateChangedPersons(sql: Sql): Promise<void> {
     const changed = [...this.personsById.values(), ...this.created].filter((p) => p.dirty && !p.deleted && p.id !== null);
     if (changed.length === 0) return;
-    // One JSON parameter of [id, properties, is_identified, version, created_at ms or null]
-    // rows: the properties go in as they are (no second encoding), and created_at is written
+    // One JSON parameter of [id, properties, is_identified, version, created_at ms or null,
+    // update times, operations] rows: the properties go in as they are (no second encoding), and created_at is written
     // only when a merge moved it.
-    const rows = changed.map((p) => `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'}]`);
+    const rows = changed.map(
+      (p) =>
+        `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)}]`,
+    );
     await sql.query(
       `UPDATE persons SET properties = x.value -> 1, is_identified = (x.value ->> 2)::boolean, version = (x.value ->> 3)::bigint,
-              created_at = coalesce(to_timestamp((x.value ->> 4)::double precision / 1000), persons.created_at)
+              created_at = coalesce(to_timestamp((x.value ->> 4)::double precision / 1000), persons.created_at),
+              properties_last_updated_at = x.value -> 5, properties_last_operation = x.value -> 6
          FROM jsonb_array_elements($1::text::jsonb) AS x
         WHERE persons.id = (x.value ->> 0)::bigint`,
       [`[${rows.join(',')}]`],

@@ -49,7 +49,10 @@ export async function splitPerson(
     let original: PersonCopy | null = null;
     if (!options.mainDistinctId) {
       const version = Number(person.version) + 1;
-      await tx.query(`UPDATE persons SET properties = '{}'::jsonb, version = $2 WHERE id = $1`, [person.id, version]);
+      await tx.query(
+        `UPDATE persons SET properties = '{}'::jsonb, properties_last_updated_at = '{}'::jsonb, properties_last_operation = '{}'::jsonb, version = $2 WHERE id = $1`,
+        [person.id, version],
+      );
       original = {
         id: person.uuid,
         team_id: teamId,

@@ -51,7 +51,14 @@ export async function changePersonProperties(
     const properties: Properties = { ...(row.properties ?? {}), ...(change.set ?? {}) };
     for (const key of change.unset ?? []) delete properties[key];
     const version = Number(row.version) + 1;
-    await tx.query('UPDATE persons SET properties = $2::jsonb, version = $3 WHERE id = $1', [row.id, JSON.stringify(properties), version]);
+    // What the API writes is a live value: imported history no longer replaces it (docs/data-model.md#person-properties).
+    const written = [...Object.keys(change.set ?? {}), ...(change.unset ?? [])];
+    await tx.query(
+      `UPDATE persons SET properties = $2::jsonb, version = $3,
+              properties_last_updated_at = properties_last_updated_at - $4::text[], properties_last_operation = properties_last_operation - $4::text[]
+        WHERE id = $1`,
+      [row.id, JSON.stringify(properties), version, written],
+    );
     return { row, properties, version };
   });
   if (!updated) return null;

@@ -171,3 +171,38 @@ describe('PGlite data directory from the migrated template', () => {
     expect(await again.query<{ name: string }>('SELECT name FROM organizations')).toEqual([{ name: 'kept' }]);
   });
 });
+
+// PostgreSQL restarting (or an administrator ending the session) while a transaction waits
+// between two statements: pg then emits 'error' on the checked-out client, which crashed the
+// whole process when nothing listened (a worker died on a PostgreSQL restart in the cluster
+// fault test). The transaction must fail like any other, and the store keep working.
+describe('metadata store (pg) when the server ends a connection inside a transaction', () => {
+  let database: TestPostgresDatabase;
+  let store: MetadataStore;
+  beforeAll(async () => {
+    database = await createTestPostgresDatabase('metadata_terminated');
+    store = await createMetadataStore({ url: database.url });
+  });
+  afterAll(async () => {
+    await store.close();
+    await database.drop();
+  });
+
+  it('fails the transaction, keeps the process up, and answers the next query on a new connection', async () => {
+    const admin = await createMetadataStore({ url: database.url, poolSize: 1 });
+    try {
+      const outcome = store.transaction(async (tx) => {
+        const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        // Idle in the transaction while the server's FATAL arrives as an event, not as an answer.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await tx.query('SELECT 1');
+      });
+      await expect(outcome).rejects.toThrow();
+      expect(await store.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      expect(await store.transaction((tx) => tx.query<{ two: number }>('SELECT 2 AS two'))).toEqual([{ two: 2 }]);
+    } finally {
+      await admin.close();
+    }
+  });
+});

@@ -98,16 +98,29 @@ function createPgStore(url: string, poolSize: number): MetadataStore {
     oneTransactionAtATime: false,
     async transaction(fn) {
       const client = await pool.connect();
+      // The server can end the connection while the transaction waits between two statements
+      // (a restart, an administrator): pg then emits 'error' on this checked-out client, which
+      // the pool no longer listens to, and an unheard 'error' ends the process. The next
+      // statement fails anyway; the broken connection is then dropped, not pooled again.
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken ??= error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(pgSql(client));
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken ??= rollbackError;
+        });
         throw error;
       } finally {
-        client.release();
+        // A dropped connection may still report its end: heard, and ignored.
+        if (!broken) client.off('error', onError);
+        client.release(broken);
       }
     },
     async ping() {

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SERVICES_ENV_VAR, type ServicesFile } from './service-info';
-import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres, startRedis } from './start-services';
+import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres, startRedis } from '@sightline/local-services';
 import { killServicesNow, removeTempDir, stopServices } from './stop-services';
 import { setupState, type SetupState } from './setup-state';
 

@@ -3,7 +3,7 @@
  * by global-setup.ts (resuming the Kafka mock first, in case a test left it
  * SIGSTOPped) and removes their temp dir.
  */
-import { signalQuietly } from './processes';
+import { signalQuietly } from '@sightline/local-services';
 import { readServicesFile, SERVICES_ENV_VAR } from './service-info';
 import { setupState } from './setup-state';
 import { stopServices } from './stop-services';

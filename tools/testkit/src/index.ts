@@ -8,7 +8,7 @@ import { readServicesFile, type TestServices } from './service-info';
 export type { TestServices } from './service-info';
 export { uniqueName } from './names';
 export { pauseKafka, resumeKafka } from './kafka-outage';
-export { waitFor, type WaitForOptions } from './wait-for';
+export { waitFor, type WaitForOptions } from '@sightline/local-services';
 export { freePort, startProcess, stopStartedProcesses, type StartProcessOptions, type StartedProcess } from './processes';
 export { createTestClickHouseDatabase, createTestPostgresDatabase, type TestClickHouseDatabase, type TestPostgresDatabase } from './databases';
 

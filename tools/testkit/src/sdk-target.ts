@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedSightline, type EmbeddedSightline } from './embedded-sightline';
 import { createTestStores, type TestStores } from './test-stores';
-import { waitFor } from './wait-for';
+import { waitFor } from '@sightline/local-services';
 
 export interface StoredEvent {
   uuid: string;

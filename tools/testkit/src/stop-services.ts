@@ -3,7 +3,7 @@
  * process's exit handler and by the watchdog.
  */
 import fs from 'node:fs';
-import { isAlive, signalQuietly } from './processes';
+import { isAlive, signalQuietly } from '@sightline/local-services';
 import type { ServicesFile } from './service-info';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,5 @@
 import { uniqueName } from './names';
-import { waitFor } from './wait-for';
+import { waitFor } from '@sightline/local-services';
 
 describe('waitFor', () => {
   it('resolves with the first result that is not false', async () => {

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { readServicesFile } from './service-info';
-import { isAlive } from './processes';
+import { isAlive } from '@sightline/local-services';
 import { stopServices } from './stop-services';
 
 const POLL_MS = 500;

@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
 import { FORMATS, type FieldMap, type Format } from './formats';
 import type { ImportOptions } from './import-run';
+import { isKnownZone, readTimeBound, type TimeSettings } from './source-time';
 
 export const IMPORT_USAGE = `usage: sightline import FILE… --host URL --api-key phc_… [--format posthog|jsonl|csv|mixpanel|amplitude]
-                        [--map field=path…] [--from DATE] [--to DATE] [--limit N]
+                        [--map field=path…] [--from DATE] [--to DATE] [--timezone ZONE] [--limit N]
                         [--rate EVENTS_PER_S] [--concurrency N] [--batch-bytes N] [--dry-run]
                         [--report FILE] [--checkpoint FILE] [--resume]
-  FILE "-" reads standard input. SIGHTLINE_HOST and SIGHTLINE_PROJECT_API_KEY stand in for --host and --api-key.
+  FILE "-" reads standard input; a zip (Amplitude's export) is read as downloaded.
+  Times without a zone (in the files and in --from/--to) are UTC, or in --timezone (an IANA zone, e.g. Europe/Berlin).
+  --to with a bare date keeps that whole day. SIGHTLINE_HOST and SIGHTLINE_PROJECT_API_KEY stand in for --host and --api-key.
   Exit codes: 0 everything sent, 1 stopped by an error, 2 some lines were rejected, 130 interrupted (resume with --resume).`;
 
 export class UsageError extends Error {}
@@ -21,11 +24,25 @@ function positive(name: string, raw: string | undefined, fallback: number | null
   return n;
 }
 
-function date(name: string, raw: string | undefined): number | null {
+function bound(name: 'from' | 'to', raw: string | undefined, times: TimeSettings): number | null {
   if (raw === undefined) return null;
-  const ms = Date.parse(raw);
-  if (!Number.isFinite(ms)) throw new UsageError(`--${name} must be a date (YYYY-MM-DD or ISO 8601), got "${raw}".`);
+  const ms = readTimeBound(raw, times, name);
+  if (ms === null) throw new UsageError(`--${name} must be a date or time (YYYY-MM-DD, or ISO 8601 such as 2024-05-03T10:00:00Z), got "${raw}".`);
   return ms;
+}
+
+/** The service's address: a URL with its scheme ("localhost:8000" would otherwise be read as a scheme). */
+function hostUrl(raw: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    throw new UsageError(`--host must be a URL starting with http:// or https:// (e.g. http://localhost:8000), got "${raw}".`);
+  }
+  return raw;
 }
 
 /** The command line and environment as import options; every problem is a UsageError naming the flag. */
@@ -41,6 +58,7 @@ export function parseImportArgs(argv: string[], env: NodeJS.ProcessEnv): ImportO
       map: { type: 'string', multiple: true },
       from: { type: 'string' },
       to: { type: 'string' },
+      timezone: { type: 'string' },
       limit: { type: 'string' },
       rate: { type: 'string' },
       concurrency: { type: 'string' },
@@ -60,6 +78,11 @@ export function parseImportArgs(argv: string[], env: NodeJS.ProcessEnv): ImportO
     if (!host) throw new UsageError('--host (or SIGHTLINE_HOST) is required.');
     if (!apiKey) throw new UsageError('--api-key (or SIGHTLINE_PROJECT_API_KEY) is required.');
   }
+  if (host) hostUrl(host);
+  const zone = values.timezone ?? 'UTC';
+  if (!isKnownZone(zone)) throw new UsageError(`--timezone must be an IANA time zone such as Europe/Berlin or America/New_York, got "${zone}".`);
+  // Older Mixpanel projects export `time` as seconds of the project's wall clock, not of UTC.
+  const times: TimeSettings = { zone, epochIsLocal: format === 'mixpanel' && zone !== 'UTC' };
   const map: Record<string, string> = {};
   for (const entry of values.map ?? []) {
     const match = /^([$\w]+)=(.+)$/.exec(entry);
@@ -74,8 +97,9 @@ export function parseImportArgs(argv: string[], env: NodeJS.ProcessEnv): ImportO
     apiKey: apiKey ?? '',
     format,
     map: map as FieldMap,
-    fromMs: date('from', values.from),
-    toMs: date('to', values.to),
+    times,
+    fromMs: bound('from', values.from, times),
+    toBeforeMs: bound('to', values.to, times),
     limit: positive('limit', values.limit, null),
     rate,
     concurrency: positive('concurrency', values.concurrency, 4, 64)!,

@@ -1,9 +1,10 @@
-import { BatchRefusedError, RateLimiter, sendBatch } from './batch-sender';
+import { BatchRefusedError, HostUnreachableError, RateLimiter, sendBatch, type HostContact } from './batch-sender';
 import { CheckpointError, LineWatermark, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint';
-import { checkEvent, type ImportEvent, type RejectReason } from './event-check';
-import { mapRecord, type FieldMap, type Format } from './formats';
+import { checkEvent, stableEventUuid, type CheckContext, type RejectReason } from './event-check';
+import { createRecordMapper, guessFormat, type FieldMap, type Format } from './formats';
 import { ImportReport } from './import-report';
 import { describeSource, readSource, type Source } from './source-reader';
+import type { TimeSettings } from './source-time';
 
 export interface ImportOptions {
   files: string[];
@@ -11,8 +12,12 @@ export interface ImportOptions {
   apiKey: string;
   format: Format;
   map: FieldMap;
+  /** How times without a zone (and Mixpanel's epochs) are read. */
+  times: TimeSettings;
+  /** Events from this time on… */
   fromMs: number | null;
-  toMs: number | null;
+  /** …and before this one (a bare --to date ends with its day). */
+  toBeforeMs: number | null;
   limit: number | null;
   rate: number | null;
   concurrency: number;
@@ -27,8 +32,12 @@ export interface ImportOptions {
 /** What the run tells whoever shows progress. */
 export interface ImportProgress {
   onBytes(n: number): void;
+  /** Valid events read so far (with bytes read, it estimates how many the files hold). */
+  onValid(events: number): void;
   onSent(events: number): void;
   onRetry(reason: string, waitMs: number): void;
+  /** Something the user should know now, not only in the final report. */
+  onNotice(text: string): void;
 }
 
 export interface ImportResult {
@@ -41,8 +50,15 @@ interface OpenBatch {
   id: number;
   file: number;
   events: string[];
+  /** Where each event came from, for the service's `dropped` list. */
+  origins: { file: string; line: number }[];
   bytes: number;
 }
+
+/** Records read without one valid event before the run says the format seems wrong. */
+const FORMAT_CHECK_RECORDS = 1_000;
+/** Ids of implied events (aliases, group properties) remembered as sent; past this, forgetting only sends one again. */
+const IMPLIED_IDS_KEPT = 500_000;
 
 /** Room in a batch body for the envelope around the events. */
 const ENVELOPE_BYTES = 256;
@@ -83,6 +99,7 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
 
   const url = `${options.host.replace(/\/+$/, '')}/batch/`;
   const limiter = options.rate ? new RateLimiter(options.rate) : null;
+  const contact: HostContact = { answered: false };
   const inFlight = new Set<Promise<void>>();
   let fatal: unknown = null;
   let nextBatchId = 0;
@@ -99,11 +116,16 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
     const body = `{"api_key":${JSON.stringify(options.apiKey)},"historical_migration":true,"batch":[${batch.events.join(',')}]}`;
     const sending = sendBatch(url, body, {
       maxAttempts: options.maxAttempts,
+      contact,
       onRetry: (reason, waitMs) => (report.retried++, progress.onRetry(reason, waitMs)),
     })
-      .then(() => {
+      .then((dropped) => {
         watermarks[batch.file]!.acknowledged(batch.id);
-        report.accepted += batch.events.length;
+        for (const { index, reason } of dropped) {
+          const origin = batch.origins[index];
+          if (origin) report.droppedBy(reason, origin.file, origin.line);
+        }
+        report.accepted += batch.events.length - dropped.length;
         progress.onSent(batch.events.length);
         saveCheckpoint();
       })
@@ -114,8 +136,19 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
     inFlight.add(sending);
   };
 
+  const mapRecord = createRecordMapper(options.format, options.map);
+  const checks: CheckContext = { times: options.times, apiKey: options.apiKey, nowMs: Date.now() };
   let accepted = 0;
+  let records = 0;
   let interrupted = false;
+  let formatNoticed = false;
+  /** Implied events already sent by this run: the same alias or group properties once, however many records imply them. */
+  const impliedSent = new Set<string>();
+  let firstRecordFormat: ReturnType<typeof guessFormat> = null;
+  const formatHint = () => {
+    const guess = firstRecordFormat && firstRecordFormat !== options.format ? ` They look like --format ${firstRecordFormat}.` : '';
+    return `no record read so far matched --format ${options.format}.${guess}`;
+  };
   files: for (const [fileIndex, source] of sources.entries()) {
     const file = checkpoint.files[fileIndex]!;
     if (file.complete) continue;
@@ -129,40 +162,68 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
         break files;
       }
       if (item.line <= skipThrough) continue;
+      const origin = item.where ?? { file: source.path, line: item.line };
       const reject = (reason: RejectReason) => {
-        report.reject(reason, source.path, item.line);
+        report.reject(reason, origin.file, origin.line);
         watermark.read(item.line);
       };
+      records++;
+      if (!formatNoticed && report.valid === 0 && records >= FORMAT_CHECK_RECORDS) {
+        formatNoticed = true;
+        progress.onNotice(`${formatHint()} Still reading; press Ctrl-C to stop.`);
+      }
       if ('invalid' in item) {
         reject(item.invalid);
         continue;
       }
-      const checked = checkEvent(mapRecord(options.format, item.record, options.map), source.identity ?? 'stdin', item.line);
+      firstRecordFormat ??= guessFormat(item.record);
+      const record = item.record;
+      const recordText = () => JSON.stringify(record);
+      const [main, ...derived] = mapRecord(record);
+      const checked = checkEvent(main!, recordText, checks);
       if (!checked.ok) {
         reject(checked.reason);
         continue;
       }
-      const timeMs = Date.parse(checked.event.timestamp);
-      if ((options.fromMs !== null && timeMs < options.fromMs) || (options.toMs !== null && timeMs > options.toMs)) {
+      if ((options.fromMs !== null && checked.timeMs < options.fromMs) || (options.toBeforeMs !== null && checked.timeMs >= options.toBeforeMs)) {
         report.filteredOut++;
         watermark.read(item.line);
         continue;
       }
       report.count(checked.event);
-      const text = JSON.stringify(checked.event satisfies ImportEvent);
-      if (batch && (batch.events.length >= options.batchEvents || batch.bytes + text.length + 1 > options.batchBytes - ENVELOPE_BYTES)) {
-        await dispatch(batch);
-        batch = null;
+      if (checked.conversion) report.converted(checked.conversion);
+      progress.onValid(report.valid);
+      const texts = [checked.text];
+      for (const extra of derived) {
+        const id = stableEventUuid(extra.sourceId, '');
+        if (impliedSent.has(id)) continue;
+        if (impliedSent.size >= IMPLIED_IDS_KEPT) impliedSent.clear();
+        impliedSent.add(id);
+        const implied = checkEvent(extra, recordText, checks);
+        if (!implied.ok) report.reject(implied.reason, origin.file, origin.line);
+        else {
+          texts.push(implied.text);
+          report.countDerived(implied.event.event);
+        }
       }
-      if (!batch) {
-        batch = { id: nextBatchId++, file: fileIndex, events: [], bytes: 0 };
-        watermark.opened(batch.id, item.line);
+      for (const text of texts) {
+        // The service's 20 MiB are bytes: counted in UTF-8, not in UTF-16 units.
+        const bytes = Buffer.byteLength(text) + 1;
+        if (batch && (batch.events.length >= options.batchEvents || batch.bytes + bytes > options.batchBytes - ENVELOPE_BYTES)) {
+          await dispatch(batch);
+          batch = null;
+        }
+        if (!batch) {
+          batch = { id: nextBatchId++, file: fileIndex, events: [], origins: [], bytes: 0 };
+          watermark.opened(batch.id, item.line);
+        }
+        batch.events.push(text);
+        batch.origins.push(origin);
+        batch.bytes += bytes;
       }
-      batch.events.push(text);
-      batch.bytes += text.length + 1;
       watermark.read(item.line);
       if (options.limit !== null && ++accepted >= options.limit) {
-        await dispatch(batch);
+        if (batch) await dispatch(batch);
         batch = null;
         break files;
       }
@@ -173,9 +234,12 @@ export async function runImport(options: ImportOptions, progress: ImportProgress
       if (!fatal) file.complete = true;
     }
   }
+  if (report.valid === 0 && report.rejectedCount > 0) report.formatHint = formatHint();
   await Promise.all(inFlight);
   saveCheckpoint();
   if (fatal)
-    throw fatal instanceof BatchRefusedError ? fatal : new Error(`import stopped: ${fatal instanceof Error ? fatal.message : String(fatal)}`, { cause: fatal });
+    throw fatal instanceof BatchRefusedError || fatal instanceof HostUnreachableError
+      ? fatal
+      : new Error(`import stopped: ${fatal instanceof Error ? fatal.message : String(fatal)}`, { cause: fatal });
   return { report, interrupted };
 }

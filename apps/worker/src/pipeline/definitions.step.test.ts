@@ -12,6 +12,7 @@ const event = (name: string, properties: Record<string, unknown>): PreparedEvent
   timestampMs: 0,
   createdAtMs: 0,
   processPerson: true,
+  historical: false,
   elementsChain: '',
 });
 

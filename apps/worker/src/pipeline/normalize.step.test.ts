@@ -12,9 +12,22 @@ describe('normalize step', () => {
     expect(normalizeStep(ingestMessage({}, { properties: { $ip: '1.2.3.4' } }), 1)).toMatchObject({ value: { properties: { $ip: '1.2.3.4' } } });
   });
 
+  it('does not take the address of a historical migration for the person’s: it is the importing machine', () => {
+    const imported = normalizeStep(ingestMessage({ historical_migration: true }), 1);
+    expect(imported).toMatchObject({ kind: 'ok', value: { historical: true } });
+    expect((imported as { value: { properties: Record<string, unknown> } }).value.properties).not.toHaveProperty('$ip');
+    const withSourceIp = normalizeStep(ingestMessage({ historical_migration: true }, { properties: { $ip: '203.0.113.9' } }), 1);
+    expect(withSourceIp).toMatchObject({ value: { properties: { $ip: '203.0.113.9' } } });
+  });
+
   it('strips NUL characters from every string, keys and ids included', () => {
     const result = normalizeStep(ingestMessage({ distinct_id: 'u\u00001', event: 'sign\u0000up' }, { properties: { 'k\u0000': ['v\u0000'] } }), 1);
     expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u1', event: 'signup', properties: { k: ['v'] } } });
+  });
+
+  it('replaces lone surrogates, which PostgreSQL refuses in jsonb, so the event is not dead-lettered', () => {
+    const result = normalizeStep(ingestMessage({ distinct_id: 'u\ud800' }, { properties: { $set: { name: 'a\udc00b', ['k\ud800']: 1 }, ok: '😀' } }), 1);
+    expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u\ufffd', properties: { $set: { name: 'a\ufffdb', 'k\ufffd': 1 }, ok: '😀' } } });
   });
 
   it('marks personless events and reads times and the elements chain', () => {

@@ -1,5 +1,5 @@
 import type { IngestMessage } from '@sightline/ingestion';
-import { isJsonObject } from '@sightline/json-input';
+import { hasLoneSurrogate, isJsonObject, withoutLoneSurrogates } from '@sightline/json-input';
 import { elementsChainFromElements } from './elements-chain';
 import { deadLetter, ok, type StepResult } from './step-result';
 
@@ -16,23 +16,38 @@ export interface PreparedEvent {
   createdAtMs: number;
   /** false for `$process_person_profile: false`: no person is created or updated (docs/data-model.md#personless-events). */
   processPerson: boolean;
+  /** Sent as a historical migration: person properties are applied by event time (docs/data-model.md#person-properties). */
+  historical: boolean;
   elementsChain: string;
 }
 
 const MAX_EVENT_NAME_LENGTH = 200;
 const TOP_LEVEL_UPDATES = ['$set', '$set_once'] as const;
 
-/** Postgres jsonb refuses U+0000, so NUL characters are stripped from every string (docs/data-model.md#event-normalisation). */
-function stripNul(value: unknown): unknown {
-  if (typeof value === 'string') return value.replaceAll('\u0000', '');
-  if (Array.isArray(value)) return value.map(stripNul);
-  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ''), stripNul(v)]));
+/**
+ * PostgreSQL's jsonb refuses U+0000 and lone surrogates (half of a UTF-16 pair): an event whose
+ * `$set` held one failed its whole run and was dead-lettered. NUL characters are stripped from
+ * every string, lone surrogates replaced by U+FFFD (docs/data-model.md#event-normalisation).
+ */
+const cleanText = (text: string) => withoutLoneSurrogates(text.replaceAll('\u0000', ''));
+function cleanStrings(value: unknown): unknown {
+  if (typeof value === 'string') return cleanText(value);
+  if (Array.isArray(value)) return value.map(cleanStrings);
+  if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanText(k), cleanStrings(v)]));
   return value;
 }
 
 /**
+ * Whether the JSON text may hold a NUL or a lone surrogate: JSON.stringify writes both as
+ * `\u` escapes (a pair of surrogates is written as the character itself). A string that merely
+ * contains such text passes too, and is then walked for nothing.
+ */
+const mayNeedCleaning = (json: string) => json.includes('\\u0000') || json.includes('\\ud');
+
+/**
  * The event as ingestion sees it (docs/data-model.md#event-normalisation): top-level `$set`/`$set_once` merged into the
- * properties' (top level wins), `$ip` from the capture request unless given, NULs stripped,
+ * properties' (top level wins), `$ip` from the capture request unless given (or the event is a
+ * historical migration, whose request comes from the importing machine), NULs stripped,
  * the name truncated to 200 characters.
  */
 export function normalizeStep(message: IngestMessage, teamId: number): StepResult<PreparedEvent> {
@@ -40,7 +55,7 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
   try {
     const parsed: unknown = JSON.parse(message.data);
     if (!isJsonObject(parsed)) return deadLetter('data is not a JSON object');
-    raw = message.data.includes('\\u0000') ? (stripNul(parsed) as Properties) : parsed;
+    raw = mayNeedCleaning(message.data) ? (cleanStrings(parsed) as Properties) : parsed;
   } catch (error) {
     return deadLetter(`data is not JSON: ${(error as Error).message}`);
   }
@@ -49,7 +64,7 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
     const topLevel = raw[key];
     if (topLevel !== undefined && isJsonObject(topLevel)) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...topLevel };
   }
-  if (message.ip && properties['$ip'] === undefined) properties['$ip'] = message.ip;
+  if (message.ip && properties['$ip'] === undefined && message.historical_migration !== true) properties['$ip'] = message.ip;
   // Autocapture sends either the chain itself or the element list; the list becomes the chain,
   // and both leave the properties (the chain has its own column), as PostHog's ingestion does.
   const sentChain = properties['$elements_chain'];
@@ -57,19 +72,20 @@ export function normalizeStep(message: IngestMessage, teamId: number): StepResul
   // (only when present: most events have neither, and a delete is not free)
   if (sentChain !== undefined) delete properties['$elements_chain'];
   if (properties['$elements'] !== undefined) delete properties['$elements'];
-  const distinctId = message.distinct_id.includes('\u0000') ? message.distinct_id.replaceAll('\u0000', '') : message.distinct_id;
+  const distinctId = message.distinct_id.includes('\u0000') || hasLoneSurrogate(message.distinct_id) ? cleanText(message.distinct_id) : message.distinct_id;
   return ok({
     uuid: message.uuid,
     teamId,
     distinctId,
     event:
-      message.event.length <= MAX_EVENT_NAME_LENGTH && !message.event.includes('\u0000')
+      message.event.length <= MAX_EVENT_NAME_LENGTH && !message.event.includes('\u0000') && !hasLoneSurrogate(message.event)
         ? message.event
-        : message.event.slice(0, MAX_EVENT_NAME_LENGTH).replaceAll('\u0000', ''),
+        : cleanText(message.event.slice(0, MAX_EVENT_NAME_LENGTH)),
     properties,
     timestampMs: Date.parse(message.timestamp),
     createdAtMs: Date.parse(message.now),
     processPerson: properties['$process_person_profile'] !== false,
+    historical: message.historical_migration === true,
     elementsChain,
   });
 }

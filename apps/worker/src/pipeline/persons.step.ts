@@ -173,7 +173,8 @@ export async function personsStep(
         if (outcome === 'refused_already_identified') warnings.push('cannot_merge_already_identified');
       }
       const person = persons.getOrCreate(event.teamId, event.distinctId, event.timestampMs);
-      if (!NO_PERSON_UPDATES.has(event.event)) persons.updateProperties(person, personUpdatesFromEvent(event.properties));
+      if (!NO_PERSON_UPDATES.has(event.event))
+        persons.updateProperties(person, personUpdatesFromEvent(event.properties), event.historical ? event.timestampMs : null);
       return {
         personId: person.uuid,
         personPropertiesJson: persons.propertiesJson(person),

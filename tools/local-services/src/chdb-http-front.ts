@@ -1,5 +1,6 @@
 /**
- * Test-only ClickHouse HTTP interface over chdb (in-process ClickHouse).
+ * A ClickHouse HTTP interface over chdb (in-process ClickHouse), for the tests and the local
+ * cluster (`npm run start:cluster` without CLICKHOUSE_URL): not a production server.
  *
  * It speaks just enough of the ClickHouse HTTP protocol for `@clickhouse/client`
  * to work unchanged against it: `GET /ping`, queries from the `query` URL
@@ -8,7 +9,7 @@
  * request and response compression, and ClickHouse-shaped errors.
  *
  * Run it as its own process (libchdb binds one data directory per process):
- *   node --import tsx tools/testkit/src/chdb-http-front.ts --data-dir DIR --port PORT
+ *   node --import tsx tools/local-services/src/chdb-http-front.ts --data-dir DIR --port PORT
  * (or CHDB_FRONT_DATA_DIR / CHDB_FRONT_PORT). It prints `listening <port>` once ready.
  *
  * Every request runs through one queue on one chdb connection, because HTTP
