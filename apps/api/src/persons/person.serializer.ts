@@ -45,7 +45,7 @@ export function orderDistinctIds(ids: readonly string[]): string[] {
  * for): a page of 1,000 persons in one statement held it for most of a second, in slices of this
  * many the others run in between.
  */
-const PERSONS_PER_READ = 250;
+const PERSONS_PER_READ = 100;
 
 /**
  * The persons of a query page, with their integer ids and distinct ids from PostgreSQL (the
