@@ -8,12 +8,19 @@ import {
   type ProjectTokenLookup,
 } from '@sightline/accounts';
 import { managementAuth } from '@sightline/auth';
-import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
+import {
+  boundAnalyticsReads,
+  DEFAULT_ANALYTICS_QUERY_LIMITS,
+  QueryLimitError,
+  ReadGateBusyError,
+  type ClickHouseClient,
+  type ClickHouseLayout,
+} from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
-import { createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
+import { ApiError, createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
@@ -172,11 +179,14 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     changes: projectTokenChanges,
     onError: (err, context) => deps.logger.warn({ err }, context),
   });
-  const table = createApiRouteTable({ ...deps, projectTokenChanges }, flagDefinitions, projectTokens);
+  // The management API's statements queue behind decide's (and the worker's) where the store
+  // runs one at a time (the embedded PGlite): a burst of analytics requests must not hold decide.
+  const managementDb = deps.db.withPriority?.('background') ?? deps.db;
+  const table = createApiRouteTable({ ...deps, db: managementDb, projectTokenChanges }, flagDefinitions, projectTokens);
   // A personal key, else the web app's session cookie (with CSRF checks on writes).
   const authenticate = managementAuth({
-    personalKeys: (hash) => findPrincipalByKeyHash(deps.db, hash),
-    sessions: (hash) => findSessionByTokenHash(deps.db, hash, new Date(now())),
+    personalKeys: (hash) => findPrincipalByKeyHash(managementDb, hash),
+    sessions: (hash) => findSessionByTokenHash(managementDb, hash, new Date(now())),
   });
 
   // Public flag evaluation (project key) for SDKs, first: the hot path walks no other route.
@@ -213,7 +223,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     inputGuard(),
   );
   const registry = mountRoutes(table, {
-    db: deps.db,
+    db: managementDb,
     authenticate,
     throttle: access.rateLimits
       ? createThrottle({
@@ -228,8 +238,15 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // Only requests for the registry's own paths walk its routes.
   router.use((req, res, next) => (req.path.startsWith('/api/') || req.path.startsWith('/flags/definitions') ? registry(req, res, next) : next()));
   // A query stopped by its limits asked for too much: the client's to narrow, not a server fault.
+  // One that found no turn in the engine in time is throttled, as PostHog's concurrency limit is.
   router.use((err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) =>
-    next(err instanceof QueryLimitError ? errors.validation(err.message, null, 'query_limit_exceeded') : err),
+    next(
+      err instanceof QueryLimitError
+        ? errors.validation(err.message, null, 'query_limit_exceeded')
+        : err instanceof ReadGateBusyError
+          ? new ApiError(429, 'throttled_error', 'concurrency_limit_exceeded', err.message, null, { 'Retry-After': String(err.retryAfterSeconds) })
+          : err,
+    ),
   );
   // Last: the app's page answers only paths no other route owns (never /api, /e, /flags, …).
   router.use(createWebAppRouter(deps.webApp ?? openWebAppFiles(webDistDir)));

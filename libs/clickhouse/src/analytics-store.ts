@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 import { restoreCrashSignalDefaults } from './crash-signals';
-import { UNBOUNDED_QUERY_SETTINGS } from './query-limits';
+import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limits';
 
 export type { ClickHouseClient };
 
@@ -60,6 +60,6 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
     connection,
     // Settings are SET on the engine's one session and outlast their query: a request's limits
     // (boundAnalyticsReads) are lifted again by the next query of anyone else.
-    clickhouse_settings: { date_time_input_format: 'best_effort', ...UNBOUNDED_QUERY_SETTINGS },
+    clickhouse_settings: { date_time_input_format: 'best_effort', ...UNBOUNDED_QUERY_SETTINGS, priority: String(EMBEDDED_STORE_PRIORITY) },
   });
 }

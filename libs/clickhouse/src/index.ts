@@ -5,5 +5,6 @@ export * from './tables/events.table';
 export * from './tables/dead-letters.table';
 export * from './cluster';
 export * from './query-limits';
+export * from './read-gate';
 export * from './crash-signals';
 export * from './time-zones';

@@ -48,4 +48,12 @@ describe.each(['http', 'chdb'] as const)('bounded analytics reads (%s)', (kind) 
     await expect(rows(bounded, 'SELECT number FROM numbers(100)')).rejects.toBeInstanceOf(QueryLimitError);
     await expect(rows(ch, 'SELECT number FROM numbers(100)')).resolves.toHaveLength(100);
   });
+
+  it("runs a read at its priority and niceness, and the store's next query at its own", async () => {
+    const bounded = boundAnalyticsReads(ch, { ...DEFAULT_ANALYTICS_QUERY_LIMITS, priority: 2, threadNice: 19 });
+    const settings = "SELECT getSetting('priority') AS priority, getSetting('os_thread_priority') AS nice";
+    expect(await rows(bounded, settings)).toEqual([{ priority: 2, nice: 19 }]);
+    // The embedded store runs all but requests' reads at priority 1 (reads pause for them); a server's default is 0.
+    expect(await rows(ch, settings)).toEqual([{ priority: kind === 'chdb' ? 1 : 0, nice: 0 }]);
+  });
 });

@@ -1,4 +1,5 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { createReadGate } from './read-gate';
 
 /**
  * What one analytics read may cost ClickHouse (docs/http-api.md#limits). Past any of them the
@@ -16,6 +17,20 @@ export interface AnalyticsQueryLimits {
   maxResultBytes: number;
   /** max_threads of one query; 0: ClickHouse's own default (the server's cores). */
   maxThreads: number;
+  /** Reads of this process in the engine at once (read-gate.ts); 0: no bound. */
+  maxConcurrentReads: number;
+  /**
+   * ClickHouse `priority` of the reads (larger: lower; 0: none). A read pauses while a query of a
+   * higher priority runs: in embedded mode, the worker's inserts (EMBEDDED_WRITE_PRIORITY).
+   */
+  priority: number;
+  /**
+   * ClickHouse `os_thread_priority` (the nice value, 0..19) of the threads running a read; the
+   * engine applies it only where the process may set it (CAP_SYS_NICE), and ignores it elsewhere.
+   */
+  threadNice: number;
+  /** How long a read waits for its turn before the request is refused (429). */
+  maxReadWaitSeconds: number;
 }
 
 export const DEFAULT_ANALYTICS_QUERY_LIMITS: AnalyticsQueryLimits = {
@@ -24,6 +39,11 @@ export const DEFAULT_ANALYTICS_QUERY_LIMITS: AnalyticsQueryLimits = {
   maxResultRows: 500_000,
   maxResultBytes: 256 * 1024 ** 2,
   maxThreads: 0,
+  maxConcurrentReads: 0,
+  priority: 0,
+  threadNice: 0,
+  // PostHog's wait for a query slot (posthog/clickhouse/client/limit.py, retry_timeout).
+  maxReadWaitSeconds: 30,
 };
 
 /** The settings that carry the limits, for a query's clickhouse_settings. */
@@ -38,6 +58,8 @@ export function analyticsQuerySettings(limits: AnalyticsQueryLimits): ClickHouse
     // Over HTTP the status then tells a stopped query: no 200 whose body ends in an exception.
     wait_end_of_query: 1,
     ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
+    ...(limits.priority > 0 ? { priority: String(limits.priority) } : {}),
+    ...(limits.threadNice > 0 ? { os_thread_priority: String(limits.threadNice) } : {}),
   };
 }
 
@@ -52,7 +74,15 @@ export const UNBOUNDED_QUERY_SETTINGS: ClickHouseSettings = {
   max_memory_usage: '0',
   max_result_rows: '0',
   max_result_bytes: '0',
+  os_thread_priority: '0',
 };
+
+/**
+ * The `priority` of everything the embedded store runs outside requests' reads: the worker's
+ * inserts (capture waits for them), migrations, jobs. Requests' reads run at a lower one
+ * (AnalyticsQueryLimits.priority) and pause while any of these runs.
+ */
+export const EMBEDDED_STORE_PRIORITY = 1;
 
 /** Which limit stopped a query. */
 export type QueryLimitKind = 'time' | 'memory' | 'result';
@@ -96,15 +126,21 @@ export function asQueryLimitError(error: unknown, limits: AnalyticsQueryLimits):
 /**
  * The one seam a request's analytics reads go through: the client with every `query` (the
  * reads; inserts and DDL are not requests' work) sent with the limits' settings, which override
- * the same settings a caller passes, and a limit's error turned into a QueryLimitError.
+ * the same settings a caller passes, and a limit's error turned into a QueryLimitError. With
+ * `maxConcurrentReads`, the reads also take turns (read-gate.ts): a read that cannot start
+ * within `maxReadWaitSeconds` fails with ReadGateBusyError.
  */
 export function boundAnalyticsReads(client: ClickHouseClient, limits: AnalyticsQueryLimits): ClickHouseClient {
   const settings = analyticsQuerySettings(limits);
+  const gate = limits.maxConcurrentReads > 0 ? createReadGate({ concurrency: limits.maxConcurrentReads, maxWaitMs: limits.maxReadWaitSeconds * 1000 }) : null;
   const query: ClickHouseClient['query'] = (async (params: Parameters<ClickHouseClient['query']>[0]) => {
+    const release = await gate?.acquire();
     try {
       return await client.query({ ...params, clickhouse_settings: { ...params.clickhouse_settings, ...settings } });
     } catch (error) {
       throw asQueryLimitError(error, limits);
+    } finally {
+      release?.();
     }
   }) as ClickHouseClient['query'];
   return new Proxy(client, {

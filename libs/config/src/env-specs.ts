@@ -192,6 +192,14 @@ export const insightsEnv = {
     default: 2048,
     minimum: 64,
   },
+  ANALYTICS_QUERY_CONCURRENCY: {
+    type: 'integer',
+    description:
+      "The most ClickHouse queries of requests one process runs at once; the others wait their turn, up to 30 s, then answer 429. 0: one at a time with the embedded ClickHouse (so the worker's inserts, which capture waits for, are never held), no bound with CLICKHOUSE_URL",
+    default: 0,
+    minimum: 0,
+    maximum: 1000,
+  },
 } as const satisfies EnvSpec;
 
 /** Management API access: rate limits per personal API key, CORS, proxies, bodies. */

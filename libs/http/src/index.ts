@@ -9,3 +9,4 @@ export * from './client-ip';
 export * from './cacheable';
 export * from './fast-path';
 export * from './json-answer';
+export * from './work-turns';

@@ -1,4 +1,6 @@
-import { jsonByteLength, jsonChunks } from './json-answer';
+import { EventEmitter } from 'node:events';
+import type { Response } from 'express';
+import { jsonByteLength, jsonChunks, sendChunks } from './json-answer';
 
 async function text(value: unknown): Promise<string> {
   let out = '';
@@ -16,6 +18,13 @@ describe('jsonChunks', () => {
     ['toJSON', { at: new Date(Date.UTC(2024, 0, 2)), custom: { toJSON: (key: string) => `key:${key}` }, list: [{ toJSON: () => 'x' }] }],
     ['empty containers', { a: [], b: {}, c: [[], {}] }],
     ['top-level undefined', undefined],
+    [
+      'one array in many places (made once)',
+      (() => {
+        const shared = ['a', 'b', { c: [1, 2] }];
+        return { series: [1, 2, 3].map((i) => ({ i, days: shared, deep: { more: { days: shared } } })), again: shared };
+      })(),
+    ],
   ])('writes %s exactly as JSON.stringify does', async (_name, value) => {
     expect(await text(value)).toBe(JSON.stringify(value) ?? 'null');
   });
@@ -46,5 +55,43 @@ describe('jsonChunks', () => {
     const value = { text: 'é'.repeat(1000) };
     expect(await jsonByteLength(value)).toBe(Buffer.byteLength(JSON.stringify(value)));
     expect(await jsonByteLength(value, 100)).toBeNull();
+  });
+});
+
+describe('sendChunks', () => {
+  it('writes each chunk, waits for the socket to drain, lets other work run between chunks, and ends', async () => {
+    const written: string[] = [];
+    const res = Object.assign(new EventEmitter(), {
+      destroyed: false,
+      ended: false,
+      write(chunk: string) {
+        written.push(chunk);
+        // The socket is full after every second chunk: drained a little later.
+        if (written.length % 2 === 0) {
+          setTimeout(() => res.emit('drain'), 1);
+          return false;
+        }
+        return true;
+      },
+      end() {
+        res.ended = true;
+      },
+    });
+    let turns = 0;
+    const ticker = setInterval(() => (turns += 1), 0);
+    const chunks = Array.from({ length: 6 }, (_, i) => `chunk ${i};`);
+    await sendChunks(res as unknown as Response, chunks);
+    clearInterval(ticker);
+    expect(written).toEqual(chunks);
+    expect(res.ended).toBe(true);
+    expect(turns).toBeGreaterThan(0);
+  });
+
+  it('stops writing once the response is gone', async () => {
+    const written: string[] = [];
+    const res = { destroyed: false, write: (chunk: string) => (written.push(chunk), (res.destroyed = true), true), end: jest.fn() };
+    await sendChunks(res as unknown as Response, ['a', 'b', 'c']);
+    expect(written).toEqual(['a']);
+    expect(res.end).not.toHaveBeenCalled();
   });
 });

@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { nextWorkTurn } from './work-turns';
 import type { Response } from 'express';
 
 /** About how much JSON text is made between two turns of the event loop. */
@@ -25,11 +25,18 @@ function jsonValue(value: unknown, key: string): unknown {
  */
 export async function* jsonChunks(value: unknown): AsyncGenerator<string> {
   const stack: Piece[] = [{ value: jsonValue(value, ''), depth: 0 }];
+  // An answer often holds one array in many places (a trend's days, labels and ISO days are the
+  // same arrays in each of hundreds of series): its text is made once and reused.
+  const arrayTexts = new Map<unknown[], string>();
   let slice = '';
   while (stack.length > 0) {
     const piece = stack.pop()!;
     if ('text' in piece) slice += piece.text;
-    else if (piece.depth >= SPLIT_DEPTH || piece.value === null || typeof piece.value !== 'object') {
+    else if (Array.isArray(piece.value) && piece.depth >= SPLIT_DEPTH) {
+      let text = arrayTexts.get(piece.value);
+      if (text === undefined) arrayTexts.set(piece.value, (text = JSON.stringify(piece.value)));
+      slice += text;
+    } else if (piece.depth >= SPLIT_DEPTH || piece.value === null || typeof piece.value !== 'object') {
       slice += JSON.stringify(piece.value) ?? 'null';
     } else {
       const depth = piece.depth + 1;
@@ -54,7 +61,7 @@ export async function* jsonChunks(value: unknown): AsyncGenerator<string> {
     if (slice.length >= SLICE_CHARS) {
       yield slice;
       slice = '';
-      await nextTurn();
+      await nextWorkTurn();
     }
   }
   if (slice) yield slice;
@@ -88,6 +95,20 @@ function drained(res: Response): Promise<void> {
  * route's `?format=csv`): sendJson then hands the value to that `res.json`.
  */
 export const JSON_ANSWER_REPLACED = 'jsonAnswerReplaced';
+
+/**
+ * Writes `chunks` as the body (after the status and headers already set), each as it is made,
+ * paced by the socket and with a turn of the event loop between two: a slow reader holds back
+ * the making, not the process's memory, and other requests are served between the slices.
+ */
+export async function sendChunks(res: Response, chunks: AsyncIterable<string> | Iterable<string>): Promise<void> {
+  for await (const chunk of chunks) {
+    if (res.destroyed) return;
+    if (!res.write(chunk)) await drained(res);
+    await nextWorkTurn();
+  }
+  res.end();
+}
 
 /**
  * Answers `value` as JSON (res.json's headers and body) made by jsonChunks, written as it is

@@ -36,4 +36,40 @@ describe('PGlite thread store', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(lost).toEqual([]);
   });
+
+  it("runs serving statements ahead of the background ones waiting for the thread (the management API's behind decide's)", async () => {
+    const db = await createPgliteThreadStore(join(dir, 'postgres'), true);
+    try {
+      const background = db.withPriority!('background');
+      const done: string[] = [];
+      const slow = 'SELECT count(*) FROM generate_series(1, 300000)';
+      const queued = Array.from({ length: 8 }, (_, i) => background.query(slow).then(() => done.push(`background ${i}`)));
+      const serving = db.query('SELECT 1').then(() => done.push('serving'));
+      await Promise.all([...queued, serving]);
+      // Behind at most the two background statements already with the thread, not all eight.
+      expect(done.indexOf('serving')).toBeLessThanOrEqual(2);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("sends a transaction's own statements at once, whatever waits in either queue", async () => {
+    const db = await createPgliteThreadStore(join(dir, 'postgres'), true);
+    try {
+      const background = db.withPriority!('background');
+      await db.exec('CREATE TABLE t (n int)');
+      const tx = background.transaction(async (sql) => {
+        await sql.query('INSERT INTO t VALUES (1)');
+        // Sent while the transaction is open: they wait for it in the thread, and it must not wait for them.
+        const others = [db.query('SELECT count(*)::int AS n FROM t'), background.query('SELECT 2'), db.query('SELECT 3')];
+        await sql.query('INSERT INTO t VALUES (2)');
+        return others;
+      });
+      const others = await tx;
+      expect(await others[0]).toEqual([{ n: 2 }]);
+      await Promise.all(others);
+    } finally {
+      await db.close();
+    }
+  });
 });

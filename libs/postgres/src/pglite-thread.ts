@@ -1,7 +1,14 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { MetadataStore, QueryOptions, Sql } from './metadata-store';
+import type { MetadataStore, QueryOptions, Sql, StorePriority } from './metadata-store';
 import { errorFromWire, type PgliteRequest, type PgliteResponse, type PgliteThreadData } from './pglite-thread-protocol';
+
+/**
+ * Statements sent to the thread at once from the two queues: more would let background work
+ * line up in the thread ahead of a serving statement; fewer would leave the thread idle while
+ * the serving thread is busy between two answers.
+ */
+const SENT_AHEAD = 2;
 
 type Request = PgliteRequest extends infer R ? (R extends PgliteRequest ? Omit<R, 'id'> : never) : never;
 
@@ -10,7 +17,8 @@ type Request = PgliteRequest extends infer R ? (R extends PgliteRequest ? Omit<R
  * calls it: on the serving thread, every statement of the worker's persons step blocked
  * capture, decide and the API for its whole run. Here the serving thread only sends requests
  * and reads rows; PGlite parses, plans, runs and decodes on the other core. The thread still
- * runs one statement or transaction at a time, in the order they were sent.
+ * runs one statement or transaction at a time: serving statements are sent to it ahead of
+ * background ones (withPriority), each queue in its order.
  */
 export async function createPgliteThreadStore(
   dir: string,
@@ -54,13 +62,42 @@ export async function createPgliteThreadStore(
   worker.on('error', (error) => fail(new Error(`PGlite thread failed: ${error.message}`, { cause: error })));
   worker.on('exit', (code) => fail(new Error(`PGlite thread exited (code ${code})`)));
 
-  const call = (request: Request): Promise<PgliteResponse & { ok: true }> => {
+  const send = (request: Request): Promise<PgliteResponse & { ok: true }> => {
     if (ended) return Promise.reject(ended);
     const id = nextId++;
     if (pending.size === 0) worker.ref();
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
       worker.postMessage({ id, ...request });
+    });
+  };
+
+  // Statements that start a unit of work wait here, serving ones first, while SENT_AHEAD of them
+  // are with the thread; the thread runs what it has in the order it came. A transaction's own
+  // statements (and its commit) go at once: the thread holds everything else behind an open
+  // transaction, so holding them here too could wait forever.
+  const waiting: Record<StorePriority, (() => void)[]> = { serving: [], background: [] };
+  let sentAhead = 0;
+  const sendNext = () => {
+    while (sentAhead < SENT_AHEAD) {
+      const next = waiting.serving.shift() ?? waiting.background.shift();
+      if (!next) return;
+      sentAhead++;
+      next();
+    }
+  };
+  const call = (request: Request, priority: StorePriority = 'serving'): Promise<PgliteResponse & { ok: true }> => {
+    if ('tx' in request && request.tx !== undefined) return send(request);
+    return new Promise((resolve, reject) => {
+      waiting[priority].push(() =>
+        send(request)
+          .then(resolve, reject)
+          .finally(() => {
+            sentAhead--;
+            sendNext();
+          }),
+      );
+      sendNext();
     });
   };
   try {
@@ -71,19 +108,20 @@ export async function createPgliteThreadStore(
   }
   open = true;
 
-  const sql = (tx?: number): Sql => ({
+  const sql = (tx?: number, priority?: StorePriority): Sql => ({
     async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
-      return (await call({ op: 'query', text, params, preparedName: options?.preparedName, tx })).rows as R[];
+      return (await call({ op: 'query', text, params, preparedName: options?.preparedName, tx }, priority)).rows as R[];
     },
     async exec(script: string) {
-      await call({ op: 'exec', script, tx });
+      await call({ op: 'exec', script, tx }, priority);
     },
   });
-  return {
-    ...sql(),
+  const store = (priority: StorePriority): MetadataStore => ({
+    ...sql(undefined, priority),
     oneTransactionAtATime: true,
+    withPriority: (other) => stores[other],
     async transaction(fn) {
-      const { tx } = await call({ op: 'begin' });
+      const { tx } = await call({ op: 'begin' }, priority);
       let result;
       try {
         result = await fn(sql(tx!));
@@ -106,5 +144,7 @@ export async function createPgliteThreadStore(
         await worker.terminate();
       }
     },
-  };
+  });
+  const stores: Record<StorePriority, MetadataStore> = { serving: store('serving'), background: store('background') };
+  return stores.serving;
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { DEFAULT_ANALYTICS_QUERY_LIMITS, type AnalyticsQueryLimits } from '@sightline/clickhouse';
+import { DEFAULT_ANALYTICS_QUERY_LIMITS, EMBEDDED_STORE_PRIORITY, type AnalyticsQueryLimits } from '@sightline/clickhouse';
 
 /** How requests may use ClickHouse and the insight answer cache (docs/http-api.md#limits). */
 export interface AnalyticsOptions {
@@ -10,21 +10,35 @@ export interface AnalyticsOptions {
 
 const MIB = 1024 * 1024;
 
+/**
+ * The embedded engine shares the machine with capture, decide and the worker in one process:
+ * a request's read gets half the cores, one read runs at a time (the others wait their turn,
+ * read-gate.ts), it pauses while the worker inserts (ClickHouse `priority`), and its threads
+ * yield the CPU to the rest of the process (`os_thread_priority`, where the process may set it).
+ * A server sizes and schedules its own.
+ */
+const EMBEDDED_READS = {
+  maxThreads: Math.max(1, Math.floor(availableParallelism() / 2)),
+  maxConcurrentReads: 1,
+  priority: EMBEDDED_STORE_PRIORITY + 1,
+  threadNice: 19,
+} as const;
+
 /** AnalyticsOptions from the INSIGHT_CACHE_MAX_MB and ANALYTICS_QUERY_* settings (insightsEnv). */
 export function analyticsOptionsFromConfig(config: {
   CLICKHOUSE_URL?: string;
   INSIGHT_CACHE_MAX_MB: number;
   ANALYTICS_QUERY_TIMEOUT_SECONDS: number;
   ANALYTICS_QUERY_MAX_MEMORY_MB: number;
+  ANALYTICS_QUERY_CONCURRENCY: number;
 }): AnalyticsOptions {
   return {
     queryLimits: {
       ...DEFAULT_ANALYTICS_QUERY_LIMITS,
       maxExecutionSeconds: config.ANALYTICS_QUERY_TIMEOUT_SECONDS,
       maxMemoryBytes: config.ANALYTICS_QUERY_MAX_MEMORY_MB * MIB,
-      // The embedded engine shares the machine with capture, decide and the worker in one
-      // process: a request's query gets half the cores, so they keep the rest. A server sizes its own.
-      maxThreads: config.CLICKHOUSE_URL ? 0 : Math.max(1, Math.floor(availableParallelism() / 2)),
+      ...(config.CLICKHOUSE_URL ? {} : EMBEDDED_READS),
+      ...(config.ANALYTICS_QUERY_CONCURRENCY > 0 ? { maxConcurrentReads: config.ANALYTICS_QUERY_CONCURRENCY } : {}),
     },
     cacheMaxBytes: config.INSIGHT_CACHE_MAX_MB * MIB,
   };

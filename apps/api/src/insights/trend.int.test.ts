@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { insertPersonalKey } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
-import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
+import { DEFAULT_ANALYTICS_QUERY_LIMITS, insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import type { MetadataStore } from '@sightline/postgres';
@@ -53,6 +53,51 @@ describe('management API', () => {
   afterAll(() => stores.close());
 
   const auth = (key = ADMIN) => ({ Authorization: `Bearer ${key}` });
+
+  it('runs ANALYTICS_QUERY_CONCURRENCY queries at once; one that waits too long for its turn is a 429', async () => {
+    // The first request's query is held in ClickHouse (here: before it), keeping the one slot.
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let queries = 0;
+    const heldCh = new Proxy(ch, {
+      get(target, property) {
+        if (property === 'query')
+          return async (params: Parameters<ClickHouseClient['query']>[0]) => {
+            if (queries++ === 0) await firstHeld;
+            return target.query(params);
+          };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const queryLimits = { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxConcurrentReads: 1, maxReadWaitSeconds: 0.3 };
+    const gated = createApiApp({
+      db,
+      ch: heldCh,
+      analytics: { queryLimits, cacheMaxBytes: 1024 * 1024 },
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      now: () => NOW,
+      readiness: [],
+      isShuttingDown: () => false,
+    });
+    const trend = () =>
+      request(gated)
+        .post('/api/environments/1/insights/trend/')
+        .set(auth())
+        .send({ events: [{ id: 'signup' }], refresh: true });
+    const first = trend().then((res) => res);
+    while (queries === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = await trend();
+    expect(second.status).toBe(429);
+    expect(second.headers['retry-after']).toBe('1');
+    expect(second.body).toMatchObject({ type: 'throttled_error', code: 'concurrency_limit_exceeded', attr: null });
+    expect(second.body.detail).toMatch(/busy with other queries/);
+    releaseFirst();
+    expect((await first).status).toBe(200);
+    // Its slot freed, the next one runs.
+    expect((await trend()).status).toBe(200);
+  });
 
   it('lists the caller’s projects', async () => {
     const res = await request(app).get('/api/projects/').set(auth());

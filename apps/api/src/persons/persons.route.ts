@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { errors, sendJson } from '@sightline/http';
+import { errors, nextWorkTurn, sendChunks, sendJson } from '@sightline/http';
 import {
   cohortDefinitionOf,
   cohortsOfPerson,
@@ -22,7 +22,7 @@ import { parseBody, parseBoolean, parseDict, parseInteger, parseList, parseStrin
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { parsePropertiesParam } from '../http/properties-param';
 import { RouteTable } from '../http/route-registry';
-import { personsCsv, serializePersons, type PersonJson } from './person.serializer';
+import { addPropertyKeys, personsCsvSlices, serializePersons, type PersonJson } from './person.serializer';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -179,12 +179,19 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         if (queryText(req, 'format') === 'csv') {
           const cap = Math.min(queryInteger(req.query['limit'], PERSONS_CSV_EXPORT_LIMIT, 1), PERSONS_CSV_EXPORT_LIMIT);
           const persons: PersonJson[] = [];
+          const propertyKeys = new Set<string>();
           for (let offset = 0; offset < cap; offset += CSV_CHUNK) {
             const { rows } = await runQuery(deps, { ...filters, limit: Math.min(CSV_CHUNK, cap - offset), offset });
-            persons.push(...(await serializePersons(db, teamId, rows)));
+            const chunk = await serializePersons(db, teamId, rows);
+            await nextWorkTurn();
+            addPropertyKeys(propertyKeys, chunk);
+            for (const person of chunk) persons.push(person);
             if (rows.length < CSV_CHUNK) break;
           }
-          res.type('text/csv').send(personsCsv(persons));
+          // The header names every property of every person, so the rows are read first; the
+          // text is then made and sent in slices, other requests served between them.
+          res.type('text/csv');
+          await sendChunks(res, personsCsvSlices(persons, propertyKeys));
           return;
         }
         const limit = Math.min(queryInteger(req.query['limit'], 100, 1), MAX_PERSONS_PAGE_SIZE);

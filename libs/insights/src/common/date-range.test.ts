@@ -98,6 +98,33 @@ describe('date ranges a client cannot abuse', () => {
     }
     expect(checkTimezone('America/Los_Angeles')).toBe('America/Los_Angeles');
   });
+  it('tells checkBuckets the bucket count, for minutes and hours before any bucket is built', () => {
+    for (const [dateFrom, interval] of [
+      ['-47h', 'minute'],
+      ['-30d', 'hour'],
+      ['-30d', 'day'],
+      ['-1y', 'week'],
+      ['-3y', 'month'],
+    ] as const) {
+      const told: number[] = [];
+      const r = resolveQueryDateRange({ dateFrom, interval, timezone: 'Europe/Berlin', weekStartDay: 1, nowMs: NOW, checkBuckets: (n) => told.push(n) });
+      expect(told).toEqual([r.buckets.length]);
+    }
+    // A refusal stops a minute range before its 2,821 bucket DateTimes are made.
+    const made = jest.spyOn(DateTime, 'fromMillis');
+    try {
+      const refuse = () => {
+        throw new DateRangeError('interval', 'too many points');
+      };
+      expect(() => resolveQueryDateRange({ dateFrom: '-47h', interval: 'minute', timezone: 'UTC', weekStartDay: 0, nowMs: NOW, checkBuckets: refuse })).toThrow(
+        'too many points',
+      );
+      expect(made.mock.calls.length).toBeLessThan(10);
+    } finally {
+      made.mockRestore();
+    }
+  });
+
   it('a range with more buckets than allowed is refused with the count', () => {
     expect(errorOf(() => range('-20000d', null)).message).toBe(
       'The date range holds 20001 day buckets; at most 3660 are allowed. Narrow the range or use a longer interval.',

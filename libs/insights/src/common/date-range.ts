@@ -37,7 +37,15 @@ function withinQueryRange(dt: DateTime, value: string, attr: string): DateTime {
  * Node still accepts zones the tz database dropped years ago (`US/Pacific-New`, `SystemV/AST4`,
  * `Canada/East-Saskatchewan`), which ClickHouse refuses in every query.
  */
-export const isKnownTimezone = (name: string) => CLICKHOUSE_TIME_ZONES.has(name) && IANAZone.isValidZone(name);
+export const isKnownTimezone = (name: string) => CLICKHOUSE_TIME_ZONES.has(name) && isValidIanaZone(name);
+
+/** Node's answer per zone name, kept: luxon builds an Intl.DateTimeFormat to find out, every call. */
+const validIanaZones = new Map<string, boolean>();
+function isValidIanaZone(name: string): boolean {
+  let valid = validIanaZones.get(name);
+  if (valid === undefined) validIanaZones.set(name, (valid = IANAZone.isValidZone(name)));
+  return valid;
+}
 
 /** A project's timezone, checked: an unknown zone name is a 400 rather than silently UTC. */
 export function checkTimezone(name: string, attr = 'timezone'): string {
@@ -191,6 +199,11 @@ export interface QueryDateRangeInput {
   explicitDate?: boolean;
   /** For `date_from: "all"`: the project's earliest event (now when it has none). */
   earliestEventMs?: number | null;
+  /**
+   * Told how many buckets the range holds, and may refuse them by throwing: before they are
+   * built for minutes and hours (counted exactly from the timestamps), after for longer intervals.
+   */
+  checkBuckets?: (count: number) => void;
 }
 
 export interface QueryDateRange {
@@ -249,6 +262,8 @@ export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRang
   // Minutes and hours are exact milliseconds (luxon's plus adds them so): made from the
   // timestamp, several times cheaper than plus, for the few thousand buckets a range may hold.
   const stepMs = isHourly(interval) ? APPROX_INTERVAL_MS[interval] : 0;
+  // A query refused for its size is refused before thousands of buckets are made for nothing.
+  if (stepMs) input.checkBuckets?.(Math.floor((to.toMillis() - first.toMillis()) / stepMs) + 1);
   const options = {
     zone: first.zone,
     locale: first.locale ?? undefined,
@@ -260,6 +275,7 @@ export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRang
     buckets.push(at);
     if (buckets.length > MAX_BUCKETS) throw new DateRangeError('date_from', `The date range holds more than ${MAX_BUCKETS} ${interval} buckets.`);
   }
+  if (!stepMs) input.checkBuckets?.(buckets.length);
   return { interval, timezone: zone, weekStartDay: input.weekStartDay, from, to, buckets };
 }
 

@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { nextWorkTurn } from '@sightline/http';
 import type { ResultSet } from '@clickhouse/client';
 
 /** Rows parsed between two turns of the event loop. */
@@ -14,7 +14,7 @@ export async function jsonRows<T>(result: ResultSet<'JSONEachRow'>): Promise<T[]
   for await (const batch of result.stream<T>()) {
     for (const row of batch) {
       rows.push(row.json());
-      if (rows.length % ROWS_PER_TURN === 0) await nextTurn();
+      if (rows.length % ROWS_PER_TURN === 0) await nextWorkTurn();
     }
   }
   return rows;

@@ -15,6 +15,7 @@ import { evaluateFormula, parseFormula } from './trend-formula';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, QueryInputError } from '../common/events-sql';
 import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 import { jsonRows } from '../common/json-rows';
+import { nextWorkTurn } from '@sightline/http';
 
 export interface TrendSeries {
   data: number[] | null;
@@ -164,6 +165,13 @@ export async function runTrendQuery(
   const totalValue = TOTAL_VALUE_DISPLAYS.has(filter.display);
   const interval = totalValue ? 'day' : filter.interval;
   const earliest = filter.date_from === 'all' ? await ports.earliestEventMs() : null;
+  const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
+  const cohorts: (number | 'all' | null)[] = cohortBreakdown ? filter.breakdowns.map((b) => (b.property === 'all' ? 'all' : Number(b.property))) : [null];
+  const valueBreakdowns = cohortBreakdown ? [] : filter.breakdowns;
+  let formula: ReturnType<typeof parseFormula> | null = null;
+  let compareTo: ReturnType<typeof parseCompareTo> | null = null;
+  // Building the buckets and their texts is the longest stretch of work here: on its own turn.
+  await nextWorkTurn();
   const range = resolveQueryDateRange({
     dateFrom: filter.date_from,
     dateTo: filter.date_to,
@@ -173,26 +181,27 @@ export async function runTrendQuery(
     nowMs,
     explicitDate: filter.explicit_date,
     earliestEventMs: earliest,
+    // The formula and compare_to are read first, so a query with several faults is refused for
+    // the same one whether or not its buckets are counted before they are built.
+    checkBuckets: (buckets) => {
+      formula = filter.formula ? parseFormula(filter.formula, filter.series.length) : null;
+      compareTo = filter.compare && filter.compare_to ? parseCompareTo(filter.compare_to) : null;
+      checkTrendPoints(
+        filter,
+        filter.compare ? 2 : 1,
+        cohortBreakdown ? cohorts.length : valueBreakdowns.length > 0 ? filter.breakdown_limit + 2 : 1,
+        totalValue ? 1 : buckets,
+        interval,
+      );
+    },
   });
-  const formula = filter.formula ? parseFormula(filter.formula, filter.series.length) : null;
   const periods: { range: QueryDateRange; label: 'current' | 'previous' | null }[] = [{ range, label: filter.compare ? 'current' : null }];
-  if (filter.compare)
-    periods.push({ range: filter.compare_to ? shiftDateRange(range, parseCompareTo(filter.compare_to)) : previousPeriod(range), label: 'previous' });
+  if (filter.compare) periods.push({ range: compareTo ? shiftDateRange(range, compareTo) : previousPeriod(range), label: 'previous' });
 
-  const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
-  const cohorts: (number | 'all' | null)[] = cohortBreakdown ? filter.breakdowns.map((b) => (b.property === 'all' ? 'all' : Number(b.property))) : [null];
   const properties: PropertyGroup = {
     type: 'AND',
     values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
-  const valueBreakdowns = cohortBreakdown ? [] : filter.breakdowns;
-  checkTrendPoints(
-    filter,
-    periods.length,
-    cohortBreakdown ? cohorts.length : valueBreakdowns.length > 0 ? filter.breakdown_limit + 2 : 1,
-    totalValue ? 1 : range.buckets.length,
-    range.interval,
-  );
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
 
   const responseFilter = buildResponseFilter(filter, range);
@@ -220,6 +229,7 @@ export async function runTrendQuery(
       }
       const query = new SeriesSqlBuilder({ ...input, histogramEdges }, sqlPorts).build();
       const rows = await runRows(ch, query.sql, query.params);
+      await nextWorkTurn();
       return collect(rows, period.range, totalValue, valueBreakdowns.length > 0).map((values) => ({ series, order, period, cohort, values }));
     }),
   );
@@ -294,6 +304,7 @@ export async function runTrendQuery(
     return result;
   };
 
+  await nextWorkTurn();
   let results = shaped.flat().map(toResult);
   if (filter.breakdown_hide_other_aggregation) results = results.filter((r) => ![r.breakdown_value].flat().every((v) => v === BREAKDOWN_OTHER));
   if (formula) results = applyFormula(results, filter, totalValue, formula);
