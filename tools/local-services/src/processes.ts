@@ -6,8 +6,40 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import fs from 'node:fs';
 import net from 'node:net';
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
+/** Whether `port` can be listened on at 127.0.0.1 now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The kernel's range of ports for outgoing connections (Linux), else null. */
+function ephemeralPortRange(): [number, number] | null {
+  try {
+    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    return low! > 0 && high! >= low! ? [low!, high!] : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago, chosen below the kernel's range for
+ * outgoing connections: a port from that range (what listen(0) gives) can be taken as the local
+ * end of any process's next connection before the service it was chosen for binds it, which a
+ * child that connects to its stores first and listens last made happen (EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  const range = ephemeralPortRange();
+  const low = 10_000;
+  const high = range ? Math.min(range[0] - 1, 32_767) : 0;
+  for (let attempt = 0; high > low && attempt < 50; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await canListen(port)) return port;
+  }
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

@@ -34,6 +34,8 @@ export interface SendOptions {
   fetch?: typeof fetch;
   /** Shared by the run's batches; absent: every failure is retried up to maxAttempts. */
   contact?: HostContact;
+  /** How a wait between attempts is spent (tests pass one that returns at once). */
+  wait?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
 }
 
 /** Network failures tolerated before the host has ever answered (about 15 s of backoff). */
@@ -118,7 +120,7 @@ export async function sendBatch(url: string, body: string, options: SendOptions)
     }
     if (attempt + 1 >= options.maxAttempts) throw new Error(`a batch failed ${options.maxAttempts} times; last: ${reason}`);
     options.onRetry(reason, waitMs);
-    await sleep(waitMs, undefined, { signal: options.signal });
+    await (options.wait ? options.wait(waitMs, options.signal) : sleep(waitMs, undefined, { signal: options.signal }));
   }
 }
 
