@@ -227,10 +227,18 @@ describe('deploy/cluster/nginx.conf', () => {
     expect(upstream('sightline_api')).toEqual(named('api').map((a) => `${a}:${env(a)['PORT']}`));
   });
 
-  it('tries the next process on a refused connection or a 503, never on a timeout', () => {
-    const directive = /^\s*proxy_next_upstream ([^;]+);/m.exec(nginx)?.[1]?.split(/\s+/) ?? [];
-    expect(directive).toEqual(expect.arrayContaining(['error', 'http_503', 'non_idempotent']));
-    expect(directive).not.toContain('timeout');
+  it('passes a capture or decide POST to the next process on a refused connection or a 503, never on a timeout', () => {
+    const conditions = (block: string) => /proxy_next_upstream ([^;]+);/.exec(block)?.[1]?.split(/\s+/) ?? [];
+    const posts = [...nginx.matchAll(/^\s*location ~ \^\/(?:\(capture[^{]*|i\/v0\/e[^{]*|\(decide[^{]*)\{[^}]*\}/gm)].map((m) => conditions(m[0]));
+    expect(posts).toHaveLength(3);
+    for (const directive of posts) {
+      expect(directive).toEqual(expect.arrayContaining(['error', 'http_503', 'non_idempotent']));
+      expect(directive).not.toContain('timeout');
+    }
+    // Elsewhere (the management API) a POST already sent is never sent again.
+    const serverLevel = /^ {8}proxy_next_upstream ([^;]+);/m.exec(nginx)?.[1]?.split(/\s+/) ?? [];
+    expect(serverLevel).toEqual(expect.arrayContaining(['error', 'http_503']));
+    expect(serverLevel).not.toContain('non_idempotent');
   });
 
   it('routes like deploy/nginx.conf apart from the upstreams and the retry', () => {

@@ -10,6 +10,13 @@ import { errorFromWire, type PgliteRequest, type PgliteResponse, type PgliteThre
  */
 const SENT_AHEAD = 2;
 
+/**
+ * A background statement that has waited this long takes every other turn from serving ones:
+ * under a steady stream of serving work (an import's persons, decide) the management API would
+ * otherwise wait without end, and serving work still gets at least half the turns.
+ */
+const BACKGROUND_MAX_WAIT_MS = 100;
+
 type Request = PgliteRequest extends infer R ? (R extends PgliteRequest ? Omit<R, 'id'> : never) : never;
 
 /**
@@ -76,27 +83,32 @@ export async function createPgliteThreadStore(
   // are with the thread; the thread runs what it has in the order it came. A transaction's own
   // statements (and its commit) go at once: the thread holds everything else behind an open
   // transaction, so holding them here too could wait forever.
-  const waiting: Record<StorePriority, (() => void)[]> = { serving: [], background: [] };
+  const waiting: Record<StorePriority, { since: number; run: () => void }[]> = { serving: [], background: [] };
   let sentAhead = 0;
+  let lastTurnOverdue = false;
   const sendNext = () => {
     while (sentAhead < SENT_AHEAD) {
-      const next = waiting.serving.shift() ?? waiting.background.shift();
+      const overdue = !lastTurnOverdue && (waiting.background[0]?.since ?? Infinity) <= Date.now() - BACKGROUND_MAX_WAIT_MS;
+      const next = overdue ? waiting.background.shift() : (waiting.serving.shift() ?? waiting.background.shift());
+      lastTurnOverdue = overdue;
       if (!next) return;
       sentAhead++;
-      next();
+      next.run();
     }
   };
   const call = (request: Request, priority: StorePriority = 'serving'): Promise<PgliteResponse & { ok: true }> => {
     if ('tx' in request && request.tx !== undefined) return send(request);
     return new Promise((resolve, reject) => {
-      waiting[priority].push(() =>
-        send(request)
-          .then(resolve, reject)
-          .finally(() => {
-            sentAhead--;
-            sendNext();
-          }),
-      );
+      waiting[priority].push({
+        since: Date.now(),
+        run: () =>
+          send(request)
+            .then(resolve, reject)
+            .finally(() => {
+              sentAhead--;
+              sendNext();
+            }),
+      });
       sendNext();
     });
   };
