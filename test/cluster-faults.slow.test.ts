@@ -17,7 +17,7 @@ import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { createAnalyticsStore, type ClickHouseClient } from '@sightline/clickhouse';
 import { startCluster, type LocalCluster } from '@sightline/cluster';
-import { createTestClickHouseDatabase, uniqueName, waitFor, type TestClickHouseDatabase } from '@sightline/testkit';
+import { createTestClickHouseDatabase, uniqueName, waitFor as waitUntil, type TestClickHouseDatabase, type WaitForOptions } from '@sightline/testkit';
 import { IngestClient } from './cluster-faults/ingest-client';
 import { partitionOf, PersonTraffic, runLoad } from './cluster-faults/person-traffic';
 import { runReads, type ReadLoad } from './cluster-faults/read-load';
@@ -49,6 +49,7 @@ interface FaultRow {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+class KafkaGone extends Error {}
 
 describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under faults', () => {
   let dir: string;
@@ -62,6 +63,25 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
   let stored: StoredEvents;
   const rows: FaultRow[] = [];
   const prefix = uniqueName('cf');
+
+  /**
+   * Nothing restarts the Kafka mock cluster: once it is gone (librdkafka's mock aborts on some
+   * group requests), every wait below would run to its bound. Fail at once, with its last words.
+   */
+  function kafkaAlive(): void {
+    const kafka = cluster?.processes().find((p) => p.name === 'kafka');
+    if (!kafka || kafka.state === 'running') return;
+    const lastLines = kafka.log && fs.existsSync(kafka.log) ? fs.readFileSync(kafka.log, 'utf8').trim().split('\n').slice(-3).join(' | ') : '';
+    throw new KafkaGone(`the Kafka mock cluster exited${kafka.exit ? ` (${kafka.exit})` : ''}: ${lastLines}`);
+  }
+  const waitFor = <T>(fn: () => T | Promise<T>, options: WaitForOptions) =>
+    waitUntil(
+      async () => {
+        kafkaAlive();
+        return fn();
+      },
+      { ...options, bailOn: (error) => error instanceof KafkaGone },
+    );
 
   const url = (name: string) => cluster.process(name).url!;
   const api = (base: string, route: string, init: RequestInit = {}) =>

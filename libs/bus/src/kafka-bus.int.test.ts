@@ -78,7 +78,12 @@ describe('Kafka bus (librdkafka mock cluster, 3 brokers)', () => {
     // Committed: a new consumer in the same group does not see it again.
     await bus().send(topic, [{ key: 'a', value: 'two' }]);
     const after: string[] = [];
-    const sub2 = await bus().subscribe({ groupId, topic, sessionTimeoutMs: 6000, handler: async (b) => void after.push(...b.messages.map((m) => m.value.toString())) });
+    const sub2 = await bus().subscribe({
+      groupId,
+      topic,
+      sessionTimeoutMs: 6000,
+      handler: async (b) => void after.push(...b.messages.map((m) => m.value.toString())),
+    });
     await waitFor(() => after.length >= 1, { timeoutMs: 60_000 });
     expect(after).toEqual(['two']);
     await sub2.stop();

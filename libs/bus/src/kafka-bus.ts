@@ -3,7 +3,7 @@ import { ingestEnv, kafkaEnv } from '@sightline/config';
 import { withDeadline } from '@sightline/deadline';
 import type { Logger } from '@sightline/logger';
 import type { EventBus, Subscription } from './event-bus';
-import { subscribeKafkaConsumer } from './kafka-consumer';
+import { subscribeKafkaConsumer, type ConsumerClientFactory } from './kafka-consumer';
 import { createProduceQueue } from './produce-queue';
 
 export interface KafkaBusConfig {
@@ -32,14 +32,19 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   const sendTimeoutMs = config.sendTimeoutMs ?? kafkaEnv.BUS_SEND_TIMEOUT_MS.default;
   const lingerMs = config.lingerMs ?? ingestEnv.BUS_PRODUCER_LINGER_MS.default;
   const maxRequestBytes = config.maxRequestBytes ?? kafkaEnv.KAFKA_PRODUCE_REQUEST_MAX_BYTES.default;
-  const kafka = new Kafka({
-    clientId: config.clientId,
-    brokers: config.brokers,
-    connectionTimeout: 3000,
-    requestTimeout: Math.min(sendTimeoutMs, 30_000),
-    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
-    logLevel: logLevel.NOTHING,
-  });
+  const client = (requestTimeout: number) =>
+    new Kafka({
+      clientId: config.clientId,
+      brokers: config.brokers,
+      connectionTimeout: 3000,
+      requestTimeout,
+      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+      logLevel: logLevel.NOTHING,
+    });
+  // The producer's (and the lag admin's) requests fail within the send bound; each consumer
+  // gets a client of its own whose requests outlast the group's rebalance (kafka-consumer.ts).
+  const kafka = client(Math.min(sendTimeoutMs, 30_000));
+  const consumerClient: ConsumerClientFactory = ({ requestTimeoutMs }) => client(requestTimeoutMs);
   const producer: Producer = kafka.producer({
     createPartitioner: Partitioners.DefaultPartitioner,
     allowAutoTopicCreation: true,
@@ -87,7 +92,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
     send: (topic, messages) => queue.send(topic, messages),
 
     async subscribe(options) {
-      const subscription = await subscribeKafkaConsumer(kafka, options, logger, adminClient);
+      const subscription = await subscribeKafkaConsumer(consumerClient, options, logger, adminClient);
       subscriptions.push(subscription);
       return subscription;
     },

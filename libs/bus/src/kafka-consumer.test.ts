@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import type { Kafka } from 'kafkajs';
+import type { ConsumerConfig, Kafka } from 'kafkajs';
 import { silentLogger } from '@sightline/logger';
-import { rejoinErrorOf, subscribeKafkaConsumer } from './kafka-consumer';
+import { rejoinErrorOf, subscribeKafkaConsumer, type ConsumerClientFactory } from './kafka-consumer';
 
 /** Just enough of a kafkajs consumer to see what the subscription does with it. */
 class FakeConsumer extends EventEmitter {
@@ -19,22 +19,44 @@ class FakeConsumer extends EventEmitter {
   async disconnect() {}
 }
 
-function fakeKafka(): { kafka: Kafka; consumers: FakeConsumer[] } {
+function fakeKafka(): {
+  kafka: ConsumerClientFactory;
+  consumers: FakeConsumer[];
+  settings: { client: { requestTimeoutMs: number }; consumer: ConsumerConfig }[];
+} {
   const consumers: FakeConsumer[] = [];
-  const kafka = {
-    consumer: () => {
-      const c = new FakeConsumer();
-      consumers.push(c);
-      return c;
-    },
-  } as unknown as Kafka;
-  return { kafka, consumers };
+  const settings: { client: { requestTimeoutMs: number }; consumer: ConsumerConfig }[] = [];
+  const kafka: ConsumerClientFactory = (client) =>
+    ({
+      consumer: (consumer: ConsumerConfig) => {
+        settings.push({ client, consumer });
+        const c = new FakeConsumer();
+        consumers.push(c);
+        return c;
+      },
+    }) as unknown as Kafka;
+  return { kafka, consumers, settings };
 }
 
 const crash = (consumer: FakeConsumer, restart: boolean) => consumer.emit('crash', { payload: { error: new Error('boom'), groupId: 'g', restart } });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Kafka consumer subscription', () => {
+  it("waits for a group request's answer longer than the broker may hold it (the rebalance timeout)", async () => {
+    // The worker's shortest session, the default one and a long one.
+    for (const sessionTimeoutMs of [6_000, 30_000, 120_000]) {
+      const { kafka, settings } = fakeKafka();
+      const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', sessionTimeoutMs, handler: async () => undefined }, silentLogger(), () =>
+        Promise.reject(new Error('no admin here')),
+      );
+      const [{ client, consumer }] = settings as [(typeof settings)[number]];
+      expect(consumer.sessionTimeout).toBe(sessionTimeoutMs);
+      expect(client.requestTimeoutMs).toBeGreaterThan(consumer.rebalanceTimeout!);
+      expect(client.requestTimeoutMs).toBeGreaterThanOrEqual(30_000);
+      await sub.stop();
+    }
+  });
+
   it('replaces a consumer that kafkajs stopped for good with a new member of the group', async () => {
     const { kafka, consumers } = fakeKafka();
     const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', handler: async () => undefined }, silentLogger(), () =>

@@ -27,6 +27,22 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
   return out;
 }
 
+/** A kafkajs client for one subscription's consumer, with the request timeout it needs. */
+export type ConsumerClientFactory = (settings: { requestTimeoutMs: number }) => Kafka;
+
+/**
+ * How long a consumer's request may wait for its answer. A broker holds a SyncGroup until the
+ * group's leader has sent the assignment, and a JoinGroup until the members have joined: up to
+ * the rebalance timeout while a dead leader's session runs out. Shorter (the producer's few
+ * seconds), and kafkajs sends the SyncGroup again while the first one is still held, which
+ * librdkafka's mock broker cannot take: it aborts (`rd_kafka_mock_cgrp_member_sync_set`,
+ * assertion `!member->resp`; seen once in the cluster fault test, with the killed worker leading
+ * the group). Kafka's own consumer waits 30 s (request.timeout.ms).
+ */
+export function consumerRequestTimeoutMs(rebalanceTimeoutMs: number): number {
+  return Math.max(30_000, rebalanceTimeoutMs + 5_000);
+}
+
 /**
  * A consumer group member running `handler` on chunks of at most `maxBatchSize` messages per
  * partition, `concurrency` partitions at a time. A chunk is committed only after the handler
@@ -36,11 +52,14 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  * after a backoff: a worker process must not stay up consuming nothing.
  */
 export async function subscribeKafkaConsumer(
-  kafka: Kafka,
+  kafkaClient: ConsumerClientFactory,
   { groupId, topic, handler, maxBatchSize = 10_000, concurrency = 4, sessionTimeoutMs = 30_000 }: SubscribeOptions,
   logger: Logger,
   admin: () => Promise<Admin>,
 ): Promise<Subscription> {
+  // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
+  const rebalanceTimeoutMs = Math.max(sessionTimeoutMs, 10_000);
+  const kafka = kafkaClient({ requestTimeoutMs: consumerRequestTimeoutMs(rebalanceTimeoutMs) });
   let running = true;
   let lastProgress = Date.now();
   let current: Consumer | undefined;
@@ -53,8 +72,7 @@ export async function subscribeKafkaConsumer(
       groupId,
       allowAutoTopicCreation: true,
       sessionTimeout: sessionTimeoutMs,
-      // A rejoining group waits at most this long for members (kafkajs defaults to 60 s).
-      rebalanceTimeout: Math.max(sessionTimeoutMs, 10_000),
+      rebalanceTimeout: rebalanceTimeoutMs,
       heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
       // Big fetches so the worker writes ClickHouse batches of thousands of rows (the
       // kafkajs default of 1 MB per partition gives ~1,500 events per batch).
