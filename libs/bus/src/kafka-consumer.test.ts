@@ -5,16 +5,41 @@ import { rejoinErrorOf, subscribeKafkaConsumer, type ConsumerClientFactory } fro
 
 /** Just enough of a kafkajs consumer to see what the subscription does with it. */
 class FakeConsumer extends EventEmitter {
-  readonly events = { HEARTBEAT: 'heartbeat', CRASH: 'crash' };
+  readonly events = { HEARTBEAT: 'heartbeat', CRASH: 'crash', GROUP_JOIN: 'join' };
   runs = 0;
   stopped = false;
+  /** kafkajs's stop() that never returns, as for a consumer stopped just after it joined. */
+  stopHangs = false;
+  running = true;
+  eachBatch?: (payload: unknown) => Promise<void>;
+  inBatch?: Promise<void>;
+  readonly commits: unknown[] = [];
   async connect() {}
   async subscribe() {}
-  async run() {
+  async run(config: { eachBatch: (payload: unknown) => Promise<void> }) {
     this.runs++;
+    this.eachBatch = config.eachBatch;
+  }
+  /** Hands the subscription a batch of one message, as kafkajs's fetch loop does. */
+  deliver(offset: string): Promise<void> {
+    this.inBatch = this.eachBatch!({
+      batch: { topic: 't', partition: 0, messages: [{ key: null, value: Buffer.from('m'), headers: {}, offset }] },
+      resolveOffset: () => undefined,
+      heartbeat: async () => undefined,
+      isRunning: () => this.running,
+      isStale: () => false,
+    });
+    return this.inBatch;
+  }
+  async commitOffsets(offsets: unknown[]) {
+    this.commits.push(...offsets);
   }
   async stop() {
     this.stopped = true;
+    this.running = false;
+    // kafkajs waits for the batch in hand before it stops.
+    await this.inBatch;
+    if (this.stopHangs) await new Promise(() => undefined);
   }
   async disconnect() {}
 }
@@ -83,6 +108,51 @@ describe('Kafka consumer subscription', () => {
     await sleep(500);
     expect(consumers).toHaveLength(1);
   });
+
+  it('stops within its bound when kafkajs never finishes leaving the group', async () => {
+    const { kafka, consumers } = fakeKafka();
+    const sub = await subscribeKafkaConsumer(kafka, { groupId: 'g', topic: 't', handler: async () => undefined }, silentLogger(), () =>
+      Promise.reject(new Error('no admin here')),
+    );
+    consumers[0]!.stopHangs = true;
+    const started = Date.now();
+    await sub.stop();
+    expect(consumers[0]!.stopped).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('writes and commits the chunk in hand before it stops, even when kafkajs never leaves', async () => {
+    const { kafka, consumers } = fakeKafka();
+    let release!: () => void;
+    const handled: string[] = [];
+    const sub = await subscribeKafkaConsumer(
+      kafka,
+      {
+        groupId: 'g',
+        topic: 't',
+        handler: async ({ messages }) => {
+          await new Promise<void>((resolve) => (release = resolve));
+          handled.push(...messages.map((m) => m.offset));
+        },
+      },
+      silentLogger(),
+      () => Promise.reject(new Error('no admin here')),
+    );
+    const consumer = consumers[0]!;
+    consumer.stopHangs = true;
+    const batch = consumer.deliver('41');
+    await sleep(50);
+    let stopped = false;
+    const stopping = sub.stop().then(() => void (stopped = true));
+    // Longer than the bound on leaving: the chunk in hand is not given up on.
+    await sleep(4_000);
+    expect(stopped).toBe(false);
+    release();
+    await batch;
+    await stopping;
+    expect(handled).toEqual(['41']);
+    expect(consumer.commits).toEqual([{ topic: 't', partition: 0, offset: '42' }]);
+  }, 15_000);
 
   it('finds the rebalance answer under the error kafkajs wraps an explicit commit’s failure in', () => {
     const protocol = Object.assign(new Error('The group is rebalancing, so a rejoin is needed'), { type: 'REBALANCE_IN_PROGRESS' });

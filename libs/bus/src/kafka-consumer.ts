@@ -27,6 +27,15 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
   return out;
 }
 
+/**
+ * How long `stop()` waits for kafkajs to leave the group once no chunk is in hand. kafkajs's
+ * `stop()` can wait forever for a consumer stopped just after it joined, before its fetch loop
+ * ran (seen: a worker stopped right after another joined sat out its whole shutdown deadline,
+ * exit 1). Past this the member is left to the group's session timeout, as a crash is: nothing it
+ * committed is lost and nothing uncommitted is skipped.
+ */
+const LEAVE_GROUP_WAIT_MS = 3_000;
+
 /** A kafkajs client for one subscription's consumer, with the request timeout it needs. */
 export type ConsumerClientFactory = (settings: { requestTimeoutMs: number }) => Kafka;
 
@@ -64,6 +73,10 @@ export async function subscribeKafkaConsumer(
   let lastProgress = Date.now();
   let current: Consumer | undefined;
   let crashes = 0;
+  // Chunks between their handler's start and their commit, and who waits for none to be.
+  let chunksInHand = 0;
+  let onNoChunkInHand: (() => void)[] = [];
+  const noChunkInHand = () => (chunksInHand === 0 ? Promise.resolve() : new Promise<void>((resolve) => onNoChunkInHand.push(resolve)));
   // The partitions the group gave this member at its last join (rebalances join again).
   let owned = new Set<number>();
 
@@ -114,32 +127,37 @@ export async function subscribeKafkaConsumer(
             headers: headersToStrings(m.headers),
             offset: m.offset,
           }));
-          for (let attempt = 0; ; attempt++) {
-            if (!isRunning() || isStale()) return;
-            try {
-              await handler({ topic: batch.topic, partition: batch.partition, messages });
-              break;
-            } catch (error) {
-              logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
-              await sleep(backoffMs(attempt));
-              await heartbeat().catch(() => undefined);
-            }
-          }
-          // Only after the handler made this chunk and every earlier one durable. autoCommit is
-          // off, so the commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
-          const last = chunk[chunk.length - 1]!.offset;
-          resolveOffset(last);
+          chunksInHand++;
           try {
-            await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
-          } catch (error) {
-            // A member left or joined (a crashed worker's session expired): the commit is refused
-            // until this member rejoins. The chunk is written but not committed, so its partition's
-            // next owner gets it again (written twice, it collapses: same uuids, same dedup token).
-            // Thrown as the protocol error, kafkajs rejoins the group and goes on consuming.
-            const rejoin = rejoinErrorOf(error);
-            if (!rejoin) throw error;
-            logger.info({ topic: batch.topic, partition: batch.partition, reason: rejoin.message }, 'commit refused while the group rebalances; rejoining');
-            throw rejoin;
+            for (let attempt = 0; ; attempt++) {
+              if (!isRunning() || isStale()) return;
+              try {
+                await handler({ topic: batch.topic, partition: batch.partition, messages });
+                break;
+              } catch (error) {
+                logger.warn({ err: error, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying without committing');
+                await sleep(backoffMs(attempt));
+                await heartbeat().catch(() => undefined);
+              }
+            }
+            // Only after the handler made this chunk and every earlier one durable. autoCommit is
+            // off, so the commit is explicit (commitOffsetsIfNecessary would do nothing): next offset to read.
+            const last = chunk[chunk.length - 1]!.offset;
+            resolveOffset(last);
+            try {
+              await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+            } catch (error) {
+              // A member left or joined (a crashed worker's session expired): the commit is refused
+              // until this member rejoins. The chunk is written but not committed, so its partition's
+              // next owner gets it again (written twice, it collapses: same uuids, same dedup token).
+              // Thrown as the protocol error, kafkajs rejoins the group and goes on consuming.
+              const rejoin = rejoinErrorOf(error);
+              if (!rejoin) throw error;
+              logger.info({ topic: batch.topic, partition: batch.partition, reason: rejoin.message }, 'commit refused while the group rebalances; rejoining');
+              throw rejoin;
+            }
+          } finally {
+            if (--chunksInHand === 0) for (const resolve of onNoChunkInHand.splice(0)) resolve();
           }
           await heartbeat();
           lastProgress = Date.now();
@@ -154,8 +172,22 @@ export async function subscribeKafkaConsumer(
     async stop() {
       if (!running) return;
       running = false;
-      await current?.stop();
-      await current?.disconnect();
+      const consumer = current;
+      if (!consumer) return;
+      const left = (async () => {
+        await consumer.stop();
+        await consumer.disconnect();
+        return true;
+      })();
+      // The chunks in hand are written and committed first, whatever kafkajs does meanwhile.
+      const gaveUp = noChunkInHand().then(() => sleep(LEAVE_GROUP_WAIT_MS).then(() => false));
+      if (!(await Promise.race([left, gaveUp]))) {
+        left.catch(() => undefined);
+        logger.warn(
+          { groupId, topic, waitedMs: LEAVE_GROUP_WAIT_MS },
+          'kafka consumer did not leave its group in time; the group drops it when its session times out',
+        );
+      }
     },
     idleMs: () => Date.now() - lastProgress,
     lag: async () => groupLag(await admin(), groupId, topic, running ? owned : new Set()),
