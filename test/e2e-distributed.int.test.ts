@@ -130,6 +130,9 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      // The restarted worker's join waits out its predecessor's session on the mock broker
+      // (seen: ready after 28 s with the 30 s default).
+      WORKER_KAFKA_SESSION_TIMEOUT_MS: '6000',
       // Not for the distributed apps.
       SIGHTLINE_DATA_DIR: undefined,
       SIGHTLINE_PROJECT_API_KEY: undefined,

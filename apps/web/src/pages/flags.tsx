@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions } from '../components';
 import { formatNumber, formatTime } from '../format';
@@ -227,9 +227,15 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
     const stored = loaded.filters.payloads ?? {};
     setPayloads(Object.fromEntries(Object.entries(stored).map(([key, value]) => [key, payloadText(value)])));
   };
+  // The address whose flag the form holds: the first render already holds the new flag's, and
+  // adopting it again once the page is up would drop what was typed meanwhile (the key's input is
+  // `required`, so "Create flag" then sent nothing).
+  const shownId = useRef<string | null>(isNew ? id : null);
   useEffect(() => {
+    const shown = shownId.current;
+    shownId.current = id;
     if (isNew) {
-      adopt(NEW_FLAG);
+      if (shown !== id) adopt(NEW_FLAG);
       return;
     }
     setFlag(null);
