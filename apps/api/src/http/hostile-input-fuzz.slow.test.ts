@@ -20,7 +20,7 @@ import type { RouteDefinition } from './route-registry';
 /** Bodies across all write routes of the registry (at least this many); FUZZ_BODIES raises it. */
 const TOTAL_BODIES = Number(process.env['FUZZ_BODIES'] ?? 10_000);
 /** Runs of each query-parameter property below. */
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 720);
+const RUNS = Number(process.env['FUZZ_RUNS'] ?? 480);
 const REQUEST_TIMEOUT_MS = 20_000;
 const HEALTH_EVERY = 100;
 
