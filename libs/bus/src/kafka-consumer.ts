@@ -75,7 +75,7 @@ export async function subscribeKafkaConsumer(
   let crashes = 0;
   // Chunks between their handler's start and their commit, and who waits for none to be.
   let chunksInHand = 0;
-  let onNoChunkInHand: (() => void)[] = [];
+  const onNoChunkInHand: (() => void)[] = [];
   const noChunkInHand = () => (chunksInHand === 0 ? Promise.resolve() : new Promise<void>((resolve) => onNoChunkInHand.push(resolve)));
   // The partitions the group gave this member at its last join (rebalances join again).
   let owned = new Set<number>();
