@@ -39,3 +39,4 @@ export { decodeSdkBody, eventsOf, formatRequests, type SdkRequest } from './sdk-
 export { startRecordingProxy, type RecordingProxy } from './recording-proxy';
 export { distributedReadsWithoutGlobal, formatWithClickHouse, recordStatements, type RecordedStatements } from './cluster-sql';
 export { hogqlExpression } from './hogql-expressions';
+export { insertJourneys, journeyPersonUuid, journeyTimeMs, type JourneyEvent, type JourneyOptions, type JourneyPeople } from './journeys';
