@@ -1,8 +1,8 @@
 import { isJsonObject } from '@sightline/json-input';
-import type { PropertyGroup } from '@sightline/properties';
+import { filtersOf, type PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
-import { optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
+import { optionalInteger, parseTrendFilter, propertyGroup, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
 
 export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
 export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
@@ -18,12 +18,20 @@ const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
 /** A funnel has at most this many steps (PostHog's editor allows 20). */
 export const MAX_FUNNEL_STEPS = 20;
 export const MAX_EXCLUSIONS = 10;
+/**
+ * PostHog takes any conversion window (test_funnel_with_long_interval_no_first_step asks for
+ * 3,122,064,000 seconds). Events lie within ClickHouse's DateTime64 span (1900 to 2299), so a
+ * window longer than that span answers as that span does: longer ones are shortened to it.
+ */
+export const MAX_WINDOW_SECONDS = (Date.UTC(2300, 0, 1) - Date.UTC(1900, 0, 1)) / 1000;
 
 export interface FunnelExclusion {
   event: string | null;
   actionId: number | null;
   fromStep: number;
   toStep: number;
+  /** The exclusion's own property filters (FunnelExclusionEventsNode.properties). */
+  properties: PropertyGroup;
 }
 
 export interface ParsedFunnelFilter {
@@ -70,9 +78,10 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
   const unit = choice(body, 'funnel_window_interval_unit', FUNNEL_WINDOW_UNITS, 'day');
-  const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 100_000) ?? (body['funnel_window_days'] !== undefined ? null : 14);
-  const windowDays = optionalInteger(body, 'funnel_window_days', 1, 3_650);
-  const windowSeconds = windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400;
+  const windowInterval =
+    optionalInteger(body, 'funnel_window_interval', 1, Number.MAX_SAFE_INTEGER) ?? (body['funnel_window_days'] !== undefined ? null : 14);
+  const windowDays = optionalInteger(body, 'funnel_window_days', 1, Number.MAX_SAFE_INTEGER);
+  const windowSeconds = Math.min(MAX_WINDOW_SECONDS, windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400);
   const stepCount = trend.series.length;
   const exclusions: FunnelExclusion[] = [];
   const rawExclusions = body['exclusions'];
@@ -94,7 +103,20 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
       const fromStep = optionalInteger(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
       const toStep = optionalInteger(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
       if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
-      exclusions.push({ event: isAction ? null : (id as string | null), actionId: isAction ? Number(id) : null, fromStep, toStep });
+      const exclusion: FunnelExclusion = {
+        event: isAction ? null : (id as string | null),
+        actionId: isAction ? Number(id) : null,
+        fromStep,
+        toStep,
+        properties: propertyGroup(raw['properties'], `${attr}__properties`),
+      };
+      if (trend.series.slice(fromStep, toStep + 1).some((step) => stepCoversExclusion(step, exclusion))) {
+        throw new TrendFilterError(attr, "Exclusion steps cannot contain an event that's part of funnel steps.", 'invalid');
+      }
+      if (orderType === 'unordered' && (fromStep !== 0 || toStep !== stepCount - 1)) {
+        throw new TrendFilterError(attr, 'Partial Exclusions not allowed in unordered funnels', 'invalid');
+      }
+      exclusions.push(exclusion);
     });
   }
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
@@ -127,4 +149,17 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     binCount: optionalInteger(body, 'bin_count', 1, 90),
     request: body,
   };
+}
+
+/**
+ * Whether a step matches every event the exclusion matches (PostHog's is_equal / is_superset in
+ * FunnelBase's exclusion check): the same event or action, and the step's property filters all
+ * among the exclusion's.
+ */
+function stepCoversExclusion(step: TrendSeriesInput, exclusion: FunnelExclusion): boolean {
+  const sameEntity =
+    exclusion.actionId !== null ? step.kind === 'actions' && Number(step.id) === exclusion.actionId : step.kind === 'events' && step.id === exclusion.event;
+  if (!sameEntity) return false;
+  const exclusionFilters = new Set(filtersOf(exclusion.properties).map((f) => JSON.stringify(f)));
+  return filtersOf(step.properties).every((f) => exclusionFilters.has(JSON.stringify(f)));
 }

@@ -2,12 +2,15 @@ import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sigh
 import type { QueryDateRange } from '../common/date-range';
 import { BREAKDOWN_OTHER, EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import { exclusionFoldActorsSql } from './funnel-exclusion-fold.sql';
 import type { ParsedFunnelFilter } from './funnel-filter';
 
 export const AUTOCAPTURE_EVENT = '$autocapture';
 export const AUTOCAPTURE_EVENT_TYPE = '$event_type';
 /** Between an autocapture event's type and its chain in a correlation name (PostHog's ELEMENTS_DIVIDER). */
 export const ELEMENTS_DIVIDER = '__~~__';
+/** ClickHouse's DateTime64 ends here, so no event is later (a longer conversion window reads no more). */
+const LATEST_EVENT_MS = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
 /** An event property value seen by fewer actors is not correlated (PostHog's `HAVING success + failure > 2`). */
 const EVENT_PROPERTY_MIN_ACTORS = 3;
 
@@ -60,8 +63,28 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
-    if (exclusion.actionId !== null) return this.ports.actionMatch(exclusion.actionId, this.compileContext());
-    return exclusion.event === null ? '1' : `e.event = ${this.params.add(exclusion.event, 'String')}`;
+    const parts: string[] = [];
+    if (exclusion.actionId !== null) parts.push(this.ports.actionMatch(exclusion.actionId, this.compileContext()));
+    else if (exclusion.event !== null) parts.push(`e.event = ${this.params.add(exclusion.event, 'String')}`);
+    if (exclusion.properties.values.length > 0) parts.push(compilePropertyGroup(exclusion.properties, this.compileContext()));
+    return parts.length ? parts.join(' AND ') : '1';
+  }
+
+  /** Bit k (1..steps-1): the event is an exclusion between steps k-1 and k (PostHog's exclusion_k). */
+  private exclusionLevelMask(): string {
+    const { exclusions, steps } = this.input.filter;
+    const sqls = this.exclusionSqls();
+    const bits: string[] = [];
+    for (let k = 1; k < steps.length; k++) {
+      const covering = exclusions.flatMap((x, i) => (x.fromStep < k && k <= x.toStep ? [sqls[i]!] : []));
+      if (covering.length) bits.push(`if(${covering.map((sql) => `(${sql})`).join(' OR ')}, ${2 ** k}, 0)`);
+    }
+    return bits.length ? bits.join(' + ') : '0';
+  }
+
+  /** The last instant a funnel reads: a window past the end of the range, at most the last instant events can have. */
+  private readUntilMs(toMs: number): number {
+    return Math.min(toMs + this.input.filter.windowSeconds * 1000, LATEST_EVENT_MS);
   }
 
   /** An instant as microseconds: funnels compare times in whole microseconds, so windows and ranges are exact. */
@@ -82,7 +105,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const where = [
       `e.team_id = ${this.team}`,
       `e.timestamp >= ${this.dateTime(fromMs)}`,
-      `e.timestamp <= ${this.dateTime(toMs + filter.windowSeconds * 1000)}`,
+      `e.timestamp <= ${this.dateTime(this.readUntilMs(toMs))}`,
       compilePropertyGroup(this.input.properties, this.compileContext()),
     ];
     if (filter.orderType !== 'strict') where.push(`(${[...this.stepSqls(), ...this.exclusionSqls()].join(' OR ')})`);
@@ -106,8 +129,8 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private withSources(sql: string): string {
-    const { filter, range } = this.input;
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
+    const { range } = this.input;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: this.readUntilMs(range.to.toMillis()) }));
   }
 
   /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
@@ -128,10 +151,14 @@ export class FunnelSqlBuilder extends EventsSql {
       .join(' + ');
     const exclusions = this.exclusionSqls();
     const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
+    if (exclusions.length > 0 && filter.orderType !== 'unordered') {
+      const rows = this.eventRowsSql(mask, this.exclusionLevelMask(), null);
+      return exclusionFoldActorsSql({ rows, steps: n, window, from, to, strict: filter.orderType === 'strict' });
+    }
     const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
     // The chain path sorts one number per event: microseconds since the range start, shifted
     // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
-    const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
+    const key = chained ? this.eventKey(n, fromMs, this.readUntilMs(toMs), mask) : null;
     const rows = this.eventRowsSql(mask, xmask, key?.sql ?? null);
     const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
@@ -368,7 +395,7 @@ GROUP BY bv_final`;
       return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
     }
     const fromMs = range.from.toMillis();
-    const toMs = range.to.toMillis() + filter.windowSeconds * 1000;
+    const toMs = this.readUntilMs(range.to.toMillis());
     const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}`;
     const stepEvents = filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []));
     if (kind === 'event_with_properties') {

@@ -130,11 +130,8 @@ export async function runFunnelQuery(
     for (const row of found) {
       const breakdownValue = cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
       const steps = filter.steps.map((step, i): FunnelStep => {
-        const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events');
         const out: FunnelStep = {
-          action_id: step.id,
-          name,
-          custom_name: step.custom_name,
+          ...stepIdentity(filter, step, i, ports),
           order: i,
           people: [],
           count: Number(row.counts[i] ?? 0),
@@ -154,18 +151,31 @@ export async function runFunnelQuery(
     }
   }
   if (filter.breakdowns.length === 0) {
-    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(step, i, ports));
+    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(filter, step, i, ports));
     return answer(only);
   }
   if (!cohortBreakdown) groups.sort((a, b) => a.rank - b.rank);
   return answer(groups.map((g) => g.steps));
 }
 
-function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
+/**
+ * A step's name and ids. An unordered funnel's step i is "Completed i+1 step(s)", whichever steps
+ * those were, with no action id or custom name (PostHog's FunnelBase._serialize_step).
+ */
+function stepIdentity(
+  filter: ParsedFunnelFilter,
+  step: ParsedFunnelFilter['steps'][number],
+  i: number,
+  ports: TrendQueryPorts,
+): Pick<FunnelStep, 'action_id' | 'name' | 'custom_name'> {
+  if (filter.orderType === 'unordered') return { action_id: null, name: `Completed ${i + 1} step${i === 0 ? '' : 's'}`, custom_name: null };
+  const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events');
+  return { action_id: step.id, name, custom_name: step.custom_name };
+}
+
+function emptyStep(filter: ParsedFunnelFilter, step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
   return {
-    action_id: step.id,
-    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events'),
-    custom_name: step.custom_name,
+    ...stepIdentity(filter, step, i, ports),
     order: i,
     people: [],
     count: 0,

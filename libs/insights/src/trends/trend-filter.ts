@@ -187,7 +187,8 @@ export function optionalInteger(body: Record<string, unknown>, key: string, min:
   return value;
 }
 
-function propertyGroup(value: unknown, attr: string): PropertyGroup {
+/** A property filter list or group, as the trend filter reads them (shared with the funnel's exclusions). */
+export function propertyGroup(value: unknown, attr: string): PropertyGroup {
   try {
     return parsePropertyFilters(value, attr, { types: FILTER_TYPES });
   } catch (error) {
