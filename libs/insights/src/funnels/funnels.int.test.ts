@@ -140,14 +140,39 @@ function strictChain(events: Ev[]): number[] {
   return best;
 }
 
+/**
+ * PostHog's unordered rule (funnel-udf/src/unordered_steps.rs) for journeys of one step per
+ * event: each step queues its times; before an event joins, times out of its window are dropped,
+ * and while every step has a time the oldest are dropped; what is held counts whenever times are
+ * dropped and after the last event. Counted sets must start (their oldest time) inside the range.
+ */
 function unorderedLevel(events: Ev[]): number {
+  const queues: number[][] = STEPS.map(() => []);
   let best = 0;
-  for (const end of events.filter((e) => STEPS.includes(e.event))) {
-    const seen = new Map<string, number>();
-    for (const e of events) if (STEPS.includes(e.event) && e.t <= end.t && e.t >= end.t - WINDOW) seen.set(e.event, e.t);
-    const first = Math.min(...seen.values());
-    if (first >= FROM && first <= TO) best = Math.max(best, seen.size);
-  }
+  const count = () => {
+    const fronts = queues.filter((q) => q.length > 0).map((q) => q[0]!);
+    if (fronts.length > best && Math.min(...fronts) <= TO) best = fronts.length;
+  };
+  const stepEvents = events.filter((e) => STEPS.includes(e.event));
+  stepEvents.forEach((e, i) => {
+    if (best === STEPS.length) return;
+    const before = queues.map((q) => [...q]);
+    let dropped = false;
+    for (const q of queues) while (q.length > 0 && q[0]! < e.t - WINDOW) (q.shift(), (dropped = true));
+    while (queues.every((q) => q.length > 0)) {
+      const oldest = queues.reduce((a, q) => (q[0]! < a[0]! ? q : a));
+      oldest.shift();
+      dropped = true;
+    }
+    if (dropped) {
+      const saved = queues.map((q) => [...q]);
+      queues.splice(0, queues.length, ...before);
+      count();
+      queues.splice(0, queues.length, ...saved);
+    }
+    queues[STEPS.indexOf(e.event)]!.push(e.t);
+    if (i === stepEvents.length - 1) count();
+  });
   return best;
 }
 
