@@ -8,7 +8,8 @@ import { FunnelSqlBuilder } from './funnel.sql';
 
 export interface FunnelStep {
   action_id: string | number | null;
-  name: string;
+  /** null for an all-events step, as PostHog answers (test_funnel_with_any_event). */
+  name: string | null;
   custom_name: string | null;
   order: number;
   people: [];
@@ -169,7 +170,7 @@ function stepIdentity(
   ports: TrendQueryPorts,
 ): Pick<FunnelStep, 'action_id' | 'name' | 'custom_name'> {
   if (filter.orderType === 'unordered') return { action_id: null, name: `Completed ${i + 1} step${i === 0 ? '' : 's'}`, custom_name: null };
-  const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events');
+  const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : step.id === null ? null : String(step.id);
   return { action_id: step.id, name, custom_name: step.custom_name };
 }
 
