@@ -309,9 +309,10 @@ export class FunnelSqlBuilder extends EventsSql {
       // continue it) and the first chain that ever reached it.
       const current = `multiIf(${advances}, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)), i = 1 AND ${start}, (ev.1, [ev.1]), ${empty})`;
       const init = `arrayMap(i -> (toFloat64(-1), emptyArrayFloat64(), toFloat64(-1), emptyArrayFloat64()), ${levels})`;
-      const step = `arrayMap(i -> (${current}.1, ${current}.2,
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.1, acc[i].3),
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.2, acc[i].4)), ${levels})`;
+      // The running chain is bound once (a one-element arrayMap): ClickHouse analyses every copy of a repeated expression.
+      const step = `arrayMap(i -> arrayMap(c -> (c.1, c.2,
+          if(acc[i].3 < 0 AND c.1 >= 0, c.1, acc[i].3),
+          if(acc[i].3 < 0 AND c.1 >= 0, c.2, acc[i].4)), [${current}])[1], ${levels})`;
       const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
       return { state, level: 'arrayLastIndex(s -> s.3 >= 0, state)', times: 'if(level > 0, state[level].4, emptyArrayFloat64())' };
     }
