@@ -119,6 +119,29 @@ const DATASETS = {
     options: createEventsOptions,
   },
   multiplePeople: { people: MULTIPLE_PEOPLE, options: MULTIPLE_PEOPLE_PROPERTIES },
+  emptyCohort: { people: { p1: [{ event: '$pageview', timestamp: '2020-01-04T12:00:00Z' }] }, options: { personProperties: { p1: { name: 'p1' } } } },
+  twoCohorts: {
+    people: Object.fromEntries(['p1', 'p2', 'p3'].map((p) => [p, [{ event: '$pageview', timestamp: '2020-01-02T12:00:00Z', properties: { key: 'val' } }]])),
+    options: { personProperties: { p1: { key: 'value' }, p2: { key_2: 'value_2' }, p3: { key_2: 'value_2' } } },
+  },
+  janeJohnJill: {
+    people: {
+      John: [0, 1].map(() => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value', $browser: 'Chrome' } })),
+      Jill: [0, 1, 2].map(() => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value', $browser: 'Safari' } })),
+      Jane: [0, 1].map(() => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: 'Safari' } })),
+    },
+    options: { personProperties: { Jane: { name: 'Jane' }, John: { name: 'John' }, Jill: { name: 'Jill' } } },
+  },
+  cohortFilter: {
+    people: {
+      person_1: [{ event: 'event_name', timestamp: '2020-01-04T10:00:00Z', properties: { $browser: 'Safari' } }],
+      person_2: [
+        { event: 'event_name', timestamp: '2020-01-04T10:00:00Z', properties: { $browser: 'Chrome' } },
+        { event: 'event_name', timestamp: '2020-01-04T10:00:00Z', properties: { $browser: 'Safari' } },
+      ],
+    },
+    options: { personProperties: { person_1: { name: 'John' }, person_2: { name: 'Jane' } } },
+  },
   multipleBreakdowns: {
     people: {
       blabla: [
@@ -186,6 +209,8 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   let stores: TestStores;
   let trends: TrendsService;
   const teams = {} as Record<Dataset, number>;
+  /** Cohort ids by `dataset:name`. */
+  const cohorts: Record<string, number> = {};
 
   beforeAll(async () => {
     stores = await createTestStores('trendsph');
@@ -201,6 +226,24 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     await Promise.all(
       (Object.keys(DATASETS) as Dataset[]).map((name) => insertJourneys(stores, DATASETS[name].people, { ...DATASETS[name].options, teamId: teams[name] })),
     );
+    const person = (key: string, value: unknown) => ({ key, value, type: 'person' });
+    const insertCohort = async (dataset: Dataset, name: string, groups: unknown[][]) => {
+      const properties = { type: 'OR', values: groups.map((values) => ({ type: 'AND', values })) };
+      const [row] = await stores.db.query<{ id: number }>('INSERT INTO cohorts (team_id, name, is_static, filters) VALUES ($1, $2, false, $3) RETURNING id', [
+        teams[dataset],
+        name,
+        JSON.stringify({ properties }),
+      ]);
+      cohorts[`${dataset}:${name}`] = row!.id;
+    };
+    await insertCohort('multiplePeople', 'cohort1', [[person('name', 'person1')]]);
+    await insertCohort('multiplePeople', 'cohort2', [[person('name', 'person2')]]);
+    await insertCohort('multiplePeople', 'cohort3', [[person('name', 'person1')], [person('name', 'person2')]]);
+    await insertCohort('twoCohorts', 'cohort_1', [[person('key', 'value')]]);
+    await insertCohort('twoCohorts', 'cohort_2', [[person('key_2', 'value_2')]]);
+    for (const [i, name] of ['Jane', 'John', 'Jill'].entries()) await insertCohort('janeJohnJill', `cohort${i + 1}`, [[person('name', name)]]);
+    await insertCohort('cohortFilter', 'cohort1', [[person('name', 'Jane')]]);
+    for (const dataset of ['eventsWithTime', 'eventsWithTimeLateSignUp'] as const) await insertCohort(dataset, 'cohort1', [[person('$some_prop', 'some_val')]]);
   }, 120_000);
 
   afterAll(async () => {
@@ -676,5 +719,83 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       breakdown_limit: 1,
     });
     expect(limited.map((s) => s.label)).toEqual(['sign up - Safari::2', `sign up - ${BREAKDOWN_OTHER}::${BREAKDOWN_OTHER}`]);
+  });
+  it('test_breakdown_by_cohort (test_trends.py)', async () => {
+    const ids = ['cohort1', 'cohort2', 'cohort3'].map((name) => cohorts[`multiplePeople:${name}`]!);
+    const r = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      breakdown: JSON.stringify([...ids, 'all']),
+      breakdown_type: 'cohort',
+      events: [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0 }],
+    });
+    // One query per cohort (the list holds "all"): each label names the series.
+    const counts = Object.fromEntries(r.map((s) => [s.label, s.data!.reduce((a, b) => a + b, 0)]));
+    expect(counts).toEqual({ 'watched movie - cohort1': 1, 'watched movie - cohort2': 3, 'watched movie - cohort3': 4, 'watched movie - all users': 7 });
+    expect(r.map((s) => s.breakdown_value)).toEqual([...ids, 'all']);
+  });
+
+  it('test_breakdown_by_empty_cohort (test_trends.py)', async () => {
+    const r = await run('emptyCohort', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      breakdown: JSON.stringify(['all']),
+      breakdown_type: 'cohort',
+      events: [{ id: '$pageview', type: 'events', order: 0 }],
+    });
+    expect(r[0]!.label).toBe('all users');
+    expect(r[0]!.data!.reduce((a, b) => a + b, 0)).toBe(1);
+  });
+
+  it('test_breakdown_multiple_cohorts (test_trends.py)', async () => {
+    const ids = [cohorts['twoCohorts:cohort_1']!, cohorts['twoCohorts:cohort_2']!];
+    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', { date_from: '-7d', events: [{ id: '$pageview' }], properties: [], breakdown: ids, breakdown_type: 'cohort' });
+    // Several cohorts without "all" are one query, ordered by count.
+    expect(r.map((s) => [s.count, s.label, s.breakdown_value])).toEqual([
+      [2, 'cohort_2', ids[1]],
+      [1, 'cohort_1', ids[0]],
+    ]);
+  });
+
+  it('test_breakdown_single_cohort (test_trends.py)', async () => {
+    const id = cohorts['twoCohorts:cohort_1']!;
+    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', { date_from: '-7d', events: [{ id: '$pageview' }], properties: [], breakdown: id, breakdown_type: 'cohort' });
+    expect(r.map((s) => [s.count, s.label])).toEqual([[1, 'cohort_1']]);
+  });
+
+  it('test_trends_breakdown_single_aggregate_cohorts (test_trends.py)', async () => {
+    const ids = ['cohort1', 'cohort2', 'cohort3'].map((name) => cohorts[`janeJohnJill:${name}`]!);
+    const r = await run('janeJohnJill', '2020-01-04T13:00:01Z', { display: 'ActionsTable', breakdown: JSON.stringify([...ids, 'all']), breakdown_type: 'cohort', ...signUp });
+    expect(Object.fromEntries(r.map((s) => [s.label, s.aggregated_value]))).toEqual({
+      'sign up - cohort1': 2,
+      'sign up - cohort2': 2,
+      'sign up - cohort3': 3,
+      'sign up - all users': 7,
+    });
+  });
+
+  it('test_filter_events_by_cohort (test_trends.py)', async () => {
+    const r = await run('cohortFilter', '2020-01-04T13:00:00Z', {
+      properties: [{ key: 'id', value: cohorts['cohortFilter:cohort1'], type: 'cohort' }],
+      events: [{ id: 'event_name' }],
+    });
+    expect([r[0]!.count, r[0]!.data!.at(-1)]).toEqual([2, 2]);
+  });
+
+  it('test_interval_filtering_breakdown (test_trends.py)', async () => {
+    const breakdown = { breakdown: JSON.stringify([cohorts['eventsWithTime:cohort1']]), breakdown_type: 'cohort', ...signUp };
+    const hourly = await run('eventsWithTime', '2020-01-02', { date_from: '2019-12-24', interval: 'hour', ...breakdown });
+    expect([hourly[0]!.labels![3], hourly[0]!.data![3], hourly[0]!.data![192]]).toEqual(['24-Dec 03:00', 1, 3]);
+    const weekly = await run('eventsWithTime', '2020-01-02', { date_from: '2019-11-24', interval: 'week', ...breakdown });
+    expect(weekly[0]!.labels!.slice(0, 5)).toEqual(['24–30 Nov', '1–7 Dec', '8–14 Dec', '15–21 Dec', '22–28 Dec']);
+    expect(weekly[0]!.data!.slice(0, 5)).toEqual([0, 0, 0, 0, 1]);
+    const monthly = await run('eventsWithTime', '2020-01-02', { date_from: '2019-9-24', interval: 'month', ...breakdown });
+    expect([monthly[0]!.labels![3], monthly[0]!.data![3], monthly[0]!.labels![4], monthly[0]!.data![4]]).toEqual(['Dec 2019', 1, 'Jan 2020', 4]);
+    const today = await run('eventsWithTimeLateSignUp', '2020-01-02T23:31:00Z', {
+      date_from: 'dStart',
+      interval: 'hour',
+      breakdown: JSON.stringify([cohorts['eventsWithTimeLateSignUp:cohort1']]),
+      breakdown_type: 'cohort',
+      ...signUp,
+    });
+    expect([today[0]!.labels![23], today[0]!.data![23]]).toEqual(['2-Jan 23:00', 1]);
   });
 });
