@@ -395,6 +395,9 @@ function applyFormula(results: TrendSeries[], filter: ParsedTrendFilter, totalVa
   // PostHog's apply_formula order: comparing, each period by count; otherwise real values, then
   // "none", then "other", each by value (a total's, else the sum of the points), count, points,
   // and the breakdown value, all descending.
+  // A cohort list with "all" is one query per cohort in PostHog, and its formula is applied per
+  // cohort, in the list's order (apply_formula's "all" cohort case; test_formula.py test_breakdown_cohort).
+  if (filter.breakdowns.some((b) => b.type === 'cohort' && b.property === 'all')) return computed;
   if (filter.compare) return computed.sort((a, b) => (a.compare_label ?? '').localeCompare(b.compare_label ?? '') || b.count - a.count);
   const weight = (r: TrendSeries) => (totalValue ? (r.aggregated_value ?? 0) : (r.data ?? []).reduce((x, y) => x + y, 0));
   const pointsOrder = (a: number[], b: number[]) => {
