@@ -15,6 +15,8 @@ const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
   week: 7 * 86_400,
   month: 30 * 86_400,
 };
+/** PostHog clamps a custom bin_count into 1..90 (funnel_time_to_convert.py). */
+const MAX_BIN_COUNT = 90;
 /** A funnel has at most this many steps (PostHog's editor allows 20). */
 export const MAX_FUNNEL_STEPS = 20;
 export const MAX_EXCLUSIONS = 10;
@@ -124,7 +126,13 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     aggregation_group_type_index: trend.aggregation_group_type_index,
     fromStep,
     toStep,
-    binCount: optionalInteger(body, 'bin_count', 1, 90),
+    binCount: binCount(body),
     request: body,
   };
+}
+
+/** A custom bin count, lowered or raised into 1..90 as PostHog does rather than refused. */
+function binCount(body: Record<string, unknown>): number | null {
+  const asked = optionalInteger(body, 'bin_count', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  return asked === null ? null : Math.min(MAX_BIN_COUNT, Math.max(1, asked));
 }

@@ -319,8 +319,14 @@ export class FunnelSqlBuilder extends EventsSql {
     const n = this.input.filter.steps.length;
     const counts = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1})`).join(', ');
     const gap = (i: number) => `times[${i + 1}] - times[${i}]`;
-    const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, level >= ${i + 1})`)).join(', ');
-    const medians = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `toFloat64(medianExactIf(${gap(i)}, level >= ${i + 1}))`)).join(', ');
+    // As PostHog's UDF funnel (funnel_udf.py): a step's times are those of the actors who reached
+    // it in more than no time, and the median interpolates between the two middle ones of an even
+    // count (ClickHouse's median; test_funnel_step_conversion_times: 3600 and 7200 give 5400).
+    const timed = (i: number) => `level >= ${i + 1} AND ${gap(i)} > 0`;
+    const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, ${timed(i)})`)).join(', ');
+    const medians = Array.from({ length: n }, (_, i) =>
+      i === 0 ? 'toFloat64(nan)' : `if(countIf(${timed(i)}) = 0, nan, toFloat64(quantileExactInclusiveIf(0.5)(${gap(i)}, ${timed(i)})))`,
+    ).join(', ');
     // Without a breakdown there is one value and nothing to rank.
     if (this.scope.breakdowns.length === 0)
       return `SELECT '' AS bv, 1 AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
