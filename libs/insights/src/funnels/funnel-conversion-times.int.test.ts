@@ -21,6 +21,7 @@ const TEAM = {
   incompleteTries: 206,
   stepTimes: 207,
   windows: 208,
+  breakdownTimes: 209,
 } as const;
 
 type TimeToConvert = { bins: [number, number][]; average_conversion_time: number | null };
@@ -199,6 +200,24 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       },
       { teamId: TEAM.stepTimes },
     );
+    const chrome = { key: 'val', $browser: 'Chrome' };
+    const safari = { key: 'val', $browser: 'Safari' };
+    await insertJourneys(
+      stores,
+      {
+        person1: [
+          { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: chrome },
+          { event: 'play movie', timestamp: '2020-01-01 13:00:00', properties: chrome },
+          { event: 'buy', timestamp: '2020-01-01 15:00:00', properties: chrome },
+        ],
+        person2: [
+          { event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: safari },
+          { event: 'play movie', timestamp: '2020-01-02 16:00:00', properties: safari },
+        ],
+        person3: [{ event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: safari }],
+      },
+      { teamId: TEAM.breakdownTimes },
+    );
     await insertJourneys(
       stores,
       {
@@ -313,6 +332,38 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       ]);
       const filter = (bin_count: unknown) => parseFunnelFilter({ ...TIME_TO_CONVERT, bin_count }).binCount;
       expect([filter(0), filter(-3), filter(7), filter(500), filter(null)]).toEqual([1, 1, 7, 90, null]);
+    });
+  });
+
+  it('test_funnel_step_breakdown_event_with_string_only_breakdown (breakdown_cases.py): conversion times per value, null where nobody converted', async () => {
+    // The breakdown values and their order are the breakdown cases' own; here the step times.
+    const answer = (await funnel(TEAM.breakdownTimes, {
+      insight: 'FUNNELS',
+      events: [
+        { id: 'sign up', order: 0 },
+        { id: 'play movie', order: 1 },
+        { id: 'buy', order: 2 },
+      ],
+      date_from: '2020-01-01',
+      date_to: '2020-01-08',
+      funnel_window_days: 7,
+      breakdown_type: 'event',
+      breakdown: '$browser',
+    })) as FunnelStep[][];
+    const byValue = Object.fromEntries(
+      answer.map((list) => [[list[0]!.breakdown_value].flat()[0], list.map((s) => [s.count, s.average_conversion_time, s.median_conversion_time])]),
+    );
+    expect(byValue).toEqual({
+      Chrome: [
+        [1, null, null],
+        [1, 3600, 3600],
+        [1, 7200, 7200],
+      ],
+      Safari: [
+        [2, null, null],
+        [1, 7200, 7200],
+        [0, null, null],
+      ],
     });
   });
 
