@@ -367,6 +367,9 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
     });
   });
 
+  // test_funnel.py and test_funnel_udf.py run these cases ordered, test_funnel_unordered.py
+  // unordered; test_funnel_strict.py's class runs the ordered factory too, so the strict run is
+  // ours: the journeys have nothing between their steps, and the answers are the same.
   describe.each(['ordered', 'strict', 'unordered'])('conversion_time_cases.py, funnel_order_type %s', (orderType) => {
     it(`test_funnel_with_multiple_incomplete_tries (conversion_time_cases.py, ${orderType})`, async () => {
       const answer = await steps(TEAM.incompleteTries, {
