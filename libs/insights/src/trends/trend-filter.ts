@@ -244,6 +244,20 @@ function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number, ma
   return series;
 }
 
+/**
+ * A breakdown sent as a JSON list in a string (`"[12, \"all\"]"`, as PostHog's own tests send
+ * cohort lists) is that list, as PostHog's Filter reads it; any other string is a property name.
+ */
+function jsonListOrSelf(value: unknown): unknown {
+  if (typeof value !== 'string' || !/^\s*\[/.test(value)) return value;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : value;
+  } catch {
+    return value;
+  }
+}
+
 function parseBreakdowns(body: Record<string, unknown>): BreakdownInput[] {
   const type = optionalString(body, 'breakdown_type') ?? 'event';
   if (!isEmpty(body['breakdowns'])) {
@@ -269,7 +283,7 @@ function parseBreakdowns(body: Record<string, unknown>): BreakdownInput[] {
       };
     });
   }
-  const breakdown = body['breakdown'];
+  const breakdown = jsonListOrSelf(body['breakdown']);
   if (isEmpty(breakdown)) return [];
   if (!BREAKDOWN_TYPES.has(type))
     throw new TrendFilterError(
