@@ -729,6 +729,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     );
   });
 
+  it('an explicit 24-hour range counts exactly that range (QueryDateRange explicitDate, as test_last24hours_timerange)', async () => {
+    // explicitDate: no widening to whole days, events from date_from itself (use_start_of_interval is off).
+    const r = await run('lastHours', '2020-11-03 00:00:00', { date_from: '2020-11-01 10:20:00', date_to: '2020-11-02 10:20:00', explicit_date: true, events: [{ id: 'event_name' }] });
+    expect({ count: r[0]!.count, data: r[0]!.data, days: r[0]!.days }).toEqual({ count: 3, data: [2, 1], days: ['2020-11-01', '2020-11-02'] });
+  });
+
   it('test_last48hours_timerange (test_trends.py)', async () => {
     await expectDates(
       'lastHours',
