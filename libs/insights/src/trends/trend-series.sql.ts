@@ -1,6 +1,16 @@
 import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
 import { formatBucketDay, type QueryDateRange } from '../common/date-range';
-import { EventsSql, PERSON_ID, QueryInputError, SESSION_ID, type BreakdownInput, type EventsSqlPorts } from '../common/events-sql';
+import {
+  BREAKDOWN_NULL,
+  EventsSql,
+  PERSON_ID,
+  QueryInputError,
+  SESSION_DURATION,
+  SESSION_ID,
+  type BreakdownInput,
+  type EventsSqlPorts,
+  type HistogramBins,
+} from '../common/events-sql';
 import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type TrendSeriesInput } from './trend-filter';
 
 /** The project and clock of a series query, with the compilers other modules own. */
@@ -25,8 +35,8 @@ export interface SeriesQueryInput {
   /** A cohort breakdown's cohort for this query (null: all users / no cohort breakdown). */
   cohortId: number | null;
   breakdownLimit: number;
-  /** Histogram edges per breakdown (when histogram_bin_count is set), computed by a first query. */
-  histogramEdges?: (number[] | null)[];
+  /** Histogram bins per breakdown (when histogram_bin_count is set), computed from a first query. */
+  histogramBins?: (HistogramBins | null)[];
   aggregationGroupTypeIndex: number | null;
   totalValue: boolean;
 }
@@ -59,7 +69,7 @@ export class SeriesSqlBuilder extends EventsSql {
         interval: input.range.interval,
         weekStartDay: input.range.weekStartDay,
         breakdowns: input.breakdowns,
-        histogramEdges: input.histogramEdges,
+        histogramBins: input.histogramBins,
         aggregationGroupTypeIndex: input.aggregationGroupTypeIndex,
       },
       ports,
@@ -171,12 +181,47 @@ GROUP BY ${b}bv`;
     return { sql: sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs })), params: this.params.values, timeSeries: !totalValue };
   }
 
+  /**
+   * A property math over `$session_duration`, PostHog's session-level aggregation
+   * (trends_query_builder.py, `session_duration_math_property_wrapper`): each session counts
+   * once per bucket and breakdown value it has a matching event in, with its duration; the math
+   * aggregates those. Breakdown values rank by the sum of their points (their value for a
+   * total), and those past `breakdown_limit` add up into "other", as PostHog's do.
+   */
+  private sessionDurationSql(fromMs: number, toMs: number): SeriesQuery {
+    const { totalValue, series } = this.input;
+    const raw = this.rawBreakdownArraySql();
+    const b = totalValue ? '' : 'b, ';
+    const keys = `${b}${raw ? 'raw, ' : ''}`;
+    const perSession = `SELECT ${totalValue ? '' : `${this.bucketSql('e.timestamp')} AS b, `}${raw ? `${raw} AS raw, ` : ''}${SESSION_ID} AS session,
+    any(${SESSION_DURATION}) AS duration
+  {FROM}
+  WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}
+  GROUP BY ${keys}session`;
+    const perValue = `SELECT ${keys}ifNull(${numericAggregate(series.math, 'toFloat64(duration)')}, 0) AS v FROM (${perSession})${
+      keys ? ` GROUP BY ${keys.slice(0, -2)}` : ''
+    }`;
+    let sql = perValue;
+    if (raw) {
+      const limit = this.params.add(this.input.breakdownLimit, 'UInt32');
+      const nullSentinel = this.params.add(BREAKDOWN_NULL, 'String');
+      // Over time PostHog ranks "none" after every other value; for a total, by its value too.
+      const ordering = totalValue ? '0' : this.scope.breakdowns.length > 1 ? `has(raw, ${nullSentinel})` : `raw = ${nullSentinel}`;
+      sql = `SELECT ${b}if(ranked <= ${limit}, raw, ${this.otherValueSql('raw')}) AS bv, sum(v) AS v, min(if(ranked <= ${limit}, ranked, 0)) AS value_rank FROM (
+  SELECT ${b}raw, v, dense_rank() OVER (ORDER BY ordering ASC, total DESC, raw ASC) AS ranked FROM (
+    SELECT ${b}raw, v, ${ordering} AS ordering, sum(v) OVER (PARTITION BY raw) AS total FROM (${perValue})))
+GROUP BY ${b}bv`;
+    }
+    return { sql: sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs })), params: this.params.values, timeSeries: !totalValue };
+  }
+
   build(): SeriesQuery {
     const { range, totalValue } = this.input;
     const math = this.input.series.math;
-    const bv = this.breakdownArraySql();
     const fromMs = range.buckets[0]!.toMillis();
     const toMs = range.to.toMillis();
+    if (isPropertyMath(math) && this.input.series.math_property === '$session_duration') return this.sessionDurationSql(fromMs, toMs);
+    const bv = this.breakdownArraySql();
     let inner: string;
     // Active-user maths look back a week or 30 days from each bucket's end.
     const windowDays = math === 'weekly_active' ? 7 : math === 'monthly_active' ? 30 : 0;
@@ -259,15 +304,14 @@ GROUP BY b${bv ? ', bv' : ''}`;
   }
 
   /**
-   * The bin edges of each histogram breakdown over the range: quantiles at 0, 1/n, …, 1 of the
-   * numeric values (PostHog bins by quantiles, so each bin holds about as many events).
+   * The smallest and largest numeric value of each histogram breakdown among the series' events
+   * in the range (`min<i>`, `max<i>`; NULL when none is numeric), which its bins divide evenly.
    */
-  histogramEdges(): SeriesQuery {
+  histogramRange(): SeriesQuery {
     const selects = this.input.breakdowns.map((b, i) => {
-      if (!b.histogram_bin_count) return `[] AS edges${i}`;
-      const n = b.histogram_bin_count;
-      const levels = Array.from({ length: n + 1 }, (_, k) => k / n);
-      return `quantiles(${levels.join(', ')})(toFloat64OrNull(${this.breakdownValueSql({ ...b, histogram_bin_count: null }, -1)})) AS edges${i}`;
+      if (!b.histogram_bin_count) return `NULL AS min${i}, NULL AS max${i}`;
+      const number = `toFloat64OrNull(${this.breakdownValueSql({ ...b, histogram_bin_count: null }, -1)})`;
+      return `min(${number}) AS min${i}, max(${number}) AS max${i}`;
     });
     const fromMs = this.input.range.buckets[0]!.toMillis();
     const toMs = this.input.range.to.toMillis();
