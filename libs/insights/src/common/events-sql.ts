@@ -1,6 +1,7 @@
 import { EVENTS_TABLE, globalPrefix, SINGLE_SERVER, type ClickHouseLayout } from '@sightline/clickhouse';
-import { propertyRawSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
+import { propertyRawSql, propertyTextSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
 import type { Interval } from './date-range';
+import { ChannelTypeSql, VIRTUAL_PERSON_PROPERTIES } from './channel-type';
 
 /** PostHog's breakdown sentinels (posthog/hogql_queries/insights/trends/breakdown.py). */
 export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
@@ -153,9 +154,25 @@ export class EventsSql {
         }
       },
       cohortMembership: (cohortId: number) => this.ports.cohortMembership(cohortId, PERSON_ID, this.params),
+      computedProperty: (filter: PropertyFilter) => (filter.type === 'person' ? this.virtualPersonPropertySql(filter.key) : null),
       elementsChainColumn: 'e.elements_chain',
       hogqlFilter: (expression: string) => this.ports.hogql(expression, this.params, { allowAggregations: false }),
     };
+  }
+
+  private channelTypes: ChannelTypeSql | null = null;
+  private readonly personKeys = new Map<string, string>();
+
+  /** A virtual person property (`$virt_initial_channel_type`, …) from the event's person properties; null for others. */
+  protected virtualPersonPropertySql(key: string): string | null {
+    if (!VIRTUAL_PERSON_PROPERTIES.has(key)) return null;
+    this.channelTypes ??= new ChannelTypeSql(this.params);
+    return this.channelTypes.personProperty(key, (name) => {
+      let placeholder = this.personKeys.get(name);
+      // One placeholder per key, so a property read several times is one expression ClickHouse computes once.
+      if (!placeholder) this.personKeys.set(name, (placeholder = this.params.add(name, 'String')));
+      return `if(${propertyRawSql('e.person_properties', placeholder)} IN ('', 'null'), NULL, ${propertyTextSql('e.person_properties', placeholder)})`;
+    });
   }
 
   /**
@@ -203,9 +220,11 @@ export class EventsSql {
       case 'event':
         value = this.jsonValue('e.properties', key());
         break;
-      case 'person':
-        value = this.jsonValue('e.person_properties', key());
+      case 'person': {
+        const virtual = this.virtualPersonPropertySql(String(breakdown.property));
+        value = virtual === null ? this.jsonValue('e.person_properties', key()) : `ifNull(${virtual}, '')`;
         break;
+      }
       case 'group':
         value = this.jsonValue(`e.group${Number(breakdown.group_type_index)}_properties`, key());
         break;
