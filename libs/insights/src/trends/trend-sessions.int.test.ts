@@ -61,9 +61,33 @@ const BREAKDOWN_SESSIONS: Row[] = [
   ['blabla', 'sign up', 4, '2020-01-02 00:06:45', { $some_property: 'value1' }],
 ];
 
-const TEAMS = { four: 9101, breakdown: 9103, person: 9104, volume: 9105, volumeBreakdowns: 9106, spanning: 9107 };
+const TEAMS = { four: 9101, breakdown: 9103, person: 9104, volume: 9105, volumeBreakdowns: 9106, spanning: 9107, runner: 9108 };
 
-describe('trends: session properties (PostHog test_trends.py)', () => {
+/** test_trends_query_runner.py's `_create_test_events`: each person's events carry its properties. */
+function queryRunnerJourneys(): JourneyPeople {
+  const people: [string, Record<string, unknown>, string[], string[]][] = [
+    [
+      'p1',
+      { $browser: 'Chrome', prop: 10, bool_field: true },
+      ['2020-01-11T12:00:00Z', '2020-01-12T12:00:00Z', '2020-01-13T12:00:00Z', '2020-01-15T12:00:00Z', '2020-01-17T12:00:00Z', '2020-01-19T12:00:00Z'],
+      ['2020-01-11T12:00:00Z', '2020-01-12T12:00:00Z', '2020-01-13T12:00:00Z'],
+    ],
+    ['p2', { $browser: 'Firefox', prop: 20, bool_field: false }, ['2020-01-09T12:00:00Z', '2020-01-12T12:00:00Z'], ['2020-01-13T12:00:00Z']],
+    ['p3', { $browser: 'Edge', prop: 30, bool_field: true }, ['2020-01-12T12:00:00Z'], ['2020-01-13T12:00:00Z']],
+    ['p4', { $browser: 'Safari', prop: 40, bool_field: false }, ['2020-01-15T12:00:00Z'], ['2020-01-16T12:00:00Z']],
+  ];
+  return Object.fromEntries(
+    people.map(([person, properties, pageviews, pageleaves]) => [
+      person,
+      [
+        ...pageviews.map((timestamp) => ({ event: '$pageview', timestamp, properties })),
+        ...pageleaves.map((timestamp) => ({ event: '$pageleave', timestamp, properties })),
+      ],
+    ]),
+  );
+}
+
+describe('trends: session properties and histogram bins (PostHog test_trends.py, test_trends_query_runner.py)', () => {
   let stores: TestStores;
   let service: TrendsService;
 
@@ -121,6 +145,7 @@ describe('trends: session properties (PostHog test_trends.py)', () => {
         ]),
         { teamId: TEAMS.spanning, personProperties: SOME_VAL },
       ),
+      insertJourneys(stores, queryRunnerJourneys(), { teamId: TEAMS.runner }),
     ]);
   });
   afterAll(() => stores.close());
@@ -233,5 +258,35 @@ describe('trends: session properties (PostHog test_trends.py)', () => {
     // A session counts in each interval it has a sign up in, with its whole duration.
     const day = 24 * 60 * 60;
     expect(response.result[0]!.data).toEqual([0, 0, 3 * day, 2 * day, 2 * day, 0, 4 * day, 0]);
+  });
+
+  const histogramQuery = (series: Record<string, unknown>) => ({
+    date_from: '2020-01-09',
+    date_to: '2020-01-20',
+    interval: 'day',
+    events: [series],
+    breakdown_type: 'event',
+    breakdown: 'prop',
+    breakdown_histogram_bin_count: 4,
+  });
+
+  it('test_trends_breakdowns_histogram (test_trends_query_runner.py)', async () => {
+    const response = await run(TEAMS.runner, histogramQuery({ id: '$pageview' }), '2020-01-20T12:00:00Z');
+    const labels = ['[10,17.5]', '[17.5,25]', '[25,32.5]', '[32.5,40.01]'];
+    expect(response.result.map((r) => r.breakdown_value)).toEqual(labels);
+    expect(response.result.map((r) => r.label)).toEqual(labels);
+    expect(response.result.map((r) => r.data)).toEqual([
+      [0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0],
+      [1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0],
+    ]);
+  });
+
+  it('test_trends_breakdowns_session_duration_histogram (test_trends_query_runner.py)', async () => {
+    const response = await run(TEAMS.runner, histogramQuery({ id: '$pageview', math: 'avg', math_property: '$session_duration' }), '2020-01-20T12:00:00Z');
+    const labels = ['[10,17.5]', '[17.5,25]', '[25,32.5]', '[32.5,40.01]'];
+    expect(response.result.map((r) => r.breakdown_value)).toEqual(labels);
+    expect(response.result.map((r) => r.label)).toEqual(labels);
   });
 });
