@@ -89,6 +89,7 @@ export function funnelsQueryToFilter(query: Record<string, unknown>): Record<str
             type: x['kind'] === 'ActionsNode' ? 'actions' : 'events',
             funnel_from_step: x['funnelFromStep'],
             funnel_to_step: x['funnelToStep'],
+            ...(x['properties'] !== undefined ? { properties: x['properties'] } : {}),
           }
         : x,
     );

@@ -34,7 +34,7 @@ export interface FunnelQueryInput {
  */
 export class FunnelSqlBuilder extends EventsSql {
   constructor(
-    private readonly input: FunnelQueryInput,
+    protected readonly input: FunnelQueryInput,
     ports: TrendSqlPorts,
   ) {
     super(
@@ -60,12 +60,15 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
-    if (exclusion.actionId !== null) return this.ports.actionMatch(exclusion.actionId, this.compileContext());
-    return exclusion.event === null ? '1' : `e.event = ${this.params.add(exclusion.event, 'String')}`;
+    const parts: string[] = [];
+    if (exclusion.actionId !== null) parts.push(this.ports.actionMatch(exclusion.actionId, this.compileContext()));
+    else if (exclusion.event !== null) parts.push(`e.event = ${this.params.add(exclusion.event, 'String')}`);
+    if (exclusion.properties.values.length > 0) parts.push(compilePropertyGroup(exclusion.properties, this.compileContext()));
+    return parts.length ? parts.join(' AND ') : '1';
   }
 
   /** An instant as microseconds: funnels compare times in whole microseconds, so windows and ranges are exact. */
-  private micros(ms: number): string {
+  protected micros(ms: number): string {
     return this.params.add(ms * 1000, 'Float64');
   }
 
@@ -74,7 +77,7 @@ export class FunnelSqlBuilder extends EventsSql {
    * `mask` (bit i: matches step i), `xmask` (bit i: matches exclusion i), `bv` (raw breakdown
    * value) and, when `key` is given, `k` (its sort key). `{FROM}` stands for the sources.
    */
-  private eventRowsSql(mask: string, xmask: string, key: string | null): string {
+  protected eventRowsSql(mask: string, xmask: string, key: string | null): string {
     const { filter, range } = this.input;
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();
@@ -96,16 +99,16 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private stepSqlCache: string[] | undefined;
-  private stepSqls(): string[] {
+  protected stepSqls(): string[] {
     return (this.stepSqlCache ??= this.input.filter.steps.map((s) => this.stepSql(s)));
   }
 
   private exclusionSqlCache: string[] | undefined;
-  private exclusionSqls(): string[] {
+  protected exclusionSqls(): string[] {
     return (this.exclusionSqlCache ??= this.input.filter.exclusions.map((x) => this.exclusionSql(x)));
   }
 
-  private withSources(sql: string): string {
+  protected withSources(sql: string): string {
     const { filter, range } = this.input;
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
   }
@@ -415,11 +418,5 @@ GROUP BY bv_final`;
   /** Seconds from step `from` to step `to` of every actor who got that far. */
   conversionTimesSql(fromStep: number, toStep: number): string {
     return `SELECT times[${toStep + 1}] - times[${fromStep + 1}] AS seconds FROM (${this.actorsSql()}) WHERE level >= ${toStep + 1}`;
-  }
-
-  /** Per bucket of the funnel's start: how many actors started and how many reached `toStep`. */
-  trendsSql(toStep: number): string {
-    const bucket = this.bucketSql(`toDateTime64(times[1], 6, 'UTC')`);
-    return `SELECT ${bucket} AS b, count() AS entered, countIf(level >= ${toStep + 1}) AS converted FROM (${this.actorsSql()}) GROUP BY b`;
   }
 }
