@@ -240,7 +240,10 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
         .filter((p) => p.chain.length > 0);
       const expected = new Map<string, { s: number; f: number }>();
       for (const { events, chain } of chains) {
-        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t >= FROM && e.t <= TO + window).map((e) => e.event));
+        // PostHog's _get_events_join_query: only events inside the actor's own time in the funnel
+        // (after its first step; before its last step, or before its window ends when it dropped off) and the date range.
+        const until = chain.length === steps.length ? chain[chain.length - 1]! : chain[0]! + window;
+        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t > chain[0]! && e.t < until && e.t >= FROM && e.t <= TO).map((e) => e.event));
         for (const name of names) {
           const counts = expected.get(name) ?? { s: 0, f: 0 };
           if (chain.length === steps.length) counts.s++;
