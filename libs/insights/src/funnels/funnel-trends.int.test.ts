@@ -1,9 +1,9 @@
-import { createTestStores, insertJourneys, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { createTestStores, insertCohort, insertJourneys, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange } from '../common/date-range';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelFilter } from './funnel-filter';
-import { funnelTrendSeries, type FunnelTrendPeriod } from './funnel-trends';
+import { funnelTrendSeries, type FunnelTrendPeriod, type FunnelTrendSeries } from './funnel-trends';
 
 /**
  * Funnel trends (`funnel_viz_type: trends`), ported from PostHog's
@@ -216,7 +216,40 @@ const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<s
     },
   },
   137: { people: { user_one: [at('2020-05-01 00:00', 'step one'), at('2020-05-01 01:00', 'step two'), at('2020-05-01 02:00', 'step three')] } },
+  138: {
+    people: {
+      user_one: [
+        { ...second(0, 'step one'), properties: browser('Chrome') },
+        { ...second(1, 'step one'), properties: browser('Safari') },
+        { ...second(14, 'step two'), properties: browser('Chrome') },
+        { ...second(0, 'step one', 2), properties: browser('Chrome') },
+        { ...second(1, 'step two', 2), properties: browser('Safari') },
+        { ...second(14, 'step two', 2), properties: browser('Chrome') },
+      ],
+    },
+  },
+  139: {
+    people: {
+      user_one: [
+        { ...second(0, 'step one'), properties: browser('Chrome') },
+        { ...second(1, 'step two'), properties: browser('Chrome') },
+        { ...second(2, 'step three'), properties: browser('Safari') },
+        { ...second(0, 'step one', 2), properties: browser('Safari') },
+        { ...second(1, 'step two', 2), properties: browser('Safari') },
+        { ...second(2, 'step three', 2), properties: browser('Chrome') },
+      ],
+    },
+  },
 };
+
+/** The cohort case reads persons' own properties: its team (1, a project of the test stores) gets person rows. */
+const COHORT_TEAM = 1;
+const COHORT_PEOPLE: JourneyPeople = {
+  user_one: [at('2021-05-01', 'step one'), at('2021-05-03', 'step two'), at('2021-05-05', 'step three')],
+  user_two: [at('2021-05-02', 'step one'), at('2021-05-03', 'step two'), at('2021-05-05', 'step three')],
+  user_three: [at('2021-05-03', 'step one'), at('2021-05-04', 'step two'), at('2021-05-05', 'step three')],
+};
+let cohortId: number;
 
 let stores: TestStores;
 let service: TrendsService;
@@ -231,11 +264,23 @@ beforeAll(async () => {
       insertJourneys(stores, t.people, { teamId: Number(team), personProperties: t.personProperties, createPeople: false }),
     ),
   );
+  await insertJourneys(stores, COHORT_PEOPLE, {
+    teamId: COHORT_TEAM,
+    personProperties: { user_one: { key: 'value' }, user_two: { key: 'value' }, user_three: browser('Safari') },
+  });
+  cohortId = await insertCohort(stores.db, COHORT_TEAM, {
+    isStatic: false,
+    filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'key', value: 'value', type: 'person' }] }] } },
+  });
 }, 60_000);
 afterAll(() => stores.close());
 
-/** The funnel trend's periods as PostHog's runner summarises them (`just_summarize=True`). */
-async function summarize(teamId: number, body: Record<string, unknown>, options: { nowMs?: number; timezone?: string } = {}): Promise<FunnelTrendPeriod[]> {
+/** The funnel trend's series of periods as PostHog's runner summarises them (`just_summarize=True`). */
+async function funnelTrendsOf(
+  teamId: number,
+  body: Record<string, unknown>,
+  options: { nowMs?: number; timezone?: string } = {},
+): Promise<FunnelTrendSeries[]> {
   const filter = parseFunnelFilter(body);
   const nowMs = options.nowMs ?? NOW;
   const earliest = async () => {
@@ -268,6 +313,11 @@ async function summarize(teamId: number, body: Record<string, unknown>, options:
     range,
     ports: { teamId, nowMs, actionMatch: noPorts, cohortMembership: noPorts, hogql: noPorts },
   });
+  return series;
+}
+
+async function summarize(teamId: number, body: Record<string, unknown>, options: { nowMs?: number; timezone?: string } = {}): Promise<FunnelTrendPeriod[]> {
+  const series = await funnelTrendsOf(teamId, body, options);
   expect(series).toHaveLength(1);
   return series[0]!.periods;
 }
@@ -651,6 +701,46 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
         days: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07', '2024-01-08'],
         labels: ['1-Jan-2024', '2-Jan-2024', '3-Jan-2024', '4-Jan-2024', '5-Jan-2024', '6-Jan-2024', '7-Jan-2024', '8-Jan-2024'],
       },
+    ]);
+  });
+
+  it('test_funnel_trend_cohort_breakdown (test_funnel_trends.py)', async () => {
+    const result = await legacy(COHORT_TEAM, { ...thirteenDays, breakdown_type: 'cohort', breakdown: [cohortId] });
+    expect(result).toHaveLength(1);
+    expect(result[0]!.data).toEqual([100, 100, ...zeros(11)]);
+  });
+
+  it('test_breakdown_with_attribution, first touch (test_funnel_trends.py)', async () => {
+    const body = { ...base, ...TWO_STEPS, date_from: '2021-05-01 00:00:00', date_to: '2021-05-02 23:59:59', funnel_window_interval: 30 };
+    const series = await funnelTrendsOf(138, { ...body, funnel_window_interval_unit: 'second', breakdown_type: 'event', breakdown: '$browser' });
+    expect(series.map((s) => [s.breakdown_value, counts(s.periods).map((c) => c.slice(0, 2))])).toEqual([
+      [
+        ['Chrome'],
+        [
+          [1, 1],
+          [1, 1],
+        ],
+      ],
+    ]);
+  });
+
+  it('test_breakdown_with_attribution_2, first touch (test_funnel_trends.py)', async () => {
+    const body = {
+      ...base,
+      date_from: '2021-05-01 00:00:00',
+      date_to: '2021-05-02 23:59:59',
+      funnel_window_interval: 30,
+      funnel_window_interval_unit: 'second',
+    };
+    const series = await funnelTrendsOf(139, { ...body, breakdown_type: 'event', breakdown: '$browser', funnel_from_step: 0, funnel_to_step: 2 });
+    expect(series.map((s) => [s.breakdown_value, counts(s.periods).map((c) => c.slice(0, 2))])).toEqual([
+      [
+        ['Chrome'],
+        [
+          [1, 1],
+          [1, 1],
+        ],
+      ],
     ]);
   });
 });
