@@ -51,6 +51,8 @@ export interface TrendProject {
 export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'> {
   /** Names of the actions and cohorts the query names, loaded (and checked) by the caller. */
   actionName(actionId: number): string;
+  /** The event names an action's steps name (funnel correlation leaves them out, as it does the steps' events). */
+  actionEventNames?(actionId: number): string[];
   cohortName(cohortId: number): string;
   /** The project's earliest event, for `date_from: "all"`. */
   earliestEventMs(): Promise<number | null>;
