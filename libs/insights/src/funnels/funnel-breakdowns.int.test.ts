@@ -15,7 +15,7 @@ import { TrendFilterError } from '../trends/trend-filter';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
 
-const NOW = Date.parse('2020-02-01T00:00:00Z');
+const NOW = Date.parse('2024-06-01T00:00:00Z');
 const ORDERS = [
   ['ordered', 'test_funnel.py'],
   ['strict', 'test_funnel_strict.py'],
@@ -658,6 +658,132 @@ const CASES: Case[] = [
       assertSteps(results[1], order, [step('sign up', 1, 'technology'), step('play movie', 1, 'technology', 7200), step('buy', 1, 'technology', 7200)]);
     },
   },
+  // The breakdown cases of test_funnel.py's own factory (ordered funnels).
+  {
+    test: 'test_basic_funnel_with_person_id_override_properties_joined_modifier_and_person_breakdown',
+    orders: ['ordered'],
+    people: {
+      user_1: [
+        { event: 'user signed up', timestamp: '2020-01-02 14:00:00' },
+        { event: 'paid', timestamp: '2020-01-10 14:00:00' },
+      ],
+    },
+    filter: {
+      events: [
+        { id: 'user signed up', type: 'events', order: 0 },
+        { id: 'paid', type: 'events', order: 1 },
+      ],
+      date_from: '2020-01-01',
+      date_to: '2020-01-14',
+      breakdown: '$browser',
+      breakdown_type: 'person',
+    },
+    check(results) {
+      expect(results[0]!.map((s) => [s.name, s.count])).toEqual([
+        ['user signed up', 1],
+        ['paid', 1],
+      ]);
+    },
+  },
+  {
+    test: 'test_parses_breakdowns_correctly',
+    orders: ['ordered'],
+    // PostHog's test writes "test''123" through a SQL literal, which stores test'123.
+    people: {
+      user_1: [
+        { event: '$pageview', timestamp: '2024-03-22 13:46:00', properties: { utm_medium: "test'123" } },
+        { event: '$pageview', timestamp: '2024-03-22 13:47:00', properties: { utm_medium: "test'123" } },
+      ],
+    },
+    filter: {
+      events: [
+        { id: '$pageview', order: 0 },
+        { id: '$pageview', order: 1 },
+      ],
+      date_from: '2024-03-22',
+      date_to: '2024-03-22',
+      breakdown: 'utm_medium',
+    },
+    check(results) {
+      expect(results[0]![1]!.breakdown_value).toEqual(["test'123"]);
+      expect(results[0]![1]!.count).toBe(1);
+    },
+  },
+  {
+    test: 'test_funnel_query_with_event_metadata_breakdown',
+    orders: ['ordered'],
+    people: {
+      user_1: [
+        { event: '$pageview', timestamp: '2024-03-22 13:46:00', properties: { utm_medium: "test'123" } },
+        { event: '$pageview', timestamp: '2024-03-22 13:47:00', properties: { utm_medium: "test'123" } },
+      ],
+      user_2: [
+        { event: '$pageview', timestamp: '2024-03-22 13:48:00', properties: { utm_medium: "test'123" } },
+        { event: '$pageview', timestamp: '2024-03-22 13:49:00', properties: { utm_medium: "test'123" } },
+      ],
+    },
+    filter: {
+      events: [
+        { id: '$pageview', order: 0 },
+        { id: '$pageview', order: 1 },
+      ],
+      date_from: '2024-03-22',
+      date_to: '2024-03-22',
+      breakdown: 'distinct_id',
+      breakdown_type: 'event_metadata',
+    },
+    check(results) {
+      expect(results.map((r) => [r[1]!.breakdown_value, r[1]!.count])).toEqual([
+        [['user_1'], 1],
+        [['user_2'], 1],
+      ]);
+    },
+  },
+  ...(
+    [
+      [{}, [[1, 1, 1]]],
+      [{ breakdown_attribution_type: 'all_events' }, [[1, 1, 1]]],
+      [{ breakdown_attribution_type: 'step', breakdown_attribution_value: 0 }, [[1, 1, 1]]],
+      [
+        { breakdown_attribution_type: 'step', breakdown_attribution_value: 1 },
+        [
+          [1, 1, 1],
+          [1, 1, 1],
+        ],
+      ],
+      [{ breakdown_attribution_type: 'step', breakdown_attribution_value: 2 }, [[1, 1, 1]]],
+    ] as [Record<string, unknown>, number[][]][]
+  ).map(([attribution, counts]): Case => ({
+    test: `test_breakdown_step_attributions ${JSON.stringify(attribution)}`,
+    orders: ['ordered'],
+    people: {
+      user_one: [
+        { event: 'step one', timestamp: '2021-05-01 00:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'step two', timestamp: '2021-05-01 00:00:01', properties: { $browser: 'Safari' } },
+        { event: 'step two', timestamp: '2021-05-01 00:00:02', properties: { $browser: 'Chrome' } },
+        { event: 'step three', timestamp: '2021-05-01 00:00:03', properties: { $browser: 'Chrome' } },
+      ],
+    },
+    filter: {
+      date_from: '2021-05-01 00:00:00',
+      date_to: '2021-05-02 23:59:59',
+      funnel_window_interval: 30,
+      funnel_window_interval_unit: 'second',
+      events: [
+        { id: 'step one', order: 0 },
+        { id: 'step two', order: 1 },
+        { id: 'step three', order: 2 },
+      ],
+      breakdown_type: 'event',
+      breakdown: '$browser',
+      ...attribution,
+    },
+    check(results) {
+      expect(results.map((r) => r.map((s) => s.count))).toEqual(counts);
+      if (counts.length === 1) expect(results[0]![0]!.breakdown).toEqual(['Chrome']);
+      else expect(results.map((r) => r[0]!.breakdown).sort()).toEqual([['Chrome'], ['Safari']]);
+    },
+  })),
 ];
 
 const ACTION_CASE: Case = {
