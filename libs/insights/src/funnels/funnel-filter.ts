@@ -2,7 +2,7 @@ import { isJsonObject } from '@sightline/json-input';
 import type { PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
-import { optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
+import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
 
 export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
 export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
@@ -23,6 +23,15 @@ const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
   week: 7 * 86_400,
   month: 30 * 86_400,
 };
+/**
+ * The maths of PostHog's FunnelMathType that change which events a step counts: only a person's
+ * first-ever event of the step (first_time_for_user), or their first-ever event that matches the
+ * step's filters too (first_time_for_user_with_filters). Other maths are accepted and ignored.
+ */
+export const FIRST_TIME_STEP_MATHS: ReadonlySet<string> = new Set(['first_time_for_user', 'first_time_for_user_with_filters']);
+const FUNNEL_STEP_MATHS: ReadonlySet<string> = new Set([...MATHS, ...FIRST_TIME_STEP_MATHS]);
+/** PostHog clamps a custom bin_count into 1..90 (funnel_time_to_convert.py). */
+const MAX_BIN_COUNT = 90;
 /** A funnel has at most this many steps (PostHog's editor allows 20). */
 export const MAX_FUNNEL_STEPS = 20;
 export const MAX_EXCLUSIONS = 10;
@@ -76,7 +85,10 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   if (!isJsonObject(input)) throw new TrendFilterError(null, 'The funnel query must be a JSON object.', 'parse_error');
   const body = input;
   const { funnel_viz_type: _viz, exclusions: _exclusions, breakdown_attribution_type: _type, breakdown_attribution_value: _value, ...shared } = body;
-  const trend = parseTrendFilter({ ...shared, ...propertyListBreakdowns(body), display: undefined, formula: undefined, compare: undefined });
+  const trend = parseTrendFilter(
+    { ...shared, ...propertyListBreakdowns(body), display: undefined, formula: undefined, compare: undefined },
+    { seriesMaths: FUNNEL_STEP_MATHS },
+  );
   if (trend.series.length > MAX_FUNNEL_STEPS) throw new TrendFilterError('events', `A funnel may have at most ${MAX_FUNNEL_STEPS} steps.`, 'max_length');
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
@@ -147,9 +159,15 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     aggregation_group_type_index: trend.aggregation_group_type_index,
     fromStep,
     toStep,
-    binCount: optionalInteger(body, 'bin_count', 1, 90),
+    binCount: binCount(body),
     request: body,
   };
+}
+
+/** A custom bin count, lowered or raised into 1..90 as PostHog does rather than refused. */
+function binCount(body: Record<string, unknown>): number | null {
+  const asked = optionalInteger(body, 'bin_count', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  return asked === null ? null : Math.min(MAX_BIN_COUNT, Math.max(1, asked));
 }
 
 /**

@@ -1,9 +1,10 @@
+import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
 import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
 import type { QueryDateRange } from '../common/date-range';
 import { EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import { FunnelBreakdownSql } from './funnel-breakdown.sql';
-import type { ParsedFunnelFilter } from './funnel-filter';
+import { FIRST_TIME_STEP_MATHS, type ParsedFunnelFilter } from './funnel-filter';
 
 export const AUTOCAPTURE_EVENT = '$autocapture';
 export const AUTOCAPTURE_EVENT_TYPE = '$event_type';
@@ -57,11 +58,36 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private stepSql(step: ParsedFunnelFilter['steps'][number]): string {
-    const parts: string[] = [];
-    if (step.kind === 'actions') parts.push(this.ports.actionMatch(Number(step.id), this.compileContext()));
-    else if (step.id !== null) parts.push(`e.event = ${this.params.add(step.id, 'String')}`);
-    if (step.properties.values.length > 0) parts.push(compilePropertyGroup(step.properties, this.compileContext()));
+    const event =
+      step.kind === 'actions'
+        ? this.ports.actionMatch(Number(step.id), this.compileContext())
+        : step.id !== null
+          ? `e.event = ${this.params.add(step.id, 'String')}`
+          : null;
+    const filters = step.properties.values.length > 0 ? compilePropertyGroup(step.properties, this.compileContext()) : null;
+    const parts = [event, filters].filter((p): p is string => p !== null);
+    if (FIRST_TIME_STEP_MATHS.has(step.math)) parts.push(this.firstTimeEventSql(event, filters, step.math === 'first_time_for_user_with_filters'));
     return parts.length ? parts.join(' AND ') : '1';
+  }
+
+  /**
+   * Whether an event is the person's first-ever one of a first-time step, as PostHog's
+   * FirstTimeForUserAggregationQuery picks it: among the person's events of the step's event (or
+   * action) up to the range's end, the earliest; it counts only when it falls inside the range
+   * and, for first_time_for_user, also matches the step's filters. With filters
+   * (first_time_for_user_with_filters) the earliest event matching event and filters is taken.
+   * Query-wide filters do not take part, as in PostHog.
+   */
+  private firstTimeEventSql(event: string | null, filters: string | null, withFilters: boolean): string {
+    const { range } = this.input;
+    const where = [`e.team_id = ${this.team}`, `e.timestamp <= ${this.dateTime(range.to.toMillis())}`, event, withFilters ? filters : null];
+    const counted = [`e.timestamp >= ${this.dateTime(range.from.toMillis())}`, withFilters ? null : filters];
+    const global = globalPrefix(this.ports.layout ?? SINGLE_SERVER);
+    return `e.uuid ${global}IN (
+      SELECT argMin(e.uuid, e.timestamp) {FROM}
+      WHERE ${where.filter((w): w is string => w !== null).join(' AND ')}
+      GROUP BY ${PERSON_ID}
+      HAVING min(e.timestamp) = minIf(e.timestamp, ${counted.filter((c): c is string => c !== null).join(' AND ')}))`;
   }
 
   private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
@@ -321,8 +347,14 @@ export class FunnelSqlBuilder extends EventsSql {
     const n = this.input.filter.steps.length;
     const counts = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1})`).join(', ');
     const gap = (i: number) => `times[${i + 1}] - times[${i}]`;
-    const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, level >= ${i + 1})`)).join(', ');
-    const medians = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `toFloat64(medianExactIf(${gap(i)}, level >= ${i + 1}))`)).join(', ');
+    // As PostHog's UDF funnel (funnel_udf.py): a step's times are those of the actors who reached
+    // it in more than no time, and the median interpolates between the two middle ones of an even
+    // count (ClickHouse's median; test_funnel_step_conversion_times: 3600 and 7200 give 5400).
+    const timed = (i: number) => `level >= ${i + 1} AND ${gap(i)} > 0`;
+    const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, ${timed(i)})`)).join(', ');
+    const medians = Array.from({ length: n }, (_, i) =>
+      i === 0 ? 'toFloat64(nan)' : `if(countIf(${timed(i)}) = 0, nan, toFloat64(quantileExactInclusiveIf(0.5)(${gap(i)}, ${timed(i)})))`,
+    ).join(', ');
     // Without a breakdown there is one value and nothing to rank.
     if (!this.breakdown.active) return `SELECT '' AS bv, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
     return this.breakdown.stepsByValueSql(this.actorsSql(), counts, averages, medians);

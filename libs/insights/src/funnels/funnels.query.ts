@@ -41,20 +41,26 @@ async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string,
   return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
 }
 
+/** PostHog's automatic bin count stays within 1..60 (funnel_time_to_convert_udf.py). */
+const MAX_AUTO_BINS = 60;
+/** The bin width when every conversion took the same whole second (PostHog's fallback). */
+const SINGLE_VALUE_BIN_SECONDS = 60;
+
 /**
- * PostHog's time-to-convert bins: `bin_count` bins (default the square root of the number of
- * conversions, at most 90) of equal width in whole seconds from the fastest conversion, empty
- * bins included, and a closing `[end, 0]` marking the last bin's upper edge.
+ * PostHog's time-to-convert bins (funnel_time_to_convert_udf.py): `bin_count` bins (default the
+ * cube root of the number of conversions, rounded up, within 1..60) of equal width in whole
+ * seconds from the fastest conversion, then one bin more starting at the last edge. A conversion
+ * falls in bin floor((seconds - fastest) / width), so the slowest one lands in that closing bin
+ * whenever the span divides evenly (test_auto_bin_count_single_step: [[2220,2],[42510,0],[82800,1]]).
  */
 export function timeToConvertBins(seconds: number[], binCount: number | null): [number, number][] {
   if (seconds.length === 0) return [];
   const min = Math.floor(Math.min(...seconds));
   const max = Math.ceil(Math.max(...seconds));
-  const count = Math.max(1, Math.min(90, binCount ?? Math.ceil(Math.sqrt(seconds.length))));
-  const width = Math.max(1, Math.ceil((max - min) / count));
-  const bins: [number, number][] = Array.from({ length: count }, (_, i) => [min + i * width, 0]);
-  for (const s of seconds) bins[Math.min(count - 1, Math.floor((s - min) / width))]![1]++;
-  bins.push([min + count * width, 0]);
+  const count = binCount ?? Math.min(MAX_AUTO_BINS, Math.max(1, Math.ceil(Math.cbrt(seconds.length))));
+  const width = Math.ceil((max - min) / count) || SINGLE_VALUE_BIN_SECONDS;
+  const bins: [number, number][] = Array.from({ length: count + 1 }, (_, i) => [min + i * width, 0]);
+  for (const s of seconds) bins[Math.floor((s - min) / width)]![1]++;
   return bins;
 }
 
@@ -94,7 +100,10 @@ export async function runFunnelQuery(
   if (filter.vizType === 'time_to_convert') {
     const b = builder(null);
     const seconds = (await rows<{ seconds: number }>(ch, b.conversionTimesSql(filter.fromStep, filter.toStep), b.params.values)).map((r) => Number(r.seconds));
-    const average = seconds.length ? seconds.reduce((a, s) => a + s, 0) / seconds.length : null;
+    const mean = seconds.length ? seconds.reduce((a, s) => a + s, 0) / seconds.length : null;
+    // An unordered funnel's time to convert is PostHog's non-UDF query, which rounds the mean to
+    // hundredths (funnel_time_to_convert.py); the UDF one (ordered, strict) does not.
+    const average = mean !== null && filter.orderType === 'unordered' ? Math.round(mean * 100) / 100 : mean;
     return answer({ bins: timeToConvertBins(seconds, filter.binCount), average_conversion_time: average });
   }
 
@@ -140,16 +149,18 @@ export async function runFunnelQuery(
           : step.kind === 'actions'
             ? ports.actionName(Number(step.id))
             : String(step.id ?? 'All events');
+        const reached = Number(row.counts[i] ?? 0);
         const out: FunnelStep = {
           action_id: unordered ? null : step.id,
           name,
           custom_name: unordered ? null : step.custom_name,
           order: i,
           people: [],
-          count: Number(row.counts[i] ?? 0),
+          count: reached,
           type: step.kind,
-          average_conversion_time: i === 0 ? null : finite(row.averages[i]),
-          median_conversion_time: i === 0 ? null : finite(row.medians[i]),
+          // A step nobody reached has no conversion time (null, not 0), breakdown values included.
+          average_conversion_time: i === 0 || reached === 0 ? null : finite(row.averages[i]),
+          median_conversion_time: i === 0 || reached === 0 ? null : finite(row.medians[i]),
           converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
           dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
         };
