@@ -325,9 +325,10 @@ export class FunnelSqlBuilder extends EventsSql {
       // continue it) and the first chain that ever reached it.
       const current = `multiIf(${advances}, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)), i = 1 AND ${start}, (ev.1, [ev.1]), ${empty})`;
       const init = `arrayMap(i -> (toFloat64(-1), emptyArrayFloat64(), toFloat64(-1), emptyArrayFloat64()), ${levels})`;
-      const step = `arrayMap(i -> (${current}.1, ${current}.2,
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.1, acc[i].3),
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.2, acc[i].4)), ${levels})`;
+      // Each level's running chain is written once, then read by a second map: ClickHouse plans
+      // a fold's lambda per use, and six copies of it made strict funnels slow to plan.
+      const step = `arrayMap((c, a) -> (c.1, c.2, if(a.3 < 0 AND c.1 >= 0, c.1, a.3), if(a.3 < 0 AND c.1 >= 0, c.2, a.4)),
+          arrayMap(i -> ${current}, ${levels}), acc)`;
       const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
       return { state, level: 'arrayLastIndex(s -> s.3 >= 0, state)', times: 'if(level > 0, state[level].4, emptyArrayFloat64())' };
     }
