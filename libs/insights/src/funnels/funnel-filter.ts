@@ -7,6 +7,14 @@ import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendS
 export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
 export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
 export const FUNNEL_WINDOW_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month'] as const;
+/** PostHog's BreakdownAttributionType: which of an actor's events give its breakdown value. */
+export const BREAKDOWN_ATTRIBUTION_TYPES = ['first_touch', 'last_touch', 'all_events', 'step'] as const;
+export type BreakdownAttributionType = (typeof BREAKDOWN_ATTRIBUTION_TYPES)[number];
+/**
+ * Breakdown types whose value PostHog's funnels answer as a list even for one property
+ * (FunnelQueryContext.breakdown boxes them); a group breakdown stays a text unless asked as a list.
+ */
+const LIST_VALUED_BREAKDOWN_TYPES = new Set(['event', 'person', 'event_metadata', 'hogql']);
 const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
   second: 1,
   minute: 60,
@@ -64,6 +72,9 @@ export interface ParsedFunnelFilter {
   windowSeconds: number;
   exclusions: FunnelExclusion[];
   breakdowns: BreakdownInput[];
+  /** Each breakdown value is a list (one entry per breakdown), as PostHog's funnels answer it. */
+  breakdownValueIsList: boolean;
+  breakdownAttribution: { type: BreakdownAttributionType; step: number };
   breakdown_limit: number;
   aggregation_group_type_index: number | null;
   fromStep: number;
@@ -89,8 +100,11 @@ function choice<T extends string>(body: Record<string, unknown>, key: string, ch
 export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   if (!isJsonObject(input)) throw new TrendFilterError(null, 'The funnel query must be a JSON object.', 'parse_error');
   const body = input;
-  const { funnel_viz_type: _viz, exclusions: _exclusions, ...shared } = body;
-  const trend = parseTrendFilter({ ...shared, display: undefined, formula: undefined, compare: undefined }, { seriesMaths: FUNNEL_STEP_MATHS });
+  const { funnel_viz_type: _viz, exclusions: _exclusions, breakdown_attribution_type: _type, breakdown_attribution_value: _value, ...shared } = body;
+  const trend = parseTrendFilter(
+    { ...shared, ...propertyListBreakdowns(body), display: undefined, formula: undefined, compare: undefined },
+    { seriesMaths: FUNNEL_STEP_MATHS },
+  );
   if (trend.series.length > MAX_FUNNEL_STEPS) throw new TrendFilterError('events', `A funnel may have at most ${MAX_FUNNEL_STEPS} steps.`, 'max_length');
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
@@ -137,9 +151,19 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   }
   const interval = trend.interval;
   if (!(INTERVALS as readonly string[]).includes(interval)) throw new TrendFilterError('interval', 'Unknown interval.', 'invalid_choice');
-  if (trend.breakdowns.some((b) => b.type === 'cohort') && trend.breakdowns.length > 1) {
-    throw new TrendFilterError('breakdown', 'A funnel breaks down by one cohort at a time.', 'not_supported');
+  const breakdownAttribution = {
+    type: choice(body, 'breakdown_attribution_type', BREAKDOWN_ATTRIBUTION_TYPES, 'first_touch'),
+    step: optionalInteger(body, 'breakdown_attribution_value', 0, Math.max(0, stepCount - 1)) ?? 0,
+  };
+  // posthog/hogql_queries/insights/funnels/funnel_udf.py refuses this too.
+  if (orderType === 'unordered' && breakdownAttribution.type === 'step' && breakdownAttribution.step !== 0) {
+    throw new TrendFilterError('breakdown_attribution_value', 'Only the first step can be used for breakdown attribution in unordered funnels.', 'invalid');
   }
+  const rawBreakdown = body['breakdown'];
+  const breakdownValueIsList =
+    trend.breakdowns.length > 0 &&
+    trend.breakdowns[0]!.type !== 'cohort' &&
+    (trend.breakdowns.length > 1 || Array.isArray(rawBreakdown) || trend.breakdown_is_list || LIST_VALUED_BREAKDOWN_TYPES.has(trend.breakdowns[0]!.type));
   return {
     steps: trend.series,
     properties: trend.properties,
@@ -153,6 +177,8 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     windowSeconds,
     exclusions,
     breakdowns: trend.breakdowns,
+    breakdownValueIsList,
+    breakdownAttribution,
     breakdown_limit: trend.breakdown_limit,
     aggregation_group_type_index: trend.aggregation_group_type_index,
     fromStep,
@@ -166,4 +192,24 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
 function binCount(body: Record<string, unknown>): number | null {
   const asked = optionalInteger(body, 'bin_count', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
   return asked === null ? null : Math.min(MAX_BIN_COUNT, Math.max(1, asked));
+}
+
+/**
+ * A funnel may break down by several properties of one type given as a list
+ * (`"breakdown": ["$browser", "$browser_version"]`, PostHog's multi-property funnel breakdown):
+ * they are read as the trend filter's `breakdowns`. A list of one, or of cohorts, is left as is.
+ */
+function propertyListBreakdowns(body: Record<string, unknown>): Record<string, unknown> {
+  const breakdown = body['breakdown'];
+  const type = body['breakdown_type'] ?? 'event';
+  if (!Array.isArray(breakdown) || breakdown.length < 2 || type === 'cohort') return {};
+  return {
+    breakdown: undefined,
+    breakdowns: breakdown.map((property) => ({
+      type,
+      property: typeof property === 'number' ? String(property) : property,
+      group_type_index: body['breakdown_group_type_index'],
+      normalize_url: body['breakdown_normalize_url'] === true,
+    })),
+  };
 }

@@ -1,8 +1,9 @@
 import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
 import { compilePropertyGroup, type PropertyGroup } from '@sightline/properties';
 import type { QueryDateRange } from '../common/date-range';
-import { BREAKDOWN_OTHER, EventsSql, PERSON_ID } from '../common/events-sql';
+import { EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import { FunnelBreakdownSql } from './funnel-breakdown.sql';
 import { FIRST_TIME_STEP_MATHS, type ParsedFunnelFilter } from './funnel-filter';
 
 export interface FunnelQueryInput {
@@ -27,6 +28,8 @@ export interface FunnelQueryInput {
  * An exclusion event between its from and to steps discards the chains it interrupts.
  */
 export class FunnelSqlBuilder extends EventsSql {
+  private readonly breakdown: FunnelBreakdownSql;
+
   constructor(
     protected readonly input: FunnelQueryInput,
     ports: TrendSqlPorts,
@@ -38,11 +41,13 @@ export class FunnelSqlBuilder extends EventsSql {
         timezone: input.range.timezone,
         interval: input.range.interval,
         weekStartDay: input.range.weekStartDay,
-        breakdowns: input.cohortId === null ? input.filter.breakdowns : [],
+        // A cohort breakdown runs one query per cohort, each reading its members only.
+        breakdowns: input.filter.breakdowns.filter((b) => b.type !== 'cohort'),
         aggregationGroupTypeIndex: input.filter.aggregation_group_type_index,
       },
       ports,
     );
+    this.breakdown = new FunnelBreakdownSql(input.filter, this.params, this.scope.breakdowns);
   }
 
   private stepSql(step: ParsedFunnelFilter['steps'][number]): string {
@@ -100,7 +105,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const { filter, range } = this.input;
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();
-    const bv = this.rawBreakdownArraySql() ?? "''";
+    const bv = this.breakdown.rowValueSql(this.scope.breakdowns.map((b, i) => this.breakdownValueSql(b, i)));
     const where = [
       `e.team_id = ${this.team}`,
       `e.timestamp >= ${this.dateTime(fromMs)}`,
@@ -154,18 +159,18 @@ export class FunnelSqlBuilder extends EventsSql {
     // The chain path sorts one number per event: microseconds since the range start, shifted
     // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
     const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
-    const rows = this.eventRowsSql(mask, xmask, key?.sql ?? null);
+    const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, key?.sql ?? null), key !== null);
     const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
     if (key) {
       // Sorting the keys sorts by time, then by mask, as tuples would; gathering and sorting one
       // number per event costs a fraction of what (time, mask) tuples cost.
-      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(groupArray(k)) AS ks
-      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
+      const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(groupArray(k)) AS ks
+      FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${started} AND ${inRange('t')}) > 0`;
       return this.orderedChainsSql(n, window, from, to, key, this.levelFitsWindowFunnel(), perActor);
     }
-    const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
-      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
+    const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
+      FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${started} AND ${inRange('t')}) > 0`;
     const fold = this.foldSql(n, window, from, to);
     return `SELECT actor, bv, level, arrayMap(x -> x / 1000000, times) AS times FROM (
       SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
@@ -300,9 +305,10 @@ export class FunnelSqlBuilder extends EventsSql {
       // continue it) and the first chain that ever reached it.
       const current = `multiIf(${advances}, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)), i = 1 AND ${start}, (ev.1, [ev.1]), ${empty})`;
       const init = `arrayMap(i -> (toFloat64(-1), emptyArrayFloat64(), toFloat64(-1), emptyArrayFloat64()), ${levels})`;
-      const step = `arrayMap(i -> (${current}.1, ${current}.2,
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.1, acc[i].3),
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.2, acc[i].4)), ${levels})`;
+      // Each level's running chain is written once, then read by a second map: ClickHouse plans
+      // a fold's lambda per use, and six copies of it made strict funnels slow to plan.
+      const step = `arrayMap((c, a) -> (c.1, c.2, if(a.3 < 0 AND c.1 >= 0, c.1, a.3), if(a.3 < 0 AND c.1 >= 0, c.2, a.4)),
+          arrayMap(i -> ${current}, ${levels}), acc)`;
       const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
       return { state, level: 'arrayLastIndex(s -> s.3 >= 0, state)', times: 'if(level > 0, state[level].4, emptyArrayFloat64())' };
     }
@@ -317,10 +323,7 @@ export class FunnelSqlBuilder extends EventsSql {
     return { state, level: 'toUInt32(state.2)', times: 'state.3' };
   }
 
-  /**
-   * Step counts and conversion times per breakdown value: the top `breakdown_limit` values by the
-   * number of actors who started keep theirs, the rest are merged into "other".
-   */
+  /** Step counts and conversion times per breakdown value (see FunnelBreakdownSql.stepsByValueSql). */
   stepsSql(): string {
     const n = this.input.filter.steps.length;
     const counts = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1})`).join(', ');
@@ -334,19 +337,8 @@ export class FunnelSqlBuilder extends EventsSql {
       i === 0 ? 'toFloat64(nan)' : `if(countIf(${timed(i)}) = 0, nan, toFloat64(quantileExactInclusiveIf(0.5)(${gap(i)}, ${timed(i)})))`,
     ).join(', ');
     // Without a breakdown there is one value and nothing to rank.
-    if (this.scope.breakdowns.length === 0)
-      return `SELECT '' AS bv, 1 AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
-    const limit = this.params.add(this.input.filter.breakdown_limit, 'UInt32');
-    const other =
-      this.scope.breakdowns.length > 1
-        ? `arrayResize([${this.params.add(BREAKDOWN_OTHER, 'String')}], length(bv), ${this.params.add(BREAKDOWN_OTHER, 'String')})`
-        : this.params.add(BREAKDOWN_OTHER, 'String');
-    return `SELECT bv_final AS bv, min(value_rank) AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians
-FROM (
-  SELECT level, times, if(ranked <= ${limit}, bv, ${other}) AS bv_final, if(ranked <= ${limit}, ranked, 0) AS value_rank FROM (
-    SELECT bv, level, times, dense_rank() OVER (ORDER BY bv_count DESC, bv ASC) AS ranked FROM (
-      SELECT bv, level, times, count() OVER (PARTITION BY bv) AS bv_count FROM (${this.actorsSql()}))))
-GROUP BY bv_final`;
+    if (!this.breakdown.active) return `SELECT '' AS bv, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
+    return this.breakdown.stepsByValueSql(this.actorsSql(), counts, averages, medians);
   }
 
   /** Seconds from step `from` to step `to` of every actor who got that far. */
