@@ -185,6 +185,17 @@ describe('the api in the cluster layout', () => {
     ],
     ['funnel: trends', '/api/environments/1/insights/funnel/', () => ({ ...funnel, funnel_viz_type: 'trends' })],
     ['funnel: time to convert', '/api/environments/1/insights/funnel/', () => ({ ...funnel, funnel_viz_type: 'time_to_convert' })],
+    [
+      'funnel: a first-time step',
+      '/api/environments/1/insights/funnel/',
+      () => ({
+        ...funnel,
+        events: [
+          { id: 'visit', order: 0, math: 'first_time_for_user' },
+          { id: 'pay', order: 1, math: 'first_time_for_user_with_filters' },
+        ],
+      }),
+    ],
     ['funnel: session breakdown', '/api/environments/1/insights/funnel/', () => ({ ...funnel, breakdown: '$entry_pathname', breakdown_type: 'session' })],
     ['correlation: events', '/api/environments/1/insights/funnel/correlation/', () => ({ ...funnel, funnel_correlation_type: 'events' })],
     [

@@ -60,6 +60,8 @@ export interface ParsedDate {
   deltaUnit: string | null;
   /** An ISO datetime (not a bare day): the client pinned the time. */
   exactTime: boolean;
+  /** The N of a relative `-N<unit>` (0 when absent or absolute). */
+  deltaAmount: number;
 }
 
 const ABSOLUTE_DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
@@ -83,7 +85,7 @@ export function parseQueryDate(value: string, now: DateTime, attr: string): Pars
   if (date) {
     const dt = calendarDay(Number(date[1]), Number(date[2]), Number(date[3]), now.zoneName!);
     if (!dt) throw new DateRangeError(attr, `Invalid date "${preview(value)}": that day does not exist.`);
-    return { at: withinQueryRange(dt, value, attr), deltaUnit: null, exactTime: false };
+    return { at: withinQueryRange(dt, value, attr), deltaUnit: null, exactTime: false, deltaAmount: 0 };
   }
   const datetime = ABSOLUTE_DATETIME.exec(value);
   if (datetime) {
@@ -106,7 +108,7 @@ export function parseQueryDate(value: string, now: DateTime, attr: string): Pars
         : `UTC${offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset}`
       : now.zoneName!;
     const dt = DateTime.fromObject({ year, month, day, hour, minute, second, millisecond }, { zone }).setZone(now.zoneName!);
-    return { at: withinQueryRange(dt, value, attr), deltaUnit: null, exactTime: true };
+    return { at: withinQueryRange(dt, value, attr), deltaUnit: null, exactTime: true, deltaAmount: 0 };
   }
   const relative = RELATIVE.exec(value);
   if (relative && (relative[1] !== undefined || relative[3] !== undefined)) {
@@ -140,7 +142,7 @@ export function parseQueryDate(value: string, now: DateTime, attr: string): Pars
       else if (unit === 'h') at = at.endOf('hour');
       else at = at.endOf('day');
     }
-    return { at, deltaUnit: unit, exactTime: false };
+    return { at, deltaUnit: unit, exactTime: false, deltaAmount: n };
   }
   throw new DateRangeError(
     attr,
@@ -215,6 +217,20 @@ export interface QueryDateRange {
   to: DateTime;
   /** Bucket starts, both ends included; the first is `from` aligned to its interval. */
   buckets: DateTime[];
+  /**
+   * The first instant whose events count (PostHog's date_from_with_adjusted_start_of_interval):
+   * the start of date_from's bucket, or of its day for weeks (a week that starts before date_from
+   * counts nothing before it); date_from itself for an explicit range, hour and minute
+   * intervals from a relative date, and a day interval from an hours delta (`-24h`).
+   */
+  eventsFrom: DateTime;
+  /** date_from as PostHog's QueryDateRange.date_from() answers it (before any day truncation). */
+  queryFrom: DateTime;
+  /** The days of a `-Nd` date_from (0 otherwise), and whether date_to was relative: compare reads them. */
+  fromDeltaDays: number;
+  toIsRelative: boolean;
+  /** Whether events count from the start of date_from's interval (see eventsFrom). */
+  startsAtInterval: boolean;
 }
 
 const isHourly = (interval: Interval) => interval === 'hour' || interval === 'minute';
@@ -231,6 +247,9 @@ export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRang
   const now = DateTime.fromMillis(input.nowMs, { zone });
   const interval = input.interval;
   let from: DateTime;
+  let fromDeltaDays = 0;
+  // PostHog's use_start_of_interval: whether events count from the start of date_from's interval.
+  let startsAtInterval = !input.explicitDate;
   if (input.dateFrom === 'all') {
     from = DateTime.fromMillis(input.earliestEventMs ?? input.nowMs, { zone });
   } else if (input.dateFrom) {
@@ -239,9 +258,12 @@ export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRang
     if (!input.explicitDate && interval !== 'minute' && parsed.deltaUnit !== null && !parsed.exactTime) {
       from = parsed.deltaUnit === 'h' || parsed.deltaUnit === 'M' || parsed.deltaUnit === 's' ? from.startOf('hour') : from.startOf('day');
     }
+    if (parsed.deltaUnit === 'd') fromDeltaDays = parsed.deltaAmount;
+    if (parsed.deltaUnit !== null && (isHourly(interval) || (interval === 'day' && parsed.deltaUnit === 'h'))) startsAtInterval = false;
   } else {
     from = now.startOf('day').minus({ days: 7 });
   }
+  const queryFrom = from;
   if (!input.explicitDate && !isHourly(interval)) from = from.startOf('day');
 
   let to: DateTime = now;
@@ -276,24 +298,81 @@ export function resolveQueryDateRange(input: QueryDateRangeInput): QueryDateRang
     if (buckets.length > MAX_BUCKETS) throw new DateRangeError('date_from', `The date range holds more than ${MAX_BUCKETS} ${interval} buckets.`);
   }
   if (!stepMs) input.checkBuckets?.(buckets.length);
-  return { interval, timezone: zone, weekStartDay: input.weekStartDay, from, to, buckets };
+  return {
+    interval,
+    timezone: zone,
+    weekStartDay: input.weekStartDay,
+    from,
+    to,
+    buckets,
+    eventsFrom: eventsFromOf(queryFrom, first, interval, startsAtInterval),
+    queryFrom,
+    fromDeltaDays,
+    toIsRelative: Boolean(input.dateTo) && toIsRelative,
+    startsAtInterval,
+  };
+}
+
+function eventsFromOf(queryFrom: DateTime, firstBucket: DateTime, interval: Interval, startsAtInterval: boolean): DateTime {
+  if (!startsAtInterval) return queryFrom;
+  return interval === 'week' ? queryFrom.startOf('day') : firstBucket;
 }
 
 /** The range `range` shifted back by `shift` (compare_to such as `-1w`), same buckets. */
 export function shiftDateRange(range: QueryDateRange, shift: { amount: number; unit: 'hours' | 'days' | 'weeks' | 'months' | 'years' }): QueryDateRange {
   const back = (at: DateTime) => at.minus({ [shift.unit]: shift.amount });
   const buckets = range.buckets.map((b) => startOfInterval(back(b), range.interval, range.weekStartDay));
-  return { ...range, from: back(range.from), to: back(range.to), buckets };
+  const queryFrom = back(range.queryFrom);
+  return {
+    ...range,
+    from: back(range.from),
+    to: back(range.to),
+    buckets,
+    queryFrom,
+    eventsFrom: eventsFromOf(queryFrom, buckets[0]!, range.interval, range.startsAtInterval),
+  };
 }
 
+/** Wall-clock arithmetic, as Python's on datetimes sharing one tzinfo (PostHog's compare periods). */
+const wallClock = (at: DateTime): DateTime => at.setZone('UTC', { keepLocalTime: true });
+const inZone = (at: DateTime, zone: string): DateTime => at.setZone(zone, { keepLocalTime: true });
+const sameTime = (at: DateTime, like: DateTime): DateTime => at.set({ hour: like.hour, minute: like.minute, second: like.second, millisecond: like.millisecond });
+
 /**
- * The period before `range` with as many buckets: what `compare: true` answers next to the
- * current one, so "day 0 … day N" line up. It ends just before the current first bucket.
+ * The period `compare: true` answers next to `range`, as PostHog's get_compare_period_dates
+ * (posthog/utils.py) aligns it: as long as the current one and ending where it starts, then
+ * given the current period's time of day (hour intervals: its hour, minute and second); a
+ * `-7d`, `-14d`, … day range starts a day later, so weekdays line up
+ * (test_trends_compare_day_interval_relative_range).
  */
 export function previousPeriod(range: QueryDateRange): QueryDateRange {
-  const n = range.buckets.length;
-  const buckets = range.buckets.map((at) => at.minus({ [`${range.interval}s`]: n }));
-  return { ...range, from: buckets[0]!, to: range.buckets[0]!.minus({ milliseconds: 1 }), buckets };
+  const zone = range.timezone;
+  const from = wallClock(range.queryFrom);
+  const to = wallClock(range.to);
+  const diffMs = to.toMillis() - from.toMillis();
+  let newFrom = from.minus({ milliseconds: diffMs });
+  let newTo = from;
+  if (range.interval === 'hour') {
+    newFrom = sameTime(newFrom, from);
+    newTo = newFrom.plus({ milliseconds: diffMs }).set({ minute: to.minute, second: to.second, millisecond: to.millisecond });
+  } else if (range.interval !== 'minute') {
+    newFrom = sameTime(newFrom, from);
+    if (range.interval === 'day' && range.fromDeltaDays > 0 && range.fromDeltaDays % 7 === 0 && !range.toIsRelative) newFrom = newFrom.plus({ days: 1 });
+    newTo = sameTime(newFrom.plus({ milliseconds: diffMs }), to);
+  }
+  const queryFrom = inZone(newFrom, zone);
+  const end = inZone(newTo, zone);
+  const first = startOfInterval(queryFrom, range.interval, range.weekStartDay);
+  const buckets: DateTime[] = [];
+  for (let at = first; at <= end && buckets.length <= MAX_BUCKETS; at = at.plus({ [`${range.interval}s`]: 1 })) buckets.push(at);
+  return {
+    ...range,
+    from: isHourly(range.interval) ? queryFrom : queryFrom.startOf('day'),
+    to: end,
+    buckets,
+    queryFrom,
+    eventsFrom: eventsFromOf(queryFrom, first, range.interval, range.startsAtInterval),
+  };
 }
 
 /** `compare_to` (`-1w`, `-2d`, `-1m`, `-1y`, `-3h`) as an amount and unit. */

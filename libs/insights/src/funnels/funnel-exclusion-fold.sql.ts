@@ -19,8 +19,11 @@
  * Chains start at first-step events inside the date range; every time is in microseconds.
  */
 export interface ExclusionFoldInput {
-  /** Rows `actor, t, mask (bit i: step i), xmask (bit k: an exclusion between steps k-1 and k), bv`. */
-  rows: string;
+  /**
+   * One row per actor (and breakdown value): `actor, bv, evs`, evs the actor's events as
+   * (t, mask (bit i: step i), xmask (bit k: an exclusion between steps k-1 and k)) sorted.
+   */
+  perActor: string;
   steps: number;
   window: string;
   from: string;
@@ -38,9 +41,8 @@ const FORGET = 2;
 
 /** One row per actor who started in range and was not excluded: `actor, bv, level, times` (seconds). */
 export function exclusionFoldActorsSql(input: ExclusionFoldInput): string {
-  const { rows, steps: n, window: w, from, to, strict } = input;
+  const { perActor, steps: n, window: w, from, to, strict } = input;
   const levels = `range(1, ${n + 1})`;
-  const started = `bitTest(mask, 0) AND t >= ${from} AND t <= ${to}`;
   const item = (kind: number, bits: string) => `(g.1, toUInt8(${kind}), toUInt64(${bits}), bitShiftLeft(toUInt64(gi), 24) + j)`;
   const whole = `arrayFlatten(arrayMap((e, j) -> [${[item(EXCLUDE, 'e.2'), item(ADVANCE, 'e.1'), ...(strict ? [item(FORGET, 'e.1')] : [])].join(', ')}],
       g.2, arrayEnumerate(g.2)))`;
@@ -81,12 +83,10 @@ export function exclusionFoldActorsSql(input: ExclusionFoldInput): string {
   const fold = `arrayFold((acc, x) -> CAST(multiIf(x.2 = ${EXCLUDE}, ${exclude}, x.2 = ${ADVANCE}, ${advanceWithMax}, ${forget}), '${STATE}'),
       items, CAST((arrayMap(k -> ${UNSET}, ${levels}), (toUInt32(0), toFloat64(-1), toUInt8(0), emptyArrayFloat64())), '${STATE}'))`;
 
+  // The events of each instant together: (t, [(mask, xmask), ...]).
+  const groups = `arrayMap(g -> (g[1].1, arrayMap(e -> (e.2, e.3), g)), arraySplit((e, p) -> e.1 != p.1, evs, arrayPushFront(arrayPopBack(evs), evs[1])))`;
   return `SELECT actor, bv, level, arrayMap(x -> x / 1000000, state.2.4) AS times FROM (
     SELECT actor, bv, ${fold} AS state, if(state.2.3 = 1, toUInt32(0), state.2.1) AS level FROM (
-      SELECT actor, bv, ${items} AS items FROM (
-        SELECT actor, argMinIf(gbv, t, gstart) AS bv, arraySort(x -> x.1, groupArray((t, g))) AS groups FROM (
-          SELECT actor, t, arraySort(groupArray((mask, xmask))) AS g, anyIf(bv, ${started}) AS gbv, countIf(${started}) > 0 AS gstart
-          FROM (${rows}) GROUP BY actor, t)
-        GROUP BY actor HAVING countIf(gstart) > 0)))
+      SELECT actor, bv, ${items} AS items FROM (SELECT actor, bv, ${groups} AS groups FROM (${perActor}))))
   WHERE level > 0`;
 }

@@ -1,10 +1,12 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PropertyGroup } from '@sightline/properties';
-import { formatBucketDay, formatBucketLabel, isoDateTime, resolveQueryDateRange } from '../common/date-range';
+import { resolveQueryDateRange } from '../common/date-range';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
+import { ALL_USERS_COHORT_ID } from './funnel-breakdown.sql';
 import { FunnelSqlBuilder } from './funnel.sql';
+import { runFunnelTrends } from './funnel-trends';
 
 export interface FunnelStep {
   action_id: string | number | null;
@@ -31,6 +33,8 @@ export interface FunnelResult {
 }
 
 const finite = (v: unknown): number | null => {
+  // ClickHouse writes an average over no conversions (nan) as null.
+  if (v === null || v === undefined) return null;
   const n = Number(v);
   return Number.isFinite(n) ? n : null;
 };
@@ -39,20 +43,26 @@ async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string,
   return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
 }
 
+/** PostHog's automatic bin count stays within 1..60 (funnel_time_to_convert_udf.py). */
+const MAX_AUTO_BINS = 60;
+/** The bin width when every conversion took the same whole second (PostHog's fallback). */
+const SINGLE_VALUE_BIN_SECONDS = 60;
+
 /**
- * PostHog's time-to-convert bins: `bin_count` bins (default the square root of the number of
- * conversions, at most 90) of equal width in whole seconds from the fastest conversion, empty
- * bins included, and a closing `[end, 0]` marking the last bin's upper edge.
+ * PostHog's time-to-convert bins (funnel_time_to_convert_udf.py): `bin_count` bins (default the
+ * cube root of the number of conversions, rounded up, within 1..60) of equal width in whole
+ * seconds from the fastest conversion, then one bin more starting at the last edge. A conversion
+ * falls in bin floor((seconds - fastest) / width), so the slowest one lands in that closing bin
+ * whenever the span divides evenly (test_auto_bin_count_single_step: [[2220,2],[42510,0],[82800,1]]).
  */
 export function timeToConvertBins(seconds: number[], binCount: number | null): [number, number][] {
   if (seconds.length === 0) return [];
   const min = Math.floor(Math.min(...seconds));
   const max = Math.ceil(Math.max(...seconds));
-  const count = Math.max(1, Math.min(90, binCount ?? Math.ceil(Math.sqrt(seconds.length))));
-  const width = Math.max(1, Math.ceil((max - min) / count));
-  const bins: [number, number][] = Array.from({ length: count }, (_, i) => [min + i * width, 0]);
-  for (const s of seconds) bins[Math.min(count - 1, Math.floor((s - min) / width))]![1]++;
-  bins.push([min + count * width, 0]);
+  const count = binCount ?? Math.min(MAX_AUTO_BINS, Math.max(1, Math.ceil(Math.cbrt(seconds.length))));
+  const width = Math.ceil((max - min) / count) || SINGLE_VALUE_BIN_SECONDS;
+  const bins: [number, number][] = Array.from({ length: count + 1 }, (_, i) => [min + i * width, 0]);
+  for (const s of seconds) bins[Math.floor((s - min) / width)]![1]++;
   return bins;
 }
 
@@ -92,53 +102,49 @@ export async function runFunnelQuery(
   if (filter.vizType === 'time_to_convert') {
     const b = builder(null);
     const seconds = (await rows<{ seconds: number }>(ch, b.conversionTimesSql(filter.fromStep, filter.toStep), b.params.values)).map((r) => Number(r.seconds));
-    const average = seconds.length ? seconds.reduce((a, s) => a + s, 0) / seconds.length : null;
+    const mean = seconds.length ? seconds.reduce((a, s) => a + s, 0) / seconds.length : null;
+    // An unordered funnel's time to convert is PostHog's non-UDF query, which rounds the mean to
+    // hundredths (funnel_time_to_convert.py); the UDF one (ordered, strict) does not.
+    const average = mean !== null && filter.orderType === 'unordered' ? Math.round(mean * 100) / 100 : mean;
     return answer({ bins: timeToConvertBins(seconds, filter.binCount), average_conversion_time: average });
   }
 
   if (filter.vizType === 'trends') {
-    const b = builder(null);
-    const toStep = filter.toStep;
-    const found = await rows<{ b: string; entered: string; converted: string }>(ch, b.trendsSql(toStep), b.params.values);
-    const byBucket = new Map(found.map((r) => [r.b, r]));
-    const days = range.buckets.map((at) => formatBucketDay(at, range.interval));
-    const data = days.map((d) => {
-      const r = byBucket.get(d);
-      return r && Number(r.entered) > 0 ? Math.round((Number(r.converted) / Number(r.entered)) * 10_000) / 100 : 0;
-    });
-    return answer([
-      {
-        count: data.length,
-        data,
-        days,
-        labels: range.buckets.map((at) => formatBucketLabel(at, range)),
-        label: 'Conversion rate',
-        filter: { ...filter.request, date_from: isoDateTime(range.from), date_to: isoDateTime(range.to) },
-      },
-    ]);
+    return answer(await runFunnelTrends(ch, { filter, properties, range, ports: sqlPorts }));
   }
 
   const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
   const cohorts: (number | 'all' | null)[] = cohortBreakdown ? filter.breakdowns.map((b) => (b.property === 'all' ? 'all' : Number(b.property))) : [null];
-  const groups: { value: unknown; rank: number; steps: FunnelStep[] }[] = [];
+  const groups: { counts: number[]; steps: FunnelStep[] }[] = [];
   for (const cohort of cohorts) {
     const b = builder(typeof cohort === 'number' ? cohort : null);
-    const found = await rows<{ bv: string | string[]; value_rank: number; counts: number[]; averages: (number | null)[]; medians: (number | null)[] }>(
+    const found = await rows<{ bv: string | string[]; counts: number[]; averages: (number | null)[]; medians: (number | null)[] }>(
       ch,
       b.stepsSql(),
       b.params.values,
     );
     for (const row of found) {
-      const breakdownValue = cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
+      const breakdownValue = cohort === 'all' ? ALL_USERS_COHORT_ID : cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
       const steps = filter.steps.map((step, i): FunnelStep => {
+        const unordered = filter.orderType === 'unordered';
+        // An unordered funnel's steps are "how many steps done", not the series (base.py _serialize_step).
+        const name = unordered
+          ? `Completed ${i + 1} step${i === 0 ? '' : 's'}`
+          : step.kind === 'actions'
+            ? ports.actionName(Number(step.id))
+            : allEventsAsNull(step.id);
+        const reached = Number(row.counts[i] ?? 0);
         const out: FunnelStep = {
-          ...stepIdentity(filter, step, i, ports),
+          action_id: unordered ? null : step.id,
+          name,
+          custom_name: unordered ? null : step.custom_name,
           order: i,
           people: [],
-          count: Number(row.counts[i] ?? 0),
+          count: reached,
           type: step.kind,
-          average_conversion_time: i === 0 ? null : finite(row.averages[i]),
-          median_conversion_time: i === 0 ? null : finite(row.medians[i]),
+          // A step nobody reached has no conversion time (null, not 0), breakdown values included.
+          average_conversion_time: i === 0 || reached === 0 ? null : finite(row.averages[i]),
+          median_conversion_time: i === 0 || reached === 0 ? null : finite(row.medians[i]),
           converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
           dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
         };
@@ -148,35 +154,27 @@ export async function runFunnelQuery(
         }
         return out;
       });
-      groups.push({ value: breakdownValue, rank: Number(row.value_rank) || Number.MAX_SAFE_INTEGER, steps });
+      groups.push({ counts: row.counts.map(Number), steps });
     }
   }
   if (filter.breakdowns.length === 0) {
-    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(filter, step, i, ports));
+    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(step, i, ports));
     return answer(only);
   }
-  if (!cohortBreakdown) groups.sort((a, b) => a.rank - b.rank);
+  // PostHog's funnel orders breakdown values by the count at the last step, then at each earlier
+  // step, all descending (funnel_udf.py); the SQL breaks ties by value, cohorts keep their order.
+  groups.sort((a, b) => {
+    for (let i = a.counts.length - 1; i >= 0; i--) if (a.counts[i] !== b.counts[i]) return b.counts[i]! - a.counts[i]!;
+    return 0;
+  });
   return answer(groups.map((g) => g.steps));
 }
 
-/**
- * A step's name and ids. An unordered funnel's step i is "Completed i+1 step(s)", whichever steps
- * those were, with no action id or custom name (PostHog's FunnelBase._serialize_step).
- */
-function stepIdentity(
-  filter: ParsedFunnelFilter,
-  step: ParsedFunnelFilter['steps'][number],
-  i: number,
-  ports: TrendQueryPorts,
-): Pick<FunnelStep, 'action_id' | 'name' | 'custom_name'> {
-  if (filter.orderType === 'unordered') return { action_id: null, name: `Completed ${i + 1} step${i === 0 ? '' : 's'}`, custom_name: null };
-  const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : step.id === null ? null : String(step.id);
-  return { action_id: step.id, name, custom_name: step.custom_name };
-}
-
-function emptyStep(filter: ParsedFunnelFilter, step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
+function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
   return {
-    ...stepIdentity(filter, step, i, ports),
+    action_id: step.id,
+    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : allEventsAsNull(step.id),
+    custom_name: step.custom_name,
     order: i,
     people: [],
     count: 0,
@@ -186,4 +184,9 @@ function emptyStep(filter: ParsedFunnelFilter, step: ParsedFunnelFilter['steps']
     converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
     dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
   };
+}
+
+/** An event step's name: its event, or null for all events (PostHog's EventsNode.event). */
+function allEventsAsNull(id: string | number | null): string | null {
+  return id === null ? null : String(id);
 }

@@ -187,8 +187,7 @@ export function optionalInteger(body: Record<string, unknown>, key: string, min:
   return value;
 }
 
-/** A property filter list or group, as the trend filter reads them (shared with the funnel's exclusions). */
-export function propertyGroup(value: unknown, attr: string): PropertyGroup {
+function propertyGroup(value: unknown, attr: string): PropertyGroup {
   try {
     return parsePropertyFilters(value, attr, { types: FILTER_TYPES });
   } catch (error) {
@@ -197,7 +196,7 @@ export function propertyGroup(value: unknown, attr: string): PropertyGroup {
   }
 }
 
-function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number): TrendSeriesInput {
+function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number, maths: ReadonlySet<string>): TrendSeriesInput {
   const attr = `${kind}__${index}`;
   if (!isJsonObject(raw)) throw new TrendFilterError(attr, 'Each series must be an object.', 'invalid');
   const id = raw['id'];
@@ -219,8 +218,8 @@ function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number): T
     return value;
   };
   const math = text('math') ?? 'total';
-  if (!MATHS.has(math))
-    throw new TrendFilterError(`${attr}__math`, `Unknown math "${math.slice(0, 100)}" (one of: ${[...MATHS].join(', ')}).`, 'invalid_choice');
+  if (!maths.has(math))
+    throw new TrendFilterError(`${attr}__math`, `Unknown math "${math.slice(0, 100)}" (one of: ${[...maths].join(', ')}).`, 'invalid_choice');
   const series: TrendSeriesInput = {
     kind,
     id: parsedId,
@@ -243,6 +242,20 @@ function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number): T
     series.math_group_type_index = index;
   }
   return series;
+}
+
+/**
+ * A breakdown sent as a JSON list in a string (`"[12, \"all\"]"`, as PostHog's own tests send
+ * cohort lists) is that list, as PostHog's Filter reads it; any other string is a property name.
+ */
+function jsonListOrSelf(value: unknown): unknown {
+  if (typeof value !== 'string' || !/^\s*\[/.test(value)) return value;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : value;
+  } catch {
+    return value;
+  }
 }
 
 function parseBreakdowns(body: Record<string, unknown>): BreakdownInput[] {
@@ -270,7 +283,7 @@ function parseBreakdowns(body: Record<string, unknown>): BreakdownInput[] {
       };
     });
   }
-  const breakdown = body['breakdown'];
+  const breakdown = jsonListOrSelf(body['breakdown']);
   if (isEmpty(breakdown)) return [];
   if (!BREAKDOWN_TYPES.has(type))
     throw new TrendFilterError(
@@ -320,8 +333,10 @@ function requiredGroupIndex(body: Record<string, unknown>, key: string, attr: st
  * Checks a legacy trend filter (GET and POST /insights/trend/, stored insight filters) and
  * answers it normalised: series from events and actions in `order`, every property filter as
  * one group, the breakdown as a list. Anything unknown is a 400 naming the field.
+ * `seriesMaths`: the maths a series may have (a funnel's steps take their own).
  */
-export function parseTrendFilter(input: unknown): ParsedTrendFilter {
+export function parseTrendFilter(input: unknown, options: { seriesMaths?: ReadonlySet<string> } = {}): ParsedTrendFilter {
+  const maths = options.seriesMaths ?? MATHS;
   if (!isJsonObject(input)) throw new TrendFilterError(null, 'The trend query must be a JSON object.', 'parse_error');
   const body = input;
   for (const key of ['events', 'actions']) {
@@ -336,7 +351,7 @@ export function parseTrendFilter(input: unknown): ParsedTrendFilter {
       'max_length',
     );
   }
-  const parsed = [...events.map((raw, i) => parseSeries(raw, 'events', i)), ...actions.map((raw, i) => parseSeries(raw, 'actions', i))];
+  const parsed = [...events.map((raw, i) => parseSeries(raw, 'events', i, maths)), ...actions.map((raw, i) => parseSeries(raw, 'actions', i, maths))];
   // Legacy filters order entities by their `order`; ties keep list order (events first).
   const series = parsed
     .map((s, i) => ({ s, i }))

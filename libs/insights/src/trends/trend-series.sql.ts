@@ -1,6 +1,17 @@
 import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
 import { formatBucketDay, type QueryDateRange } from '../common/date-range';
-import { EventsSql, PERSON_ID, QueryInputError, SESSION_ID, type BreakdownInput, type EventsSqlPorts } from '../common/events-sql';
+import {
+  BREAKDOWN_NULL,
+  BREAKDOWN_OTHER,
+  EventsSql,
+  PERSON_ID,
+  QueryInputError,
+  SESSION_DURATION,
+  SESSION_ID,
+  type BreakdownInput,
+  type EventsSqlPorts,
+  type HistogramBins,
+} from '../common/events-sql';
 import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type TrendSeriesInput } from './trend-filter';
 
 /** The project and clock of a series query, with the compilers other modules own. */
@@ -25,10 +36,12 @@ export interface SeriesQueryInput {
   /** A cohort breakdown's cohort for this query (null: all users / no cohort breakdown). */
   cohortId: number | null;
   breakdownLimit: number;
-  /** Histogram edges per breakdown (when histogram_bin_count is set), computed by a first query. */
-  histogramEdges?: (number[] | null)[];
+  /** Histogram bins per breakdown (when histogram_bin_count is set), computed from a first query. */
+  histogramBins?: (HistogramBins | null)[];
   aggregationGroupTypeIndex: number | null;
   totalValue: boolean;
+  /** A cumulative line graph: unique users and groups count once, in the first bucket they appear. */
+  cumulative?: boolean;
 }
 
 /** Numeric levels of quantile maths and count-per-actor maths. */
@@ -59,7 +72,7 @@ export class SeriesSqlBuilder extends EventsSql {
         interval: input.range.interval,
         weekStartDay: input.range.weekStartDay,
         breakdowns: input.breakdowns,
-        histogramEdges: input.histogramEdges,
+        histogramBins: input.histogramBins,
         aggregationGroupTypeIndex: input.aggregationGroupTypeIndex,
       },
       ports,
@@ -86,6 +99,11 @@ export class SeriesSqlBuilder extends EventsSql {
     return compilePropertyGroup({ type: 'AND', values: [this.input.properties, this.input.series.properties] }, this.compileContext());
   }
 
+  /** The group key a unique_group math counts ('' when the event has none). */
+  private groupKeySql(): string {
+    return `JSONExtractString(e.properties, ${this.params.add(`$group_${this.input.series.math_group_type_index}`, 'String')})`;
+  }
+
   /** The aggregate of a bucket (or the whole range) for maths computed straight from events. */
   private directAggregate(): string {
     const s = this.input.series;
@@ -99,7 +117,7 @@ export class SeriesSqlBuilder extends EventsSql {
       case 'unique_session':
         return `uniqExactIf(${SESSION_ID}, ${SESSION_ID} != '')`;
       case 'unique_group': {
-        const g = `JSONExtractString(e.properties, ${this.params.add(`$group_${s.math_group_type_index}`, 'String')})`;
+        const g = this.groupKeySql();
         return `uniqExactIf(${g}, ${g} != '')`;
       }
       case 'hogql':
@@ -116,67 +134,34 @@ export class SeriesSqlBuilder extends EventsSql {
   }
 
   /**
-   * The direct aggregate split into a partial state and its merge (ClickHouse's -State and
-   * -Merge combinators), so a breakdown can aggregate once per (bucket, value) and still merge
-   * the values outside the top ones into "other" exactly; null for HogQL maths.
+   * A property math over `$session_duration`, PostHog's session-level aggregation
+   * (trends_query_builder.py, `session_duration_math_property_wrapper`): each session counts
+   * once per bucket and breakdown value it has a matching event in, with its whole duration; the
+   * math aggregates those. finish() ranks breakdown values as for any other math.
    */
-  private mergeableAggregate(): { state: string; merge: (state: string) => string } | null {
-    const s = this.input.series;
-    switch (s.math) {
-      case 'total':
-        return { state: 'countState()', merge: (x) => `countMerge(${x})` };
-      case 'dau':
-      case 'weekly_active':
-      case 'monthly_active':
-        return { state: `uniqExactState(${this.actorSql()})`, merge: (x) => `uniqExactMerge(${x})` };
-      case 'unique_session':
-        return { state: `uniqExactIfState(${SESSION_ID}, ${SESSION_ID} != '')`, merge: (x) => `uniqExactIfMerge(${x})` };
-      case 'unique_group': {
-        const g = `JSONExtractString(e.properties, ${this.params.add(`$group_${s.math_group_type_index}`, 'String')})`;
-        return { state: `uniqExactIfState(${g}, ${g} != '')`, merge: (x) => `uniqExactIfMerge(${x})` };
-      }
-      case 'hogql':
-        return null;
-      default: {
-        if (!isPropertyMath(s.math)) return null;
-        const column = s.math_property_type === 'person_properties' ? 'e.person_properties' : 'e.properties';
-        const number = `toFloat64OrNull(${propertyTextSql(column, this.params.add(s.math_property!, 'String'))})`;
-        if (s.math in QUANTILE_LEVEL) {
-          const level = QUANTILE_LEVEL[s.math];
-          return { state: `quantileState(${level})(${number})`, merge: (x) => `ifNull(quantileMerge(${level})(${x}), 0)` };
-        }
-        return { state: `${s.math}State(${number})`, merge: (x) => `ifNull(${s.math}Merge(${x}), 0)` };
-      }
-    }
-  }
-
-  /**
-   * A breakdown in one pass: partial aggregates per (bucket, value), values ranked by their event
-   * count over the range, and those past `breakdown_limit` merged into the "other" sentinel.
-   */
-  private rankedBreakdownSql(aggregate: { state: string; merge: (state: string) => string }, fromMs: number, toMs: number): SeriesQuery {
-    const totalValue = this.input.totalValue;
-    const raw = this.rawBreakdownArraySql()!;
-    const b = totalValue ? '' : 'b, ';
-    const limit = this.params.add(this.input.breakdownLimit, 'UInt32');
-    const inner = `SELECT ${totalValue ? '' : `${this.bucketSql('e.timestamp')} AS b, `}${raw} AS raw, ${aggregate.state} AS s, count() AS c
+  private sessionDurationSql(bv: string | null, fromMs: number, toMs: number): SeriesQuery {
+    const { totalValue, series } = this.input;
+    const keys = [totalValue ? null : 'b', bv ? 'bv' : null].filter((k): k is string => k !== null);
+    const perSession = `SELECT ${totalValue ? '' : `${this.bucketSql('e.timestamp')} AS b, `}${bv ? `${bv} AS bv, ` : ''}${SESSION_ID} AS session,
+    any(${SESSION_DURATION}) AS duration
   {FROM}
   WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}
-  GROUP BY ${b}raw`;
-    const sql = `SELECT ${b}bv, ${aggregate.merge('s')} AS v, min(value_rank) AS value_rank FROM (
-  SELECT ${b}if(ranked <= ${limit}, raw, ${this.otherValueSql('raw')}) AS bv, if(ranked <= ${limit}, ranked, 0) AS value_rank, s FROM (
-    SELECT ${b}raw, s, dense_rank() OVER (ORDER BY total DESC, raw ASC) AS ranked FROM (
-      SELECT ${b}raw, s, sum(c) OVER (PARTITION BY raw) AS total FROM (${inner}))))
-GROUP BY ${b}bv`;
-    return { sql: sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs })), params: this.params.values, timeSeries: !totalValue };
+  GROUP BY ${[...keys, 'session'].join(', ')}`;
+    const sql = `SELECT ${keys.map((k) => `${k}, `).join('')}ifNull(${numericAggregate(series.math, 'toFloat64(duration)')}, 0) AS v
+FROM (${perSession})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
+    return this.finish(sql, bv, fromMs, toMs);
   }
 
   build(): SeriesQuery {
     const { range, totalValue } = this.input;
     const math = this.input.series.math;
-    const bv = this.breakdownArraySql();
-    const fromMs = range.buckets[0]!.toMillis();
+    // Breakdown values as they are; finish() ranks them and folds those past the limit into "other".
+    const bv = this.rawBreakdownArraySql();
+    // PostHog's date_from_with_adjusted_start_of_interval: a week that starts before date_from
+    // counts nothing before it (test_interval_rounding), `-24h` counts from 24 hours ago.
+    const fromMs = range.eventsFrom.toMillis();
     const toMs = range.to.toMillis();
+    if (isPropertyMath(math) && this.input.series.math_property === '$session_duration') return this.sessionDurationSql(bv, fromMs, toMs);
     let inner: string;
     // Active-user maths look back a week or 30 days from each bucket's end.
     const windowDays = math === 'weekly_active' ? 7 : math === 'monthly_active' ? 30 : 0;
@@ -220,6 +205,17 @@ GROUP BY ${b}bv`;
       );
     }
 
+    if (this.input.cumulative && !totalValue && (math === 'dau' || math === 'unique_group')) {
+      // PostHog's cumulative unique users (or groups): each actor counts once, in the first
+      // bucket of the range it appears in (test_trends_per_day_dau_cumulative).
+      const actor = math === 'dau' ? this.actorSql() : this.groupKeySql();
+      inner = `SELECT ${bv ? `${bv} AS bv, ` : ''}${actor} AS actor, min(${bucket}) AS b
+  ${'{FROM}'}
+  WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}${math === 'unique_group' ? ` AND ${actor} != ''` : ''}
+  GROUP BY ${bv ? 'bv, ' : ''}actor`;
+      return this.finish(`SELECT b, ${bv ? 'bv, ' : ''}count() AS v FROM (${inner}) GROUP BY ${select(groupKeys)}`, bv, fromMs, toMs);
+    }
+
     if (windowed && totalValue) {
       // One number: the actors active in the window that ends with the range.
       const windowFrom = toMs - windowDays * 86_400_000 + 1;
@@ -230,6 +226,8 @@ GROUP BY ${b}bv`;
     }
     if (windowed) {
       const windowMs = windowDays * 86_400_000;
+      // Each bucket looks back from its own end: the first one's window starts before the range.
+      const firstBucketMs = range.buckets[0]!.toMillis();
       // Each (actor, unit) pair counts in every bucket whose window (end − N days, end] holds it.
       const unit = range.interval === 'day' ? 'toStartOfDay' : range.interval === 'hour' ? 'toStartOfHour' : 'toStartOfMinute';
       const ends = range.buckets.map((b, i) => (range.buckets[i + 1] ?? b.plus({ [`${range.interval}s`]: 1 })).toMillis() / 1000);
@@ -241,17 +239,15 @@ GROUP BY ${b}bv`;
       const windowSeconds = windowDays * 86_400;
       inner = `SELECT ${bv ? `${bv} AS bv, ` : ''}${this.actorSql()} AS actor, toInt64(toUnixTimestamp(${unit}(e.timestamp, ${this.tz}))) AS unit_start
   ${'{FROM}'}
-  WHERE ${this.whereSql(this.dateTime(fromMs - windowMs), this.dateTime(toMs), { withFilters: true })}
+  WHERE ${this.whereSql(this.dateTime(firstBucketMs - windowMs), this.dateTime(toMs), { withFilters: true })}
   GROUP BY ${bv ? 'bv, ' : ''}actor, unit_start`;
       const sql = `SELECT ${keys}[i] AS b, ${bv ? 'bv, ' : ''}uniqExact(actor) AS v
 FROM (${inner})
 ARRAY JOIN arrayFilter(k -> unit_start < ${endsParam}[k] AND unit_start >= ${endsParam}[k] - ${windowSeconds}, arrayEnumerate(${endsParam})) AS i
 GROUP BY b${bv ? ', bv' : ''}`;
-      return this.finish(sql, bv, fromMs - windowMs, toMs);
+      return this.finish(sql, bv, firstBucketMs - windowMs, toMs);
     }
 
-    const mergeable = bv ? this.mergeableAggregate() : null;
-    if (mergeable) return this.rankedBreakdownSql(mergeable, fromMs, toMs);
     const sql = `SELECT ${totalValue ? '' : `${bucket} AS b, `}${bv ? `${bv} AS bv, ` : ''}${this.directAggregate()} AS v
   ${'{FROM}'}
   WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}${groupKeys.length ? `\n  GROUP BY ${select(groupKeys)}` : ''}`;
@@ -259,17 +255,16 @@ GROUP BY b${bv ? ', bv' : ''}`;
   }
 
   /**
-   * The bin edges of each histogram breakdown over the range: quantiles at 0, 1/n, …, 1 of the
-   * numeric values (PostHog bins by quantiles, so each bin holds about as many events).
+   * The smallest and largest numeric value of each histogram breakdown among the series' events
+   * in the range (`min<i>`, `max<i>`; NULL when none is numeric), which its bins divide evenly.
    */
-  histogramEdges(): SeriesQuery {
+  histogramRange(): SeriesQuery {
     const selects = this.input.breakdowns.map((b, i) => {
-      if (!b.histogram_bin_count) return `[] AS edges${i}`;
-      const n = b.histogram_bin_count;
-      const levels = Array.from({ length: n + 1 }, (_, k) => k / n);
-      return `quantiles(${levels.join(', ')})(toFloat64OrNull(${this.breakdownValueSql({ ...b, histogram_bin_count: null }, -1)})) AS edges${i}`;
+      if (!b.histogram_bin_count) return `NULL AS min${i}, NULL AS max${i}`;
+      const number = `toFloat64OrNull(${this.breakdownValueSql({ ...b, histogram_bin_count: null }, -1)})`;
+      return `min(${number}) AS min${i}, max(${number}) AS max${i}`;
     });
-    const fromMs = this.input.range.buckets[0]!.toMillis();
+    const fromMs = this.input.range.eventsFrom.toMillis();
     const toMs = this.input.range.to.toMillis();
     const where = this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true });
     const sql = `SELECT ${selects.join(', ')}
@@ -279,23 +274,36 @@ GROUP BY b${bv ? ', bv' : ''}`;
   }
 
   /**
-   * Puts in the FROM clause and, with a breakdown, ranks the values by their event count over the
-   * range: the top `breakdown_limit` keep their value, the rest become the "other" sentinel.
+   * Puts in the FROM clause and, with a breakdown, ranks the values as PostHog's trends query
+   * builder does (trends_query_builder.py): over a time series by the sum of their bucket values,
+   * real values before the null sentinel, then by the value; a total by its value. The first
+   * `breakdown_limit` keep their value; the rest are summed, bucket by bucket, into "other".
    */
   private finish(sql: string, bv: string | null, fromMs: number, toMs: number): SeriesQuery {
-    let text = sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
-    if (bv) {
-      const raw = this.rawBreakdownArraySql()!;
-      const rangeFrom = this.dateTime(this.input.range.buckets[0]!.toMillis());
-      const rangeTo = this.dateTime(this.input.range.to.toMillis());
-      const where = this.whereSql(rangeFrom, rangeTo, { withFilters: true });
-      const top = `(SELECT groupArray(bv) FROM (SELECT ${raw} AS bv, count() AS rank_count
-    ${this.fromSql(raw + where, { fromMs, toMs })}
-    WHERE ${where}
-    GROUP BY bv ORDER BY rank_count DESC, bv ASC LIMIT ${this.params.add(this.input.breakdownLimit, 'UInt32')}))`;
-      text = `WITH ${top} AS top_values
-SELECT *, indexOf(top_values, bv) AS value_rank FROM (${text})`;
+    const text = sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
+    if (!bv) return { sql: text, params: this.params.values, timeSeries: !this.input.totalValue };
+    const limit = this.params.add(this.input.breakdownLimit, 'UInt32');
+    const other = this.otherValueSql('bv');
+    if (this.input.totalValue) {
+      const ranked = `SELECT bv, v, row_number() OVER (ORDER BY v DESC, bv ASC) AS ranked FROM (${text})`;
+      return {
+        sql: `SELECT if(ranked <= ${limit}, bv, ${other}) AS bv, sum(v) AS v FROM (${ranked}) GROUP BY bv`,
+        params: this.params.values,
+        timeSeries: false,
+      };
     }
-    return { sql: text, params: this.params.values, timeSeries: !this.input.totalValue };
+    const nullValue = this.params.add(BREAKDOWN_NULL, 'String');
+    const otherValue = this.params.add(BREAKDOWN_OTHER, 'String');
+    const ordering =
+      this.input.breakdowns.length > 1
+        ? `if(has(bv, ${otherValue}), 2, if(has(bv, ${nullValue}), 1, 0))`
+        : `multiIf(bv = ${otherValue}, 2, bv = ${nullValue}, 1, 0)`;
+    const totals = `SELECT b, bv, v, sum(v) OVER (PARTITION BY bv) AS total FROM (${text})`;
+    const ranked = `SELECT b, bv, v, dense_rank() OVER (ORDER BY ${ordering} ASC, total DESC, bv ASC) AS ranked FROM (${totals})`;
+    return {
+      sql: `SELECT b, if(ranked <= ${limit}, bv, ${other}) AS bv, sum(v) AS v FROM (${ranked}) GROUP BY b, bv`,
+      params: this.params.values,
+      timeSeries: true,
+    };
   }
 }

@@ -12,7 +12,7 @@ import {
 } from '../common/date-range';
 import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
 import { evaluateFormula, parseFormula } from './trend-formula';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER, QueryInputError } from '../common/events-sql';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } from '../common/events-sql';
 import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 import { jsonRows } from '../common/json-rows';
 import { nextWorkTurn } from '@sightline/http';
@@ -51,6 +51,8 @@ export interface TrendProject {
 export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'> {
   /** Names of the actions and cohorts the query names, loaded (and checked) by the caller. */
   actionName(actionId: number): string;
+  /** The event names an action's steps name (funnel correlation leaves them out, as it does the steps' events). */
+  actionEventNames?(actionId: number): string[];
   cohortName(cohortId: number): string;
   /** The project's earliest event, for `date_from: "all"`. */
   earliestEventMs(): Promise<number | null>;
@@ -60,7 +62,6 @@ interface Row {
   b?: string;
   /** One breakdown: its value; several: one value each. */
   bv?: string | string[];
-  value_rank?: number | string;
   v: number | string | null;
 }
 
@@ -92,10 +93,9 @@ function checkTrendPoints(filter: ParsedTrendFilter, periods: number, valuesPerS
   );
 }
 
-/** One query's rows turned into one result per breakdown value, in rank order. */
+/** One query's rows turned into one result per breakdown value. */
 interface SeriesValues {
   breakdown: string[] | null;
-  rank: number;
   data: number[];
   total: number;
 }
@@ -116,13 +116,7 @@ function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBr
     const key = withBreakdown ? JSON.stringify(row.bv) : '';
     let values = byValue.get(key);
     if (!values) {
-      const rank = toNumber(row.value_rank);
-      values = {
-        breakdown: withBreakdown ? [row.bv!].flat() : null,
-        rank: rank === 0 ? Number.MAX_SAFE_INTEGER : rank,
-        data: range.buckets.map(() => 0),
-        total: 0,
-      };
+      values = { breakdown: withBreakdown ? [row.bv!].flat() : null, data: range.buckets.map(() => 0), total: 0 };
       byValue.set(key, values);
     }
     if (totalValue) values.total += toNumber(row.v);
@@ -131,10 +125,36 @@ function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBr
       if (i !== undefined) values.data[i] = toNumber(row.v);
     }
   }
-  if (!withBreakdown && byValue.size === 0) byValue.set('', { breakdown: null, rank: 0, data: range.buckets.map(() => 0), total: 0 });
-  // Ranked values first, then "none", then "other" (PostHog lists them last).
-  const order = (v: SeriesValues) => (v.breakdown?.every((x) => x === BREAKDOWN_OTHER) ? 2 : v.breakdown?.every((x) => x === BREAKDOWN_NULL) ? 1 : 0);
-  return [...byValue.values()].sort((a, b) => order(a) - order(b) || a.rank - b.rank);
+  if (!withBreakdown && byValue.size === 0) byValue.set('', { breakdown: null, data: range.buckets.map(() => 0), total: 0 });
+  return [...byValue.values()];
+}
+
+/** Ranked values first, then "none", then "other" (PostHog's _breakdown_query_order_by). */
+const sentinelOrder = (values: readonly (string | number)[]) =>
+  values.some((x) => x === BREAKDOWN_OTHER) ? 2 : values.some((x) => x === BREAKDOWN_NULL) ? 1 : 0;
+
+/** Compares breakdown values as ClickHouse orders them: texts by their bytes, lists item by item. */
+function compareValues(a: readonly (string | number)[], b: readonly (string | number)[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    return Buffer.compare(Buffer.from(String(x)), Buffer.from(String(y)));
+  }
+  return a.length - b.length;
+}
+
+/**
+ * The order PostHog's trends query answers one series' breakdown values in
+ * (trends_query_builder.py): real values, then "none", then "other"; within them the larger
+ * series first (the sum of its points, cumulative ones included; a total's value), ties by value.
+ */
+function breakdownOrder(a: TrendSeries, b: TrendSeries): number {
+  const av = [a.breakdown_value ?? ''].flat();
+  const bv = [b.breakdown_value ?? ''].flat();
+  const weight = (r: TrendSeries) => r.aggregated_value ?? (r.data ?? []).reduce((x, y) => x + y, 0);
+  return sentinelOrder(av) - sentinelOrder(bv) || weight(b) - weight(a) || compareValues(av, bv);
 }
 
 /** PostHog's smoothing: each point the floor of the mean of it and the n−1 before it. */
@@ -205,8 +225,15 @@ export async function runTrendQuery(
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
 
   const responseFilter = buildResponseFilter(filter, range);
+  const cumulativeDisplay = filter.display === 'ActionsLineGraphCumulative';
+  // PostHog runs one query per cohort unless several cohorts without "all" are asked for: then
+  // one query per series holds them all (its inCohortVia LEFTJOIN_CONJOINED), and they come
+  // ordered by count (trends_query_runner.py update_hogql_modifiers, setup_series).
+  const conjoinedCohorts = cohortBreakdown && cohorts.length > 1 && !cohorts.includes('all');
   type Shaped = { series: TrendSeriesInput; order: number; period: (typeof periods)[number]; cohort: number | 'all' | null; values: SeriesValues };
-  const jobs = periods.flatMap((period) => cohorts.flatMap((cohort) => filter.series.map((series, order) => ({ period, cohort, series, order }))));
+  const jobs = conjoinedCohorts
+    ? periods.flatMap((period) => filter.series.flatMap((series, order) => cohorts.map((cohort) => ({ period, cohort, series, order }))))
+    : periods.flatMap((period) => cohorts.flatMap((cohort) => filter.series.map((series, order) => ({ period, cohort, series, order }))));
   const shaped: Shaped[][] = await Promise.all(
     jobs.map(async ({ period, cohort, series, order }) => {
       const input = {
@@ -218,23 +245,27 @@ export async function runTrendQuery(
         breakdownLimit: filter.breakdown_limit,
         aggregationGroupTypeIndex: filter.aggregation_group_type_index,
         totalValue,
+        cumulative: cumulativeDisplay,
       };
-      let histogramEdges: (number[] | null)[] | undefined;
+      let bins: (HistogramBins | null)[] | undefined;
       if (valueBreakdowns.some((b) => b.histogram_bin_count)) {
-        const edgesQuery = new SeriesSqlBuilder(input, sqlPorts).histogramEdges();
-        const [row] = await runRows(ch, edgesQuery.sql, edgesQuery.params);
-        histogramEdges = valueBreakdowns.map((b, i) =>
-          b.histogram_bin_count ? edgesOf((row as unknown as Record<string, unknown> | undefined)?.[`edges${i}`]) : null,
+        const rangeQuery = new SeriesSqlBuilder(input, sqlPorts).histogramRange();
+        const [row] = (await runRows(ch, rangeQuery.sql, rangeQuery.params)) as unknown as (Record<string, unknown> | undefined)[];
+        bins = valueBreakdowns.map((b, i) =>
+          b.histogram_bin_count ? histogramBins(numberOrNull(row?.[`min${i}`]), numberOrNull(row?.[`max${i}`]), b.histogram_bin_count) : null,
         );
       }
-      const query = new SeriesSqlBuilder({ ...input, histogramEdges }, sqlPorts).build();
+      const query = new SeriesSqlBuilder({ ...input, histogramBins: bins }, sqlPorts).build();
       const rows = await runRows(ch, query.sql, query.params);
       await nextWorkTurn();
       return collect(rows, period.range, totalValue, valueBreakdowns.length > 0).map((values) => ({ series, order, period, cohort, values }));
     }),
   );
 
-  const realSeriesCount = filter.series.length;
+  // PostHog prefixes a breakdown label with the series name when its query count (per period)
+  // is above one: with one query per cohort, each cohort counts (test_breakdown_by_cohort).
+  const queriesPerPeriod = conjoinedCohorts ? filter.series.length : cohorts.length * filter.series.length;
+  const labelWithSeries = (cohortBreakdown ? queriesPerPeriod : filter.series.length) > 1;
   // The buckets' texts are the same for every series of a period: made once per period (a
   // breakdown can have hundreds of series), and the series share them.
   const bucketTexts = new Map<(typeof periods)[number], { days: string[]; labels: string[]; isoDays: string[] }>();
@@ -242,10 +273,11 @@ export async function runTrendQuery(
     let texts = bucketTexts.get(period);
     if (!texts) {
       const { buckets, interval } = period.range;
-      const days = buckets.map((b) => formatBucketDay(b, interval));
+      // Both periods of a comparison are labelled with their own dates, as PostHog's
+      // format_label_date does (test_trends_compare_day_interval_relative_range).
       texts = {
-        days,
-        labels: period.label === 'previous' || filter.compare ? days.map((_, i) => `${interval} ${i}`) : buckets.map((b) => formatBucketLabel(b, period.range)),
+        days: buckets.map((b) => formatBucketDay(b, interval)),
+        labels: buckets.map((b) => formatBucketLabel(b, period.range)),
         isoDays: buckets.map(isoDateTime),
       };
       bucketTexts.set(period, texts);
@@ -256,14 +288,14 @@ export async function runTrendQuery(
     const name = series.kind === 'actions' ? ports.actionName(Number(series.id)) : (series.id ?? 'All events');
     let label = String(series.custom_name ?? name);
     const texts = textsOf(period);
-    const days = texts.days;
     const data = smooth(values.data, filter.smoothing_intervals);
+    // A total has no dates: PostHog's answer selects none (test_breakdown_filtering_bar_chart_by_value).
     const result: TrendSeries = totalValue
-      ? { data: [], days, count: 0, aggregated_value: values.total, label, filter: responseFilter, action: null }
+      ? { data: [], days: [], count: 0, aggregated_value: values.total, label, filter: responseFilter, action: null }
       : {
-          data: filter.display === 'ActionsLineGraphCumulative' ? cumulative(data) : data,
+          data: cumulativeDisplay ? cumulative(data) : data,
           labels: texts.labels,
-          days,
+          days: texts.days,
           count: 0,
           label,
           filter: responseFilter,
@@ -271,11 +303,11 @@ export async function runTrendQuery(
         };
     if (!totalValue) {
       const d = result.data!;
-      result.count = filter.display === 'ActionsLineGraphCumulative' ? (d[d.length - 1] ?? 0) : d.reduce((a, b) => a + b, 0);
+      result.count = cumulativeDisplay ? (d[d.length - 1] ?? 0) : d.reduce((a, b) => a + b, 0);
     }
     result.action = {
       days: texts.isoDays,
-      id: series.kind === 'actions' ? series.id : series.id,
+      id: series.id,
       type: series.kind,
       order,
       name: series.name ?? name,
@@ -292,12 +324,12 @@ export async function runTrendQuery(
     }
     if (cohort !== null) {
       const cohortLabel = cohort === 'all' ? 'all users' : ports.cohortName(cohort);
-      label = realSeriesCount > 1 ? `${label} - ${cohortLabel}` : cohortLabel;
+      label = labelWithSeries ? `${label} - ${cohortLabel}` : cohortLabel;
       result.breakdown_value = cohort;
     } else if (values.breakdown) {
       const value = values.breakdown.length === 1 && !filter.breakdown_is_list ? values.breakdown[0]! : values.breakdown;
       const text = Array.isArray(value) ? value.join('::') : value;
-      label = realSeriesCount > 1 ? `${label} - ${text}` : text;
+      label = labelWithSeries ? `${label} - ${text}` : text;
       result.breakdown_value = value;
     }
     result.label = label;
@@ -305,17 +337,22 @@ export async function runTrendQuery(
   };
 
   await nextWorkTurn();
-  let results = shaped.flat().map(toResult);
+  // Each query's values in PostHog's order; conjoined cohorts are one query per series.
+  const perQuery: TrendSeries[][] = [];
+  shaped.forEach((one, i) => {
+    const results = one.map(toResult);
+    const job = jobs[i]!;
+    const previous = i > 0 ? jobs[i - 1]! : null;
+    if (conjoinedCohorts && previous && previous.period === job.period && previous.order === job.order) perQuery[perQuery.length - 1]!.push(...results);
+    else perQuery.push(results);
+  });
+  let results = perQuery.flatMap((one) => (one.length > 1 && (valueBreakdowns.length > 0 || conjoinedCohorts) ? one.sort(breakdownOrder) : one));
   if (filter.breakdown_hide_other_aggregation) results = results.filter((r) => ![r.breakdown_value].flat().every((v) => v === BREAKDOWN_OTHER));
   if (formula) results = applyFormula(results, filter, totalValue, formula);
   return { result: results, next: null, timezone: range.timezone, is_cached: false, last_refresh: new Date(nowMs).toISOString() };
 }
 
-function edgesOf(value: unknown): number[] | null {
-  if (!Array.isArray(value)) return null;
-  const edges = [...new Set(value.map((v) => Math.floor(Number(v) * 100) / 100).filter((v) => Number.isFinite(v)))];
-  return edges.length > 0 ? (edges.length === 1 ? [edges[0]!, edges[0]!] : edges) : null;
-}
+const numberOrNull = (value: unknown) => (value === null || value === undefined || value === '' ? null : Number(value));
 
 /**
  * PostHog's apply_formula: without breakdown or compare one series `Formula (<formula>)`; with
@@ -353,8 +390,27 @@ function applyFormula(results: TrendSeries[], filter: ParsedTrendFilter, totalVa
     }
     return out;
   });
-  const weight = (r: TrendSeries) => (totalValue ? (r.aggregated_value ?? 0) : r.count);
-  return computed.sort((a, b) => (a.compare_label ?? '').localeCompare(b.compare_label ?? '') || weight(b) - weight(a));
+  // PostHog's apply_formula order: comparing, each period by count; otherwise real values, then
+  // "none", then "other", each by value (a total's, else the sum of the points), count, points,
+  // and the breakdown value, all descending.
+  // A cohort list with "all" is one query per cohort in PostHog, and its formula is applied per
+  // cohort, in the list's order (apply_formula's "all" cohort case; test_formula.py test_breakdown_cohort).
+  if (filter.breakdowns.some((b) => b.type === 'cohort' && b.property === 'all')) return computed;
+  if (filter.compare) return computed.sort((a, b) => (a.compare_label ?? '').localeCompare(b.compare_label ?? '') || b.count - a.count);
+  const weight = (r: TrendSeries) => (totalValue ? (r.aggregated_value ?? 0) : (r.data ?? []).reduce((x, y) => x + y, 0));
+  const pointsOrder = (a: number[], b: number[]) => {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return b[i]! - a[i]!;
+    return b.length - a.length;
+  };
+  const valueText = (r: TrendSeries) => JSON.stringify(r.breakdown_value ?? null);
+  return computed.sort(
+    (a, b) =>
+      sentinelOrder([a.breakdown_value ?? ''].flat()) - sentinelOrder([b.breakdown_value ?? ''].flat()) ||
+      weight(b) - weight(a) ||
+      b.count - a.count ||
+      pointsOrder(a.data ?? [], b.data ?? []) ||
+      (valueText(a) < valueText(b) ? 1 : valueText(a) > valueText(b) ? -1 : 0),
+  );
 }
 
 function buildResponseFilter(filter: ParsedTrendFilter, range: QueryDateRange): Record<string, unknown> {
