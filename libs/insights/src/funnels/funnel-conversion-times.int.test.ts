@@ -314,7 +314,7 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       ]);
     });
 
-    it('bins as compute_shared_bin_boundaries makes them (test_funnel_time_to_convert_bins.py) and a custom count clamped to 1..90', () => {
+    it('bins as compute_shared_bin_boundaries makes them (test_funnel_time_to_convert_bins.py); a custom count clamped to 1..90; a to-step of 0', () => {
       // test_spans_union_of_both_period_ranges: 27 samples over [50, 300] → 3 bins of 84 s.
       const union = [50, ...Array.from({ length: 25 }, () => 150), 300];
       expect(timeToConvertBins(union, null).map(([from]) => from)).toEqual([50, 134, 218, 302]);
@@ -332,6 +332,9 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       ]);
       const filter = (bin_count: unknown) => parseFunnelFilter({ ...TIME_TO_CONVERT, bin_count }).binCount;
       expect([filter(0), filter(-3), filter(7), filter(500), filter(null)]).toEqual([1, 1, 7, 90, null]);
+      // A to-step of 0 means the last step, as PostHog's `funnelToStep or len(series) - 1` reads it.
+      expect(parseFunnelFilter({ ...TIME_TO_CONVERT, funnel_to_step: 0 }).toStep).toBe(2);
+      expect(() => parseFunnelFilter({ ...TIME_TO_CONVERT, funnel_from_step: 2, funnel_to_step: 1 })).toThrow(/funnel_to_step/);
     });
   });
 
