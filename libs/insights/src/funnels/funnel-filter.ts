@@ -1,5 +1,5 @@
 import { isJsonObject } from '@sightline/json-input';
-import type { PropertyGroup } from '@sightline/properties';
+import { parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
 import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
@@ -23,6 +23,8 @@ const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
   week: 7 * 86_400,
   month: 30 * 86_400,
 };
+/** The longest conversion window read: 100 years (ClickHouse's DateTime64 ends in 2299). */
+const MAX_WINDOW_SECONDS = 100 * 365.25 * 86_400;
 /**
  * The maths of PostHog's FunnelMathType that change which events a step counts: only a person's
  * first-ever event of the step (first_time_for_user), or their first-ever event that matches the
@@ -41,6 +43,20 @@ export interface FunnelExclusion {
   actionId: number | null;
   fromStep: number;
   toStep: number;
+  /** The exclusion event's own filters (a FunnelExclusionEventsNode's `properties`). */
+  properties: PropertyGroup;
+}
+
+/** The filter types an exclusion's properties may use: those compiled over the event row alone. */
+const EXCLUSION_FILTER_TYPES: ReadonlySet<string> = new Set(['event', 'person', 'element', 'group', 'session']);
+
+function exclusionProperties(value: unknown, attr: string): PropertyGroup {
+  try {
+    return parsePropertyFilters(value, attr, { types: EXCLUSION_FILTER_TYPES });
+  } catch (error) {
+    if (error instanceof PropertyFilterError) throw new TrendFilterError(error.attr, error.message, error.code);
+    throw error;
+  }
 }
 
 export interface ParsedFunnelFilter {
@@ -93,9 +109,11 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
   const unit = choice(body, 'funnel_window_interval_unit', FUNNEL_WINDOW_UNITS, 'day');
-  const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 100_000) ?? (body['funnel_window_days'] !== undefined ? null : 14);
-  const windowDays = optionalInteger(body, 'funnel_window_days', 1, 3_650);
-  const windowSeconds = windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400;
+  // PostHog takes any positive window (test_funnel_with_long_interval_no_first_step asks for
+  // 3,122,064,000 seconds); past MAX_WINDOW_SECONDS a longer one changes nothing but the span read.
+  const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 1e12) ?? (body['funnel_window_days'] !== undefined ? null : 14);
+  const windowDays = optionalInteger(body, 'funnel_window_days', 1, 1e9);
+  const windowSeconds = Math.min(MAX_WINDOW_SECONDS, windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400);
   const stepCount = trend.series.length;
   const exclusions: FunnelExclusion[] = [];
   const rawExclusions = body['exclusions'];
@@ -117,7 +135,13 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
       const fromStep = optionalInteger(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
       const toStep = optionalInteger(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
       if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
-      exclusions.push({ event: isAction ? null : (id as string | null), actionId: isAction ? Number(id) : null, fromStep, toStep });
+      exclusions.push({
+        event: isAction ? null : (id as string | null),
+        actionId: isAction ? Number(id) : null,
+        fromStep,
+        toStep,
+        properties: exclusionProperties(raw['properties'], `${attr}__properties`),
+      });
     });
   }
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;

@@ -1,17 +1,10 @@
 import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
-import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
+import { compilePropertyGroup, type PropertyGroup } from '@sightline/properties';
 import type { QueryDateRange } from '../common/date-range';
 import { EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import { FunnelBreakdownSql } from './funnel-breakdown.sql';
 import { FIRST_TIME_STEP_MATHS, type ParsedFunnelFilter } from './funnel-filter';
-
-export const AUTOCAPTURE_EVENT = '$autocapture';
-export const AUTOCAPTURE_EVENT_TYPE = '$event_type';
-/** Between an autocapture event's type and its chain in a correlation name (PostHog's ELEMENTS_DIVIDER). */
-export const ELEMENTS_DIVIDER = '__~~__';
-/** An event property value seen by fewer actors is not correlated (PostHog's `HAVING success + failure > 2`). */
-const EVENT_PROPERTY_MIN_ACTORS = 3;
 
 export interface FunnelQueryInput {
   filter: ParsedFunnelFilter;
@@ -38,7 +31,7 @@ export class FunnelSqlBuilder extends EventsSql {
   private readonly breakdown: FunnelBreakdownSql;
 
   constructor(
-    private readonly input: FunnelQueryInput,
+    protected readonly input: FunnelQueryInput,
     ports: TrendSqlPorts,
   ) {
     super(
@@ -91,12 +84,15 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
-    if (exclusion.actionId !== null) return this.ports.actionMatch(exclusion.actionId, this.compileContext());
-    return exclusion.event === null ? '1' : `e.event = ${this.params.add(exclusion.event, 'String')}`;
+    const parts: string[] = [];
+    if (exclusion.actionId !== null) parts.push(this.ports.actionMatch(exclusion.actionId, this.compileContext()));
+    else if (exclusion.event !== null) parts.push(`e.event = ${this.params.add(exclusion.event, 'String')}`);
+    if (exclusion.properties.values.length > 0) parts.push(compilePropertyGroup(exclusion.properties, this.compileContext()));
+    return parts.length ? parts.join(' AND ') : '1';
   }
 
   /** An instant as microseconds: funnels compare times in whole microseconds, so windows and ranges are exact. */
-  private micros(ms: number): string {
+  protected micros(ms: number): string {
     return this.params.add(ms * 1000, 'Float64');
   }
 
@@ -105,7 +101,7 @@ export class FunnelSqlBuilder extends EventsSql {
    * `mask` (bit i: matches step i), `xmask` (bit i: matches exclusion i), `bv` (raw breakdown
    * value) and, when `key` is given, `k` (its sort key). `{FROM}` stands for the sources.
    */
-  private eventRowsSql(mask: string, xmask: string, key: string | null): string {
+  protected eventRowsSql(mask: string, xmask: string, key: string | null): string {
     const { filter, range } = this.input;
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();
@@ -127,16 +123,16 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private stepSqlCache: string[] | undefined;
-  private stepSqls(): string[] {
+  protected stepSqls(): string[] {
     return (this.stepSqlCache ??= this.input.filter.steps.map((s) => this.stepSql(s)));
   }
 
   private exclusionSqlCache: string[] | undefined;
-  private exclusionSqls(): string[] {
+  protected exclusionSqls(): string[] {
     return (this.exclusionSqlCache ??= this.input.filter.exclusions.map((x) => this.exclusionSql(x)));
   }
 
-  private withSources(sql: string): string {
+  protected withSources(sql: string): string {
     const { filter, range } = this.input;
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
   }
@@ -146,7 +142,7 @@ export class FunnelSqlBuilder extends EventsSql {
     return this.withSources(this.actorsSqlWithoutSources());
   }
 
-  private actorsSqlWithoutSources(): string {
+  protected actorsSqlWithoutSources(): string {
     const { filter, range } = this.input;
     const n = filter.steps.length;
     const window = this.params.add(filter.windowSeconds * 1_000_000, 'Float64');
@@ -199,22 +195,6 @@ export class FunnelSqlBuilder extends EventsSql {
       names.every((name) => name !== null) &&
       new Set(names).size === names.length
     );
-  }
-
-  /** One row per actor who started the funnel in range: `actor`, `level` (steps reached), without times. */
-  private levelsSqlWithoutSources(): string {
-    if (!this.levelFitsWindowFunnel()) return `SELECT actor, level FROM (${this.actorsSqlWithoutSources()})`;
-    const { filter, range } = this.input;
-    const window = this.params.add(filter.windowSeconds * 1_000_000, 'UInt64');
-    const from = this.micros(range.from.toMillis());
-    const to = this.micros(range.to.toMillis());
-    const steps = this.stepSqls();
-    const mask = steps.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ');
-    const conditions = steps.map((_, i) => (i === 0 ? `bitTest(mask, 0) AND t >= ${from} AND t <= ${to}` : `bitTest(mask, ${i})`));
-    // Microseconds since the range start (every event read is at or after it; exact in Float64).
-    return `SELECT actor, level FROM (
-      SELECT actor, windowFunnel(${window})(toUInt64(t - ${from}), ${conditions.join(', ')}) AS level
-      FROM (${this.eventRowsSql(mask, '0', null)}) GROUP BY actor HAVING level > 0)`;
   }
 
   /**
@@ -361,89 +341,8 @@ export class FunnelSqlBuilder extends EventsSql {
     return this.breakdown.stepsByValueSql(this.actorsSql(), counts, averages, medians);
   }
 
-  /**
-   * For each name (an event, `<prop>::<value>` of a person property, or
-   * `<event>::<prop>::<value>` of an event's property), how many converted and how many failed
-   * actors have it, and in the row whose name is NULL, how many actors converted and failed in
-   * all. Events are those of the funnel's actors inside the funnel's time span. The funnel is
-   * computed once: each actor's outcome is joined with the set of names it has, and every actor
-   * also counts once under NULL.
-   */
-  correlationSql(
-    kind: 'events' | 'properties' | 'event_with_properties',
-    options: { names: string[]; eventNames: string[]; excludeEvents: string[]; excludeNames: string[] },
-  ): string {
-    const { filter, range } = this.input;
-    const n = filter.steps.length;
-    const outcome = `SELECT actor, level >= ${n} AS success FROM (${this.withSources(this.levelsSqlWithoutSources())})`;
-    // `minActors`: names seen by fewer actors are not answered (the totals row, named NULL, always is).
-    const count = (namesOfActors: string, minActors = 0) => `SELECT name, countIf(success) AS s, countIf(NOT success) AS f
-      FROM (SELECT a.success AS success, ifNull(x.names, []) AS names FROM (${outcome}) AS a LEFT JOIN (${namesOfActors}) AS x ON x.actor = a.actor)
-      ARRAY JOIN arrayPushBack(arrayMap(v -> toNullable(v), names), NULL) AS name
-      GROUP BY name${minActors > 0 ? `\n      HAVING name IS NULL OR s + f >= ${minActors}` : ''}`;
-    if (kind === 'properties') {
-      // The actors' latest person properties.
-      const keys = this.params.add(options.names, 'Array(String)');
-      const excluded = this.params.add(options.excludeNames, 'Array(String)');
-      const value = `if(startsWith(JSONExtractRaw(props, key), '"'), JSONExtractString(props, key), JSONExtractRaw(props, key))`;
-      const names = `SELECT id AS actor, arrayMap(key -> concat(key, '::', ${value}), arrayFilter(key -> NOT has(${excluded}, key) AND JSONHas(props, key), ${keys})) AS names
-        FROM (SELECT id, argMax(properties, version) AS props FROM person WHERE team_id = ${this.team} GROUP BY id HAVING argMax(is_deleted, version) = 0)`;
-      const sql = count(names);
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
-    }
-    const fromMs = range.from.toMillis();
-    const toMs = range.to.toMillis() + filter.windowSeconds * 1000;
-    const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}`;
-    const stepEvents = filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []));
-    if (kind === 'event_with_properties') {
-      const sql = count(this.eventPropertyNamesSql(inSpan, options, stepEvents), EVENT_PROPERTY_MIN_ACTORS);
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
-    }
-    const excludedEvents = this.params.add([...options.excludeEvents, ...stepEvents], 'Array(String)');
-    const names = `SELECT ${this.actorSql()} AS actor, groupUniqArray(e.event) AS names
-        {FROM}
-        WHERE ${inSpan} AND NOT has(${excludedEvents}, e.event)
-        GROUP BY actor`;
-    const sql = count(names);
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
-  }
-
-  /**
-   * Per actor, the `event::property::value` names of the correlated events, as PostHog's
-   * get_event_property_query builds them: every property (values as ClickHouse's
-   * JSONExtractKeysAndValues reads them as strings) but the excluded names, and never a funnel
-   * step's event. When `$autocapture` is among the events, each event instead yields one name,
-   * `event::elements_chain::<$event_type>__~~__<elements_chain>`.
-   */
-  private eventPropertyNamesSql(inSpan: string, options: { eventNames: string[]; excludeNames: string[] }, stepEvents: string[]): string {
-    const wanted = this.params.add(options.eventNames, 'Array(String)');
-    const steps = this.params.add(stepEvents, 'Array(String)');
-    const excluded = this.params.add(options.excludeNames, 'Array(String)');
-    const where = `${inSpan} AND has(${wanted}, e.event) AND NOT has(${steps}, e.event)`;
-    if (options.eventNames.includes(AUTOCAPTURE_EVENT)) {
-      const eventType = propertyTextSql('e.properties', this.params.add(AUTOCAPTURE_EVENT_TYPE, 'String'));
-      // PostHog filters its excluded names on the property key, which is always elements_chain here.
-      return `SELECT ${this.actorSql()} AS actor,
-          groupUniqArray(concat(e.event, '::elements_chain::', ${eventType}, '${ELEMENTS_DIVIDER}', e.elements_chain)) AS names
-        {FROM}
-        WHERE ${where} AND NOT has(${excluded}, 'elements_chain')
-        GROUP BY actor`;
-    }
-    return `SELECT ${this.actorSql()} AS actor, groupUniqArray(concat(e.event, '::', kv.1, '::', kv.2)) AS names
-        {FROM}
-        ARRAY JOIN JSONExtractKeysAndValues(e.properties, 'String') AS kv
-        WHERE ${where} AND NOT has(${excluded}, kv.1)
-        GROUP BY actor`;
-  }
-
   /** Seconds from step `from` to step `to` of every actor who got that far. */
   conversionTimesSql(fromStep: number, toStep: number): string {
     return `SELECT times[${toStep + 1}] - times[${fromStep + 1}] AS seconds FROM (${this.actorsSql()}) WHERE level >= ${toStep + 1}`;
-  }
-
-  /** Per bucket of the funnel's start: how many actors started and how many reached `toStep`. */
-  trendsSql(toStep: number): string {
-    const bucket = this.bucketSql(`toDateTime64(times[1], 6, 'UTC')`);
-    return `SELECT ${bucket} AS b, count() AS entered, countIf(level >= ${toStep + 1}) AS converted FROM (${this.actorsSql()}) GROUP BY b`;
   }
 }

@@ -246,7 +246,10 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
         .filter((p) => p.chain.length > 0);
       const expected = new Map<string, { s: number; f: number }>();
       for (const { events, chain } of chains) {
-        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t >= FROM && e.t <= TO + window).map((e) => e.event));
+        // PostHog's _get_events_join_query: only events inside the actor's own time in the funnel
+        // (after its first step; before its last step, or before its window ends when it dropped off) and the date range.
+        const until = chain.length === steps.length ? chain[chain.length - 1]! : chain[0]! + window;
+        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t > chain[0]! && e.t < until && e.t >= FROM && e.t <= TO).map((e) => e.event));
         for (const name of names) {
           const counts = expected.get(name) ?? { s: 0, f: 0 };
           if (chain.length === steps.length) counts.s++;
@@ -334,15 +337,34 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
     expect(answer.average_conversion_time).toBeCloseTo(seconds.reduce((a, b) => a + b, 0) / seconds.length, 3);
   });
 
-  it('trends: the conversion rate of the people who started on each day', async () => {
+  // PostHog's UDF funnel trends (test_funnel_trends.py test_one_person_in_multiple_periods_and_windows):
+  // a person counts in every day on which they started, converted when a start of that day completes.
+  it('trends: the conversion rate, per day, of the people who started on that day', async () => {
     const answer = (await run({ funnel_viz_type: 'trends', interval: 'day' })).result as { days: string[]; data: number[] }[];
-    const chains = [...byPerson().values()].map((events) => orderedChain(events)).filter((c) => c.length > 0);
+    const completes = (events: Ev[], start: Ev) => {
+      let t = start.t;
+      for (let i = 1; i < STEPS.length; i++) {
+        const next = events.find((e) => e.event === STEPS[i] && e.t > t && e.t - start.t <= WINDOW);
+        if (!next) return false;
+        t = next.t;
+      }
+      return true;
+    };
     const [series] = answer;
+    let entries = 0;
     series!.days.forEach((day, i) => {
-      const started = chains.filter((c) => new Date(c[0]!).toISOString().slice(0, 10) === day);
-      const rate = started.length ? Math.round((started.filter((c) => c.length === 3).length / started.length) * 10_000) / 100 : 0;
-      expect(series!.data[i]).toBe(rate);
+      let entered = 0;
+      let converted = 0;
+      for (const events of byPerson().values()) {
+        const starts = events.filter((e) => e.event === STEPS[0] && e.t >= FROM && e.t <= TO && new Date(e.t).toISOString().slice(0, 10) === day);
+        if (starts.length === 0) continue;
+        entered++;
+        if (starts.some((start) => completes(events, start))) converted++;
+      }
+      entries += entered;
+      expect(series!.data[i]).toBe(entered ? Math.round((converted / entered) * 10_000) / 100 : 0);
     });
+    expect(entries).toBeGreaterThan(byPerson().size / 2);
   });
 
   it('answers no steps with an empty result and refuses bad choices', async () => {

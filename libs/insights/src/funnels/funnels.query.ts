@@ -1,11 +1,12 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PropertyGroup } from '@sightline/properties';
-import { formatBucketDay, formatBucketLabel, isoDateTime, resolveQueryDateRange } from '../common/date-range';
+import { resolveQueryDateRange } from '../common/date-range';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { ALL_USERS_COHORT_ID } from './funnel-breakdown.sql';
 import { FunnelSqlBuilder } from './funnel.sql';
+import { runFunnelTrends } from './funnel-trends';
 
 export interface FunnelStep {
   action_id: string | number | null;
@@ -108,25 +109,7 @@ export async function runFunnelQuery(
   }
 
   if (filter.vizType === 'trends') {
-    const b = builder(null);
-    const toStep = filter.toStep;
-    const found = await rows<{ b: string; entered: string; converted: string }>(ch, b.trendsSql(toStep), b.params.values);
-    const byBucket = new Map(found.map((r) => [r.b, r]));
-    const days = range.buckets.map((at) => formatBucketDay(at, range.interval));
-    const data = days.map((d) => {
-      const r = byBucket.get(d);
-      return r && Number(r.entered) > 0 ? Math.round((Number(r.converted) / Number(r.entered)) * 10_000) / 100 : 0;
-    });
-    return answer([
-      {
-        count: data.length,
-        data,
-        days,
-        labels: range.buckets.map((at) => formatBucketLabel(at, range)),
-        label: 'Conversion rate',
-        filter: { ...filter.request, date_from: isoDateTime(range.from), date_to: isoDateTime(range.to) },
-      },
-    ]);
+    return answer(await runFunnelTrends(ch, { filter, properties, range, ports: sqlPorts }));
   }
 
   const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';

@@ -2,7 +2,7 @@ import { createTestStores, insertJourneys, journeyTimeMs, type JourneyEvent, typ
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
 import { parseTrendFilter } from './trend-filter';
 import type { TrendSeries } from './trends.query';
-import { createTrendsService, type TrendsService } from './trends.service';
+import { createTrendsService, type TrendProjectRow, type TrendsService } from './trends.service';
 
 /**
  * Cases of PostHog's trends query-runner tests
@@ -101,6 +101,14 @@ const COUNT_PER_ACTOR_OPTIONS = {
   personProperties: { blabla: { fruit: 'mango' }, tintin: { fruit: 'mango' }, murmur: {}, reeree: { fruit: 'tomato' } },
   distinctIds: { blabla: ['anonymous_id'] },
 };
+
+/** test_trends.py `_create_maths_events`: `_create_events` and someone_else's "sign up"s with some_number. */
+function mathsEvents(values: unknown[]): JourneyPeople {
+  return {
+    ...createEvents(false),
+    someone_else: [...values, null].map((value) => ({ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { some_number: value } })),
+  };
+}
 
 /** Each case's data, by a name of the case's own; each gets its own project. */
 const DATASETS = {
@@ -202,8 +210,271 @@ const DATASETS = {
     people: eventsWithDates(['2020-01-05 05:20:00', '2020-01-05 10:22:00', '2020-01-04 10:25:00', '2020-01-11 08:25:00', '2020-01-09 08:25:00']),
     options: {},
   },
+  breakdownAggregate: {
+    people: {
+      blabla: [
+        ...['Chrome', 'Chrome', 'Safari', 'Safari', 'Safari'].map((browser) => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value', $browser: browser } })),
+        ...['Safari', 'Safari'].map((browser) => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: browser } })),
+      ],
+    },
+    options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
+  multipleBreakdownsAggregate: {
+    people: {
+      blabla: [
+        ...[['Chrome', '1'], ['Chrome', '2'], ['Safari', '1'], ['Safari', '1'], ['Safari', '2']].map(([browser, variant]) => ({
+          event: 'sign up',
+          timestamp: '2020-01-01 00:06:34',
+          properties: { $some_property: 'value', $browser: browser, $variant: variant },
+        })),
+        ...[0, 1].map(() => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: 'Safari', $variant: '2' } })),
+      ],
+    },
+    options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
+  mathProp: {
+    people: {
+      blabla: [
+        ...[1, 1, 1, 2, 3].map((v) => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value', $math_prop: v } })),
+        ...[4, 4].map((v) => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $math_prop: v } })),
+      ],
+    },
+    options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
+  mathFunc: {
+    people: {
+      ...Object.fromEntries(
+        Array.from({ length: 20 }, (_, i) => [
+          `person${i}`,
+          [0, 1].map(() => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: `value_${i}`, $math_prop: 1 } })),
+        ]),
+      ),
+      person21: [{ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value_21', $math_prop: 25 } }],
+    },
+    options: {},
+  },
+  mathsSmall: { people: mathsEvents([2, 3, 5.5, 7.5]), options: createEventsOptions },
+  mathsRange: { people: mathsEvents(Array.from({ length: 100 }, (_, i) => 101 + i)), options: createEventsOptions },
+  mathsNonNumber: { people: mathsEvents([2, 'x', 8]), options: createEventsOptions },
+  dauFiltering: { people: { ...createEvents(false), someone_else: [{ event: 'sign up', timestamp: '2020-01-02' }] }, options: createEventsOptions },
+  weeklyActiveBreakdown: {
+    people: {
+      p1: ['2020-01-09', '2020-01-10', '2020-01-11'].map((d) => ({ event: '$pageview', timestamp: `${d}T12:00:00Z`, properties: { key: 'val' } })),
+      p2: ['2020-01-09', '2020-01-11'].map((d) => ({ event: '$pageview', timestamp: `${d}T12:00:00Z`, properties: { key: 'val' } })),
+    },
+    options: { personProperties: { p1: { name: 'p1' }, p2: { name: 'p2' } } },
+  },
+  weeklyActiveFiltering: {
+    people: Object.fromEntries(['p1', 'p2', 'p3'].map((p, i) => [p, [{ event: '$pageview', timestamp: `2020-01-${String(9 + i).padStart(2, '0')}T12:00:00Z` }]])),
+    options: { personProperties: { p1: { name: 'person-1' }, p2: { name: 'person-2' }, p3: { name: 'person-3' } } },
+  },
+  breakdownPersons: {
+    people: Object.fromEntries(['person1', 'person2', 'person3'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }]])),
+    options: { personProperties: { person1: { email: 'test@posthog.com' }, person2: { email: 'test@gmail.com' }, person3: {} } },
+  },
+  breakdownLimit: {
+    people: { blabla: Array.from({ length: 25 }, (_, i) => ({ event: 'sign up', timestamp: '2020-01-02', properties: { $some_property: i } })) },
+    options: {},
+  },
+  eventMetadata: {
+    people: {
+      p1: [0, 1].map(() => ({ event: '$pageview', timestamp: '2020-01-04T12:00:00Z' })),
+      p2: [{ event: '$pageview', timestamp: '2020-01-04T12:00:00Z' }],
+    },
+    options: { createPeople: false },
+  },
+  breakdownProperties: {
+    people: {
+      blabla: [
+        { event: 'sign up', timestamp: '2020-01-03T13:01:01Z', properties: { $current_url: 'first url', $browser: 'Firefox', $os: 'Mac' } },
+        { event: 'sign up', timestamp: '2020-01-03T13:01:01Z', properties: { $current_url: 'first url', $browser: 'Chrome', $os: 'Windows' } },
+        { event: 'sign up', timestamp: '2020-01-04T13:01:01Z', properties: { $current_url: 'second url', $browser: 'Firefox', $os: 'Mac' } },
+        { event: 'sign up', timestamp: '2020-01-04T13:01:01Z', properties: { $current_url: 'second url', $browser: 'Chrome', $os: 'Windows' } },
+      ],
+    },
+    options: { createPeople: false },
+  },
+  breakdownPropertiesNewFormat: {
+    people: {
+      blabla: [
+        { event: 'sign up', timestamp: '2020-01-03T13:01:01Z', properties: { $current_url: 'first url', $browser: 'Firefox', $os: 'Windows' } },
+        { event: 'sign up', timestamp: '2020-01-03T13:01:01Z', properties: { $current_url: 'first url', $browser: 'Chrome', $os: 'Mac' } },
+      ],
+      blabla1: [{ event: 'sign up', timestamp: '2020-01-04T13:01:01Z', properties: { $current_url: 'second url', $browser: 'Firefox', $os: 'Mac' } }],
+      blabla2: [{ event: 'sign up', timestamp: '2020-01-04T13:01:01Z', properties: { $current_url: 'second url', $browser: 'Chrome', $os: 'Windows' } }],
+    },
+    options: { createPeople: false },
+  },
+  mauBreakdown: {
+    people: Object.fromEntries(
+      ['blabla', 'blabla2', 'blabla3'].map((p) => [p, ['2020-01-02T13:01:01Z', '2020-01-03T13:01:01Z'].map((timestamp) => ({ event: 'sign up', timestamp }))]),
+    ),
+    options: {
+      personProperties: {
+        blabla: { $some_prop: 'some_val', filter_prop: 'filter_val' },
+        blabla2: { $some_prop: 'some_val3', filter_prop: 'filter_val2' },
+        blabla3: { $some_prop: 'some_val2', filter_prop: 'filter_val' },
+      },
+    },
+  },
+  dauBreakdownPropFilter: {
+    people: {
+      ...createEvents(false),
+      blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value', $os: 'Windows' } }],
+    },
+    options: createEventsOptions,
+  },
+  clashingNames: {
+    people: { blabla: [{ event: '$pageview', timestamp: '2020-01-03T12:00:00Z', properties: { $host: 'app.example.com' } }] },
+    options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
+  partialPushdowns: {
+    people: Object.fromEntries(
+      ['person1', 'person2', 'person3', 'person32', 'person4', 'person5', 'person6'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-05-01 00:00:00', properties: { key: 'val' } }]]),
+    ),
+    options: {
+      personProperties: {
+        person1: { email: 'test@posthog.com', $os: 'ios', $browser: 'chrome' },
+        person2: { email: 'test@gmail.com', $os: 'ios', $browser: 'safari' },
+        person3: { email: 'test2@posthog.com', $os: 'android', $browser: 'chrome' },
+        person32: { email: 'test2@posthog.com', $os: 'android', $browser: 'chrome' },
+        person4: { email: 'test3@posthog.com', $os: 'android', $browser: 'safari' },
+        person5: { email: 'test4@posthog.com', $os: 'android', $browser: 'safari' },
+        person6: { email: 'test5@posthog.com', $os: 'android', $browser: 'safari' },
+      },
+    },
+  },
+  groups: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { key: 'oh', $group_0: 'org:7', $group_1: 'company:10' }, groupProperties: { 0: { industry: 'finance' }, 1: { industry: 'finance' } } },
+        { event: 'sign up', timestamp: '2020-01-02T12:00:01Z', properties: { key: 'uh', $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
+        { event: 'sign up', timestamp: '2020-01-02T12:00:02Z', properties: { key: 'uh', $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+      ],
+    } as JourneyPeople,
+    options: { createPeople: false },
+  },
+  groupsWithPersonFilter: {
+    people: {
+      person1: [{ event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } }],
+      person2: [{ event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } }, personProperties: {} }],
+      // test_filtering_with_group_props
+      person1b: [
+        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' } },
+        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' }, properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
+        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' }, properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        {
+          event: '$pageview',
+          timestamp: '2020-01-02T12:00:00Z',
+          distinctId: 'person1',
+          personProperties: { key: 'value' },
+          properties: { $group_0: 'org:6', $group_1: 'company:10' },
+          groupProperties: { 0: { industry: 'technology' }, 1: { industry: 'finance' } },
+        },
+        // test_filtering_with_group_props_event_with_no_group_data
+        ...[0, 1, 2, 3].map(() => ({ event: 'no group', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' } })),
+      ],
+    } as JourneyPeople,
+    options: { createPeople: false, personProperties: { person1: { key: 'value' } } },
+  },
+  multipleGroups: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5', $group_2: 'company:6' }, groupProperties: { 0: { industry: 'finance' }, 2: { name: 'six' } } },
+        { event: 'sign up', timestamp: '2020-01-02T12:30:00Z', properties: { $group_2: 'company:6' }, groupProperties: { 2: { name: 'six' } } },
+        { event: 'sign up', timestamp: '2020-01-02T13:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        { event: 'sign up', timestamp: '2020-01-03T15:00:00Z', properties: { $group_2: 'company:5' }, groupProperties: { 2: { name: 'five' } } },
+      ],
+    } as JourneyPeople,
+    options: {},
+  },
+  hourlyYesterday: {
+    people: { person1: Array.from({ length: 24 }, (_, hour) => Array.from({ length: hour }, () => ({ event: 'sign up', timestamp: `2020-01-02T${String(hour).padStart(2, '0')}:30:00Z` }))).flat() },
+    options: {},
+  },
+  timezonesHourly: {
+    people: { blabla: ['2020-01-04T22:01:01', '2020-01-05T07:01:01', '2020-01-05T08:01:01'].map((timestamp) => ({ event: 'sign up', timestamp, properties: { $os: 'Mac' } })) },
+    options: {},
+  },
+  timezonesDaily: {
+    people: { blabla: ['2020-01-02T17:01:01', '2020-01-03T17:01:01', '2020-01-06T00:30:01'].map((timestamp) => ({ event: 'sign up', timestamp, properties: { $os: 'Mac' } })) },
+    options: {},
+  },
+  timezonesWeekly: {
+    people: { blabla: ['2020-01-11T19:01:01', '2020-01-12T02:01:01', '2020-01-21T18:01:01'].map((timestamp) => ({ event: 'sign up', timestamp })) },
+    options: {},
+  },
+  pacific: {
+    people: {
+      blabla: ['2022-11-03T01:01:01Z', '2022-11-10T01:01:01Z', '2022-11-17T08:30:01Z', '2022-11-24T08:30:01Z', '2022-11-30T08:30:01Z'].map((timestamp) => ({ event: 'sign up', timestamp })),
+    },
+    options: {},
+  },
+  sameDay: { people: { blabla: [{ event: 'sign up', timestamp: '2020-01-03T01:01:01Z' }] }, options: {} },
+  groupProps: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
+        { event: 'sign up', timestamp: '2020-01-02T13:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T15:00:00Z',
+          properties: { $group_0: 'org:7', $group_1: 'company:10' },
+          groupProperties: { 0: { industry: 'finance' }, 1: { industry: 'finance' } },
+        },
+      ],
+    } as JourneyPeople,
+    options: {},
+  },
+  hogqlMath: {
+    people: {
+      blabla: [
+        { event: 'sign up', timestamp: '2020-01-01 00:06:30', properties: { $session_id: 's1', x: 1 } },
+        { event: 'sign up', timestamp: '2020-01-02 00:06:45', properties: { $session_id: 's5', x: 5 } },
+      ],
+    },
+    options: { personProperties: { blabla: { $some_prop: 'some_val', number: 8 } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
 } satisfies Record<string, { people: JourneyPeople; options: Parameters<typeof insertJourneys>[2] }>;
 type Dataset = keyof typeof DATASETS;
+/**
+ * Datasets whose cases neither count persons nor match them to cohorts: their events carry the
+ * person properties, as every event does (person-on-events), but no person rows are written.
+ */
+const EVENTS_ONLY: ReadonlySet<Dataset> = new Set<Dataset>([
+  'weekInterval',
+  'monthInterval',
+  'monthRounding',
+  'today',
+  'yesterday',
+  'lastHours',
+  'last7days',
+  'last14days',
+  'novemberSix',
+  'last90days',
+  'yearToDate',
+  'allTime',
+  'customRange',
+  'breakdownAggregate',
+  'multipleBreakdownsAggregate',
+  'mathProp',
+  'mathFunc',
+  'mathsSmall',
+  'mathsRange',
+  'mathsNonNumber',
+  'breakdownLimit',
+  'breakdownPersons',
+  'partialPushdowns',
+  'hogqlMath',
+  'sameDay',
+  'timezonesDaily',
+  'timezonesWeekly',
+  'pacific',
+  'hourlyYesterday',
+  'multipleGroups',
+  'groupProps',
+  'multipleBreakdowns',
+]);
 
 describe('trends as PostHog answers them (test_trends.py)', () => {
   let stores: TestStores;
@@ -224,7 +495,14 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       teams[name] = row!.id;
     }
     await Promise.all(
-      (Object.keys(DATASETS) as Dataset[]).map((name) => insertJourneys(stores, DATASETS[name].people, { ...DATASETS[name].options, teamId: teams[name] })),
+      (Object.keys(DATASETS) as Dataset[]).map((name) =>
+        insertJourneys(stores, DATASETS[name].people, {
+          ...DATASETS[name].options,
+          teamId: teams[name],
+          // Persons are written only where a case counts or matches them (persons are the slow part).
+          ...(EVENTS_ONLY.has(name) ? { createPeople: false } : {}),
+        }),
+      ),
     );
     const person = (key: string, value: unknown) => ({ key, value, type: 'person' });
     const insertCohort = async (dataset: Dataset, name: string, groups: unknown[][]) => {
@@ -250,8 +528,9 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     await stores?.close();
   });
 
-  const run = async (dataset: Dataset, now: string, body: Record<string, unknown>): Promise<TrendSeries[]> =>
-    (await trends.run({ id: teams[dataset], timezone: 'UTC' }, parseTrendFilter(body), at(now))).result;
+  const run = async (dataset: Dataset, now: string, body: Record<string, unknown>, project: Partial<TrendProjectRow> = {}): Promise<TrendSeries[]> =>
+    (await trends.run({ id: teams[dataset], timezone: 'UTC', ...project }, parseTrendFilter(body), at(now))).result;
+  const sum = (s: TrendSeries) => s.data!.reduce((a, b) => a + b, 0);
   const signUp = { events: [{ id: 'sign up' }] };
 
   it('test_trends_per_day (test_trends.py)', async () => {
@@ -448,6 +727,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       { date_from: '-24h' },
       { count: 3, data: [2, 1], labels: ['1-Nov-2020', '2-Nov-2020'], days: ['2020-11-01', '2020-11-02'] },
     );
+  });
+
+  it('an explicit 24-hour range counts exactly that range (QueryDateRange explicitDate, as test_last24hours_timerange)', async () => {
+    // explicitDate: no widening to whole days, events from date_from itself (use_start_of_interval is off).
+    const r = await run('lastHours', '2020-11-03 00:00:00', { date_from: '2020-11-01 10:20:00', date_to: '2020-11-02 10:20:00', explicit_date: true, events: [{ id: 'event_name' }] });
+    expect({ count: r[0]!.count, data: r[0]!.data, days: r[0]!.days }).toEqual({ count: 3, data: [2, 1], days: ['2020-11-01', '2020-11-02'] });
   });
 
   it('test_last48hours_timerange (test_trends.py)', async () => {
@@ -797,5 +1082,563 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       ...signUp,
     });
     expect([today[0]!.labels![23], today[0]!.data![23]]).toEqual(['2-Jan 23:00', 1]);
+  });
+  it('test_trends_breakdown_single_aggregate (test_trends.py)', async () => {
+    const r = await run('breakdownAggregate', '2020-01-04T13:00:01Z', { display: 'ActionsTable', breakdown: '$browser', ...signUp });
+    expect(r.map((s) => [s.breakdown_value, s.aggregated_value])).toEqual([
+      ['Safari', 5],
+      ['Chrome', 2],
+    ]);
+  });
+
+  it('test_trends_multiple_breakdowns_single_aggregate (test_trends.py)', async () => {
+    const r = await run('multipleBreakdownsAggregate', '2020-01-04T13:00:01Z', {
+      display: 'ActionsTable',
+      breakdowns: [{ property: '$browser' }, { property: '$variant' }],
+      ...signUp,
+    });
+    expect(r.map((s) => [s.breakdown_value, s.aggregated_value])).toEqual([
+      [['Safari', '2'], 3],
+      [['Safari', '1'], 2],
+      [['Chrome', '1'], 1],
+      [['Chrome', '2'], 1],
+    ]);
+  });
+
+  it('test_trends_single_aggregate_math (test_trends.py)', async () => {
+    const math = { events: [{ id: 'sign up', math: 'median', math_property: '$math_prop' }] };
+    const week = await run('mathProp', '2020-01-04T13:00:01Z', { display: 'ActionsTable', interval: 'week', ...math });
+    const day = await run('mathProp', '2020-01-04T13:00:01Z', { display: 'ActionsTable', interval: 'day', ...math });
+    expect([week[0]!.aggregated_value, day[0]!.aggregated_value]).toEqual([2, 2]);
+  });
+
+  it('test_trends_breakdown_single_aggregate_math (test_trends.py)', async () => {
+    const math = { events: [{ id: 'sign up', math: 'median', math_property: '$math_prop' }] };
+    for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
+      const day = await run('mathProp', '2020-01-04T13:00:01Z', { ...breakdown, display: 'ActionsTable', interval: 'day', ...math });
+      const week = await run('mathProp', '2020-01-04T13:00:01Z', { ...breakdown, display: 'ActionsTable', interval: 'week', ...math });
+      expect([day[0]!.aggregated_value, week[0]!.aggregated_value]).toEqual([2, 2]);
+    }
+  });
+
+  it('test_trends_breakdown_with_math_func (test_trends.py)', async () => {
+    const math = { display: 'ActionsTable', interval: 'day', events: [{ id: 'sign up', math: 'p90', math_property: '$math_prop' }] };
+    const single = await run('mathFunc', '2020-01-04T13:00:01Z', { ...math, breakdown: '$some_property' });
+    expect(single.map((s) => s.breakdown_value)).toContain('value_21');
+    const multiple = await run('mathFunc', '2020-01-04T13:00:01Z', { ...math, breakdowns: [{ property: '$some_property' }] });
+    expect(multiple.map((s) => s.breakdown_value)).toContainEqual(['value_21']);
+  });
+
+  it.each([
+    ['sum', 'mathsSmall', 18],
+    ['avg', 'mathsSmall', 4.5],
+    ['min', 'mathsSmall', 2],
+    ['max', 'mathsSmall', 7.5],
+    ['median', 'mathsRange', 150],
+    ['p75', 'mathsRange', 175],
+    ['p90', 'mathsRange', 190],
+    ['p95', 'mathsRange', 195],
+    ['p99', 'mathsRange', 199],
+  ] as const)('test_%s_filtering (test_trends.py)', async (math, dataset, expected) => {
+    const r = await run(dataset, '2020-01-04T13:00:00Z', { events: [{ id: 'sign up', math, math_property: 'some_number' }] });
+    // PostHog allows 0.5 either way (its quantiles interpolate).
+    expect(Math.abs(r[0]!.data!.at(-1)! - expected)).toBeLessThanOrEqual(0.5);
+  });
+
+  it('test_avg_filtering_non_number_resiliency (test_trends.py)', async () => {
+    const r = await run('mathsNonNumber', '2020-01-04T13:00:00Z', { events: [{ id: 'sign up', math: 'avg', math_property: 'some_number' }] });
+    expect(r[0]!.data!.at(-1)).toBe(5);
+  });
+
+  it('test_dau_filtering (test_trends.py)', async () => {
+    const r = await run('dauFiltering', '2020-01-04', { events: [{ id: 'sign up', math: 'dau' }] });
+    expect([r[0]!.data![4], r[0]!.data![5]]).toEqual([1, 2]);
+  });
+
+  it('test_trends_count_per_user_average_daily (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsLineGraph',
+      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+    });
+    expect(r).toHaveLength(1);
+    expect(r[0]!.days).toEqual(['2020-01-01', '2020-01-02', '2020-01-03', '2020-01-04', '2020-01-05', '2020-01-06', '2020-01-07']);
+    expect(r[0]!.data).toEqual([1.5, 0, 0, 1, 2, 0, 0]);
+  });
+
+  it('test_trends_count_per_user_average_weekly (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsLineGraph',
+      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+      interval: 'week',
+    });
+    expect([r[0]!.days, r[0]!.data]).toEqual([['2019-12-29', '2020-01-05'], [1.3333333333333333, 2]]);
+  });
+
+  it('test_trends_count_per_user_average_aggregated (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsTable',
+      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+    });
+    expect(r[0]!.aggregated_value).toBe(2.6666666666666665);
+  });
+
+  it('test_trends_count_per_user_maximum (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsLineGraph',
+      events: [{ id: 'viewed video', math: 'max_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+    });
+    expect(r[0]!.data).toEqual([2, 0, 0, 1, 3, 0, 0]);
+  });
+
+  it('test_trends_count_per_user_average_with_event_property_breakdown (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsLineGraph',
+      breakdown: 'color',
+      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+    });
+    expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
+      ['red', [1, 0, 0, 1, 2, 0, 0]],
+      ['blue', [1, 0, 0, 0, 1, 0, 0]],
+      [NULL, [1, 0, 0, 0, 0, 0, 0]],
+    ]);
+  });
+
+  it('test_trends_count_per_user_average_with_person_property_breakdown (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsLineGraph',
+      breakdown: 'fruit',
+      breakdown_type: 'person',
+      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+    });
+    expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
+      ['mango', [2, 0, 0, 1, 2, 0, 0]],
+      ['tomato', [1, 0, 0, 0, 0, 0, 0]],
+    ]);
+  });
+
+  it('test_trends_count_per_user_average_aggregated_with_event_property_breakdown (test_trends.py)', async () => {
+    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
+      display: 'ActionsTable',
+      breakdown: 'color',
+      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+    });
+    expect(r.map((s) => [s.breakdown_value, s.aggregated_value])).toEqual([
+      ['red', 2],
+      ['blue', 1],
+      [NULL, 1],
+    ]);
+  });
+
+  it('test_breakdown_weekly_active_users_daily (test_trends.py)', async () => {
+    const r = await run('weeklyActiveBreakdown', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      breakdown: 'key',
+      events: [{ id: '$pageview', type: 'events', order: 0, math: 'weekly_active' }],
+    });
+    expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2]);
+  });
+
+  it('test_weekly_active_users_filtering (test_trends.py)', async () => {
+    const r = await run('weeklyActiveFiltering', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      events: [{ id: '$pageview', type: 'events', order: 0, math: 'weekly_active' }],
+      properties: [{ key: 'name', operator: 'exact', value: ['person-1', 'person-2'], type: 'person' }],
+    });
+    expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 2, 2]);
+  });
+
+  it('test_breakdown_filtering_persons (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: 'email', breakdown_type: 'person' }, { breakdowns: [{ type: 'person', property: 'email' }] }]) {
+      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', { ...breakdown, date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] });
+      expect(r.map((s) => [s.label, s.count])).toEqual([
+        ['test@gmail.com', 1],
+        ['test@posthog.com', 1],
+        [NULL, 1],
+      ]);
+    }
+  });
+
+  it('test_breakdown_filtering_limit (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
+      const r = await run('breakdownLimit', '2020-01-04T13:01:01Z', { ...breakdown, date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] });
+      expect(r).toHaveLength(25);
+    }
+  });
+
+  it('test_breakdown_with_person_property_filter (test_trends.py)', async () => {
+    const events = [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0, properties: [{ key: 'name', value: 'person2', type: 'person' }] }];
+    const single = await run('multiplePeople', '2020-01-04T13:01:01Z', { date_from: '-14d', events, breakdown: 'order' });
+    expect(single.map((s) => [s.count, s.breakdown_value])).toEqual([
+      [2, '2'],
+      [1, '1'],
+    ]);
+    const multiple = await run('multiplePeople', '2020-01-04T13:01:01Z', { date_from: '-14d', events, breakdowns: [{ property: 'order' }] });
+    expect(multiple.map((s) => [s.count, s.breakdown_value])).toEqual([
+      [2, ['2']],
+      [1, ['1']],
+    ]);
+  });
+
+  it('test_breakdown_by_person_property (test_trends.py)', async () => {
+    const events = [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0 }];
+    const single = await run('multiplePeople', '2020-01-04T13:01:01Z', { breakdown: 'name', breakdown_type: 'person', date_from: '-14d', events });
+    expect(Object.fromEntries(single.map((s) => [s.breakdown_value as string, [s.count, s.label]]))).toEqual({
+      person1: [1, 'person1'],
+      person2: [3, 'person2'],
+      person3: [3, 'person3'],
+    });
+    const multiple = await run('multiplePeople', '2020-01-04T13:01:01Z', { breakdowns: [{ type: 'person', property: 'name' }], date_from: '-14d', events });
+    expect(multiple.map((s) => s.breakdown_value).sort()).toEqual([['person1'], ['person2'], ['person3']]);
+  });
+
+  it('test_breakdown_by_person_property_pie (test_trends.py)', async () => {
+    const events = [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0, math: 'dau' }];
+    for (const [breakdown, values] of [
+      [{ breakdown: 'name', breakdown_type: 'person' }, ['person1', 'person2', 'person3']],
+      [{ breakdowns: [{ type: 'person', property: 'name' }] }, [['person1'], ['person2'], ['person3']]],
+    ] as const) {
+      const r = await run('multiplePeople', '2020-01-04T13:01:01Z', { date_from: '-14d', display: 'ActionsPie', events, ...breakdown });
+      const sorted = [...r].sort((a, b) => JSON.stringify(a.breakdown_value).localeCompare(JSON.stringify(b.breakdown_value)));
+      expect(sorted.map((s) => [s.breakdown_value, s.aggregated_value])).toEqual(values.map((v) => [v, 1]));
+    }
+  });
+
+  it('test_breakdown_by_person_property_pie_with_event_dau_filter (test_trends.py)', async () => {
+    const events = [
+      { id: 'watched movie', name: 'watched movie', type: 'events', order: 0, math: 'dau', properties: [{ key: 'name', operator: 'not_icontains', value: 'person3', type: 'person' }] },
+    ];
+    const r = await run('multiplePeople', '2020-01-04T13:01:01Z', { date_from: '-14d', display: 'ActionsPie', events, breakdown: 'name', breakdown_type: 'person' });
+    expect(r.map((s) => [s.breakdown_value, s.aggregated_value]).sort()).toEqual([
+      ['person1', 1],
+      ['person2', 1],
+    ]);
+  });
+
+  it('test_person_property_filtering (test_trends.py)', async () => {
+    const r = await run('multiplePeople', '2020-01-04', { properties: [{ key: 'name', value: 'person1', type: 'person' }], events: [{ id: 'watched movie' }] });
+    expect([r[0]!.labels![4], r[0]!.data![4], r[0]!.labels![5], r[0]!.data![5]]).toEqual(['1-Jan-2020', 1, '2-Jan-2020', 0]);
+  });
+
+  it('test_entity_person_property_filtering (test_trends.py)', async () => {
+    const r = await run('multiplePeople', '2020-01-04', { events: [{ id: 'watched movie', properties: [{ key: 'name', value: 'person1', type: 'person' }] }] });
+    expect([r[0]!.labels![4], r[0]!.data![4], r[0]!.labels![5], r[0]!.data![5]]).toEqual(['1-Jan-2020', 1, '2-Jan-2020', 0]);
+  });
+
+  it('test_breakdown_by_event_metadata (test_trends.py)', async () => {
+    const r = await run('eventMetadata', '2020-01-04T13:01:01Z', {
+      date_from: '-7d',
+      interval: 'hour',
+      events: [{ id: '$pageview' }],
+      breakdown: 'distinct_id',
+      breakdown_type: 'event_metadata',
+    });
+    expect(r.map((s) => [s.label, s.count])).toEqual([
+      ['p1', 2],
+      ['p2', 1],
+    ]);
+  });
+
+  it('test_filter_test_accounts_cohorts (test_trends.py)', async () => {
+    const testAccountFilters = [{ key: 'id', value: cohorts['cohortFilter:cohort1'], type: 'cohort' }];
+    const r = await run('cohortFilter', '2020-01-04T13:00:00Z', { events: [{ id: 'event_name' }], filter_test_accounts: true }, { test_account_filters: testAccountFilters });
+    expect([r[0]!.count, r[0]!.data!.at(-1)]).toEqual([2, 2]);
+  });
+
+  it('test_breakdown_filter_by_precalculated_cohort (test_trends.py)', async () => {
+    const base = { events: [{ id: 'event_name' }], properties: [{ type: 'cohort', key: 'id', value: cohorts['cohortFilter:cohort1'] }] };
+    const single = await run('cohortFilter', '2020-01-04T13:00:00Z', { ...base, breakdown: 'name', breakdown_type: 'person' });
+    expect([single[0]!.breakdown_value, single[0]!.count, single[0]!.data!.at(-1)]).toEqual(['Jane', 2, 2]);
+    const multiple = await run('cohortFilter', '2020-01-04T13:00:00Z', { ...base, breakdowns: [{ type: 'person', property: 'name' }] });
+    expect([multiple[0]!.breakdown_value, multiple[0]!.count, multiple[0]!.data!.at(-1)]).toEqual([['Jane'], 2, 2]);
+  });
+
+  it('test_breakdown_filtering_with_properties (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$current_url' }, { breakdowns: [{ property: '$current_url' }] }]) {
+      const r = await run('breakdownProperties', '2020-01-05T13:01:01Z', {
+        ...breakdown,
+        date_from: '-7d',
+        events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0, properties: [{ key: '$os', value: 'Mac' }] }],
+        properties: [{ key: '$browser', value: 'Firefox' }],
+      });
+      const sorted = [...r].sort((a, b) => a.label.localeCompare(b.label));
+      const wrap = (v: string) => ('breakdown' in breakdown ? v : [v]);
+      expect(sorted.map((s) => [s.label, sum(s), s.breakdown_value])).toEqual([
+        ['first url', 1, wrap('first url')],
+        ['second url', 1, wrap('second url')],
+      ]);
+    }
+  });
+
+  it('test_breakdown_filtering_with_properties_in_new_format (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$current_url' }, { breakdowns: [{ property: '$current_url' }] }]) {
+      const query = (type: 'OR' | 'AND') => ({
+        ...breakdown,
+        date_from: '-14d',
+        events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0, properties: [{ key: '$os', value: 'Mac' }] }],
+        properties: { type, values: [{ key: '$browser', value: 'Firefox' }, { key: '$os', value: 'Windows' }] },
+      });
+      const either = await run('breakdownPropertiesNewFormat', '2020-01-05T13:01:01Z', query('OR'));
+      expect(either.map((s) => [s.label, sum(s), s.breakdown_value])).toEqual([['second url', 1, 'breakdown' in breakdown ? 'second url' : ['second url']]]);
+      expect(await run('breakdownPropertiesNewFormat', '2020-01-05T13:01:01Z', query('AND'))).toEqual([]);
+    }
+  });
+
+  it('test_mau_with_breakdown_filtering_and_prop_filter (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$some_prop', breakdown_type: 'person' }, { breakdowns: [{ property: '$some_prop', type: 'person' }] }]) {
+      const r = await run('mauBreakdown', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        events: [{ id: 'sign up', math: 'monthly_active' }],
+        properties: [{ key: 'filter_prop', value: 'filter_val', type: 'person' }],
+        display: 'ActionsLineGraph',
+      });
+      expect(r.map((s) => [s.label, sum(s), s.data![5]])).toEqual([
+        ['some_val', 3, 1],
+        ['some_val2', 3, 1],
+      ]);
+    }
+  });
+
+  it('test_dau_with_breakdown_filtering_with_prop_filter (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
+      const r = await run('dauBreakdownPropFilter', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        events: [{ id: 'sign up', math: 'dau' }],
+        properties: [{ key: '$os', value: 'Windows' }],
+      });
+      expect([r[0]!.label, sum(r[0]!), r[0]!.data![5]]).toEqual(['other_value', 1, 1]);
+    }
+  });
+
+  it('test_against_clashing_entity_and_property_filter_naming (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$some_prop', breakdown_type: 'person' }, { breakdowns: [{ property: '$some_prop', type: 'person' }] }]) {
+      const r = await run('clashingNames', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        events: [{ id: '$pageview', properties: [{ key: '$host', operator: 'icontains', value: '.com' }] }],
+        properties: [{ key: '$host', value: ['app.example.com', 'another.com'] }],
+      });
+      expect(r[0]!.count).toBe(1);
+    }
+  });
+
+  it('test_trend_breakdown_user_props_with_filter_with_partial_property_pushdowns (test_trends.py)', async () => {
+    const base = { date_from: '2020-01-01 00:00:00', date_to: '2020-07-01 00:00:00', breakdown: 'email', breakdown_type: 'person' };
+    const r = await run('partialPushdowns', '2020-08-01T00:00:00Z', {
+      ...base,
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      properties: {
+        type: 'AND',
+        values: [
+          { type: 'OR', values: [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }, { key: 'key', value: 'val' }] },
+          {
+            type: 'OR',
+            values: [
+              { key: '$os', value: 'android', operator: 'exact', type: 'person' },
+              { key: '$browser', value: 'safari', operator: 'exact', type: 'person' },
+            ],
+          },
+        ],
+      },
+    });
+    expect(r.map((s) => s.breakdown_value as string).sort()).toEqual(['test2@posthog.com', 'test3@posthog.com', 'test4@posthog.com', 'test5@posthog.com', 'test@gmail.com']);
+    const strict = await run('partialPushdowns', '2020-08-01T00:00:00Z', {
+      ...base,
+      events: [
+        {
+          id: 'sign up',
+          name: 'sign up',
+          type: 'events',
+          order: 0,
+          properties: { type: 'AND', values: [{ key: 'key', value: 'val' }, { key: 'email', value: '@posthog.com', operator: 'icontains', type: 'person' }] },
+        },
+      ],
+      properties: {
+        type: 'AND',
+        values: [
+          {
+            type: 'AND',
+            values: [
+              { key: '$os', value: 'android', operator: 'exact', type: 'person' },
+              { key: '$browser', value: 'chrome', operator: 'exact', type: 'person' },
+            ],
+          },
+        ],
+      },
+    });
+    expect(strict.map((s) => s.breakdown_value)).toEqual(['test2@posthog.com']);
+  });
+
+  it('test_breakdown_with_filter_groups_person_on_events (test_trends.py)', async () => {
+    const r = await run('groups', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      breakdown: 'key',
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      properties: [{ key: 'industry', value: 'finance', type: 'group', group_type_index: 0 }],
+    });
+    expect(r.map((s) => [s.breakdown_value, s.count])).toEqual([
+      ['oh', 1],
+      ['uh', 1],
+    ]);
+  });
+
+  it('test_breakdown_by_group_props_person_on_events (test_trends.py)', async () => {
+    const r = await run('groupProps', '2020-01-01T00:00:00Z', {
+      date_from: '2020-01-01',
+      date_to: '2020-01-12',
+      breakdown: 'industry',
+      breakdown_type: 'group',
+      breakdown_group_type_index: 0,
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+    });
+    expect(r.map((s) => [s.breakdown_value, s.count])).toEqual([
+      ['finance', 2],
+      ['technology', 1],
+    ]);
+  });
+
+  it('test_breakdown_by_group_props_with_person_filter_person_on_events (test_trends.py)', async () => {
+    const r = await run('groupsWithPersonFilter', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      breakdown: 'industry',
+      breakdown_type: 'group',
+      breakdown_group_type_index: 0,
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      properties: [{ key: 'key', value: 'value', type: 'person' }],
+    });
+    expect(r.map((s) => [s.breakdown_value, s.count])).toEqual([['finance', 1]]);
+  });
+
+  it('test_filtering_with_group_props_person_on_events (test_trends.py)', async () => {
+    const r = await run('groupsWithPersonFilter', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      events: [{ id: '$pageview', type: 'events', order: 0 }],
+      properties: [
+        { key: 'industry', value: 'finance', type: 'group', group_type_index: 0 },
+        { key: 'key', value: 'value', type: 'person' },
+      ],
+    });
+    expect(r[0]!.count).toBe(1);
+  });
+
+  it('test_filtering_with_group_props_event_with_no_group_data (test_trends.py)', async () => {
+    // A negative filter keeps the events without a group.
+    const r = await run('groupsWithPersonFilter', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      events: [{ id: 'no group', type: 'events', order: 0 }],
+      properties: [
+        { key: 'industry', operator: 'is_not', value: 'textiles', type: 'group', group_type_index: 0 },
+        { key: 'key', value: 'value', type: 'person' },
+      ],
+    });
+    expect(r[0]!.count).toBe(4);
+  });
+
+  it('test_filtering_by_multiple_groups_person_on_events (test_trends.py)', async () => {
+    const r = await run('multipleGroups', '2020-01-01T00:00:00Z', {
+      date_from: '2020-01-01T00:00:00Z',
+      date_to: '2020-01-12',
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      properties: [
+        { key: 'industry', value: 'finance', type: 'group', group_type_index: 0 },
+        { key: 'name', value: 'six', type: 'group', group_type_index: 2 },
+      ],
+    });
+    expect(r.map((s) => [s.count, s.data])).toEqual([[1, [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]]);
+  });
+
+  it('test_yesterday_with_hourly_interval (test_trends.py)', async () => {
+    const r = await run('hourlyYesterday', '2020-01-03 13:06:02', {
+      date_from: '-1dStart',
+      date_to: '-1dEnd',
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      interval: 'hour',
+    });
+    expect(r.map((s) => s.data)).toEqual([Array.from({ length: 24 }, (_, h) => h)]);
+  });
+
+  it('test_timezones_hourly_relative_from (test_trends.py)', async () => {
+    const labels = Array.from({ length: 11 }, (_, h) => `5-Jan ${String(h).padStart(2, '0')}:00`);
+    for (const math of [{ math: 'dau' }, {}]) {
+      const r = await run('timezonesHourly', '2020-01-05T10:01:01Z', { date_from: 'dStart', interval: 'hour', events: [{ id: 'sign up', name: 'sign up', ...math }] });
+      expect([r[0]!.labels, r[0]!.data]).toEqual([labels, [0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]]);
+    }
+  });
+
+  it('test_timezones_hourly_absolute_from (test_trends.py)', async () => {
+    const hourly = await run('timezonesDaily', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-03',
+      date_to: '2020-01-03 23:59:59',
+      interval: 'hour',
+      events: [{ id: 'sign up', name: 'sign up' }],
+    });
+    expect(hourly[0]!.days).toEqual(Array.from({ length: 24 }, (_, h) => `2020-01-03 ${String(h).padStart(2, '0')}:00:00`));
+    expect([hourly[0]!.data![17], hourly[0]!.data!.length]).toEqual([1, 24]);
+    const daily = await run('timezonesDaily', '2020-02-01T00:00:00Z', { date_from: '2020-01-03', date_to: '2020-01-03', events: [{ id: 'sign up', name: 'sign up' }] });
+    expect(daily[0]!.data).toEqual([1]);
+  });
+
+  it('test_timezones_daily (test_trends.py)', async () => {
+    const week = ['29-Dec-2019', '30-Dec-2019', '31-Dec-2019', '1-Jan-2020', '2-Jan-2020', '3-Jan-2020', '4-Jan-2020', '5-Jan-2020'];
+    const total = await run('timezonesDaily', '2020-01-05T05:00:00Z', { date_from: '-7d', events: [{ id: 'sign up', name: 'sign up' }] });
+    expect([total[0]!.data, total[0]!.labels]).toEqual([[0, 0, 0, 0, 1, 1, 0, 0], week]);
+    const dau = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', math: 'dau' }] });
+    expect(dau[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]);
+    expect(dau[0]!.labels![0]).toBe('22-Dec-2019');
+    const weekly = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-7d', events: [{ id: 'sign up', name: 'sign up', math: 'weekly_active' }] });
+    expect([weekly[0]!.data, weekly[0]!.labels]).toEqual([[0, 0, 0, 0, 1, 1, 1, 1], week]);
+    const byOs = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-7d', breakdown: '$os', events: [{ id: 'sign up', name: 'sign up', math: 'dau' }] });
+    expect(byOs[0]!.data).toEqual([0, 0, 0, 0, 1, 1, 0, 0]);
+  });
+
+  it('test_non_deterministic_timezones (test_trends.py)', async () => {
+    const r = await run('pacific', '2022-11-30T13:01:01Z', { date_from: '-30d', events: [{ id: 'sign up', name: 'sign up' }], interval: 'week' }, { timezone: 'US/Pacific' });
+    expect(r[0]!.data).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('test_timezones_weekly (test_trends.py)', async () => {
+    const query = { date_from: '-14d', interval: 'week', events: [{ id: 'sign up', name: 'sign up' }] };
+    const sunday = await run('timezonesWeekly', '2020-01-26T03:00:00Z', query, { week_start_day: 0 });
+    expect([sunday[0]!.days, sunday[0]!.data]).toEqual([['2020-01-12', '2020-01-19', '2020-01-26'], [1, 1, 0]]);
+    // Monday weeks: the week of Jan 6 counts only what is after date_from (Jan 12).
+    const monday = await run('timezonesWeekly', '2020-01-26T03:00:00Z', query, { week_start_day: 1 });
+    expect([monday[0]!.days, monday[0]!.data]).toEqual([['2020-01-06', '2020-01-13', '2020-01-20'], [1, 0, 1]]);
+  });
+
+  it('test_same_day (test_trends.py)', async () => {
+    const r = await run('sameDay', '2020-02-01T00:00:00Z', { date_from: '2020-01-03', date_to: '2020-01-03', events: [{ id: 'sign up', name: 'sign up' }] });
+    expect(r[0]!.data).toEqual([1]);
+  });
+
+  it('test_trends_with_hogql_math (test_trends.py)', async () => {
+    const r = await run('hogqlMath', '2020-01-04T12:01:01Z', { interval: 'week', events: [{ id: 'sign up', math: 'hogql', math_hogql: 'avg(properties.x) + 1000' }] });
+    expect([r[0]!.labels, r[0]!.data]).toEqual([['28-Dec-2019', '29-Dec-2019 – 4-Jan-2020'], [0, 1003]]);
+  });
+
+  it('test_response_empty_if_no_events (test_trends.py)', async () => {
+    expect(await run('events', '2020-02-01T00:00:00Z', { date_from: '2012-12-12' })).toEqual([]);
+  });
+
+  it('test_trends_for_non_existing_action: an event that never happened (test_trends.py)', async () => {
+    const r = await run('events', '2020-01-04', { events: [{ id: 'DNE' }] });
+    expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
   });
 });

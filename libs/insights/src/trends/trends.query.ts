@@ -12,7 +12,7 @@ import {
 } from '../common/date-range';
 import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
 import { evaluateFormula, parseFormula } from './trend-formula';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER, QueryInputError } from '../common/events-sql';
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } from '../common/events-sql';
 import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 import { jsonRows } from '../common/json-rows';
 import { nextWorkTurn } from '@sightline/http';
@@ -51,6 +51,8 @@ export interface TrendProject {
 export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'> {
   /** Names of the actions and cohorts the query names, loaded (and checked) by the caller. */
   actionName(actionId: number): string;
+  /** The event names an action's steps name (funnel correlation leaves them out, as it does the steps' events). */
+  actionEventNames?(actionId: number): string[];
   cohortName(cohortId: number): string;
   /** The project's earliest event, for `date_from: "all"`. */
   earliestEventMs(): Promise<number | null>;
@@ -245,15 +247,15 @@ export async function runTrendQuery(
         totalValue,
         cumulative: cumulativeDisplay,
       };
-      let histogramEdges: (number[] | null)[] | undefined;
+      let bins: (HistogramBins | null)[] | undefined;
       if (valueBreakdowns.some((b) => b.histogram_bin_count)) {
-        const edgesQuery = new SeriesSqlBuilder(input, sqlPorts).histogramEdges();
-        const [row] = await runRows(ch, edgesQuery.sql, edgesQuery.params);
-        histogramEdges = valueBreakdowns.map((b, i) =>
-          b.histogram_bin_count ? edgesOf((row as unknown as Record<string, unknown> | undefined)?.[`edges${i}`]) : null,
+        const rangeQuery = new SeriesSqlBuilder(input, sqlPorts).histogramRange();
+        const [row] = (await runRows(ch, rangeQuery.sql, rangeQuery.params)) as unknown as (Record<string, unknown> | undefined)[];
+        bins = valueBreakdowns.map((b, i) =>
+          b.histogram_bin_count ? histogramBins(numberOrNull(row?.[`min${i}`]), numberOrNull(row?.[`max${i}`]), b.histogram_bin_count) : null,
         );
       }
-      const query = new SeriesSqlBuilder({ ...input, histogramEdges }, sqlPorts).build();
+      const query = new SeriesSqlBuilder({ ...input, histogramBins: bins }, sqlPorts).build();
       const rows = await runRows(ch, query.sql, query.params);
       await nextWorkTurn();
       return collect(rows, period.range, totalValue, valueBreakdowns.length > 0).map((values) => ({ series, order, period, cohort, values }));
@@ -350,11 +352,7 @@ export async function runTrendQuery(
   return { result: results, next: null, timezone: range.timezone, is_cached: false, last_refresh: new Date(nowMs).toISOString() };
 }
 
-function edgesOf(value: unknown): number[] | null {
-  if (!Array.isArray(value)) return null;
-  const edges = [...new Set(value.map((v) => Math.floor(Number(v) * 100) / 100).filter((v) => Number.isFinite(v)))];
-  return edges.length > 0 ? (edges.length === 1 ? [edges[0]!, edges[0]!] : edges) : null;
-}
+const numberOrNull = (value: unknown) => (value === null || value === undefined || value === '' ? null : Number(value));
 
 /**
  * PostHog's apply_formula: without breakdown or compare one series `Formula (<formula>)`; with
@@ -395,6 +393,9 @@ function applyFormula(results: TrendSeries[], filter: ParsedTrendFilter, totalVa
   // PostHog's apply_formula order: comparing, each period by count; otherwise real values, then
   // "none", then "other", each by value (a total's, else the sum of the points), count, points,
   // and the breakdown value, all descending.
+  // A cohort list with "all" is one query per cohort in PostHog, and its formula is applied per
+  // cohort, in the list's order (apply_formula's "all" cohort case; test_formula.py test_breakdown_cohort).
+  if (filter.breakdowns.some((b) => b.type === 'cohort' && b.property === 'all')) return computed;
   if (filter.compare) return computed.sort((a, b) => (a.compare_label ?? '').localeCompare(b.compare_label ?? '') || b.count - a.count);
   const weight = (r: TrendSeries) => (totalValue ? (r.aggregated_value ?? 0) : (r.data ?? []).reduce((x, y) => x + y, 0));
   const pointsOrder = (a: number[], b: number[]) => {

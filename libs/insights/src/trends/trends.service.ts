@@ -154,6 +154,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     layout: deps.layout,
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
+    actionEventNames: (id) => (actions.get(id)?.steps ?? []).flatMap((step) => (step.event ? [step.event] : [])),
     cohortMembership: (cohortId, personIdSql, params) =>
       cohortMembershipSql(cohortId, cohorts, personIdSql, { params, teamParam: params.add(teamId, 'Int64'), nowMs }),
     cohortName: (id) => cohorts.get(id)?.name ?? String(id),
