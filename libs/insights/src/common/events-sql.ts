@@ -343,7 +343,7 @@ export class EventsSql {
     const json = (sql: string) => `ifNull(toJSONString(${sql}), 'null')`;
     const parts = Object.values(SESSION_ENTRY_PROPERTIES).map(([name, eventKey]) => `',"${name}":', ${json(entry(eventKey))}`);
     this.channelTypes ??= new ChannelTypeSql(this.params);
-    const channel = this.channelTypes.personProperty('$virt_initial_channel_type', (key) => entry(SESSION_ENTRY_PROPERTIES[key]![1]));
+    const channel = this.channelTypes.initialChannelType((key) => entry(SESSION_ENTRY_PROPERTIES[key]![1]));
     return [...parts, `',"$channel_type":', ${json(channel)}`].join(', ');
   }
 
