@@ -162,6 +162,7 @@ export class EventsSql {
           case 'group':
             return `e.group${Number(filter.group_type_index)}_properties`;
           case 'session':
+            this.sessionKeys.add(filter.key);
             return 's.session_properties';
           default:
             return null;
@@ -175,6 +176,8 @@ export class EventsSql {
   }
 
   private channelTypes: ChannelTypeSql | null = null;
+  /** The session properties the query's filters and breakdowns name. */
+  private readonly sessionKeys = new Set<string>();
 
   /** A virtual person property (`$virt_initial_channel_type`, …) from the event's person properties; null for others. */
   protected virtualPersonPropertySql(key: string): string | null {
@@ -237,6 +240,7 @@ export class EventsSql {
         value = this.jsonValue(`e.group${Number(breakdown.group_type_index)}_properties`, key());
         break;
       case 'session':
+        this.sessionKeys.add(String(breakdown.property));
         value = this.jsonValue('s.session_properties', key());
         break;
       case 'hogql':
@@ -332,6 +336,9 @@ export class EventsSql {
    * its sessions table derives it, posthog/hogql/database/schema/sessions_v2.py).
    */
   private sessionAttributionSql(): string {
+    // Only when the query names one of them: the channel rules make a large expression.
+    const names = new Set([...Object.values(SESSION_ENTRY_PROPERTIES).map(([name]) => name), '$channel_type']);
+    if (![...this.sessionKeys].some((key) => names.has(key))) return '';
     const entries = new Map<string, string>();
     // Each entry property read once, so the channel rules reuse the same expressions.
     const entry = (eventKey: string) => {
@@ -344,7 +351,7 @@ export class EventsSql {
     const parts = Object.values(SESSION_ENTRY_PROPERTIES).map(([name, eventKey]) => `',"${name}":', ${json(entry(eventKey))}`);
     this.channelTypes ??= new ChannelTypeSql(this.params);
     const channel = this.channelTypes.initialChannelType((key) => entry(SESSION_ENTRY_PROPERTIES[key]![1]));
-    return [...parts, `',"$channel_type":', ${json(channel)}`].join(', ');
+    return `${[...parts, `',"$channel_type":', ${json(channel)}`].join(', ')}, `;
   }
 
   /** FROM with the joins the rest of the SQL uses (decided from the SQL text itself). */
@@ -365,7 +372,7 @@ export class EventsSql {
       // A session is every event of the project with its $session_id, whoever sent it (as in
       // PostHog's sessions table). Unmatched rows read the columns' defaults: '' and 0.
       joins.push(`${global}LEFT JOIN (
-    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL}, ${this.sessionAttributionSql()}, '}') AS session_properties,
+    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL}, ${this.sessionAttributionSql()}'}') AS session_properties,
       dateDiff('second', min(timestamp), max(timestamp)) AS session_duration
     FROM ${EVENTS_TABLE}
     WHERE team_id = ${this.team} AND timestamp >= ${this.dateTime(sessionWindow.fromMs - SESSION_BUFFER_SECONDS * 1000)}
