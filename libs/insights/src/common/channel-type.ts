@@ -1,4 +1,4 @@
-import type { QueryParams } from '@sightline/properties';
+import { propertyRawSql, propertyTextSql, type QueryParams } from '@sightline/properties';
 import { CHANNEL_SOURCES, MEDIUMS, SITE_TYPES, SITES } from './channel-definitions';
 
 /**
@@ -60,6 +60,7 @@ export type NullablePropertySql = (key: string) => string;
 export class ChannelTypeSql {
   private bound: Record<string, string> | null = null;
   private sourcesDefined = false;
+  private readonly keys = new Map<string, string>();
 
   constructor(private readonly params: QueryParams) {}
 
@@ -157,6 +158,20 @@ export class ChannelTypeSql {
         ${this.sourceAttribute(domain, ORGANIC)},
         multiIf(${video}, 'Organic Video', ${is(`match(${medium}, 'push$')`)}, 'Push', ${hasFbclid}, 'Organic Social',
           ${is(`${domain} = '$direct'`)}, 'Direct', isNotNull(${domain}), 'Referral', 'Unknown')))`;
+  }
+
+  /**
+   * A virtual person property's SQL (Nullable(String)) over a JSON column of person properties,
+   * or null for a key that is not one.
+   */
+  personPropertyFrom(column: string, key: string): string | null {
+    if (!VIRTUAL_PERSON_PROPERTIES.has(key)) return null;
+    return this.personProperty(key, (name) => {
+      let placeholder = this.keys.get(name);
+      // One placeholder per key, so a property read several times is one expression ClickHouse computes once.
+      if (!placeholder) this.keys.set(name, (placeholder = this.params.add(name, 'String')));
+      return `if(${propertyRawSql(column, placeholder)} IN ('', 'null'), NULL, ${propertyTextSql(column, placeholder)})`;
+    });
   }
 
   /** A virtual person property's SQL (Nullable(String)), or null for a key that is not one. */

@@ -1,5 +1,5 @@
 import { EVENTS_TABLE, globalPrefix, SINGLE_SERVER, type ClickHouseLayout } from '@sightline/clickhouse';
-import { propertyRawSql, propertyTextSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
+import { propertyRawSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
 import type { Interval } from './date-range';
 import { ChannelTypeSql, VIRTUAL_PERSON_PROPERTIES } from './channel-type';
 
@@ -161,18 +161,12 @@ export class EventsSql {
   }
 
   private channelTypes: ChannelTypeSql | null = null;
-  private readonly personKeys = new Map<string, string>();
 
   /** A virtual person property (`$virt_initial_channel_type`, …) from the event's person properties; null for others. */
   protected virtualPersonPropertySql(key: string): string | null {
     if (!VIRTUAL_PERSON_PROPERTIES.has(key)) return null;
     this.channelTypes ??= new ChannelTypeSql(this.params);
-    return this.channelTypes.personProperty(key, (name) => {
-      let placeholder = this.personKeys.get(name);
-      // One placeholder per key, so a property read several times is one expression ClickHouse computes once.
-      if (!placeholder) this.personKeys.set(name, (placeholder = this.params.add(name, 'String')));
-      return `if(${propertyRawSql('e.person_properties', placeholder)} IN ('', 'null'), NULL, ${propertyTextSql('e.person_properties', placeholder)})`;
-    });
+    return this.channelTypes.personPropertyFrom('e.person_properties', key);
   }
 
   /**

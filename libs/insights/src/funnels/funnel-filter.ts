@@ -1,5 +1,5 @@
 import { isJsonObject } from '@sightline/json-input';
-import { parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
+import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
 import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
@@ -135,17 +135,27 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
       const fromStep = optionalInteger(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
       const toStep = optionalInteger(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
       if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
-      exclusions.push({
+      const exclusion: FunnelExclusion = {
         event: isAction ? null : (id as string | null),
         actionId: isAction ? Number(id) : null,
         fromStep,
         toStep,
         properties: exclusionProperties(raw['properties'], `${attr}__properties`),
-      });
+      };
+      if (trend.series.slice(fromStep, toStep + 1).some((step) => stepCoversExclusion(step, exclusion))) {
+        throw new TrendFilterError(attr, "Exclusion steps cannot contain an event that's part of funnel steps.", 'invalid');
+      }
+      if (orderType === 'unordered' && (fromStep !== 0 || toStep !== stepCount - 1)) {
+        throw new TrendFilterError(attr, 'Partial Exclusions not allowed in unordered funnels', 'invalid');
+      }
+      exclusions.push(exclusion);
     });
   }
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
-  const toStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1)) ?? Math.max(0, stepCount - 1);
+  const askedToStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1));
+  // Time to convert reads a to-step of 0 as none given, so up to the last step (PostHog's
+  // `funnelToStep or len(series) - 1`, funnel_time_to_convert_udf.py).
+  const toStep = askedToStep === null || (vizType === 'time_to_convert' && askedToStep === 0) ? Math.max(0, stepCount - 1) : askedToStep;
   if (stepCount > 0 && vizType === 'time_to_convert' && toStep <= fromStep) {
     throw new TrendFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
   }
@@ -212,4 +222,17 @@ function propertyListBreakdowns(body: Record<string, unknown>): Record<string, u
       normalize_url: body['breakdown_normalize_url'] === true,
     })),
   };
+}
+
+/**
+ * Whether a step matches every event the exclusion matches (PostHog's is_equal / is_superset in
+ * FunnelBase's exclusion check): the same event or action, and the step's property filters all
+ * among the exclusion's.
+ */
+function stepCoversExclusion(step: TrendSeriesInput, exclusion: FunnelExclusion): boolean {
+  const sameEntity =
+    exclusion.actionId !== null ? step.kind === 'actions' && Number(step.id) === exclusion.actionId : step.kind === 'events' && step.id === exclusion.event;
+  if (!sameEntity) return false;
+  const exclusionFilters = new Set(filtersOf(exclusion.properties).map((f) => JSON.stringify(f)));
+  return filtersOf(step.properties).every((f) => exclusionFilters.has(JSON.stringify(f)));
 }

@@ -124,20 +124,28 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
   /**
    * Unordered funnels: the level of the window starting at each event is the number of distinct
    * steps among it and the events after it within the conversion window, stopping at the next
-   * exclusion; a window the exclusion falls inside counts only when complete.
+   * exclusion; a window the exclusion falls inside counts only when complete. Each step's next
+   * occurrence (and the next exclusion) at or after every event is found for all events at once
+   * by arrayReverseFill, so the work grows with events × steps.
    */
   private unorderedOutcomesSql(): string {
     const { filter } = this.input;
     const n = filter.steps.length;
     const window = this.params.add(filter.windowSeconds * 1_000_000, 'Float64');
-    const isExclusion = (e: string) => `(${e}.2 = 0 AND ${e}.3 != 0)`;
-    const nextExclusion = `arrayFirstIndex((e, j) -> j > i AND ${isExclusion('e')}, evs, arrayEnumerate(evs))`;
-    const level = `bitCount(arrayReduce('groupBitOr', arrayMap(e -> e.2, arrayFilter((e, j) -> j >= i AND e.1 <= evs[i].1 + ${window} AND (x_at = 0 OR j < x_at), evs, arrayEnumerate(evs)))))`;
-    const windows = `arrayMap(i -> (evs[i].4, evs[i].2 != 0 AND evs[i].4 != '', i), arrayEnumerate(evs))`;
+    // The time of the next event (at or after each position) flagged by `flag`; a closing
+    // sentinel far in the future stands for "none".
+    const nextTime = (flag: string) =>
+      `arrayPopBack(arrayReverseFill((v, f) -> f, arrayPushBack(arrayMap(e -> e.1, evs), toFloat64(1e300)), arrayPushBack(arrayMap(e -> ${flag}, evs), 1)))`;
+    const steps = Array.from({ length: n }, (_, s) => s);
+    const nextSteps = steps.map((s) => `${nextTime(`bitTest(e.2, ${s})`)} AS next_${s}`);
+    const level = steps.map((s) => `(next_${s} <= ev.1 + ${window} AND next_${s} < next_x)`).join(' + ');
     return `SELECT bv, b, multiIf(level >= ${filter.toStep + 1}, 1, level >= ${filter.fromStep + 1}, -1, 0) AS outcome FROM (
-        SELECT actor, bv, w.1 AS b, max(if(x_at = 0 OR evs[x_at].1 > evs[i].1 + ${window} OR ${level} = ${n}, ${level}, 0)) AS level
-        FROM (SELECT actor, bv, evs, w, w.3 AS i, ${nextExclusion} AS x_at
-              FROM (${this.perActorSql('mask != 0')}) ARRAY JOIN ${windows} AS w WHERE w.2)
+        SELECT actor, bv, b, max(if(next_x > t + ${window} OR window_level = ${n}, window_level, 0)) AS level FROM (
+          SELECT actor, bv, ev.1 AS t, ev.4 AS b, next_x, ${level} AS window_level
+          FROM (SELECT actor, bv, evs, ${nextSteps.join(', ')}, ${nextTime('e.2 = 0 AND e.3 != 0')} AS next_x
+                FROM (${this.perActorSql('mask != 0')}))
+          ARRAY JOIN evs AS ev, ${steps.map((s) => `next_${s}`).join(', ')}, next_x
+          WHERE ev.2 != 0 AND ev.4 != '')
         GROUP BY actor, bv, b)`;
   }
 }

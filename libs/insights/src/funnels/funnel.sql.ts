@@ -4,7 +4,9 @@ import type { QueryDateRange } from '../common/date-range';
 import { EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import { FunnelBreakdownSql } from './funnel-breakdown.sql';
+import { exclusionFoldActorsSql } from './funnel-exclusion-fold.sql';
 import { FIRST_TIME_STEP_MATHS, type ParsedFunnelFilter } from './funnel-filter';
+import { unorderedFoldSql } from './funnel-unordered-fold.sql';
 
 export interface FunnelQueryInput {
   filter: ParsedFunnelFilter;
@@ -91,6 +93,18 @@ export class FunnelSqlBuilder extends EventsSql {
     return parts.length ? parts.join(' AND ') : '1';
   }
 
+  /** Bit k (1..steps-1): the event is an exclusion between steps k-1 and k (PostHog's exclusion_k). */
+  private exclusionLevelMask(): string {
+    const { exclusions, steps } = this.input.filter;
+    const sqls = this.exclusionSqls();
+    const bits: string[] = [];
+    for (let k = 1; k < steps.length; k++) {
+      const covering = exclusions.flatMap((x, i) => (x.fromStep < k && k <= x.toStep ? [sqls[i]!] : []));
+      if (covering.length) bits.push(`if(${covering.map((sql) => `(${sql})`).join(' OR ')}, ${2 ** k}, 0)`);
+    }
+    return bits.length ? bits.join(' + ') : '0';
+  }
+
   /** An instant as microseconds: funnels compare times in whole microseconds, so windows and ranges are exact. */
   protected micros(ms: number): string {
     return this.params.add(ms * 1000, 'Float64');
@@ -154,13 +168,19 @@ export class FunnelSqlBuilder extends EventsSql {
       .map((sql, i) => `if(${sql}, ${2 ** i}, 0)`)
       .join(' + ');
     const exclusions = this.exclusionSqls();
+    const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
+    if (exclusions.length > 0 && filter.orderType !== 'unordered') {
+      const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, this.exclusionLevelMask(), null), false);
+      const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(groupArray((t, mask, xmask))) AS evs
+        FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(bitTest(mask, 0) AND ${inRange('t')}) > 0`;
+      return exclusionFoldActorsSql({ perActor, steps: n, window, from, to, strict: filter.orderType === 'strict' });
+    }
     const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
     const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
     // The chain path sorts one number per event: microseconds since the range start, shifted
     // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
     const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
     const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, key?.sql ?? null), key !== null);
-    const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
     if (key) {
       // Sorting the keys sorts by time, then by mask, as tuples would; gathering and sorting one
@@ -172,8 +192,10 @@ export class FunnelSqlBuilder extends EventsSql {
     const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
       FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${started} AND ${inRange('t')}) > 0`;
     const fold = this.foldSql(n, window, from, to);
+    // Level 0: the actor's progress was excluded (unordered), so it is not in the funnel.
     return `SELECT actor, bv, level, arrayMap(x -> x / 1000000, times) AS times FROM (
-      SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
+      SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))
+      WHERE level > 0`;
   }
 
   /**
@@ -283,23 +305,8 @@ export class FunnelSqlBuilder extends EventsSql {
     const { filter } = this.input;
     const levels = `range(1, ${n + 1})`;
     const empty = '(toFloat64(-1), emptyArrayFloat64())';
-    // A chain at level i (steps 0..i-1 done) is discarded by an exclusion between its steps a and b when a < i <= b.
-    const excluded = (i: string) =>
-      filter.exclusions.length
-        ? `(${filter.exclusions.map((x, k) => `(bitTest(ev.3, ${k}) AND ${i} >= ${x.fromStep + 1} AND ${i} <= ${x.toStep})`).join(' OR ')})`
-        : '0';
     const start = `(bitTest(ev.2, 0) AND ev.1 >= ${from} AND ev.1 <= ${to})`;
     const advances = `(i > 1 AND bitTest(ev.2, i - 1) AND acc[i - 1].1 >= 0 AND ev.1 - acc[i - 1].1 <= ${window})`;
-    if (filter.orderType === 'ordered') {
-      const init = `arrayMap(i -> ${empty}, ${levels})`;
-      const step = `arrayMap(i -> multiIf(
-          i = 1 AND ${start}, (ev.1, [ev.1]),
-          ${advances} AND acc[i - 1].1 > acc[i].1, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)),
-          ${excluded('i')}, ${empty},
-          acc[i]), ${levels})`;
-      const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
-      return { state, level: 'arrayLastIndex(s -> s.1 >= 0, state)', times: 'if(level > 0, state[level].2, emptyArrayFloat64())' };
-    }
     if (filter.orderType === 'strict') {
       // Each level keeps the chain still running (it ends at the first event that does not
       // continue it) and the first chain that ever reached it.
@@ -312,15 +319,7 @@ export class FunnelSqlBuilder extends EventsSql {
       const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
       return { state, level: 'arrayLastIndex(s -> s.3 >= 0, state)', times: 'if(level > 0, state[level].4, emptyArrayFloat64())' };
     }
-    // Unordered: the last time each step was seen; at each event, the steps seen in the window
-    // that ends there. An exclusion event forgets everything seen before it.
-    const last = `arrayMap(i -> if(bitTest(ev.2, i - 1), ev.1, if(ev.3 != 0, toFloat64(-1e18), acc.1[i])), ${levels})`;
-    const inWindow = `arraySort(arrayFilter(x -> x >= ev.1 - ${window}, ${last}))`;
-    const level = `if(length(${inWindow}) > 0 AND ${inWindow}[1] >= ${from} AND ${inWindow}[1] <= ${to}, length(${inWindow}), 0)`;
-    const init = `(arrayMap(i -> toFloat64(-1e18), ${levels}), toUInt64(0), emptyArrayFloat64())`;
-    const step = `(${last}, if(${level} > acc.2, toUInt64(${level}), acc.2), if(${level} > acc.2, ${inWindow}, acc.3))`;
-    const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
-    return { state, level: 'toUInt32(state.2)', times: 'state.3' };
+    return unorderedFoldSql({ steps: n, window, to });
   }
 
   /** Step counts and conversion times per breakdown value (see FunnelBreakdownSql.stepsByValueSql). */

@@ -10,7 +10,8 @@ import { runFunnelTrends } from './funnel-trends';
 
 export interface FunnelStep {
   action_id: string | number | null;
-  name: string;
+  /** null for an all-events step, as PostHog answers (test_funnel_with_any_event). */
+  name: string | null;
   custom_name: string | null;
   order: number;
   people: [];
@@ -131,7 +132,7 @@ export async function runFunnelQuery(
           ? `Completed ${i + 1} step${i === 0 ? '' : 's'}`
           : step.kind === 'actions'
             ? ports.actionName(Number(step.id))
-            : String(step.id ?? 'All events');
+            : allEventsAsNull(step.id);
         const reached = Number(row.counts[i] ?? 0);
         const out: FunnelStep = {
           action_id: unordered ? null : step.id,
@@ -172,7 +173,7 @@ export async function runFunnelQuery(
 function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
   return {
     action_id: step.id,
-    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events'),
+    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : allEventsAsNull(step.id),
     custom_name: step.custom_name,
     order: i,
     people: [],
@@ -183,4 +184,9 @@ function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: 
     converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
     dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
   };
+}
+
+/** An event step's name: its event, or null for all events (PostHog's EventsNode.event). */
+function allEventsAsNull(id: string | number | null): string | null {
+  return id === null ? null : String(id);
 }

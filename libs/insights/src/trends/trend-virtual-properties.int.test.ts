@@ -275,4 +275,23 @@ describe('trends: virtual person properties (PostHog test_trends.py, test_channe
     });
     expect(search.result[0]!.count).toBe(1);
   });
+
+  it('as a HogQL filter: the filter of test_lifecycle_virtual_person_property_hogql_filter (test_lifecycle_query_runner.py) on a trend', async () => {
+    const organic = await run(TEAM.trends, {
+      date_from: '-7d',
+      events: [{ id: 'sign up', properties: [{ key: "person.$virt_initial_channel_type = 'Organic Search'", type: 'hogql' }] }],
+    });
+    expect(organic.result[0]!.count).toBe(1);
+    const byDomainType = await run(TEAM.trends, {
+      date_from: '-7d',
+      events: [{ id: 'sign up' }],
+      breakdown: 'person.$virt_initial_referring_domain_type',
+      breakdown_type: 'hogql',
+    });
+    expect(byDomainType.result.map((r) => [r.breakdown_value, r.count])).toEqual([
+      ['$direct', 1],
+      ['Search', 1],
+      [BREAKDOWN_NULL, 1],
+    ]);
+  });
 });
