@@ -426,6 +426,30 @@ const DATASETS = {
     } as JourneyPeople,
     options: {},
   },
+  actionPersonProperties: {
+    people: Object.fromEntries(['d1', 'd2', 'd3', 'd4'].map((d) => [d, [{ event: '$pageview', timestamp: '2020-01-02 16:34:34' }]])),
+    options: {
+      personProperties: { d1: { email: 'foo@example.com', bar: 'aa' }, d2: { email: 'bar@example.com', bar: 'bb' }, d3: { email: 'efg@example.com', bar: 'ab' }, d4: { bar: 'aa' } },
+    },
+  },
+  actionWithCohort: {
+    people: {
+      blabla: [
+        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $some_property: 'value' } },
+        { event: 'sign up', timestamp: '2020-01-03T12:00:00Z', properties: { $some_property: 'value2' } },
+      ],
+      xyz: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { $some_property: 'value' } }],
+    },
+    options: { personProperties: { blabla: { $some_property: 'value', $bool_prop: 'x' } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
+  actionProps: {
+    people: {
+      person1: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val', $current_url: '/some/page' } }],
+      person2: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val', $current_url: '/some/page' } }],
+      person3: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val', $current_url: '/another/page' } }],
+    },
+    options: {},
+  },
   hogqlMath: {
     people: {
       blabla: [
@@ -480,8 +504,9 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   let stores: TestStores;
   let trends: TrendsService;
   const teams = {} as Record<Dataset, number>;
-  /** Cohort ids by `dataset:name`. */
+  /** Cohort and action ids by `dataset:name`. */
   const cohorts: Record<string, number> = {};
+  const actions: Record<string, number> = {};
 
   beforeAll(async () => {
     stores = await createTestStores('trendsph');
@@ -522,6 +547,19 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     for (const [i, name] of ['Jane', 'John', 'Jill'].entries()) await insertCohort('janeJohnJill', `cohort${i + 1}`, [[person('name', name)]]);
     await insertCohort('cohortFilter', 'cohort1', [[person('name', 'Jane')]]);
     for (const dataset of ['eventsWithTime', 'eventsWithTimeLateSignUp'] as const) await insertCohort(dataset, 'cohort1', [[person('$some_prop', 'some_val')]]);
+    // test_trends.py `_create_action`: an action of one step, the event of its name.
+    const insertAction = async (dataset: Dataset, name: string, steps: unknown[]) => {
+      const [row] = await stores.db.query<{ id: number }>('INSERT INTO actions (team_id, name, steps) VALUES ($1, $2, $3) RETURNING id', [teams[dataset], name, JSON.stringify(steps)]);
+      actions[`${dataset}:${name}`] = row!.id;
+    };
+    for (const dataset of ['events', 'dauFiltering', 'eventsOtherValue'] as const) await insertAction(dataset, 'sign up', [{ event: 'sign up' }]);
+    await insertAction('multiplePeople', 'watched movie', [{ event: 'watched movie' }]);
+    await insertAction('actionPersonProperties', '$pageview from non-internal', [
+      { event: '$pageview', properties: [{ key: 'bar', type: 'person', value: 'a', operator: 'icontains' }] },
+    ]);
+    await insertCohort('actionWithCohort', 'cohort1', [[person('$some_property', 'value')]]);
+    await insertAction('actionWithCohort', 'sign up', [{ event: 'sign up', properties: [{ key: 'id', type: 'cohort', value: cohorts['actionWithCohort:cohort1'] }] }]);
+    await insertAction('actionProps', 'sign up', [{ event: 'sign up', url: '/some/page', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }]);
   }, 120_000);
 
   afterAll(async () => {
@@ -1640,5 +1678,84 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_trends_for_non_existing_action: an event that never happened (test_trends.py)', async () => {
     const r = await run('events', '2020-01-04', { events: [{ id: 'DNE' }] });
     expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+  });
+  /** PostHog's assertEntityResponseEqual: the same points, labels and counts. */
+  const points = (r: TrendSeries[]) => r.map((s) => ({ data: s.data, labels: s.labels, days: s.days, count: s.count, breakdown_value: s.breakdown_value }));
+
+  it('test_action_filtering (test_trends.py)', async () => {
+    const byAction = await run('events', '2020-01-04T13:00:01Z', { actions: [{ id: actions['events:sign up'] }] });
+    const byEvent = await run('events', '2020-01-04T13:00:01Z', { events: [{ id: 'sign up' }] });
+    expect(byAction).toHaveLength(1);
+    expect(points(byAction)).toEqual(points(byEvent));
+    expect(byAction[0]!.label).toBe('sign up');
+  });
+
+  it('test_dau_filtering: the action answers as the event (test_trends.py)', async () => {
+    const byAction = await run('dauFiltering', '2020-01-04', { actions: [{ id: actions['dauFiltering:sign up'], math: 'dau' }] });
+    const byEvent = await run('dauFiltering', '2020-01-04', { events: [{ id: 'sign up', math: 'dau' }] });
+    expect([byAction[0]!.data![4], byAction[0]!.data![5]]).toEqual([1, 2]);
+    expect(points(byAction)).toEqual(points(byEvent));
+  });
+
+  it('test_dau_with_breakdown_filtering: the action answers as the event (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
+      const byAction = await run('eventsOtherValue', '2020-01-04T13:01:01Z', { ...breakdown, actions: [{ id: actions['eventsOtherValue:sign up'], math: 'dau' }] });
+      const byEvent = await run('eventsOtherValue', '2020-01-04T13:01:01Z', { ...breakdown, events: [{ id: 'sign up', math: 'dau' }] });
+      expect(points(byAction)).toEqual(points(byEvent));
+    }
+  });
+
+  it('test_breakdown_by_cohort: the action answers as the event (test_trends.py)', async () => {
+    const breakdown = JSON.stringify([...['cohort1', 'cohort2', 'cohort3'].map((name) => cohorts[`multiplePeople:${name}`]!), 'all']);
+    const byAction = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      breakdown,
+      breakdown_type: 'cohort',
+      actions: [{ id: actions['multiplePeople:watched movie'], type: 'actions', order: 0 }],
+    });
+    const byEvent = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      breakdown,
+      breakdown_type: 'cohort',
+      events: [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0 }],
+    });
+    expect(points(byAction)).toEqual(points(byEvent));
+    expect(byAction.map((s) => s.label)).toEqual(['watched movie - cohort1', 'watched movie - cohort2', 'watched movie - cohort3', 'watched movie - all users']);
+  });
+
+  it('test_breakdown_with_person_property_filter: the action answers as the event (test_trends.py)', async () => {
+    const byAction = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      actions: [{ id: actions['multiplePeople:watched movie'], type: 'actions', order: 0 }],
+      properties: [{ key: 'name', value: 'person2', type: 'person' }],
+      breakdown: 'order',
+    });
+    expect(byAction.map((s) => [s.count, s.breakdown_value])).toEqual([
+      [2, '2'],
+      [1, '1'],
+    ]);
+  });
+
+  it('test_trends_regression_filtering_by_action_with_person_properties (test_trends.py)', async () => {
+    const action = { actions: [{ id: actions['actionPersonProperties:$pageview from non-internal'] }] };
+    const r = await run('actionPersonProperties', '2020-01-04T13:01:01Z', action);
+    expect([r.length, r[0]!.count]).toEqual([1, 3]);
+    const withEmail = await run('actionPersonProperties', '2020-01-04T13:01:01Z', { ...action, properties: [{ key: 'email', type: 'person', value: 'is_set', operator: 'is_set' }] });
+    expect([withEmail.length, withEmail[0]!.count]).toEqual([1, 2]);
+  });
+
+  it('test_action_filtering_with_cohort (test_trends.py)', async () => {
+    const r = await run('actionWithCohort', '2020-02-01T00:00:00Z', {
+      actions: [{ id: actions['actionWithCohort:sign up'] }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+      properties: [{ key: '$bool_prop', value: 'x', type: 'person' }],
+    });
+    expect(r.map((s) => s.data)).toEqual([[0, 1, 1, 0, 0, 0, 0]]);
+  });
+
+  it('test_filtering_with_action_props (test_trends.py)', async () => {
+    const r = await run('actionProps', '2020-01-04T13:00:00Z', { date_from: '-14d', actions: [{ id: actions['actionProps:sign up'], type: 'actions', order: 0 }] });
+    expect(r[0]!.count).toBe(2);
   });
 });
