@@ -265,7 +265,11 @@ GROUP BY b${bv ? ', bv' : ''}`;
     const other = this.otherValueSql('bv');
     if (this.input.totalValue) {
       const ranked = `SELECT bv, v, row_number() OVER (ORDER BY v DESC, bv ASC) AS ranked FROM (${text})`;
-      return { sql: `SELECT if(ranked <= ${limit}, bv, ${other}) AS bv, sum(v) AS v FROM (${ranked}) GROUP BY bv`, params: this.params.values, timeSeries: false };
+      return {
+        sql: `SELECT if(ranked <= ${limit}, bv, ${other}) AS bv, sum(v) AS v FROM (${ranked}) GROUP BY bv`,
+        params: this.params.values,
+        timeSeries: false,
+      };
     }
     const nullValue = this.params.add(BREAKDOWN_NULL, 'String');
     const otherValue = this.params.add(BREAKDOWN_OTHER, 'String');

@@ -17,9 +17,7 @@ const at = (timestamp: string) => journeyTimeMs(timestamp);
 
 /** test_trends.py `_create_events`: one person with two distinct ids, "sign up" and "no events". */
 function createEvents(useTime: boolean): JourneyPeople {
-  const [first, second, third] = useTime
-    ? ['2019-12-24 03:45:34', '2020-01-01 00:06:34', '2020-01-02 16:34:34']
-    : ['2019-12-24', '2020-01-01', '2020-01-02'];
+  const [first, second, third] = useTime ? ['2019-12-24 03:45:34', '2020-01-01 00:06:34', '2020-01-02 16:34:34'] : ['2019-12-24', '2020-01-01', '2020-01-02'];
   const e = (event: string, timestamp: string, properties: Record<string, unknown> = {}, distinctId?: string): JourneyEvent => ({
     event,
     timestamp,
@@ -119,11 +117,17 @@ const DATASETS = {
     options: createEventsOptions,
   },
   eventsNewUser: {
-    people: { ...createEvents(false), new_user: [{ event: 'sign up', timestamp: '2020-01-03T13:00:01Z', properties: { $some_property: 'value', $bool_prop: false } }] },
+    people: {
+      ...createEvents(false),
+      new_user: [{ event: 'sign up', timestamp: '2020-01-03T13:00:01Z', properties: { $some_property: 'value', $bool_prop: false } }],
+    },
     options: { ...createEventsOptions, personProperties: { ...createEventsOptions.personProperties, new_user: { $some_prop: 'some_val' } } },
   },
   eventsOtherValue: {
-    people: { ...createEvents(false), blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value' } }] },
+    people: {
+      ...createEvents(false),
+      blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value' } }],
+    },
     options: createEventsOptions,
   },
   multiplePeople: { people: MULTIPLE_PEOPLE, options: MULTIPLE_PEOPLE_PROPERTIES },
@@ -153,12 +157,23 @@ const DATASETS = {
   multipleBreakdowns: {
     people: {
       blabla: [
-        ...[['Chrome', '1'], ['Chrome', '2'], ['Safari', '1'], ['Safari', '1'], ['Safari', '2'], ['Safari', '']].map(([browser, variant]) => ({
+        ...[
+          ['Chrome', '1'],
+          ['Chrome', '2'],
+          ['Safari', '1'],
+          ['Safari', '1'],
+          ['Safari', '2'],
+          ['Safari', ''],
+        ].map(([browser, variant]) => ({
           event: 'sign up',
           timestamp: '2020-01-01 00:06:34',
           properties: { $some_property: 'value', $browser: browser, $variant: variant },
         })),
-        ...[['Safari', '2'], ['Safari', '2'], ['Chrome', '']].map(([browser, variant]) => ({
+        ...[
+          ['Safari', '2'],
+          ['Safari', '2'],
+          ['Chrome', ''],
+        ].map(([browser, variant]) => ({
           event: 'sign up',
           timestamp: '2020-01-02 00:06:34',
           properties: { $some_property: 'value', $browser: browser, $variant: variant },
@@ -177,11 +192,25 @@ const DATASETS = {
   lastHours: { people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-01 10:22:00', '2020-11-01 10:25:00', '2020-11-02 08:25:00']), options: {} },
   last7days: { people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-02 10:22:00', '2020-11-04 10:25:00', '2020-11-05 08:25:00']), options: {} },
   last14days: {
-    people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-02 10:22:00', '2020-11-04 10:25:00', '2020-11-05 08:25:00', '2020-11-05 08:25:00', '2020-11-10 08:25:00']),
+    people: eventsWithDates([
+      '2020-11-01 05:20:00',
+      '2020-11-02 10:22:00',
+      '2020-11-04 10:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-10 08:25:00',
+    ]),
     options: {},
   },
   novemberSix: {
-    people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-11 10:22:00', '2020-11-24 10:25:00', '2020-11-05 08:25:00', '2020-11-05 08:25:00', '2020-11-10 08:25:00']),
+    people: eventsWithDates([
+      '2020-11-01 05:20:00',
+      '2020-11-11 10:22:00',
+      '2020-11-24 10:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-10 08:25:00',
+    ]),
     options: {},
   },
   last90days: {
@@ -199,7 +228,14 @@ const DATASETS = {
     options: {},
   },
   yearToDate: {
-    people: eventsWithDates(['2020-01-01 05:20:00', '2020-01-11 10:22:00', '2020-02-24 10:25:00', '2020-02-05 08:25:00', '2020-03-05 08:25:00', '2020-05-10 08:25:00']),
+    people: eventsWithDates([
+      '2020-01-01 05:20:00',
+      '2020-01-11 10:22:00',
+      '2020-02-24 10:25:00',
+      '2020-02-05 08:25:00',
+      '2020-03-05 08:25:00',
+      '2020-05-10 08:25:00',
+    ]),
     options: {},
   },
   allTime: {
@@ -213,8 +249,16 @@ const DATASETS = {
   breakdownAggregate: {
     people: {
       blabla: [
-        ...['Chrome', 'Chrome', 'Safari', 'Safari', 'Safari'].map((browser) => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value', $browser: browser } })),
-        ...['Safari', 'Safari'].map((browser) => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: browser } })),
+        ...['Chrome', 'Chrome', 'Safari', 'Safari', 'Safari'].map((browser) => ({
+          event: 'sign up',
+          timestamp: '2020-01-01 00:06:34',
+          properties: { $some_property: 'value', $browser: browser },
+        })),
+        ...['Safari', 'Safari'].map((browser) => ({
+          event: 'sign up',
+          timestamp: '2020-01-02 00:06:34',
+          properties: { $some_property: 'value', $browser: browser },
+        })),
       ],
     },
     options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
@@ -222,12 +266,22 @@ const DATASETS = {
   multipleBreakdownsAggregate: {
     people: {
       blabla: [
-        ...[['Chrome', '1'], ['Chrome', '2'], ['Safari', '1'], ['Safari', '1'], ['Safari', '2']].map(([browser, variant]) => ({
+        ...[
+          ['Chrome', '1'],
+          ['Chrome', '2'],
+          ['Safari', '1'],
+          ['Safari', '1'],
+          ['Safari', '2'],
+        ].map(([browser, variant]) => ({
           event: 'sign up',
           timestamp: '2020-01-01 00:06:34',
           properties: { $some_property: 'value', $browser: browser, $variant: variant },
         })),
-        ...[0, 1].map(() => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: 'Safari', $variant: '2' } })),
+        ...[0, 1].map(() => ({
+          event: 'sign up',
+          timestamp: '2020-01-02 00:06:34',
+          properties: { $some_property: 'value', $browser: 'Safari', $variant: '2' },
+        })),
       ],
     },
     options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
@@ -265,11 +319,15 @@ const DATASETS = {
     options: { personProperties: { p1: { name: 'p1' }, p2: { name: 'p2' } } },
   },
   weeklyActiveFiltering: {
-    people: Object.fromEntries(['p1', 'p2', 'p3'].map((p, i) => [p, [{ event: '$pageview', timestamp: `2020-01-${String(9 + i).padStart(2, '0')}T12:00:00Z` }]])),
+    people: Object.fromEntries(
+      ['p1', 'p2', 'p3'].map((p, i) => [p, [{ event: '$pageview', timestamp: `2020-01-${String(9 + i).padStart(2, '0')}T12:00:00Z` }]]),
+    ),
     options: { personProperties: { p1: { name: 'person-1' }, p2: { name: 'person-2' }, p3: { name: 'person-3' } } },
   },
   breakdownPersons: {
-    people: Object.fromEntries(['person1', 'person2', 'person3'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }]])),
+    people: Object.fromEntries(
+      ['person1', 'person2', 'person3'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }]]),
+    ),
     options: { personProperties: { person1: { email: 'test@posthog.com' }, person2: { email: 'test@gmail.com' }, person3: {} } },
   },
   breakdownLimit: {
@@ -320,7 +378,10 @@ const DATASETS = {
   dauBreakdownPropFilter: {
     people: {
       ...createEvents(false),
-      blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value', $os: 'Windows' } }],
+      blabla: [
+        ...createEvents(false)['blabla']!,
+        { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value', $os: 'Windows' } },
+      ],
     },
     options: createEventsOptions,
   },
@@ -330,7 +391,10 @@ const DATASETS = {
   },
   partialPushdowns: {
     people: Object.fromEntries(
-      ['person1', 'person2', 'person3', 'person32', 'person4', 'person5', 'person6'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-05-01 00:00:00', properties: { key: 'val' } }]]),
+      ['person1', 'person2', 'person3', 'person32', 'person4', 'person5', 'person6'].map((p) => [
+        p,
+        [{ event: 'sign up', timestamp: '2020-05-01 00:00:00', properties: { key: 'val' } }],
+      ]),
     ),
     options: {
       personProperties: {
@@ -347,9 +411,19 @@ const DATASETS = {
   groups: {
     people: {
       person1: [
-        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { key: 'oh', $group_0: 'org:7', $group_1: 'company:10' }, groupProperties: { 0: { industry: 'finance' }, 1: { industry: 'finance' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:00Z',
+          properties: { key: 'oh', $group_0: 'org:7', $group_1: 'company:10' },
+          groupProperties: { 0: { industry: 'finance' }, 1: { industry: 'finance' } },
+        },
         { event: 'sign up', timestamp: '2020-01-02T12:00:01Z', properties: { key: 'uh', $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
-        { event: 'sign up', timestamp: '2020-01-02T12:00:02Z', properties: { key: 'uh', $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:02Z',
+          properties: { key: 'uh', $group_0: 'org:6' },
+          groupProperties: { 0: { industry: 'technology' } },
+        },
       ],
     } as JourneyPeople,
     options: { createPeople: false },
@@ -357,12 +431,34 @@ const DATASETS = {
   groupsWithPersonFilter: {
     people: {
       person1: [{ event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } }],
-      person2: [{ event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } }, personProperties: {} }],
+      person2: [
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:00Z',
+          properties: { $group_0: 'org:6' },
+          groupProperties: { 0: { industry: 'technology' } },
+          personProperties: {},
+        },
+      ],
       // test_filtering_with_group_props
       person1b: [
         { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' } },
-        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' }, properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
-        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' }, properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        {
+          event: '$pageview',
+          timestamp: '2020-01-02T12:00:00Z',
+          distinctId: 'person1',
+          personProperties: { key: 'value' },
+          properties: { $group_0: 'org:5' },
+          groupProperties: { 0: { industry: 'finance' } },
+        },
+        {
+          event: '$pageview',
+          timestamp: '2020-01-02T12:00:00Z',
+          distinctId: 'person1',
+          personProperties: { key: 'value' },
+          properties: { $group_0: 'org:6' },
+          groupProperties: { 0: { industry: 'technology' } },
+        },
         {
           event: '$pageview',
           timestamp: '2020-01-02T12:00:00Z',
@@ -380,7 +476,12 @@ const DATASETS = {
   multipleGroups: {
     people: {
       person1: [
-        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5', $group_2: 'company:6' }, groupProperties: { 0: { industry: 'finance' }, 2: { name: 'six' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:00Z',
+          properties: { $group_0: 'org:5', $group_2: 'company:6' },
+          groupProperties: { 0: { industry: 'finance' }, 2: { name: 'six' } },
+        },
         { event: 'sign up', timestamp: '2020-01-02T12:30:00Z', properties: { $group_2: 'company:6' }, groupProperties: { 2: { name: 'six' } } },
         { event: 'sign up', timestamp: '2020-01-02T13:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
         { event: 'sign up', timestamp: '2020-01-03T15:00:00Z', properties: { $group_2: 'company:5' }, groupProperties: { 2: { name: 'five' } } },
@@ -389,15 +490,31 @@ const DATASETS = {
     options: {},
   },
   hourlyYesterday: {
-    people: { person1: Array.from({ length: 24 }, (_, hour) => Array.from({ length: hour }, () => ({ event: 'sign up', timestamp: `2020-01-02T${String(hour).padStart(2, '0')}:30:00Z` }))).flat() },
+    people: {
+      person1: Array.from({ length: 24 }, (_, hour) =>
+        Array.from({ length: hour }, () => ({ event: 'sign up', timestamp: `2020-01-02T${String(hour).padStart(2, '0')}:30:00Z` })),
+      ).flat(),
+    },
     options: {},
   },
   timezonesHourly: {
-    people: { blabla: ['2020-01-04T22:01:01', '2020-01-05T07:01:01', '2020-01-05T08:01:01'].map((timestamp) => ({ event: 'sign up', timestamp, properties: { $os: 'Mac' } })) },
+    people: {
+      blabla: ['2020-01-04T22:01:01', '2020-01-05T07:01:01', '2020-01-05T08:01:01'].map((timestamp) => ({
+        event: 'sign up',
+        timestamp,
+        properties: { $os: 'Mac' },
+      })),
+    },
     options: {},
   },
   timezonesDaily: {
-    people: { blabla: ['2020-01-02T17:01:01', '2020-01-03T17:01:01', '2020-01-06T00:30:01'].map((timestamp) => ({ event: 'sign up', timestamp, properties: { $os: 'Mac' } })) },
+    people: {
+      blabla: ['2020-01-02T17:01:01', '2020-01-03T17:01:01', '2020-01-06T00:30:01'].map((timestamp) => ({
+        event: 'sign up',
+        timestamp,
+        properties: { $os: 'Mac' },
+      })),
+    },
     options: {},
   },
   timezonesWeekly: {
@@ -406,7 +523,10 @@ const DATASETS = {
   },
   pacific: {
     people: {
-      blabla: ['2022-11-03T01:01:01Z', '2022-11-10T01:01:01Z', '2022-11-17T08:30:01Z', '2022-11-24T08:30:01Z', '2022-11-30T08:30:01Z'].map((timestamp) => ({ event: 'sign up', timestamp })),
+      blabla: ['2022-11-03T01:01:01Z', '2022-11-10T01:01:01Z', '2022-11-17T08:30:01Z', '2022-11-24T08:30:01Z', '2022-11-30T08:30:01Z'].map((timestamp) => ({
+        event: 'sign up',
+        timestamp,
+      })),
     },
     options: {},
   },
@@ -429,7 +549,12 @@ const DATASETS = {
   actionPersonProperties: {
     people: Object.fromEntries(['d1', 'd2', 'd3', 'd4'].map((d) => [d, [{ event: '$pageview', timestamp: '2020-01-02 16:34:34' }]])),
     options: {
-      personProperties: { d1: { email: 'foo@example.com', bar: 'aa' }, d2: { email: 'bar@example.com', bar: 'bb' }, d3: { email: 'efg@example.com', bar: 'ab' }, d4: { bar: 'aa' } },
+      personProperties: {
+        d1: { email: 'foo@example.com', bar: 'aa' },
+        d2: { email: 'bar@example.com', bar: 'bb' },
+        d3: { email: 'efg@example.com', bar: 'ab' },
+        d4: { bar: 'aa' },
+      },
     },
   },
   actionWithCohort: {
@@ -549,7 +674,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     for (const dataset of ['eventsWithTime', 'eventsWithTimeLateSignUp'] as const) await insertCohort(dataset, 'cohort1', [[person('$some_prop', 'some_val')]]);
     // test_trends.py `_create_action`: an action of one step, the event of its name.
     const insertAction = async (dataset: Dataset, name: string, steps: unknown[]) => {
-      const [row] = await stores.db.query<{ id: number }>('INSERT INTO actions (team_id, name, steps) VALUES ($1, $2, $3) RETURNING id', [teams[dataset], name, JSON.stringify(steps)]);
+      const [row] = await stores.db.query<{ id: number }>('INSERT INTO actions (team_id, name, steps) VALUES ($1, $2, $3) RETURNING id', [
+        teams[dataset],
+        name,
+        JSON.stringify(steps),
+      ]);
       actions[`${dataset}:${name}`] = row!.id;
     };
     for (const dataset of ['events', 'dauFiltering', 'eventsOtherValue'] as const) await insertAction(dataset, 'sign up', [{ event: 'sign up' }]);
@@ -558,8 +687,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       { event: '$pageview', properties: [{ key: 'bar', type: 'person', value: 'a', operator: 'icontains' }] },
     ]);
     await insertCohort('actionWithCohort', 'cohort1', [[person('$some_property', 'value')]]);
-    await insertAction('actionWithCohort', 'sign up', [{ event: 'sign up', properties: [{ key: 'id', type: 'cohort', value: cohorts['actionWithCohort:cohort1'] }] }]);
-    await insertAction('actionProps', 'sign up', [{ event: 'sign up', url: '/some/page', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }]);
+    await insertAction('actionWithCohort', 'sign up', [
+      { event: 'sign up', properties: [{ key: 'id', type: 'cohort', value: cohorts['actionWithCohort:cohort1'] }] },
+    ]);
+    await insertAction('actionProps', 'sign up', [
+      { event: 'sign up', url: '/some/page', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] },
+    ]);
   }, 120_000);
 
   afterAll(async () => {
@@ -769,7 +902,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('an explicit 24-hour range counts exactly that range (QueryDateRange explicitDate, as test_last24hours_timerange)', async () => {
     // explicitDate: no widening to whole days, events from date_from itself (use_start_of_interval is off).
-    const r = await run('lastHours', '2020-11-03 00:00:00', { date_from: '2020-11-01 10:20:00', date_to: '2020-11-02 10:20:00', explicit_date: true, events: [{ id: 'event_name' }] });
+    const r = await run('lastHours', '2020-11-03 00:00:00', {
+      date_from: '2020-11-01 10:20:00',
+      date_to: '2020-11-02 10:20:00',
+      explicit_date: true,
+      events: [{ id: 'event_name' }],
+    });
     expect({ count: r[0]!.count, data: r[0]!.data, days: r[0]!.days }).toEqual({ count: 3, data: [2, 1], days: ['2020-11-01', '2020-11-02'] });
   });
 
@@ -800,7 +938,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_last14days_timerange (test_trends.py)', async () => {
     const days = Array.from({ length: 15 }, (_, i) => new Date(Date.UTC(2020, 9, 31 + i)).toISOString().slice(0, 10));
     const labels = days.map((d) => `${Number(d.slice(8))}-${d.slice(5, 7) === '10' ? 'Oct' : 'Nov'}-2020`);
-    await expectDates('last14days', '2020-11-14 10:20:00', { date_from: '-14d' }, { count: 6, data: [0, 1, 1, 0, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0], labels, days });
+    await expectDates(
+      'last14days',
+      '2020-11-14 10:20:00',
+      { date_from: '-14d' },
+      { count: 6, data: [0, 1, 1, 0, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0], labels, days },
+    );
   });
 
   it('test_last30days_timerange (test_trends.py)', async () => {
@@ -827,7 +970,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_this_month_timerange (test_trends.py)', async () => {
-    await expectDates('novemberSix', '2020-11-30 10:20:00', { date_from: 'mStart', interval: 'month' }, { count: 6, data: [6], labels: ['Nov 2020'], days: ['2020-11-01'] });
+    await expectDates(
+      'novemberSix',
+      '2020-11-30 10:20:00',
+      { date_from: 'mStart', interval: 'month' },
+      { count: 6, data: [6], labels: ['Nov 2020'], days: ['2020-11-01'] },
+    );
   });
 
   it('test_previous_month_timerange (test_trends.py)', async () => {
@@ -844,7 +992,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       'yearToDate',
       '2020-04-30 10:20:00',
       { date_from: 'yStart', interval: 'month' },
-      { count: 5, data: [2, 2, 1, 0], labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'], days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'] },
+      {
+        count: 5,
+        data: [2, 2, 1, 0],
+        labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'],
+        days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'],
+      },
     );
   });
 
@@ -853,7 +1006,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       'allTime',
       '2020-04-30 10:20:00',
       { date_from: 'all', interval: 'month' },
-      { count: 5, data: [2, 2, 1, 0], labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'], days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'] },
+      {
+        count: 5,
+        data: [2, 2, 1, 0],
+        labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'],
+        days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'],
+      },
     );
   });
 
@@ -1070,7 +1228,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_multiple_cohorts (test_trends.py)', async () => {
     const ids = [cohorts['twoCohorts:cohort_1']!, cohorts['twoCohorts:cohort_2']!];
-    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', { date_from: '-7d', events: [{ id: '$pageview' }], properties: [], breakdown: ids, breakdown_type: 'cohort' });
+    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', {
+      date_from: '-7d',
+      events: [{ id: '$pageview' }],
+      properties: [],
+      breakdown: ids,
+      breakdown_type: 'cohort',
+    });
     // Several cohorts without "all" are one query, ordered by count.
     expect(r.map((s) => [s.count, s.label, s.breakdown_value])).toEqual([
       [2, 'cohort_2', ids[1]],
@@ -1080,13 +1244,24 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_single_cohort (test_trends.py)', async () => {
     const id = cohorts['twoCohorts:cohort_1']!;
-    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', { date_from: '-7d', events: [{ id: '$pageview' }], properties: [], breakdown: id, breakdown_type: 'cohort' });
+    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', {
+      date_from: '-7d',
+      events: [{ id: '$pageview' }],
+      properties: [],
+      breakdown: id,
+      breakdown_type: 'cohort',
+    });
     expect(r.map((s) => [s.count, s.label])).toEqual([[1, 'cohort_1']]);
   });
 
   it('test_trends_breakdown_single_aggregate_cohorts (test_trends.py)', async () => {
     const ids = ['cohort1', 'cohort2', 'cohort3'].map((name) => cohorts[`janeJohnJill:${name}`]!);
-    const r = await run('janeJohnJill', '2020-01-04T13:00:01Z', { display: 'ActionsTable', breakdown: JSON.stringify([...ids, 'all']), breakdown_type: 'cohort', ...signUp });
+    const r = await run('janeJohnJill', '2020-01-04T13:00:01Z', {
+      display: 'ActionsTable',
+      breakdown: JSON.stringify([...ids, 'all']),
+      breakdown_type: 'cohort',
+      ...signUp,
+    });
     expect(Object.fromEntries(r.map((s) => [s.label, s.aggregated_value]))).toEqual({
       'sign up - cohort1': 2,
       'sign up - cohort2': 2,
@@ -1213,7 +1388,10 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       date_to: '2020-01-07',
       interval: 'week',
     });
-    expect([r[0]!.days, r[0]!.data]).toEqual([['2019-12-29', '2020-01-05'], [1.3333333333333333, 2]]);
+    expect([r[0]!.days, r[0]!.data]).toEqual([
+      ['2019-12-29', '2020-01-05'],
+      [1.3333333333333333, 2],
+    ]);
   });
 
   it('test_trends_count_per_user_average_aggregated (test_trends.py)', async () => {
@@ -1303,7 +1481,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_filtering_persons (test_trends.py)', async () => {
     for (const breakdown of [{ breakdown: 'email', breakdown_type: 'person' }, { breakdowns: [{ type: 'person', property: 'email' }] }]) {
-      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', { ...breakdown, date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] });
+      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', {
+        ...breakdown,
+        date_from: '-14d',
+        events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      });
       expect(r.map((s) => [s.label, s.count])).toEqual([
         ['test@gmail.com', 1],
         ['test@posthog.com', 1],
@@ -1314,7 +1496,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_filtering_limit (test_trends.py)', async () => {
     for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
-      const r = await run('breakdownLimit', '2020-01-04T13:01:01Z', { ...breakdown, date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] });
+      const r = await run('breakdownLimit', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        date_from: '-14d',
+        events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      });
       expect(r).toHaveLength(25);
     }
   });
@@ -1359,9 +1545,22 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_by_person_property_pie_with_event_dau_filter (test_trends.py)', async () => {
     const events = [
-      { id: 'watched movie', name: 'watched movie', type: 'events', order: 0, math: 'dau', properties: [{ key: 'name', operator: 'not_icontains', value: 'person3', type: 'person' }] },
+      {
+        id: 'watched movie',
+        name: 'watched movie',
+        type: 'events',
+        order: 0,
+        math: 'dau',
+        properties: [{ key: 'name', operator: 'not_icontains', value: 'person3', type: 'person' }],
+      },
     ];
-    const r = await run('multiplePeople', '2020-01-04T13:01:01Z', { date_from: '-14d', display: 'ActionsPie', events, breakdown: 'name', breakdown_type: 'person' });
+    const r = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      display: 'ActionsPie',
+      events,
+      breakdown: 'name',
+      breakdown_type: 'person',
+    });
     expect(r.map((s) => [s.breakdown_value, s.aggregated_value]).sort()).toEqual([
       ['person1', 1],
       ['person2', 1],
@@ -1394,7 +1593,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_filter_test_accounts_cohorts (test_trends.py)', async () => {
     const testAccountFilters = [{ key: 'id', value: cohorts['cohortFilter:cohort1'], type: 'cohort' }];
-    const r = await run('cohortFilter', '2020-01-04T13:00:00Z', { events: [{ id: 'event_name' }], filter_test_accounts: true }, { test_account_filters: testAccountFilters });
+    const r = await run(
+      'cohortFilter',
+      '2020-01-04T13:00:00Z',
+      { events: [{ id: 'event_name' }], filter_test_accounts: true },
+      { test_account_filters: testAccountFilters },
+    );
     expect([r[0]!.count, r[0]!.data!.at(-1)]).toEqual([2, 2]);
   });
 
@@ -1429,7 +1633,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
         ...breakdown,
         date_from: '-14d',
         events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0, properties: [{ key: '$os', value: 'Mac' }] }],
-        properties: { type, values: [{ key: '$browser', value: 'Firefox' }, { key: '$os', value: 'Windows' }] },
+        properties: {
+          type,
+          values: [
+            { key: '$browser', value: 'Firefox' },
+            { key: '$os', value: 'Windows' },
+          ],
+        },
       });
       const either = await run('breakdownPropertiesNewFormat', '2020-01-05T13:01:01Z', query('OR'));
       expect(either.map((s) => [s.label, sum(s), s.breakdown_value])).toEqual([['second url', 1, 'breakdown' in breakdown ? 'second url' : ['second url']]]);
@@ -1482,7 +1692,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       properties: {
         type: 'AND',
         values: [
-          { type: 'OR', values: [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }, { key: 'key', value: 'val' }] },
+          {
+            type: 'OR',
+            values: [
+              { key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' },
+              { key: 'key', value: 'val' },
+            ],
+          },
           {
             type: 'OR',
             values: [
@@ -1493,7 +1709,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
         ],
       },
     });
-    expect(r.map((s) => s.breakdown_value as string).sort()).toEqual(['test2@posthog.com', 'test3@posthog.com', 'test4@posthog.com', 'test5@posthog.com', 'test@gmail.com']);
+    expect(r.map((s) => s.breakdown_value as string).sort()).toEqual([
+      'test2@posthog.com',
+      'test3@posthog.com',
+      'test4@posthog.com',
+      'test5@posthog.com',
+      'test@gmail.com',
+    ]);
     const strict = await run('partialPushdowns', '2020-08-01T00:00:00Z', {
       ...base,
       events: [
@@ -1502,7 +1724,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
           name: 'sign up',
           type: 'events',
           order: 0,
-          properties: { type: 'AND', values: [{ key: 'key', value: 'val' }, { key: 'email', value: '@posthog.com', operator: 'icontains', type: 'person' }] },
+          properties: {
+            type: 'AND',
+            values: [
+              { key: 'key', value: 'val' },
+              { key: 'email', value: '@posthog.com', operator: 'icontains', type: 'person' },
+            ],
+          },
         },
       ],
       properties: {
@@ -1616,7 +1844,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_timezones_hourly_relative_from (test_trends.py)', async () => {
     const labels = Array.from({ length: 11 }, (_, h) => `5-Jan ${String(h).padStart(2, '0')}:00`);
     for (const math of [{ math: 'dau' }, {}]) {
-      const r = await run('timezonesHourly', '2020-01-05T10:01:01Z', { date_from: 'dStart', interval: 'hour', events: [{ id: 'sign up', name: 'sign up', ...math }] });
+      const r = await run('timezonesHourly', '2020-01-05T10:01:01Z', {
+        date_from: 'dStart',
+        interval: 'hour',
+        events: [{ id: 'sign up', name: 'sign up', ...math }],
+      });
       expect([r[0]!.labels, r[0]!.data]).toEqual([labels, [0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]]);
     }
   });
@@ -1630,7 +1862,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     });
     expect(hourly[0]!.days).toEqual(Array.from({ length: 24 }, (_, h) => `2020-01-03 ${String(h).padStart(2, '0')}:00:00`));
     expect([hourly[0]!.data![17], hourly[0]!.data!.length]).toEqual([1, 24]);
-    const daily = await run('timezonesDaily', '2020-02-01T00:00:00Z', { date_from: '2020-01-03', date_to: '2020-01-03', events: [{ id: 'sign up', name: 'sign up' }] });
+    const daily = await run('timezonesDaily', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-03',
+      date_to: '2020-01-03',
+      events: [{ id: 'sign up', name: 'sign up' }],
+    });
     expect(daily[0]!.data).toEqual([1]);
   });
 
@@ -1641,24 +1877,42 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     const dau = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', math: 'dau' }] });
     expect(dau[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]);
     expect(dau[0]!.labels![0]).toBe('22-Dec-2019');
-    const weekly = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-7d', events: [{ id: 'sign up', name: 'sign up', math: 'weekly_active' }] });
+    const weekly = await run('timezonesDaily', '2020-01-05T13:01:01Z', {
+      date_from: '-7d',
+      events: [{ id: 'sign up', name: 'sign up', math: 'weekly_active' }],
+    });
     expect([weekly[0]!.data, weekly[0]!.labels]).toEqual([[0, 0, 0, 0, 1, 1, 1, 1], week]);
-    const byOs = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-7d', breakdown: '$os', events: [{ id: 'sign up', name: 'sign up', math: 'dau' }] });
+    const byOs = await run('timezonesDaily', '2020-01-05T13:01:01Z', {
+      date_from: '-7d',
+      breakdown: '$os',
+      events: [{ id: 'sign up', name: 'sign up', math: 'dau' }],
+    });
     expect(byOs[0]!.data).toEqual([0, 0, 0, 0, 1, 1, 0, 0]);
   });
 
   it('test_non_deterministic_timezones (test_trends.py)', async () => {
-    const r = await run('pacific', '2022-11-30T13:01:01Z', { date_from: '-30d', events: [{ id: 'sign up', name: 'sign up' }], interval: 'week' }, { timezone: 'US/Pacific' });
+    const r = await run(
+      'pacific',
+      '2022-11-30T13:01:01Z',
+      { date_from: '-30d', events: [{ id: 'sign up', name: 'sign up' }], interval: 'week' },
+      { timezone: 'US/Pacific' },
+    );
     expect(r[0]!.data).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('test_timezones_weekly (test_trends.py)', async () => {
     const query = { date_from: '-14d', interval: 'week', events: [{ id: 'sign up', name: 'sign up' }] };
     const sunday = await run('timezonesWeekly', '2020-01-26T03:00:00Z', query, { week_start_day: 0 });
-    expect([sunday[0]!.days, sunday[0]!.data]).toEqual([['2020-01-12', '2020-01-19', '2020-01-26'], [1, 1, 0]]);
+    expect([sunday[0]!.days, sunday[0]!.data]).toEqual([
+      ['2020-01-12', '2020-01-19', '2020-01-26'],
+      [1, 1, 0],
+    ]);
     // Monday weeks: the week of Jan 6 counts only what is after date_from (Jan 12).
     const monday = await run('timezonesWeekly', '2020-01-26T03:00:00Z', query, { week_start_day: 1 });
-    expect([monday[0]!.days, monday[0]!.data]).toEqual([['2020-01-06', '2020-01-13', '2020-01-20'], [1, 0, 1]]);
+    expect([monday[0]!.days, monday[0]!.data]).toEqual([
+      ['2020-01-06', '2020-01-13', '2020-01-20'],
+      [1, 0, 1],
+    ]);
   });
 
   it('test_same_day (test_trends.py)', async () => {
@@ -1667,8 +1921,14 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_with_hogql_math (test_trends.py)', async () => {
-    const r = await run('hogqlMath', '2020-01-04T12:01:01Z', { interval: 'week', events: [{ id: 'sign up', math: 'hogql', math_hogql: 'avg(properties.x) + 1000' }] });
-    expect([r[0]!.labels, r[0]!.data]).toEqual([['28-Dec-2019', '29-Dec-2019 – 4-Jan-2020'], [0, 1003]]);
+    const r = await run('hogqlMath', '2020-01-04T12:01:01Z', {
+      interval: 'week',
+      events: [{ id: 'sign up', math: 'hogql', math_hogql: 'avg(properties.x) + 1000' }],
+    });
+    expect([r[0]!.labels, r[0]!.data]).toEqual([
+      ['28-Dec-2019', '29-Dec-2019 – 4-Jan-2020'],
+      [0, 1003],
+    ]);
   });
 
   it('test_response_empty_if_no_events (test_trends.py)', async () => {
@@ -1699,7 +1959,10 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_dau_with_breakdown_filtering: the action answers as the event (test_trends.py)', async () => {
     for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
-      const byAction = await run('eventsOtherValue', '2020-01-04T13:01:01Z', { ...breakdown, actions: [{ id: actions['eventsOtherValue:sign up'], math: 'dau' }] });
+      const byAction = await run('eventsOtherValue', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        actions: [{ id: actions['eventsOtherValue:sign up'], math: 'dau' }],
+      });
       const byEvent = await run('eventsOtherValue', '2020-01-04T13:01:01Z', { ...breakdown, events: [{ id: 'sign up', math: 'dau' }] });
       expect(points(byAction)).toEqual(points(byEvent));
     }
@@ -1720,7 +1983,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       events: [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0 }],
     });
     expect(points(byAction)).toEqual(points(byEvent));
-    expect(byAction.map((s) => s.label)).toEqual(['watched movie - cohort1', 'watched movie - cohort2', 'watched movie - cohort3', 'watched movie - all users']);
+    expect(byAction.map((s) => s.label)).toEqual([
+      'watched movie - cohort1',
+      'watched movie - cohort2',
+      'watched movie - cohort3',
+      'watched movie - all users',
+    ]);
   });
 
   it('test_breakdown_with_person_property_filter: the action answers as the event (test_trends.py)', async () => {
@@ -1740,7 +2008,10 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     const action = { actions: [{ id: actions['actionPersonProperties:$pageview from non-internal'] }] };
     const r = await run('actionPersonProperties', '2020-01-04T13:01:01Z', action);
     expect([r.length, r[0]!.count]).toEqual([1, 3]);
-    const withEmail = await run('actionPersonProperties', '2020-01-04T13:01:01Z', { ...action, properties: [{ key: 'email', type: 'person', value: 'is_set', operator: 'is_set' }] });
+    const withEmail = await run('actionPersonProperties', '2020-01-04T13:01:01Z', {
+      ...action,
+      properties: [{ key: 'email', type: 'person', value: 'is_set', operator: 'is_set' }],
+    });
     expect([withEmail.length, withEmail[0]!.count]).toEqual([1, 2]);
   });
 
@@ -1755,7 +2026,10 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_filtering_with_action_props (test_trends.py)', async () => {
-    const r = await run('actionProps', '2020-01-04T13:00:00Z', { date_from: '-14d', actions: [{ id: actions['actionProps:sign up'], type: 'actions', order: 0 }] });
+    const r = await run('actionProps', '2020-01-04T13:00:00Z', {
+      date_from: '-14d',
+      actions: [{ id: actions['actionProps:sign up'], type: 'actions', order: 0 }],
+    });
     expect(r[0]!.count).toBe(2);
   });
 });
