@@ -575,6 +575,35 @@ const DATASETS = {
     },
     options: {},
   },
+  normalizeUrl: {
+    people: {
+      blabla: ['http://hogflix/first', 'http://hogflix/first/', 'http://hogflix/second'].map((url) => ({
+        event: 'sign up',
+        timestamp: '2020-01-02',
+        properties: { $current_url: url },
+      })),
+    },
+    options: {},
+  },
+  breakdownWithFilter: {
+    people: {
+      person1: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }],
+      person2: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'oh' } }],
+    },
+    options: { personProperties: { person1: { email: 'test@posthog.com' }, person2: { email: 'test@gmail.com' } } },
+  },
+  activeUsersFullWeek: {
+    people: {
+      p0: [{ event: '$pageview', timestamp: '2020-01-03T10:59:59Z', properties: { key: 'val' } }],
+      p1: [{ event: '$pageview', timestamp: '2020-01-03T11:00:00Z', properties: { key: 'val' } }],
+      p2: [{ event: '$pageview', timestamp: '2020-01-03T11:00:01Z', properties: { key: 'val' } }],
+    },
+    options: {},
+  },
+  countPerActorOrange: {
+    people: { ...COUNT_PER_ACTOR, another_user: [{ event: 'viewed video', timestamp: '2020-01-03 19:06:34', properties: { color: 'orange' } }] },
+    options: COUNT_PER_ACTOR_OPTIONS,
+  },
   hogqlMath: {
     people: {
       blabla: [
@@ -690,6 +719,9 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     await insertAction('actionWithCohort', 'sign up', [
       { event: 'sign up', properties: [{ key: 'id', type: 'cohort', value: cohorts['actionWithCohort:cohort1'] }] },
     ]);
+    await insertAction('activeUsers', '$pageview', [{ event: '$pageview' }]);
+    await insertAction('breakdownPersons', 'sign up', [{ event: 'sign up', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }]);
+    await insertCohort('events', 'a', [[person('key', 'value')]]);
     await insertAction('actionProps', 'sign up', [
       { event: 'sign up', url: '/some/page', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] },
     ]);
@@ -2031,5 +2063,100 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       actions: [{ id: actions['actionProps:sign up'], type: 'actions', order: 0 }],
     });
     expect(r[0]!.count).toBe(2);
+  });
+  it('test_trends_breakdown_normalize_url (test_trends.py)', async () => {
+    const r = await run('normalizeUrl', '2020-01-04T13:00:01Z', {
+      date_from: '-7d',
+      display: 'ActionsLineGraphCumulative',
+      events: [{ id: 'sign up', math: 'dau' }],
+      breakdown: '$current_url',
+      breakdown_normalize_url: true,
+    });
+    expect(r.map((s) => s.label).sort()).toEqual(['http://hogflix/first', 'http://hogflix/second']);
+    expect(r.map((s) => s.breakdown_value).sort()).toEqual(['http://hogflix/first', 'http://hogflix/second']);
+  });
+
+  it('test_breakdown_with_filter (test_trends.py)', async () => {
+    const r = await run('breakdownWithFilter', '2020-01-04T13:00:00Z', {
+      date_from: '-14d',
+      breakdown: 'key',
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      properties: [{ key: 'key', value: 'oh', operator: 'not_icontains' }],
+    });
+    expect(r.map((s) => s.breakdown_value)).toEqual(['val']);
+  });
+
+  it('test_weekly_active_users_hourly_full_week (test_trends.py)', async () => {
+    const r = await run('activeUsersFullWeek', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-03T00:00:00Z',
+      date_to: '2020-01-11T17:00:00Z',
+      interval: 'hour',
+      events: [{ id: '$pageview', type: 'events', order: 0, math: 'weekly_active' }],
+    });
+    const data = r[0]!.data!;
+    expect(data.reduce((a, b) => a + b, 0)).toBe(24 * 7 * 3);
+    expect([r[0]!.days[10], data[10], r[0]!.days[11]]).toEqual(['2020-01-03 10:00:00', 1, '2020-01-03 11:00:00']);
+    expect(data.slice(11, 178).every((x) => x === 3)).toBe(true);
+    expect([data[178], r[0]!.days[178]]).toEqual([2, '2020-01-10 10:00:00']);
+  });
+
+  it('test_weekly_active_users_daily_based_on_action (test_trends.py)', async () => {
+    const r = await run('activeUsers', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-08',
+      date_to: '2020-01-19',
+      actions: [{ id: actions['activeUsers:$pageview'], type: 'actions', order: 0, math: 'weekly_active' }],
+    });
+    expect(r[0]!.data).toEqual([1, 3, 2, 2, 3, 3, 3, 3, 3, 3, 1, 0]);
+  });
+
+  it('test_trends_breakdown_timezone (test_trends.py)', async () => {
+    const r = await run(
+      'countPerActorOrange',
+      '2020-04-01T00:00:00Z',
+      {
+        display: 'ActionsLineGraph',
+        events: [{ id: 'viewed video', math: 'dau' }],
+        breakdown: 'color',
+        date_from: '2020-01-01',
+        date_to: '2020-03-07',
+        interval: 'month',
+      },
+      { timezone: 'US/Pacific' },
+    );
+    for (const series of r.slice(0, 3)) expect(series.days).toEqual(['2020-01-01', '2020-02-01', '2020-03-01']);
+  });
+
+  it('test_breakdown_filtering_persons_with_action_props (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: 'email', breakdown_type: 'person' }, { breakdowns: [{ property: 'email', type: 'person' }] }]) {
+      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', {
+        ...breakdown,
+        date_from: '-14d',
+        actions: [{ id: actions['breakdownPersons:sign up'], type: 'actions', order: 0 }],
+      });
+      expect(r.map((s) => [s.label, s.count])).toEqual([
+        ['test@gmail.com', 1],
+        ['test@posthog.com', 1],
+        [NULL, 1],
+      ]);
+    }
+  });
+
+  it('test_combine_all_cohort_and_icontains (test_trends.py)', async () => {
+    // No event matches: a cohort breakdown answers no series at all.
+    const r = await run('events', '2020-01-04T13:00:01Z', {
+      actions: [{ id: actions['events:sign up'], math: 'dau' }],
+      properties: [{ key: '$current_url', value: 'ii', operator: 'icontains' }],
+      breakdown: [cohorts['events:a'], 'all'],
+      breakdown_type: 'cohort',
+    });
+    expect(r).toHaveLength(0);
+  });
+
+  it('test_filter_by_precalculated_cohort (test_trends.py)', async () => {
+    const r = await run('cohortFilter', '2020-01-04T13:00:00Z', {
+      events: [{ id: 'event_name' }],
+      properties: [{ type: 'cohort', key: 'id', value: cohorts['cohortFilter:cohort1'] }],
+    });
+    expect([r[0]!.count, r[0]!.data!.at(-1)]).toEqual([2, 2]);
   });
 });
