@@ -38,6 +38,11 @@ export interface CompileContext {
   hogqlFilter?(expression: string): string;
   /** The query's now, for relative date values. */
   nowMs: number;
+  /**
+   * SQL (a Nullable(String)) for a property computed rather than stored, such as PostHog's
+   * virtual person properties; null or absent: the filter reads its properties column.
+   */
+  computedProperty?(filter: PropertyFilter): string | null;
 }
 
 export class PropertyCompileError extends Error {}
@@ -232,6 +237,11 @@ function compileFilter(filter: PropertyFilter, ctx: CompileContext): string {
     if (!ctx.hogqlFilter) throw new PropertyCompileError('HogQL filters are not supported in this query.');
     const expression = ctx.hogqlFilter(filter.key);
     return filter.negation ? `NOT (${expression})` : `(${expression})`;
+  }
+  const computed = ctx.computedProperty?.(filter) ?? null;
+  if (computed !== null) {
+    const operand = { text: `ifNull(${computed}, '')`, present: `isNotNull(${computed})`, stringOnly: null };
+    return compareOperand(operand, filter.operator ?? 'exact', filter.value, ctx);
   }
   const column = ctx.propertiesColumn(filter);
   if (column === null) throw new PropertyCompileError(`Property filters of type "${String(filter.type)}" are not supported in this query.`);

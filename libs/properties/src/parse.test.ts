@@ -14,6 +14,18 @@ const problem = (fn: () => unknown) => {
 describe('parsePropertyFilters', () => {
   const filter = { key: 'plan', value: 'pro', operator: 'exact', type: 'event' };
 
+  it("reads PostHog's legacy dict form, the operator after __ in the key", () => {
+    expect(parsePropertyFilters({ $browser: 'Safari', $os__icontains: 'mac' }, 'properties', events)).toEqual({
+      type: 'AND',
+      values: [
+        { key: '$browser', value: 'Safari', operator: 'exact', type: 'event' },
+        { key: '$os', value: 'mac', operator: 'icontains', type: 'event' },
+      ],
+    });
+    // A property named "key" (test_basic_funnel_with_derivative_steps sends {"key": "val"}).
+    expect(filtersOf(parsePropertyFilters({ key: 'val' }, 'properties', events))).toEqual([{ key: 'key', value: 'val', operator: 'exact', type: 'event' }]);
+  });
+
   it('reads every shape clients send as one group', () => {
     expect(parsePropertyFilters(undefined, 'properties', events)).toEqual({ type: 'AND', values: [] });
     expect(parsePropertyFilters({}, 'properties', events)).toEqual({ type: 'AND', values: [] });

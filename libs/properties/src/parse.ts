@@ -128,6 +128,18 @@ function parseNode(value: unknown, attr: string, options: ParseOptions): Propert
     if (!Array.isArray(value['values'])) throw new PropertyFilterError(`${attr}__values`, 'A property group needs a list of values.', 'invalid_input');
     return { type: value['type'], values: value['values'].map((item, i) => parseNode(item, `${attr}__values__${i}`, options)) };
   }
+  if (!('type' in value) && !('value' in value) && !('operator' in value)) {
+    // PostHog's legacy dict form, `{"$browser": "Safari", "$os__icontains": "mac"}` (Filter._parse_properties):
+    // each entry an event property filter, its operator after "__" in the key. A filter object
+    // always has a value, an operator or a type, so `{"key": "val"}` is the dict form too.
+    return {
+      type: 'AND',
+      values: Object.entries(value).map(([name, v]) => {
+        const [key, operator] = name.split('__');
+        return parseFilter({ key, value: v, ...(operator ? { operator } : {}) }, `${attr}__${name}`, options);
+      }),
+    };
+  }
   return parseFilter(value, attr, options);
 }
 

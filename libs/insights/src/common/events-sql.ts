@@ -1,6 +1,7 @@
 import { EVENTS_TABLE, globalPrefix, SINGLE_SERVER, type ClickHouseLayout } from '@sightline/clickhouse';
 import { propertyRawSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
 import type { Interval } from './date-range';
+import { ChannelTypeSql, VIRTUAL_PERSON_PROPERTIES } from './channel-type';
 
 /** PostHog's breakdown sentinels (posthog/hogql_queries/insights/trends/breakdown.py). */
 export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
@@ -54,8 +55,18 @@ const SESSION_PROPERTIES_SQL = `concat('{"$session_duration":', toString(dateDif
   ',"$autocapture_count":', toString(countIf(event = '$autocapture')),
   ',"$is_bounce":', if(countIf(event = '$pageview') <= 1 AND dateDiff('second', min(timestamp), max(timestamp)) < 10, 'true', 'false'), '}')`;
 
-/** Sessions last at most a day (PostHog's cap); their events are read this far around the range. */
-const SESSION_MARGIN_SECONDS = 86_400;
+/**
+ * How far either side of the range a session's events are read: PostHog's SESSION_BUFFER_DAYS
+ * (posthog/hogql/database/schema/util/where_clause_extractor.py), the window its sessions table
+ * is read over around an events query.
+ */
+const SESSION_BUFFER_SECONDS = 3 * 86_400;
+
+/**
+ * A session's duration in seconds, from its first to its last event (PostHog's sessions table's
+ * `$session_duration`); `s.session_duration` in the joined sessions, 0 for an event without one.
+ */
+export const SESSION_DURATION = 's.session_duration';
 
 /** One breakdown as queries read it (trends and funnels). */
 export interface BreakdownInput {
@@ -67,6 +78,30 @@ export interface BreakdownInput {
   normalize_url: boolean;
 }
 
+/**
+ * A numeric breakdown's bins, PostHog's (trends_query_builder.py, `_inner_breakdown_subquery`):
+ * `histogram_bin_count` equal widths from the smallest to the largest value, each holding
+ * lower ≤ value < upper, the last one's upper edge 0.01 past the largest value. Empty when no
+ * event has a numeric value.
+ */
+export interface HistogramBins {
+  lower: number[];
+  upper: number[];
+}
+
+/** The bins over [min, max], computed as PostHog's query computes them (the same floating-point steps). */
+export function histogramBins(min: number | null, max: number | null, count: number): HistogramBins {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return { lower: [], upper: [] };
+  const diff = max - min;
+  const lower: number[] = [];
+  const upper: number[] = [];
+  for (let x = 0; x < count; x++) {
+    lower.push((diff / count) * x + min);
+    upper.push((diff / count) * (x + 1) + min + (x + 1 === count ? 0.01 : 0));
+  }
+  return { lower, upper };
+}
+
 /** What every events query shares: the project, its clock and timezone, breakdowns, the actor. */
 export interface EventsSqlScope {
   teamId: number;
@@ -75,8 +110,8 @@ export interface EventsSqlScope {
   interval: Interval;
   weekStartDay: 0 | 1;
   breakdowns: BreakdownInput[];
-  /** Histogram edges per breakdown (when histogram_bin_count is set), computed by a first query. */
-  histogramEdges?: (number[] | null)[];
+  /** Histogram bins per breakdown (when histogram_bin_count is set), computed from a first query. */
+  histogramBins?: (HistogramBins | null)[];
   /** Count groups of this type instead of persons. */
   aggregationGroupTypeIndex: number | null;
 }
@@ -119,9 +154,19 @@ export class EventsSql {
         }
       },
       cohortMembership: (cohortId: number) => this.ports.cohortMembership(cohortId, PERSON_ID, this.params),
+      computedProperty: (filter: PropertyFilter) => (filter.type === 'person' ? this.virtualPersonPropertySql(filter.key) : null),
       elementsChainColumn: 'e.elements_chain',
       hogqlFilter: (expression: string) => this.ports.hogql(expression, this.params, { allowAggregations: false }),
     };
+  }
+
+  private channelTypes: ChannelTypeSql | null = null;
+
+  /** A virtual person property (`$virt_initial_channel_type`, …) from the event's person properties; null for others. */
+  protected virtualPersonPropertySql(key: string): string | null {
+    if (!VIRTUAL_PERSON_PROPERTIES.has(key)) return null;
+    this.channelTypes ??= new ChannelTypeSql(this.params);
+    return this.channelTypes.personPropertyFrom('e.person_properties', key);
   }
 
   /**
@@ -169,9 +214,11 @@ export class EventsSql {
       case 'event':
         value = this.jsonValue('e.properties', key());
         break;
-      case 'person':
-        value = this.jsonValue('e.person_properties', key());
+      case 'person': {
+        const virtual = this.virtualPersonPropertySql(String(breakdown.property));
+        value = virtual === null ? this.jsonValue('e.person_properties', key()) : `ifNull(${virtual}, '')`;
         break;
+      }
       case 'group':
         value = this.jsonValue(`e.group${Number(breakdown.group_type_index)}_properties`, key());
         break;
@@ -205,13 +252,15 @@ export class EventsSql {
       // PostHog's breakdown_normalize_url: drop the query string, the fragment and a trailing slash.
       value = `if(empty(${value}), '', if(empty(replaceRegexpOne(replaceRegexpOne(${value}, '[?#].*$', ''), '/+$', '')), '/', replaceRegexpOne(replaceRegexpOne(${value}, '[?#].*$', ''), '/+$', '')))`;
     }
-    const edges = this.scope.histogramEdges?.[index];
-    if (edges && edges.length > 1) {
-      const bound = this.params.add(edges, 'Array(Float64)');
-      const number = `toFloat64OrNull(${value})`;
-      // The bin whose upper edge is the first at or above the value; the last bin is closed.
-      const bin = `greatest(1, least(length(${bound}) - 1, arrayFirstIndex(x -> x >= ${number}, ${bound}) - 1))`;
-      value = `if(isNull(${number}), '', concat('[', toString(${bound}[${bin}]), ',', toString(${bound}[${bin} + 1]), ']'))`;
+    const bins = this.scope.histogramBins?.[index];
+    if (bins) {
+      const lower = this.params.add(bins.lower, 'Array(Float64)');
+      const upper = this.params.add(bins.upper, 'Array(Float64)');
+      // A value that is not a number is NaN here, in no bin: it breaks down as "none".
+      const number = `ifNull(toFloat64OrNull(${value}), nan)`;
+      const bin = `arrayFirstIndex((lo, hi) -> lo <= ${number} AND ${number} < hi, ${lower}, ${upper})`;
+      // The label is the bin as ClickHouse prints an array of floats ("[10,15.01]"), as PostHog's is.
+      value = `if(${bin} = 0, '', toString([${lower}[${bin}], ${upper}[${bin}]]))`;
     }
     return value;
   }
@@ -277,12 +326,15 @@ export class EventsSql {
     GROUP BY distinct_id
   ) AS pdi ON pdi.distinct_id = e.distinct_id`);
     }
-    if (sqlUsingSources.includes('s.session_properties')) {
+    if (sqlUsingSources.includes('s.session_properties') || sqlUsingSources.includes(SESSION_DURATION)) {
+      // A session is every event of the project with its $session_id, whoever sent it (as in
+      // PostHog's sessions table). Unmatched rows read the columns' defaults: '' and 0.
       joins.push(`${global}LEFT JOIN (
-    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL} AS session_properties
+    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL} AS session_properties,
+      dateDiff('second', min(timestamp), max(timestamp)) AS session_duration
     FROM ${EVENTS_TABLE}
-    WHERE team_id = ${this.team} AND timestamp >= ${this.dateTime(sessionWindow.fromMs - SESSION_MARGIN_SECONDS * 1000)}
-      AND timestamp <= ${this.dateTime(sessionWindow.toMs + SESSION_MARGIN_SECONDS * 1000)} AND session_id != ''
+    WHERE team_id = ${this.team} AND timestamp >= ${this.dateTime(sessionWindow.fromMs - SESSION_BUFFER_SECONDS * 1000)}
+      AND timestamp <= ${this.dateTime(sessionWindow.toMs + SESSION_BUFFER_SECONDS * 1000)} AND session_id != ''
     GROUP BY session_id
   ) AS s ON s.session_id = ${SESSION_ID}`);
     }

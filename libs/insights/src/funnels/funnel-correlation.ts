@@ -8,7 +8,7 @@ import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { chainToElements } from './chain-elements';
-import { AUTOCAPTURE_EVENT, AUTOCAPTURE_EVENT_TYPE, ELEMENTS_DIVIDER, FunnelSqlBuilder } from './funnel.sql';
+import { AUTOCAPTURE_EVENT, AUTOCAPTURE_EVENT_TYPE, ELEMENTS_DIVIDER, FunnelCorrelationSqlBuilder } from './funnel-correlation.sql';
 
 export const CORRELATION_TYPES = ['events', 'properties', 'event_with_properties'] as const;
 /** PostHog's constants (ee/clickhouse/queries/funnels/funnel_correlation.py). */
@@ -58,10 +58,24 @@ export function parseCorrelationOptions(body: Record<string, unknown>): Correlat
       'invalid_choice',
     );
   }
+  const type = raw as CorrelationOptions['type'];
+  const names = stringList(body, 'funnel_correlation_names');
+  const eventNames = stringList(body, 'funnel_correlation_event_names');
+  // PostHog's runner refuses these with a ValidationError (test_correlation_with_properties_raises_validation_error).
+  if (type === 'properties' && names.length === 0) {
+    throw new TrendFilterError('funnel_correlation_names', 'Property correlation needs at least one property name (funnel_correlation_names).', 'required');
+  }
+  if (type === 'event_with_properties' && eventNames.length === 0) {
+    throw new TrendFilterError(
+      'funnel_correlation_event_names',
+      'Event property correlation needs at least one event name (funnel_correlation_event_names).',
+      'required',
+    );
+  }
   return {
-    type: raw as CorrelationOptions['type'],
-    names: stringList(body, 'funnel_correlation_names'),
-    eventNames: stringList(body, 'funnel_correlation_event_names'),
+    type,
+    names,
+    eventNames,
     excludeEvents: stringList(body, 'funnel_correlation_exclude_event_names'),
     excludeNames: [...stringList(body, 'funnel_correlation_exclude_names'), ...stringList(body, 'funnel_correlation_event_exclude_property_names')],
   };
@@ -79,6 +93,8 @@ export function funnelsQueryToFilter(query: Record<string, unknown>): Record<str
     funnelFromStep: 'funnel_from_step',
     funnelToStep: 'funnel_to_step',
     binCount: 'bin_count',
+    breakdownAttributionType: 'breakdown_attribution_type',
+    breakdownAttributionValue: 'breakdown_attribution_value',
   };
   for (const [from, to] of Object.entries(renames)) if (funnels[from] !== undefined) out[to] = funnels[from];
   if (Array.isArray(funnels['exclusions'])) {
@@ -89,6 +105,7 @@ export function funnelsQueryToFilter(query: Record<string, unknown>): Record<str
             type: x['kind'] === 'ActionsNode' ? 'actions' : 'events',
             funnel_from_step: x['funnelFromStep'],
             funnel_to_step: x['funnelToStep'],
+            ...(x['properties'] !== undefined ? { properties: x['properties'] } : {}),
           }
         : x,
     );
@@ -130,10 +147,11 @@ export function correlate(
   successTotal: number,
   failureTotal: number,
   describe: (name: string) => CorrelationRow['event'] = (name) => ({ event: name, properties: {}, elements: [] }),
+  significance: { minPersonCount: number; minPersonPercentage: number } = { minPersonCount: MIN_PERSON_COUNT, minPersonPercentage: MIN_PERSON_PERCENTAGE },
 ): { events: CorrelationRow[]; skewed: boolean } {
   if (successTotal === 0 || failureTotal === 0) return { events: [], skewed: true };
   const skewed = successTotal / failureTotal > 10 || failureTotal / successTotal > 10;
-  const floor = Math.min(MIN_PERSON_COUNT, MIN_PERSON_PERCENTAGE * (successTotal + failureTotal));
+  const floor = Math.min(significance.minPersonCount, significance.minPersonPercentage * (successTotal + failureTotal));
   const scored = rows
     .filter((r) => r.s + r.f >= floor)
     .map((r): CorrelationRow => {
@@ -186,10 +204,11 @@ export async function runFunnelCorrelation(
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
   // Correlation looks at the whole funnel, not per breakdown value.
   const unbroken = { ...filter, breakdowns: [] };
-  if (options.type === 'properties' && options.names.length === 0) return answer({ events: [], skewed: false });
-  const query = new FunnelSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
+  // The events of the steps, and of the steps of the actions that are steps (PostHog's _get_funnel_step_names).
+  const stepEvents = filter.steps.flatMap((s) => (s.kind === 'actions' ? (ports.actionEventNames?.(Number(s.id)) ?? []) : s.id !== null ? [String(s.id)] : []));
+  const query = new FunnelCorrelationSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
   const found = await ch
-    .query({ query: query.correlationSql(options.type, options), query_params: query.params.values, format: 'JSONEachRow' })
+    .query({ query: query.correlationSql(options.type, { ...options, stepEvents }), query_params: query.params.values, format: 'JSONEachRow' })
     .then((r) => r.json<{ name: string | null; s: string; f: string }>());
   // The row named NULL counts every actor who entered the funnel.
   const totals = found.find((r) => r.name === null);

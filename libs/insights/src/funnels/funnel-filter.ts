@@ -1,5 +1,5 @@
 import { isJsonObject } from '@sightline/json-input';
-import type { PropertyGroup } from '@sightline/properties';
+import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
 import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
@@ -7,6 +7,14 @@ import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendS
 export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
 export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
 export const FUNNEL_WINDOW_UNITS = ['second', 'minute', 'hour', 'day', 'week', 'month'] as const;
+/** PostHog's BreakdownAttributionType: which of an actor's events give its breakdown value. */
+export const BREAKDOWN_ATTRIBUTION_TYPES = ['first_touch', 'last_touch', 'all_events', 'step'] as const;
+export type BreakdownAttributionType = (typeof BREAKDOWN_ATTRIBUTION_TYPES)[number];
+/**
+ * Breakdown types whose value PostHog's funnels answer as a list even for one property
+ * (FunnelQueryContext.breakdown boxes them); a group breakdown stays a text unless asked as a list.
+ */
+const LIST_VALUED_BREAKDOWN_TYPES = new Set(['event', 'person', 'event_metadata', 'hogql']);
 const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
   second: 1,
   minute: 60,
@@ -15,6 +23,8 @@ const UNIT_SECONDS: Record<(typeof FUNNEL_WINDOW_UNITS)[number], number> = {
   week: 7 * 86_400,
   month: 30 * 86_400,
 };
+/** The longest conversion window read: 100 years (ClickHouse's DateTime64 ends in 2299). */
+const MAX_WINDOW_SECONDS = 100 * 365.25 * 86_400;
 /**
  * The maths of PostHog's FunnelMathType that change which events a step counts: only a person's
  * first-ever event of the step (first_time_for_user), or their first-ever event that matches the
@@ -33,6 +43,20 @@ export interface FunnelExclusion {
   actionId: number | null;
   fromStep: number;
   toStep: number;
+  /** The exclusion event's own filters (a FunnelExclusionEventsNode's `properties`). */
+  properties: PropertyGroup;
+}
+
+/** The filter types an exclusion's properties may use: those compiled over the event row alone. */
+const EXCLUSION_FILTER_TYPES: ReadonlySet<string> = new Set(['event', 'person', 'element', 'group', 'session']);
+
+function exclusionProperties(value: unknown, attr: string): PropertyGroup {
+  try {
+    return parsePropertyFilters(value, attr, { types: EXCLUSION_FILTER_TYPES });
+  } catch (error) {
+    if (error instanceof PropertyFilterError) throw new TrendFilterError(error.attr, error.message, error.code);
+    throw error;
+  }
 }
 
 export interface ParsedFunnelFilter {
@@ -48,6 +72,9 @@ export interface ParsedFunnelFilter {
   windowSeconds: number;
   exclusions: FunnelExclusion[];
   breakdowns: BreakdownInput[];
+  /** Each breakdown value is a list (one entry per breakdown), as PostHog's funnels answer it. */
+  breakdownValueIsList: boolean;
+  breakdownAttribution: { type: BreakdownAttributionType; step: number };
   breakdown_limit: number;
   aggregation_group_type_index: number | null;
   fromStep: number;
@@ -73,15 +100,20 @@ function choice<T extends string>(body: Record<string, unknown>, key: string, ch
 export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   if (!isJsonObject(input)) throw new TrendFilterError(null, 'The funnel query must be a JSON object.', 'parse_error');
   const body = input;
-  const { funnel_viz_type: _viz, exclusions: _exclusions, ...shared } = body;
-  const trend = parseTrendFilter({ ...shared, display: undefined, formula: undefined, compare: undefined }, { seriesMaths: FUNNEL_STEP_MATHS });
+  const { funnel_viz_type: _viz, exclusions: _exclusions, breakdown_attribution_type: _type, breakdown_attribution_value: _value, ...shared } = body;
+  const trend = parseTrendFilter(
+    { ...shared, ...propertyListBreakdowns(body), display: undefined, formula: undefined, compare: undefined },
+    { seriesMaths: FUNNEL_STEP_MATHS },
+  );
   if (trend.series.length > MAX_FUNNEL_STEPS) throw new TrendFilterError('events', `A funnel may have at most ${MAX_FUNNEL_STEPS} steps.`, 'max_length');
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
   const unit = choice(body, 'funnel_window_interval_unit', FUNNEL_WINDOW_UNITS, 'day');
-  const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 100_000) ?? (body['funnel_window_days'] !== undefined ? null : 14);
-  const windowDays = optionalInteger(body, 'funnel_window_days', 1, 3_650);
-  const windowSeconds = windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400;
+  // PostHog takes any positive window (test_funnel_with_long_interval_no_first_step asks for
+  // 3,122,064,000 seconds); past MAX_WINDOW_SECONDS a longer one changes nothing but the span read.
+  const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 1e12) ?? (body['funnel_window_days'] !== undefined ? null : 14);
+  const windowDays = optionalInteger(body, 'funnel_window_days', 1, 1e9);
+  const windowSeconds = Math.min(MAX_WINDOW_SECONDS, windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400);
   const stepCount = trend.series.length;
   const exclusions: FunnelExclusion[] = [];
   const rawExclusions = body['exclusions'];
@@ -103,19 +135,45 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
       const fromStep = optionalInteger(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
       const toStep = optionalInteger(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
       if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
-      exclusions.push({ event: isAction ? null : (id as string | null), actionId: isAction ? Number(id) : null, fromStep, toStep });
+      const exclusion: FunnelExclusion = {
+        event: isAction ? null : (id as string | null),
+        actionId: isAction ? Number(id) : null,
+        fromStep,
+        toStep,
+        properties: exclusionProperties(raw['properties'], `${attr}__properties`),
+      };
+      if (trend.series.slice(fromStep, toStep + 1).some((step) => stepCoversExclusion(step, exclusion))) {
+        throw new TrendFilterError(attr, "Exclusion steps cannot contain an event that's part of funnel steps.", 'invalid');
+      }
+      if (orderType === 'unordered' && (fromStep !== 0 || toStep !== stepCount - 1)) {
+        throw new TrendFilterError(attr, 'Partial Exclusions not allowed in unordered funnels', 'invalid');
+      }
+      exclusions.push(exclusion);
     });
   }
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
-  const toStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1)) ?? Math.max(0, stepCount - 1);
+  const askedToStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1));
+  // Time to convert reads a to-step of 0 as none given, so up to the last step (PostHog's
+  // `funnelToStep or len(series) - 1`, funnel_time_to_convert_udf.py).
+  const toStep = askedToStep === null || (vizType === 'time_to_convert' && askedToStep === 0) ? Math.max(0, stepCount - 1) : askedToStep;
   if (stepCount > 0 && vizType === 'time_to_convert' && toStep <= fromStep) {
     throw new TrendFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
   }
   const interval = trend.interval;
   if (!(INTERVALS as readonly string[]).includes(interval)) throw new TrendFilterError('interval', 'Unknown interval.', 'invalid_choice');
-  if (trend.breakdowns.some((b) => b.type === 'cohort') && trend.breakdowns.length > 1) {
-    throw new TrendFilterError('breakdown', 'A funnel breaks down by one cohort at a time.', 'not_supported');
+  const breakdownAttribution = {
+    type: choice(body, 'breakdown_attribution_type', BREAKDOWN_ATTRIBUTION_TYPES, 'first_touch'),
+    step: optionalInteger(body, 'breakdown_attribution_value', 0, Math.max(0, stepCount - 1)) ?? 0,
+  };
+  // posthog/hogql_queries/insights/funnels/funnel_udf.py refuses this too.
+  if (orderType === 'unordered' && breakdownAttribution.type === 'step' && breakdownAttribution.step !== 0) {
+    throw new TrendFilterError('breakdown_attribution_value', 'Only the first step can be used for breakdown attribution in unordered funnels.', 'invalid');
   }
+  const rawBreakdown = body['breakdown'];
+  const breakdownValueIsList =
+    trend.breakdowns.length > 0 &&
+    trend.breakdowns[0]!.type !== 'cohort' &&
+    (trend.breakdowns.length > 1 || Array.isArray(rawBreakdown) || trend.breakdown_is_list || LIST_VALUED_BREAKDOWN_TYPES.has(trend.breakdowns[0]!.type));
   return {
     steps: trend.series,
     properties: trend.properties,
@@ -129,6 +187,8 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     windowSeconds,
     exclusions,
     breakdowns: trend.breakdowns,
+    breakdownValueIsList,
+    breakdownAttribution,
     breakdown_limit: trend.breakdown_limit,
     aggregation_group_type_index: trend.aggregation_group_type_index,
     fromStep,
@@ -142,4 +202,37 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
 function binCount(body: Record<string, unknown>): number | null {
   const asked = optionalInteger(body, 'bin_count', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
   return asked === null ? null : Math.min(MAX_BIN_COUNT, Math.max(1, asked));
+}
+
+/**
+ * A funnel may break down by several properties of one type given as a list
+ * (`"breakdown": ["$browser", "$browser_version"]`, PostHog's multi-property funnel breakdown):
+ * they are read as the trend filter's `breakdowns`. A list of one, or of cohorts, is left as is.
+ */
+function propertyListBreakdowns(body: Record<string, unknown>): Record<string, unknown> {
+  const breakdown = body['breakdown'];
+  const type = body['breakdown_type'] ?? 'event';
+  if (!Array.isArray(breakdown) || breakdown.length < 2 || type === 'cohort') return {};
+  return {
+    breakdown: undefined,
+    breakdowns: breakdown.map((property) => ({
+      type,
+      property: typeof property === 'number' ? String(property) : property,
+      group_type_index: body['breakdown_group_type_index'],
+      normalize_url: body['breakdown_normalize_url'] === true,
+    })),
+  };
+}
+
+/**
+ * Whether a step matches every event the exclusion matches (PostHog's is_equal / is_superset in
+ * FunnelBase's exclusion check): the same event or action, and the step's property filters all
+ * among the exclusion's.
+ */
+function stepCoversExclusion(step: TrendSeriesInput, exclusion: FunnelExclusion): boolean {
+  const sameEntity =
+    exclusion.actionId !== null ? step.kind === 'actions' && Number(step.id) === exclusion.actionId : step.kind === 'events' && step.id === exclusion.event;
+  if (!sameEntity) return false;
+  const exclusionFilters = new Set(filtersOf(exclusion.properties).map((f) => JSON.stringify(f)));
+  return filtersOf(step.properties).every((f) => exclusionFilters.has(JSON.stringify(f)));
 }

@@ -1,16 +1,12 @@
 import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
-import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
+import { compilePropertyGroup, type PropertyGroup } from '@sightline/properties';
 import type { QueryDateRange } from '../common/date-range';
-import { BREAKDOWN_OTHER, EventsSql, PERSON_ID } from '../common/events-sql';
+import { EventsSql, PERSON_ID } from '../common/events-sql';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import { FunnelBreakdownSql } from './funnel-breakdown.sql';
+import { exclusionFoldActorsSql } from './funnel-exclusion-fold.sql';
 import { FIRST_TIME_STEP_MATHS, type ParsedFunnelFilter } from './funnel-filter';
-
-export const AUTOCAPTURE_EVENT = '$autocapture';
-export const AUTOCAPTURE_EVENT_TYPE = '$event_type';
-/** Between an autocapture event's type and its chain in a correlation name (PostHog's ELEMENTS_DIVIDER). */
-export const ELEMENTS_DIVIDER = '__~~__';
-/** An event property value seen by fewer actors is not correlated (PostHog's `HAVING success + failure > 2`). */
-const EVENT_PROPERTY_MIN_ACTORS = 3;
+import { unorderedFoldSql } from './funnel-unordered-fold.sql';
 
 export interface FunnelQueryInput {
   filter: ParsedFunnelFilter;
@@ -34,8 +30,10 @@ export interface FunnelQueryInput {
  * An exclusion event between its from and to steps discards the chains it interrupts.
  */
 export class FunnelSqlBuilder extends EventsSql {
+  private readonly breakdown: FunnelBreakdownSql;
+
   constructor(
-    private readonly input: FunnelQueryInput,
+    protected readonly input: FunnelQueryInput,
     ports: TrendSqlPorts,
   ) {
     super(
@@ -45,11 +43,13 @@ export class FunnelSqlBuilder extends EventsSql {
         timezone: input.range.timezone,
         interval: input.range.interval,
         weekStartDay: input.range.weekStartDay,
-        breakdowns: input.cohortId === null ? input.filter.breakdowns : [],
+        // A cohort breakdown runs one query per cohort, each reading its members only.
+        breakdowns: input.filter.breakdowns.filter((b) => b.type !== 'cohort'),
         aggregationGroupTypeIndex: input.filter.aggregation_group_type_index,
       },
       ports,
     );
+    this.breakdown = new FunnelBreakdownSql(input.filter, this.params, this.scope.breakdowns);
   }
 
   private stepSql(step: ParsedFunnelFilter['steps'][number]): string {
@@ -86,12 +86,27 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
-    if (exclusion.actionId !== null) return this.ports.actionMatch(exclusion.actionId, this.compileContext());
-    return exclusion.event === null ? '1' : `e.event = ${this.params.add(exclusion.event, 'String')}`;
+    const parts: string[] = [];
+    if (exclusion.actionId !== null) parts.push(this.ports.actionMatch(exclusion.actionId, this.compileContext()));
+    else if (exclusion.event !== null) parts.push(`e.event = ${this.params.add(exclusion.event, 'String')}`);
+    if (exclusion.properties.values.length > 0) parts.push(compilePropertyGroup(exclusion.properties, this.compileContext()));
+    return parts.length ? parts.join(' AND ') : '1';
+  }
+
+  /** Bit k (1..steps-1): the event is an exclusion between steps k-1 and k (PostHog's exclusion_k). */
+  private exclusionLevelMask(): string {
+    const { exclusions, steps } = this.input.filter;
+    const sqls = this.exclusionSqls();
+    const bits: string[] = [];
+    for (let k = 1; k < steps.length; k++) {
+      const covering = exclusions.flatMap((x, i) => (x.fromStep < k && k <= x.toStep ? [sqls[i]!] : []));
+      if (covering.length) bits.push(`if(${covering.map((sql) => `(${sql})`).join(' OR ')}, ${2 ** k}, 0)`);
+    }
+    return bits.length ? bits.join(' + ') : '0';
   }
 
   /** An instant as microseconds: funnels compare times in whole microseconds, so windows and ranges are exact. */
-  private micros(ms: number): string {
+  protected micros(ms: number): string {
     return this.params.add(ms * 1000, 'Float64');
   }
 
@@ -100,11 +115,11 @@ export class FunnelSqlBuilder extends EventsSql {
    * `mask` (bit i: matches step i), `xmask` (bit i: matches exclusion i), `bv` (raw breakdown
    * value) and, when `key` is given, `k` (its sort key). `{FROM}` stands for the sources.
    */
-  private eventRowsSql(mask: string, xmask: string, key: string | null): string {
+  protected eventRowsSql(mask: string, xmask: string, key: string | null): string {
     const { filter, range } = this.input;
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();
-    const bv = this.rawBreakdownArraySql() ?? "''";
+    const bv = this.breakdown.rowValueSql(this.scope.breakdowns.map((b, i) => this.breakdownValueSql(b, i)));
     const where = [
       `e.team_id = ${this.team}`,
       `e.timestamp >= ${this.dateTime(fromMs)}`,
@@ -122,16 +137,16 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private stepSqlCache: string[] | undefined;
-  private stepSqls(): string[] {
+  protected stepSqls(): string[] {
     return (this.stepSqlCache ??= this.input.filter.steps.map((s) => this.stepSql(s)));
   }
 
   private exclusionSqlCache: string[] | undefined;
-  private exclusionSqls(): string[] {
+  protected exclusionSqls(): string[] {
     return (this.exclusionSqlCache ??= this.input.filter.exclusions.map((x) => this.exclusionSql(x)));
   }
 
-  private withSources(sql: string): string {
+  protected withSources(sql: string): string {
     const { filter, range } = this.input;
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
   }
@@ -141,7 +156,7 @@ export class FunnelSqlBuilder extends EventsSql {
     return this.withSources(this.actorsSqlWithoutSources());
   }
 
-  private actorsSqlWithoutSources(): string {
+  protected actorsSqlWithoutSources(): string {
     const { filter, range } = this.input;
     const n = filter.steps.length;
     const window = this.params.add(filter.windowSeconds * 1_000_000, 'Float64');
@@ -153,26 +168,34 @@ export class FunnelSqlBuilder extends EventsSql {
       .map((sql, i) => `if(${sql}, ${2 ** i}, 0)`)
       .join(' + ');
     const exclusions = this.exclusionSqls();
+    const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
+    if (exclusions.length > 0 && filter.orderType !== 'unordered') {
+      const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, this.exclusionLevelMask(), null), false);
+      const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(groupArray((t, mask, xmask))) AS evs
+        FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(bitTest(mask, 0) AND ${inRange('t')}) > 0`;
+      return exclusionFoldActorsSql({ perActor, steps: n, window, from, to, strict: filter.orderType === 'strict' });
+    }
     const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
     const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
     // The chain path sorts one number per event: microseconds since the range start, shifted
     // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
     const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
-    const rows = this.eventRowsSql(mask, xmask, key?.sql ?? null);
-    const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
+    const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, key?.sql ?? null), key !== null);
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
     if (key) {
       // Sorting the keys sorts by time, then by mask, as tuples would; gathering and sorting one
       // number per event costs a fraction of what (time, mask) tuples cost.
-      const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(groupArray(k)) AS ks
-      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
+      const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(groupArray(k)) AS ks
+      FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${started} AND ${inRange('t')}) > 0`;
       return this.orderedChainsSql(n, window, from, to, key, this.levelFitsWindowFunnel(), perActor);
     }
-    const perActor = `SELECT actor, argMinIf(bv, t, ${started} AND ${inRange('t')}) AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
-      FROM (${rows}) GROUP BY actor HAVING countIf(${started} AND ${inRange('t')}) > 0`;
+    const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(x -> x.1, groupArray((t, mask, xmask))) AS evs
+      FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${started} AND ${inRange('t')}) > 0`;
     const fold = this.foldSql(n, window, from, to);
+    // Level 0: the actor's progress was excluded (unordered), so it is not in the funnel.
     return `SELECT actor, bv, level, arrayMap(x -> x / 1000000, times) AS times FROM (
-      SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))`;
+      SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))
+      WHERE level > 0`;
   }
 
   /**
@@ -194,22 +217,6 @@ export class FunnelSqlBuilder extends EventsSql {
       names.every((name) => name !== null) &&
       new Set(names).size === names.length
     );
-  }
-
-  /** One row per actor who started the funnel in range: `actor`, `level` (steps reached), without times. */
-  private levelsSqlWithoutSources(): string {
-    if (!this.levelFitsWindowFunnel()) return `SELECT actor, level FROM (${this.actorsSqlWithoutSources()})`;
-    const { filter, range } = this.input;
-    const window = this.params.add(filter.windowSeconds * 1_000_000, 'UInt64');
-    const from = this.micros(range.from.toMillis());
-    const to = this.micros(range.to.toMillis());
-    const steps = this.stepSqls();
-    const mask = steps.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ');
-    const conditions = steps.map((_, i) => (i === 0 ? `bitTest(mask, 0) AND t >= ${from} AND t <= ${to}` : `bitTest(mask, ${i})`));
-    // Microseconds since the range start (every event read is at or after it; exact in Float64).
-    return `SELECT actor, level FROM (
-      SELECT actor, windowFunnel(${window})(toUInt64(t - ${from}), ${conditions.join(', ')}) AS level
-      FROM (${this.eventRowsSql(mask, '0', null)}) GROUP BY actor HAVING level > 0)`;
   }
 
   /**
@@ -298,49 +305,24 @@ export class FunnelSqlBuilder extends EventsSql {
     const { filter } = this.input;
     const levels = `range(1, ${n + 1})`;
     const empty = '(toFloat64(-1), emptyArrayFloat64())';
-    // A chain at level i (steps 0..i-1 done) is discarded by an exclusion between its steps a and b when a < i <= b.
-    const excluded = (i: string) =>
-      filter.exclusions.length
-        ? `(${filter.exclusions.map((x, k) => `(bitTest(ev.3, ${k}) AND ${i} >= ${x.fromStep + 1} AND ${i} <= ${x.toStep})`).join(' OR ')})`
-        : '0';
     const start = `(bitTest(ev.2, 0) AND ev.1 >= ${from} AND ev.1 <= ${to})`;
     const advances = `(i > 1 AND bitTest(ev.2, i - 1) AND acc[i - 1].1 >= 0 AND ev.1 - acc[i - 1].1 <= ${window})`;
-    if (filter.orderType === 'ordered') {
-      const init = `arrayMap(i -> ${empty}, ${levels})`;
-      const step = `arrayMap(i -> multiIf(
-          i = 1 AND ${start}, (ev.1, [ev.1]),
-          ${advances} AND acc[i - 1].1 > acc[i].1, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)),
-          ${excluded('i')}, ${empty},
-          acc[i]), ${levels})`;
-      const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
-      return { state, level: 'arrayLastIndex(s -> s.1 >= 0, state)', times: 'if(level > 0, state[level].2, emptyArrayFloat64())' };
-    }
     if (filter.orderType === 'strict') {
       // Each level keeps the chain still running (it ends at the first event that does not
       // continue it) and the first chain that ever reached it.
       const current = `multiIf(${advances}, (acc[i - 1].1, arrayPushBack(acc[i - 1].2, ev.1)), i = 1 AND ${start}, (ev.1, [ev.1]), ${empty})`;
       const init = `arrayMap(i -> (toFloat64(-1), emptyArrayFloat64(), toFloat64(-1), emptyArrayFloat64()), ${levels})`;
-      const step = `arrayMap(i -> (${current}.1, ${current}.2,
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.1, acc[i].3),
-          if(acc[i].3 < 0 AND ${current}.1 >= 0, ${current}.2, acc[i].4)), ${levels})`;
+      // Each level's running chain is written once, then read by a second map: ClickHouse plans
+      // a fold's lambda per use, and six copies of it made strict funnels slow to plan.
+      const step = `arrayMap((c, a) -> (c.1, c.2, if(a.3 < 0 AND c.1 >= 0, c.1, a.3), if(a.3 < 0 AND c.1 >= 0, c.2, a.4)),
+          arrayMap(i -> ${current}, ${levels}), acc)`;
       const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
       return { state, level: 'arrayLastIndex(s -> s.3 >= 0, state)', times: 'if(level > 0, state[level].4, emptyArrayFloat64())' };
     }
-    // Unordered: the last time each step was seen; at each event, the steps seen in the window
-    // that ends there. An exclusion event forgets everything seen before it.
-    const last = `arrayMap(i -> if(bitTest(ev.2, i - 1), ev.1, if(ev.3 != 0, toFloat64(-1e18), acc.1[i])), ${levels})`;
-    const inWindow = `arraySort(arrayFilter(x -> x >= ev.1 - ${window}, ${last}))`;
-    const level = `if(length(${inWindow}) > 0 AND ${inWindow}[1] >= ${from} AND ${inWindow}[1] <= ${to}, length(${inWindow}), 0)`;
-    const init = `(arrayMap(i -> toFloat64(-1e18), ${levels}), toUInt64(0), emptyArrayFloat64())`;
-    const step = `(${last}, if(${level} > acc.2, toUInt64(${level}), acc.2), if(${level} > acc.2, ${inWindow}, acc.3))`;
-    const state = `arrayFold((acc, ev) -> ${step}, evs, ${init})`;
-    return { state, level: 'toUInt32(state.2)', times: 'state.3' };
+    return unorderedFoldSql({ steps: n, window, to });
   }
 
-  /**
-   * Step counts and conversion times per breakdown value: the top `breakdown_limit` values by the
-   * number of actors who started keep theirs, the rest are merged into "other".
-   */
+  /** Step counts and conversion times per breakdown value (see FunnelBreakdownSql.stepsByValueSql). */
   stepsSql(): string {
     const n = this.input.filter.steps.length;
     const counts = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1})`).join(', ');
@@ -354,104 +336,12 @@ export class FunnelSqlBuilder extends EventsSql {
       i === 0 ? 'toFloat64(nan)' : `if(countIf(${timed(i)}) = 0, nan, toFloat64(quantileExactInclusiveIf(0.5)(${gap(i)}, ${timed(i)})))`,
     ).join(', ');
     // Without a breakdown there is one value and nothing to rank.
-    if (this.scope.breakdowns.length === 0)
-      return `SELECT '' AS bv, 1 AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
-    const limit = this.params.add(this.input.filter.breakdown_limit, 'UInt32');
-    const other =
-      this.scope.breakdowns.length > 1
-        ? `arrayResize([${this.params.add(BREAKDOWN_OTHER, 'String')}], length(bv), ${this.params.add(BREAKDOWN_OTHER, 'String')})`
-        : this.params.add(BREAKDOWN_OTHER, 'String');
-    return `SELECT bv_final AS bv, min(value_rank) AS value_rank, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians
-FROM (
-  SELECT level, times, if(ranked <= ${limit}, bv, ${other}) AS bv_final, if(ranked <= ${limit}, ranked, 0) AS value_rank FROM (
-    SELECT bv, level, times, dense_rank() OVER (ORDER BY bv_count DESC, bv ASC) AS ranked FROM (
-      SELECT bv, level, times, count() OVER (PARTITION BY bv) AS bv_count FROM (${this.actorsSql()}))))
-GROUP BY bv_final`;
-  }
-
-  /**
-   * For each name (an event, `<prop>::<value>` of a person property, or
-   * `<event>::<prop>::<value>` of an event's property), how many converted and how many failed
-   * actors have it, and in the row whose name is NULL, how many actors converted and failed in
-   * all. Events are those of the funnel's actors inside the funnel's time span. The funnel is
-   * computed once: each actor's outcome is joined with the set of names it has, and every actor
-   * also counts once under NULL.
-   */
-  correlationSql(
-    kind: 'events' | 'properties' | 'event_with_properties',
-    options: { names: string[]; eventNames: string[]; excludeEvents: string[]; excludeNames: string[] },
-  ): string {
-    const { filter, range } = this.input;
-    const n = filter.steps.length;
-    const outcome = `SELECT actor, level >= ${n} AS success FROM (${this.withSources(this.levelsSqlWithoutSources())})`;
-    // `minActors`: names seen by fewer actors are not answered (the totals row, named NULL, always is).
-    const count = (namesOfActors: string, minActors = 0) => `SELECT name, countIf(success) AS s, countIf(NOT success) AS f
-      FROM (SELECT a.success AS success, ifNull(x.names, []) AS names FROM (${outcome}) AS a LEFT JOIN (${namesOfActors}) AS x ON x.actor = a.actor)
-      ARRAY JOIN arrayPushBack(arrayMap(v -> toNullable(v), names), NULL) AS name
-      GROUP BY name${minActors > 0 ? `\n      HAVING name IS NULL OR s + f >= ${minActors}` : ''}`;
-    if (kind === 'properties') {
-      // The actors' latest person properties.
-      const keys = this.params.add(options.names, 'Array(String)');
-      const excluded = this.params.add(options.excludeNames, 'Array(String)');
-      const value = `if(startsWith(JSONExtractRaw(props, key), '"'), JSONExtractString(props, key), JSONExtractRaw(props, key))`;
-      const names = `SELECT id AS actor, arrayMap(key -> concat(key, '::', ${value}), arrayFilter(key -> NOT has(${excluded}, key) AND JSONHas(props, key), ${keys})) AS names
-        FROM (SELECT id, argMax(properties, version) AS props FROM person WHERE team_id = ${this.team} GROUP BY id HAVING argMax(is_deleted, version) = 0)`;
-      const sql = count(names);
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
-    }
-    const fromMs = range.from.toMillis();
-    const toMs = range.to.toMillis() + filter.windowSeconds * 1000;
-    const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}`;
-    const stepEvents = filter.steps.flatMap((s) => (s.kind === 'events' && s.id !== null ? [String(s.id)] : []));
-    if (kind === 'event_with_properties') {
-      const sql = count(this.eventPropertyNamesSql(inSpan, options, stepEvents), EVENT_PROPERTY_MIN_ACTORS);
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
-    }
-    const excludedEvents = this.params.add([...options.excludeEvents, ...stepEvents], 'Array(String)');
-    const names = `SELECT ${this.actorSql()} AS actor, groupUniqArray(e.event) AS names
-        {FROM}
-        WHERE ${inSpan} AND NOT has(${excludedEvents}, e.event)
-        GROUP BY actor`;
-    const sql = count(names);
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
-  }
-
-  /**
-   * Per actor, the `event::property::value` names of the correlated events, as PostHog's
-   * get_event_property_query builds them: every property (values as ClickHouse's
-   * JSONExtractKeysAndValues reads them as strings) but the excluded names, and never a funnel
-   * step's event. When `$autocapture` is among the events, each event instead yields one name,
-   * `event::elements_chain::<$event_type>__~~__<elements_chain>`.
-   */
-  private eventPropertyNamesSql(inSpan: string, options: { eventNames: string[]; excludeNames: string[] }, stepEvents: string[]): string {
-    const wanted = this.params.add(options.eventNames, 'Array(String)');
-    const steps = this.params.add(stepEvents, 'Array(String)');
-    const excluded = this.params.add(options.excludeNames, 'Array(String)');
-    const where = `${inSpan} AND has(${wanted}, e.event) AND NOT has(${steps}, e.event)`;
-    if (options.eventNames.includes(AUTOCAPTURE_EVENT)) {
-      const eventType = propertyTextSql('e.properties', this.params.add(AUTOCAPTURE_EVENT_TYPE, 'String'));
-      // PostHog filters its excluded names on the property key, which is always elements_chain here.
-      return `SELECT ${this.actorSql()} AS actor,
-          groupUniqArray(concat(e.event, '::elements_chain::', ${eventType}, '${ELEMENTS_DIVIDER}', e.elements_chain)) AS names
-        {FROM}
-        WHERE ${where} AND NOT has(${excluded}, 'elements_chain')
-        GROUP BY actor`;
-    }
-    return `SELECT ${this.actorSql()} AS actor, groupUniqArray(concat(e.event, '::', kv.1, '::', kv.2)) AS names
-        {FROM}
-        ARRAY JOIN JSONExtractKeysAndValues(e.properties, 'String') AS kv
-        WHERE ${where} AND NOT has(${excluded}, kv.1)
-        GROUP BY actor`;
+    if (!this.breakdown.active) return `SELECT '' AS bv, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
+    return this.breakdown.stepsByValueSql(this.actorsSql(), counts, averages, medians);
   }
 
   /** Seconds from step `from` to step `to` of every actor who got that far. */
   conversionTimesSql(fromStep: number, toStep: number): string {
     return `SELECT times[${toStep + 1}] - times[${fromStep + 1}] AS seconds FROM (${this.actorsSql()}) WHERE level >= ${toStep + 1}`;
-  }
-
-  /** Per bucket of the funnel's start: how many actors started and how many reached `toStep`. */
-  trendsSql(toStep: number): string {
-    const bucket = this.bucketSql(`toDateTime64(times[1], 6, 'UTC')`);
-    return `SELECT ${bucket} AS b, count() AS entered, countIf(level >= ${toStep + 1}) AS converted FROM (${this.actorsSql()}) GROUP BY b`;
   }
 }

@@ -63,7 +63,7 @@ const median = (sorted: number[]) => {
 };
 
 /** Ordered: from each first-step start in range, each next step at its first occurrence after the previous, inside the window. */
-function orderedChain(events: Ev[], exclusion?: { event: string; from: number; to: number }): number[] {
+function orderedChain(events: Ev[]): number[] {
   let best: number[] = [];
   for (const start of events.filter((e) => e.event === STEPS[0] && e.t >= FROM && e.t <= TO)) {
     const times = [start.t];
@@ -72,15 +72,40 @@ function orderedChain(events: Ev[], exclusion?: { event: string; from: number; t
       if (!next) break;
       times.push(next.t);
     }
-    if (exclusion) {
-      const reachedFrom = times[exclusion.from];
-      const reachedTo = times[exclusion.to] ?? Infinity;
-      if (reachedFrom !== undefined && events.some((e) => e.event === exclusion.event && e.t > reachedFrom && e.t < reachedTo)) continue;
-    }
     // The latest start among those reaching the most steps.
     if (times.length >= best.length) best = times;
   }
   return best;
+}
+
+/**
+ * PostHog's funnel UDF rule with one exclusion (funnel-udf/src/steps.rs), for journeys whose
+ * events are at distinct instants: per level, the chain of the latest start that reached it; an
+ * exclusion event in a level's window, before that chain reached the next level, marks it
+ * excluded (and the furthest chain, when it is at that level and in its window); an excluded
+ * chain goes no further but still counts as the furthest. -1: the furthest chain was excluded,
+ * so the person is not in the funnel.
+ */
+function excludedLevel(events: Ev[], exclusion: { event: string; from: number; to: number }): number {
+  const entered: ({ start: number; excluded: boolean } | undefined)[] = [];
+  let furthest = { level: 0, start: -1, excluded: false };
+  for (const e of events) {
+    if (e.event === exclusion.event) {
+      for (let level = exclusion.from + 1; level <= exclusion.to; level++) {
+        const chain = entered[level];
+        if (!chain || chain.excluded || e.t - chain.start > WINDOW || entered[level + 1]?.start === chain.start) continue;
+        entered[level] = { ...chain, excluded: true };
+        if (furthest.level === level && e.t - furthest.start <= WINDOW) furthest = { ...furthest, excluded: true };
+      }
+    }
+    const level = STEPS.indexOf(e.event) + 1;
+    if (level === 0) continue;
+    const previous = level === 1 ? (e.t >= FROM && e.t <= TO ? { start: e.t, excluded: false } : undefined) : entered[level - 1];
+    if (!previous || e.t - previous.start > WINDOW || entered[level]?.start === previous.start) continue;
+    if (!previous.excluded) entered[level] = { ...previous };
+    if (level > furthest.level || (level === furthest.level && furthest.excluded)) furthest = { level, ...previous };
+  }
+  return furthest.excluded ? -1 : furthest.level;
 }
 
 /**
@@ -121,14 +146,39 @@ function strictChain(events: Ev[]): number[] {
   return best;
 }
 
+/**
+ * PostHog's unordered rule (funnel-udf/src/unordered_steps.rs) for journeys of one step per
+ * event: each step queues its times; before an event joins, times out of its window are dropped,
+ * and while every step has a time the oldest are dropped; what is held counts whenever times are
+ * dropped and after the last event. Counted sets must start (their oldest time) inside the range.
+ */
 function unorderedLevel(events: Ev[]): number {
+  const queues: number[][] = STEPS.map(() => []);
   let best = 0;
-  for (const end of events.filter((e) => STEPS.includes(e.event))) {
-    const seen = new Map<string, number>();
-    for (const e of events) if (STEPS.includes(e.event) && e.t <= end.t && e.t >= end.t - WINDOW) seen.set(e.event, e.t);
-    const first = Math.min(...seen.values());
-    if (first >= FROM && first <= TO) best = Math.max(best, seen.size);
-  }
+  const count = () => {
+    const fronts = queues.filter((q) => q.length > 0).map((q) => q[0]!);
+    if (fronts.length > best && Math.min(...fronts) <= TO) best = fronts.length;
+  };
+  const stepEvents = events.filter((e) => STEPS.includes(e.event));
+  stepEvents.forEach((e, i) => {
+    if (best === STEPS.length) return;
+    const before = queues.map((q) => [...q]);
+    let dropped = false;
+    for (const q of queues) while (q.length > 0 && q[0]! < e.t - WINDOW) (q.shift(), (dropped = true));
+    while (queues.every((q) => q.length > 0)) {
+      const oldest = queues.reduce((a, q) => (q[0]! < a[0]! ? q : a));
+      oldest.shift();
+      dropped = true;
+    }
+    if (dropped) {
+      const saved = queues.map((q) => [...q]);
+      queues.splice(0, queues.length, ...before);
+      count();
+      queues.splice(0, queues.length, ...saved);
+    }
+    queues[STEPS.indexOf(e.event)]!.push(e.t);
+    if (i === stepEvents.length - 1) count();
+  });
   return best;
 }
 
@@ -246,7 +296,10 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
         .filter((p) => p.chain.length > 0);
       const expected = new Map<string, { s: number; f: number }>();
       for (const { events, chain } of chains) {
-        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t >= FROM && e.t <= TO + window).map((e) => e.event));
+        // PostHog's _get_events_join_query: only events inside the actor's own time in the funnel
+        // (after its first step; before its last step, or before its window ends when it dropped off) and the date range.
+        const until = chain.length === steps.length ? chain[chain.length - 1]! : chain[0]! + window;
+        const names = new Set(events.filter((e) => !steps.includes(e.event) && e.t > chain[0]! && e.t < until && e.t >= FROM && e.t <= TO).map((e) => e.event));
         for (const name of names) {
           const counts = expected.get(name) ?? { s: 0, f: 0 };
           if (chain.length === steps.length) counts.s++;
@@ -301,21 +354,22 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
     };
     expect(short.map((s) => s.count)).toEqual(counts(people.map((events) => withWindow(events, 2 * DAY)).filter((l) => l > 0)));
     const excluded = (await run({ exclusions: [{ id: 'refund', type: 'events', funnel_from_step: 0, funnel_to_step: 1 }] })).result as FunnelStep[];
-    const chains = people.map((events) => orderedChain(events, { event: 'refund', from: 0, to: 1 })).filter((c) => c.length > 0);
-    expect(excluded.map((s) => s.count)).toEqual(counts(chains.map((c) => c.length)));
+    const levels = people.map((events) => excludedLevel(events, { event: 'refund', from: 0, to: 1 }));
+    expect(levels.filter((l) => l < 0).length).toBeGreaterThan(0);
+    expect(excluded.map((s) => s.count)).toEqual(counts(levels.filter((l) => l > 0)));
   });
 
-  it('breaks down by the first step’s property', async () => {
+  it('breaks down by the property of the person’s first event (first touch), each value a list as PostHog answers it', async () => {
     const answer = (await run({ breakdown: 'plan' })).result as FunnelStep[][];
     const people = byPerson();
     for (const steps of answer) {
       const chains = [...people.values()]
-        .filter((events) => events[0]!.plan === steps[0]!.breakdown_value)
+        .filter((events) => [events.find((e) => STEPS.includes(e.event))?.plan].join() === (steps[0]!.breakdown_value as string[]).join())
         .map((events) => orderedChain(events))
         .filter((c) => c.length > 0);
       expect(steps.map((s) => s.count)).toEqual(counts(chains.map((c) => c.length)));
     }
-    expect(answer.map((steps) => steps[0]!.breakdown_value).sort()).toEqual(['free', 'pro']);
+    expect(answer.map((steps) => steps[0]!.breakdown_value).sort()).toEqual([['free'], ['pro']]);
   });
 
   it('time to convert: bins of the conversion times from one step to another', async () => {
@@ -334,15 +388,34 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
     expect(answer.average_conversion_time).toBeCloseTo(seconds.reduce((a, b) => a + b, 0) / seconds.length, 3);
   });
 
-  it('trends: the conversion rate of the people who started on each day', async () => {
+  // PostHog's UDF funnel trends (test_funnel_trends.py test_one_person_in_multiple_periods_and_windows):
+  // a person counts in every day on which they started, converted when a start of that day completes.
+  it('trends: the conversion rate, per day, of the people who started on that day', async () => {
     const answer = (await run({ funnel_viz_type: 'trends', interval: 'day' })).result as { days: string[]; data: number[] }[];
-    const chains = [...byPerson().values()].map((events) => orderedChain(events)).filter((c) => c.length > 0);
+    const completes = (events: Ev[], start: Ev) => {
+      let t = start.t;
+      for (let i = 1; i < STEPS.length; i++) {
+        const next = events.find((e) => e.event === STEPS[i] && e.t > t && e.t - start.t <= WINDOW);
+        if (!next) return false;
+        t = next.t;
+      }
+      return true;
+    };
     const [series] = answer;
+    let entries = 0;
     series!.days.forEach((day, i) => {
-      const started = chains.filter((c) => new Date(c[0]!).toISOString().slice(0, 10) === day);
-      const rate = started.length ? Math.round((started.filter((c) => c.length === 3).length / started.length) * 10_000) / 100 : 0;
-      expect(series!.data[i]).toBe(rate);
+      let entered = 0;
+      let converted = 0;
+      for (const events of byPerson().values()) {
+        const starts = events.filter((e) => e.event === STEPS[0] && e.t >= FROM && e.t <= TO && new Date(e.t).toISOString().slice(0, 10) === day);
+        if (starts.length === 0) continue;
+        entered++;
+        if (starts.some((start) => completes(events, start))) converted++;
+      }
+      entries += entered;
+      expect(series!.data[i]).toBe(entered ? Math.round((converted / entered) * 10_000) / 100 : 0);
     });
+    expect(entries).toBeGreaterThan(byPerson().size / 2);
   });
 
   it('answers no steps with an empty result and refuses bad choices', async () => {

@@ -1,14 +1,17 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PropertyGroup } from '@sightline/properties';
-import { formatBucketDay, formatBucketLabel, isoDateTime, resolveQueryDateRange } from '../common/date-range';
+import { resolveQueryDateRange } from '../common/date-range';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
+import { ALL_USERS_COHORT_ID } from './funnel-breakdown.sql';
 import { FunnelSqlBuilder } from './funnel.sql';
+import { runFunnelTrends } from './funnel-trends';
 
 export interface FunnelStep {
   action_id: string | number | null;
-  name: string;
+  /** null for an all-events step, as PostHog answers (test_funnel_with_any_event). */
+  name: string | null;
   custom_name: string | null;
   order: number;
   people: [];
@@ -30,6 +33,8 @@ export interface FunnelResult {
 }
 
 const finite = (v: unknown): number | null => {
+  // ClickHouse writes an average over no conversions (nan) as null.
+  if (v === null || v === undefined) return null;
   const n = Number(v);
   return Number.isFinite(n) ? n : null;
 };
@@ -105,46 +110,34 @@ export async function runFunnelQuery(
   }
 
   if (filter.vizType === 'trends') {
-    const b = builder(null);
-    const toStep = filter.toStep;
-    const found = await rows<{ b: string; entered: string; converted: string }>(ch, b.trendsSql(toStep), b.params.values);
-    const byBucket = new Map(found.map((r) => [r.b, r]));
-    const days = range.buckets.map((at) => formatBucketDay(at, range.interval));
-    const data = days.map((d) => {
-      const r = byBucket.get(d);
-      return r && Number(r.entered) > 0 ? Math.round((Number(r.converted) / Number(r.entered)) * 10_000) / 100 : 0;
-    });
-    return answer([
-      {
-        count: data.length,
-        data,
-        days,
-        labels: range.buckets.map((at) => formatBucketLabel(at, range)),
-        label: 'Conversion rate',
-        filter: { ...filter.request, date_from: isoDateTime(range.from), date_to: isoDateTime(range.to) },
-      },
-    ]);
+    return answer(await runFunnelTrends(ch, { filter, properties, range, ports: sqlPorts }));
   }
 
   const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
   const cohorts: (number | 'all' | null)[] = cohortBreakdown ? filter.breakdowns.map((b) => (b.property === 'all' ? 'all' : Number(b.property))) : [null];
-  const groups: { value: unknown; rank: number; steps: FunnelStep[] }[] = [];
+  const groups: { counts: number[]; steps: FunnelStep[] }[] = [];
   for (const cohort of cohorts) {
     const b = builder(typeof cohort === 'number' ? cohort : null);
-    const found = await rows<{ bv: string | string[]; value_rank: number; counts: number[]; averages: (number | null)[]; medians: (number | null)[] }>(
+    const found = await rows<{ bv: string | string[]; counts: number[]; averages: (number | null)[]; medians: (number | null)[] }>(
       ch,
       b.stepsSql(),
       b.params.values,
     );
     for (const row of found) {
-      const breakdownValue = cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
+      const breakdownValue = cohort === 'all' ? ALL_USERS_COHORT_ID : cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
       const steps = filter.steps.map((step, i): FunnelStep => {
-        const name = step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events');
+        const unordered = filter.orderType === 'unordered';
+        // An unordered funnel's steps are "how many steps done", not the series (base.py _serialize_step).
+        const name = unordered
+          ? `Completed ${i + 1} step${i === 0 ? '' : 's'}`
+          : step.kind === 'actions'
+            ? ports.actionName(Number(step.id))
+            : allEventsAsNull(step.id);
         const reached = Number(row.counts[i] ?? 0);
         const out: FunnelStep = {
-          action_id: step.id,
+          action_id: unordered ? null : step.id,
           name,
-          custom_name: step.custom_name,
+          custom_name: unordered ? null : step.custom_name,
           order: i,
           people: [],
           count: reached,
@@ -161,21 +154,26 @@ export async function runFunnelQuery(
         }
         return out;
       });
-      groups.push({ value: breakdownValue, rank: Number(row.value_rank) || Number.MAX_SAFE_INTEGER, steps });
+      groups.push({ counts: row.counts.map(Number), steps });
     }
   }
   if (filter.breakdowns.length === 0) {
     const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(step, i, ports));
     return answer(only);
   }
-  if (!cohortBreakdown) groups.sort((a, b) => a.rank - b.rank);
+  // PostHog's funnel orders breakdown values by the count at the last step, then at each earlier
+  // step, all descending (funnel_udf.py); the SQL breaks ties by value, cohorts keep their order.
+  groups.sort((a, b) => {
+    for (let i = a.counts.length - 1; i >= 0; i--) if (a.counts[i] !== b.counts[i]) return b.counts[i]! - a.counts[i]!;
+    return 0;
+  });
   return answer(groups.map((g) => g.steps));
 }
 
 function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
   return {
     action_id: step.id,
-    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : String(step.id ?? 'All events'),
+    name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : allEventsAsNull(step.id),
     custom_name: step.custom_name,
     order: i,
     people: [],
@@ -186,4 +184,9 @@ function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: 
     converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
     dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
   };
+}
+
+/** An event step's name: its event, or null for all events (PostHog's EventsNode.event). */
+function allEventsAsNull(id: string | number | null): string | null {
+  return id === null ? null : String(id);
 }

@@ -120,7 +120,7 @@ describe('generated trend SQL is valid ClickHouse for every combination', () => 
         breakdownLimit: 25,
         aggregationGroupTypeIndex: math === 'dau' ? 0 : null,
         totalValue: display === 'BoldNumber',
-        histogramEdges: filter.breakdowns.map(() => [0, 10, 20]),
+        histogramBins: filter.breakdowns.map(() => ({ lower: [0, 10], upper: [10, 20.01] })),
       };
       const query = new SeriesSqlBuilder(input, ports).build();
       await expect(ch.query({ query: `EXPLAIN ${query.sql}`, query_params: query.params, format: 'JSONEachRow' }).then((r) => r.json())).resolves.toBeDefined();

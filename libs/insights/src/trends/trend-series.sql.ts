@@ -6,9 +6,11 @@ import {
   EventsSql,
   PERSON_ID,
   QueryInputError,
+  SESSION_DURATION,
   SESSION_ID,
   type BreakdownInput,
   type EventsSqlPorts,
+  type HistogramBins,
 } from '../common/events-sql';
 import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type TrendSeriesInput } from './trend-filter';
 
@@ -34,8 +36,8 @@ export interface SeriesQueryInput {
   /** A cohort breakdown's cohort for this query (null: all users / no cohort breakdown). */
   cohortId: number | null;
   breakdownLimit: number;
-  /** Histogram edges per breakdown (when histogram_bin_count is set), computed by a first query. */
-  histogramEdges?: (number[] | null)[];
+  /** Histogram bins per breakdown (when histogram_bin_count is set), computed from a first query. */
+  histogramBins?: (HistogramBins | null)[];
   aggregationGroupTypeIndex: number | null;
   totalValue: boolean;
   /** A cumulative line graph: unique users and groups count once, in the first bucket they appear. */
@@ -70,7 +72,7 @@ export class SeriesSqlBuilder extends EventsSql {
         interval: input.range.interval,
         weekStartDay: input.range.weekStartDay,
         breakdowns: input.breakdowns,
-        histogramEdges: input.histogramEdges,
+        histogramBins: input.histogramBins,
         aggregationGroupTypeIndex: input.aggregationGroupTypeIndex,
       },
       ports,
@@ -131,6 +133,25 @@ export class SeriesSqlBuilder extends EventsSql {
     }
   }
 
+  /**
+   * A property math over `$session_duration`, PostHog's session-level aggregation
+   * (trends_query_builder.py, `session_duration_math_property_wrapper`): each session counts
+   * once per bucket and breakdown value it has a matching event in, with its whole duration; the
+   * math aggregates those. finish() ranks breakdown values as for any other math.
+   */
+  private sessionDurationSql(bv: string | null, fromMs: number, toMs: number): SeriesQuery {
+    const { totalValue, series } = this.input;
+    const keys = [totalValue ? null : 'b', bv ? 'bv' : null].filter((k): k is string => k !== null);
+    const perSession = `SELECT ${totalValue ? '' : `${this.bucketSql('e.timestamp')} AS b, `}${bv ? `${bv} AS bv, ` : ''}${SESSION_ID} AS session,
+    any(${SESSION_DURATION}) AS duration
+  {FROM}
+  WHERE ${this.whereSql(this.dateTime(fromMs), this.dateTime(toMs), { withFilters: true })}
+  GROUP BY ${[...keys, 'session'].join(', ')}`;
+    const sql = `SELECT ${keys.map((k) => `${k}, `).join('')}ifNull(${numericAggregate(series.math, 'toFloat64(duration)')}, 0) AS v
+FROM (${perSession})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
+    return this.finish(sql, bv, fromMs, toMs);
+  }
+
   build(): SeriesQuery {
     const { range, totalValue } = this.input;
     const math = this.input.series.math;
@@ -140,6 +161,7 @@ export class SeriesSqlBuilder extends EventsSql {
     // counts nothing before it (test_interval_rounding), `-24h` counts from 24 hours ago.
     const fromMs = range.eventsFrom.toMillis();
     const toMs = range.to.toMillis();
+    if (isPropertyMath(math) && this.input.series.math_property === '$session_duration') return this.sessionDurationSql(bv, fromMs, toMs);
     let inner: string;
     // Active-user maths look back a week or 30 days from each bucket's end.
     const windowDays = math === 'weekly_active' ? 7 : math === 'monthly_active' ? 30 : 0;
@@ -233,15 +255,14 @@ GROUP BY b${bv ? ', bv' : ''}`;
   }
 
   /**
-   * The bin edges of each histogram breakdown over the range: quantiles at 0, 1/n, …, 1 of the
-   * numeric values (PostHog bins by quantiles, so each bin holds about as many events).
+   * The smallest and largest numeric value of each histogram breakdown among the series' events
+   * in the range (`min<i>`, `max<i>`; NULL when none is numeric), which its bins divide evenly.
    */
-  histogramEdges(): SeriesQuery {
+  histogramRange(): SeriesQuery {
     const selects = this.input.breakdowns.map((b, i) => {
-      if (!b.histogram_bin_count) return `[] AS edges${i}`;
-      const n = b.histogram_bin_count;
-      const levels = Array.from({ length: n + 1 }, (_, k) => k / n);
-      return `quantiles(${levels.join(', ')})(toFloat64OrNull(${this.breakdownValueSql({ ...b, histogram_bin_count: null }, -1)})) AS edges${i}`;
+      if (!b.histogram_bin_count) return `NULL AS min${i}, NULL AS max${i}`;
+      const number = `toFloat64OrNull(${this.breakdownValueSql({ ...b, histogram_bin_count: null }, -1)})`;
+      return `min(${number}) AS min${i}, max(${number}) AS max${i}`;
     });
     const fromMs = this.input.range.eventsFrom.toMillis();
     const toMs = this.input.range.to.toMillis();

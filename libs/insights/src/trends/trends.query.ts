@@ -13,7 +13,7 @@ import {
 import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
 import { parseFormula } from './trend-formula';
 import { applyFormula, breakdownOrder } from './trend-order';
-import { BREAKDOWN_OTHER, QueryInputError } from '../common/events-sql';
+import { BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } from '../common/events-sql';
 import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 import { jsonRows } from '../common/json-rows';
 import { nextWorkTurn } from '@sightline/http';
@@ -52,6 +52,8 @@ export interface TrendProject {
 export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'> {
   /** Names of the actions and cohorts the query names, loaded (and checked) by the caller. */
   actionName(actionId: number): string;
+  /** The event names an action's steps name (funnel correlation leaves them out, as it does the steps' events). */
+  actionEventNames?(actionId: number): string[];
   cohortName(cohortId: number): string;
   /** The project's earliest event, for `date_from: "all"`. */
   earliestEventMs(): Promise<number | null>;
@@ -218,15 +220,15 @@ export async function runTrendQuery(
         totalValue,
         cumulative: cumulativeDisplay,
       };
-      let histogramEdges: (number[] | null)[] | undefined;
+      let bins: (HistogramBins | null)[] | undefined;
       if (valueBreakdowns.some((b) => b.histogram_bin_count)) {
-        const edgesQuery = new SeriesSqlBuilder(input, sqlPorts).histogramEdges();
-        const [row] = await runRows(ch, edgesQuery.sql, edgesQuery.params);
-        histogramEdges = valueBreakdowns.map((b, i) =>
-          b.histogram_bin_count ? edgesOf((row as unknown as Record<string, unknown> | undefined)?.[`edges${i}`]) : null,
+        const rangeQuery = new SeriesSqlBuilder(input, sqlPorts).histogramRange();
+        const [row] = (await runRows(ch, rangeQuery.sql, rangeQuery.params)) as unknown as (Record<string, unknown> | undefined)[];
+        bins = valueBreakdowns.map((b, i) =>
+          b.histogram_bin_count ? histogramBins(numberOrNull(row?.[`min${i}`]), numberOrNull(row?.[`max${i}`]), b.histogram_bin_count) : null,
         );
       }
-      const query = new SeriesSqlBuilder({ ...input, histogramEdges }, sqlPorts).build();
+      const query = new SeriesSqlBuilder({ ...input, histogramBins: bins }, sqlPorts).build();
       const rows = await runRows(ch, query.sql, query.params);
       await nextWorkTurn();
       // A cohort's query is grouped by the cohort in PostHog: no events, no series
@@ -326,11 +328,7 @@ export async function runTrendQuery(
   return { result: results, next: null, timezone: range.timezone, is_cached: false, last_refresh: new Date(nowMs).toISOString() };
 }
 
-function edgesOf(value: unknown): number[] | null {
-  if (!Array.isArray(value)) return null;
-  const edges = [...new Set(value.map((v) => Math.floor(Number(v) * 100) / 100).filter((v) => Number.isFinite(v)))];
-  return edges.length > 0 ? (edges.length === 1 ? [edges[0]!, edges[0]!] : edges) : null;
-}
+const numberOrNull = (value: unknown) => (value === null || value === undefined || value === '' ? null : Number(value));
 
 function buildResponseFilter(filter: ParsedTrendFilter, range: QueryDateRange): Record<string, unknown> {
   const request = filter.request;

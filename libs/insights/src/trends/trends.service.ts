@@ -12,6 +12,7 @@ import type { Sql } from '@sightline/postgres';
 import type { Metrics } from '@sightline/metrics';
 import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
 import { PERSON_ID, QueryInputError } from '../common/events-sql';
+import { ChannelTypeSql } from '../common/channel-type';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
 import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
@@ -110,6 +111,7 @@ const HOGQL_EVENT_FIELDS: HogQLFields = {
   properties: 'e.properties',
   person_properties: 'e.person_properties',
   group_properties: (index) => `e.group${index}_properties`,
+  virtualPersonProperty: (key, params) => new ChannelTypeSql(params).personPropertyFrom('e.person_properties', key),
 };
 
 /** What a query names that lives in PostgreSQL: series (steps) that may be actions, filters, breakdowns. */
@@ -154,6 +156,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     layout: deps.layout,
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
+    actionEventNames: (id) => (actions.get(id)?.steps ?? []).flatMap((step) => (step.event ? [step.event] : [])),
     cohortMembership: (cohortId, personIdSql, params) =>
       cohortMembershipSql(cohortId, cohorts, personIdSql, { params, teamParam: params.add(teamId, 'Int64'), nowMs }),
     cohortName: (id) => cohorts.get(id)?.name ?? String(id),
