@@ -1400,26 +1400,19 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     expect([r[0]!.data![4], r[0]!.data![5]]).toEqual([1, 2]);
   });
 
+  /** test_trends.py's count-per-actor cases: "viewed video" from 2020-01-01 to 2020-01-07. */
+  const perActor = (math: string, body: Record<string, unknown>) =>
+    run('countPerActor', '2020-02-01T00:00:00Z', { events: [{ id: 'viewed video', math }], date_from: '2020-01-01', date_to: '2020-01-07', ...body });
+
   it('test_trends_count_per_user_average_daily (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph' });
     expect(r).toHaveLength(1);
     expect(r[0]!.days).toEqual(['2020-01-01', '2020-01-02', '2020-01-03', '2020-01-04', '2020-01-05', '2020-01-06', '2020-01-07']);
     expect(r[0]!.data).toEqual([1.5, 0, 0, 1, 2, 0, 0]);
   });
 
   it('test_trends_count_per_user_average_weekly (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-      interval: 'week',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph', interval: 'week' });
     expect([r[0]!.days, r[0]!.data]).toEqual([
       ['2019-12-29', '2020-01-05'],
       [1.3333333333333333, 2],
@@ -1427,33 +1420,17 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_count_per_user_average_aggregated (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsTable',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsTable' });
     expect(r[0]!.aggregated_value).toBe(2.6666666666666665);
   });
 
   it('test_trends_count_per_user_maximum (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      events: [{ id: 'viewed video', math: 'max_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('max_count_per_actor', { display: 'ActionsLineGraph' });
     expect(r[0]!.data).toEqual([2, 0, 0, 1, 3, 0, 0]);
   });
 
   it('test_trends_count_per_user_average_with_event_property_breakdown (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      breakdown: 'color',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph', breakdown: 'color' });
     expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
       ['red', [1, 0, 0, 1, 2, 0, 0]],
       ['blue', [1, 0, 0, 0, 1, 0, 0]],
@@ -1462,14 +1439,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_count_per_user_average_with_person_property_breakdown (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      breakdown: 'fruit',
-      breakdown_type: 'person',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph', breakdown: 'fruit', breakdown_type: 'person' });
     expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
       ['mango', [2, 0, 0, 1, 2, 0, 0]],
       ['tomato', [1, 0, 0, 0, 0, 0, 0]],
@@ -1477,13 +1447,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_count_per_user_average_aggregated_with_event_property_breakdown (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsTable',
-      breakdown: 'color',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsTable', breakdown: 'color' });
     expect(r.map((s) => [s.breakdown_value, s.aggregated_value])).toEqual([
       ['red', 2],
       ['blue', 1],
