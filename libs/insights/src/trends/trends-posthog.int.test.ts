@@ -616,42 +616,19 @@ const DATASETS = {
 } satisfies Record<string, { people: JourneyPeople; options: Parameters<typeof insertJourneys>[2] }>;
 type Dataset = keyof typeof DATASETS;
 /**
- * Datasets whose cases neither count persons nor match them to cohorts: their events carry the
- * person properties, as every event does (person-on-events), but no person rows are written.
+ * Datasets whose cases match persons to cohorts: only these get person rows. Every event carries
+ * its person's id and properties (person-on-events), which is all the other cases read, and
+ * persons are the slow part of the setup.
  */
-const EVENTS_ONLY: ReadonlySet<Dataset> = new Set<Dataset>([
-  'weekInterval',
-  'monthInterval',
-  'monthRounding',
-  'today',
-  'yesterday',
-  'lastHours',
-  'last7days',
-  'last14days',
-  'novemberSix',
-  'last90days',
-  'yearToDate',
-  'allTime',
-  'customRange',
-  'breakdownAggregate',
-  'multipleBreakdownsAggregate',
-  'mathProp',
-  'mathFunc',
-  'mathsSmall',
-  'mathsRange',
-  'mathsNonNumber',
-  'breakdownLimit',
-  'breakdownPersons',
-  'partialPushdowns',
-  'hogqlMath',
-  'sameDay',
-  'timezonesDaily',
-  'timezonesWeekly',
-  'pacific',
-  'hourlyYesterday',
-  'multipleGroups',
-  'groupProps',
-  'multipleBreakdowns',
+const WITH_PERSONS: ReadonlySet<Dataset> = new Set<Dataset>([
+  'events',
+  'eventsWithTime',
+  'eventsWithTimeLateSignUp',
+  'multiplePeople',
+  'twoCohorts',
+  'janeJohnJill',
+  'cohortFilter',
+  'actionWithCohort',
 ]);
 
 describe('trends as PostHog answers them (test_trends.py)', () => {
@@ -678,8 +655,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
         insertJourneys(stores, DATASETS[name].people, {
           ...DATASETS[name].options,
           teamId: teams[name],
-          // Persons are written only where a case counts or matches them (persons are the slow part).
-          ...(EVENTS_ONLY.has(name) ? { createPeople: false } : {}),
+          ...(WITH_PERSONS.has(name) ? {} : { createPeople: false }),
         }),
       ),
     );
