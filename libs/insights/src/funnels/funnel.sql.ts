@@ -30,7 +30,7 @@ export interface FunnelQueryInput {
  * An exclusion event between its from and to steps discards the chains it interrupts.
  */
 export class FunnelSqlBuilder extends EventsSql {
-  private readonly breakdown: FunnelBreakdownSql;
+  protected readonly breakdown: FunnelBreakdownSql;
 
   constructor(
     protected readonly input: FunnelQueryInput,
