@@ -26,8 +26,9 @@ export interface FunnelQueryInput {
  * - ordered: for each level the most recent start that reached it is kept, with the first time
  *   each later step followed (so a person reaches step k when some start has k steps in order);
  * - strict: the next step must be the actor's very next event (every event of the actor is read);
- * - unordered: the most distinct steps inside any window, the earliest of them in the range.
- * An exclusion event between its from and to steps discards the chains it interrupts.
+ * - unordered: the most distinct steps held inside a window, the oldest of them in the range.
+ * With exclusions, ordered and strict funnels fold as PostHog's UDF does (funnel-exclusion-fold.sql.ts);
+ * unordered funnels always do (funnel-unordered-fold.sql.ts).
  */
 export class FunnelSqlBuilder extends EventsSql {
   protected readonly breakdown: FunnelBreakdownSql;
