@@ -34,7 +34,8 @@ const FUNNEL = {
   funnel_window_interval_unit: 'day',
 };
 const STEP_LIST = STEPS.map((s) => `'${s}'`).join(', ');
-const SPAN = `e.team_id = 1 AND e.timestamp >= ${FROM} AND e.timestamp <= toDateTime64('2024-02-14 23:59:59.999999', 6, 'UTC')`;
+// Every step's events inside the date range, as PostHog's funnel event query reads them.
+const SPAN = `e.team_id = 1 AND e.timestamp >= ${FROM} AND e.timestamp <= ${TO}`;
 const START = `e.event = '${STEPS[0]}' AND e.timestamp <= ${TO}`;
 const LEVELS = `SELECT ${PERSON} AS p, windowFunnel(${WINDOW_SECONDS})(toDateTime(e.timestamp), ${START}, ${STEPS.slice(1)
   .map((s) => `e.event = '${s}'`)

@@ -124,7 +124,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const where = [
       `e.team_id = ${this.team}`,
       `e.timestamp >= ${this.dateTime(fromMs)}`,
-      `e.timestamp <= ${this.dateTime(toMs + filter.windowSeconds * 1000)}`,
+      `e.timestamp <= ${this.dateTime(toMs)}`,
       compilePropertyGroup(this.input.properties, this.compileContext()),
     ];
     if (filter.orderType !== 'strict') where.push(`(${[...this.stepSqls(), ...this.exclusionSqls()].join(' OR ')})`);
@@ -148,8 +148,8 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   protected withSources(sql: string): string {
-    const { filter, range } = this.input;
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
+    const { range } = this.input;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
   }
 
   /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
@@ -180,7 +180,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
     // The chain path sorts one number per event: microseconds since the range start, shifted
     // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
-    const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
+    const key = chained ? this.eventKey(n, fromMs, toMs, mask) : null;
     const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, key?.sql ?? null), key !== null);
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
     if (key) {
