@@ -16,6 +16,8 @@ export interface HogQLFields {
   person_properties: string;
   /** JSON text of group N's properties. */
   group_properties(index: number): string;
+  /** SQL of a person property computed rather than stored (`person.$virt_…`); null or absent: none. */
+  virtualPersonProperty?(key: string, params: QueryParams): string | null;
 }
 
 export interface HogQLContext {
@@ -253,6 +255,10 @@ class Printer {
     if (head === 'properties' && second !== undefined && third === undefined) return this.property(f.properties, second);
     if (head === 'person' && second === 'id' && third === undefined) return f.person_id;
     if (head === 'person' && second === 'properties' && third !== undefined && !extra) return this.property(f.person_properties, third);
+    if (head === 'person' && second !== undefined && third === undefined) {
+      const virtual = f.virtualPersonProperty?.(second, this.ctx.params) ?? null;
+      if (virtual !== null) return virtual;
+    }
     const group = /^group_([0-4])$/.exec(head ?? '');
     if (group && second === 'properties' && third !== undefined && !extra) return this.property(f.group_properties(Number(group[1])), third);
     throw new HogQLError(

@@ -1,4 +1,4 @@
-import type { QueryParams } from '@sightline/properties';
+import { propertyRawSql, propertyTextSql, type QueryParams } from '@sightline/properties';
 import { CHANNEL_SOURCES, MEDIUMS, SITE_TYPES, SITES } from './channel-definitions';
 
 /**
@@ -60,6 +60,7 @@ export type NullablePropertySql = (key: string) => string;
 export class ChannelTypeSql {
   private bound: Record<string, string> | null = null;
   private sourcesDefined = false;
+  private readonly keys = new Map<string, string>();
 
   constructor(private readonly params: QueryParams) {}
 
@@ -122,12 +123,14 @@ export class ChannelTypeSql {
 
   /** `$virt_initial_referring_domain_type`: `$direct`, or the first referring domain's type (NULL when unknown). */
   initialReferringDomainType(property: NullablePropertySql): string {
+    this.sourcesDefined = false;
     const domain = property('$initial_referring_domain');
     return `if(ifNull(${domain} = '$direct', 0), '$direct', ${this.sourceAttribute(domain, DOMAIN_TYPE)})`;
   }
 
   /** `$virt_initial_channel_type`: PostHog's default channel rules over the person's first touch. */
   initialChannelType(property: NullablePropertySql): string {
+    this.sourcesDefined = false;
     const present = (key: string) => `nullIf(nullIf(${property(key)}, ''), 'null')`;
     const campaign = `lower(${present('$initial_utm_campaign')})`;
     const medium = `lower(${present('$initial_utm_medium')})`;
@@ -159,9 +162,22 @@ export class ChannelTypeSql {
           ${is(`${domain} = '$direct'`)}, 'Direct', isNotNull(${domain}), 'Referral', 'Unknown')))`;
   }
 
+  /**
+   * A virtual person property's SQL (Nullable(String)) over a JSON column of person properties,
+   * or null for a key that is not one.
+   */
+  personPropertyFrom(column: string, key: string): string | null {
+    if (!VIRTUAL_PERSON_PROPERTIES.has(key)) return null;
+    return this.personProperty(key, (name) => {
+      let placeholder = this.keys.get(name);
+      // One placeholder per key, so a property read several times is one expression ClickHouse computes once.
+      if (!placeholder) this.keys.set(name, (placeholder = this.params.add(name, 'String')));
+      return `if(${propertyRawSql(column, placeholder)} IN ('', 'null'), NULL, ${propertyTextSql(column, placeholder)})`;
+    });
+  }
+
   /** A virtual person property's SQL (Nullable(String)), or null for a key that is not one. */
   personProperty(key: string, property: NullablePropertySql): string | null {
-    this.sourcesDefined = false;
     if (key === '$virt_initial_channel_type') return this.initialChannelType(property);
     if (key === '$virt_initial_referring_domain_type') return this.initialReferringDomainType(property);
     return null;

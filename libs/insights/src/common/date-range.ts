@@ -336,7 +336,8 @@ export function shiftDateRange(range: QueryDateRange, shift: { amount: number; u
 /** Wall-clock arithmetic, as Python's on datetimes sharing one tzinfo (PostHog's compare periods). */
 const wallClock = (at: DateTime): DateTime => at.setZone('UTC', { keepLocalTime: true });
 const inZone = (at: DateTime, zone: string): DateTime => at.setZone(zone, { keepLocalTime: true });
-const sameTime = (at: DateTime, like: DateTime): DateTime => at.set({ hour: like.hour, minute: like.minute, second: like.second, millisecond: like.millisecond });
+const sameTime = (at: DateTime, like: DateTime): DateTime =>
+  at.set({ hour: like.hour, minute: like.minute, second: like.second, millisecond: like.millisecond });
 
 /**
  * The period `compare: true` answers next to `range`, as PostHog's get_compare_period_dates

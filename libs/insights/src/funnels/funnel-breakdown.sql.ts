@@ -99,7 +99,8 @@ export class FunnelBreakdownSql {
    */
   stepsByValueSql(actors: string, counts: string, averages: string, medians: string): string {
     const n = this.filter.steps.length;
-    const order = [...Array.from({ length: n }, (_, i) => `counts[${n - i}] DESC`), 'bv ASC'].join(', ');
+    const orderBy = (value: string) => [...Array.from({ length: n }, (_, i) => `counts[${n - i}] DESC`), `${value} ASC`].join(', ');
+    const order = orderBy('bv');
     const measures = `[${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians`;
     if (!LIMITED_BREAKDOWN_TYPES.has(this.breakdowns[0]!.type)) {
       return `SELECT bv, ${measures} FROM (${actors}) GROUP BY bv ORDER BY ${order} LIMIT ${MAX_UNLIMITED_BREAKDOWN_VALUES}`;
@@ -115,7 +116,7 @@ FROM (
     SELECT bv, level, times, dense_rank() OVER (ORDER BY ${rankOrder}) AS ranked FROM (
       SELECT bv, level, times, ${countsByValue} FROM (${actors}))))
 GROUP BY bv_final
-ORDER BY ${order.replace('bv ASC', 'bv_final ASC')}
+ORDER BY ${orderBy('bv_final')}
 LIMIT ${limit} + 1`;
   }
 }

@@ -21,7 +21,8 @@ const TEAM = {
   incompleteTries: 206,
   stepTimes: 207,
   windows: 208,
-  breakdownTimes: 209,
+  apiAutoBins: 210,
+  apiAutoBinsUnordered: 211,
 } as const;
 
 type TimeToConvert = { bins: [number, number][]; average_conversion_time: number | null };
@@ -200,23 +201,31 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       },
       { teamId: TEAM.stepTimes },
     );
-    const chrome = { key: 'val', $browser: 'Chrome' };
-    const safari = { key: 'val', $browser: 'Safari' };
+    // test_insight_funnels.py's time-to-convert data: user a with an unrelated event between the
+    // steps, and (unordered) user b doing step two first.
     await insertJourneys(
       stores,
       {
-        person1: [
-          { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: chrome },
-          { event: 'play movie', timestamp: '2020-01-01 13:00:00', properties: chrome },
-          { event: 'buy', timestamp: '2020-01-01 15:00:00', properties: chrome },
+        ...THREE_USERS,
+        'user a': [
+          { event: 'step one', timestamp: '2021-06-08 18:00:00' },
+          { event: 'blah', timestamp: '2021-06-08 18:30:00' },
+          { event: 'step two', timestamp: '2021-06-08 19:00:00' },
+          { event: 'step three', timestamp: '2021-06-08 21:00:00' },
         ],
-        person2: [
-          { event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: safari },
-          { event: 'play movie', timestamp: '2020-01-02 16:00:00', properties: safari },
-        ],
-        person3: [{ event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: safari }],
       },
-      { teamId: TEAM.breakdownTimes },
+      { teamId: TEAM.apiAutoBins },
+    );
+    await insertJourneys(
+      stores,
+      {
+        ...THREE_USERS,
+        'user b': [
+          { event: 'step two', timestamp: '2021-06-09 13:00:00' },
+          { event: 'step one', timestamp: '2021-06-09 13:37:00' },
+        ],
+      },
+      { teamId: TEAM.apiAutoBinsUnordered },
     );
     await insertJourneys(
       stores,
@@ -292,6 +301,29 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       expect(answer).toEqual(AUTO_BINNED);
     });
 
+    it.each([
+      ['test_funnel_time_to_convert_auto_bins', 'ordered', TEAM.apiAutoBins],
+      ['test_funnel_time_to_convert_auto_bins_strict', 'strict', TEAM.ttcSingleStep],
+      ['test_funnel_time_to_convert_auto_bins_unordered', 'unordered', TEAM.apiAutoBinsUnordered],
+    ] as const)('%s (posthog/api/test/test_insight_funnels.py)', async (_name, orderType, teamId) => {
+      const answer = await service.runFunnel(
+        { id: teamId, timezone: 'UTC' },
+        parseFunnelFilter({
+          insight: 'funnels',
+          funnel_viz_type: 'time_to_convert',
+          funnel_order_type: orderType,
+          interval: 'day',
+          date_from: '2021-06-07 00:00:00',
+          date_to: '2021-06-13 23:59:59',
+          funnel_to_step: 1,
+          funnel_window_days: 7,
+          events: TIME_TO_CONVERT.events,
+        }),
+        NOW,
+      );
+      expect(answer).toMatchObject({ is_cached: false, timezone: 'UTC', result: AUTO_BINNED });
+    });
+
     it('test_time_to_convert_funnel_ignores_breakdown (test_funnel.py)', async () => {
       const answer = await timeToConvert(TEAM.ttcBreakdown, {
         events: [
@@ -314,7 +346,7 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       ]);
     });
 
-    it('bins as compute_shared_bin_boundaries makes them (test_funnel_time_to_convert_bins.py) and a custom count clamped to 1..90', () => {
+    it('bins as compute_shared_bin_boundaries makes them (test_funnel_time_to_convert_bins.py); a custom count clamped to 1..90; a to-step of 0', () => {
       // test_spans_union_of_both_period_ranges: 27 samples over [50, 300] → 3 bins of 84 s.
       const union = [50, ...Array.from({ length: 25 }, () => 150), 300];
       expect(timeToConvertBins(union, null).map(([from]) => from)).toEqual([50, 134, 218, 302]);
@@ -332,38 +364,9 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       ]);
       const filter = (bin_count: unknown) => parseFunnelFilter({ ...TIME_TO_CONVERT, bin_count }).binCount;
       expect([filter(0), filter(-3), filter(7), filter(500), filter(null)]).toEqual([1, 1, 7, 90, null]);
-    });
-  });
-
-  it('test_funnel_step_breakdown_event_with_string_only_breakdown (breakdown_cases.py): conversion times per value, null where nobody converted', async () => {
-    // The breakdown values and their order are the breakdown cases' own; here the step times.
-    const answer = (await funnel(TEAM.breakdownTimes, {
-      insight: 'FUNNELS',
-      events: [
-        { id: 'sign up', order: 0 },
-        { id: 'play movie', order: 1 },
-        { id: 'buy', order: 2 },
-      ],
-      date_from: '2020-01-01',
-      date_to: '2020-01-08',
-      funnel_window_days: 7,
-      breakdown_type: 'event',
-      breakdown: '$browser',
-    })) as FunnelStep[][];
-    const byValue = Object.fromEntries(
-      answer.map((list) => [[list[0]!.breakdown_value].flat()[0], list.map((s) => [s.count, s.average_conversion_time, s.median_conversion_time])]),
-    );
-    expect(byValue).toEqual({
-      Chrome: [
-        [1, null, null],
-        [1, 3600, 3600],
-        [1, 7200, 7200],
-      ],
-      Safari: [
-        [2, null, null],
-        [1, 7200, 7200],
-        [0, null, null],
-      ],
+      // A to-step of 0 means the last step, as PostHog's `funnelToStep or len(series) - 1` reads it.
+      expect(parseFunnelFilter({ ...TIME_TO_CONVERT, funnel_to_step: 0 }).toStep).toBe(2);
+      expect(() => parseFunnelFilter({ ...TIME_TO_CONVERT, funnel_from_step: 2, funnel_to_step: 1 })).toThrow(/funnel_to_step/);
     });
   });
 

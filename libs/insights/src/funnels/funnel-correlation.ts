@@ -93,6 +93,8 @@ export function funnelsQueryToFilter(query: Record<string, unknown>): Record<str
     funnelFromStep: 'funnel_from_step',
     funnelToStep: 'funnel_to_step',
     binCount: 'bin_count',
+    breakdownAttributionType: 'breakdown_attribution_type',
+    breakdownAttributionValue: 'breakdown_attribution_value',
   };
   for (const [from, to] of Object.entries(renames)) if (funnels[from] !== undefined) out[to] = funnels[from];
   if (Array.isArray(funnels['exclusions'])) {

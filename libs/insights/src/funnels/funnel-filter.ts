@@ -152,7 +152,10 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     });
   }
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
-  const toStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1)) ?? Math.max(0, stepCount - 1);
+  const askedToStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1));
+  // Time to convert reads a to-step of 0 as none given, so up to the last step (PostHog's
+  // `funnelToStep or len(series) - 1`, funnel_time_to_convert_udf.py).
+  const toStep = askedToStep === null || (vizType === 'time_to_convert' && askedToStep === 0) ? Math.max(0, stepCount - 1) : askedToStep;
   if (stepCount > 0 && vizType === 'time_to_convert' && toStep <= fromStep) {
     throw new TrendFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
   }

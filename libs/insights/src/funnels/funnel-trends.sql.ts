@@ -45,9 +45,12 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
     const to = this.micros(range.to.toMillis());
     const entry = `${started} AND t >= ${from} AND t <= ${to}`;
     const period = `toString(${this.bucketSql(`toDateTime64(t / 1000000, 6, 'UTC')`)})`;
-    return `SELECT actor, argMinIf(bv, t, ${entry}) AS bv,
+    // The breakdown value follows breakdown_attribution_type as the funnel's steps read it
+    // (FunnelBreakdownSql): all_events and step give an actor one row per value.
+    const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, null), false);
+    return `SELECT actor, ${this.breakdown.actorValueSql()} AS bv,
         arraySort(x -> x.1, groupArray((t, mask, xmask, if(${entry}, ${period}, '')))) AS evs
-      FROM (${this.eventRowsSql(mask, xmask, null)}) GROUP BY actor HAVING countIf(${entry}) > 0`;
+      FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${entry}) > 0`;
   }
 
   /**
@@ -113,31 +116,45 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
         ${s} >= 2 AND ${applies}, ${advance},
         ${state({})})`;
     const init = state({ ent: zeros, exc: noFlags, maxStep: '0', maxT: '0', maxExcl: '0', open: '0', converted: '0' });
-    const fold = `arrayFold((a, p) -> ${step}, arrayMap(x -> (x.1, x.2, x.3 = b, x.4), items), ${init})`;
+    // A period's state changes only from its first entry to the window's end after its last
+    // one (before, nothing is open; after, nothing is within the window of a start), so only
+    // those items are folded: the work per period is bounded by the events of that span.
+    const span = `arrayFilter(x -> x.1 >= b_first AND x.1 <= b_last + ${window}, items)`;
+    const fold = `arrayFold((a, p) -> ${step}, arrayMap(x -> (x.1, x.2, x.3 = b, x.4), ${span}), ${init})`;
+    const entries = `arrayMap(x -> x.1, arrayFilter(x -> x.4 = b, evs))`;
     return `SELECT bv, b, if(st.7 = 1, 1, if(st.6 = 1 AND st.3 >= ${fromStep} AND st.5 != 1 AND NOT any_full, -1, 0)) AS outcome FROM (
-        SELECT bv, b, st, max(st.6 = 1 AND st.7 = 0 AND st.5 = 2) OVER (PARTITION BY actor) AS any_full FROM (
+        SELECT bv, b, st, max(st.6 = 1 AND st.7 = 0 AND st.5 = 2) OVER (PARTITION BY actor, bv) AS any_full FROM (
           SELECT actor, bv, b, ${fold} AS st FROM (
-            SELECT actor, bv, ${items} AS items, arrayJoin(arrayDistinct(arrayFilter(x -> x != '', arrayMap(x -> x.4, evs)))) AS b
-            FROM (${this.perActorSql('bitTest(mask, 0)')}))))`;
+            SELECT actor, bv, items, b, arrayMin(${entries}) AS b_first, arrayMax(${entries}) AS b_last FROM (
+              SELECT actor, bv, evs, ${items} AS items, arrayJoin(arrayDistinct(arrayFilter(x -> x != '', arrayMap(x -> x.4, evs)))) AS b
+              FROM (${this.perActorSql('bitTest(mask, 0)')})))))`;
   }
 
   /**
    * Unordered funnels: the level of the window starting at each event is the number of distinct
    * steps among it and the events after it within the conversion window, stopping at the next
-   * exclusion; a window the exclusion falls inside counts only when complete.
+   * exclusion; a window the exclusion falls inside counts only when complete. Each step's next
+   * occurrence (and the next exclusion) at or after every event is found for all events at once
+   * by arrayReverseFill, so the work grows with events × steps.
    */
   private unorderedOutcomesSql(): string {
     const { filter } = this.input;
     const n = filter.steps.length;
     const window = this.params.add(filter.windowSeconds * 1_000_000, 'Float64');
-    const isExclusion = (e: string) => `(${e}.2 = 0 AND ${e}.3 != 0)`;
-    const nextExclusion = `arrayFirstIndex((e, j) -> j > i AND ${isExclusion('e')}, evs, arrayEnumerate(evs))`;
-    const level = `bitCount(arrayReduce('groupBitOr', arrayMap(e -> e.2, arrayFilter((e, j) -> j >= i AND e.1 <= evs[i].1 + ${window} AND (x_at = 0 OR j < x_at), evs, arrayEnumerate(evs)))))`;
-    const windows = `arrayMap(i -> (evs[i].4, evs[i].2 != 0 AND evs[i].4 != '', i), arrayEnumerate(evs))`;
+    // The time of the next event (at or after each position) flagged by `flag`; a closing
+    // sentinel far in the future stands for "none".
+    const nextTime = (flag: string) =>
+      `arrayPopBack(arrayReverseFill((v, f) -> f, arrayPushBack(arrayMap(e -> e.1, evs), toFloat64(1e300)), arrayPushBack(arrayMap(e -> ${flag}, evs), 1)))`;
+    const steps = Array.from({ length: n }, (_, s) => s);
+    const nextSteps = steps.map((s) => `${nextTime(`bitTest(e.2, ${s})`)} AS next_${s}`);
+    const level = steps.map((s) => `(next_${s} <= ev.1 + ${window} AND next_${s} < next_x)`).join(' + ');
     return `SELECT bv, b, multiIf(level >= ${filter.toStep + 1}, 1, level >= ${filter.fromStep + 1}, -1, 0) AS outcome FROM (
-        SELECT actor, bv, w.1 AS b, max(if(x_at = 0 OR evs[x_at].1 > evs[i].1 + ${window} OR ${level} = ${n}, ${level}, 0)) AS level
-        FROM (SELECT actor, bv, evs, w, w.3 AS i, ${nextExclusion} AS x_at
-              FROM (${this.perActorSql('mask != 0')}) ARRAY JOIN ${windows} AS w WHERE w.2)
+        SELECT actor, bv, b, max(if(next_x > t + ${window} OR window_level = ${n}, window_level, 0)) AS level FROM (
+          SELECT actor, bv, ev.1 AS t, ev.4 AS b, next_x, ${level} AS window_level
+          FROM (SELECT actor, bv, evs, ${nextSteps.join(', ')}, ${nextTime('e.2 = 0 AND e.3 != 0')} AS next_x
+                FROM (${this.perActorSql('mask != 0')}))
+          ARRAY JOIN evs AS ev, ${steps.map((s) => `next_${s}`).join(', ')}, next_x
+          WHERE ev.2 != 0 AND ev.4 != '')
         GROUP BY actor, bv, b)`;
   }
 }

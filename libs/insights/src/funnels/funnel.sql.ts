@@ -31,7 +31,7 @@ export interface FunnelQueryInput {
  * unordered funnels always do (funnel-unordered-fold.sql.ts).
  */
 export class FunnelSqlBuilder extends EventsSql {
-  private readonly breakdown: FunnelBreakdownSql;
+  protected readonly breakdown: FunnelBreakdownSql;
 
   constructor(
     protected readonly input: FunnelQueryInput,

@@ -12,6 +12,7 @@ import type { Sql } from '@sightline/postgres';
 import type { Metrics } from '@sightline/metrics';
 import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
 import { PERSON_ID, QueryInputError } from '../common/events-sql';
+import { ChannelTypeSql } from '../common/channel-type';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
 import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
@@ -110,6 +111,7 @@ const HOGQL_EVENT_FIELDS: HogQLFields = {
   properties: 'e.properties',
   person_properties: 'e.person_properties',
   group_properties: (index) => `e.group${index}_properties`,
+  virtualPersonProperty: (key, params) => new ChannelTypeSql(params).personPropertyFrom('e.person_properties', key),
 };
 
 /** What a query names that lives in PostgreSQL: series (steps) that may be actions, filters, breakdowns. */
