@@ -123,12 +123,14 @@ export class ChannelTypeSql {
 
   /** `$virt_initial_referring_domain_type`: `$direct`, or the first referring domain's type (NULL when unknown). */
   initialReferringDomainType(property: NullablePropertySql): string {
+    this.sourcesDefined = false;
     const domain = property('$initial_referring_domain');
     return `if(ifNull(${domain} = '$direct', 0), '$direct', ${this.sourceAttribute(domain, DOMAIN_TYPE)})`;
   }
 
   /** `$virt_initial_channel_type`: PostHog's default channel rules over the person's first touch. */
   initialChannelType(property: NullablePropertySql): string {
+    this.sourcesDefined = false;
     const present = (key: string) => `nullIf(nullIf(${property(key)}, ''), 'null')`;
     const campaign = `lower(${present('$initial_utm_campaign')})`;
     const medium = `lower(${present('$initial_utm_medium')})`;
@@ -176,7 +178,6 @@ export class ChannelTypeSql {
 
   /** A virtual person property's SQL (Nullable(String)), or null for a key that is not one. */
   personProperty(key: string, property: NullablePropertySql): string | null {
-    this.sourcesDefined = false;
     if (key === '$virt_initial_channel_type') return this.initialChannelType(property);
     if (key === '$virt_initial_referring_domain_type') return this.initialReferringDomainType(property);
     return null;

@@ -1,5 +1,5 @@
 import { EVENTS_TABLE, globalPrefix, SINGLE_SERVER, type ClickHouseLayout } from '@sightline/clickhouse';
-import { propertyRawSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
+import { propertyRawSql, propertyTextSql, QueryParams, type CompileContext, type PropertyFilter } from '@sightline/properties';
 import type { Interval } from './date-range';
 import { ChannelTypeSql, VIRTUAL_PERSON_PROPERTIES } from './channel-type';
 
@@ -53,7 +53,21 @@ const SESSION_PROPERTIES_SQL = `concat('{"$session_duration":', toString(dateDif
   ',"$end_pathname":', toJSONString(argMax(JSONExtractString(properties, '$pathname'), timestamp)),
   ',"$pageview_count":', toString(countIf(event = '$pageview')),
   ',"$autocapture_count":', toString(countIf(event = '$autocapture')),
-  ',"$is_bounce":', if(countIf(event = '$pageview') <= 1 AND dateDiff('second', min(timestamp), max(timestamp)) < 10, 'true', 'false'), '}')`;
+  ',"$is_bounce":', if(countIf(event = '$pageview') <= 1 AND dateDiff('second', min(timestamp), max(timestamp)) < 10, 'true', 'false')`;
+
+/**
+ * The session's entry (first event) properties PostHog's sessions table keeps for attribution,
+ * by the `$initial_…` person property each stands for in the channel type rules.
+ */
+const SESSION_ENTRY_PROPERTIES: Record<string, [session: string, event: string]> = {
+  $initial_utm_source: ['$entry_utm_source', 'utm_source'],
+  $initial_utm_medium: ['$entry_utm_medium', 'utm_medium'],
+  $initial_utm_campaign: ['$entry_utm_campaign', 'utm_campaign'],
+  $initial_referring_domain: ['$entry_referring_domain', '$referring_domain'],
+  $initial_gclid: ['$entry_gclid', 'gclid'],
+  $initial_fbclid: ['$entry_fbclid', 'fbclid'],
+  $initial_gad_source: ['$entry_gad_source', 'gad_source'],
+};
 
 /**
  * How far either side of the range a session's events are read: PostHog's SESSION_BUFFER_DAYS
@@ -312,6 +326,27 @@ export class EventsSql {
     return this.params.add(ms % 1000 === 999 || ms % 1000 === -1 ? `${text}999` : text, "DateTime64(6, 'UTC')");
   }
 
+  /**
+   * The rest of the session properties' JSON: the entry event's utm tags, click ids and referring
+   * domain, and the session's `$channel_type` from them by PostHog's default channel rules (as
+   * its sessions table derives it, posthog/hogql/database/schema/sessions_v2.py).
+   */
+  private sessionAttributionSql(): string {
+    const entries = new Map<string, string>();
+    // Each entry property read once, so the channel rules reuse the same expressions.
+    const entry = (eventKey: string) => {
+      let sql = entries.get(eventKey);
+      if (!sql) entries.set(eventKey, (sql = `nullIf(argMin(${propertyTextSql('properties', this.params.add(eventKey, 'String'))}, timestamp), '')`));
+      return sql;
+    };
+    // A NULL would make the whole concat NULL: a missing value is JSON null.
+    const json = (sql: string) => `ifNull(toJSONString(${sql}), 'null')`;
+    const parts = Object.values(SESSION_ENTRY_PROPERTIES).map(([name, eventKey]) => `',"${name}":', ${json(entry(eventKey))}`);
+    this.channelTypes ??= new ChannelTypeSql(this.params);
+    const channel = this.channelTypes.initialChannelType((key) => entry(SESSION_ENTRY_PROPERTIES[key]![1]));
+    return [...parts, `',"$channel_type":', ${json(channel)}`].join(', ');
+  }
+
   /** FROM with the joins the rest of the SQL uses (decided from the SQL text itself). */
   protected fromSql(sqlUsingSources: string, sessionWindow: { fromMs: number; toMs: number }): string {
     const joins: string[] = [];
@@ -330,7 +365,7 @@ export class EventsSql {
       // A session is every event of the project with its $session_id, whoever sent it (as in
       // PostHog's sessions table). Unmatched rows read the columns' defaults: '' and 0.
       joins.push(`${global}LEFT JOIN (
-    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL} AS session_properties,
+    SELECT JSONExtractString(properties, '$session_id') AS session_id, ${SESSION_PROPERTIES_SQL}, ${this.sessionAttributionSql()}, '}') AS session_properties,
       dateDiff('second', min(timestamp), max(timestamp)) AS session_duration
     FROM ${EVENTS_TABLE}
     WHERE team_id = ${this.team} AND timestamp >= ${this.dateTime(sessionWindow.fromMs - SESSION_BUFFER_SECONDS * 1000)}

@@ -671,6 +671,35 @@ const CASES: Case[] = [
       assertSteps(results[1], order, [step('sign up', 1, 'technology'), step('play movie', 1, 'technology', 7200), step('buy', 1, 'technology', 7200)]);
     },
   },
+  {
+    // test_funnel_strict.py's own case: an event between two steps ends a strict attempt.
+    test: 'test_strict_breakdown_events_with_multiple_properties',
+    orders: ['strict'],
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'blah', timestamp: '2020-01-01 13:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'play movie', timestamp: '2020-01-01 14:00:00', properties: { $browser: 'Chrome' } },
+      ],
+      person2: [
+        { event: 'sign up', timestamp: '2020-01-02 13:00:00', properties: { $browser: 'Safari' } },
+        { event: 'play movie', timestamp: '2020-01-02 14:00:00', properties: { $browser: 'Safari' } },
+      ],
+    },
+    filter: {
+      events: [
+        { id: 'sign up', order: 0 },
+        { id: 'play movie', order: 1 },
+      ],
+      ...WEEK,
+      breakdown_type: 'event',
+      breakdown: '$browser',
+    },
+    check(results, order) {
+      assertSteps(results[0], order, [step('sign up', 1, ['Safari']), step('play movie', 1, ['Safari'], 3600)]);
+      assertSteps(results[1], order, [step('sign up', 1, ['Chrome']), step('play movie', 0, ['Chrome'])]);
+    },
+  },
   // The breakdown cases of test_funnel.py's own factory (ordered funnels).
   {
     test: 'test_basic_funnel_with_person_id_override_properties_joined_modifier_and_person_breakdown',

@@ -11,7 +11,47 @@ import { BREAKDOWN_NULL } from '../common/events-sql';
  * with HogQL; here each case is a person whose sign up is broken down by the property).
  */
 
-const TEAM = { trends: 9201, channels: 9202 };
+const TEAM = { trends: 9201, channels: 9202, sessions: 9203 };
+
+/** test_channel_type.py's `_get_session_channel_type` cases: an event's properties and the session's channel type. */
+const SESSION_CASES: [test: string, properties: Record<string, unknown>, expected: string][] = [
+  ['test_empty_session', {}, 'Unknown'],
+  ['test_empty_string_session', { utm_source: '', utm_medium: '', utm_campaign: '', referring_domain: '', gclid: '', gad_source: '' }, 'Unknown'],
+  [
+    'test_zendesk_ticket_14945',
+    { utm_source: 'Facebook', utm_medium: 'Paid', utm_campaign: 'Foo', referring_domain: 'l.facebook.com', gclid: '', gad_source: '' },
+    'Paid Social',
+  ],
+  ['test_zendesk_ticket_14945', { utm_source: 'Foo', utm_medium: 'affiliate', $referring_domain: 'bing.com' }, 'Affiliate'],
+  ['test_zendesk_ticket_14945', { utm_source: 'Foo', utm_medium: 'partnership', $referring_domain: 'foo.com' }, 'Affiliate'],
+  [
+    'test_hacker_news',
+    {
+      utm_source: '',
+      utm_medium: 'in-product',
+      utm_campaign: 'empty-state-docs-link',
+      $referring_domain: 'news.ycombinator.com',
+      gclid: '',
+      gad_source: '',
+    },
+    'Organic Social',
+  ],
+  [
+    'test_hacker_news',
+    {
+      utm_source: 'news.ycombinator.com',
+      utm_medium: 'in-product',
+      utm_campaign: 'empty-state-docs-link',
+      $referring_domain: '$direct',
+      gclid: '',
+      gad_source: '',
+    },
+    'Organic Social',
+  ],
+  ['test_google_plus', { utm_source: 'plus.google.com', $referring_domain: '$direct' }, 'Organic Social'],
+  ['test_google_plus', { $referring_domain: 'plus.google.com' }, 'Organic Social'],
+  ['test_gmail_app', { $referring_domain: 'com.google.android.gm' }, 'Email'],
+];
 const NOW = '2020-01-04T13:01:01Z';
 
 /** test_channel_type.py's persons: the case name and the person's properties. */
@@ -101,6 +141,16 @@ function wildClick(url: string, referrer: string): Record<string, unknown> {
   return properties;
 }
 
+/** The same click as the event properties of the session's first event (utm tags, click ids, `$referring_domain`). */
+function wildClickEvent(url: string, referrer: string): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(wildClick(url, referrer)).map(([key, value]) => [
+      key === '$initial_referring_domain' ? '$referring_domain' : key.replace('$initial_', ''),
+      value,
+    ]),
+  );
+}
+
 const WILD_CLICKS: Record<string, [url: string, referrer: string, expected: string]> = {
   test_yahoo_search_for_shoes: [
     'https://www.temu.com/subject/n9/googleshopping-landingpage-a-psurl.html?_bg_fs=1&_p_rfs=1&_x_ads_sub_channel=shopping&_x_vst_scene=adg&mkt_rec=1&goods_id=601099512027500&sku_id=17592188550581&_x_ns_sku_id=17592188550581&_x_ads_channel=bing&_x_gmc_account=3429411&_x_gmc_catalog=1080172&_x_ads_creative_id=82326302656241&_x_ns_device=c&_x_ads_account=176202708&_x_ns_match_type=e&_x_ns_msclkid=98833ce81fa416f104e8599a17a48b7d&_x_ads_set=519351414&_x_ns_source=o&_x_ads_id=1317217234030436&msclkid=98833ce81fa416f104e8599a17a48b7d&utm_source=bing&utm_medium=cpc&utm_campaign=Bing%E8%B4%AD%E7%89%A9_GB_ROI_31148%E6%88%B7%E5%A4%96%E8%BF%90%E5%8A%A8_%E5%85%9C%E5%BA%95_%E9%80%9A%E6%8A%95_CHERIE_0812&utm_term=4585925565374752&utm_content=Bing%E8%B4%AD%E7%89%A9_GB_ROI_31148%E6%88%B7%E5%A4%96%E8%BF%90%E5%8A%A8_%E5%85%9C%E5%BA%95_%E9%80%9A%E6%8A%95_CHERIE_0812_2&adg_ctx=f-939d4ecb',
@@ -183,6 +233,8 @@ describe('trends: virtual person properties (PostHog test_trends.py, test_channe
   let service: TrendsService;
   /** Each person's [channel type, referring domain type], by person, from one breakdown. */
   let derived: Map<string, [string, string]>;
+  /** Each session case's `$channel_type`, by the distinct id that sent it. */
+  let sessionChannels: Map<string, string>;
 
   const run = (team: number, body: Record<string, unknown>) => service.run({ id: team, timezone: 'UTC' }, parseTrendFilter(body), journeyTimeMs(NOW));
 
@@ -195,8 +247,18 @@ describe('trends: virtual person properties (PostHog test_trends.py, test_channe
     for (const [name, [url, referrer]] of Object.entries(WILD_CLICKS)) people[`wild:${name}`] = wildClick(url, referrer);
     for (const [, domain] of DOMAIN_TYPE_CASES) people[`domain:${domain}`] = { $initial_referring_domain: domain };
     const journeys: JourneyPeople = Object.fromEntries(Object.keys(people).map((person) => [person, signUp]));
+    const sessionJourneys: JourneyPeople = {};
+    const sessionEvents: [string, Record<string, unknown>][] = [
+      ...SESSION_CASES.map(([test, properties], i): [string, Record<string, unknown>] => [`session:${test}:${i}`, properties]),
+      ...Object.entries(WILD_CLICKS).map(([test, [url, referrer]]): [string, Record<string, unknown>] => [`wild:${test}`, wildClickEvent(url, referrer)]),
+    ];
+    sessionEvents.forEach(([person, properties], i) => {
+      const $session_id = `0170eb4e-4c00-7000-8000-${String(i).padStart(12, '0')}`;
+      sessionJourneys[person] = [{ event: '$pageview', timestamp: '2020-01-04T12:00:00Z', properties: { $session_id, ...properties } }];
+    });
     await Promise.all([
       insertJourneys(stores, journeys, { teamId: TEAM.channels, personProperties: people }),
+      insertJourneys(stores, sessionJourneys, { teamId: TEAM.sessions }),
       insertJourneys(
         stores,
         { person1: signUp, person2: signUp, person3: signUp },
@@ -225,6 +287,34 @@ describe('trends: virtual person properties (PostHog test_trends.py, test_channe
     );
   });
   afterAll(() => stores.close());
+
+  const sessionChannel = async (person: string) => {
+    sessionChannels ??= new Map(
+      (
+        await run(TEAM.sessions, {
+          display: 'ActionsTable',
+          events: [{ id: '$pageview' }],
+          breakdowns: [
+            { type: 'event_metadata', property: 'distinct_id' },
+            { type: 'session', property: '$channel_type' },
+          ],
+          breakdown_limit: 250,
+        })
+      ).result.map((r) => [String((r.breakdown_value as string[])[0]), String((r.breakdown_value as string[])[1])]),
+    );
+    return sessionChannels.get(person);
+  };
+
+  it.each(SESSION_CASES.map(([test, , expected], i) => [test, i, expected] as const))(
+    "TestChannelType.%s, session %#: the session's $channel_type (test_channel_type.py)",
+    async (test, i, expected) => {
+      expect(await sessionChannel(`session:${test}:${i}`)).toBe(expected);
+    },
+  );
+
+  it.each(Object.keys(WILD_CLICKS))('TestChannelType.%s, the session side (test_channel_type.py)', async (name) => {
+    expect(await sessionChannel(`wild:${name}`)).toBe(WILD_CLICKS[name]![2]);
+  });
 
   it('test_virtual_person_property_breakdown (test_trends.py)', async () => {
     const response = await run(TEAM.trends, {
