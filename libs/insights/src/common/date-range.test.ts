@@ -6,9 +6,11 @@ import {
   formatBucketLabel,
   isoDateTime,
   MAX_BUCKETS,
+  parseCompareTo,
   parseQueryDate,
   previousPeriod,
   resolveQueryDateRange,
+  shiftDateRange,
   type Interval,
 } from './date-range';
 
@@ -88,6 +90,13 @@ describe('resolveQueryDateRange (PostHog QueryDateRange)', () => {
       '2024-01-09 00:00:00',
       '2024-01-09T15:59:59.999Z',
     ]);
+  });
+
+  it('compare_to starts that far before date_from and lasts as long as the current period (PostHog QueryCompareToDateRange)', () => {
+    const march = range('2024-03-01', '2024-03-31');
+    const previous = shiftDateRange(march, parseCompareTo('-1m'));
+    expect([days(previous)[0], days(previous).at(-1), previous.buckets.length]).toEqual(['2024-02-01', '2024-03-02', 31]);
+    expect(parseCompareTo('-1q')).toEqual({ amount: 13, unit: 'weeks' });
   });
 
   it('counts events from date_from: its bucket start, its day for weeks, itself for hours deltas and explicit dates', () => {
