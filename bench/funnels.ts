@@ -34,25 +34,52 @@ const FUNNEL = {
   funnel_window_interval_unit: 'day',
 };
 const STEP_LIST = STEPS.map((s) => `'${s}'`).join(', ');
-const SPAN = `e.team_id = 1 AND e.timestamp >= ${FROM} AND e.timestamp <= toDateTime64('2024-02-14 23:59:59.999999', 6, 'UTC')`;
+// Every step's events inside the date range, as PostHog's funnel event query reads them.
+const SPAN = `e.team_id = 1 AND e.timestamp >= ${FROM} AND e.timestamp <= ${TO}`;
 const START = `e.event = '${STEPS[0]}' AND e.timestamp <= ${TO}`;
 const LEVELS = `SELECT ${PERSON} AS p, windowFunnel(${WINDOW_SECONDS})(toDateTime(e.timestamp), ${START}, ${STEPS.slice(1)
   .map((s) => `e.event = '${s}'`)
   .join(', ')}) AS level
   FROM events AS e ${PDI} WHERE ${SPAN} AND e.event IN (${STEP_LIST}) GROUP BY p HAVING level > 0`;
-/** Per person: for every position, the time of the chain's next step (arrayReverseFill from the right), then the newest start reaching the last step. */
+/** Each position's chain time of step `step`, from the nearest later position holding it (arrayReverseFill from the right); -1 for none. */
+const next = (values: string, step: number) =>
+  `arrayPushBack(arrayPopFront(arrayReverseFill((v, s) -> s, arrayMap((v, x) -> if(x = ${step}, v, -1.), ${values}, xs), arrayMap(x -> x = ${step}, xs))), -1.)`;
+/** Per person, sorted step events: `ts` (seconds) and `xs` (step index), plus `extra` columns (name → aggregate) of the same grouping. */
+const STEP_ARRAYS = (extra: Record<string, string> = {}, where = `e.event IN (${STEP_LIST})`) => {
+  const names = Object.keys(extra).map((n) => `, ${n}`).join('');
+  const columns = Object.entries(extra).map(([n, sql]) => `, ${sql} AS ${n}`).join('');
+  return `SELECT arrayMap(v -> v.1, evs) AS ts, arrayMap(v -> v.2, evs) AS xs${names} FROM (
+        SELECT ${PERSON} AS p, arraySort(groupArrayIf((toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000, indexOf([${STEP_LIST}], e.event) - 1), e.event IN (${STEP_LIST}))) AS evs${columns}
+        FROM events AS e ${PDI} WHERE ${SPAN} AND ${where} GROUP BY p)`;
+};
+/** Per person: for every position, the time of the chain's next step, then the newest start reaching the last step. */
 const CONVERSION_SECONDS = (() => {
-  const next = (values: string, step: number) =>
-    `arrayPushBack(arrayPopFront(arrayReverseFill((v, s) -> s, arrayMap((v, x) -> if(x = ${step}, v, -1.), ${values}, xs), arrayMap(x -> x = ${step}, xs))), -1.)`;
   // The chain's step-3 time seen from each step-2, step-1 and step-0 position; and its step-0 time is the position's own.
   const fromStart = next(next(next('ts', 3), 2), 1);
   return `SELECT arrayMax(arrayMap((t, x, t3) -> if(x = 0 AND t <= 1706745599.999999 AND t3 >= 0 AND t3 - t <= ${WINDOW_SECONDS}, t, 0.), ts, xs, last)) AS start,
       arrayMax(arrayMap((t, x, t3) -> if(t = start AND x = 0, t3, -1.), ts, xs, last)) - start AS seconds
-    FROM (SELECT ts, xs, ${fromStart} AS last FROM (
-      SELECT arrayMap(v -> v.1, evs) AS ts, arrayMap(v -> v.2, evs) AS xs FROM (
-        SELECT ${PERSON} AS p, arraySort(groupArray((toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000, indexOf([${STEP_LIST}], e.event) - 1))) AS evs
-        FROM events AS e ${PDI} WHERE ${SPAN} AND e.event IN (${STEP_LIST}) GROUP BY p)))
+    FROM (SELECT ts, xs, ${fromStart} AS last FROM (${STEP_ARRAYS()}))
     WHERE start > 0`;
+})();
+/**
+ * Per person who started: the level reached (the most steps from one start, inside the window),
+ * the newest start reaching it, and the end of its time in the funnel (the last step's time for a
+ * conversion, else the start plus the window); `ots`/`ons` are the person's other events.
+ */
+const CHAINS = (() => {
+  const reached = (t: string) => `(${t} >= 0 AND ${t} - t <= ${WINDOW_SECONDS})`;
+  const levels = `arrayMap((t, x, a, b, c) -> if(x = 0, 1 + ${reached('a')} + ${reached('b')} + ${reached('c')}, 0), ts, xs, t1, t2, t3)`;
+  return `SELECT level, start, if(level = ${STEPS.length}, arrayMax(arrayMap((t, l, c) -> if(t = start AND l = ${STEPS.length}, c, -1.), ts, levels, t3)), start + ${WINDOW_SECONDS}) AS until, ots, ons
+    FROM (SELECT *, ${levels} AS levels, arrayMax(levels) AS level, arrayMax(arrayMap((t, l) -> if(l = level, t, 0.), ts, levels)) AS start
+      FROM (SELECT *, ${next('ts', 1)} AS t1, ${next(next('ts', 2), 1)} AS t2, ${next(next(next('ts', 3), 2), 1)} AS t3
+        FROM (${STEP_ARRAYS(
+          {
+            ots: `groupArrayIf(toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000, e.event NOT IN (${STEP_LIST}))`,
+            ons: `groupArrayIf(e.event, e.event NOT IN (${STEP_LIST}))`,
+          },
+          '1',
+        )})))
+    WHERE level > 0`;
 })();
 
 interface Kind {
@@ -91,9 +118,10 @@ const KINDS: Kind[] = [
       );
       return r.result.events.flatMap((e) => [e.success_count, e.failure_count]).sort((x, y) => x - y);
     },
-    baseline: `SELECT e.event AS name, uniqExactIf(f.p, f.level = ${STEPS.length}) AS s, uniqExactIf(f.p, f.level < ${STEPS.length}) AS fl
-      FROM events AS e ${PDI} JOIN (${LEVELS}) AS f ON f.p = ${PERSON}
-      WHERE ${SPAN} AND e.event NOT IN (${STEP_LIST})
+    // PostHog's correlation reads each person's other events inside their time in the funnel.
+    baseline: `SELECT name, countIf(level = ${STEPS.length}) AS s, countIf(level < ${STEPS.length}) AS fl
+      FROM (SELECT level, arrayDistinct(arrayFilter((n, t) -> t > start AND t < until, ons, ots)) AS names FROM (${CHAINS}))
+      ARRAY JOIN names AS name
       GROUP BY name`,
     numbers: (rows) => rows.flatMap((r) => [Number(r['s']), Number(r['fl'])]).sort((x, y) => x - y),
   },

@@ -100,7 +100,8 @@ describe('cohorts: CRUD, membership and cohorts in trends', () => {
     expect(excluded.body.result[0].count).toBe(6);
     const broken = await trendCount({ breakdown: [id('Pro users'), id('Hand-picked'), 'all'], breakdown_type: 'cohort' });
     expect(broken.status).toBe(200);
-    // With "all" in the list each cohort is its own query in PostHog, labelled "<event> - <cohort>" (test_breakdown_by_cohort).
+    // With "all" in the list each cohort is its own query, so PostHog names the series in the
+    // label (test_trends.py test_breakdown_by_cohort).
     expect(broken.body.result.map((s: { label: string; breakdown_value: unknown; count: number }) => [s.label, s.breakdown_value, s.count])).toEqual([
       ['click - Pro users', id('Pro users'), 3],
       ['click - Hand-picked', id('Hand-picked'), 6],

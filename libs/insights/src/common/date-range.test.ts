@@ -6,9 +6,11 @@ import {
   formatBucketLabel,
   isoDateTime,
   MAX_BUCKETS,
+  parseCompareTo,
   parseQueryDate,
   previousPeriod,
   resolveQueryDateRange,
+  shiftDateRange,
   type Interval,
 } from './date-range';
 
@@ -71,10 +73,30 @@ describe('resolveQueryDateRange (PostHog QueryDateRange)', () => {
     expect(days(previous)).toEqual(['2023-12-26', '2023-12-27', '2023-12-28', '2023-12-29', '2023-12-30', '2023-12-31', '2024-01-01', '2024-01-02']);
     expect(previous.to.toISO()).toBe('2024-01-02T23:59:59.999Z');
     // -7d: one day later, so the weekdays line up (test_trends_compare_day_interval_relative_range).
-    expect(days(previousPeriod(range('-7d', null)))).toEqual(['2023-12-27', '2023-12-28', '2023-12-29', '2023-12-30', '2023-12-31', '2024-01-01', '2024-01-02', '2024-01-03']);
+    expect(days(previousPeriod(range('-7d', null)))).toEqual([
+      '2023-12-27',
+      '2023-12-28',
+      '2023-12-29',
+      '2023-12-30',
+      '2023-12-31',
+      '2024-01-01',
+      '2024-01-02',
+      '2024-01-03',
+    ]);
     // Hours keep the current period's hours.
     const hours = previousPeriod(range('dStart', null, 'hour'));
-    expect([hours.buckets.length, formatBucketDay(hours.buckets[0]!, 'hour'), hours.to.toISO()]).toEqual([16, '2024-01-09 00:00:00', '2024-01-09T15:59:59.999Z']);
+    expect([hours.buckets.length, formatBucketDay(hours.buckets[0]!, 'hour'), hours.to.toISO()]).toEqual([
+      16,
+      '2024-01-09 00:00:00',
+      '2024-01-09T15:59:59.999Z',
+    ]);
+  });
+
+  it('compare_to starts that far before date_from and lasts as long as the current period (PostHog QueryCompareToDateRange)', () => {
+    const march = range('2024-03-01', '2024-03-31');
+    const previous = shiftDateRange(march, parseCompareTo('-1m'));
+    expect([days(previous)[0], days(previous).at(-1), previous.buckets.length]).toEqual(['2024-02-01', '2024-03-02', 31]);
+    expect(parseCompareTo('-1q')).toEqual({ amount: 13, unit: 'weeks' });
   });
 
   it('counts events from date_from: its bucket start, its day for weeks, itself for hours deltas and explicit dates', () => {
@@ -82,7 +104,15 @@ describe('resolveQueryDateRange (PostHog QueryDateRange)', () => {
     expect(range('2024-01-04', null, 'month').eventsFrom.toISO()).toBe('2024-01-01T00:00:00.000Z');
     expect(range('-24h', null).eventsFrom.toISO()).toBe('2024-01-09T15:00:00.000Z');
     expect(range('-24h', null).buckets[0]!.toISO()).toBe('2024-01-09T00:00:00.000Z');
-    const explicit = resolveQueryDateRange({ dateFrom: '2024-01-05T10:20:00Z', dateTo: '2024-01-06T10:20:00Z', interval: 'day', timezone: 'UTC', weekStartDay: 0, nowMs: NOW, explicitDate: true });
+    const explicit = resolveQueryDateRange({
+      dateFrom: '2024-01-05T10:20:00Z',
+      dateTo: '2024-01-06T10:20:00Z',
+      interval: 'day',
+      timezone: 'UTC',
+      weekStartDay: 0,
+      nowMs: NOW,
+      explicitDate: true,
+    });
     expect([explicit.eventsFrom.toISO(), explicit.to.toISO()]).toEqual(['2024-01-05T10:20:00.000Z', '2024-01-06T10:20:00.000Z']);
   });
 });

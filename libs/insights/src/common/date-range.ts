@@ -318,21 +318,6 @@ function eventsFromOf(queryFrom: DateTime, firstBucket: DateTime, interval: Inte
   return interval === 'week' ? queryFrom.startOf('day') : firstBucket;
 }
 
-/** The range `range` shifted back by `shift` (compare_to such as `-1w`), same buckets. */
-export function shiftDateRange(range: QueryDateRange, shift: { amount: number; unit: 'hours' | 'days' | 'weeks' | 'months' | 'years' }): QueryDateRange {
-  const back = (at: DateTime) => at.minus({ [shift.unit]: shift.amount });
-  const buckets = range.buckets.map((b) => startOfInterval(back(b), range.interval, range.weekStartDay));
-  const queryFrom = back(range.queryFrom);
-  return {
-    ...range,
-    from: back(range.from),
-    to: back(range.to),
-    buckets,
-    queryFrom,
-    eventsFrom: eventsFromOf(queryFrom, buckets[0]!, range.interval, range.startsAtInterval),
-  };
-}
-
 /** Wall-clock arithmetic, as Python's on datetimes sharing one tzinfo (PostHog's compare periods). */
 const wallClock = (at: DateTime): DateTime => at.setZone('UTC', { keepLocalTime: true });
 const inZone = (at: DateTime, zone: string): DateTime => at.setZone(zone, { keepLocalTime: true });
@@ -361,8 +346,22 @@ export function previousPeriod(range: QueryDateRange): QueryDateRange {
     if (range.interval === 'day' && range.fromDeltaDays > 0 && range.fromDeltaDays % 7 === 0 && !range.toIsRelative) newFrom = newFrom.plus({ days: 1 });
     newTo = sameTime(newFrom.plus({ milliseconds: diffMs }), to);
   }
-  const queryFrom = inZone(newFrom, zone);
-  const end = inZone(newTo, zone);
+  return comparedPeriod(range, inZone(newFrom, zone), inZone(newTo, zone));
+}
+
+/**
+ * The period `compare_to` (such as `-1w`, `-1m`) names, as PostHog's QueryCompareToDateRange:
+ * it starts that far before the current date_from and is as long as the current period.
+ */
+export function shiftDateRange(range: QueryDateRange, shift: { amount: number; unit: 'hours' | 'days' | 'weeks' | 'months' | 'years' }): QueryDateRange {
+  const from = wallClock(range.queryFrom);
+  const start = from.minus({ [shift.unit]: shift.amount });
+  const end = start.plus({ milliseconds: wallClock(range.to).toMillis() - from.toMillis() });
+  return comparedPeriod(range, inZone(start, range.timezone), inZone(end, range.timezone));
+}
+
+/** The range from `queryFrom` to `end` with `range`'s interval and settings, its buckets made as the current ones. */
+function comparedPeriod(range: QueryDateRange, queryFrom: DateTime, end: DateTime): QueryDateRange {
   const first = startOfInterval(queryFrom, range.interval, range.weekStartDay);
   const buckets: DateTime[] = [];
   for (let at = first; at <= end && buckets.length <= MAX_BUCKETS; at = at.plus({ [`${range.interval}s`]: 1 })) buckets.push(at);
@@ -381,8 +380,9 @@ export function parseCompareTo(value: string): { amount: number; unit: 'hours' |
   const match = /^-(\d{1,4})([hdwmqy])$/.exec(value);
   if (!match) throw new DateRangeError('compare_to', `Invalid compare_to "${preview(value)}": use a relative date such as -1d, -1w, -1m or -1y.`);
   const amount = Number(match[1]);
-  const unit = ({ h: 'hours', d: 'days', w: 'weeks', m: 'months', q: 'months', y: 'years' } as const)[match[2] as 'h'];
-  return { amount: match[2] === 'q' ? amount * 3 : amount, unit };
+  // A quarter is 13 weeks, as in PostHog's relative dates (get_delta_mapping_for).
+  const unit = ({ h: 'hours', d: 'days', w: 'weeks', m: 'months', q: 'weeks', y: 'years' } as const)[match[2] as 'h'];
+  return { amount: match[2] === 'q' ? amount * 13 : amount, unit };
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');

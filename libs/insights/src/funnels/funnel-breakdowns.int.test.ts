@@ -79,6 +79,8 @@ interface Case {
   filter: Record<string, unknown>;
   /** Order types the case runs for (default all three), with the PostHog file it is ported from. */
   orders?: Order[];
+  /** The PostHog test file, when not the order type's own. */
+  file?: string;
   check(results: FunnelStep[][], order: Order, ids: Record<string, number>): void;
 }
 
@@ -249,6 +251,22 @@ const twoPageviews = {
   date_from: '2024-03-22',
   date_to: '2024-03-22',
 };
+
+/** test_funnel_breakdowns_by_current_url.py's people: one url with and without a trailing /, ? or #. */
+const currentUrlVariants: JourneyPeople = (() => {
+  const watched = (minute: number, url: string, path: string) => ({
+    event: 'watched movie',
+    timestamp: `2020-01-02 12:0${minute}:00`,
+    properties: { $current_url: `https://example.com${url}`, $pathname: path },
+  });
+  const end = (minute: number) => ({ event: 'terminate funnel', timestamp: `2020-01-02 12:0${minute}:00` });
+  return {
+    person1: [watched(1, '', ''), watched(2, '?', '?'), end(3)],
+    person2: [watched(1, '/', '/'), watched(2, '#', '#'), end(3)],
+    person3: [watched(1, '/home', '/home'), end(2)],
+    person4: [watched(1, '/home/', '/home/'), watched(2, '/home#', '/home#'), watched(3, '/home/?#', '/home/?#'), end(4)],
+  };
+})();
 
 const CASES: Case[] = [
   {
@@ -671,6 +689,71 @@ const CASES: Case[] = [
       assertSteps(results[1], order, [step('sign up', 1, 'technology'), step('play movie', 1, 'technology', 7200), step('buy', 1, 'technology', 7200)]);
     },
   },
+  {
+    // test_funnel_strict.py's own case: an event between two steps ends a strict attempt.
+    test: 'test_strict_breakdown_events_with_multiple_properties',
+    orders: ['strict'],
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'blah', timestamp: '2020-01-01 13:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'play movie', timestamp: '2020-01-01 14:00:00', properties: { $browser: 'Chrome' } },
+      ],
+      person2: [
+        { event: 'sign up', timestamp: '2020-01-02 13:00:00', properties: { $browser: 'Safari' } },
+        { event: 'play movie', timestamp: '2020-01-02 14:00:00', properties: { $browser: 'Safari' } },
+      ],
+    },
+    filter: {
+      events: [
+        { id: 'sign up', order: 0 },
+        { id: 'play movie', order: 1 },
+      ],
+      ...WEEK,
+      breakdown_type: 'event',
+      breakdown: '$browser',
+    },
+    check(results, order) {
+      assertSteps(results[0], order, [step('sign up', 1, ['Safari']), step('play movie', 1, ['Safari'], 3600)]);
+      assertSteps(results[1], order, [step('sign up', 1, ['Chrome']), step('play movie', 0, ['Chrome'])]);
+    },
+  },
+  ...(
+    [
+      ['test_breakdown_by_pathname', '$pathname', ['/', '/home']],
+      ['test_breakdown_by_current_url', '$current_url', ['https://example.com', 'https://example.com/home']],
+    ] as const
+  ).map(([test, property, values]): Case => ({
+    test,
+    orders: ['ordered'],
+    file: 'test_funnel_breakdowns_by_current_url.py',
+    people: currentUrlVariants,
+    filter: {
+      events: [
+        { id: 'watched movie', name: 'watched movie', type: 'events', order: 0 },
+        { id: 'terminate funnel', name: 'terminate funnel', type: 'events', order: 1 },
+      ],
+      funnel_viz_type: 'steps',
+      date_from: '2020-01-02T00:00:00Z',
+      date_to: '2020-01-12T00:00:00Z',
+      breakdown_limit: 100,
+      breakdown: property,
+      breakdown_type: 'event',
+      breakdown_normalize_url: true,
+    },
+    check(results) {
+      const actual = results.flatMap((r) => r.map((s) => [s.name, s.count, s.breakdown]));
+      expect(actual).toEqual(
+        expect.arrayContaining(
+          values.flatMap((v) => [
+            ['watched movie', 2, [v]],
+            ['terminate funnel', 2, [v]],
+          ]),
+        ),
+      );
+      expect(actual).toHaveLength(4);
+    },
+  })),
   // The breakdown cases of test_funnel.py's own factory (ordered funnels).
   {
     test: 'test_basic_funnel_with_person_id_override_properties_joined_modifier_and_person_breakdown',
@@ -853,7 +936,7 @@ describe('funnel breakdowns as PostHog asserts them (breakdown_cases.py)', () =>
   });
 
   for (const { c, order, file } of runs) {
-    it(`${c.test} (${file})`, async () => {
+    it(`${c.test} (${c.file ?? file})`, async () => {
       c.check(await answers.get(key(c, order))!, order, {});
     });
   }

@@ -21,7 +21,6 @@ const TEAM = {
   incompleteTries: 206,
   stepTimes: 207,
   windows: 208,
-  breakdownTimes: 209,
   apiAutoBins: 210,
   apiAutoBinsUnordered: 211,
 } as const;
@@ -228,24 +227,6 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       },
       { teamId: TEAM.apiAutoBinsUnordered },
     );
-    const chrome = { key: 'val', $browser: 'Chrome' };
-    const safari = { key: 'val', $browser: 'Safari' };
-    await insertJourneys(
-      stores,
-      {
-        person1: [
-          { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: chrome },
-          { event: 'play movie', timestamp: '2020-01-01 13:00:00', properties: chrome },
-          { event: 'buy', timestamp: '2020-01-01 15:00:00', properties: chrome },
-        ],
-        person2: [
-          { event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: safari },
-          { event: 'play movie', timestamp: '2020-01-02 16:00:00', properties: safari },
-        ],
-        person3: [{ event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: safari }],
-      },
-      { teamId: TEAM.breakdownTimes },
-    );
     await insertJourneys(
       stores,
       {
@@ -386,38 +367,6 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       // A to-step of 0 means the last step, as PostHog's `funnelToStep or len(series) - 1` reads it.
       expect(parseFunnelFilter({ ...TIME_TO_CONVERT, funnel_to_step: 0 }).toStep).toBe(2);
       expect(() => parseFunnelFilter({ ...TIME_TO_CONVERT, funnel_from_step: 2, funnel_to_step: 1 })).toThrow(/funnel_to_step/);
-    });
-  });
-
-  it('test_funnel_step_breakdown_event_with_string_only_breakdown (breakdown_cases.py): conversion times per value, null where nobody converted', async () => {
-    // The breakdown values and their order are the breakdown cases' own; here the step times.
-    const answer = (await funnel(TEAM.breakdownTimes, {
-      insight: 'FUNNELS',
-      events: [
-        { id: 'sign up', order: 0 },
-        { id: 'play movie', order: 1 },
-        { id: 'buy', order: 2 },
-      ],
-      date_from: '2020-01-01',
-      date_to: '2020-01-08',
-      funnel_window_days: 7,
-      breakdown_type: 'event',
-      breakdown: '$browser',
-    })) as FunnelStep[][];
-    const byValue = Object.fromEntries(
-      answer.map((list) => [[list[0]!.breakdown_value].flat()[0], list.map((s) => [s.count, s.average_conversion_time, s.median_conversion_time])]),
-    );
-    expect(byValue).toEqual({
-      Chrome: [
-        [1, null, null],
-        [1, 3600, 3600],
-        [1, 7200, 7200],
-      ],
-      Safari: [
-        [2, null, null],
-        [1, 7200, 7200],
-        [0, null, null],
-      ],
     });
   });
 

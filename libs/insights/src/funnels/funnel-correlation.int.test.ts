@@ -88,6 +88,21 @@ function eventProperties(index: number | null): JourneyPeople {
 }
 
 const PROPERTIES = propertiesPeople();
+
+function multiplePropertiesPeople(): { people: JourneyPeople; personProperties: Record<string, Record<string, unknown>> } {
+  const people: JourneyPeople = {};
+  const personProperties: Record<string, Record<string, unknown>> = {};
+  const add = (key: string, properties: Record<string, unknown>, converts: boolean) => {
+    people[key] = converts ? [signedUp(), paid()] : [signedUp()];
+    personProperties[key] = properties;
+  };
+  for (const i of range(0, 5)) add(`user_${i}`, { $browser: 'Positive', $nice: 'very' }, true);
+  for (const i of range(5, 15)) add(`user_${i}`, { $browser: 'Positive', $nice: 'not' }, true);
+  for (const i of range(15, 20)) add(`user_${i}`, { $browser: 'Negative', $nice: 'smh' }, false);
+  add('user_fail', { $browser: 'Positive' }, false);
+  add('user_succ', { $browser: 'Negative' }, true);
+  return { people, personProperties };
+}
 const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<string, Record<string, unknown>> }> = {
   1: {
     people: {
@@ -147,6 +162,7 @@ const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<s
       user_fail: [signedUp()],
     },
   },
+  212: multiplePropertiesPeople(),
   211: {
     people: {
       ...Object.fromEntries(
@@ -194,7 +210,11 @@ beforeAll(async () => {
   // Person rows only where a case reads persons' own properties: every other case reads the events.
   await Promise.all(
     Object.entries(TEAMS).map(([team, t]) =>
-      insertJourneys(stores, t.people, { teamId: Number(team), personProperties: t.personProperties, createPeople: Number(team) === 203 }),
+      insertJourneys(stores, t.people, {
+        teamId: Number(team),
+        personProperties: t.personProperties,
+        createPeople: Number(team) === 203 || Number(team) === 212,
+      }),
     ),
   );
   await stores.ch.insert({
@@ -292,15 +312,49 @@ describe('funnel correlation (test_funnel_correlation.py)', () => {
     expect(rows(events)).toEqual(expected.rows);
   });
 
-  it('test_funnel_correlation_with_properties_and_groups (test_funnel_correlation.py)', async () => {
-    const body = { ...FUNNEL, aggregation_group_type_index: 0, funnel_correlation_type: 'properties' };
-    const expected = propertiesExpectation('industry', 'positive', 'negative');
-    const { events } = await correlation(204, { ...body, funnel_correlation_names: ['industry'] });
-    expectOdds(events, expected.odds);
-    expect(rows(events)).toEqual(expected.rows);
-    const all = await correlation(204, { ...body, funnel_correlation_names: ['$all'] });
-    expectOdds(all.events, expected.odds);
-    expect(rows(all.events)).toEqual(expected.rows);
+  it.each(['test_funnel_correlation_with_properties_and_groups', 'test_funnel_correlation_with_properties_and_groups_person_on_events'])(
+    '%s (test_funnel_correlation.py)',
+    async () => {
+      const body = { ...FUNNEL, aggregation_group_type_index: 0, funnel_correlation_type: 'properties' };
+      const expected = propertiesExpectation('industry', 'positive', 'negative');
+      const { events } = await correlation(204, { ...body, funnel_correlation_names: ['industry'] });
+      expectOdds(events, expected.odds);
+      expect(rows(events)).toEqual(expected.rows);
+      const all = await correlation(204, { ...body, funnel_correlation_names: ['$all'] });
+      expectOdds(all.events, expected.odds);
+      expect(rows(all.events)).toEqual(expected.rows);
+    },
+  );
+
+  // Skipped in PostHog ("works locally ... fails in CI"); its numbers follow the runner's rules.
+  it('test_correlation_with_multiple_properties (test_funnel_correlation.py)', async () => {
+    const body = { ...FUNNEL, funnel_correlation_type: 'properties' };
+    const expectedOdds = [
+      (16 / 2) * ((7 - 1) / (17 - 15)),
+      (11 / 1) * ((7 - 0) / (17 - 10)),
+      (6 / 1) * ((7 - 0) / (17 - 5)),
+      (1 / 6) * ((7 - 5) / (17 - 0)),
+      (2 / 6) * ((7 - 5) / (17 - 1)),
+      (2 / 2) * ((7 - 1) / (17 - 1)),
+    ];
+    const expected = [
+      { event: '$browser::Positive', success_count: 15, failure_count: 1, correlation_type: 'success' },
+      { event: '$nice::not', success_count: 10, failure_count: 0, correlation_type: 'success' },
+      { event: '$nice::very', success_count: 5, failure_count: 0, correlation_type: 'success' },
+      { event: '$nice::smh', success_count: 0, failure_count: 5, correlation_type: 'failure' },
+      { event: '$browser::Negative', success_count: 1, failure_count: 5, correlation_type: 'failure' },
+      { event: '$nice::', success_count: 1, failure_count: 1, correlation_type: 'failure' },
+    ];
+    const named = await correlation(212, { ...body, funnel_correlation_names: ['$browser', '$nice'] });
+    expectOdds(named.events, expectedOdds);
+    expect(rows(named.events)).toEqual(expected);
+    // With $all a property an actor lacks is not a value of it: no "$nice::".
+    const all = await correlation(212, { ...body, funnel_correlation_names: ['$all'] });
+    expectOdds(all.events, expectedOdds.slice(0, -1));
+    expect(rows(all.events)).toEqual(expected.slice(0, -1));
+    const allButBrowser = await correlation(212, { ...body, funnel_correlation_names: ['$all'], funnel_correlation_exclude_names: ['$browser'] });
+    expectOdds(allButBrowser.events, expectedOdds.slice(1, 4));
+    expect(rows(allButBrowser.events)).toEqual(expected.slice(1, 4));
   });
 
   it('test_no_divide_by_zero_errors (test_funnel_correlation.py)', async () => {

@@ -43,7 +43,7 @@ export class FunnelCorrelationSqlBuilder extends FunnelSqlBuilder {
     const toMs = range.to.toMillis();
     if (kind === 'properties') {
       const sql = this.count(outcome, this.actorPropertyNamesSql(options), { windowed: false, minActors: 0 });
-      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs: toMs + filter.windowSeconds * 1000 }));
+      return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
     }
     const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(fromMs)} AND e.timestamp <= ${this.dateTime(toMs)}`;
     const steps = this.params.add(options.stepEvents, 'Array(String)');
@@ -57,7 +57,7 @@ export class FunnelCorrelationSqlBuilder extends FunnelSqlBuilder {
         GROUP BY actor`;
     const minActors = kind === 'event_with_properties' ? EVENT_PROPERTY_MIN_ACTORS : 0;
     const sql = this.count(outcome, names, { windowed: true, minActors });
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs: toMs + filter.windowSeconds * 1000 }));
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs, toMs }));
   }
 
   /**

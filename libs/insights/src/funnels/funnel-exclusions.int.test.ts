@@ -183,6 +183,14 @@ const CASES: Record<string, JourneyPeople> = {
       { event: 'step two', timestamp: '2021-05-01 00:00:14' },
     ],
   },
+  expiredExclusion: {
+    user_one: [
+      { event: 'step one', timestamp: '2021-05-01 00:00:00' },
+      // The exclusion comes after the window ran out.
+      { event: 'exclusion', timestamp: '2021-05-01 00:00:11' },
+      { event: 'step two', timestamp: '2021-05-01 00:00:12' },
+    ],
+  },
   propertyFilter: {
     user_excluded: [
       { event: 'step one', timestamp: '2021-05-01 00:00:00' },
@@ -389,6 +397,10 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
 
   it('test_excluded_completion (test_funnel.py): a completion through an excluded chain drops the person', async () => {
     expect(counts(await funnel('excludedCompletion', secondsFunnel(10)))).toEqual([0, 0]);
+  });
+
+  it('test_excluded_after_time_expires (test_funnel_udf.py): an exclusion after the window leaves the start counted', async () => {
+    expect(counts(await funnel('expiredExclusion', secondsFunnel(10)))).toEqual([1, 0]);
   });
 
   it('test_exclusion_with_property_filter (test_funnel.py): an exclusion’s own properties decide what it matches', async () => {

@@ -350,6 +350,20 @@ const CASES: Record<string, Case> = {
     },
   },
   timezones: { people: { user_1: [{ event: 'user signed up', timestamp: '2020-01-01T01:00:00Z' }] } },
+  testAccounts: {
+    people: created([
+      ['person1', 'event1'],
+      ['person2', 'event1'],
+    ]),
+    personProperties: { person1: { email: 'test@posthog.com' } },
+  },
+  elementsChain: {
+    people: sequence([
+      ['test', signup()],
+      ['test', { event: '$autocapture', timestamp: '', properties: { $current_url: 'http://example.com/something_else' }, elementsChain: 'img:nth-child="0"nth-of-type="0";svg:nth-child="0"nth-of-type="0"' }],
+      ['test2', signup()],
+    ]),
+  },
   allEventsWithProperties: {
     people: created([
       ['user', 'user signed up'],
@@ -540,11 +554,11 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
   const actions: Record<string, number> = {};
 
   /** Runs a case's funnel; an action step named `@name` is that case's action. */
-  const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC') => {
+  const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC', project: Record<string, unknown> = {}) => {
     const resolved = Array.isArray(body['actions'])
       ? { ...body, actions: (body['actions'] as Record<string, unknown>[]).map((a) => ({ ...a, id: actions[`${name}/${String(a['id']).slice(1)}`] })) }
       : body;
-    return (await service.runFunnel({ id: teams[name]!, timezone } as never, parseFunnelFilter(resolved), NOW)).result as FunnelStep[];
+    return (await service.runFunnel({ id: teams[name]!, timezone, ...project } as never, parseFunnelFilter(resolved), NOW)).result as FunnelStep[];
   };
   const counts = (steps: FunnelStep[]) => steps.map((s) => s.count);
   const events = (...ids: (string | null)[]) => ids.map((id, order) => ({ id, type: 'events', order }));
@@ -763,6 +777,26 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_timezones: a day of the range is a day of the project’s timezone', async () => {
       const steps = await funnel('timezones', { events: events('user signed up', 'paid'), date_from: '2020-01-01', date_to: '2020-01-14' }, 'US/Pacific');
       expect(counts(steps)).toEqual([0, 0]);
+    });
+
+    it('test_funnel_filter_test_accounts: the project’s test-account filter', async () => {
+      // PostHog's default test-account filter for a team of a posthog.com organisation.
+      const project = { test_account_filters: [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }] };
+      const body = { events: [{ id: 'event1', order: 0 }, { id: 'event1', order: 1 }], filter_test_accounts: true, funnel_window_days: 14 };
+      expect((await funnel('testAccounts', body, 'UTC', project))[0]!.count).toBe(1);
+    });
+
+    it('test_funnel_with_elements_chain: a step filtered by an element’s tag', async () => {
+      for (const tag of ['img', 'svg']) {
+        const steps = await funnel('elementsChain', {
+          events: [
+            { id: 'user signed up', type: 'events', order: 0 },
+            { id: '$autocapture', name: '$autocapture', order: 1, properties: [{ key: 'tag_name', value: [tag], operator: 'exact', type: 'element' }], type: 'events' },
+          ],
+        });
+        expect(steps.map((s) => s.name)).toEqual(['user signed up', '$autocapture']);
+        expect(counts(steps)).toEqual([2, 1]);
+      }
     });
 
     it('test_funnel_all_events_with_properties', async () => {

@@ -503,13 +503,23 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
     ]);
   });
 
-  it('test_funnel_step_breakdown_empty, first touch, lower-case if (test_funnel_trends.py)', async () => {
-    const result = await legacy(114, { ...thirteenDays, breakdown_type: 'hogql', breakdown: "if(distinct_id = 'user_two', NULL, 'foo')" });
-    expect(result.map((r) => [r.breakdown_value, r.data])).toEqual([
-      [[''], [0, 100, ...zeros(11)]],
-      [['foo'], [100, 0, 100, ...zeros(10)]],
-    ]);
-  });
+  it.each(['all_events', 'first_touch', 'last_touch', 'step'])(
+    'test_funnel_step_breakdown_empty %s, lower-case if (test_funnel_trends.py)',
+    async (attribution) => {
+      const body = {
+        ...thirteenDays,
+        breakdown_type: 'hogql',
+        breakdown: "if(distinct_id = 'user_two', NULL, 'foo')",
+        breakdown_attribution_type: attribution,
+        ...(attribution === 'step' ? { breakdown_attribution_value: 1 } : {}),
+      };
+      const result = await legacy(114, body);
+      expect(result.map((r) => [r.breakdown_value, r.data])).toEqual([
+        [[''], [0, 100, ...zeros(11)]],
+        [['foo'], [100, 0, 100, ...zeros(10)]],
+      ]);
+    },
+  );
 
   it('test_timezones_trends (test_funnel_trends.py)', async () => {
     const body = { ...base, date_from: '2021-04-30 00:00:00', date_to: '2021-05-07 00:00:00', funnel_window_days: 7 };
@@ -706,41 +716,87 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
 
   it('test_funnel_trend_cohort_breakdown (test_funnel_trends.py)', async () => {
     const result = await legacy(COHORT_TEAM, { ...thirteenDays, breakdown_type: 'cohort', breakdown: [cohortId] });
-    expect(result).toHaveLength(1);
-    expect(result[0]!.data).toEqual([100, 100, ...zeros(11)]);
+    expect(result.map((r) => [r.breakdown_value, r.data])).toEqual([['test cohort', [100, 100, ...zeros(11)]]]);
   });
 
-  it('test_breakdown_with_attribution, first touch (test_funnel_trends.py)', async () => {
-    const body = { ...base, ...TWO_STEPS, date_from: '2021-05-01 00:00:00', date_to: '2021-05-02 23:59:59', funnel_window_interval: 30 };
-    const series = await funnelTrendsOf(138, { ...body, funnel_window_interval_unit: 'second', breakdown_type: 'event', breakdown: '$browser' });
-    expect(series.map((s) => [s.breakdown_value, counts(s.periods).map((c) => c.slice(0, 2))])).toEqual([
-      [
-        ['Chrome'],
-        [
-          [1, 1],
-          [1, 1],
-        ],
-      ],
-    ]);
+  /** Per breakdown value, the entered and converted counts of each period (PostHog's test filters the summary so). */
+  const byValue = (series: FunnelTrendSeries[]) =>
+    Object.fromEntries(
+      series.map((s) => [
+        (s.breakdown_value as string[]).join(','),
+        { from: s.periods.map((p) => p.reached_from_step_count), to: s.periods.map((p) => p.reached_to_step_count) },
+      ]),
+    );
+
+  it('test_breakdown_with_attribution (test_funnel_trends.py, UDF answers)', async () => {
+    const body = {
+      ...base,
+      ...TWO_STEPS,
+      date_from: '2021-05-01 00:00:00',
+      date_to: '2021-05-02 23:59:59',
+      funnel_window_interval: 30,
+      funnel_window_interval_unit: 'second',
+      breakdown_type: 'event',
+      breakdown: '$browser',
+    };
+    expect(byValue(await funnelTrendsOf(138, body))).toEqual({ Chrome: { from: [1, 1], to: [1, 1] } });
+    expect(byValue(await funnelTrendsOf(138, { ...body, breakdown_attribution_type: 'all_events' }))).toEqual({
+      Chrome: { from: [1, 1], to: [1, 1] },
+      Safari: { from: [1, 0], to: [0, 0] },
+    });
+    expect(byValue(await funnelTrendsOf(138, { ...body, breakdown_attribution_type: 'step', breakdown_attribution_value: 0 }))).toEqual({
+      Chrome: { from: [1, 1], to: [1, 1] },
+      Safari: { from: [1, 0], to: [1, 0] },
+    });
+    expect(byValue(await funnelTrendsOf(138, { ...body, breakdown_attribution_type: 'step', breakdown_attribution_value: 1 }))).toEqual({
+      Chrome: { from: [1, 1], to: [1, 1] },
+      Safari: { from: [1, 1], to: [0, 1] },
+    });
   });
 
-  it('test_breakdown_with_attribution_2, first touch (test_funnel_trends.py)', async () => {
+  it('test_breakdown_with_attribution_2 (test_funnel_trends.py, UDF answers)', async () => {
     const body = {
       ...base,
       date_from: '2021-05-01 00:00:00',
       date_to: '2021-05-02 23:59:59',
       funnel_window_interval: 30,
       funnel_window_interval_unit: 'second',
+      breakdown_type: 'event',
+      breakdown: '$browser',
+      funnel_from_step: 0,
+      funnel_to_step: 2,
     };
-    const series = await funnelTrendsOf(139, { ...body, breakdown_type: 'event', breakdown: '$browser', funnel_from_step: 0, funnel_to_step: 2 });
-    expect(series.map((s) => [s.breakdown_value, counts(s.periods).map((c) => c.slice(0, 2))])).toEqual([
-      [
-        ['Chrome'],
-        [
-          [1, 1],
-          [1, 1],
-        ],
+    expect(byValue(await funnelTrendsOf(139, body))).toEqual({ Chrome: { from: [1, 1], to: [1, 1] } });
+    expect(byValue(await funnelTrendsOf(139, { ...body, breakdown_attribution_type: 'all_events' }))).toEqual({
+      Chrome: { from: [1, 0], to: [0, 0] },
+      Safari: { from: [0, 1], to: [0, 0] },
+    });
+    expect(byValue(await funnelTrendsOf(139, { ...body, breakdown_attribution_type: 'step', breakdown_attribution_value: 0 }))).toEqual({
+      Chrome: { from: [1, 0], to: [1, 0] },
+      Safari: { from: [0, 1], to: [0, 1] },
+    });
+    expect(byValue(await funnelTrendsOf(139, { ...body, breakdown_attribution_type: 'step', breakdown_attribution_value: 2 }))).toEqual({
+      Chrome: { from: [1, 1], to: [0, 1] },
+      Safari: { from: [1, 1], to: [1, 0] },
+    });
+  });
+
+  it('test_different_prop_val_in_strict_filter, all events (test_funnel_trends_udf.py)', async () => {
+    const body = {
+      ...base,
+      events: [
+        { id: 'first', order: 0 },
+        { id: 'second', order: 1 },
       ],
-    ]);
+      breakdown: 'bd',
+      breakdown_type: 'event',
+      date_from: '2024-01-01',
+      date_to: '2024-01-08',
+      funnel_order_type: 'strict',
+      breakdown_attribution_type: 'all_events',
+    };
+    const result = await legacy(135, body, Date.parse('2024-02-01T00:00:00Z'));
+    expect(result).toHaveLength(2);
+    expect(result.every((r) => r.data.every((d) => d === 0))).toBe(true);
   });
 });

@@ -45,9 +45,12 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
     const to = this.micros(range.to.toMillis());
     const entry = `${started} AND t >= ${from} AND t <= ${to}`;
     const period = `toString(${this.bucketSql(`toDateTime64(t / 1000000, 6, 'UTC')`)})`;
-    return `SELECT actor, argMinIf(bv, t, ${entry}) AS bv,
+    // The breakdown value follows breakdown_attribution_type as the funnel's steps read it
+    // (FunnelBreakdownSql): all_events and step give an actor one row per value.
+    const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, null), false);
+    return `SELECT actor, ${this.breakdown.actorValueSql()} AS bv,
         arraySort(x -> x.1, groupArray((t, mask, xmask, if(${entry}, ${period}, '')))) AS evs
-      FROM (${this.eventRowsSql(mask, xmask, null)}) GROUP BY actor HAVING countIf(${entry}) > 0`;
+      FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(${entry}) > 0`;
   }
 
   /**
@@ -113,12 +116,18 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
         ${s} >= 2 AND ${applies}, ${advance},
         ${state({})})`;
     const init = state({ ent: zeros, exc: noFlags, maxStep: '0', maxT: '0', maxExcl: '0', open: '0', converted: '0' });
-    const fold = `arrayFold((a, p) -> ${step}, arrayMap(x -> (x.1, x.2, x.3 = b, x.4), items), ${init})`;
+    // A period's state changes only from its first entry to the window's end after its last
+    // one (before, nothing is open; after, nothing is within the window of a start), so only
+    // those items are folded: the work per period is bounded by the events of that span.
+    const span = `arrayFilter(x -> x.1 >= b_first AND x.1 <= b_last + ${window}, items)`;
+    const fold = `arrayFold((a, p) -> ${step}, arrayMap(x -> (x.1, x.2, x.3 = b, x.4), ${span}), ${init})`;
+    const entries = `arrayMap(x -> x.1, arrayFilter(x -> x.4 = b, evs))`;
     return `SELECT bv, b, if(st.7 = 1, 1, if(st.6 = 1 AND st.3 >= ${fromStep} AND st.5 != 1 AND NOT any_full, -1, 0)) AS outcome FROM (
-        SELECT bv, b, st, max(st.6 = 1 AND st.7 = 0 AND st.5 = 2) OVER (PARTITION BY actor) AS any_full FROM (
+        SELECT bv, b, st, max(st.6 = 1 AND st.7 = 0 AND st.5 = 2) OVER (PARTITION BY actor, bv) AS any_full FROM (
           SELECT actor, bv, b, ${fold} AS st FROM (
-            SELECT actor, bv, ${items} AS items, arrayJoin(arrayDistinct(arrayFilter(x -> x != '', arrayMap(x -> x.4, evs)))) AS b
-            FROM (${this.perActorSql('bitTest(mask, 0)')}))))`;
+            SELECT actor, bv, items, b, arrayMin(${entries}) AS b_first, arrayMax(${entries}) AS b_last FROM (
+              SELECT actor, bv, evs, ${items} AS items, arrayJoin(arrayDistinct(arrayFilter(x -> x != '', arrayMap(x -> x.4, evs)))) AS b
+              FROM (${this.perActorSql('bitTest(mask, 0)')})))))`;
   }
 
   /**

@@ -15,7 +15,7 @@ export interface FunnelTrendPeriod {
 }
 
 export interface FunnelTrendSeries {
-  /** The breakdown value (a list, as PostHog's funnels write it; a cohort's id), absent without a breakdown. */
+  /** The breakdown value (a list, as PostHog's funnels write it; a cohort's name), absent without a breakdown. */
   breakdown_value?: unknown;
   periods: FunnelTrendPeriod[];
 }
@@ -25,6 +25,8 @@ export interface FunnelTrendsInput {
   properties: PropertyGroup;
   range: QueryDateRange;
   ports: TrendSqlPorts;
+  /** A cohort's name, a cohort breakdown's value (PostHog's funnel_trends.py _format_results answers it). */
+  cohortName?: (cohortId: number) => string;
 }
 
 /** Percent with two decimals, 0 when nobody entered (PostHog's `round(to / from * 100, 2)`). */
@@ -72,7 +74,8 @@ export async function funnelTrendSeries(ch: ClickHouseClient, input: FunnelTrend
         total: rows.reduce((sum, p) => sum + p.reached_from_step_count, 0),
         key,
       };
-      if (cohortBreakdown) entry.breakdown_value = cohort ?? 'all';
+      // The "all users" cohort is PostHog's cohort 0, answered as ["None"].
+      if (cohortBreakdown) entry.breakdown_value = cohort === null ? ['None'] : (input.cohortName?.(cohort) ?? cohort);
       else if (hasBreakdown) entry.breakdown_value = JSON.parse(key) as string[];
       series.push(entry);
     }

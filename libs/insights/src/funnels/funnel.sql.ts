@@ -26,11 +26,12 @@ export interface FunnelQueryInput {
  * - ordered: for each level the most recent start that reached it is kept, with the first time
  *   each later step followed (so a person reaches step k when some start has k steps in order);
  * - strict: the next step must be the actor's very next event (every event of the actor is read);
- * - unordered: the most distinct steps inside any window, the earliest of them in the range.
- * An exclusion event between its from and to steps discards the chains it interrupts.
+ * - unordered: the most distinct steps held inside a window, the oldest of them in the range.
+ * With exclusions, ordered and strict funnels fold as PostHog's UDF does (funnel-exclusion-fold.sql.ts);
+ * unordered funnels always do (funnel-unordered-fold.sql.ts).
  */
 export class FunnelSqlBuilder extends EventsSql {
-  private readonly breakdown: FunnelBreakdownSql;
+  protected readonly breakdown: FunnelBreakdownSql;
 
   constructor(
     protected readonly input: FunnelQueryInput,
@@ -123,7 +124,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const where = [
       `e.team_id = ${this.team}`,
       `e.timestamp >= ${this.dateTime(fromMs)}`,
-      `e.timestamp <= ${this.dateTime(toMs + filter.windowSeconds * 1000)}`,
+      `e.timestamp <= ${this.dateTime(toMs)}`,
       compilePropertyGroup(this.input.properties, this.compileContext()),
     ];
     if (filter.orderType !== 'strict') where.push(`(${[...this.stepSqls(), ...this.exclusionSqls()].join(' OR ')})`);
@@ -147,8 +148,8 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   protected withSources(sql: string): string {
-    const { filter, range } = this.input;
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() + filter.windowSeconds * 1000 }));
+    const { range } = this.input;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
   }
 
   /** One row per actor who started the funnel in range: `bv`, `level` (steps reached), `times` (seconds of each). */
@@ -179,7 +180,7 @@ export class FunnelSqlBuilder extends EventsSql {
     const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
     // The chain path sorts one number per event: microseconds since the range start, shifted
     // above the step bits (UInt128 when a long range and many steps do not fit in 64 bits).
-    const key = chained ? this.eventKey(n, fromMs, toMs + filter.windowSeconds * 1000, mask) : null;
+    const key = chained ? this.eventKey(n, fromMs, toMs, mask) : null;
     const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, xmask, key?.sql ?? null), key !== null);
     const started = filter.orderType === 'unordered' ? 'mask != 0' : 'bitTest(mask, 0)';
     if (key) {

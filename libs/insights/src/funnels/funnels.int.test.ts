@@ -49,9 +49,10 @@ function journeys(): Ev[] {
 const EVENTS = journeys();
 const WINDOW = 7 * DAY;
 const TO = Date.parse('2024-01-20T23:59:59.999Z');
+/** Each person's events as a funnel reads them: inside the date range only (PostHog's funnel event query). */
 const byPerson = () => {
   const map = new Map<string, Ev[]>();
-  for (const e of EVENTS) map.set(e.person, [...(map.get(e.person) ?? []), e]);
+  for (const e of EVENTS.filter((e) => e.t <= TO)) map.set(e.person, [...(map.get(e.person) ?? []), e]);
   for (const list of map.values()) list.sort((a, b) => a.t - b.t);
   return map;
 };

@@ -110,7 +110,7 @@ export async function runFunnelQuery(
   }
 
   if (filter.vizType === 'trends') {
-    return answer(await runFunnelTrends(ch, { filter, properties, range, ports: sqlPorts }));
+    return answer(await runFunnelTrends(ch, { filter, properties, range, ports: sqlPorts, cohortName: (id) => ports.cohortName(id) }));
   }
 
   const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';

@@ -54,7 +54,10 @@ describe('parseTrendFilter', () => {
     ]);
     expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: [3, 'all'], breakdown_type: 'cohort' }).breakdowns.map((b) => b.property)).toEqual([3, 'all']);
     // A JSON list in a string, as PostHog's tests send it (json.dumps([cohort.pk, "all"])).
-    expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: '[3, "all"]', breakdown_type: 'cohort' }).breakdowns.map((b) => b.property)).toEqual([3, 'all']);
+    expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: '[3, "all"]', breakdown_type: 'cohort' }).breakdowns.map((b) => b.property)).toEqual([
+      3,
+      'all',
+    ]);
     expect(parseTrendFilter({ events: [{ id: 'a' }], breakdown: '[weird' }).breakdowns.map((b) => b.property)).toEqual(['[weird']);
     expect(
       parseTrendFilter({ events: [{ id: 'a' }], breakdown: 'name', breakdown_type: 'group', breakdown_group_type_index: 1 }).breakdowns[0]!.group_type_index,

@@ -44,10 +44,10 @@ describe('trend formulas as PostHog answers them (test_formula.py)', () => {
     trends = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     await insertJourneys(stores, SETUP, { teamId: TEAM, personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } });
     const properties = { type: 'OR', values: [{ type: 'AND', values: [{ key: '$some_prop', value: 'some_val', type: 'person' }] }] };
-    const [row] = await stores.db.query<{ id: number }>("INSERT INTO cohorts (team_id, name, is_static, filters) VALUES ($1, 'cohort1', false, $2) RETURNING id", [
-      TEAM,
-      JSON.stringify({ properties }),
-    ]);
+    const [row] = await stores.db.query<{ id: number }>(
+      "INSERT INTO cohorts (team_id, name, is_static, filters) VALUES ($1, 'cohort1', false, $2) RETURNING id",
+      [TEAM, JSON.stringify({ properties })],
+    );
     cohortId = row!.id;
   }, 120_000);
 
@@ -170,7 +170,9 @@ describe('trend formulas as PostHog answers them (test_formula.py)', () => {
       ],
     });
     // All ties: by the value, descending.
-    expect(r.map((s) => ({ data: s.data, count: s.count, labels: s.labels, days: s.days, label: s.label, breakdown_value: s.breakdown_value, action: s.action }))).toEqual(
+    expect(
+      r.map((s) => ({ data: s.data, count: s.count, labels: s.labels, days: s.days, label: s.label, breakdown_value: s.breakdown_value, action: s.action })),
+    ).toEqual(
       ['Paris', 'London'].map((value) => ({
         data: [0, 0, 0, 0, 0, 0, 0, 0],
         count: 0,
@@ -202,7 +204,11 @@ describe('trend formulas as PostHog answers them (test_formula.py)', () => {
   });
 
   it('test_breakdown_mismatching_sizes (test_formula.py)', async () => {
-    const r = await run({ series: [{ event: 'session start' }, { event: 'session end' }], breakdownFilter: { breakdown: 'location' }, trendsFilter: { formula: 'A + B' } });
+    const r = await run({
+      series: [{ event: 'session start' }, { event: 'session end' }],
+      breakdownFilter: { breakdown: 'location' },
+      trendsFilter: { formula: 'A + B' },
+    });
     expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
       ['London', [0, 0, 0, 0, 0, 1, 3, 0]],
       ['Paris', [0, 0, 0, 0, 0, 2, 0, 0]],

@@ -17,9 +17,7 @@ const at = (timestamp: string) => journeyTimeMs(timestamp);
 
 /** test_trends.py `_create_events`: one person with two distinct ids, "sign up" and "no events". */
 function createEvents(useTime: boolean): JourneyPeople {
-  const [first, second, third] = useTime
-    ? ['2019-12-24 03:45:34', '2020-01-01 00:06:34', '2020-01-02 16:34:34']
-    : ['2019-12-24', '2020-01-01', '2020-01-02'];
+  const [first, second, third] = useTime ? ['2019-12-24 03:45:34', '2020-01-01 00:06:34', '2020-01-02 16:34:34'] : ['2019-12-24', '2020-01-01', '2020-01-02'];
   const e = (event: string, timestamp: string, properties: Record<string, unknown> = {}, distinctId?: string): JourneyEvent => ({
     event,
     timestamp,
@@ -119,11 +117,17 @@ const DATASETS = {
     options: createEventsOptions,
   },
   eventsNewUser: {
-    people: { ...createEvents(false), new_user: [{ event: 'sign up', timestamp: '2020-01-03T13:00:01Z', properties: { $some_property: 'value', $bool_prop: false } }] },
+    people: {
+      ...createEvents(false),
+      new_user: [{ event: 'sign up', timestamp: '2020-01-03T13:00:01Z', properties: { $some_property: 'value', $bool_prop: false } }],
+    },
     options: { ...createEventsOptions, personProperties: { ...createEventsOptions.personProperties, new_user: { $some_prop: 'some_val' } } },
   },
   eventsOtherValue: {
-    people: { ...createEvents(false), blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value' } }] },
+    people: {
+      ...createEvents(false),
+      blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value' } }],
+    },
     options: createEventsOptions,
   },
   multiplePeople: { people: MULTIPLE_PEOPLE, options: MULTIPLE_PEOPLE_PROPERTIES },
@@ -153,12 +157,23 @@ const DATASETS = {
   multipleBreakdowns: {
     people: {
       blabla: [
-        ...[['Chrome', '1'], ['Chrome', '2'], ['Safari', '1'], ['Safari', '1'], ['Safari', '2'], ['Safari', '']].map(([browser, variant]) => ({
+        ...[
+          ['Chrome', '1'],
+          ['Chrome', '2'],
+          ['Safari', '1'],
+          ['Safari', '1'],
+          ['Safari', '2'],
+          ['Safari', ''],
+        ].map(([browser, variant]) => ({
           event: 'sign up',
           timestamp: '2020-01-01 00:06:34',
           properties: { $some_property: 'value', $browser: browser, $variant: variant },
         })),
-        ...[['Safari', '2'], ['Safari', '2'], ['Chrome', '']].map(([browser, variant]) => ({
+        ...[
+          ['Safari', '2'],
+          ['Safari', '2'],
+          ['Chrome', ''],
+        ].map(([browser, variant]) => ({
           event: 'sign up',
           timestamp: '2020-01-02 00:06:34',
           properties: { $some_property: 'value', $browser: browser, $variant: variant },
@@ -177,11 +192,25 @@ const DATASETS = {
   lastHours: { people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-01 10:22:00', '2020-11-01 10:25:00', '2020-11-02 08:25:00']), options: {} },
   last7days: { people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-02 10:22:00', '2020-11-04 10:25:00', '2020-11-05 08:25:00']), options: {} },
   last14days: {
-    people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-02 10:22:00', '2020-11-04 10:25:00', '2020-11-05 08:25:00', '2020-11-05 08:25:00', '2020-11-10 08:25:00']),
+    people: eventsWithDates([
+      '2020-11-01 05:20:00',
+      '2020-11-02 10:22:00',
+      '2020-11-04 10:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-10 08:25:00',
+    ]),
     options: {},
   },
   novemberSix: {
-    people: eventsWithDates(['2020-11-01 05:20:00', '2020-11-11 10:22:00', '2020-11-24 10:25:00', '2020-11-05 08:25:00', '2020-11-05 08:25:00', '2020-11-10 08:25:00']),
+    people: eventsWithDates([
+      '2020-11-01 05:20:00',
+      '2020-11-11 10:22:00',
+      '2020-11-24 10:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-05 08:25:00',
+      '2020-11-10 08:25:00',
+    ]),
     options: {},
   },
   last90days: {
@@ -199,7 +228,14 @@ const DATASETS = {
     options: {},
   },
   yearToDate: {
-    people: eventsWithDates(['2020-01-01 05:20:00', '2020-01-11 10:22:00', '2020-02-24 10:25:00', '2020-02-05 08:25:00', '2020-03-05 08:25:00', '2020-05-10 08:25:00']),
+    people: eventsWithDates([
+      '2020-01-01 05:20:00',
+      '2020-01-11 10:22:00',
+      '2020-02-24 10:25:00',
+      '2020-02-05 08:25:00',
+      '2020-03-05 08:25:00',
+      '2020-05-10 08:25:00',
+    ]),
     options: {},
   },
   allTime: {
@@ -213,8 +249,16 @@ const DATASETS = {
   breakdownAggregate: {
     people: {
       blabla: [
-        ...['Chrome', 'Chrome', 'Safari', 'Safari', 'Safari'].map((browser) => ({ event: 'sign up', timestamp: '2020-01-01 00:06:34', properties: { $some_property: 'value', $browser: browser } })),
-        ...['Safari', 'Safari'].map((browser) => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: browser } })),
+        ...['Chrome', 'Chrome', 'Safari', 'Safari', 'Safari'].map((browser) => ({
+          event: 'sign up',
+          timestamp: '2020-01-01 00:06:34',
+          properties: { $some_property: 'value', $browser: browser },
+        })),
+        ...['Safari', 'Safari'].map((browser) => ({
+          event: 'sign up',
+          timestamp: '2020-01-02 00:06:34',
+          properties: { $some_property: 'value', $browser: browser },
+        })),
       ],
     },
     options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
@@ -222,12 +266,22 @@ const DATASETS = {
   multipleBreakdownsAggregate: {
     people: {
       blabla: [
-        ...[['Chrome', '1'], ['Chrome', '2'], ['Safari', '1'], ['Safari', '1'], ['Safari', '2']].map(([browser, variant]) => ({
+        ...[
+          ['Chrome', '1'],
+          ['Chrome', '2'],
+          ['Safari', '1'],
+          ['Safari', '1'],
+          ['Safari', '2'],
+        ].map(([browser, variant]) => ({
           event: 'sign up',
           timestamp: '2020-01-01 00:06:34',
           properties: { $some_property: 'value', $browser: browser, $variant: variant },
         })),
-        ...[0, 1].map(() => ({ event: 'sign up', timestamp: '2020-01-02 00:06:34', properties: { $some_property: 'value', $browser: 'Safari', $variant: '2' } })),
+        ...[0, 1].map(() => ({
+          event: 'sign up',
+          timestamp: '2020-01-02 00:06:34',
+          properties: { $some_property: 'value', $browser: 'Safari', $variant: '2' },
+        })),
       ],
     },
     options: { personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } },
@@ -265,11 +319,15 @@ const DATASETS = {
     options: { personProperties: { p1: { name: 'p1' }, p2: { name: 'p2' } } },
   },
   weeklyActiveFiltering: {
-    people: Object.fromEntries(['p1', 'p2', 'p3'].map((p, i) => [p, [{ event: '$pageview', timestamp: `2020-01-${String(9 + i).padStart(2, '0')}T12:00:00Z` }]])),
+    people: Object.fromEntries(
+      ['p1', 'p2', 'p3'].map((p, i) => [p, [{ event: '$pageview', timestamp: `2020-01-${String(9 + i).padStart(2, '0')}T12:00:00Z` }]]),
+    ),
     options: { personProperties: { p1: { name: 'person-1' }, p2: { name: 'person-2' }, p3: { name: 'person-3' } } },
   },
   breakdownPersons: {
-    people: Object.fromEntries(['person1', 'person2', 'person3'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }]])),
+    people: Object.fromEntries(
+      ['person1', 'person2', 'person3'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }]]),
+    ),
     options: { personProperties: { person1: { email: 'test@posthog.com' }, person2: { email: 'test@gmail.com' }, person3: {} } },
   },
   breakdownLimit: {
@@ -320,7 +378,10 @@ const DATASETS = {
   dauBreakdownPropFilter: {
     people: {
       ...createEvents(false),
-      blabla: [...createEvents(false)['blabla']!, { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value', $os: 'Windows' } }],
+      blabla: [
+        ...createEvents(false)['blabla']!,
+        { event: 'sign up', timestamp: '2020-01-02T13:01:01Z', properties: { $some_property: 'other_value', $os: 'Windows' } },
+      ],
     },
     options: createEventsOptions,
   },
@@ -330,7 +391,10 @@ const DATASETS = {
   },
   partialPushdowns: {
     people: Object.fromEntries(
-      ['person1', 'person2', 'person3', 'person32', 'person4', 'person5', 'person6'].map((p) => [p, [{ event: 'sign up', timestamp: '2020-05-01 00:00:00', properties: { key: 'val' } }]]),
+      ['person1', 'person2', 'person3', 'person32', 'person4', 'person5', 'person6'].map((p) => [
+        p,
+        [{ event: 'sign up', timestamp: '2020-05-01 00:00:00', properties: { key: 'val' } }],
+      ]),
     ),
     options: {
       personProperties: {
@@ -347,9 +411,19 @@ const DATASETS = {
   groups: {
     people: {
       person1: [
-        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { key: 'oh', $group_0: 'org:7', $group_1: 'company:10' }, groupProperties: { 0: { industry: 'finance' }, 1: { industry: 'finance' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:00Z',
+          properties: { key: 'oh', $group_0: 'org:7', $group_1: 'company:10' },
+          groupProperties: { 0: { industry: 'finance' }, 1: { industry: 'finance' } },
+        },
         { event: 'sign up', timestamp: '2020-01-02T12:00:01Z', properties: { key: 'uh', $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
-        { event: 'sign up', timestamp: '2020-01-02T12:00:02Z', properties: { key: 'uh', $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:02Z',
+          properties: { key: 'uh', $group_0: 'org:6' },
+          groupProperties: { 0: { industry: 'technology' } },
+        },
       ],
     } as JourneyPeople,
     options: { createPeople: false },
@@ -357,12 +431,34 @@ const DATASETS = {
   groupsWithPersonFilter: {
     people: {
       person1: [{ event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } }],
-      person2: [{ event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } }, personProperties: {} }],
+      person2: [
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:00Z',
+          properties: { $group_0: 'org:6' },
+          groupProperties: { 0: { industry: 'technology' } },
+          personProperties: {},
+        },
+      ],
       // test_filtering_with_group_props
       person1b: [
         { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' } },
-        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' }, properties: { $group_0: 'org:5' }, groupProperties: { 0: { industry: 'finance' } } },
-        { event: '$pageview', timestamp: '2020-01-02T12:00:00Z', distinctId: 'person1', personProperties: { key: 'value' }, properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
+        {
+          event: '$pageview',
+          timestamp: '2020-01-02T12:00:00Z',
+          distinctId: 'person1',
+          personProperties: { key: 'value' },
+          properties: { $group_0: 'org:5' },
+          groupProperties: { 0: { industry: 'finance' } },
+        },
+        {
+          event: '$pageview',
+          timestamp: '2020-01-02T12:00:00Z',
+          distinctId: 'person1',
+          personProperties: { key: 'value' },
+          properties: { $group_0: 'org:6' },
+          groupProperties: { 0: { industry: 'technology' } },
+        },
         {
           event: '$pageview',
           timestamp: '2020-01-02T12:00:00Z',
@@ -380,7 +476,12 @@ const DATASETS = {
   multipleGroups: {
     people: {
       person1: [
-        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $group_0: 'org:5', $group_2: 'company:6' }, groupProperties: { 0: { industry: 'finance' }, 2: { name: 'six' } } },
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02T12:00:00Z',
+          properties: { $group_0: 'org:5', $group_2: 'company:6' },
+          groupProperties: { 0: { industry: 'finance' }, 2: { name: 'six' } },
+        },
         { event: 'sign up', timestamp: '2020-01-02T12:30:00Z', properties: { $group_2: 'company:6' }, groupProperties: { 2: { name: 'six' } } },
         { event: 'sign up', timestamp: '2020-01-02T13:00:00Z', properties: { $group_0: 'org:6' }, groupProperties: { 0: { industry: 'technology' } } },
         { event: 'sign up', timestamp: '2020-01-03T15:00:00Z', properties: { $group_2: 'company:5' }, groupProperties: { 2: { name: 'five' } } },
@@ -389,15 +490,31 @@ const DATASETS = {
     options: {},
   },
   hourlyYesterday: {
-    people: { person1: Array.from({ length: 24 }, (_, hour) => Array.from({ length: hour }, () => ({ event: 'sign up', timestamp: `2020-01-02T${String(hour).padStart(2, '0')}:30:00Z` }))).flat() },
+    people: {
+      person1: Array.from({ length: 24 }, (_, hour) =>
+        Array.from({ length: hour }, () => ({ event: 'sign up', timestamp: `2020-01-02T${String(hour).padStart(2, '0')}:30:00Z` })),
+      ).flat(),
+    },
     options: {},
   },
   timezonesHourly: {
-    people: { blabla: ['2020-01-04T22:01:01', '2020-01-05T07:01:01', '2020-01-05T08:01:01'].map((timestamp) => ({ event: 'sign up', timestamp, properties: { $os: 'Mac' } })) },
+    people: {
+      blabla: ['2020-01-04T22:01:01', '2020-01-05T07:01:01', '2020-01-05T08:01:01'].map((timestamp) => ({
+        event: 'sign up',
+        timestamp,
+        properties: { $os: 'Mac' },
+      })),
+    },
     options: {},
   },
   timezonesDaily: {
-    people: { blabla: ['2020-01-02T17:01:01', '2020-01-03T17:01:01', '2020-01-06T00:30:01'].map((timestamp) => ({ event: 'sign up', timestamp, properties: { $os: 'Mac' } })) },
+    people: {
+      blabla: ['2020-01-02T17:01:01', '2020-01-03T17:01:01', '2020-01-06T00:30:01'].map((timestamp) => ({
+        event: 'sign up',
+        timestamp,
+        properties: { $os: 'Mac' },
+      })),
+    },
     options: {},
   },
   timezonesWeekly: {
@@ -406,7 +523,10 @@ const DATASETS = {
   },
   pacific: {
     people: {
-      blabla: ['2022-11-03T01:01:01Z', '2022-11-10T01:01:01Z', '2022-11-17T08:30:01Z', '2022-11-24T08:30:01Z', '2022-11-30T08:30:01Z'].map((timestamp) => ({ event: 'sign up', timestamp })),
+      blabla: ['2022-11-03T01:01:01Z', '2022-11-10T01:01:01Z', '2022-11-17T08:30:01Z', '2022-11-24T08:30:01Z', '2022-11-30T08:30:01Z'].map((timestamp) => ({
+        event: 'sign up',
+        timestamp,
+      })),
     },
     options: {},
   },
@@ -426,6 +546,64 @@ const DATASETS = {
     } as JourneyPeople,
     options: {},
   },
+  actionPersonProperties: {
+    people: Object.fromEntries(['d1', 'd2', 'd3', 'd4'].map((d) => [d, [{ event: '$pageview', timestamp: '2020-01-02 16:34:34' }]])),
+    options: {
+      personProperties: {
+        d1: { email: 'foo@example.com', bar: 'aa' },
+        d2: { email: 'bar@example.com', bar: 'bb' },
+        d3: { email: 'efg@example.com', bar: 'ab' },
+        d4: { bar: 'aa' },
+      },
+    },
+  },
+  actionWithCohort: {
+    people: {
+      blabla: [
+        { event: 'sign up', timestamp: '2020-01-02T12:00:00Z', properties: { $some_property: 'value' } },
+        { event: 'sign up', timestamp: '2020-01-03T12:00:00Z', properties: { $some_property: 'value2' } },
+      ],
+      xyz: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { $some_property: 'value' } }],
+    },
+    options: { personProperties: { blabla: { $some_property: 'value', $bool_prop: 'x' } }, distinctIds: { blabla: ['anonymous_id'] } },
+  },
+  actionProps: {
+    people: {
+      person1: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val', $current_url: '/some/page' } }],
+      person2: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val', $current_url: '/some/page' } }],
+      person3: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val', $current_url: '/another/page' } }],
+    },
+    options: {},
+  },
+  normalizeUrl: {
+    people: {
+      blabla: ['http://hogflix/first', 'http://hogflix/first/', 'http://hogflix/second'].map((url) => ({
+        event: 'sign up',
+        timestamp: '2020-01-02',
+        properties: { $current_url: url },
+      })),
+    },
+    options: {},
+  },
+  breakdownWithFilter: {
+    people: {
+      person1: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'val' } }],
+      person2: [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z', properties: { key: 'oh' } }],
+    },
+    options: { personProperties: { person1: { email: 'test@posthog.com' }, person2: { email: 'test@gmail.com' } } },
+  },
+  activeUsersFullWeek: {
+    people: {
+      p0: [{ event: '$pageview', timestamp: '2020-01-03T10:59:59Z', properties: { key: 'val' } }],
+      p1: [{ event: '$pageview', timestamp: '2020-01-03T11:00:00Z', properties: { key: 'val' } }],
+      p2: [{ event: '$pageview', timestamp: '2020-01-03T11:00:01Z', properties: { key: 'val' } }],
+    },
+    options: {},
+  },
+  countPerActorOrange: {
+    people: { ...COUNT_PER_ACTOR, another_user: [{ event: 'viewed video', timestamp: '2020-01-03 19:06:34', properties: { color: 'orange' } }] },
+    options: COUNT_PER_ACTOR_OPTIONS,
+  },
   hogqlMath: {
     people: {
       blabla: [
@@ -438,50 +616,28 @@ const DATASETS = {
 } satisfies Record<string, { people: JourneyPeople; options: Parameters<typeof insertJourneys>[2] }>;
 type Dataset = keyof typeof DATASETS;
 /**
- * Datasets whose cases neither count persons nor match them to cohorts: their events carry the
- * person properties, as every event does (person-on-events), but no person rows are written.
+ * Datasets whose cases match persons to cohorts: only these get person rows. Every event carries
+ * its person's id and properties (person-on-events), which is all the other cases read, and
+ * persons are the slow part of the setup.
  */
-const EVENTS_ONLY: ReadonlySet<Dataset> = new Set<Dataset>([
-  'weekInterval',
-  'monthInterval',
-  'monthRounding',
-  'today',
-  'yesterday',
-  'lastHours',
-  'last7days',
-  'last14days',
-  'novemberSix',
-  'last90days',
-  'yearToDate',
-  'allTime',
-  'customRange',
-  'breakdownAggregate',
-  'multipleBreakdownsAggregate',
-  'mathProp',
-  'mathFunc',
-  'mathsSmall',
-  'mathsRange',
-  'mathsNonNumber',
-  'breakdownLimit',
-  'breakdownPersons',
-  'partialPushdowns',
-  'hogqlMath',
-  'sameDay',
-  'timezonesDaily',
-  'timezonesWeekly',
-  'pacific',
-  'hourlyYesterday',
-  'multipleGroups',
-  'groupProps',
-  'multipleBreakdowns',
+const WITH_PERSONS: ReadonlySet<Dataset> = new Set<Dataset>([
+  'events',
+  'eventsWithTime',
+  'eventsWithTimeLateSignUp',
+  'multiplePeople',
+  'twoCohorts',
+  'janeJohnJill',
+  'cohortFilter',
+  'actionWithCohort',
 ]);
 
 describe('trends as PostHog answers them (test_trends.py)', () => {
   let stores: TestStores;
   let trends: TrendsService;
   const teams = {} as Record<Dataset, number>;
-  /** Cohort ids by `dataset:name`. */
+  /** Cohort and action ids by `dataset:name`. */
   const cohorts: Record<string, number> = {};
+  const actions: Record<string, number> = {};
 
   beforeAll(async () => {
     stores = await createTestStores('trendsph');
@@ -499,8 +655,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
         insertJourneys(stores, DATASETS[name].people, {
           ...DATASETS[name].options,
           teamId: teams[name],
-          // Persons are written only where a case counts or matches them (persons are the slow part).
-          ...(EVENTS_ONLY.has(name) ? { createPeople: false } : {}),
+          ...(WITH_PERSONS.has(name) ? {} : { createPeople: false }),
         }),
       ),
     );
@@ -522,6 +677,30 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     for (const [i, name] of ['Jane', 'John', 'Jill'].entries()) await insertCohort('janeJohnJill', `cohort${i + 1}`, [[person('name', name)]]);
     await insertCohort('cohortFilter', 'cohort1', [[person('name', 'Jane')]]);
     for (const dataset of ['eventsWithTime', 'eventsWithTimeLateSignUp'] as const) await insertCohort(dataset, 'cohort1', [[person('$some_prop', 'some_val')]]);
+    // test_trends.py `_create_action`: an action of one step, the event of its name.
+    const insertAction = async (dataset: Dataset, name: string, steps: unknown[]) => {
+      const [row] = await stores.db.query<{ id: number }>('INSERT INTO actions (team_id, name, steps) VALUES ($1, $2, $3) RETURNING id', [
+        teams[dataset],
+        name,
+        JSON.stringify(steps),
+      ]);
+      actions[`${dataset}:${name}`] = row!.id;
+    };
+    for (const dataset of ['events', 'dauFiltering', 'eventsOtherValue'] as const) await insertAction(dataset, 'sign up', [{ event: 'sign up' }]);
+    await insertAction('multiplePeople', 'watched movie', [{ event: 'watched movie' }]);
+    await insertAction('actionPersonProperties', '$pageview from non-internal', [
+      { event: '$pageview', properties: [{ key: 'bar', type: 'person', value: 'a', operator: 'icontains' }] },
+    ]);
+    await insertCohort('actionWithCohort', 'cohort1', [[person('$some_property', 'value')]]);
+    await insertAction('actionWithCohort', 'sign up', [
+      { event: 'sign up', properties: [{ key: 'id', type: 'cohort', value: cohorts['actionWithCohort:cohort1'] }] },
+    ]);
+    await insertAction('activeUsers', '$pageview', [{ event: '$pageview' }]);
+    await insertAction('breakdownPersons', 'sign up', [{ event: 'sign up', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }]);
+    await insertCohort('events', 'a', [[person('key', 'value')]]);
+    await insertAction('actionProps', 'sign up', [
+      { event: 'sign up', url: '/some/page', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] },
+    ]);
   }, 120_000);
 
   afterAll(async () => {
@@ -731,7 +910,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('an explicit 24-hour range counts exactly that range (QueryDateRange explicitDate, as test_last24hours_timerange)', async () => {
     // explicitDate: no widening to whole days, events from date_from itself (use_start_of_interval is off).
-    const r = await run('lastHours', '2020-11-03 00:00:00', { date_from: '2020-11-01 10:20:00', date_to: '2020-11-02 10:20:00', explicit_date: true, events: [{ id: 'event_name' }] });
+    const r = await run('lastHours', '2020-11-03 00:00:00', {
+      date_from: '2020-11-01 10:20:00',
+      date_to: '2020-11-02 10:20:00',
+      explicit_date: true,
+      events: [{ id: 'event_name' }],
+    });
     expect({ count: r[0]!.count, data: r[0]!.data, days: r[0]!.days }).toEqual({ count: 3, data: [2, 1], days: ['2020-11-01', '2020-11-02'] });
   });
 
@@ -762,7 +946,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_last14days_timerange (test_trends.py)', async () => {
     const days = Array.from({ length: 15 }, (_, i) => new Date(Date.UTC(2020, 9, 31 + i)).toISOString().slice(0, 10));
     const labels = days.map((d) => `${Number(d.slice(8))}-${d.slice(5, 7) === '10' ? 'Oct' : 'Nov'}-2020`);
-    await expectDates('last14days', '2020-11-14 10:20:00', { date_from: '-14d' }, { count: 6, data: [0, 1, 1, 0, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0], labels, days });
+    await expectDates(
+      'last14days',
+      '2020-11-14 10:20:00',
+      { date_from: '-14d' },
+      { count: 6, data: [0, 1, 1, 0, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0], labels, days },
+    );
   });
 
   it('test_last30days_timerange (test_trends.py)', async () => {
@@ -789,7 +978,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_this_month_timerange (test_trends.py)', async () => {
-    await expectDates('novemberSix', '2020-11-30 10:20:00', { date_from: 'mStart', interval: 'month' }, { count: 6, data: [6], labels: ['Nov 2020'], days: ['2020-11-01'] });
+    await expectDates(
+      'novemberSix',
+      '2020-11-30 10:20:00',
+      { date_from: 'mStart', interval: 'month' },
+      { count: 6, data: [6], labels: ['Nov 2020'], days: ['2020-11-01'] },
+    );
   });
 
   it('test_previous_month_timerange (test_trends.py)', async () => {
@@ -806,7 +1000,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       'yearToDate',
       '2020-04-30 10:20:00',
       { date_from: 'yStart', interval: 'month' },
-      { count: 5, data: [2, 2, 1, 0], labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'], days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'] },
+      {
+        count: 5,
+        data: [2, 2, 1, 0],
+        labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'],
+        days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'],
+      },
     );
   });
 
@@ -815,7 +1014,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       'allTime',
       '2020-04-30 10:20:00',
       { date_from: 'all', interval: 'month' },
-      { count: 5, data: [2, 2, 1, 0], labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'], days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'] },
+      {
+        count: 5,
+        data: [2, 2, 1, 0],
+        labels: ['Jan 2020', 'Feb 2020', 'Mar 2020', 'Apr 2020'],
+        days: ['2020-01-01', '2020-02-01', '2020-03-01', '2020-04-01'],
+      },
     );
   });
 
@@ -1032,7 +1236,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_multiple_cohorts (test_trends.py)', async () => {
     const ids = [cohorts['twoCohorts:cohort_1']!, cohorts['twoCohorts:cohort_2']!];
-    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', { date_from: '-7d', events: [{ id: '$pageview' }], properties: [], breakdown: ids, breakdown_type: 'cohort' });
+    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', {
+      date_from: '-7d',
+      events: [{ id: '$pageview' }],
+      properties: [],
+      breakdown: ids,
+      breakdown_type: 'cohort',
+    });
     // Several cohorts without "all" are one query, ordered by count.
     expect(r.map((s) => [s.count, s.label, s.breakdown_value])).toEqual([
       [2, 'cohort_2', ids[1]],
@@ -1042,13 +1252,24 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_single_cohort (test_trends.py)', async () => {
     const id = cohorts['twoCohorts:cohort_1']!;
-    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', { date_from: '-7d', events: [{ id: '$pageview' }], properties: [], breakdown: id, breakdown_type: 'cohort' });
+    const r = await run('twoCohorts', '2020-01-04T13:01:01Z', {
+      date_from: '-7d',
+      events: [{ id: '$pageview' }],
+      properties: [],
+      breakdown: id,
+      breakdown_type: 'cohort',
+    });
     expect(r.map((s) => [s.count, s.label])).toEqual([[1, 'cohort_1']]);
   });
 
   it('test_trends_breakdown_single_aggregate_cohorts (test_trends.py)', async () => {
     const ids = ['cohort1', 'cohort2', 'cohort3'].map((name) => cohorts[`janeJohnJill:${name}`]!);
-    const r = await run('janeJohnJill', '2020-01-04T13:00:01Z', { display: 'ActionsTable', breakdown: JSON.stringify([...ids, 'all']), breakdown_type: 'cohort', ...signUp });
+    const r = await run('janeJohnJill', '2020-01-04T13:00:01Z', {
+      display: 'ActionsTable',
+      breakdown: JSON.stringify([...ids, 'all']),
+      breakdown_type: 'cohort',
+      ...signUp,
+    });
     expect(Object.fromEntries(r.map((s) => [s.label, s.aggregated_value]))).toEqual({
       'sign up - cohort1': 2,
       'sign up - cohort2': 2,
@@ -1155,57 +1376,37 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     expect([r[0]!.data![4], r[0]!.data![5]]).toEqual([1, 2]);
   });
 
+  /** test_trends.py's count-per-actor cases: "viewed video" from 2020-01-01 to 2020-01-07. */
+  const perActor = (math: string, body: Record<string, unknown>) =>
+    run('countPerActor', '2020-02-01T00:00:00Z', { events: [{ id: 'viewed video', math }], date_from: '2020-01-01', date_to: '2020-01-07', ...body });
+
   it('test_trends_count_per_user_average_daily (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph' });
     expect(r).toHaveLength(1);
     expect(r[0]!.days).toEqual(['2020-01-01', '2020-01-02', '2020-01-03', '2020-01-04', '2020-01-05', '2020-01-06', '2020-01-07']);
     expect(r[0]!.data).toEqual([1.5, 0, 0, 1, 2, 0, 0]);
   });
 
   it('test_trends_count_per_user_average_weekly (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-      interval: 'week',
-    });
-    expect([r[0]!.days, r[0]!.data]).toEqual([['2019-12-29', '2020-01-05'], [1.3333333333333333, 2]]);
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph', interval: 'week' });
+    expect([r[0]!.days, r[0]!.data]).toEqual([
+      ['2019-12-29', '2020-01-05'],
+      [1.3333333333333333, 2],
+    ]);
   });
 
   it('test_trends_count_per_user_average_aggregated (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsTable',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsTable' });
     expect(r[0]!.aggregated_value).toBe(2.6666666666666665);
   });
 
   it('test_trends_count_per_user_maximum (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      events: [{ id: 'viewed video', math: 'max_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('max_count_per_actor', { display: 'ActionsLineGraph' });
     expect(r[0]!.data).toEqual([2, 0, 0, 1, 3, 0, 0]);
   });
 
   it('test_trends_count_per_user_average_with_event_property_breakdown (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      breakdown: 'color',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph', breakdown: 'color' });
     expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
       ['red', [1, 0, 0, 1, 2, 0, 0]],
       ['blue', [1, 0, 0, 0, 1, 0, 0]],
@@ -1214,14 +1415,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_count_per_user_average_with_person_property_breakdown (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsLineGraph',
-      breakdown: 'fruit',
-      breakdown_type: 'person',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsLineGraph', breakdown: 'fruit', breakdown_type: 'person' });
     expect(r.map((s) => [s.breakdown_value, s.data])).toEqual([
       ['mango', [2, 0, 0, 1, 2, 0, 0]],
       ['tomato', [1, 0, 0, 0, 0, 0, 0]],
@@ -1229,13 +1423,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_count_per_user_average_aggregated_with_event_property_breakdown (test_trends.py)', async () => {
-    const r = await run('countPerActor', '2020-02-01T00:00:00Z', {
-      display: 'ActionsTable',
-      breakdown: 'color',
-      events: [{ id: 'viewed video', math: 'avg_count_per_actor' }],
-      date_from: '2020-01-01',
-      date_to: '2020-01-07',
-    });
+    const r = await perActor('avg_count_per_actor', { display: 'ActionsTable', breakdown: 'color' });
     expect(r.map((s) => [s.breakdown_value, s.aggregated_value])).toEqual([
       ['red', 2],
       ['blue', 1],
@@ -1265,7 +1453,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_filtering_persons (test_trends.py)', async () => {
     for (const breakdown of [{ breakdown: 'email', breakdown_type: 'person' }, { breakdowns: [{ type: 'person', property: 'email' }] }]) {
-      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', { ...breakdown, date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] });
+      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', {
+        ...breakdown,
+        date_from: '-14d',
+        events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      });
       expect(r.map((s) => [s.label, s.count])).toEqual([
         ['test@gmail.com', 1],
         ['test@posthog.com', 1],
@@ -1276,7 +1468,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_filtering_limit (test_trends.py)', async () => {
     for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
-      const r = await run('breakdownLimit', '2020-01-04T13:01:01Z', { ...breakdown, date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] });
+      const r = await run('breakdownLimit', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        date_from: '-14d',
+        events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      });
       expect(r).toHaveLength(25);
     }
   });
@@ -1321,9 +1517,22 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_breakdown_by_person_property_pie_with_event_dau_filter (test_trends.py)', async () => {
     const events = [
-      { id: 'watched movie', name: 'watched movie', type: 'events', order: 0, math: 'dau', properties: [{ key: 'name', operator: 'not_icontains', value: 'person3', type: 'person' }] },
+      {
+        id: 'watched movie',
+        name: 'watched movie',
+        type: 'events',
+        order: 0,
+        math: 'dau',
+        properties: [{ key: 'name', operator: 'not_icontains', value: 'person3', type: 'person' }],
+      },
     ];
-    const r = await run('multiplePeople', '2020-01-04T13:01:01Z', { date_from: '-14d', display: 'ActionsPie', events, breakdown: 'name', breakdown_type: 'person' });
+    const r = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      display: 'ActionsPie',
+      events,
+      breakdown: 'name',
+      breakdown_type: 'person',
+    });
     expect(r.map((s) => [s.breakdown_value, s.aggregated_value]).sort()).toEqual([
       ['person1', 1],
       ['person2', 1],
@@ -1356,7 +1565,12 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   it('test_filter_test_accounts_cohorts (test_trends.py)', async () => {
     const testAccountFilters = [{ key: 'id', value: cohorts['cohortFilter:cohort1'], type: 'cohort' }];
-    const r = await run('cohortFilter', '2020-01-04T13:00:00Z', { events: [{ id: 'event_name' }], filter_test_accounts: true }, { test_account_filters: testAccountFilters });
+    const r = await run(
+      'cohortFilter',
+      '2020-01-04T13:00:00Z',
+      { events: [{ id: 'event_name' }], filter_test_accounts: true },
+      { test_account_filters: testAccountFilters },
+    );
     expect([r[0]!.count, r[0]!.data!.at(-1)]).toEqual([2, 2]);
   });
 
@@ -1391,7 +1605,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
         ...breakdown,
         date_from: '-14d',
         events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0, properties: [{ key: '$os', value: 'Mac' }] }],
-        properties: { type, values: [{ key: '$browser', value: 'Firefox' }, { key: '$os', value: 'Windows' }] },
+        properties: {
+          type,
+          values: [
+            { key: '$browser', value: 'Firefox' },
+            { key: '$os', value: 'Windows' },
+          ],
+        },
       });
       const either = await run('breakdownPropertiesNewFormat', '2020-01-05T13:01:01Z', query('OR'));
       expect(either.map((s) => [s.label, sum(s), s.breakdown_value])).toEqual([['second url', 1, 'breakdown' in breakdown ? 'second url' : ['second url']]]);
@@ -1444,7 +1664,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
       properties: {
         type: 'AND',
         values: [
-          { type: 'OR', values: [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }, { key: 'key', value: 'val' }] },
+          {
+            type: 'OR',
+            values: [
+              { key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' },
+              { key: 'key', value: 'val' },
+            ],
+          },
           {
             type: 'OR',
             values: [
@@ -1455,7 +1681,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
         ],
       },
     });
-    expect(r.map((s) => s.breakdown_value as string).sort()).toEqual(['test2@posthog.com', 'test3@posthog.com', 'test4@posthog.com', 'test5@posthog.com', 'test@gmail.com']);
+    expect(r.map((s) => s.breakdown_value as string).sort()).toEqual([
+      'test2@posthog.com',
+      'test3@posthog.com',
+      'test4@posthog.com',
+      'test5@posthog.com',
+      'test@gmail.com',
+    ]);
     const strict = await run('partialPushdowns', '2020-08-01T00:00:00Z', {
       ...base,
       events: [
@@ -1464,7 +1696,13 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
           name: 'sign up',
           type: 'events',
           order: 0,
-          properties: { type: 'AND', values: [{ key: 'key', value: 'val' }, { key: 'email', value: '@posthog.com', operator: 'icontains', type: 'person' }] },
+          properties: {
+            type: 'AND',
+            values: [
+              { key: 'key', value: 'val' },
+              { key: 'email', value: '@posthog.com', operator: 'icontains', type: 'person' },
+            ],
+          },
         },
       ],
       properties: {
@@ -1578,7 +1816,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_timezones_hourly_relative_from (test_trends.py)', async () => {
     const labels = Array.from({ length: 11 }, (_, h) => `5-Jan ${String(h).padStart(2, '0')}:00`);
     for (const math of [{ math: 'dau' }, {}]) {
-      const r = await run('timezonesHourly', '2020-01-05T10:01:01Z', { date_from: 'dStart', interval: 'hour', events: [{ id: 'sign up', name: 'sign up', ...math }] });
+      const r = await run('timezonesHourly', '2020-01-05T10:01:01Z', {
+        date_from: 'dStart',
+        interval: 'hour',
+        events: [{ id: 'sign up', name: 'sign up', ...math }],
+      });
       expect([r[0]!.labels, r[0]!.data]).toEqual([labels, [0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]]);
     }
   });
@@ -1592,7 +1834,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     });
     expect(hourly[0]!.days).toEqual(Array.from({ length: 24 }, (_, h) => `2020-01-03 ${String(h).padStart(2, '0')}:00:00`));
     expect([hourly[0]!.data![17], hourly[0]!.data!.length]).toEqual([1, 24]);
-    const daily = await run('timezonesDaily', '2020-02-01T00:00:00Z', { date_from: '2020-01-03', date_to: '2020-01-03', events: [{ id: 'sign up', name: 'sign up' }] });
+    const daily = await run('timezonesDaily', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-03',
+      date_to: '2020-01-03',
+      events: [{ id: 'sign up', name: 'sign up' }],
+    });
     expect(daily[0]!.data).toEqual([1]);
   });
 
@@ -1603,24 +1849,42 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     const dau = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-14d', events: [{ id: 'sign up', name: 'sign up', math: 'dau' }] });
     expect(dau[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0]);
     expect(dau[0]!.labels![0]).toBe('22-Dec-2019');
-    const weekly = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-7d', events: [{ id: 'sign up', name: 'sign up', math: 'weekly_active' }] });
+    const weekly = await run('timezonesDaily', '2020-01-05T13:01:01Z', {
+      date_from: '-7d',
+      events: [{ id: 'sign up', name: 'sign up', math: 'weekly_active' }],
+    });
     expect([weekly[0]!.data, weekly[0]!.labels]).toEqual([[0, 0, 0, 0, 1, 1, 1, 1], week]);
-    const byOs = await run('timezonesDaily', '2020-01-05T13:01:01Z', { date_from: '-7d', breakdown: '$os', events: [{ id: 'sign up', name: 'sign up', math: 'dau' }] });
+    const byOs = await run('timezonesDaily', '2020-01-05T13:01:01Z', {
+      date_from: '-7d',
+      breakdown: '$os',
+      events: [{ id: 'sign up', name: 'sign up', math: 'dau' }],
+    });
     expect(byOs[0]!.data).toEqual([0, 0, 0, 0, 1, 1, 0, 0]);
   });
 
   it('test_non_deterministic_timezones (test_trends.py)', async () => {
-    const r = await run('pacific', '2022-11-30T13:01:01Z', { date_from: '-30d', events: [{ id: 'sign up', name: 'sign up' }], interval: 'week' }, { timezone: 'US/Pacific' });
+    const r = await run(
+      'pacific',
+      '2022-11-30T13:01:01Z',
+      { date_from: '-30d', events: [{ id: 'sign up', name: 'sign up' }], interval: 'week' },
+      { timezone: 'US/Pacific' },
+    );
     expect(r[0]!.data).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('test_timezones_weekly (test_trends.py)', async () => {
     const query = { date_from: '-14d', interval: 'week', events: [{ id: 'sign up', name: 'sign up' }] };
     const sunday = await run('timezonesWeekly', '2020-01-26T03:00:00Z', query, { week_start_day: 0 });
-    expect([sunday[0]!.days, sunday[0]!.data]).toEqual([['2020-01-12', '2020-01-19', '2020-01-26'], [1, 1, 0]]);
+    expect([sunday[0]!.days, sunday[0]!.data]).toEqual([
+      ['2020-01-12', '2020-01-19', '2020-01-26'],
+      [1, 1, 0],
+    ]);
     // Monday weeks: the week of Jan 6 counts only what is after date_from (Jan 12).
     const monday = await run('timezonesWeekly', '2020-01-26T03:00:00Z', query, { week_start_day: 1 });
-    expect([monday[0]!.days, monday[0]!.data]).toEqual([['2020-01-06', '2020-01-13', '2020-01-20'], [1, 0, 1]]);
+    expect([monday[0]!.days, monday[0]!.data]).toEqual([
+      ['2020-01-06', '2020-01-13', '2020-01-20'],
+      [1, 0, 1],
+    ]);
   });
 
   it('test_same_day (test_trends.py)', async () => {
@@ -1629,8 +1893,14 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   it('test_trends_with_hogql_math (test_trends.py)', async () => {
-    const r = await run('hogqlMath', '2020-01-04T12:01:01Z', { interval: 'week', events: [{ id: 'sign up', math: 'hogql', math_hogql: 'avg(properties.x) + 1000' }] });
-    expect([r[0]!.labels, r[0]!.data]).toEqual([['28-Dec-2019', '29-Dec-2019 – 4-Jan-2020'], [0, 1003]]);
+    const r = await run('hogqlMath', '2020-01-04T12:01:01Z', {
+      interval: 'week',
+      events: [{ id: 'sign up', math: 'hogql', math_hogql: 'avg(properties.x) + 1000' }],
+    });
+    expect([r[0]!.labels, r[0]!.data]).toEqual([
+      ['28-Dec-2019', '29-Dec-2019 – 4-Jan-2020'],
+      [0, 1003],
+    ]);
   });
 
   it('test_response_empty_if_no_events (test_trends.py)', async () => {
@@ -1640,5 +1910,193 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_trends_for_non_existing_action: an event that never happened (test_trends.py)', async () => {
     const r = await run('events', '2020-01-04', { events: [{ id: 'DNE' }] });
     expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+  });
+  /** PostHog's assertEntityResponseEqual: the same points, labels and counts. */
+  const points = (r: TrendSeries[]) => r.map((s) => ({ data: s.data, labels: s.labels, days: s.days, count: s.count, breakdown_value: s.breakdown_value }));
+
+  it('test_action_filtering (test_trends.py)', async () => {
+    const byAction = await run('events', '2020-01-04T13:00:01Z', { actions: [{ id: actions['events:sign up'] }] });
+    const byEvent = await run('events', '2020-01-04T13:00:01Z', { events: [{ id: 'sign up' }] });
+    expect(byAction).toHaveLength(1);
+    expect(points(byAction)).toEqual(points(byEvent));
+    expect(byAction[0]!.label).toBe('sign up');
+  });
+
+  it('test_dau_filtering: the action answers as the event (test_trends.py)', async () => {
+    const byAction = await run('dauFiltering', '2020-01-04', { actions: [{ id: actions['dauFiltering:sign up'], math: 'dau' }] });
+    const byEvent = await run('dauFiltering', '2020-01-04', { events: [{ id: 'sign up', math: 'dau' }] });
+    expect([byAction[0]!.data![4], byAction[0]!.data![5]]).toEqual([1, 2]);
+    expect(points(byAction)).toEqual(points(byEvent));
+  });
+
+  it('test_dau_with_breakdown_filtering: the action answers as the event (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: '$some_property' }, { breakdowns: [{ property: '$some_property' }] }]) {
+      const byAction = await run('eventsOtherValue', '2020-01-04T13:01:01Z', {
+        ...breakdown,
+        actions: [{ id: actions['eventsOtherValue:sign up'], math: 'dau' }],
+      });
+      const byEvent = await run('eventsOtherValue', '2020-01-04T13:01:01Z', { ...breakdown, events: [{ id: 'sign up', math: 'dau' }] });
+      expect(points(byAction)).toEqual(points(byEvent));
+    }
+  });
+
+  it('test_breakdown_by_cohort: the action answers as the event (test_trends.py)', async () => {
+    const breakdown = JSON.stringify([...['cohort1', 'cohort2', 'cohort3'].map((name) => cohorts[`multiplePeople:${name}`]!), 'all']);
+    const byAction = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      breakdown,
+      breakdown_type: 'cohort',
+      actions: [{ id: actions['multiplePeople:watched movie'], type: 'actions', order: 0 }],
+    });
+    const byEvent = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      breakdown,
+      breakdown_type: 'cohort',
+      events: [{ id: 'watched movie', name: 'watched movie', type: 'events', order: 0 }],
+    });
+    expect(points(byAction)).toEqual(points(byEvent));
+    expect(byAction.map((s) => s.label)).toEqual([
+      'watched movie - cohort1',
+      'watched movie - cohort2',
+      'watched movie - cohort3',
+      'watched movie - all users',
+    ]);
+  });
+
+  it('test_breakdown_with_person_property_filter: the action answers as the event (test_trends.py)', async () => {
+    const byAction = await run('multiplePeople', '2020-01-04T13:01:01Z', {
+      date_from: '-14d',
+      actions: [{ id: actions['multiplePeople:watched movie'], type: 'actions', order: 0 }],
+      properties: [{ key: 'name', value: 'person2', type: 'person' }],
+      breakdown: 'order',
+    });
+    expect(byAction.map((s) => [s.count, s.breakdown_value])).toEqual([
+      [2, '2'],
+      [1, '1'],
+    ]);
+  });
+
+  it('test_trends_regression_filtering_by_action_with_person_properties (test_trends.py)', async () => {
+    const action = { actions: [{ id: actions['actionPersonProperties:$pageview from non-internal'] }] };
+    const r = await run('actionPersonProperties', '2020-01-04T13:01:01Z', action);
+    expect([r.length, r[0]!.count]).toEqual([1, 3]);
+    const withEmail = await run('actionPersonProperties', '2020-01-04T13:01:01Z', {
+      ...action,
+      properties: [{ key: 'email', type: 'person', value: 'is_set', operator: 'is_set' }],
+    });
+    expect([withEmail.length, withEmail[0]!.count]).toEqual([1, 2]);
+  });
+
+  it('test_action_filtering_with_cohort (test_trends.py)', async () => {
+    const r = await run('actionWithCohort', '2020-02-01T00:00:00Z', {
+      actions: [{ id: actions['actionWithCohort:sign up'] }],
+      date_from: '2020-01-01',
+      date_to: '2020-01-07',
+      properties: [{ key: '$bool_prop', value: 'x', type: 'person' }],
+    });
+    expect(r.map((s) => s.data)).toEqual([[0, 1, 1, 0, 0, 0, 0]]);
+  });
+
+  it('test_filtering_with_action_props (test_trends.py)', async () => {
+    const r = await run('actionProps', '2020-01-04T13:00:00Z', {
+      date_from: '-14d',
+      actions: [{ id: actions['actionProps:sign up'], type: 'actions', order: 0 }],
+    });
+    expect(r[0]!.count).toBe(2);
+  });
+  it('test_trends_breakdown_normalize_url (test_trends.py)', async () => {
+    const r = await run('normalizeUrl', '2020-01-04T13:00:01Z', {
+      date_from: '-7d',
+      display: 'ActionsLineGraphCumulative',
+      events: [{ id: 'sign up', math: 'dau' }],
+      breakdown: '$current_url',
+      breakdown_normalize_url: true,
+    });
+    expect(r.map((s) => s.label).sort()).toEqual(['http://hogflix/first', 'http://hogflix/second']);
+    expect(r.map((s) => s.breakdown_value).sort()).toEqual(['http://hogflix/first', 'http://hogflix/second']);
+  });
+
+  it('test_breakdown_with_filter (test_trends.py)', async () => {
+    const r = await run('breakdownWithFilter', '2020-01-04T13:00:00Z', {
+      date_from: '-14d',
+      breakdown: 'key',
+      events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }],
+      properties: [{ key: 'key', value: 'oh', operator: 'not_icontains' }],
+    });
+    expect(r.map((s) => s.breakdown_value)).toEqual(['val']);
+  });
+
+  it('test_weekly_active_users_hourly_full_week (test_trends.py)', async () => {
+    const r = await run('activeUsersFullWeek', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-03T00:00:00Z',
+      date_to: '2020-01-11T17:00:00Z',
+      interval: 'hour',
+      events: [{ id: '$pageview', type: 'events', order: 0, math: 'weekly_active' }],
+    });
+    const data = r[0]!.data!;
+    expect(data.reduce((a, b) => a + b, 0)).toBe(24 * 7 * 3);
+    expect([r[0]!.days[10], data[10], r[0]!.days[11]]).toEqual(['2020-01-03 10:00:00', 1, '2020-01-03 11:00:00']);
+    expect(data.slice(11, 178).every((x) => x === 3)).toBe(true);
+    expect([data[178], r[0]!.days[178]]).toEqual([2, '2020-01-10 10:00:00']);
+  });
+
+  it('test_weekly_active_users_daily_based_on_action (test_trends.py)', async () => {
+    const r = await run('activeUsers', '2020-02-01T00:00:00Z', {
+      date_from: '2020-01-08',
+      date_to: '2020-01-19',
+      actions: [{ id: actions['activeUsers:$pageview'], type: 'actions', order: 0, math: 'weekly_active' }],
+    });
+    expect(r[0]!.data).toEqual([1, 3, 2, 2, 3, 3, 3, 3, 3, 3, 1, 0]);
+  });
+
+  it('test_trends_breakdown_timezone (test_trends.py)', async () => {
+    const r = await run(
+      'countPerActorOrange',
+      '2020-04-01T00:00:00Z',
+      {
+        display: 'ActionsLineGraph',
+        events: [{ id: 'viewed video', math: 'dau' }],
+        breakdown: 'color',
+        date_from: '2020-01-01',
+        date_to: '2020-03-07',
+        interval: 'month',
+      },
+      { timezone: 'US/Pacific' },
+    );
+    for (const series of r.slice(0, 3)) expect(series.days).toEqual(['2020-01-01', '2020-02-01', '2020-03-01']);
+  });
+
+  it('test_breakdown_filtering_persons_with_action_props (test_trends.py)', async () => {
+    for (const breakdown of [{ breakdown: 'email', breakdown_type: 'person' }, { breakdowns: [{ property: 'email', type: 'person' }] }]) {
+      const r = await run('breakdownPersons', '2020-01-04T13:00:00Z', {
+        ...breakdown,
+        date_from: '-14d',
+        actions: [{ id: actions['breakdownPersons:sign up'], type: 'actions', order: 0 }],
+      });
+      expect(r.map((s) => [s.label, s.count])).toEqual([
+        ['test@gmail.com', 1],
+        ['test@posthog.com', 1],
+        [NULL, 1],
+      ]);
+    }
+  });
+
+  it('test_combine_all_cohort_and_icontains (test_trends.py)', async () => {
+    // No event matches: a cohort breakdown answers no series at all.
+    const r = await run('events', '2020-01-04T13:00:01Z', {
+      actions: [{ id: actions['events:sign up'], math: 'dau' }],
+      properties: [{ key: '$current_url', value: 'ii', operator: 'icontains' }],
+      breakdown: [cohorts['events:a'], 'all'],
+      breakdown_type: 'cohort',
+    });
+    expect(r).toHaveLength(0);
+  });
+
+  it('test_filter_by_precalculated_cohort (test_trends.py)', async () => {
+    const r = await run('cohortFilter', '2020-01-04T13:00:00Z', {
+      events: [{ id: 'event_name' }],
+      properties: [{ type: 'cohort', key: 'id', value: cohorts['cohortFilter:cohort1'] }],
+    });
+    expect([r[0]!.count, r[0]!.data!.at(-1)]).toEqual([2, 2]);
   });
 });

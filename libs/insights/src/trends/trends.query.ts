@@ -11,8 +11,9 @@ import {
   type QueryDateRange,
 } from '../common/date-range';
 import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
-import { evaluateFormula, parseFormula } from './trend-formula';
-import { BREAKDOWN_NULL, BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } from '../common/events-sql';
+import { parseFormula } from './trend-formula';
+import { applyFormula, breakdownOrder } from './trend-order';
+import { BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } from '../common/events-sql';
 import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
 import { jsonRows } from '../common/json-rows';
 import { nextWorkTurn } from '@sightline/http';
@@ -129,34 +130,6 @@ function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBr
   return [...byValue.values()];
 }
 
-/** Ranked values first, then "none", then "other" (PostHog's _breakdown_query_order_by). */
-const sentinelOrder = (values: readonly (string | number)[]) =>
-  values.some((x) => x === BREAKDOWN_OTHER) ? 2 : values.some((x) => x === BREAKDOWN_NULL) ? 1 : 0;
-
-/** Compares breakdown values as ClickHouse orders them: texts by their bytes, lists item by item. */
-function compareValues(a: readonly (string | number)[], b: readonly (string | number)[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (x === y) continue;
-    if (typeof x === 'number' && typeof y === 'number') return x - y;
-    return Buffer.compare(Buffer.from(String(x)), Buffer.from(String(y)));
-  }
-  return a.length - b.length;
-}
-
-/**
- * The order PostHog's trends query answers one series' breakdown values in
- * (trends_query_builder.py): real values, then "none", then "other"; within them the larger
- * series first (the sum of its points, cumulative ones included; a total's value), ties by value.
- */
-function breakdownOrder(a: TrendSeries, b: TrendSeries): number {
-  const av = [a.breakdown_value ?? ''].flat();
-  const bv = [b.breakdown_value ?? ''].flat();
-  const weight = (r: TrendSeries) => r.aggregated_value ?? (r.data ?? []).reduce((x, y) => x + y, 0);
-  return sentinelOrder(av) - sentinelOrder(bv) || weight(b) - weight(a) || compareValues(av, bv);
-}
-
 /** PostHog's smoothing: each point the floor of the mean of it and the n−1 before it. */
 function smooth(data: number[], intervals: number): number[] {
   if (intervals <= 1) return data;
@@ -258,6 +231,9 @@ export async function runTrendQuery(
       const query = new SeriesSqlBuilder({ ...input, histogramBins: bins }, sqlPorts).build();
       const rows = await runRows(ch, query.sql, query.params);
       await nextWorkTurn();
+      // A cohort's query is grouped by the cohort in PostHog: no events, no series
+      // (test_combine_all_cohort_and_icontains), where a series without breakdown answers zeros.
+      if (cohort !== null && rows.length === 0) return [];
       return collect(rows, period.range, totalValue, valueBreakdowns.length > 0).map((values) => ({ series, order, period, cohort, values }));
     }),
   );
@@ -353,65 +329,6 @@ export async function runTrendQuery(
 }
 
 const numberOrNull = (value: unknown) => (value === null || value === undefined || value === '' ? null : Number(value));
-
-/**
- * PostHog's apply_formula: without breakdown or compare one series `Formula (<formula>)`; with
- * them, one per breakdown value (or compare side), series without that value counting as zeros,
- * sorted by count (compare: by side, then count).
- */
-function applyFormula(results: TrendSeries[], filter: ParsedTrendFilter, totalValue: boolean, tree: ReturnType<typeof parseFormula>): TrendSeries[] {
-  const seriesCount = filter.series.length;
-  const groupKey = (r: TrendSeries) => JSON.stringify([r.compare_label ?? null, r.breakdown_value ?? null]);
-  const groups = new Map<string, TrendSeries[]>();
-  for (const r of results) {
-    const key = groupKey(r);
-    if (!groups.has(key)) groups.set(key, Array.from({ length: seriesCount }));
-    groups.get(key)![(r.action as { order: number }).order] = r;
-  }
-  const label = `Formula (${filter.formula})`;
-  const computed = [...groups.values()].map((members) => {
-    const base = members.find((m) => m !== undefined)!;
-    const out: TrendSeries = { ...base, label, action: null };
-    if (totalValue) {
-      out.aggregated_value =
-        evaluateFormula(
-          tree,
-          members.map((m) => [m?.aggregated_value ?? 0]),
-        )[0] ?? 0;
-      out.data = null;
-      out.count = 0;
-    } else {
-      const length = base.data!.length;
-      out.data = evaluateFormula(
-        tree,
-        members.map((m) => m?.data ?? Array.from({ length }, () => 0)),
-      );
-      out.count = out.data.reduce((a, b) => a + b, 0);
-    }
-    return out;
-  });
-  // PostHog's apply_formula order: comparing, each period by count; otherwise real values, then
-  // "none", then "other", each by value (a total's, else the sum of the points), count, points,
-  // and the breakdown value, all descending.
-  // A cohort list with "all" is one query per cohort in PostHog, and its formula is applied per
-  // cohort, in the list's order (apply_formula's "all" cohort case; test_formula.py test_breakdown_cohort).
-  if (filter.breakdowns.some((b) => b.type === 'cohort' && b.property === 'all')) return computed;
-  if (filter.compare) return computed.sort((a, b) => (a.compare_label ?? '').localeCompare(b.compare_label ?? '') || b.count - a.count);
-  const weight = (r: TrendSeries) => (totalValue ? (r.aggregated_value ?? 0) : (r.data ?? []).reduce((x, y) => x + y, 0));
-  const pointsOrder = (a: number[], b: number[]) => {
-    for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return b[i]! - a[i]!;
-    return b.length - a.length;
-  };
-  const valueText = (r: TrendSeries) => JSON.stringify(r.breakdown_value ?? null);
-  return computed.sort(
-    (a, b) =>
-      sentinelOrder([a.breakdown_value ?? ''].flat()) - sentinelOrder([b.breakdown_value ?? ''].flat()) ||
-      weight(b) - weight(a) ||
-      b.count - a.count ||
-      pointsOrder(a.data ?? [], b.data ?? []) ||
-      (valueText(a) < valueText(b) ? 1 : valueText(a) > valueText(b) ? -1 : 0),
-  );
-}
 
 function buildResponseFilter(filter: ParsedTrendFilter, range: QueryDateRange): Record<string, unknown> {
   const request = filter.request;
