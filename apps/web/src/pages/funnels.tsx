@@ -324,12 +324,15 @@ export function FunnelView({ steps: answer }: { steps: FunnelStep[] | FunnelStep
   );
 }
 
-/** PostHog's time-to-convert histogram: each bin's lower edge and count; the closing `[end, 0]` marks the last bin's upper edge. */
+/**
+ * PostHog's time-to-convert histogram: each bin's lower edge and count, all bins one width wide
+ * (the last one holds the slowest conversions, funnel_time_to_convert_udf.py); a lone bin is 60 s.
+ */
 function TimeToConvertView({ bins, average }: { bins: [number, number][]; average: number | null }) {
-  const shown = bins.slice(0, -1);
-  const series = useMemo(() => [{ label: 'Persons converted', values: shown.map(([, count]) => count) }], [bins]);
-  const labels = useMemo(() => shown.map(([start], i) => `${formatDuration(start)}–${formatDuration(bins[i + 1]![0])}`), [bins]);
-  if (shown.length === 0) return <Empty>Nobody converted in this date range.</Empty>;
+  const upperEdge = (i: number) => bins[i + 1]?.[0] ?? bins[i]![0] + (bins.length > 1 ? bins[1]![0] - bins[0]![0] : 60);
+  const series = useMemo(() => [{ label: 'Persons converted', values: bins.map(([, count]) => count) }], [bins]);
+  const labels = useMemo(() => bins.map(([start], i) => `${formatDuration(start)}–${formatDuration(upperEdge(i))}`), [bins]);
+  if (bins.length === 0) return <Empty>Nobody converted in this date range.</Empty>;
   return (
     <div class="funnel" data-testid="funnel-time-to-convert">
       <p class="hint">
@@ -346,8 +349,8 @@ function TimeToConvertView({ bins, average }: { bins: [number, number][]; averag
             </tr>
           </thead>
           <tbody>
-            {shown.map(([start, count], i) => (
-              <tr key={start} data-from-seconds={start} data-to-seconds={bins[i + 1]![0]} data-count={count}>
+            {bins.map(([start, count], i) => (
+              <tr key={start} data-from-seconds={start} data-to-seconds={upperEdge(i)} data-count={count}>
                 <th scope="row">{labels[i]}</th>
                 <td>{formatNumber(count)}</td>
               </tr>
