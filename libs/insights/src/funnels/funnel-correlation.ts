@@ -95,6 +95,7 @@ export function funnelsQueryToFilter(query: Record<string, unknown>): Record<str
     binCount: 'bin_count',
     breakdownAttributionType: 'breakdown_attribution_type',
     breakdownAttributionValue: 'breakdown_attribution_value',
+    funnelAggregateByHogQL: 'funnel_aggregate_by_hogql',
   };
   for (const [from, to] of Object.entries(renames)) if (funnels[from] !== undefined) out[to] = funnels[from];
   if (Array.isArray(funnels['exclusions'])) {
@@ -201,6 +202,13 @@ export async function runFunnelCorrelation(
     type: 'AND',
     values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
+  if (options.type === 'properties' && filter.aggregateByHogQL !== null && filter.aggregation_group_type_index === null) {
+    throw new TrendFilterError(
+      'funnel_aggregate_by_hogql',
+      "Property correlation compares persons' properties; a funnel aggregated by a HogQL expression does not count persons. Correlate events instead.",
+      'invalid',
+    );
+  }
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
   // Correlation looks at the whole funnel, not per breakdown value.
   const unbroken = { ...filter, breakdowns: [] };

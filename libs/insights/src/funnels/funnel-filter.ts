@@ -77,6 +77,11 @@ export interface ParsedFunnelFilter {
   breakdownAttribution: { type: BreakdownAttributionType; step: number };
   breakdown_limit: number;
   aggregation_group_type_index: number | null;
+  /**
+   * `funnel_aggregate_by_hogql`: what a funnel counts instead of persons, a HogQL expression per
+   * event (`properties.$session_id` counts sessions); null counts persons (absent, or "person_id").
+   */
+  aggregateByHogQL: string | null;
   fromStep: number;
   toStep: number;
   binCount: number | null;
@@ -191,11 +196,25 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
     breakdownAttribution,
     breakdown_limit: trend.breakdown_limit,
     aggregation_group_type_index: trend.aggregation_group_type_index,
+    aggregateByHogQL: aggregateByHogQL(body),
     fromStep,
     toStep,
     binCount: binCount(body),
     request: body,
   };
+}
+
+/**
+ * The HogQL a funnel aggregates by. PostHog counts persons when it is absent or "person_id"
+ * (funnel_event_query.py, `_aggregation_target_expr`); a group aggregation takes precedence there.
+ */
+function aggregateByHogQL(body: Record<string, unknown>): string | null {
+  const value = body['funnel_aggregate_by_hogql'];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new TrendFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
+  // Its length and nesting are bounded where every HogQL expression is, in the compiler.
+  const text = value.trim();
+  return text === '' || text === 'person_id' ? null : text;
 }
 
 /** A custom bin count, lowered or raised into 1..90 as PostHog does rather than refused. */

@@ -3,6 +3,7 @@ import { insertAction } from '../actions/actions.repository';
 import type { ActionStep } from '../actions/action-steps';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
 
@@ -189,6 +190,20 @@ const CASES: Record<string, Case> = {
         { event: 'user signed up', timestamp: '2020-01-02T14:00:00Z' },
         { event: 'paid', timestamp: '2020-01-10T14:00:00Z' },
       ],
+    },
+  },
+  hogqlAggregation: {
+    people: created([
+      ['user', 'user signed up', { $session_id: '1' }],
+      ['user', 'added to cart', { $session_id: '1' }],
+      ['user', 'checked out', { $session_id: '1' }],
+      ['user', 'user signed up', { $session_id: '2' }],
+      ['user', 'added to cart', { $session_id: '2' }],
+      ['second', 'user signed up', { $session_id: '3' }],
+    ]),
+    personProperties: {
+      user: { email: 'lembitu@posthog.com', common_prop: 'yes' },
+      second: { email: 'toomas@posthog.com', common_prop: 'yes' },
     },
   },
   repeatSteps: {
@@ -631,6 +646,32 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         action('watched movie', 2, { properties: [{ key: '$browser', value: 'Firefox' }] }),
       ]);
       expect(counts(await funnel('propFiltersPerEntity', body))).toEqual([1, 1, 0]);
+    });
+
+    it('test_hogql_aggregation: funnel_aggregate_by_hogql counts sessions, distinct ids, persons or a person property', async () => {
+      const body = { ...basic(events('user signed up', 'added to cart', 'checked out')) };
+      const by = async (expression?: string) =>
+        counts(await funnel('hogqlAggregation', expression === undefined ? body : { ...body, funnel_aggregate_by_hogql: expression }));
+      expect(await by()).toEqual([2, 1, 1]);
+      expect(await by('properties.$session_id')).toEqual([3, 2, 1]);
+      expect(await by('distinct_id')).toEqual([2, 1, 1]);
+      expect(await by('person_id')).toEqual([2, 1, 1]);
+      expect(await by('person.properties.common_prop')).toEqual([1, 1, 1]);
+    });
+
+    it('funnel_aggregate_by_hogql: an expression the compiler refuses is a 400 naming the field', async () => {
+      const body = { ...basic(events('user signed up', 'added to cart')), funnel_aggregate_by_hogql: 'count()' };
+      await expect(funnel('hogqlAggregation', body)).rejects.toMatchObject({ attr: 'funnel_aggregate_by_hogql' });
+    });
+
+    it('funnel_aggregate_by_hogql: events correlate; a property correlation (no persons to read) is a 400', async () => {
+      const body = { ...basic(events('user signed up', 'added to cart', 'checked out')), funnel_aggregate_by_hogql: 'properties.$session_id' };
+      const project = { id: teams['hogqlAggregation']!, timezone: 'UTC' };
+      const correlate = (options: Record<string, unknown>) => service.runCorrelation(project, parseFunnelFilter(body), parseCorrelationOptions(options), NOW);
+      await expect(correlate({ funnel_correlation_type: 'events' })).resolves.toMatchObject({ result: { events: expect.any(Array) } });
+      await expect(correlate({ funnel_correlation_type: 'properties', funnel_correlation_names: ['email'] })).rejects.toMatchObject({
+        attr: 'funnel_aggregate_by_hogql',
+      });
     });
 
     it('test_funnel_person_prop', async () => {

@@ -53,6 +53,24 @@ export class FunnelSqlBuilder extends EventsSql {
     this.breakdown = new FunnelBreakdownSql(input.filter, this.params, this.scope.breakdowns);
   }
 
+  /**
+   * What the funnel counts: a group of the aggregated type, else the value of
+   * `funnel_aggregate_by_hogql` on each event (as text), else the person (PostHog's
+   * `_aggregation_target_expr`, funnel_event_query.py, in that order).
+   */
+  private actorSqlCache: string | undefined;
+  protected override actorSql(): string {
+    const expression = this.input.filter.aggregateByHogQL;
+    if (this.scope.aggregationGroupTypeIndex !== null || expression === null) return super.actorSql();
+    return (this.actorSqlCache ??= `ifNull(toString(${this.ports.hogql(expression, this.params, { allowAggregations: false })}), '')`);
+  }
+
+  /** An event counts when its actor is there: PostHog leaves out an empty aggregation target; a deleted person's events stay out. */
+  protected override actorPresentSql(): string {
+    if (this.scope.aggregationGroupTypeIndex !== null || this.input.filter.aggregateByHogQL === null) return super.actorPresentSql();
+    return `${super.actorPresentSql()} AND ${this.actorSql()} != ''`;
+  }
+
   private stepSql(step: ParsedFunnelFilter['steps'][number]): string {
     const event =
       step.kind === 'actions'

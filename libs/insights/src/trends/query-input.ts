@@ -15,6 +15,8 @@ export interface HogQLSources {
   series: { math?: string; math_hogql?: string | null; properties: PropertyGroup }[];
   properties: PropertyGroup;
   breakdowns: { type: string; property: string | number }[];
+  /** A funnel's `funnel_aggregate_by_hogql`. */
+  aggregateByHogQL?: string | null;
 }
 
 const hogqlFilters = (group: PropertyGroup, attr: string): HogQLExpression[] =>
@@ -25,6 +27,7 @@ export function hogqlExpressions(query: HogQLSources, testAccountFilters: Proper
   return [
     ...query.series.flatMap((s) => (s.math === 'hogql' && s.math_hogql ? [{ text: s.math_hogql, attr: 'math_hogql' }] : [])),
     ...query.breakdowns.flatMap((b) => (b.type === 'hogql' ? [{ text: String(b.property), attr: 'breakdown' }] : [])),
+    ...(query.aggregateByHogQL ? [{ text: query.aggregateByHogQL, attr: 'funnel_aggregate_by_hogql' }] : []),
     ...hogqlFilters(query.properties, 'properties'),
     ...query.series.flatMap((s) => hogqlFilters(s.properties, 'properties')),
     ...hogqlFilters(actionFilters, 'actions'),

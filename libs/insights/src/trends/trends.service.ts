@@ -120,6 +120,7 @@ interface QueryReferences {
   properties: PropertyGroup;
   breakdowns: { type: string; property: string | number }[];
   extraActionIds?: number[];
+  aggregateByHogQL?: string | null;
 }
 
 const funnelReferences = (filter: ParsedFunnelFilter): QueryReferences => ({
@@ -127,6 +128,7 @@ const funnelReferences = (filter: ParsedFunnelFilter): QueryReferences => ({
   properties: filter.properties,
   breakdowns: filter.breakdowns,
   extraActionIds: filter.exclusions.flatMap((x) => (x.actionId === null ? [] : [x.actionId])),
+  aggregateByHogQL: filter.aggregateByHogQL,
 });
 
 /** Whether a query names cohorts: a cohort filter anywhere, or a cohort breakdown. */
