@@ -297,16 +297,6 @@ export class EventsSql {
     return this.scope.breakdowns.length > 1 ? `arrayResize([${other}], length(${raw}), ${other})` : other;
   }
 
-  /**
-   * The breakdown value array, empties as the null sentinel, values outside the top
-   * `breakdown_limit` (the `top_values` the query's WITH ranks) as the "other" sentinel.
-   */
-  protected breakdownArraySql(): string | null {
-    const raw = this.rawBreakdownArraySql();
-    if (!raw) return null;
-    return `if(has(top_values, ${raw}), ${raw}, ${this.otherValueSql(raw)})`;
-  }
-
   protected rawBreakdown: string | null | undefined;
   /**
    * The breakdown value with empties as the null sentinel: a text for one breakdown (a cheaper

@@ -71,14 +71,22 @@ export class FunnelSqlBuilder extends EventsSql {
     return `${super.actorPresentSql()} AND ${this.actorSql()} != ''`;
   }
 
+  /** An entity's (step's or exclusion's) event or action match and its own filters, each null when it has none. */
+  private entityParts(actionId: number | null, event: string | null, properties: PropertyGroup): { event: string | null; filters: string | null } {
+    return {
+      event:
+        actionId !== null
+          ? this.ports.actionMatch(actionId, this.compileContext())
+          : event !== null
+            ? `e.event = ${this.params.add(event, 'String')}`
+            : null,
+      filters: properties.values.length > 0 ? compilePropertyGroup(properties, this.compileContext()) : null,
+    };
+  }
+
   private stepSql(step: ParsedFunnelFilter['steps'][number]): string {
-    const event =
-      step.kind === 'actions'
-        ? this.ports.actionMatch(Number(step.id), this.compileContext())
-        : step.id !== null
-          ? `e.event = ${this.params.add(step.id, 'String')}`
-          : null;
-    const filters = step.properties.values.length > 0 ? compilePropertyGroup(step.properties, this.compileContext()) : null;
+    const isAction = step.kind === 'actions';
+    const { event, filters } = this.entityParts(isAction ? Number(step.id) : null, isAction || step.id === null ? null : String(step.id), step.properties);
     const parts = [event, filters].filter((p): p is string => p !== null);
     if (FIRST_TIME_STEP_MATHS.has(step.math)) parts.push(this.firstTimeEventSql(event, filters, step.math === 'first_time_for_user_with_filters'));
     return parts.length ? parts.join(' AND ') : '1';
@@ -105,10 +113,8 @@ export class FunnelSqlBuilder extends EventsSql {
   }
 
   private exclusionSql(exclusion: ParsedFunnelFilter['exclusions'][number]): string {
-    const parts: string[] = [];
-    if (exclusion.actionId !== null) parts.push(this.ports.actionMatch(exclusion.actionId, this.compileContext()));
-    else if (exclusion.event !== null) parts.push(`e.event = ${this.params.add(exclusion.event, 'String')}`);
-    if (exclusion.properties.values.length > 0) parts.push(compilePropertyGroup(exclusion.properties, this.compileContext()));
+    const { event, filters } = this.entityParts(exclusion.actionId, exclusion.event, exclusion.properties);
+    const parts = [event, filters].filter((p): p is string => p !== null);
     return parts.length ? parts.join(' AND ') : '1';
   }
 
