@@ -1,6 +1,15 @@
 import type { Request } from 'express';
 import { errors, sendJson } from '@sightline/http';
-import { funnelsQueryToFilter, parseFunnelFilter, parseTrendFilter, trendsQueryToFilter, type TrendsService } from '@sightline/insights';
+import {
+  funnelsQueryToFilter,
+  isFunnelsActorsQuery,
+  parseFunnelActorsPage,
+  parseFunnelActorsRequest,
+  parseFunnelFilter,
+  parseTrendFilter,
+  trendsQueryToFilter,
+  type TrendsService,
+} from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
@@ -69,17 +78,47 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
           modifiers: {},
         };
       }
+      // The persons behind a funnel step: an ActorsQuery over a FunnelsActorsQuery, or the FunnelsActorsQuery itself.
+      const actorsSource = query['kind'] === 'ActorsQuery' ? query['source'] : query;
+      if (isFunnelsActorsQuery(actorsSource)) {
+        const funnel = actorsSource['source'];
+        if (!isJsonObject(funnel) || funnel['kind'] !== 'FunnelsQuery') {
+          throw errors.validation('A FunnelsActorsQuery needs its FunnelsQuery as source.', 'query__source', 'required');
+        }
+        const filter = parseFunnelFilter(funnelsQueryToFilter(funnel));
+        const attr = actorsSource === query ? 'query' : 'query__source';
+        const answer = await service.runFunnelActors(
+          req.project!,
+          filter,
+          parseFunnelActorsRequest(actorsSource, attr),
+          parseFunnelActorsPage(actorsSource === query ? {} : query),
+          deps.now(),
+        );
+        return {
+          ...answer,
+          is_cached: false,
+          last_refresh: new Date(deps.now()).toISOString(),
+          timezone: req.project!.timezone,
+          timings: [],
+          hogql: null,
+          modifiers: {},
+        };
+      }
     } catch (error) {
       throw asValidationError(error);
     }
-    throw errors.validation(`Queries of kind "${String(query['kind']).slice(0, 60)}" are not supported (TrendsQuery, FunnelsQuery).`, 'query', 'not_supported');
+    throw errors.validation(
+      `Queries of kind "${String(query['kind']).slice(0, 60)}" are not supported (TrendsQuery, FunnelsQuery, ActorsQuery of a FunnelsActorsQuery).`,
+      'query',
+      'not_supported',
+    );
   };
   for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
     routes.post(
       `${prefix}/query`,
       {
         scope: 'query:read',
-        summary: 'Run a TrendsQuery or FunnelsQuery',
+        summary: 'Run a TrendsQuery, FunnelsQuery, or ActorsQuery of a FunnelsActorsQuery',
         throttle: 'clickhouse',
         example: () => ({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] } }),
       },

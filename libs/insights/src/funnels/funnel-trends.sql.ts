@@ -33,6 +33,15 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
       FROM (${inner}) GROUP BY bv, b`);
   }
 
+  /**
+   * One row per actor and period it entered the funnel in: `actor`, `bv`, `b` (the period, as
+   * trendsSql writes it) and `outcome` (1 converted, -1 entered but not converted, 0 not counted).
+   */
+  actorOutcomesSql(): string {
+    const { filter } = this.input;
+    return this.withSources(filter.orderType === 'unordered' ? this.unorderedOutcomesSql() : this.orderedOutcomesSql());
+  }
+
   /** Per actor: the first-touch breakdown value and its events `(t, mask, xmask, start period or '')` in time order. */
   private perActorSql(started: string): string {
     const { range } = this.input;
@@ -122,8 +131,8 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
     const span = `arrayFilter(x -> x.1 >= b_first AND x.1 <= b_last + ${window}, items)`;
     const fold = `arrayFold((a, p) -> ${step}, arrayMap(x -> (x.1, x.2, x.3 = b, x.4), ${span}), ${init})`;
     const entries = `arrayMap(x -> x.1, arrayFilter(x -> x.4 = b, evs))`;
-    return `SELECT bv, b, if(st.7 = 1, 1, if(st.6 = 1 AND st.3 >= ${fromStep} AND st.5 != 1 AND NOT any_full, -1, 0)) AS outcome FROM (
-        SELECT bv, b, st, max(st.6 = 1 AND st.7 = 0 AND st.5 = 2) OVER (PARTITION BY actor, bv) AS any_full FROM (
+    return `SELECT actor, bv, b, if(st.7 = 1, 1, if(st.6 = 1 AND st.3 >= ${fromStep} AND st.5 != 1 AND NOT any_full, -1, 0)) AS outcome FROM (
+        SELECT actor, bv, b, st, max(st.6 = 1 AND st.7 = 0 AND st.5 = 2) OVER (PARTITION BY actor, bv) AS any_full FROM (
           SELECT actor, bv, b, ${fold} AS st FROM (
             SELECT actor, bv, items, b, arrayMin(${entries}) AS b_first, arrayMax(${entries}) AS b_last FROM (
               SELECT actor, bv, evs, ${items} AS items, arrayJoin(arrayDistinct(arrayFilter(x -> x != '', arrayMap(x -> x.4, evs)))) AS b
@@ -148,7 +157,7 @@ export class FunnelTrendsSqlBuilder extends FunnelSqlBuilder {
     const steps = Array.from({ length: n }, (_, s) => s);
     const nextSteps = steps.map((s) => `${nextTime(`bitTest(e.2, ${s})`)} AS next_${s}`);
     const level = steps.map((s) => `(next_${s} <= ev.1 + ${window} AND next_${s} < next_x)`).join(' + ');
-    return `SELECT bv, b, multiIf(level >= ${filter.toStep + 1}, 1, level >= ${filter.fromStep + 1}, -1, 0) AS outcome FROM (
+    return `SELECT actor, bv, b, multiIf(level >= ${filter.toStep + 1}, 1, level >= ${filter.fromStep + 1}, -1, 0) AS outcome FROM (
         SELECT actor, bv, b, max(if(next_x > t + ${window} OR window_level = ${n}, window_level, 0)) AS level FROM (
           SELECT actor, bv, ev.1 AS t, ev.4 AS b, next_x, ${level} AS window_level
           FROM (SELECT actor, bv, evs, ${nextSteps.join(', ')}, ${nextTime('e.2 = 0 AND e.3 != 0')} AS next_x

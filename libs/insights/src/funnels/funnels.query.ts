@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PropertyGroup } from '@sightline/properties';
-import { resolveQueryDateRange } from '../common/date-range';
+import { resolveQueryDateRange, type QueryDateRange } from '../common/date-range';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
@@ -66,21 +66,13 @@ export function timeToConvertBins(seconds: number[], binCount: number | null): [
   return bins;
 }
 
-/** Runs a checked funnel for one project, shaped as PostHog's legacy funnel answer for its viz type. */
-export async function runFunnelQuery(
-  ch: ClickHouseClient,
+/** A funnel's date range (its interval for a trend, else days) and query-wide filters (with test-account filters when asked). */
+export async function funnelRangeAndFilters(
   project: TrendProject,
   filter: ParsedFunnelFilter,
   nowMs: number,
   ports: TrendQueryPorts,
-): Promise<FunnelResult> {
-  const answer = (result: FunnelResult['result']): FunnelResult => ({
-    result,
-    timezone: project.timezone,
-    is_cached: false,
-    last_refresh: new Date(nowMs).toISOString(),
-  });
-  if (filter.steps.length === 0) return answer([]);
+): Promise<{ range: QueryDateRange; properties: PropertyGroup }> {
   const earliest = filter.date_from === 'all' ? await ports.earliestEventMs() : null;
   const range = resolveQueryDateRange({
     dateFrom: filter.date_from,
@@ -96,6 +88,25 @@ export async function runFunnelQuery(
     type: 'AND',
     values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
+  return { range, properties };
+}
+
+/** Runs a checked funnel for one project, shaped as PostHog's legacy funnel answer for its viz type. */
+export async function runFunnelQuery(
+  ch: ClickHouseClient,
+  project: TrendProject,
+  filter: ParsedFunnelFilter,
+  nowMs: number,
+  ports: TrendQueryPorts,
+): Promise<FunnelResult> {
+  const answer = (result: FunnelResult['result']): FunnelResult => ({
+    result,
+    timezone: project.timezone,
+    is_cached: false,
+    last_refresh: new Date(nowMs).toISOString(),
+  });
+  if (filter.steps.length === 0) return answer([]);
+  const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
   const builder = (cohortId: number | null) => new FunnelSqlBuilder({ filter, properties, range, cohortId }, sqlPorts);
 

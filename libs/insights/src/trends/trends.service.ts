@@ -15,6 +15,7 @@ import { PERSON_ID, QueryInputError } from '../common/events-sql';
 import { ChannelTypeSql } from '../common/channel-type';
 import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
 import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
+import { runFunnelActorsQuery, type FunnelActorsPage, type FunnelActorsRequest, type FunnelActorsResult } from '../funnels/funnel-actors';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
 import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult } from '../funnels/funnel-correlation';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
@@ -58,6 +59,14 @@ export interface TrendsService {
     nowMs: number,
     options?: { refresh?: boolean },
   ): Promise<CorrelationResult>;
+  /** A page of the actors of a funnel step or funnel trend period (PostHog's FunnelsActorsQuery in an ActorsQuery). */
+  runFunnelActors(
+    project: TrendProjectRow,
+    filter: ParsedFunnelFilter,
+    request: FunnelActorsRequest,
+    page: FunnelActorsPage,
+    nowMs: number,
+  ): Promise<FunnelActorsResult>;
   /**
    * Throws what running the query would for an action or cohort the project does not have (or
    * has deleted), without running it: a saved insight is checked when it is written.
@@ -296,6 +305,12 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
         execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
           runFunnelCorrelation(deps.ch, project, filter, correlation, nowMs, ports),
         ),
+      );
+    },
+    async runFunnelActors(row, filter, request, page, nowMs) {
+      const project = trendProject(row);
+      return execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
+        runFunnelActorsQuery(deps, project, filter, request, page, nowMs, ports),
       );
     },
     async checkReferences(row, query) {

@@ -1,0 +1,510 @@
+import { createTestStores, insertGroup, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { TrendFilterError } from '../trends/trend-filter';
+import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseFunnelActorsPage, parseFunnelActorsRequest, type FunnelActorsResult } from './funnel-actors';
+import { parseFunnelFilter } from './funnel-filter';
+import type { FunnelStep } from './funnels.query';
+
+/**
+ * The actors behind funnel steps (PostHog's FunnelsActorsQuery in an ActorsQuery), ported from
+ * posthog/hogql_queries/insights/funnels/test/test_funnel_persons.py, test_funnel_strict_persons.py,
+ * test_funnel_unordered_persons.py, test_funnel_trends_persons.py, the actor assertions of
+ * test_funnel.py and ee/clickhouse/views/test/funnel/test_clickhouse_funnel.py (groups), with
+ * their data and numbers. Recordings (include_recordings, matched_recordings) are not ported:
+ * docs/behaviours.md.
+ */
+const NOW = Date.parse('2021-06-01T00:00:00Z');
+const STEPS3 = [
+  { id: 'step one', order: 0 },
+  { id: 'step two', order: 1 },
+  { id: 'step three', order: 2 },
+];
+const MAY = { interval: 'day', date_from: '2021-05-01 00:00:00', date_to: '2021-05-07 00:00:00', funnel_window_days: 7, events: STEPS3 };
+const JAN = {
+  date_from: '2020-01-01',
+  date_to: '2020-01-08',
+  interval: 'day',
+  funnel_window_days: 7,
+  events: [
+    { id: 'sign up', order: 0 },
+    { id: 'play movie', order: 1 },
+    { id: 'buy', order: 2 },
+  ],
+};
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+const users = (from: number, to: number, events: [string, string][]): JourneyPeople =>
+  Object.fromEntries(range(from, to).map((i) => [`user_${i}`, events.map(([event, timestamp]) => ({ event, timestamp }))]));
+
+/** Each data set in its own project (team), so one set of stores serves every case. */
+const DATA: Record<
+  string,
+  { people: JourneyPeople; personProperties?: Record<string, Record<string, unknown>>; distinctIds?: Record<string, string[]>; countsOnly?: boolean }
+> = {
+  // test_funnel_persons.py _create_sample_data_multiple_dropoffs
+  dropoffs: {
+    countsOnly: true,
+    people: {
+      ...users(0, 5, [
+        ['step one', '2021-05-01 00:00:00'],
+        ['step two', '2021-05-03 00:00:00'],
+        ['step three', '2021-05-05 00:00:00'],
+      ]),
+      ...users(5, 15, [
+        ['step one', '2021-05-01 00:00:00'],
+        ['step two', '2021-05-03 00:00:00'],
+      ]),
+      ...users(15, 35, [['step one', '2021-05-01 00:00:00']]),
+    },
+  },
+  // test_funnel_persons.py _create_sample_data
+  hundredTen: {
+    countsOnly: true,
+    people: users(0, 110, [
+      ['step one', '2021-05-01 00:00:00'],
+      ['step two', '2021-05-03 00:00:00'],
+      ['step three', '2021-05-05 00:00:00'],
+    ]),
+  },
+  // test_funnel_persons.py _create_browser_breakdown_events
+  browsers: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: { $browser: 'Chrome', $browser_version: '95' } },
+        { event: 'play movie', timestamp: '2020-01-01 13:00:00', properties: { $browser: 'Chrome', $browser_version: '95' } },
+        { event: 'buy', timestamp: '2020-01-01 15:00:00', properties: { $browser: 'Chrome', $browser_version: '95' } },
+      ],
+      person2: [
+        { event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: { $browser: 'Safari', $browser_version: '14' } },
+        { event: 'play movie', timestamp: '2020-01-02 16:00:00', properties: { $browser: 'Safari', $browser_version: '14' } },
+      ],
+    },
+    personProperties: { person1: { $country: 'PL' }, person2: { $country: 'EE' } },
+  },
+  // test_parses_step_breakdown_correctly
+  quotes: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: { $browser: "test''123" } },
+        { event: 'play movie', timestamp: '2020-01-01 13:00:00', properties: { $browser: "test''123" } },
+      ],
+    },
+    personProperties: { person1: { $country: 'PL' } },
+  },
+  // test_first_time_math_basic
+  firstTime: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00' },
+        { event: 'sign up', timestamp: '2020-01-02 12:00:00' },
+        { event: 'play movie', timestamp: '2020-01-01 13:00:00' },
+        { event: 'play movie', timestamp: '2020-01-02 13:00:00' },
+      ],
+    },
+  },
+  // test_first_time_math_multiple_ids: two persons, each with an anonymous id
+  firstTimeIds: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', distinctId: 'anon1' },
+        { event: 'play movie', timestamp: '2020-01-01 13:00:00' },
+      ],
+      person2: [
+        { event: 'sign up', timestamp: '2019-01-01 12:00:00', distinctId: 'anon2' },
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', distinctId: 'anon2' },
+        { event: 'play movie', timestamp: '2020-01-01 13:00:00' },
+      ],
+    },
+    distinctIds: { person1: ['anon1'], person2: ['anon2'] },
+  },
+  // test_funnel_strict_persons.py _create_sample_data_multiple_dropoffs
+  strict: {
+    countsOnly: true,
+    people: {
+      ...users(0, 5, [
+        ['step one', '2021-05-01 00:00:00'],
+        ['step fake', '2021-05-02 00:00:00'],
+        ['step two', '2021-05-03 00:00:00'],
+        ['step three', '2021-05-05 00:00:00'],
+      ]),
+      ...users(5, 15, [
+        ['step one', '2021-05-01 00:00:00'],
+        ['step two', '2021-05-03 00:00:00'],
+      ]),
+      ...users(15, 35, [['step one', '2021-05-01 00:00:00']]),
+    },
+  },
+  // test_funnel_unordered_persons.py _create_sample_data_multiple_dropoffs
+  unordered: {
+    countsOnly: true,
+    people: {
+      ...users(0, 5, [
+        ['step one', '2021-05-01 00:00:00'],
+        ['step three', '2021-05-03 00:00:00'],
+        ['step two', '2021-05-05 00:00:00'],
+      ]),
+      ...users(5, 15, [
+        ['step two', '2021-05-01 00:00:00'],
+        ['step one', '2021-05-03 00:00:00'],
+      ]),
+      ...users(15, 35, [['step one', '2021-05-01 00:00:00']]),
+    },
+  },
+  // test_funnel_trends_persons.py: user_one completes the funnel; user_two (drop-off case) only enters it
+  trends: {
+    people: {
+      user_one: [
+        { event: 'step one', timestamp: '2021-05-01 00:00:00' },
+        { event: 'step two', timestamp: '2021-05-02 00:00:00' },
+        { event: 'step three', timestamp: '2021-05-03 00:00:00' },
+      ],
+    },
+  },
+  trendsDropOff: { people: { user_one: [{ event: 'step one', timestamp: '2021-05-01 00:00:00' }] } },
+  // test_funnel.py test_basic_funnel_with_repeat_steps
+  repeat: {
+    people: {
+      stopped_after_signup1: [
+        { event: 'user signed up', timestamp: '2021-05-02 00:00:00' },
+        { event: 'user signed up', timestamp: '2021-05-02 01:00:00' },
+      ],
+      stopped_after_signup2: [{ event: 'user signed up', timestamp: '2021-05-02 00:00:00' }],
+    },
+  },
+  // test_clickhouse_funnel.py test_funnel_aggregation_with_groups
+  groups: {
+    people: {
+      user_1: [
+        { event: 'user signed up', timestamp: '2020-01-02 14:00:00', properties: { $group_0: 'org:5' } },
+        { event: 'user signed up', timestamp: '2020-01-10 14:00:00', properties: { $group_0: 'org:6' } },
+      ],
+      user_2: [{ event: 'paid', timestamp: '2020-01-03 14:00:00', properties: { $group_0: 'org:5' } }],
+    },
+  },
+  // test_clickhouse_funnel.py test_funnel_group_aggregation_with_groups_entity_filtering
+  groupsFiltered: {
+    people: {
+      user_1: [{ event: 'user signed up', timestamp: '2020-01-02 14:00:00', properties: { $group_0: 'org:5' } }],
+      user_2: [{ event: 'paid', timestamp: '2020-01-03 14:00:00', properties: { $group_0: 'org:5' } }],
+      user_3: [{ event: 'user signed up', timestamp: '2020-01-10 14:00:00', properties: { $group_0: 'org:6' } }],
+    },
+  },
+  // test_funnel_cohort_breakdown_persons
+  cohort: { people: { person1: [{ event: 'sign up', timestamp: '2020-01-02 12:00:00' }] }, personProperties: { person1: { key: 'value' } } },
+};
+
+describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
+  let stores: TestStores;
+  let service: TrendsService;
+  const teams: Record<string, number> = {};
+  let cohortId = 0;
+
+  beforeAll(async () => {
+    stores = await createTestStores('funnelactors');
+    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
+    await Promise.all(
+      Object.entries(DATA).map(async ([name, data]) => {
+        const [row] = await stores.db.query<{ id: number }>(
+          "INSERT INTO projects (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, $2, 'phc_factors_' || $2) RETURNING id",
+          [org!.organization_id, name],
+        );
+        teams[name] = row!.id;
+        // Sets only counted need no person rows: each event carries its person's id.
+        await insertJourneys(stores, data.people, {
+          teamId: row!.id,
+          personProperties: data.personProperties,
+          distinctIds: data.distinctIds,
+          createPeople: data.countsOnly !== true,
+        });
+      }),
+    );
+    for (const team of [teams['groups']!, teams['groupsFiltered']!]) {
+      await insertGroup(stores.db, team, 0, 'org:5', { industry: 'finance' });
+      await insertGroup(stores.db, team, 0, 'org:6', { industry: 'technology' });
+    }
+    cohortId = (
+      await stores.db.query<{ id: number }>("INSERT INTO cohorts (team_id, name, is_static, filters) VALUES ($1, 'test_cohort', false, $2) RETURNING id", [
+        teams['cohort'],
+        JSON.stringify({ properties: { type: 'AND', values: [{ key: 'key', value: 'value', type: 'person', operator: 'exact' }] } }),
+      ])
+    )[0]!.id;
+  });
+  afterAll(() => stores.close());
+
+  /** PostHog's get_actors: an ActorsQuery selecting ["id", "person"] over a FunnelsActorsQuery. */
+  const actors = (
+    team: string,
+    filter: Record<string, unknown>,
+    actor: Record<string, unknown>,
+    page: Record<string, unknown> = {},
+  ): Promise<FunnelActorsResult> =>
+    service.runFunnelActors(
+      { id: teams[team]!, timezone: 'UTC' },
+      parseFunnelFilter(filter),
+      parseFunnelActorsRequest({ kind: 'FunnelsActorsQuery', ...actor }),
+      parseFunnelActorsPage({ select: ['id', 'person'], ...page }),
+      NOW,
+    );
+  const ids = async (team: string, filter: Record<string, unknown>, actor: Record<string, unknown>) =>
+    (await actors(team, filter, actor)).results.map((row) => row[0] as string);
+  const uuid = (team: string, person: string) => journeyPersonUuid(person, teams[team]);
+  const sorted = (list: string[]) => [...list].sort();
+
+  describe('test_funnel_persons.py', () => {
+    it('test_first_step (test_funnel_persons.py)', async () => {
+      expect((await ids('dropoffs', MAY, { funnelStep: 1 })).length).toBe(35);
+    });
+
+    it('test_last_step (test_funnel_persons.py)', async () => {
+      expect((await ids('dropoffs', MAY, { funnelStep: 3 })).length).toBe(5);
+    });
+
+    it('test_second_step_dropoff (test_funnel_persons.py)', async () => {
+      expect((await ids('dropoffs', MAY, { funnelStep: -2 })).length).toBe(20);
+    });
+
+    it('test_last_step_dropoff (test_funnel_persons.py)', async () => {
+      const found = await ids('dropoffs', MAY, { funnelStep: -3 });
+      expect(sorted(found)).toEqual(sorted(range(5, 15).map((i) => uuid('dropoffs', `user_${i}`))));
+    });
+
+    it('test_basic_offset (test_funnel_persons.py)', async () => {
+      const first = await actors('hundredTen', MAY, { funnelStep: 1 });
+      expect(first.results.length).toBe(100);
+      expect(first).toMatchObject({ hasMore: true, limit: 100, offset: 0 });
+      const next = await actors('hundredTen', MAY, { funnelStep: 1 }, { offset: 100 });
+      expect(next.results.length).toBe(10);
+      expect(next).toMatchObject({ hasMore: false, offset: 100 });
+      // Pages neither repeat nor skip an actor.
+      expect(new Set([...first.results, ...next.results].map((r) => r[0])).size).toBe(110);
+    });
+
+    it('test_steps_with_custom_steps_parameter_are_equivalent_to_funnel_step (test_funnel_persons.py)', async () => {
+      const table: [number, number[], number][] = [
+        [1, [1, 2, 3], 35],
+        [2, [2, 3], 15],
+        [3, [3], 5],
+        [-2, [1], 20],
+        [-3, [2], 10],
+      ];
+      for (const [funnelStep, funnelCustomSteps, count] of table) {
+        const byStep = await actors('dropoffs', MAY, { funnelStep });
+        const byCustom = await actors('dropoffs', MAY, { funnelStep, funnelCustomSteps });
+        expect(byCustom.results).toEqual(byStep.results);
+        expect(byStep.results.length).toBe(count);
+      }
+    });
+
+    it('test_steps_with_custom_steps_parameter_where_funnel_step_equivalence_isnt_possible (test_funnel_persons.py)', async () => {
+      const table: [number[], number][] = [
+        [[1, 2], 30],
+        [[1, 3], 25],
+        [[3, 1], 25],
+        [[1, 3, 3, 1], 25],
+      ];
+      for (const [funnelCustomSteps, count] of table) expect((await ids('dropoffs', MAY, { funnelCustomSteps })).length).toBe(count);
+    });
+
+    it('test_steps_with_custom_steps_parameter_overrides_funnel_step (test_funnel_persons.py)', async () => {
+      expect((await ids('dropoffs', MAY, { funnelStep: 1, funnelCustomSteps: [3] })).length).toBe(5);
+    });
+
+    it('test_first_step_breakdowns (test_funnel_persons.py)', async () => {
+      const filter = { ...JAN, breakdown_type: 'event', breakdown: '$browser' };
+      expect(sorted(await ids('browsers', filter, { funnelStep: 1 }))).toEqual(sorted([uuid('browsers', 'person1'), uuid('browsers', 'person2')]));
+      expect(await ids('browsers', filter, { funnelStep: 1, funnelStepBreakdown: ['Chrome'] })).toEqual([uuid('browsers', 'person1')]);
+      expect(await ids('browsers', filter, { funnelStep: 1, funnelStepBreakdown: ['Safari'] })).toEqual([uuid('browsers', 'person2')]);
+    });
+
+    it('test_first_step_breakdowns_with_multi_property_breakdown (test_funnel_persons.py)', async () => {
+      const filter = { ...JAN, breakdown_type: 'event', breakdown: ['$browser', '$browser_version'] };
+      expect((await ids('browsers', filter, { funnelStep: 1 })).length).toBe(2);
+      expect(await ids('browsers', filter, { funnelStep: 1, funnelStepBreakdown: ['Chrome', '95'] })).toEqual([uuid('browsers', 'person1')]);
+      expect(await ids('browsers', filter, { funnelStep: 1, funnelStepBreakdown: ['Safari', '14'] })).toEqual([uuid('browsers', 'person2')]);
+    });
+
+    it('test_first_step_breakdown_person (test_funnel_persons.py)', async () => {
+      const filter = { ...JAN, breakdown_type: 'person', breakdown: '$country' };
+      expect((await ids('browsers', filter, { funnelStep: 1 })).length).toBe(2);
+      const ee = await actors('browsers', filter, { funnelStep: 1, funnelStepBreakdown: ['EE'] });
+      expect(ee.results.map((r) => r[0])).toEqual([uuid('browsers', 'person2')]);
+      // Custom steps give the same answer for a breakdown value.
+      expect((await actors('browsers', filter, { funnelStep: 1, funnelCustomSteps: [1, 2, 3], funnelStepBreakdown: ['EE'] })).results).toEqual(ee.results);
+      expect(await ids('browsers', filter, { funnelStep: 1, funnelStepBreakdown: ['PL'] })).toEqual([uuid('browsers', 'person1')]);
+    });
+
+    it('test_funnel_cohort_breakdown_persons (test_funnel_persons.py)', async () => {
+      const filter = { ...JAN, breakdown_type: 'cohort', breakdown: [cohortId] };
+      expect(await ids('cohort', filter, { funnelStep: 1 })).toEqual([uuid('cohort', 'person1')]);
+      expect(await ids('cohort', filter, { funnelStep: 1, funnelStepBreakdown: cohortId })).toEqual([uuid('cohort', 'person1')]);
+    });
+
+    it('test_parses_step_breakdown_correctly (test_funnel_persons.py)', async () => {
+      const filter = { ...JAN, events: JAN.events.slice(0, 2), breakdown_type: 'event', breakdown: '$browser' };
+      expect(await ids('quotes', filter, { funnelStep: 1, funnelStepBreakdown: ["test''123"] })).toEqual([uuid('quotes', 'person1')]);
+    });
+
+    it('test_first_time_math_basic (test_funnel_persons.py)', async () => {
+      const events = [
+        { id: 'sign up', order: 0, math: 'first_time_for_user' },
+        { id: 'play movie', order: 1 },
+      ];
+      const withBreakdown = { ...JAN, events, breakdown_type: 'event', breakdown: '$browser' };
+      expect(await ids('firstTime', withBreakdown, { funnelStep: 1 })).toEqual([uuid('firstTime', 'person1')]);
+      expect(await ids('firstTime', { ...JAN, events, date_from: '2020-01-02' }, { funnelStep: 1 })).toEqual([]);
+    });
+
+    it('test_first_time_math_multiple_ids (test_funnel_persons.py)', async () => {
+      const events = [
+        { id: 'sign up', order: 0, math: 'first_time_for_user' },
+        { id: 'play movie', order: 1 },
+      ];
+      const distinctIds = (r: FunnelActorsResult) => r.results.map((row) => sorted((row[1] as { distinct_ids: string[] }).distinct_ids));
+      const first = await actors('firstTimeIds', { ...JAN, events }, { funnelStep: 1 });
+      expect(distinctIds(first)).toEqual([['anon1', 'person1']]);
+      const both = await actors('firstTimeIds', { ...JAN, events, date_from: '2019-01-01', breakdown_type: 'event', breakdown: '$browser' }, { funnelStep: 1 });
+      expect(sorted(distinctIds(both).map((d) => d.join()))).toEqual(['anon1,person1', 'anon2,person2']);
+    });
+
+    it("answers the person as PostHog's PersonStrategy does, and the default select", async () => {
+      const [row] = (await actors('browsers', JAN, { funnelStep: 3 })).results;
+      expect(row).toEqual([
+        uuid('browsers', 'person1'),
+        { id: uuid('browsers', 'person1'), properties: { $country: 'PL' }, is_identified: false, created_at: expect.any(String), distinct_ids: ['person1'] },
+      ]);
+      const whole = await service.runFunnelActors(
+        { id: teams['browsers']!, timezone: 'UTC' },
+        parseFunnelFilter(JAN),
+        parseFunnelActorsRequest({ funnelStep: 3 }),
+        parseFunnelActorsPage({}),
+        NOW,
+      );
+      expect(whole).toMatchObject({ columns: ['person', 'id', 'person.$delete'], hasMore: false, limit: 100, offset: 0, missing_actors_count: 0 });
+      expect(whole.results).toEqual([[row![1], row![0], 1]]);
+    });
+
+    it("another project's funnel is never read", async () => {
+      // The dropoffs data asked from the browsers project: no step-one events there in May 2021.
+      expect(await ids('browsers', MAY, { funnelStep: 1 })).toEqual([]);
+    });
+  });
+
+  describe('test_funnel_strict_persons.py', () => {
+    const strict = { ...MAY, funnel_order_type: 'strict' };
+    it('test_first_step (test_funnel_strict_persons.py)', async () => {
+      expect((await ids('strict', strict, { funnelStep: 1 })).length).toBe(35);
+    });
+    it('test_second_step (test_funnel_strict_persons.py)', async () => {
+      expect((await ids('strict', strict, { funnelStep: 2 })).length).toBe(10);
+    });
+    it('test_second_step_dropoff (test_funnel_strict_persons.py)', async () => {
+      expect((await ids('strict', strict, { funnelStep: -2 })).length).toBe(25);
+    });
+    it('test_third_step (test_funnel_strict_persons.py)', async () => {
+      expect((await ids('strict', strict, { funnelStep: 3 })).length).toBe(0);
+    });
+  });
+
+  describe('test_funnel_unordered_persons.py', () => {
+    const unordered = { ...MAY, funnel_order_type: 'unordered' };
+    it('test_invalid_steps (test_funnel_unordered_persons.py)', () => {
+      expect(() => parseFunnelActorsRequest({ funnelStep: 'blah' })).toThrow(TrendFilterError);
+      expect(() => parseFunnelActorsRequest({ funnelStep: 0 })).toThrow("Funnel steps are 1-indexed, so step 0 doesn't exist");
+      expect(() => parseFunnelActorsRequest({ funnelStep: -1 })).toThrow('The first valid drop-off argument for funnelStep is -2');
+    });
+    it('test_first_step (test_funnel_unordered_persons.py)', async () => {
+      expect((await ids('unordered', unordered, { funnelStep: 1 })).length).toBe(35);
+    });
+    it('test_last_step (test_funnel_unordered_persons.py)', async () => {
+      expect((await ids('unordered', unordered, { funnelStep: 3 })).length).toBe(5);
+    });
+    it('test_second_step_dropoff (test_funnel_unordered_persons.py)', async () => {
+      expect((await ids('unordered', unordered, { funnelStep: -2 })).length).toBe(20);
+    });
+    it('test_last_step_dropoff (test_funnel_unordered_persons.py)', async () => {
+      expect((await ids('unordered', unordered, { funnelStep: -3 })).length).toBe(10);
+    });
+  });
+
+  describe('test_funnel_trends_persons.py', () => {
+    const trends = {
+      funnel_viz_type: 'trends',
+      interval: 'day',
+      date_from: '2021-05-01 00:00:00',
+      date_to: '2021-05-07 23:59:59',
+      funnel_window_days: 14,
+      funnel_from_step: 0,
+      events: STEPS3,
+    };
+    it('test_funnel_trend_persons_returns_recordings: the converted persons of a period (test_funnel_trends_persons.py)', async () => {
+      const found = await ids(
+        'trends',
+        { funnel_to_step: 1, ...trends },
+        { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' },
+      );
+      expect(found).toEqual([uuid('trends', 'user_one')]);
+    });
+    it('test_funnel_trend_persons_with_no_to_step (test_funnel_trends_persons.py)', async () => {
+      const found = await ids('trends', trends, { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' });
+      expect(found).toEqual([uuid('trends', 'user_one')]);
+      // Another period, or its drop-offs: nobody.
+      expect(await ids('trends', trends, { funnelTrendsDropOff: true, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' })).toEqual([]);
+      expect(await ids('trends', trends, { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-02T00:00:00Z' })).toEqual([]);
+    });
+    it('test_funnel_trend_persons_with_drop_off (test_funnel_trends_persons.py)', async () => {
+      const found = await ids('trendsDropOff', trends, { funnelTrendsDropOff: true, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' });
+      expect(found).toEqual([uuid('trendsDropOff', 'user_one')]);
+      expect(await ids('trendsDropOff', trends, { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' })).toEqual([]);
+    });
+  });
+
+  describe('test_funnel.py and groups', () => {
+    it('test_basic_funnel_with_repeat_steps: _get_actor_ids_at_step (test_funnel.py)', async () => {
+      const filter = {
+        events: [
+          { id: 'user signed up', type: 'events', order: 0 },
+          { id: 'user signed up', type: 'events', order: 1 },
+        ],
+        funnel_window_days: 14,
+        date_from: '2021-05-01',
+        date_to: '2021-05-07',
+      };
+      const steps = (await service.runFunnel({ id: teams['repeat']!, timezone: 'UTC' }, parseFunnelFilter(filter), NOW)).result as FunnelStep[];
+      expect(steps.map((s) => s.count)).toEqual([2, 1]);
+      expect(sorted(await ids('repeat', filter, { funnelStep: 1 }))).toEqual(
+        sorted([uuid('repeat', 'stopped_after_signup1'), uuid('repeat', 'stopped_after_signup2')]),
+      );
+      expect(await ids('repeat', filter, { funnelStep: 2 })).toEqual([uuid('repeat', 'stopped_after_signup1')]);
+    });
+
+    const groupFunnel = (first: Record<string, unknown> = {}) => ({
+      events: [
+        { id: 'user signed up', type: 'events', order: 0, ...first },
+        { id: 'paid', type: 'events', order: 1 },
+      ],
+      date_from: '2020-01-01',
+      date_to: '2020-01-14',
+      aggregation_group_type_index: 0,
+    });
+
+    it('test_funnel_aggregation_with_groups: the actors are groups (test_clickhouse_funnel.py)', async () => {
+      const answer = await service.runFunnelActors(
+        { id: teams['groups']!, timezone: 'UTC' },
+        parseFunnelFilter(groupFunnel()),
+        parseFunnelActorsRequest({ funnelStep: 1 }),
+        parseFunnelActorsPage({}),
+        NOW,
+      );
+      expect(answer.columns).toEqual(['group']);
+      expect(answer.results.map((r) => (r[0] as { id: string }).id)).toEqual(['org:5', 'org:6']);
+      expect(answer.results[0]![0]).toMatchObject({ type: 'group', group_key: 'org:5', group_type_index: 0, properties: { industry: 'finance' } });
+      expect((await ids('groups', groupFunnel(), { funnelStep: 2 })).length).toBe(1);
+    });
+
+    it('test_funnel_group_aggregation_with_groups_entity_filtering (test_clickhouse_funnel.py)', async () => {
+      const filter = groupFunnel({ properties: [{ key: '$group_0', value: 'org:5', type: 'event' }] });
+      expect(await ids('groupsFiltered', filter, { funnelStep: 1 })).toEqual(['org:5']);
+    });
+  });
+});

@@ -1,0 +1,320 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { isJsonObject } from '@sightline/json-input';
+import type { Sql } from '@sightline/postgres';
+import { DateTime } from 'luxon';
+import { formatBucketDay } from '../common/date-range';
+import { TrendFilterError } from '../trends/trend-filter';
+import type { TrendSqlPorts } from '../trends/trend-series.sql';
+import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
+import type { ParsedFunnelFilter } from './funnel-filter';
+import { funnelRangeAndFilters } from './funnels.query';
+import { FunnelActorsSqlBuilder, FunnelTrendActorsSqlBuilder, type FunnelActorsCondition } from './funnel-actors.sql';
+
+/** PostHog's DEFAULT_RETURNED_ROWS: the actors one answer lists when no limit is asked. */
+export const DEFAULT_FUNNEL_ACTORS_LIMIT = 100;
+/** PostHog's MAX_SELECT_RETURNED_ROWS for queries: a larger limit is lowered to it (HogQLHasMorePaginator). */
+export const MAX_FUNNEL_ACTORS_LIMIT = 50_000;
+/** The most custom steps read; a funnel has at most 20 steps, so more can only repeat them. */
+const MAX_CUSTOM_STEPS = 100;
+
+/** Which actors of a funnel are asked for (PostHog's FunnelsActorsQuery, without recordings). */
+export interface FunnelActorsRequest {
+  /** N > 0: reached step N; N < 0: reached step |N| - 1 but not |N|. */
+  funnelStep: number | null;
+  /** The actors whose furthest step is one of these (overrides funnelStep). */
+  funnelCustomSteps: number[] | null;
+  /** A breakdown value's actors only: its values as texts (a cohort breakdown: the cohort id). */
+  funnelStepBreakdown: string[] | null;
+  funnelTrendsDropOff: boolean;
+  funnelTrendsEntrancePeriodStart: string | null;
+}
+
+/** The columns an ActorsQuery over a funnel may select. */
+export const FUNNEL_ACTOR_COLUMNS = ['person', 'actor', 'group', 'id', 'key', 'person.$delete', 'created_at', 'matched_recordings'] as const;
+export type FunnelActorColumn = (typeof FUNNEL_ACTOR_COLUMNS)[number];
+
+export interface FunnelActorsPage {
+  select: FunnelActorColumn[] | null;
+  limit: number;
+  offset: number;
+}
+
+/** A person as PostHog's PersonStrategy.get_actors answers it; a group as GroupStrategy's. */
+export type FunnelActor =
+  | { id: string; properties: Record<string, unknown>; is_identified: boolean; created_at: string; distinct_ids: string[] }
+  | {
+      id: string;
+      type: 'group';
+      properties: Record<string, unknown>;
+      group_key: string;
+      group_type_index: number;
+      group_properties: Record<string, unknown>;
+      created_at: string;
+    }
+  | { id: string; group_type_index?: number };
+
+/** PostHog's ActorsQueryResponse. */
+export interface FunnelActorsResult {
+  results: unknown[][];
+  columns: string[];
+  types: string[];
+  hasMore: boolean;
+  limit: number;
+  offset: number;
+  missing_actors_count: number;
+}
+
+const fail = (attr: string, message: string, code = 'invalid'): never => {
+  throw new TrendFilterError(attr, message, code);
+};
+
+function optionalInt(node: Record<string, unknown>, key: string, attr: string): number | null {
+  const value = node[key];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) fail(attr, `${key} must be an integer.`);
+  return value as number;
+}
+
+/** A breakdown value (a text, a number or a list of them) as the texts the funnel's `bv` holds. */
+function breakdownTexts(value: unknown, attr: string): string[] | null {
+  if (value === undefined || value === null) return null;
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length > 10 || !list.every((v) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) {
+    fail(attr, 'funnelStepBreakdown must be a breakdown value: a text, a number or a list of them.');
+  }
+  return list.map((v) => String(v));
+}
+
+/** The actor fields of a FunnelsActorsQuery node (its `source`, the FunnelsQuery, is parsed by the caller). */
+export function parseFunnelActorsRequest(node: Record<string, unknown>, attr = 'query__source'): FunnelActorsRequest {
+  const funnelStep = optionalInt(node, 'funnelStep', `${attr}__funnelStep`);
+  if (funnelStep === 0) fail(`${attr}__funnelStep`, "Funnel steps are 1-indexed, so step 0 doesn't exist");
+  if (funnelStep === -1) fail(`${attr}__funnelStep`, 'The first valid drop-off argument for funnelStep is -2');
+  const rawCustom = node['funnelCustomSteps'];
+  let funnelCustomSteps: number[] | null = null;
+  if (rawCustom !== undefined && rawCustom !== null) {
+    if (!Array.isArray(rawCustom) || rawCustom.length > MAX_CUSTOM_STEPS || !rawCustom.every((s) => Number.isSafeInteger(s) && (s as number) > 0)) {
+      fail(`${attr}__funnelCustomSteps`, 'funnelCustomSteps must be a list of step numbers (from 1).');
+    }
+    funnelCustomSteps = (rawCustom as number[]).length > 0 ? (rawCustom as number[]) : null;
+  }
+  const dropOff = node['funnelTrendsDropOff'];
+  if (dropOff !== undefined && dropOff !== null && typeof dropOff !== 'boolean')
+    fail(`${attr}__funnelTrendsDropOff`, 'funnelTrendsDropOff must be true or false.');
+  const periodStart = node['funnelTrendsEntrancePeriodStart'];
+  if (periodStart !== undefined && periodStart !== null && (typeof periodStart !== 'string' || periodStart.length > 64)) {
+    fail(`${attr}__funnelTrendsEntrancePeriodStart`, 'funnelTrendsEntrancePeriodStart must be a date-time.');
+  }
+  // includeRecordings is read as false: recordings are not matched to funnel actors (docs/behaviours.md).
+  return {
+    funnelStep,
+    funnelCustomSteps,
+    funnelStepBreakdown: breakdownTexts(node['funnelStepBreakdown'], `${attr}__funnelStepBreakdown`),
+    funnelTrendsDropOff: dropOff === true,
+    funnelTrendsEntrancePeriodStart: (periodStart as string | null | undefined) ?? null,
+  };
+}
+
+/** An ActorsQuery's `select`, `limit` and `offset` (PostHog's paginator: default 100, at most 50,000, larger lowered). */
+export function parseFunnelActorsPage(node: Record<string, unknown>): FunnelActorsPage {
+  const rawSelect = node['select'];
+  let select: FunnelActorColumn[] | null = null;
+  if (rawSelect !== undefined && rawSelect !== null) {
+    if (!Array.isArray(rawSelect) || rawSelect.length > 20) fail('query__select', 'select must be a list of columns.');
+    for (const column of rawSelect as unknown[]) {
+      if (typeof column !== 'string' || !(FUNNEL_ACTOR_COLUMNS as readonly string[]).includes(column)) {
+        fail(
+          'query__select',
+          `Column ${JSON.stringify(column).slice(0, 60)} is not served for funnel actors (one of: ${FUNNEL_ACTOR_COLUMNS.join(', ')}).`,
+          'not_supported',
+        );
+      }
+    }
+    select = (rawSelect as FunnelActorColumn[]).length > 0 ? (rawSelect as FunnelActorColumn[]) : null;
+  }
+  const limit = optionalInt(node, 'limit', 'query__limit');
+  const offset = optionalInt(node, 'offset', 'query__offset');
+  if (limit !== null && limit < 1) fail('query__limit', 'limit must be at least 1.');
+  if (offset !== null && (offset < 0 || offset > 1e9)) fail('query__offset', 'offset must be between 0 and 1000000000.');
+  return { select, limit: Math.min(limit ?? DEFAULT_FUNNEL_ACTORS_LIMIT, MAX_FUNNEL_ACTORS_LIMIT), offset: offset ?? 0 };
+}
+
+/** Which level an actor's furthest step must have (PostHog's `_get_funnel_person_step_condition`). */
+function stepCondition(filter: ParsedFunnelFilter, request: FunnelActorsRequest): FunnelActorsCondition['levels'] {
+  const n = filter.steps.length;
+  if (request.funnelCustomSteps) return { in: request.funnelCustomSteps };
+  const step = request.funnelStep;
+  if (step === null) return fail('query__source__funnelStep', 'Missing both funnelStep and funnelCustomSteps.', 'required');
+  if (Math.abs(step) > n) return fail('query__source__funnelStep', `The funnel has ${n} steps.`);
+  return step > 0 ? { atLeast: step } : { in: [-step - 1] };
+}
+
+/** The period a funnel trend's actors entered in, as the trend SQL writes it. */
+function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, request: FunnelActorsRequest): string {
+  const text = request.funnelTrendsEntrancePeriodStart;
+  if (text === null)
+    return fail('query__source__funnelTrendsEntrancePeriodStart', 'funnelTrendsEntrancePeriodStart is required for a funnel trend.', 'required');
+  const iso = text.includes('T') ? text : text.replace(' ', 'T');
+  const at = DateTime.fromISO(iso, { zone: project.timezone, setZone: false }).setZone(project.timezone);
+  if (!at.isValid) fail('query__source__funnelTrendsEntrancePeriodStart', 'funnelTrendsEntrancePeriodStart must be a date-time.');
+  return formatBucketDay(at, filter.interval);
+}
+
+async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<T[]> {
+  return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
+}
+
+/**
+ * The actors of a funnel step (or of a funnel trend's entrance period), a page of them ordered by
+ * actor id as PostHog's funnel actors query orders them (funnel_persons.py, funnel_trends.py
+ * actor_query), read from the same per-actor fold the funnel counts with: every actor a step's
+ * count includes is listed by that step's actors and no other.
+ */
+export async function runFunnelActorsQuery(
+  stores: { ch: ClickHouseClient; db: Sql },
+  project: TrendProject,
+  filter: ParsedFunnelFilter,
+  request: FunnelActorsRequest,
+  page: FunnelActorsPage,
+  nowMs: number,
+  ports: TrendQueryPorts,
+): Promise<FunnelActorsResult> {
+  const groupIndex = filter.aggregation_group_type_index;
+  const columns: string[] = page.select ?? (groupIndex !== null ? ['group'] : ['person', 'id', 'person.$delete']);
+  const empty = (): FunnelActorsResult => ({
+    results: [],
+    columns,
+    types: columns.map(columnType),
+    hasMore: false,
+    limit: page.limit,
+    offset: page.offset,
+    missing_actors_count: 0,
+  });
+  if (filter.steps.length === 0) return empty();
+  const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
+  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
+  // A cohort breakdown's value is the cohort (0: all users): its members only; without a value, the members of any of them.
+  let cohortId: number | null = null;
+  let anyOfCohorts: number[] = [];
+  if (cohortBreakdown) {
+    const cohorts = filter.breakdowns.filter((b) => b.property !== 'all').map((b) => Number(b.property));
+    if (request.funnelStepBreakdown !== null) {
+      const asked = Number(request.funnelStepBreakdown[0]);
+      if (asked !== 0 && !cohorts.includes(asked)) return empty();
+      cohortId = asked === 0 ? null : asked;
+    } else if (cohorts.length === filter.breakdowns.length) {
+      anyOfCohorts = cohorts;
+    }
+  }
+  const condition: FunnelActorsCondition = {
+    levels: filter.vizType === 'trends' ? null : stepCondition(filter, request),
+    breakdownValue: cohortBreakdown || filter.breakdowns.length === 0 ? null : request.funnelStepBreakdown,
+    anyOfCohorts,
+    period: filter.vizType === 'trends' ? { start: entrancePeriod(filter, project, request), dropOff: request.funnelTrendsDropOff } : null,
+    limit: page.limit,
+    offset: page.offset,
+  };
+  const input = { filter, properties, range, cohortId };
+  const builder = filter.vizType === 'trends' ? new FunnelTrendActorsSqlBuilder(input, sqlPorts) : new FunnelActorsSqlBuilder(input, sqlPorts);
+  const found = (await rows<{ actor_id: string }>(stores.ch, builder.actorIdsSql(condition), builder.params.values)).map((r) => r.actor_id);
+  const hasMore = found.length > page.limit;
+  const ids = found.slice(0, page.limit);
+  const actors = groupIndex !== null ? await groupsByKey(stores.db, project.id, groupIndex, ids) : await personsByUuid(stores.db, project.id, ids);
+  const results = ids.map((id) => {
+    const actor: FunnelActor = actors.get(id) ?? (groupIndex !== null ? { id, group_type_index: groupIndex } : { id });
+    return columns.map((column) => columnValue(column as FunnelActorColumn, id, actor));
+  });
+  return {
+    results,
+    columns,
+    types: columns.map(columnType),
+    hasMore,
+    limit: page.limit,
+    offset: page.offset,
+    missing_actors_count: ids.filter((id) => !actors.has(id)).length,
+  };
+}
+
+function columnValue(column: FunnelActorColumn, id: string, actor: FunnelActor): unknown {
+  switch (column) {
+    case 'person':
+    case 'actor':
+    case 'group':
+      return actor;
+    case 'id':
+    case 'key':
+      return id;
+    case 'person.$delete':
+      return 1;
+    case 'created_at':
+      return 'created_at' in actor ? actor.created_at : null;
+    case 'matched_recordings':
+      // Recordings are not matched to funnel actors (docs/behaviours.md).
+      return [];
+  }
+}
+
+function columnType(column: string): string {
+  return column === 'person.$delete' ? 'UInt8' : column === 'created_at' ? 'DateTime64(6, UTC)' : column === 'matched_recordings' ? 'Array(Tuple)' : 'String';
+}
+
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The project's persons by uuid, as PostHog's PersonStrategy reads them from PostgreSQL. */
+async function personsByUuid(db: Sql, teamId: number, uuids: string[]): Promise<Map<string, FunnelActor>> {
+  // A funnel_aggregate_by_hogql value that is not a person's uuid names no person.
+  const valid = uuids.filter((u) => UUID_TEXT.test(u));
+  const out = new Map<string, FunnelActor>();
+  if (valid.length === 0) return out;
+  const found = await db.query<{
+    uuid: string;
+    properties: Record<string, unknown> | null;
+    is_identified: boolean;
+    created_at: Date | string;
+    distinct_ids: string[] | null;
+  }>(
+    `SELECT p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
+            (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
+       FROM unnest($2::uuid[]) AS listed(uuid) JOIN persons p ON p.team_id = $1 AND p.uuid = listed.uuid`,
+    [teamId, valid],
+  );
+  for (const p of found) {
+    out.set(p.uuid, {
+      id: p.uuid,
+      properties: p.properties ?? {},
+      is_identified: p.is_identified,
+      created_at: new Date(p.created_at).toISOString(),
+      distinct_ids: p.distinct_ids ?? [],
+    });
+  }
+  return out;
+}
+
+/** The project's groups of one type by key, as PostHog's GroupStrategy answers them. */
+async function groupsByKey(db: Sql, teamId: number, groupTypeIndex: number, keys: string[]): Promise<Map<string, FunnelActor>> {
+  const out = new Map<string, FunnelActor>();
+  if (keys.length === 0) return out;
+  const found = await db.query<{ group_key: string; group_properties: Record<string, unknown> | null; created_at: Date | string }>(
+    'SELECT group_key, group_properties, created_at FROM groups WHERE team_id = $1 AND group_type_index = $2 AND group_key = ANY($3::text[])',
+    [teamId, groupTypeIndex, keys],
+  );
+  for (const g of found) {
+    const properties = g.group_properties ?? {};
+    out.set(g.group_key, {
+      id: g.group_key,
+      type: 'group',
+      properties,
+      group_key: g.group_key,
+      group_type_index: groupTypeIndex,
+      group_properties: properties,
+      created_at: new Date(g.created_at).toISOString(),
+    });
+  }
+  return out;
+}
+
+/** Whether a request body is a FunnelsActorsQuery node. */
+export function isFunnelsActorsQuery(node: unknown): node is Record<string, unknown> {
+  return isJsonObject(node) && node['kind'] === 'FunnelsActorsQuery';
+}
