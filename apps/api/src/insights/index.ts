@@ -1,5 +1,6 @@
 import { createTrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
+import { createPersonsFunnelRoutes } from '../persons/persons-funnel.route';
 import { createQueryRoutes } from '../query';
 import { createFunnelRoutes } from './funnel.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';
@@ -22,6 +23,8 @@ export function createInsightsRoutes(deps: InsightsDeps): RouteTable {
     createFunnelRoutes(deps, service),
     // The query API runs on the same engines and shares their answer cache.
     createQueryRoutes(deps, service),
+    // The persons behind a funnel step: before the persons routes, whose `:person_id` would take `funnel`.
+    createPersonsFunnelRoutes(deps, service),
     // After trend/ and funnel/: `:insight_id` would otherwise be tried on those paths first.
     createSavedInsightsRoutes(deps, service),
   );

@@ -27,6 +27,8 @@ export interface FunnelActorsRequest {
   funnelStepBreakdown: string[] | null;
   funnelTrendsDropOff: boolean;
   funnelTrendsEntrancePeriodStart: string | null;
+  /** The attr an error about one of these fields names (the request's own spelling of it). */
+  attr: (field: string) => string;
 }
 
 /** The columns an ActorsQuery over a funnel may select. */
@@ -86,45 +88,47 @@ function breakdownTexts(value: unknown, attr: string): string[] | null {
 }
 
 /** The actor fields of a FunnelsActorsQuery node (its `source`, the FunnelsQuery, is parsed by the caller). */
-export function parseFunnelActorsRequest(node: Record<string, unknown>, attr = 'query__source'): FunnelActorsRequest {
-  const funnelStep = optionalInt(node, 'funnelStep', `${attr}__funnelStep`);
-  if (funnelStep === 0) fail(`${attr}__funnelStep`, "Funnel steps are 1-indexed, so step 0 doesn't exist");
-  if (funnelStep === -1) fail(`${attr}__funnelStep`, 'The first valid drop-off argument for funnelStep is -2');
+export function parseFunnelActorsRequest(node: Record<string, unknown>, attrOf: string | ((field: string) => string) = 'query__source'): FunnelActorsRequest {
+  const attr = typeof attrOf === 'string' ? (field: string) => `${attrOf}__${field}` : attrOf;
+  const funnelStep = optionalInt(node, 'funnelStep', attr('funnelStep'));
+  if (funnelStep === 0) fail(attr('funnelStep'), "Funnel steps are 1-indexed, so step 0 doesn't exist");
+  if (funnelStep === -1) fail(attr('funnelStep'), 'The first valid drop-off argument for funnelStep is -2');
   const rawCustom = node['funnelCustomSteps'];
   let funnelCustomSteps: number[] | null = null;
   if (rawCustom !== undefined && rawCustom !== null) {
     if (!Array.isArray(rawCustom) || rawCustom.length > MAX_CUSTOM_STEPS || !rawCustom.every((s) => Number.isSafeInteger(s) && (s as number) > 0)) {
-      fail(`${attr}__funnelCustomSteps`, 'funnelCustomSteps must be a list of step numbers (from 1).');
+      fail(attr('funnelCustomSteps'), 'funnelCustomSteps must be a list of step numbers (from 1).');
     }
     funnelCustomSteps = (rawCustom as number[]).length > 0 ? (rawCustom as number[]) : null;
   }
   const dropOff = node['funnelTrendsDropOff'];
   if (dropOff !== undefined && dropOff !== null && typeof dropOff !== 'boolean')
-    fail(`${attr}__funnelTrendsDropOff`, 'funnelTrendsDropOff must be true or false.');
+    fail(attr('funnelTrendsDropOff'), 'funnelTrendsDropOff must be true or false.');
   const periodStart = node['funnelTrendsEntrancePeriodStart'];
   if (periodStart !== undefined && periodStart !== null && (typeof periodStart !== 'string' || periodStart.length > 64)) {
-    fail(`${attr}__funnelTrendsEntrancePeriodStart`, 'funnelTrendsEntrancePeriodStart must be a date-time.');
+    fail(attr('funnelTrendsEntrancePeriodStart'), 'funnelTrendsEntrancePeriodStart must be a date-time.');
   }
   // includeRecordings is read as false: recordings are not matched to funnel actors (docs/behaviours.md).
   return {
     funnelStep,
     funnelCustomSteps,
-    funnelStepBreakdown: breakdownTexts(node['funnelStepBreakdown'], `${attr}__funnelStepBreakdown`),
+    funnelStepBreakdown: breakdownTexts(node['funnelStepBreakdown'], attr('funnelStepBreakdown')),
     funnelTrendsDropOff: dropOff === true,
     funnelTrendsEntrancePeriodStart: (periodStart as string | null | undefined) ?? null,
+    attr,
   };
 }
 
 /** An ActorsQuery's `select`, `limit` and `offset` (PostHog's paginator: default 100, at most 50,000, larger lowered). */
-export function parseFunnelActorsPage(node: Record<string, unknown>): FunnelActorsPage {
+export function parseFunnelActorsPage(node: Record<string, unknown>, prefix = 'query__'): FunnelActorsPage {
   const rawSelect = node['select'];
   let select: FunnelActorColumn[] | null = null;
   if (rawSelect !== undefined && rawSelect !== null) {
-    if (!Array.isArray(rawSelect) || rawSelect.length > 20) fail('query__select', 'select must be a list of columns.');
+    if (!Array.isArray(rawSelect) || rawSelect.length > 20) fail(`${prefix}select`, 'select must be a list of columns.');
     for (const column of rawSelect as unknown[]) {
       if (typeof column !== 'string' || !(FUNNEL_ACTOR_COLUMNS as readonly string[]).includes(column)) {
         fail(
-          'query__select',
+          `${prefix}select`,
           `Column ${JSON.stringify(column).slice(0, 60)} is not served for funnel actors (one of: ${FUNNEL_ACTOR_COLUMNS.join(', ')}).`,
           'not_supported',
         );
@@ -132,11 +136,54 @@ export function parseFunnelActorsPage(node: Record<string, unknown>): FunnelActo
     }
     select = (rawSelect as FunnelActorColumn[]).length > 0 ? (rawSelect as FunnelActorColumn[]) : null;
   }
-  const limit = optionalInt(node, 'limit', 'query__limit');
-  const offset = optionalInt(node, 'offset', 'query__offset');
-  if (limit !== null && limit < 1) fail('query__limit', 'limit must be at least 1.');
-  if (offset !== null && (offset < 0 || offset > 1e9)) fail('query__offset', 'offset must be between 0 and 1000000000.');
+  const limit = optionalInt(node, 'limit', `${prefix}limit`);
+  const offset = optionalInt(node, 'offset', `${prefix}offset`);
+  if (limit !== null && limit < 1) fail(`${prefix}limit`, 'limit must be at least 1.');
+  if (offset !== null && (offset < 0 || offset > 1e9)) fail(`${prefix}offset`, 'offset must be between 0 and 1000000000.');
   return { select, limit: Math.min(limit ?? DEFAULT_FUNNEL_ACTORS_LIMIT, MAX_FUNNEL_ACTORS_LIMIT), offset: offset ?? 0 };
+}
+
+/** The legacy parameter behind each FunnelsActorsQuery field. */
+const LEGACY_NAMES: Record<string, string> = {
+  funnelStep: 'funnel_step',
+  funnelCustomSteps: 'funnel_custom_steps',
+  funnelStepBreakdown: 'funnel_step_breakdown',
+  funnelTrendsDropOff: 'drop_off',
+  funnelTrendsEntrancePeriodStart: 'entrance_period_start',
+};
+
+/** A legacy query-string value: JSON when it reads as JSON (a list, a quoted text, a number), else the text as is. */
+function legacyValue(value: unknown, attr: string): unknown {
+  if (typeof value !== 'string') return value;
+  const text = value.trim();
+  if (text === '') return null;
+  try {
+    return /^[[{"\d-]/.test(text) ? (JSON.parse(text) as unknown) : value;
+  } catch {
+    return /^[[{]/.test(text) ? fail(attr, `${attr} is not valid JSON.`, 'parse_error') : value;
+  }
+}
+
+/**
+ * The actors a legacy `persons/funnel/` request asks for (posthog/api/person.py `funnel`):
+ * `funnel_step` (or the first of `funnel_custom_steps`), `funnel_step_breakdown`, and for a
+ * funnel trend `entrance_period_start` and `drop_off`; `limit` (default 100) and `offset`.
+ */
+export function parseLegacyFunnelActors(input: Record<string, unknown>): { request: FunnelActorsRequest; page: FunnelActorsPage } {
+  const custom = legacyValue(input['funnel_custom_steps'], 'funnel_custom_steps');
+  const step = legacyValue(input['funnel_step'], 'funnel_step');
+  const breakdown = legacyValue(input['funnel_step_breakdown'], 'funnel_step_breakdown');
+  const request = parseFunnelActorsRequest(
+    {
+      funnelStep: step ?? (Array.isArray(custom) ? custom[0] : null),
+      funnelStepBreakdown: breakdown,
+      funnelTrendsDropOff: input['drop_off'] === true || input['drop_off'] === 'true',
+      funnelTrendsEntrancePeriodStart: input['entrance_period_start'] ?? null,
+    },
+    (field) => LEGACY_NAMES[field] ?? field,
+  );
+  const page = parseFunnelActorsPage({ limit: legacyValue(input['limit'], 'limit'), offset: legacyValue(input['offset'], 'offset') }, '');
+  return { request, page: { ...page, select: ['actor'] } };
 }
 
 /** Which level an actor's furthest step must have (PostHog's `_get_funnel_person_step_condition`). */
@@ -144,8 +191,8 @@ function stepCondition(filter: ParsedFunnelFilter, request: FunnelActorsRequest)
   const n = filter.steps.length;
   if (request.funnelCustomSteps) return { in: request.funnelCustomSteps };
   const step = request.funnelStep;
-  if (step === null) return fail('query__source__funnelStep', 'Missing both funnelStep and funnelCustomSteps.', 'required');
-  if (Math.abs(step) > n) return fail('query__source__funnelStep', `The funnel has ${n} steps.`);
+  if (step === null) return fail(request.attr('funnelStep'), 'Missing both funnelStep and funnelCustomSteps.', 'required');
+  if (Math.abs(step) > n) return fail(request.attr('funnelStep'), `The funnel has ${n} steps.`);
   return step > 0 ? { atLeast: step } : { in: [-step - 1] };
 }
 
@@ -153,10 +200,10 @@ function stepCondition(filter: ParsedFunnelFilter, request: FunnelActorsRequest)
 function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, request: FunnelActorsRequest): string {
   const text = request.funnelTrendsEntrancePeriodStart;
   if (text === null)
-    return fail('query__source__funnelTrendsEntrancePeriodStart', 'funnelTrendsEntrancePeriodStart is required for a funnel trend.', 'required');
+    return fail(request.attr('funnelTrendsEntrancePeriodStart'), 'funnelTrendsEntrancePeriodStart is required for a funnel trend.', 'required');
   const iso = text.includes('T') ? text : text.replace(' ', 'T');
   const at = DateTime.fromISO(iso, { zone: project.timezone, setZone: false }).setZone(project.timezone);
-  if (!at.isValid) fail('query__source__funnelTrendsEntrancePeriodStart', 'funnelTrendsEntrancePeriodStart must be a date-time.');
+  if (!at.isValid) fail(request.attr('funnelTrendsEntrancePeriodStart'), 'funnelTrendsEntrancePeriodStart must be a date-time.');
   return formatBucketDay(at, filter.interval);
 }
 

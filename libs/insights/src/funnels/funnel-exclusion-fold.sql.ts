@@ -73,11 +73,7 @@ export function exclusionFoldActorsSql(input: ExclusionFoldInput): string {
   const continues = `arrayMap((k, p) -> bitTest(x.3, k - 1) AND p.1 >= 0 AND x.1 - p.1 <= ${w} AND ${E}[k].1 != p.1 AND NOT has(p.4, x.4), ${levels}, P)`;
   const entries = `arrayMap((e, p, q) -> if(q AND p.2 = 0, (p.1, toUInt8(0), arrayPushBack(p.3, x.1), arrayPushBack(p.4, x.4)), e), ${E}, P, Q)`;
   const furthest = `arrayMax(arrayMap((k, q) -> if(q, toUInt32(k), toUInt32(0)), ${levels}, Q))`;
-  const newMax = bind(
-    'r',
-    furthest,
-    `if(r > 0 AND (r > ${M}.1 OR (r = ${M}.1 AND ${M}.3 = 1)), (r, P[r].1, P[r].2, arrayPushBack(P[r].3, x.1)), ${M})`,
-  );
+  const newMax = bind('r', furthest, `if(r > 0 AND (r > ${M}.1 OR (r = ${M}.1 AND ${M}.3 = 1)), (r, P[r].1, P[r].2, arrayPushBack(P[r].3, x.1)), ${M})`);
   const advanceWithMax = bind('P', previous, bind('Q', continues, `(${entries}, ${newMax})`));
   const forget = `(arrayMap((k, e) -> if(bitTest(x.3, k - 1), e, ${UNSET}), ${levels}, ${E}), ${M})`;
   const fold = `arrayFold((acc, x) -> CAST(multiIf(x.2 = ${EXCLUDE}, ${exclude}, x.2 = ${ADVANCE}, ${advanceWithMax}, ${forget}), '${STATE}'),

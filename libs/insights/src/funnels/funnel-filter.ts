@@ -211,7 +211,8 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
 function aggregateByHogQL(body: Record<string, unknown>): string | null {
   const value = body['funnel_aggregate_by_hogql'];
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new TrendFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
+  if (typeof value !== 'string')
+    throw new TrendFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
   // Its length and nesting are bounded where every HogQL expression is, in the compiler.
   const text = value.trim();
   return text === '' || text === 'person_id' ? null : text;

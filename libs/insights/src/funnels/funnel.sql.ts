@@ -75,11 +75,7 @@ export class FunnelSqlBuilder extends EventsSql {
   private entityParts(actionId: number | null, event: string | null, properties: PropertyGroup): { event: string | null; filters: string | null } {
     return {
       event:
-        actionId !== null
-          ? this.ports.actionMatch(actionId, this.compileContext())
-          : event !== null
-            ? `e.event = ${this.params.add(event, 'String')}`
-            : null,
+        actionId !== null ? this.ports.actionMatch(actionId, this.compileContext()) : event !== null ? `e.event = ${this.params.add(event, 'String')}` : null,
       filters: properties.values.length > 0 ? compilePropertyGroup(properties, this.compileContext()) : null,
     };
   }

@@ -7,6 +7,7 @@ import type { ParsedFunnelFilter } from './funnel-filter';
 import { ALL_USERS_COHORT_ID } from './funnel-breakdown.sql';
 import { FunnelSqlBuilder } from './funnel.sql';
 import { runFunnelTrends } from './funnel-trends';
+import { funnelPeopleUrl } from './funnel-people-url';
 
 export interface FunnelStep {
   action_id: string | number | null;
@@ -156,8 +157,8 @@ export async function runFunnelQuery(
           // A step nobody reached has no conversion time (null, not 0), breakdown values included.
           average_conversion_time: i === 0 || reached === 0 ? null : finite(row.averages[i]),
           median_conversion_time: i === 0 || reached === 0 ? null : finite(row.medians[i]),
-          converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
-          dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
+          converted_people_url: funnelPeopleUrl(project.id, filter.request, i + 1, breakdownValue),
+          dropped_people_url: i === 0 ? null : funnelPeopleUrl(project.id, filter.request, -(i + 1), breakdownValue),
         };
         if (breakdownValue !== undefined) {
           out.breakdown = cohort === 'all' ? 'all users' : typeof cohort === 'number' ? ports.cohortName(cohort) : breakdownValue;
@@ -169,7 +170,7 @@ export async function runFunnelQuery(
     }
   }
   if (filter.breakdowns.length === 0) {
-    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(step, i, ports));
+    const only = groups[0]?.steps ?? filter.steps.map((step, i) => emptyStep(step, i, ports, funnelPeopleUrl.bind(null, project.id, filter.request)));
     return answer(only);
   }
   // PostHog's funnel orders breakdown values by the count at the last step, then at each earlier
@@ -181,7 +182,12 @@ export async function runFunnelQuery(
   return answer(groups.map((g) => g.steps));
 }
 
-function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: TrendQueryPorts): FunnelStep {
+function emptyStep(
+  step: ParsedFunnelFilter['steps'][number],
+  i: number,
+  ports: TrendQueryPorts,
+  peopleUrl: (funnelStep: number, breakdownValue: unknown) => string,
+): FunnelStep {
   return {
     action_id: step.id,
     name: step.kind === 'actions' ? ports.actionName(Number(step.id)) : allEventsAsNull(step.id),
@@ -192,8 +198,8 @@ function emptyStep(step: ParsedFunnelFilter['steps'][number], i: number, ports: 
     type: step.kind,
     average_conversion_time: null,
     median_conversion_time: null,
-    converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
-    dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
+    converted_people_url: peopleUrl(i + 1, undefined),
+    dropped_people_url: i === 0 ? null : peopleUrl(-(i + 1), undefined),
   };
 }
 

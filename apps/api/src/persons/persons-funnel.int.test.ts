@@ -1,0 +1,162 @@
+import request from 'supertest';
+import { insertGroup, insertJourneys, journeyPersonUuid } from '@sightline/testkit';
+import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+
+/**
+ * The persons behind a funnel step over HTTP: the funnel answer's converted/dropped people URLs
+ * (legacy `persons/funnel/`, posthog/api/person.py `funnel`) and the query API's ActorsQuery of a
+ * FunnelsActorsQuery. Cases from ee/clickhouse/views/test/funnel/test_clickhouse_funnel.py.
+ */
+const NOW = Date.parse('2020-02-01T00:00:00Z');
+
+describe('the persons behind a funnel step (persons/funnel/ and ActorsQuery)', () => {
+  let f: FlagFixture;
+  let other = 0;
+  const admin = bearer(ADMIN_KEY);
+  const twoSteps = {
+    events: [
+      { id: 'user signed up', type: 'events', order: 0 },
+      { id: 'paid', type: 'events', order: 1 },
+    ],
+    date_from: '2020-01-01',
+    date_to: '2020-01-14',
+  };
+
+  beforeAll(async () => {
+    f = await createFlagFixture('persons-funnel', () => NOW);
+    await f.addKey('phx_insight_only', ['insight:read', 'person:read']);
+    await f.addKey('phx_query_only', ['query:read', 'insight:read']);
+    // Project 1, test_funnel_aggregation_with_groups.
+    await insertGroup(f.db, 1, 0, 'org:5', { industry: 'finance' });
+    await insertGroup(f.db, 1, 0, 'org:6', { industry: 'technology' });
+    await insertJourneys(f, {
+      user_1: [
+        { event: 'user signed up', timestamp: '2020-01-02 14:00:00', properties: { $group_0: 'org:5' } },
+        { event: 'user signed up', timestamp: '2020-01-10 14:00:00', properties: { $group_0: 'org:6' } },
+      ],
+      user_2: [{ event: 'paid', timestamp: '2020-01-03 14:00:00', properties: { $group_0: 'org:5' } }],
+    });
+    // Another project, test_funnel_with_groups_entity_filtering.
+    const [row] = await f.db.query<{ id: number }>(
+      "INSERT INTO projects (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'other', 'phc_persons_funnel_other') RETURNING id",
+      [f.organizationId],
+    );
+    other = row!.id;
+    await insertJourneys(
+      f,
+      {
+        user_1: [
+          { event: 'user signed up', timestamp: '2020-01-02 14:00:00', properties: { $group_0: 'org:5' } },
+          { event: 'paid', timestamp: '2020-01-03 14:00:00', properties: { $group_0: 'org:6' } },
+          { event: 'user signed up', timestamp: '2020-01-02 14:00:00', properties: { $group_0: 'org:6' } },
+          { event: 'paid', timestamp: '2020-01-03 14:00:00', properties: { $group_0: 'org:6' } },
+        ],
+      },
+      { teamId: other, personProperties: { user_1: { email: 'one@example.com' } } },
+    );
+  });
+  afterAll(() => f.close());
+
+  const people = (res: request.Response) => (res.body as { results: { people: { id: string }[]; count: number }[] }).results[0]!.people;
+
+  it('test_funnel_aggregation_with_groups: the converted people URL lists the groups (test_clickhouse_funnel.py)', async () => {
+    const funnel = await request(f.app)
+      .post('/api/projects/1/insights/funnel/')
+      .set(admin)
+      .send({ ...twoSteps, aggregation_group_type_index: 0 });
+    expect(funnel.status).toBe(200);
+    const [signedUp, paid] = funnel.body.result as { count: number; converted_people_url: string; dropped_people_url: string | null }[];
+    expect([signedUp!.count, paid!.count]).toEqual([2, 1]);
+    expect(signedUp!.converted_people_url).toMatch(/^\/api\/projects\/1\/persons\/funnel\/\?/);
+    const actors = await request(f.app).get(signedUp!.converted_people_url).set(admin);
+    expect(actors.status).toBe(200);
+    expect(people(actors).map((a) => a.id)).toEqual(['org:5', 'org:6']);
+    expect(people(actors)[0]).toMatchObject({ type: 'group', group_key: 'org:5', group_type_index: 0, properties: { industry: 'finance' } });
+    expect(actors.body).toMatchObject({ next: null, missing_persons: 0, results: [{ count: 2 }] });
+    // Dropped off before paying: org:6 only.
+    expect(people(await request(f.app).get(paid!.dropped_people_url!).set(admin)).map((a) => a.id)).toEqual(['org:6']);
+  });
+
+  it('test_funnel_with_groups_entity_filtering: persons, through the URL (test_clickhouse_funnel.py)', async () => {
+    const body = { ...twoSteps, events: [{ ...twoSteps.events[0], properties: [{ key: '$group_0', value: 'org:5', type: 'event' }] }, twoSteps.events[1]] };
+    const funnel = await request(f.app).post(`/api/projects/${other}/insights/funnel/`).set(admin).send(body);
+    const [signedUp, paid] = funnel.body.result as { count: number; converted_people_url: string }[];
+    expect([signedUp!.count, paid!.count]).toEqual([1, 1]);
+    const actors = await request(f.app).get(signedUp!.converted_people_url).set(admin);
+    expect(people(actors)).toEqual([
+      expect.objectContaining({
+        type: 'person',
+        id: journeyPersonUuid('user_1', other),
+        uuid: journeyPersonUuid('user_1', other),
+        name: 'one@example.com',
+        distinct_ids: ['user_1'],
+        properties: { email: 'one@example.com' },
+      }),
+    ]);
+  });
+
+  it("another project's URL lists that project's own persons only", async () => {
+    const funnel = await request(f.app).post('/api/projects/1/insights/funnel/').set(admin).send(twoSteps);
+    const url = (funnel.body.result as { converted_people_url: string }[])[0]!.converted_people_url;
+    expect(people(await request(f.app).get(url).set(admin)).map((a) => a.id)).toEqual([journeyPersonUuid('user_1', 1)]);
+    // The same funnel in the other project: its user_1, never project 1's.
+    const actors = await request(f.app)
+      .get(url.replace('/api/projects/1/', `/api/projects/${other}/`))
+      .set(admin);
+    expect(actors.status).toBe(200);
+    expect(people(actors).map((a) => a.id)).toEqual([journeyPersonUuid('user_1', other)]);
+  });
+
+  const actorsQuery = (funnelStep: unknown, extra: Record<string, unknown> = {}) => ({
+    query: {
+      kind: 'ActorsQuery',
+      source: {
+        kind: 'FunnelsActorsQuery',
+        funnelStep,
+        source: {
+          kind: 'FunnelsQuery',
+          series: [
+            { kind: 'EventsNode', event: 'user signed up' },
+            { kind: 'EventsNode', event: 'paid' },
+          ],
+          dateRange: { date_from: '2020-01-01', date_to: '2020-01-14' },
+        },
+      },
+      ...extra,
+    },
+  });
+
+  it('POST /query/ answers an ActorsQuery of a FunnelsActorsQuery in the ActorsQueryResponse shape', async () => {
+    const res = await request(f.app).post(`/api/environments/${other}/query/`).set(admin).send(actorsQuery(2));
+    expect(res.status).toBe(200);
+    const uuid = journeyPersonUuid('user_1', other);
+    expect(res.body).toMatchObject({ columns: ['person', 'id', 'person.$delete'], hasMore: false, limit: 100, offset: 0, missing_actors_count: 0 });
+    expect(res.body.results).toEqual([[expect.objectContaining({ id: uuid, distinct_ids: ['user_1'], properties: { email: 'one@example.com' } }), uuid, 1]]);
+    // The FunnelsActorsQuery sent alone answers the same.
+    const bare = await request(f.app)
+      .post(`/api/projects/${other}/query/`)
+      .set(admin)
+      .send({ query: actorsQuery(2).query.source });
+    expect(bare.body.results).toEqual(res.body.results);
+  });
+
+  it('needs query:read (ActorsQuery) and person:read (persons/funnel/); bad input is a 400', async () => {
+    expect((await request(f.app).post('/api/environments/1/query/').set(bearer('phx_insight_only')).send(actorsQuery(1))).status).toBe(403);
+    const legacy = `/api/projects/1/persons/funnel/?events=${encodeURIComponent(JSON.stringify(twoSteps.events))}&date_from=2020-01-01&funnel_step=1`;
+    expect((await request(f.app).get(legacy).set(bearer('phx_query_only'))).status).toBe(403);
+    expect((await request(f.app).get(legacy).set(bearer('phx_insight_only'))).status).toBe(200);
+    const zero = await request(f.app).get(legacy.replace('funnel_step=1', 'funnel_step=0')).set(admin);
+    expect(zero.status).toBe(400);
+    expect(zero.body).toMatchObject({ type: 'validation_error', attr: 'funnel_step' });
+    const text = await request(f.app).post('/api/environments/1/query/').set(admin).send(actorsQuery('blah'));
+    expect(text.status).toBe(400);
+    expect(text.body).toMatchObject({ attr: 'query__source__funnelStep' });
+    const beyond = await request(f.app).post('/api/environments/1/query/').set(admin).send(actorsQuery(3));
+    expect(beyond.status).toBe(400);
+    const column = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send(actorsQuery(1, { select: ['sum(1)'] }));
+    expect(column.body).toMatchObject({ attr: 'query__select', code: 'not_supported' });
+  });
+});

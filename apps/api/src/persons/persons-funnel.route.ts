@@ -1,0 +1,86 @@
+import type { Request } from 'express';
+import { sendJson } from '@sightline/http';
+import { parseFunnelFilter, parseLegacyFunnelActors, type FunnelActor, type TrendsService } from '@sightline/insights';
+import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
+import { absoluteUrlWith } from '../http/pagination';
+import { RouteTable } from '../http/route-registry';
+import { orderDistinctIds, personDisplayName } from './person.serializer';
+
+export interface PersonsFunnelDeps {
+  now: () => number;
+}
+
+/** An actor as PostHog's legacy actor endpoints serialize it (SerializedPerson / SerializedGroup). */
+function legacyActor(actor: FunnelActor): Record<string, unknown> {
+  if ('distinct_ids' in actor) {
+    const distinctIds = orderDistinctIds(actor.distinct_ids);
+    return {
+      type: 'person',
+      id: actor.id,
+      uuid: actor.id,
+      created_at: actor.created_at,
+      properties: actor.properties,
+      is_identified: actor.is_identified,
+      name: personDisplayName(actor.properties, distinctIds, actor.id),
+      distinct_ids: distinctIds,
+      matched_recordings: [],
+      value_at_data_point: null,
+    };
+  }
+  if ('group_key' in actor) {
+    return {
+      type: 'group',
+      id: actor.group_key,
+      group_key: actor.group_key,
+      group_type_index: actor.group_type_index,
+      created_at: actor.created_at,
+      properties: actor.properties,
+      matched_recordings: [],
+      value_at_data_point: null,
+    };
+  }
+  // Counted by the funnel but no longer stored (PostHog's missing_persons).
+  return { ...actor, matched_recordings: [], value_at_data_point: null };
+}
+
+/**
+ * PostHog's legacy `GET|POST persons/funnel/` (posthog/api/person.py `funnel`): the funnel filter
+ * and `funnel_step` (…) in the query string (and body), answered as
+ * `{results: [{people, count}], next, initial, missing_persons, is_cached, last_refresh}`.
+ * The funnel answer's converted_people_url / dropped_people_url point here.
+ */
+export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: TrendsService): RouteTable {
+  const routes = new RouteTable();
+  const run = async (req: Request, input: Record<string, unknown>) => {
+    try {
+      const filter = parseFunnelFilter(input);
+      const { request, page } = parseLegacyFunnelActors(input);
+      const answer = await service.runFunnelActors(req.project!, filter, request, page, deps.now());
+      const people = answer.results.map((row) => legacyActor(row[0] as FunnelActor));
+      return {
+        results: [{ people, count: people.length }],
+        next: answer.hasMore ? absoluteUrlWith(req, { offset: page.offset + page.limit, limit: page.limit }) : null,
+        initial: absoluteUrlWith(req, { offset: 0 }),
+        missing_persons: answer.missing_actors_count,
+        is_cached: false,
+        last_refresh: new Date(deps.now()).toISOString(),
+      };
+    } catch (error) {
+      throw asValidationError(error);
+    }
+  };
+  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
+    const path = `${prefix}/persons/funnel`;
+    routes.get(path, { scope: 'person:read', summary: 'The persons (or groups) behind a funnel step (legacy)', throttle: 'clickhouse' }, async (req, res) => {
+      await sendJson(res, await run(req, insightQueryInput(req)));
+    });
+    routes.post(
+      path,
+      { scope: 'person:read', summary: 'The persons (or groups) behind a funnel step (legacy, body)', throttle: 'clickhouse' },
+      async (req, res) => {
+        await sendJson(res, await run(req, { ...insightQueryInput(req), ...insightBody(req) }));
+      },
+    );
+  }
+  return routes;
+}
