@@ -171,6 +171,45 @@ const DATA: Record<
       stopped_after_signup2: [{ event: 'user signed up', timestamp: '2021-05-02 00:00:00' }],
     },
   },
+  // test_funnel.py test_basic_funnel_with_derivative_steps
+  derivative: {
+    people: {
+      stopped_after_signup1: [
+        { event: 'user signed up', timestamp: '2021-05-02 00:00:00', properties: { key: 'val' } },
+        { event: 'user signed up', timestamp: '2021-05-02 01:00:00' },
+      ],
+      stopped_after_signup2: [{ event: 'user signed up', timestamp: '2021-05-02 00:00:00', properties: { key: 'val' } }],
+    },
+  },
+  // test_funnel_strict.py test_strict_breakdown_events_with_multiple_properties
+  strictBreakdown: {
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'blah', timestamp: '2020-01-01 13:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'play movie', timestamp: '2020-01-01 14:00:00', properties: { $browser: 'Chrome' } },
+      ],
+      person2: [
+        { event: 'sign up', timestamp: '2020-01-02 13:00:00', properties: { $browser: 'Safari' } },
+        { event: 'play movie', timestamp: '2020-01-02 14:00:00', properties: { $browser: 'Safari' } },
+      ],
+    },
+  },
+  // test_funnel_strict.py test_basic_strict_funnel: each person's events one second apart, in the order created
+  basicStrict: {
+    people: Object.fromEntries(
+      Object.entries({
+        stopped_after_signup1: ['user signed up'],
+        stopped_after_pageview1: ['$pageview', 'user signed up'],
+        stopped_after_insightview: ['user signed up', '$pageview', 'blaah blaa', 'insight viewed'],
+        stopped_after_insightview2: ['insight viewed', 'blaah blaa', '$pageview', 'user signed up'],
+        stopped_after_insightview3: ['$pageview', 'user signed up', 'blaah blaa', '$pageview', 'insight viewed'],
+        person6: ['blaah blaa', 'user signed up', 'blaah blaa', '$pageview'],
+        person7: ['blaah blaa', 'user signed up', '$pageview', 'insight viewed', 'blaah blaa'],
+        stopped_after_insightview6: ['insight viewed', '$pageview'],
+      }).map(([person, events]) => [person, events.map((event, i) => ({ event, timestamp: `2021-05-02 00:00:0${i}` }))]),
+    ),
+  },
   // test_clickhouse_funnel.py test_funnel_aggregation_with_groups
   groups: {
     people: {
@@ -476,6 +515,83 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
         sorted([uuid('repeat', 'stopped_after_signup1'), uuid('repeat', 'stopped_after_signup2')]),
       );
       expect(await ids('repeat', filter, { funnelStep: 2 })).toEqual([uuid('repeat', 'stopped_after_signup1')]);
+    });
+
+    it('test_basic_funnel_with_repeat_step_updated_param (test_funnel.py)', async () => {
+      const filter = {
+        events: [
+          { id: 'user signed up', type: 'events', order: 0 },
+          { id: 'user signed up', type: 'events', order: 1 },
+        ],
+        funnel_window_interval: 14,
+        funnel_window_interval_unit: 'day',
+        date_from: '2021-05-01',
+        date_to: '2021-05-07',
+      };
+      expect(sorted(await ids('repeat', filter, { funnelStep: 1 }))).toEqual(
+        sorted([uuid('repeat', 'stopped_after_signup1'), uuid('repeat', 'stopped_after_signup2')]),
+      );
+      expect(await ids('repeat', filter, { funnelStep: 2 })).toEqual([uuid('repeat', 'stopped_after_signup1')]);
+    });
+
+    it('test_basic_funnel_with_derivative_steps (test_funnel.py)', async () => {
+      const filter = {
+        events: [
+          { id: 'user signed up', type: 'events', order: 0, properties: { key: 'val' } },
+          { id: 'user signed up', type: 'events', order: 1 },
+        ],
+        funnel_window_days: 14,
+        date_from: '2021-05-01',
+        date_to: '2021-05-07',
+      };
+      expect(sorted(await ids('derivative', filter, { funnelStep: 1 }))).toEqual(
+        sorted([uuid('derivative', 'stopped_after_signup1'), uuid('derivative', 'stopped_after_signup2')]),
+      );
+      expect(await ids('derivative', filter, { funnelStep: 2 })).toEqual([uuid('derivative', 'stopped_after_signup1')]);
+    });
+
+    it('test_strict_breakdown_events_with_multiple_properties (test_funnel_strict.py)', async () => {
+      const filter = {
+        funnel_order_type: 'strict',
+        events: JAN.events.slice(0, 2),
+        date_from: '2020-01-01',
+        date_to: '2020-01-08',
+        funnel_window_days: 7,
+        breakdown_type: 'event',
+        breakdown: '$browser',
+      };
+      const at = (step: number, value: string) => ids('strictBreakdown', filter, { funnelStep: step, funnelStepBreakdown: [value] });
+      expect(await at(1, 'Safari')).toEqual([uuid('strictBreakdown', 'person2')]);
+      expect(await at(2, 'Safari')).toEqual([uuid('strictBreakdown', 'person2')]);
+      expect(await at(1, 'Chrome')).toEqual([uuid('strictBreakdown', 'person1')]);
+      expect(await at(2, 'Chrome')).toEqual([]);
+    });
+
+    it('test_basic_strict_funnel (test_funnel_strict.py)', async () => {
+      const filter = {
+        funnel_order_type: 'strict',
+        events: [
+          { id: 'user signed up', order: 0 },
+          { id: '$pageview', order: 1 },
+          { id: 'insight viewed', order: 2 },
+        ],
+        date_from: '2021-05-01',
+        date_to: '2021-05-07',
+      };
+      const who = (...people: string[]) => sorted(people.map((p) => uuid('basicStrict', p)));
+      expect(sorted(await ids('basicStrict', filter, { funnelStep: 1 }))).toEqual(
+        who(
+          'stopped_after_signup1',
+          'stopped_after_pageview1',
+          'stopped_after_insightview',
+          'stopped_after_insightview2',
+          'stopped_after_insightview3',
+          'person6',
+          'person7',
+        ),
+      );
+      expect(sorted(await ids('basicStrict', filter, { funnelStep: 2 }))).toEqual(who('stopped_after_insightview', 'person7'));
+      expect(await ids('basicStrict', filter, { funnelStep: 3 })).toEqual(who('person7'));
     });
 
     const groupFunnel = (first: Record<string, unknown> = {}) => ({
