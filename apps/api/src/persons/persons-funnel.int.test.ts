@@ -107,6 +107,35 @@ describe('the persons behind a funnel step (persons/funnel/ and ActorsQuery)', (
     expect(people(actors).map((a) => a.id)).toEqual([journeyPersonUuid('user_1', other)]);
   });
 
+  it('a breakdown value travels in the URL as JSON; a funnel trend takes entrance_period_start and drop_off', async () => {
+    const funnel = await request(f.app)
+      .post('/api/projects/1/insights/funnel/')
+      .set(admin)
+      .send({ ...twoSteps, breakdown: '$browser', breakdown_type: 'event' });
+    const [[signedUp]] = funnel.body.result as { breakdown_value: string[]; converted_people_url: string }[][];
+    expect(signedUp!.breakdown_value).toEqual(['']);
+    expect(new URL(signedUp!.converted_people_url, 'http://x').searchParams.get('funnel_step_breakdown')).toBe('[""]');
+    expect(people(await request(f.app).get(signedUp!.converted_people_url).set(admin)).map((a) => a.id)).toEqual([journeyPersonUuid('user_1', 1)]);
+    const chrome = signedUp!.converted_people_url.replace('funnel_step_breakdown=%5B%22%22%5D', 'funnel_step_breakdown=%5B%22Chrome%22%5D');
+    expect(people(await request(f.app).get(chrome).set(admin))).toEqual([]);
+
+    const trend = (extra: string) =>
+      request(f.app)
+        .get(
+          `/api/projects/${other}/persons/funnel/?funnel_viz_type=trends&date_from=2020-01-01&date_to=2020-01-14&events=${encodeURIComponent(
+            JSON.stringify(twoSteps.events),
+          )}&entrance_period_start=${encodeURIComponent('2020-01-02 00:00:00')}${extra}`,
+        )
+        .set(admin);
+    expect(people(await trend('')).map((a) => a.id)).toEqual([journeyPersonUuid('user_1', other)]);
+    expect(people(await trend('&drop_off=true'))).toEqual([]);
+    const missing = await request(f.app)
+      .get(`/api/projects/${other}/persons/funnel/?funnel_viz_type=trends&events=${encodeURIComponent(JSON.stringify(twoSteps.events))}`)
+      .set(admin);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ attr: 'entrance_period_start', code: 'required' });
+  });
+
   const actorsQuery = (funnelStep: unknown, extra: Record<string, unknown> = {}) => ({
     query: {
       kind: 'ActorsQuery',
