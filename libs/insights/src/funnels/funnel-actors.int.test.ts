@@ -210,6 +210,16 @@ const DATA: Record<
       }).map(([person, events]) => [person, events.map((event, i) => ({ event, timestamp: `2021-05-02 00:00:0${i}` }))]),
     ),
   },
+  // funnel_aggregate_by_hogql: sessions are the actors
+  sessions: {
+    people: {
+      user_a: [
+        { event: 'step one', timestamp: '2021-05-02 00:00:00', properties: { $session_id: 's1' } },
+        { event: 'step two', timestamp: '2021-05-02 00:01:00', properties: { $session_id: 's1' } },
+      ],
+      user_b: [{ event: 'step one', timestamp: '2021-05-02 00:00:00', properties: { $session_id: 's2' } }],
+    },
+  },
   // test_clickhouse_funnel.py test_funnel_aggregation_with_groups
   groups: {
     people: {
@@ -592,6 +602,23 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
       );
       expect(sorted(await ids('basicStrict', filter, { funnelStep: 2 }))).toEqual(who('stopped_after_insightview', 'person7'));
       expect(await ids('basicStrict', filter, { funnelStep: 3 })).toEqual(who('person7'));
+    });
+
+    it('funnel_aggregate_by_hogql: the actors are the values, each as {id} (docs/behaviours.md)', async () => {
+      const filter = { ...MAY, events: STEPS3.slice(0, 2), funnel_aggregate_by_hogql: 'properties.$session_id' };
+      const first = await actors('sessions', filter, { funnelStep: 1 });
+      expect(first.results).toEqual([
+        ['s1', { id: 's1' }],
+        ['s2', { id: 's2' }],
+      ]);
+      expect(first.missing_actors_count).toBe(2);
+      expect(await ids('sessions', filter, { funnelStep: -2 })).toEqual(['s2']);
+    });
+
+    it('search, properties and orderBy are refused rather than ignored', () => {
+      expect(() => parseFunnelActorsPage({ search: 'x' })).toThrow('search is not served for funnel actors.');
+      expect(() => parseFunnelActorsPage({ orderBy: ['person'] })).toThrow(TrendFilterError);
+      expect(parseFunnelActorsPage({ search: '', properties: [], limit: 1e6 })).toEqual({ select: null, limit: 50_000, offset: 0 });
     });
 
     const groupFunnel = (first: Record<string, unknown> = {}) => ({

@@ -136,6 +136,12 @@ export function parseFunnelActorsPage(node: Record<string, unknown>, prefix = 'q
     }
     select = (rawSelect as FunnelActorColumn[]).length > 0 ? (rawSelect as FunnelActorColumn[]) : null;
   }
+  // Narrowing or reordering the actors is not served: refused rather than ignored, so a list is never silently unfiltered.
+  for (const key of ['search', 'properties', 'fixedProperties', 'orderBy']) {
+    const value = node[key];
+    const empty = value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
+    if (!empty) fail(`${prefix}${key}`, `${key} is not served for funnel actors.`, 'not_supported');
+  }
   const limit = optionalInt(node, 'limit', `${prefix}limit`);
   const offset = optionalInt(node, 'offset', `${prefix}offset`);
   if (limit !== null && limit < 1) fail(`${prefix}limit`, 'limit must be at least 1.');
