@@ -210,6 +210,31 @@ const DATA: Record<
       }).map(([person, events]) => [person, events.map((event, i) => ({ event, timestamp: `2021-05-02 00:00:0${i}` }))]),
     ),
   },
+  // breakdown_cases.py test_funnel_breakdown_group: the group's industry frozen on each event
+  groupBreakdown: {
+    people: {
+      person1: ['sign up', 'play movie', 'buy'].map((event, i) => ({
+        event,
+        timestamp: ['2020-01-01 12:00:00', '2020-01-01 13:00:00', '2020-01-01 15:00:00'][i]!,
+        properties: { $group_0: 'org:5', $browser: 'Chrome' },
+        groupProperties: { 0: { industry: 'finance' } },
+      })),
+      person2: ['sign up', 'play movie'].map((event, i) => ({
+        event,
+        timestamp: ['2020-01-02 14:00:00', '2020-01-02 16:00:00'][i]!,
+        properties: { $group_0: 'org:6', $browser: 'Safari' },
+        groupProperties: { 0: { industry: 'technology' } },
+      })),
+      person3: [
+        {
+          event: 'sign up',
+          timestamp: '2020-01-02 14:00:00',
+          properties: { $group_0: 'org:6', $browser: 'Safari' },
+          groupProperties: { 0: { industry: 'technology' } },
+        },
+      ],
+    },
+  },
   // funnel_aggregate_by_hogql: sessions are the actors
   sessions: {
     people: {
@@ -602,6 +627,16 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
       );
       expect(sorted(await ids('basicStrict', filter, { funnelStep: 2 }))).toEqual(who('stopped_after_insightview', 'person7'));
       expect(await ids('basicStrict', filter, { funnelStep: 3 })).toEqual(who('person7'));
+    });
+
+    it('test_funnel_breakdown_group: persons under a group breakdown (breakdown_cases.py)', async () => {
+      const filter = { ...JAN, breakdown: 'industry', breakdown_type: 'group', breakdown_group_type_index: 0 };
+      const at = (step: number, value: string) => ids('groupBreakdown', filter, { funnelStep: step, funnelStepBreakdown: value });
+      const who = (...people: string[]) => sorted(people.map((p) => uuid('groupBreakdown', p)));
+      expect(await at(1, 'finance')).toEqual(who('person1'));
+      expect(await at(2, 'finance')).toEqual(who('person1'));
+      expect(sorted(await at(1, 'technology'))).toEqual(who('person2', 'person3'));
+      expect(await at(2, 'technology')).toEqual(who('person2'));
     });
 
     it('funnel_aggregate_by_hogql: the actors are the values, each as {id} (docs/behaviours.md)', async () => {
