@@ -312,6 +312,17 @@ function columnType(column: string): string {
   return column === 'person.$delete' ? 'UInt8' : column === 'created_at' ? 'DateTime64(6, UTC)' : column === 'matched_recordings' ? 'Array(Tuple)' : 'String';
 }
 
+/**
+ * Actors are read from PostgreSQL this many per statement: the embedded PostgreSQL runs one
+ * statement at a time for the whole process, so a page of thousands is read in slices that let
+ * other requests' statements run in between (as the persons list reads its page).
+ */
+const ACTORS_PER_READ = 100;
+
+function slices<T>(items: T[]): T[][] {
+  return Array.from({ length: Math.ceil(items.length / ACTORS_PER_READ) }, (_, i) => items.slice(i * ACTORS_PER_READ, (i + 1) * ACTORS_PER_READ));
+}
+
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The project's persons by uuid, as PostHog's PersonStrategy reads them from PostgreSQL. */
@@ -320,18 +331,23 @@ async function personsByUuid(db: Sql, teamId: number, uuids: string[]): Promise<
   const valid = uuids.filter((u) => UUID_TEXT.test(u));
   const out = new Map<string, FunnelActor>();
   if (valid.length === 0) return out;
-  const found = await db.query<{
+  const found: {
     uuid: string;
     properties: Record<string, unknown> | null;
     is_identified: boolean;
     created_at: Date | string;
     distinct_ids: string[] | null;
-  }>(
-    `SELECT p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
-            (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
-       FROM unnest($2::uuid[]) AS listed(uuid) JOIN persons p ON p.team_id = $1 AND p.uuid = listed.uuid`,
-    [teamId, valid],
-  );
+  }[] = [];
+  for (const slice of slices(valid)) {
+    found.push(
+      ...(await db.query<(typeof found)[number]>(
+        `SELECT p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
+                (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
+           FROM unnest($2::uuid[]) AS listed(uuid) JOIN persons p ON p.team_id = $1 AND p.uuid = listed.uuid`,
+        [teamId, slice],
+      )),
+    );
+  }
   for (const p of found) {
     out.set(p.uuid, {
       id: p.uuid,
@@ -348,10 +364,15 @@ async function personsByUuid(db: Sql, teamId: number, uuids: string[]): Promise<
 async function groupsByKey(db: Sql, teamId: number, groupTypeIndex: number, keys: string[]): Promise<Map<string, FunnelActor>> {
   const out = new Map<string, FunnelActor>();
   if (keys.length === 0) return out;
-  const found = await db.query<{ group_key: string; group_properties: Record<string, unknown> | null; created_at: Date | string }>(
-    'SELECT group_key, group_properties, created_at FROM groups WHERE team_id = $1 AND group_type_index = $2 AND group_key = ANY($3::text[])',
-    [teamId, groupTypeIndex, keys],
-  );
+  const found: { group_key: string; group_properties: Record<string, unknown> | null; created_at: Date | string }[] = [];
+  for (const slice of slices(keys)) {
+    found.push(
+      ...(await db.query<(typeof found)[number]>(
+        'SELECT group_key, group_properties, created_at FROM groups WHERE team_id = $1 AND group_type_index = $2 AND group_key = ANY($3::text[])',
+        [teamId, groupTypeIndex, slice],
+      )),
+    );
+  }
   for (const g of found) {
     const properties = g.group_properties ?? {};
     out.set(g.group_key, {
