@@ -161,6 +161,17 @@ describe('the persons behind a funnel step (persons/funnel/ and ActorsQuery)', (
     const uuid = journeyPersonUuid('user_1', other);
     expect(res.body).toMatchObject({ columns: ['person', 'id', 'person.$delete'], hasMore: false, limit: 100, offset: 0, missing_actors_count: 0 });
     expect(res.body.results).toEqual([[expect.objectContaining({ id: uuid, distinct_ids: ['user_1'], properties: { email: 'one@example.com' } }), uuid, 1]]);
+    // The web app's persons modal: select ["actor"], an empty orderBy, and a search on the e-mail.
+    const modal = await request(f.app)
+      .post(`/api/environments/${other}/query/`)
+      .set(admin)
+      .send(actorsQuery(1, { select: ['actor'], orderBy: [], search: 'ONE@example' }));
+    expect(modal.body.results).toEqual([[expect.objectContaining({ id: uuid })]]);
+    const none = await request(f.app)
+      .post(`/api/environments/${other}/query/`)
+      .set(admin)
+      .send(actorsQuery(1, { search: 'two@' }));
+    expect(none.body.results).toEqual([]);
     // The FunnelsActorsQuery sent alone answers the same.
     const bare = await request(f.app)
       .post(`/api/projects/${other}/query/`)

@@ -650,10 +650,21 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
       expect(await ids('sessions', filter, { funnelStep: -2 })).toEqual(['s2']);
     });
 
-    it('search, properties and orderBy are refused rather than ignored', () => {
-      expect(() => parseFunnelActorsPage({ search: 'x' })).toThrow('search is not served for funnel actors.');
+    it('properties and orderBy are refused rather than ignored', () => {
+      expect(() => parseFunnelActorsPage({ properties: [{ key: 'a', value: 'b' }] })).toThrow('properties is not served for funnel actors.');
       expect(() => parseFunnelActorsPage({ orderBy: ['person'] })).toThrow(TrendFilterError);
-      expect(parseFunnelActorsPage({ search: '', properties: [], limit: 1e6 })).toEqual({ select: null, limit: 50_000, offset: 0 });
+      expect(parseFunnelActorsPage({ search: ' ', properties: [], orderBy: [], limit: 1e6 })).toEqual({ select: null, search: null, limit: 50_000, offset: 0 });
+    });
+
+    it("search: a person's distinct id, id, email or name; a group's key; a value (PostHog's actor strategies)", async () => {
+      const search = async (team: string, filter: Record<string, unknown>, text: string) =>
+        (await actors(team, filter, { funnelStep: 1 }, { search: text })).results.map((row) => row[0] as string);
+      expect(await search('browsers', JAN, 'PERSON2')).toEqual([uuid('browsers', 'person2')]);
+      expect(await search('browsers', JAN, uuid('browsers', 'person1').slice(0, 13))).toEqual([uuid('browsers', 'person1')]);
+      expect(await search('browsers', JAN, 'nobody')).toEqual([]);
+      expect(await search('groups', groupFunnel(), 'org:6')).toEqual(['org:6']);
+      const sessions = { ...MAY, events: STEPS3.slice(0, 2), funnel_aggregate_by_hogql: 'properties.$session_id' };
+      expect(await search('sessions', sessions, 'S2')).toEqual(['s2']);
     });
 
     const groupFunnel = (first: Record<string, unknown> = {}) => ({

@@ -1,3 +1,4 @@
+import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
 import type { QueryParams } from '@sightline/properties';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { FunnelSqlBuilder } from './funnel.sql';
@@ -13,6 +14,8 @@ export interface FunnelActorsCondition {
   anyOfCohorts: number[];
   /** Trends: the entrance period (as the trend SQL writes it) and whether its drop-offs are asked for. */
   period: { start: string; dropOff: boolean } | null;
+  /** Only actors matching this text (FunnelActorsPage.search). */
+  search: string | null;
   limit: number;
   offset: number;
 }
@@ -29,8 +32,10 @@ function actorPageSql(
   filter: ParsedFunnelFilter,
   params: QueryParams,
   cohortMembership: (cohortId: number) => string,
+  searchSql: (pattern: string) => string,
 ): string {
   const all = [...where];
+  if (condition.search !== null) all.push(searchSql(params.add(`%${condition.search}%`, 'String')));
   if (condition.breakdownValue !== null) {
     const value = filter.breakdownValueIsList ? params.add(condition.breakdownValue, 'Array(String)') : params.add(condition.breakdownValue[0] ?? '', 'String');
     all.push(`bv = ${value}`);
@@ -43,6 +48,32 @@ function actorPageSql(
     GROUP BY actor ORDER BY actor LIMIT ${limit} OFFSET ${offset}`;
 }
 
+/**
+ * Whether an actor matches a search (`pattern`: a bound `%text%`), as PostHog's actor strategies
+ * search: a person by id, a distinct id, or its `email` or `name` property (latest version); a
+ * group by key or `name` property; a funnel_aggregate_by_hogql value by itself.
+ */
+function actorSearchSql(filter: ParsedFunnelFilter, params: QueryParams, team: string, pattern: string, global: string): string {
+  const groupIndex = filter.aggregation_group_type_index;
+  const named = (props: string) => `JSONExtractString(${props}, 'name') ILIKE ${pattern}`;
+  if (groupIndex !== null) {
+    return `(actor ILIKE ${pattern} OR actor ${global}IN (
+        SELECT group_key FROM (SELECT group_key, argMax(group_properties, version) AS props FROM groups
+          WHERE team_id = ${team} AND group_type_index = ${params.add(groupIndex, 'UInt8')} GROUP BY group_key)
+        WHERE ${named('props')}))`;
+  }
+  if (filter.aggregateByHogQL !== null) return `actor ILIKE ${pattern}`;
+  return `(toString(actor) ILIKE ${pattern}
+      OR actor ${global}IN (
+        SELECT person_uuid FROM (SELECT id AS person_uuid, argMax(properties, version) AS props FROM person WHERE team_id = ${team} GROUP BY id)
+        WHERE JSONExtractString(props, 'email') ILIKE ${pattern} OR ${named('props')})
+      OR actor ${global}IN (
+        SELECT person_uuid FROM (
+          SELECT distinct_id, argMax(person_id, version) AS person_uuid, argMax(is_deleted, version) AS deleted FROM person_distinct_id2
+          WHERE team_id = ${team} AND distinct_id ILIKE ${pattern} GROUP BY distinct_id)
+        WHERE deleted = 0))`;
+}
+
 /** The actors of a funnel's steps, from the per-actor fold the step counts come from (actorsSql). */
 export class FunnelActorsSqlBuilder extends FunnelSqlBuilder {
   actorIdsSql(condition: FunnelActorsCondition): string {
@@ -50,7 +81,15 @@ export class FunnelActorsSqlBuilder extends FunnelSqlBuilder {
     const where: string[] = [];
     if (levels && 'atLeast' in levels) where.push(`level >= ${this.params.add(levels.atLeast, 'UInt32')}`);
     else if (levels) where.push(`level IN ${this.params.add(levels.in, 'Array(UInt32)')}`);
-    return actorPageSql(this.actorsSql(), where, condition, this.input.filter, this.params, (id) => this.ports.cohortMembership(id, 'actor', this.params));
+    return actorPageSql(
+      this.actorsSql(),
+      where,
+      condition,
+      this.input.filter,
+      this.params,
+      (id) => this.ports.cohortMembership(id, 'actor', this.params),
+      (pattern) => actorSearchSql(this.input.filter, this.params, this.team, pattern, globalPrefix(this.ports.layout ?? SINGLE_SERVER)),
+    );
   }
 }
 
@@ -59,8 +98,14 @@ export class FunnelTrendActorsSqlBuilder extends FunnelTrendsSqlBuilder {
   actorIdsSql(condition: FunnelActorsCondition): string {
     const period = condition.period!;
     const where = [`b = ${this.params.add(period.start, 'String')}`, `outcome = ${period.dropOff ? -1 : 1}`];
-    return actorPageSql(this.actorOutcomesSql(), where, condition, this.input.filter, this.params, (id) =>
-      this.ports.cohortMembership(id, 'actor', this.params),
+    return actorPageSql(
+      this.actorOutcomesSql(),
+      where,
+      condition,
+      this.input.filter,
+      this.params,
+      (id) => this.ports.cohortMembership(id, 'actor', this.params),
+      (pattern) => actorSearchSql(this.input.filter, this.params, this.team, pattern, globalPrefix(this.ports.layout ?? SINGLE_SERVER)),
     );
   }
 }

@@ -16,6 +16,7 @@ export const DEFAULT_FUNNEL_ACTORS_LIMIT = 100;
 export const MAX_FUNNEL_ACTORS_LIMIT = 50_000;
 /** The most custom steps read; a funnel has at most 20 steps, so more can only repeat them. */
 const MAX_CUSTOM_STEPS = 100;
+const MAX_SEARCH_LENGTH = 200;
 
 /** Which actors of a funnel are asked for (PostHog's FunnelsActorsQuery, without recordings). */
 export interface FunnelActorsRequest {
@@ -37,6 +38,11 @@ export type FunnelActorColumn = (typeof FUNNEL_ACTOR_COLUMNS)[number];
 
 export interface FunnelActorsPage {
   select: FunnelActorColumn[] | null;
+  /**
+   * Only actors matching this text (PostHog's PersonStrategy / GroupStrategy search): a person's
+   * `email` or `name` property, id or a distinct id; a group's key or `name` property.
+   */
+  search: string | null;
   limit: number;
   offset: number;
 }
@@ -137,16 +143,21 @@ export function parseFunnelActorsPage(node: Record<string, unknown>, prefix = 'q
     select = (rawSelect as FunnelActorColumn[]).length > 0 ? (rawSelect as FunnelActorColumn[]) : null;
   }
   // Narrowing or reordering the actors is not served: refused rather than ignored, so a list is never silently unfiltered.
-  for (const key of ['search', 'properties', 'fixedProperties', 'orderBy']) {
+  for (const key of ['properties', 'fixedProperties', 'orderBy']) {
     const value = node[key];
     const empty = value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
     if (!empty) fail(`${prefix}${key}`, `${key} is not served for funnel actors.`, 'not_supported');
   }
+  const rawSearch = node['search'];
+  if (rawSearch !== undefined && rawSearch !== null && (typeof rawSearch !== 'string' || rawSearch.length > MAX_SEARCH_LENGTH)) {
+    fail(`${prefix}search`, `search must be a text of at most ${MAX_SEARCH_LENGTH} characters.`);
+  }
+  const search = typeof rawSearch === 'string' && rawSearch.trim() !== '' ? rawSearch.trim() : null;
   const limit = optionalInt(node, 'limit', `${prefix}limit`);
   const offset = optionalInt(node, 'offset', `${prefix}offset`);
   if (limit !== null && limit < 1) fail(`${prefix}limit`, 'limit must be at least 1.');
   if (offset !== null && (offset < 0 || offset > 1e9)) fail(`${prefix}offset`, 'offset must be between 0 and 1000000000.');
-  return { select, limit: Math.min(limit ?? DEFAULT_FUNNEL_ACTORS_LIMIT, MAX_FUNNEL_ACTORS_LIMIT), offset: offset ?? 0 };
+  return { select, search, limit: Math.min(limit ?? DEFAULT_FUNNEL_ACTORS_LIMIT, MAX_FUNNEL_ACTORS_LIMIT), offset: offset ?? 0 };
 }
 
 /** The legacy parameter behind each FunnelsActorsQuery field. */
@@ -188,7 +199,10 @@ export function parseLegacyFunnelActors(input: Record<string, unknown>): { reque
     },
     (field) => LEGACY_NAMES[field] ?? field,
   );
-  const page = parseFunnelActorsPage({ limit: legacyValue(input['limit'], 'limit'), offset: legacyValue(input['offset'], 'offset') }, '');
+  const page = parseFunnelActorsPage(
+    { limit: legacyValue(input['limit'], 'limit'), offset: legacyValue(input['offset'], 'offset'), search: input['search'] },
+    '',
+  );
   return { request, page: { ...page, select: ['actor'] } };
 }
 
@@ -265,6 +279,7 @@ export async function runFunnelActorsQuery(
     breakdownValue: cohortBreakdown || filter.breakdowns.length === 0 ? null : request.funnelStepBreakdown,
     anyOfCohorts,
     period: filter.vizType === 'trends' ? { start: entrancePeriod(filter, project, request), dropOff: request.funnelTrendsDropOff } : null,
+    search: page.search,
     limit: page.limit,
     offset: page.offset,
   };

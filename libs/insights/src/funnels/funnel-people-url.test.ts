@@ -27,7 +27,7 @@ describe('a funnel step people URL and the legacy persons/funnel/ parameters', (
       funnelStep: 3,
       funnelStepBreakdown: ['Chrome'],
     });
-    expect(parseLegacyFunnelActors({ limit: '20', offset: '40' }).page).toEqual({ select: ['actor'], limit: 20, offset: 40 });
+    expect(parseLegacyFunnelActors({ limit: '20', offset: '40' }).page).toEqual({ select: ['actor'], search: null, limit: 20, offset: 40 });
     expect(() => parseLegacyFunnelActors({ funnel_step: '[1' })).toThrow('funnel_step is not valid JSON.');
     expect(() => parseLegacyFunnelActors({ funnel_step: '-1' })).toThrow('The first valid drop-off argument for funnelStep is -2');
   });
