@@ -235,6 +235,22 @@ const DATA: Record<
       ],
     },
   },
+  // breakdown_cases.py test_funnel_step_multi_property_breakdown_event (and the string-only breakdown case)
+  breakdownCases: {
+    people: {
+      person1: ['2020-01-01 12:00:00', '2020-01-01 13:00:00', '2020-01-01 15:00:00'].map((timestamp, i) => ({
+        event: JAN.events[i]!.id,
+        timestamp,
+        properties: { key: 'val', $browser: 'Chrome', $browser_version: 95 },
+      })),
+      person2: ['2020-01-02 14:00:00', '2020-01-02 16:00:00'].map((timestamp, i) => ({
+        event: JAN.events[i]!.id,
+        timestamp,
+        properties: { key: 'val', $browser: 'Safari', $browser_version: 15 },
+      })),
+      person3: [{ event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: { key: 'val', $browser: 'Safari', $browser_version: 14 } }],
+    },
+  },
   // funnel_aggregate_by_hogql: sessions are the actors
   sessions: {
     people: {
@@ -638,6 +654,30 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
       expect(sorted(await at(1, 'technology'))).toEqual(who('person2', 'person3'));
       expect(await at(2, 'technology')).toEqual(who('person2'));
     });
+
+    for (const order of ['ordered', 'strict', 'unordered']) {
+      it(`test_funnel_step_multi_property_breakdown_event, ${order} (breakdown_cases.py)`, async () => {
+        const filter = { ...JAN, funnel_order_type: order, breakdown_type: 'event', breakdown: ['$browser', '$browser_version'] };
+        const at = (step: number, value: string[]) => ids('breakdownCases', filter, { funnelStep: step, funnelStepBreakdown: value });
+        const who = (...people: string[]) => people.map((p) => uuid('breakdownCases', p));
+        expect(await at(1, ['Safari', '14'])).toEqual(who('person3'));
+        expect(await at(2, ['Safari', '14'])).toEqual([]);
+        expect(await at(1, ['Safari', '15'])).toEqual(who('person2'));
+        expect(await at(2, ['Safari', '15'])).toEqual(who('person2'));
+        expect(await at(1, ['Chrome', '95'])).toEqual(who('person1'));
+        expect(await at(2, ['Chrome', '95'])).toEqual(who('person1'));
+      });
+
+      it(`test_funnel_step_breakdown_event_with_string_only_breakdown, ${order} (breakdown_cases.py)`, async () => {
+        const filter = { ...JAN, funnel_order_type: order, breakdown_type: 'event', breakdown: '$browser' };
+        const at = (step: number, value: string) => ids('breakdownCases', filter, { funnelStep: step, funnelStepBreakdown: value });
+        const who = (...people: string[]) => sorted(people.map((p) => uuid('breakdownCases', p)));
+        expect(await at(1, 'Chrome')).toEqual(who('person1'));
+        expect(await at(2, 'Chrome')).toEqual(who('person1'));
+        expect(sorted(await at(1, 'Safari'))).toEqual(who('person2', 'person3'));
+        expect(await at(2, 'Safari')).toEqual(who('person2'));
+      });
+    }
 
     it('funnel_aggregate_by_hogql: the actors are the values, each as {id} (docs/behaviours.md)', async () => {
       const filter = { ...MAY, events: STEPS3.slice(0, 2), funnel_aggregate_by_hogql: 'properties.$session_id' };
