@@ -198,5 +198,20 @@ describe('the persons behind a funnel step (persons/funnel/ and ActorsQuery)', (
       .set(admin)
       .send(actorsQuery(1, { select: ['sum(1)'] }));
     expect(column.body).toMatchObject({ attr: 'query__select', code: 'not_supported' });
+    // Malformed pieces are 400s naming the field, never a 500.
+    const source = actorsQuery(null).query.source;
+    const malformed: [Record<string, unknown>, string][] = [
+      [{ query: { kind: 'ActorsQuery', source: { kind: 'FunnelsActorsQuery', funnelStep: 1 } } }, 'query__source'],
+      [actorsQuery(1, { select: 'person' }), 'query__select'],
+      [actorsQuery(1, { limit: -1 }), 'query__limit'],
+      [actorsQuery(1, { search: { x: 1 } }), 'query__search'],
+      [{ query: { kind: 'ActorsQuery', source: { ...source, funnelStep: 1, funnelStepBreakdown: { a: 1 } } } }, 'query__source__funnelStepBreakdown'],
+      [{ query: { kind: 'ActorsQuery', source: { ...source, funnelCustomSteps: 'x' } } }, 'query__source__funnelCustomSteps'],
+      [actorsQuery(null), 'query__source__funnelStep'],
+    ];
+    for (const [body, attr] of malformed) {
+      const res = await request(f.app).post('/api/environments/1/query/').set(admin).send(body);
+      expect({ status: res.status, attr: res.body.attr }).toEqual({ status: 400, attr });
+    }
   });
 });
