@@ -123,6 +123,7 @@ export async function runFunnelQuery(
       b.stepsSql(),
       b.params.values,
     );
+    const optional = filter.steps.some((s) => s.optionalInFunnel);
     for (const row of found) {
       const breakdownValue = cohort === 'all' ? ALL_USERS_COHORT_ID : cohort !== null ? cohort : filter.breakdowns.length === 0 ? undefined : row.bv;
       const steps = filter.steps.map((step, i): FunnelStep => {
@@ -142,9 +143,11 @@ export async function runFunnelQuery(
           people: [],
           count: reached,
           type: step.kind,
-          // A step nobody reached has no conversion time (null, not 0), breakdown values included.
-          average_conversion_time: i === 0 || reached === 0 ? null : finite(row.averages[i]),
-          median_conversion_time: i === 0 || reached === 0 ? null : finite(row.medians[i]),
+          // A step nobody reached has no conversion time (null, not 0), breakdown values included;
+          // with optional steps the time at step i is the i-th gap between required steps, which
+          // does not depend on who took step i (funnel_udf.py).
+          average_conversion_time: i === 0 || (reached === 0 && !optional) ? null : finite(row.averages[i]),
+          median_conversion_time: i === 0 || (reached === 0 && !optional) ? null : finite(row.medians[i]),
           converted_people_url: `/api/person/funnel/?funnel_step=${i + 1}`,
           dropped_people_url: i === 0 ? null : `/api/person/funnel/?funnel_step=${-(i + 1)}`,
         };
