@@ -123,10 +123,12 @@ export function exclusionFoldActorsSql(input: ExclusionFoldInput): string {
   const continues = `arrayMap((k, p) -> bitTest(x.3, k - 1) AND p.1 >= 0 AND x.1 - p.1 <= ${w} AND ${E}[k].1 != p.1 AND NOT has(p.4, x.4), ${levels}, P)`;
   // An optional step adds no time and uses no event (O[k]: step k-1 is optional).
   const optionalLevels = `[${Array.from({ length: n }, (_, i) => (optional.has(i) ? 1 : 0)).join(', ')}]`;
+  // Step k's bit; ClickHouse evaluates both branches of an if, so k = 0 (no step) must not shift by -1.
+  const withBit = (p: string, k: string) => `toUInt64(bitOr(${p}.5, bitShiftLeft(toUInt64(1), toUInt8(greatest(${k}, 1) - 1))))`;
   const pushed = (p: string, k: string) =>
     optional.size === 0
-      ? `arrayPushBack(${p}.3, x.1), arrayPushBack(${p}.4, x.4), bitOr(${p}.5, bitShiftLeft(toUInt64(1), ${k} - 1))`
-      : `if(${optionalLevels}[${k}] = 1, ${p}.3, arrayPushBack(${p}.3, x.1)), if(${optionalLevels}[${k}] = 1, ${p}.4, arrayPushBack(${p}.4, x.4)), bitOr(${p}.5, bitShiftLeft(toUInt64(1), ${k} - 1))`;
+      ? `arrayPushBack(${p}.3, x.1), arrayPushBack(${p}.4, x.4), ${withBit(p, k)}`
+      : `if(${optionalLevels}[${k}] = 1, ${p}.3, arrayPushBack(${p}.3, x.1)), if(${optionalLevels}[${k}] = 1, ${p}.4, arrayPushBack(${p}.4, x.4)), ${withBit(p, k)}`;
   const entries = `arrayMap((e, p, q, k) -> if(q AND p.2 = 0, (p.1, toUInt8(0), ${pushed('p', 'k')}), e), ${E}, P, Q, ${levels})`;
   const furthest = `arrayMax(arrayMap((k, q) -> if(q, toUInt32(k), toUInt32(0)), ${levels}, Q))`;
   const newMax = bind(

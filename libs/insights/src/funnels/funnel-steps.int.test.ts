@@ -33,12 +33,7 @@ const PAY_CHAIN = 'button:nth-child="0"nth-of-type="1"text="Pay $10"';
 const MOVIE_CHAIN = 'a:href="/movie"nth-child="0"nth-of-type="1"';
 const signup = (distinctId?: string): JourneyEvent => ({ event: 'user signed up', timestamp: '', ...(distinctId ? { distinctId } : {}) });
 const pay = (distinctId?: string): JourneyEvent => ({ event: '$autocapture', timestamp: '', elementsChain: PAY_CHAIN, ...(distinctId ? { distinctId } : {}) });
-const movie = (distinctId?: string): JourneyEvent => ({
-  event: '$autocapture',
-  timestamp: '',
-  elementsChain: MOVIE_CHAIN,
-  ...(distinctId ? { distinctId } : {}),
-});
+const movie = (distinctId?: string): JourneyEvent => ({ event: '$autocapture', timestamp: '', elementsChain: MOVIE_CHAIN, ...(distinctId ? { distinctId } : {}) });
 
 /** Journeys given as [person, event] in creation order, timed one second apart. */
 function sequence(rows: [string, JourneyEvent][]): JourneyPeople {
@@ -135,13 +130,7 @@ const CASES: Record<string, Case> = {
       ['wrong_order', movie()],
     ]),
   },
-  skippedStep: {
-    people: sequence([
-      ['wrong_order', signup()],
-      ['wrong_order', movie()],
-    ]),
-    actions: BASIC_ACTIONS,
-  },
+  skippedStep: { people: sequence([['wrong_order', signup()], ['wrong_order', movie()]]), actions: BASIC_ACTIONS },
   propFilters: {
     people: sequence([
       ['with_property', { ...signup(), properties: { $browser: 'Safari' } }],
@@ -386,15 +375,7 @@ const CASES: Record<string, Case> = {
   elementsChain: {
     people: sequence([
       ['test', signup()],
-      [
-        'test',
-        {
-          event: '$autocapture',
-          timestamp: '',
-          properties: { $current_url: 'http://example.com/something_else' },
-          elementsChain: 'img:nth-child="0"nth-of-type="0";svg:nth-child="0"nth-of-type="0"',
-        },
-      ],
+      ['test', { event: '$autocapture', timestamp: '', properties: { $current_url: 'http://example.com/something_else' }, elementsChain: 'img:nth-child="0"nth-of-type="0";svg:nth-child="0"nth-of-type="0"' }],
       ['test2', signup()],
     ]),
   },
@@ -535,21 +516,9 @@ const CASES: Record<string, Case> = {
     people: timed([
       ...(
         [
-          [
-            'person1',
-            ['user signed up', 'x', '$pageview', 'insight viewed', 'y', 'invite teammate', 'pageview2'],
-            ['01:00', '02:00', '03:00', '04:00', '04:30', '05:00', '06:00'],
-          ],
-          [
-            'person2',
-            ['user signed up', 'y', '$pageview', 'insight viewed', 'y', 'invite teammate', 'x', 'pageview2'],
-            ['01:00', '01:30', '02:00', '04:00', '04:30', '05:00', '05:30', '06:00'],
-          ],
-          [
-            'person3',
-            ['user signed up', 'x', '$pageview', 'insight viewed', 'invite teammate', 'x', 'pageview2'],
-            ['01:00', '01:30', '02:00', '04:00', '05:00', '05:30', '06:00'],
-          ],
+          ['person1', ['user signed up', 'x', '$pageview', 'insight viewed', 'y', 'invite teammate', 'pageview2'], ['01:00', '02:00', '03:00', '04:00', '04:30', '05:00', '06:00']],
+          ['person2', ['user signed up', 'y', '$pageview', 'insight viewed', 'y', 'invite teammate', 'x', 'pageview2'], ['01:00', '01:30', '02:00', '04:00', '04:30', '05:00', '05:30', '06:00']],
+          ['person3', ['user signed up', 'x', '$pageview', 'insight viewed', 'invite teammate', 'x', 'pageview2'], ['01:00', '01:30', '02:00', '04:00', '05:00', '05:30', '06:00']],
           ['person4', ['user signed up', '$pageview', 'insight viewed', 'invite teammate', 'pageview2'], ['01:00', '02:00', '04:00', '05:00', '06:00']],
           [
             'person5',
@@ -609,14 +578,11 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
   const counts = (steps: FunnelStep[]) => steps.map((s) => s.count);
   const events = (...ids: (string | null)[]) => ids.map((id, order) => ({ id, type: 'events', order }));
   const action = (name: string, order: number, extra: Record<string, unknown> = {}) => ({ id: `@${name}`, type: 'actions', order, ...extra });
-  const basic = (steps: unknown[]) => ({
-    ...steps.reduce<Record<string, unknown[]>>((acc, s) => {
-      const kind = (s as { type: string }).type;
-      (acc[kind] ??= []).push(s);
-      return acc;
-    }, {}),
-    funnel_window_days: 14,
-  });
+  const basic = (steps: unknown[]) => ({ ...steps.reduce<Record<string, unknown[]>>((acc, s) => {
+    const kind = (s as { type: string }).type;
+    (acc[kind] ??= []).push(s);
+    return acc;
+  }, {}), funnel_window_days: 14 });
 
   beforeAll(async () => {
     stores = await createTestStores('funnelsteps');
@@ -806,10 +772,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
 
     it('test_funnel_with_denormalised_properties', async () => {
       const steps = await funnel('denormalised', {
-        events: [
-          { id: 'user signed up', type: 'events', order: 0, properties: [{ key: 'test_prop', value: 'hi' }] },
-          { id: 'paid', type: 'events', order: 1 },
-        ],
+        events: [{ id: 'user signed up', type: 'events', order: 0, properties: [{ key: 'test_prop', value: 'hi' }] }, { id: 'paid', type: 'events', order: 1 }],
         date_from: '2020-01-01',
         properties: [{ key: 'test_prop', value: 'hi' }],
         date_to: '2020-01-14',
@@ -860,14 +823,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_funnel_filter_test_accounts: the project’s test-account filter', async () => {
       // PostHog's default test-account filter for a team of a posthog.com organisation.
       const project = { test_account_filters: [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }] };
-      const body = {
-        events: [
-          { id: 'event1', order: 0 },
-          { id: 'event1', order: 1 },
-        ],
-        filter_test_accounts: true,
-        funnel_window_days: 14,
-      };
+      const body = { events: [{ id: 'event1', order: 0 }, { id: 'event1', order: 1 }], filter_test_accounts: true, funnel_window_days: 14 };
       expect((await funnel('testAccounts', body, 'UTC', project))[0]!.count).toBe(1);
     });
 
@@ -876,13 +832,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         const steps = await funnel('elementsChain', {
           events: [
             { id: 'user signed up', type: 'events', order: 0 },
-            {
-              id: '$autocapture',
-              name: '$autocapture',
-              order: 1,
-              properties: [{ key: 'tag_name', value: [tag], operator: 'exact', type: 'element' }],
-              type: 'events',
-            },
+            { id: '$autocapture', name: '$autocapture', order: 1, properties: [{ key: 'tag_name', value: [tag], operator: 'exact', type: 'element' }], type: 'events' },
           ],
         });
         expect(steps.map((s) => s.name)).toEqual(['user signed up', '$autocapture']);
@@ -894,14 +844,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       const body = {
         events: [
           { type: 'events', id: 'user signed up', order: 0, name: 'user signed up', math: 'total' },
-          {
-            type: 'events',
-            id: null,
-            order: 1,
-            name: 'All events',
-            math: 'total',
-            properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }],
-          },
+          { type: 'events', id: null, order: 1, name: 'All events', math: 'total', properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }] },
         ],
         funnel_window_days: 14,
       };
@@ -959,9 +902,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         [1, 1],
         [0, 1],
       ]) {
-        expect(() => parseFunnelFilter({ ...base, exclusions: [{ id: 'x', type: 'events', funnel_from_step: from, funnel_to_step: to }] })).toThrow(
-          TrendFilterError,
-        );
+        expect(() => parseFunnelFilter({ ...base, exclusions: [{ id: 'x', type: 'events', funnel_from_step: from, funnel_to_step: to }] })).toThrow(TrendFilterError);
       }
     });
 
@@ -970,12 +911,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_funnel_exclusions_full_window: an exclusion forgets what came before it', async () => {
       const steps = await funnel(
         'unorderedFullWindow',
-        unordered(['user signed up', 'paid'], {
-          funnel_window_days: 14,
-          date_from: '2021-05-01 00:00:00',
-          date_to: '2021-05-14 00:00:00',
-          exclusions: fullRange(2, 'x'),
-        }),
+        unordered(['user signed up', 'paid'], { funnel_window_days: 14, date_from: '2021-05-01 00:00:00', date_to: '2021-05-14 00:00:00', exclusions: fullRange(2, 'x') }),
       );
       expect(steps.map((s) => s.name)).toEqual(['Completed 1 step', 'Completed 2 steps']);
       expect(counts(steps)).toEqual([3, 2]);
@@ -984,12 +920,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_unordered_exclusion_after_completion: a completed funnel stays completed', async () => {
       const steps = await funnel(
         'unorderedAfterCompletion',
-        unordered(['user signed up', 'paid', 'left'], {
-          funnel_window_days: 14,
-          date_from: '2021-05-01 00:00:00',
-          date_to: '2021-05-14 00:00:00',
-          exclusions: fullRange(3, 'x'),
-        }),
+        unordered(['user signed up', 'paid', 'left'], { funnel_window_days: 14, date_from: '2021-05-01 00:00:00', date_to: '2021-05-14 00:00:00', exclusions: fullRange(3, 'x') }),
       );
       expect(counts(steps)).toEqual([1, 1, 1]);
     });
@@ -1008,14 +939,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         funnel_order_type: 'unordered',
         events: [
           { type: 'events', id: 'user signed up', order: 0, name: 'user signed up', math: 'total' },
-          {
-            type: 'events',
-            id: null,
-            order: 1,
-            name: 'All events',
-            math: 'total',
-            properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }],
-          },
+          { type: 'events', id: null, order: 1, name: 'All events', math: 'total', properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }] },
         ],
         funnel_window_days: 14,
       };

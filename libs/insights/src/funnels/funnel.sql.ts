@@ -227,17 +227,11 @@ export class FunnelSqlBuilder extends EventsSql {
   /**
    * Whether the funnel takes the per-event fold that follows PostHog's UDF step by step
    * (funnel-exclusion-fold.sql.ts) rather than a faster path: an ordered or strict funnel with
-   * exclusions or optional steps (only the fold knows them), or an ordered funnel whose events
-   * may match several steps. For the latter, PostHog's UDF takes the events of one instant step
-   * by step in step order, no event twice in a chain (test_events_same_timestamp_no_exclusions);
-   * the chain path sorts one number per event and cannot. When no event matches two steps
-   * (distinct event names), the chain path answers as the UDF does and stays.
+   * exclusions or optional steps, which only the fold knows.
    */
   protected foldsAsUdf(): boolean {
     const { filter } = this.input;
-    if (filter.orderType === 'unordered') return false;
-    if (filter.exclusions.length > 0 || this.optionalSteps().length > 0) return true;
-    return filter.orderType === 'ordered' && !this.levelFitsWindowFunnel();
+    return filter.orderType !== 'unordered' && (filter.exclusions.length > 0 || this.optionalSteps().length > 0);
   }
 
   /**

@@ -66,6 +66,18 @@ export function timeToConvertBins(seconds: number[], binCount: number | null): [
   return bins;
 }
 
+/**
+ * Time to convert when nobody converted: PostHog still answers its histogram, every bin empty.
+ * Its UDF query (funnel_time_to_convert_udf.py: ordered, strict) reads the fastest and slowest
+ * times of no conversions as 0, so `bin_count` bins (default 1) of its 60-second fallback width
+ * from 0; the older query unordered funnels take (funnel_time_to_convert.py) spans 0 to 1 second
+ * instead (its `ifNull(..., 0)` and `ifNull(..., 1)`), so bins 1 second wide.
+ */
+export function noConversionBins(binCount: number | null, orderType: ParsedFunnelFilter['orderType']): [number, number][] {
+  const width = orderType === 'unordered' ? 1 : SINGLE_VALUE_BIN_SECONDS;
+  return Array.from({ length: (binCount ?? 1) + 1 }, (_, i) => [i * width, 0]);
+}
+
 /** Runs a checked funnel for one project, shaped as PostHog's legacy funnel answer for its viz type. */
 export async function runFunnelQuery(
   ch: ClickHouseClient,
@@ -106,7 +118,8 @@ export async function runFunnelQuery(
     // An unordered funnel's time to convert is PostHog's non-UDF query, which rounds the mean to
     // hundredths (funnel_time_to_convert.py); the UDF one (ordered, strict) does not.
     const average = mean !== null && filter.orderType === 'unordered' ? Math.round(mean * 100) / 100 : mean;
-    return answer({ bins: timeToConvertBins(seconds, filter.binCount), average_conversion_time: average });
+    const bins = seconds.length ? timeToConvertBins(seconds, filter.binCount) : noConversionBins(filter.binCount, filter.orderType);
+    return answer({ bins, average_conversion_time: average });
   }
 
   if (filter.vizType === 'trends') {
