@@ -7,7 +7,19 @@ import { parseFunnelFilter } from './funnel-filter';
  * posthog/hogql_queries/insights/funnels/test/ ported here. Each case has its own team.
  */
 const NOW = Date.parse('2024-06-01T12:00:00Z');
-const TEAM = { noConversion: 411 } as const;
+const TEAM = { noConversion: 411, groups: 412, groupsAcrossPersons: 413, ungrouped: 414, personless: 415 } as const;
+const JANUARY_2020 = { date_from: '2020-01-01', date_to: '2020-01-14' };
+const SIGNUP_PAID = [
+  { id: 'user signed up', order: 0 },
+  { id: 'paid', order: 1 },
+];
+/** An event of group type 0's `key`, the group's industry frozen on it as PostHog's persons-on-events do. */
+const inOrg = (event: string, timestamp: string, key: string, industry: string) => ({
+  event,
+  timestamp,
+  properties: { $group_0: key },
+  groupProperties: { 0: { industry } },
+});
 
 describe('funnel cases ported from PostHog', () => {
   let stores: TestStores;
@@ -30,9 +42,88 @@ describe('funnel cases ported from PostHog', () => {
       },
       { teamId: TEAM.noConversion },
     );
+    await insertJourneys(
+      stores,
+      {
+        user_1: [inOrg('user signed up', '2020-01-02 14:00:00', 'org:5', 'finance'), inOrg('user signed up', '2020-01-10 14:00:00', 'org:6', 'technology')],
+        user_2: [inOrg('paid', '2020-01-03 14:00:00', 'org:5', 'finance')],
+      },
+      { teamId: TEAM.groups },
+    );
+    await insertJourneys(
+      stores,
+      {
+        user_1: [inOrg('user signed up', '2020-01-02 14:00:00', 'org:5', 'finance'), inOrg('paid', '2020-01-03 14:00:00', 'org:6', 'technology')],
+        user_2: [inOrg('user signed up', '2020-01-02 14:00:00', 'org:6', 'technology'), inOrg('paid', '2020-01-03 14:00:00', 'org:5', 'finance')],
+      },
+      { teamId: TEAM.groupsAcrossPersons },
+    );
+    await insertJourneys(
+      stores,
+      {
+        user_1: [inOrg('user signed up', '2020-01-02 14:00:00', 'org:5', 'finance'), inOrg('paid', '2020-01-03 14:00:00', 'org:5', 'finance')],
+        user_2: [{ event: 'user signed up', timestamp: '2020-01-02 14:00:00' }],
+        user_3: [{ event: 'paid', timestamp: '2020-01-03 14:00:00' }],
+        user_4: [
+          { event: 'user signed up', timestamp: '2020-01-02 14:00:00' },
+          { event: 'paid', timestamp: '2020-01-03 14:00:00' },
+        ],
+      },
+      { teamId: TEAM.ungrouped },
+    );
+    // Events whose person was never written (PostHog's personless events).
+    await insertJourneys(
+      stores,
+      {
+        personless: [
+          { event: '$pageview', timestamp: '2024-03-22T13:00:00Z' },
+          { event: 'sign up', timestamp: '2024-03-22T14:00:00Z' },
+        ],
+      },
+      { teamId: TEAM.personless, createPeople: false },
+    );
   });
 
   afterAll(() => stores.close());
+
+  describe('test_funnel.py', () => {
+    const counts = async (teamId: number, body: Record<string, unknown>) =>
+      ((await run(teamId, body)) as { count: number; average_conversion_time: number | null }[]).map((s) => [s.count, s.average_conversion_time]);
+
+    it('test_funnel_aggregation_with_groups: each group counts once, across the persons of its events', async () => {
+      // org:5 signs up (user_1) and pays a day later (user_2); org:6 only signs up.
+      expect(await counts(TEAM.groups, { events: SIGNUP_PAID, ...JANUARY_2020, aggregation_group_type_index: 0 })).toEqual([
+        [2, null],
+        [1, 86_400],
+      ]);
+    });
+
+    it('test_funnel_aggregation_with_groups_across_persons: a group property filter keeps only that group', async () => {
+      const body = {
+        events: SIGNUP_PAID,
+        ...JANUARY_2020,
+        aggregation_group_type_index: 0,
+        properties: [{ key: 'industry', value: 'finance', type: 'group', group_type_index: 0, operator: 'exact' }],
+      };
+      expect((await counts(TEAM.groupsAcrossPersons, body)).map(([count]) => count)).toEqual([1, 1]);
+    });
+
+    it('test_funnel_aggregation_with_groups_and_ungrouped_events: events without the group are left out', async () => {
+      expect((await counts(TEAM.ungrouped, { events: SIGNUP_PAID, ...JANUARY_2020, aggregation_group_type_index: 0 })).map(([count]) => count)).toEqual([1, 1]);
+    });
+
+    it('test_funnel_personless_events_are_supported', async () => {
+      const body = {
+        events: [
+          { id: '$pageview', order: 0 },
+          { id: 'sign up', order: 1 },
+        ],
+        date_from: '2024-03-22',
+        date_to: '2024-03-22',
+      };
+      expect((await counts(TEAM.personless, body)).map(([count]) => count)).toEqual([1, 1]);
+    });
+  });
 
   describe('time to convert with no conversions (funnel_time_to_convert_udf.py, funnel_time_to_convert.py)', () => {
     const timeToConvert = {
