@@ -49,8 +49,15 @@ export function re2Problem(pattern: string): string | null {
 const numbersOf = (operator: string, value: unknown): unknown[] =>
   RANGE_OPERATORS.has(operator) ? (value as unknown[]) : [Array.isArray(value) ? value[0] : value];
 
+/**
+ * PostHog's older names of a cohort filter, read as one (posthog/hogql/property.py treats
+ * "static-cohort" and "precalculated-cohort" as "cohort"; legacy insights still send them).
+ */
+const LEGACY_COHORT_TYPES = new Set(['static-cohort', 'precalculated-cohort']);
+
 function parseFilter(raw: Record<string, unknown>, attr: string, options: ParseOptions): PropertyFilter {
-  const type = raw['type'] ?? 'event';
+  const asked = raw['type'] ?? 'event';
+  const type = typeof asked === 'string' && LEGACY_COHORT_TYPES.has(asked) ? 'cohort' : asked;
   if (typeof type !== 'string' || !options.types.has(type)) {
     throw new PropertyFilterError(
       attr,

@@ -1,4 +1,4 @@
-import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
+import { createTestStores, insertJourneys, journeyPersonUuid, type TestStores } from '@sightline/testkit';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelFilter } from './funnel-filter';
 
@@ -24,6 +24,8 @@ const inOrg = (event: string, timestamp: string, key: string, industry: string) 
 describe('funnel cases ported from PostHog', () => {
   let stores: TestStores;
   let service: TrendsService;
+  /** Projects of the cohort cases (cohorts belong to a project), and their cohorts. */
+  const cohortCase = { team: 0, groupsTeam: 0, emailCohort: 0, staticCohort: 0, groupsCohort: 0 };
   const run = async (teamId: number, body: Record<string, unknown>) =>
     (await service.runFunnel({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
 
@@ -71,6 +73,62 @@ describe('funnel cases ported from PostHog', () => {
       },
       { teamId: TEAM.ungrouped },
     );
+    const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
+    const newProject = async (name: string) =>
+      (
+        await stores.db.query<{ id: number }>(
+          "INSERT INTO projects (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, $2, 'phc_fported_' || md5(random()::text)) RETURNING id",
+          [org!.organization_id, name],
+        )
+      )[0]!.id;
+    const newCohort = async (teamId: number, name: string, filters: unknown, isStatic = false) =>
+      (
+        await stores.db.query<{ id: number }>('INSERT INTO cohorts (team_id, name, is_static, filters) VALUES ($1, $2, $3, $4) RETURNING id', [
+          teamId,
+          name,
+          isStatic,
+          JSON.stringify(filters),
+        ])
+      )[0]!.id;
+    const emailContains = (value: string) => ({ properties: { type: 'AND', values: [{ key: 'email', operator: 'icontains', value, type: 'person' }] } });
+    cohortCase.team = await newProject('cohort step filters');
+    const signupThenPay = [
+      { event: 'user signed up', timestamp: '2020-01-02T14:00:00Z' },
+      { event: 'paid', timestamp: '2020-01-10T14:00:00Z' },
+    ];
+    await insertJourneys(
+      stores,
+      { user_1: signupThenPay, user_2: signupThenPay },
+      { teamId: cohortCase.team, personProperties: { user_1: { email: 'n@test.com' } } },
+    );
+    cohortCase.emailCohort = await newCohort(cohortCase.team, 'email .com', emailContains('.com'));
+    // A static cohort of user_2 and a distinct id nobody has ("rando"): only user_2 is a member.
+    cohortCase.staticCohort = await newCohort(cohortCase.team, 'static', null, true);
+    await stores.ch.insert({
+      table: 'person_static_cohort',
+      format: 'JSONEachRow',
+      values: [
+        { team_id: cohortCase.team, cohort_id: cohortCase.staticCohort, person_id: journeyPersonUuid('user_2', cohortCase.team), is_deleted: 0, version: 1 },
+      ],
+    });
+    cohortCase.groupsTeam = await newProject('groups with a cohort step filter');
+    await insertJourneys(
+      stores,
+      {
+        user_1: [
+          inOrg('$pageview', '2020-01-02 14:00:00', 'org:5', 'finance'),
+          inOrg('user signed up', '2020-01-02 14:00:00', 'org:5', 'finance'),
+          inOrg('user signed up', '2020-01-10 14:00:00', 'org:6', 'technology'),
+        ],
+        user_2: [inOrg('paid', '2020-01-03 14:00:00', 'org:5', 'finance')],
+        user_3: [inOrg('user signed up', '2020-01-02 14:00:00', 'org:7', ''), inOrg('paid', '2020-01-03 14:00:00', 'org:7', '')],
+      },
+      {
+        teamId: cohortCase.groupsTeam,
+        personProperties: { user_1: { email: 'fake@test.com' }, user_2: { email: 'fake@test.com' }, user_3: { email: 'fake_2@test.com' } },
+      },
+    );
+    cohortCase.groupsCohort = await newCohort(cohortCase.groupsTeam, 'fake', emailContains('fake@test.com'));
     // Events whose person was never written (PostHog's personless events).
     await insertJourneys(
       stores,
@@ -110,6 +168,28 @@ describe('funnel cases ported from PostHog', () => {
 
     it('test_funnel_aggregation_with_groups_and_ungrouped_events: events without the group are left out', async () => {
       expect((await counts(TEAM.ungrouped, { events: SIGNUP_PAID, ...JANUARY_2020, aggregation_group_type_index: 0 })).map(([count]) => count)).toEqual([1, 1]);
+    });
+
+    /** The signup step kept to a cohort's members, with PostHog's legacy filter type. */
+    const cohortStep = (type: string, cohortId: number) => [
+      { id: 'user signed up', order: 0, properties: [{ type, key: 'id', value: cohortId }] },
+      { id: 'paid', order: 1 },
+    ];
+
+    it('test_funnel_with_precalculated_cohort_step_filter', async () => {
+      const body = { events: cohortStep('precalculated-cohort', cohortCase.emailCohort), ...JANUARY_2020 };
+      expect((await counts(cohortCase.team, body)).map(([count]) => count)).toEqual([1, 1]);
+    });
+
+    it('test_funnel_with_static_cohort_step_filter', async () => {
+      const body = { events: cohortStep('static-cohort', cohortCase.staticCohort), ...JANUARY_2020 };
+      expect((await counts(cohortCase.team, body)).map(([count]) => count)).toEqual([1, 1]);
+    });
+
+    it('test_funnel_aggregation_with_groups_with_cohort_filtering', async () => {
+      // org:5 and org:6 sign up through user_1 (in the cohort); org:7 through user_3, who is not.
+      const body = { events: cohortStep('precalculated-cohort', cohortCase.groupsCohort), ...JANUARY_2020, aggregation_group_type_index: 0 };
+      expect((await counts(cohortCase.groupsTeam, body)).map(([count]) => count)).toEqual([2, 1]);
     });
 
     it('test_funnel_personless_events_are_supported', async () => {
