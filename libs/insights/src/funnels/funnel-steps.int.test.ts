@@ -616,6 +616,14 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       expect(counts(steps)).toEqual([4, 1]);
     });
 
+    it('test_funnel_with_sampling: a sampling_factor of 1 reads every event', async () => {
+      const steps = await funnel('messedUpOrder', { ...basic([events('user signed up')[0], action('watched movie', 2)]), sampling_factor: 1 });
+      expect(steps.map((s) => [s.name, s.count])).toEqual([
+        ['user signed up', 4],
+        ['watched movie', 1],
+      ]);
+    });
+
     it('test_funnel_with_any_event: all-events steps are named null', async () => {
       const steps = await funnel('anyEvent', basic(events(null, null, null)));
       expect(steps.map((s) => s.name)).toEqual([null, null, null]);
