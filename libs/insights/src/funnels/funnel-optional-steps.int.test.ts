@@ -1,7 +1,7 @@
 import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
-import { funnelsQueryToFilter } from './funnel-correlation';
+import { funnelsQueryToFilter, parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
 
@@ -13,7 +13,7 @@ import type { FunnelStep } from './funnels.query';
  * breakdown cases are written from the rule in funnel-udf/src/steps.rs. Each case has its own team.
  */
 const NOW = Date.parse('2024-06-01T12:00:00Z');
-const TEAM = { optional: 401, sameEvent: 402, strict: 403, exclusion: 404, breakdown: 405 } as const;
+const TEAM = { optional: 401, sameEvent: 402, strict: 403, exclusion: 404, breakdown: 405, correlation: 406 } as const;
 const JANUARY_2012 = { date_from: '2012-01-01 00:00:00', date_to: '2012-02-01 23:59:59' };
 const MAY_2021 = { date_from: '2021-05-01 00:00:00', date_to: '2021-05-07 00:00:00' };
 
@@ -123,6 +123,22 @@ describe('optional funnel steps (PostHog test_funnel_udf.py)', () => {
       },
       { teamId: TEAM.breakdown },
     );
+    await insertJourneys(
+      stores,
+      {
+        converts: [
+          { event: 'a', timestamp: may(0) },
+          { event: 'x', timestamp: may(1) },
+          { event: 'c', timestamp: may(2) },
+          { event: 'after', timestamp: may(3) },
+        ],
+        drops: [
+          { event: 'a', timestamp: may(0) },
+          { event: 'y', timestamp: may(1) },
+        ],
+      },
+      { teamId: TEAM.correlation },
+    );
   });
 
   afterAll(async () => {
@@ -217,6 +233,14 @@ describe('optional funnel steps (PostHog test_funnel_udf.py)', () => {
     // Chrome converts a → c in 2 minutes, Safari in 3: the first gap (between required steps) is reported at step 1.
     const times = Object.fromEntries(byBrowser.map((row) => [JSON.stringify(row[0]!.breakdown_value), row.map((s) => s.average_conversion_time)]));
     expect(times).toEqual({ '["Chrome"]': [null, 120, null], '["Safari"]': [null, 180, null] });
+  });
+
+  it('correlates the events of a converted actor up to its last step taken', async () => {
+    const body = query([{ event: 'a' }, { event: 'b', optionalInFunnel: true }, { event: 'c' }], MAY_2021);
+    const answer = await service.runCorrelation({ id: TEAM.correlation, timezone: 'UTC' }, parseFunnelFilter(body), parseCorrelationOptions(body), NOW);
+    const found = Object.fromEntries(answer.result.events.map((r) => [r.event.event, [r.success_count, r.failure_count]]));
+    // x falls between a and c of the converted actor; "after" comes after its last step.
+    expect(found).toEqual({ x: [1, 0], y: [0, 1] });
   });
 
   describe('test_validates_optional_funnel_steps (test_funnel_validation_rules.py)', () => {
