@@ -46,18 +46,6 @@ describe('parsePropertyFilters', () => {
     expect(filtersOf(parsePropertyFilters(nested, 'properties', events)).map((f) => f.key)).toEqual(['plan', 'plan', 'n']);
   });
 
-  it("reads PostHog's legacy static-cohort and precalculated-cohort filters as cohort filters (posthog/hogql/property.py)", () => {
-    for (const type of ['static-cohort', 'precalculated-cohort']) {
-      expect(parsePropertyFilters([{ key: 'id', value: 7, type }], 'properties', events).values[0]).toEqual({
-        key: 'id',
-        type: 'cohort',
-        operator: 'in',
-        value: 7,
-      });
-    }
-    expect(() => parsePropertyFilters([{ key: 'id', value: 7, type: 'static-cohort' }], 'properties', { types: new Set(['event']) })).toThrow(/cohort/);
-  });
-
   it('fills defaults: type event, operator exact, cohort operator in with a numeric id', () => {
     expect(parsePropertyFilters([{ key: 'plan', value: 'pro' }], 'properties', events).values[0]).toEqual({ ...filter });
     expect(parsePropertyFilters([{ key: 'id', value: '12', type: 'cohort' }], 'properties', events).values[0]).toEqual({
@@ -66,6 +54,21 @@ describe('parsePropertyFilters', () => {
       type: 'cohort',
       operator: 'in',
     });
+  });
+
+  it('reads "precalculated-cohort" and "static-cohort" as cohort filters where cohorts apply (PostHog clean_properties.py)', () => {
+    for (const type of ['precalculated-cohort', 'static-cohort']) {
+      expect(parsePropertyFilters([{ key: 'id', value: 7, type }], 'properties', events).values[0]).toEqual({
+        key: 'id',
+        value: 7,
+        type: 'cohort',
+        operator: 'in',
+      });
+      expect(problem(() => parsePropertyFilters([{ key: 'id', value: 7, type }], 'properties', { types: new Set(['event']) }))).toMatchObject({
+        code: 'not_supported',
+        message: `Property filters of type "${type}" are not supported here (supported: event).`,
+      });
+    }
   });
 
   it('names the field of the first problem', () => {
