@@ -422,7 +422,11 @@ export class PersonBatch {
    */
   private async writePersonsAndDistinctIds(sql: Sql): Promise<{ teamId: number; distinctId: string; version: number }[]> {
     const created = this.created.filter((p) => !p.deleted);
-    const changed = [...this.personsById.values()].filter((p) => p.dirty && !p.deleted);
+    // In id order, as the locked read takes its locks: two batches updating the same persons
+    // then lock them in the same order and cannot deadlock.
+    const changed = [...this.personsById.values()]
+      .filter((p) => p.dirty && !p.deleted)
+      .sort((a, b) => a.id!.length - b.id!.length || (a.id! < b.id! ? -1 : a.id! > b.id! ? 1 : 0));
     const distinctIds: { teamId: number; distinctId: string; personId: string | null; personUuid: string | null; version: number }[] = [];
     for (const person of new Set([...this.personsById.values(), ...created])) {
       if (person.deleted) continue;
