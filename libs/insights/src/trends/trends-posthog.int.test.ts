@@ -184,6 +184,13 @@ const DATASETS = {
   },
   activeUsers: { people: ACTIVE_USERS, options: ACTIVE_USERS_PROPERTIES },
   countPerActor: { people: COUNT_PER_ACTOR, options: COUNT_PER_ACTOR_OPTIONS },
+  weeklyActiveGroups: {
+    people: {
+      ...COUNT_PER_ACTOR,
+      blabla: [...COUNT_PER_ACTOR['blabla']!, { event: 'viewed video', timestamp: '2020-01-19 00:00:00', properties: { $group_0: 'bouba' } }],
+    },
+    options: COUNT_PER_ACTOR_OPTIONS,
+  },
   weekInterval: { people: eventsWithDates(['2020-11-01', '2020-11-10', '2020-11-11', '2020-11-18']), options: {} },
   monthInterval: { people: eventsWithDates(['2020-07-10', '2020-07-30', '2020-10-18']), options: {} },
   monthRounding: { people: eventsWithDates(['2020-06-02', '2020-07-30']), options: {} },
@@ -749,6 +756,35 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     expect(r[0]!.label).toBe('viewed video');
     expect(r[0]!.labels!.at(-1)).toBe('6-Jan-2020');
     expect(r[0]!.data).toEqual([0, 0, 1, 0, 0, 1, 2, 0]);
+  });
+
+  // Weekly active groups: each day counts the distinct $group_0 of the 7 days ending that day;
+  // tintin's event without a group is not counted (3 on Jan 8 to 11 if it were).
+  it('test_weekly_active_groups_daily (test_trends.py)', async () => {
+    const r = await run('weeklyActiveGroups', '2020-01-20T00:00:00Z', {
+      date_from: '2020-01-08',
+      date_to: '2020-01-19',
+      events: [{ id: 'viewed video', type: 'events', order: 0, math: 'weekly_active', math_group_type_index: 0 }],
+    });
+    expect(r[0]!.days).toEqual(Array.from({ length: 12 }, (_, i) => `2020-01-${String(8 + i).padStart(2, '0')}`));
+    expect(r[0]!.data).toEqual([2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 1]);
+  });
+
+  // The same groups counted per day (dau with a group index is a groups math in PostHog's
+  // trends/utils.py is_groups_math), and per week, where weekly active is per-interval.
+  it('dau and monthly_active with math_group_type_index count groups (trends/utils.py is_groups_math)', async () => {
+    const dau = await run('weeklyActiveGroups', '2020-01-20T00:00:00Z', {
+      date_from: '2020-01-01',
+      date_to: '2020-01-06',
+      events: [{ id: 'viewed video', math: 'dau', math_group_type_index: 0 }],
+    });
+    expect(dau[0]!.data).toEqual([1, 0, 0, 1, 2, 0]);
+    const monthly = await run('weeklyActiveGroups', '2020-01-20T00:00:00Z', {
+      date_from: '2020-01-18',
+      date_to: '2020-01-19',
+      events: [{ id: 'viewed video', math: 'monthly_active', math_group_type_index: 0 }],
+    });
+    expect(monthly[0]!.data).toEqual([2, 2]);
   });
 
   it('test_trends_groups_per_day_cumulative (test_trends.py)', async () => {
