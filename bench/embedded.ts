@@ -217,9 +217,9 @@ async function main() {
     console.log(`end to end / gateway-only (median of per-run ratios): ${median(ratios).toFixed(2)}`);
     console.log(`service CPU per 1,000 events (all threads, median): ${median(runs.map((r) => r.cpuMsPerKiloEvent)).toFixed(0)} ms`);
     console.log(`worker time per step, all runs: ${steps.join(', ')}`);
-    // Each run is one PostgreSQL transaction and one ClickHouse insert, whatever its size.
+    // Each write is one ClickHouse insert per table, whatever its size (gathered runs share one).
     const workerRuns = sumOf(metrics, 'worker_pipeline_step_duration_seconds_count', 'step="write"');
-    console.log(`worker runs: ${workerRuns}, ${Math.round((EVENTS * RUNS) / workerRuns)} events per run on average`);
+    console.log(`worker writes: ${workerRuns}, ${Math.round((EVENTS * RUNS) / workerRuns)} events per write on average`);
   } finally {
     await stopStartedProcesses();
     fs.rmSync(dir, { recursive: true, force: true });
