@@ -280,12 +280,7 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
       await insertJourneys(stores, CASES[name]!, { teamId: row!.id, createPeople: false });
     }
     signUpAction = (
-      await insertAction(
-        stores.db,
-        teams['withActions']!,
-        { name: 'sign up', steps: [{ event: 'sign up', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }] },
-        null,
-      )
+      await insertAction(stores.db, teams['withActions']!, { name: 'sign up', steps: [{ event: 'sign up', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }] }, null)
     ).id;
   });
   afterAll(() => stores.close());

@@ -29,7 +29,8 @@ export function unorderedFoldSql(input: UnorderedFoldInput): { state: string; le
   const bind = (name: string, value: string, body: string) => `arrayMap(${name} -> ${body}, [${value}])[1]`;
   const held = (queues: string) => `arraySort(arrayMap(q -> q[1], arrayFilter(q -> notEmpty(q), ${queues})))`;
   // The furthest count so far, replaced by what `queues` hold when they hold more (and start in range).
-  const counted = (max: string, queues: string) => bind('h', held(queues), `if(length(h) > ${max}.1 AND h[1] <= ${to}, (toUInt32(length(h)), h), ${max})`);
+  const counted = (max: string, queues: string) =>
+    bind('h', held(queues), `if(length(h) > ${max}.1 AND h[1] <= ${to}, (toUInt32(length(h)), h), ${max})`);
 
   // Times out of this event's window dropped; then, when every step still has a time, the oldest
   // dropped until the step whose latest time is oldest is empty.
@@ -46,7 +47,11 @@ export function unorderedFoldSql(input: UnorderedFoldInput): { state: string; le
   const joined = `if(x.2 = 0, arrayMap(q -> emptyArrayFloat64(), K), ${bind('c', latest, `arrayMap((q, k) -> if(k = ${joins}, arrayPushBack(q, x.1), q), K, ${levels})`)})`;
   const max = '(acc.2, acc.3)';
   const afterDrop = `if(length(arrayFlatten(K)) != length(arrayFlatten(acc.1)), ${counted(max, 'acc.1')}, ${max})`;
-  const step = bind('K', kept, bind('J', joined, bind('d', afterDrop, bind('m', `if(last, ${counted('d', 'J')}, d)`, `(J, m.1, m.2, toUInt8(m.1 = ${n}))`))));
+  const step = bind(
+    'K',
+    kept,
+    bind('J', joined, bind('d', afterDrop, bind('m', `if(last, ${counted('d', 'J')}, d)`, `(J, m.1, m.2, toUInt8(m.1 = ${n}))`))),
+  );
   const init = `(arrayMap(k -> emptyArrayFloat64(), ${levels}), toUInt32(0), emptyArrayFloat64(), toUInt8(0))`;
   const state = `arrayFold((acc, x, last) -> CAST(if(acc.4 = 1, acc, ${step}), '${STATE}'),
       evs, arrayMap(i -> i = length(evs), arrayEnumerate(evs)), CAST(${init}, '${STATE}'))`;
