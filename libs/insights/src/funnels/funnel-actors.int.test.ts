@@ -251,6 +251,20 @@ const DATA: Record<
       person3: [{ event: 'sign up', timestamp: '2020-01-02 14:00:00', properties: { key: 'val', $browser: 'Safari', $browser_version: 14 } }],
     },
   },
+  // optional steps: A skips the optional second step, B takes every step
+  optionalSteps: {
+    people: {
+      a: [
+        { event: 'step one', timestamp: '2021-05-02 00:00:00' },
+        { event: 'step three', timestamp: '2021-05-02 00:02:00' },
+      ],
+      b: [
+        { event: 'step one', timestamp: '2021-05-02 00:00:00' },
+        { event: 'step two', timestamp: '2021-05-02 00:01:00' },
+        { event: 'step three', timestamp: '2021-05-02 00:02:00' },
+      ],
+    },
+  },
   // funnel_aggregate_by_hogql: sessions are the actors
   sessions: {
     people: {
@@ -678,6 +692,17 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
         expect(await at(2, 'Safari')).toEqual(who('person2'));
       });
     }
+
+    it('optional steps: a step lists the actors its count holds', async () => {
+      const filter = { ...MAY, events: [STEPS3[0], { ...STEPS3[1], optionalInFunnel: true }, STEPS3[2]] };
+      const steps = (await service.runFunnel({ id: teams['optionalSteps']!, timezone: 'UTC' }, parseFunnelFilter(filter), NOW)).result as FunnelStep[];
+      expect(steps.map((s) => s.count)).toEqual([2, 1, 2]);
+      const who = (...people: string[]) => sorted(people.map((p) => uuid('optionalSteps', p)));
+      expect(sorted(await ids('optionalSteps', filter, { funnelStep: 3 }))).toEqual(who('a', 'b'));
+      expect(await ids('optionalSteps', filter, { funnelStep: 2 })).toEqual(who('b'));
+      expect(await ids('optionalSteps', filter, { funnelStep: -2 })).toEqual(who('a'));
+      expect(await ids('optionalSteps', filter, { funnelStep: -3 })).toEqual([]);
+    });
 
     it('funnel_aggregate_by_hogql: the actors are the values, each as {id} (docs/behaviours.md)', async () => {
       const filter = { ...MAY, events: STEPS3.slice(0, 2), funnel_aggregate_by_hogql: 'properties.$session_id' };

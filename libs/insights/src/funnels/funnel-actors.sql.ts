@@ -7,7 +7,7 @@ import { FunnelTrendsSqlBuilder } from './funnel-trends.sql';
 /** Which of a funnel's actors a page lists. */
 export interface FunnelActorsCondition {
   /** Steps: the furthest step reached is at least `atLeast`, or one of `in` (null: a funnel trend). */
-  levels: { atLeast: number } | { in: number[] } | null;
+  levels: { atLeast: number } | { in: number[]; dropOffAt?: number } | null;
   /** The breakdown value's texts (one per breakdown), or null for every value. */
   breakdownValue: string[] | null;
   /** Members of any of these cohorts only (a cohort breakdown asked for no one cohort). */
@@ -79,7 +79,12 @@ export class FunnelActorsSqlBuilder extends FunnelSqlBuilder {
   actorIdsSql(condition: FunnelActorsCondition): string {
     const levels = condition.levels;
     const where: string[] = [];
-    if (levels && 'atLeast' in levels) where.push(`level >= ${this.params.add(levels.atLeast, 'UInt32')}`);
+    // With optional steps a step counts the actors whose furthest chain took it (`reached`, bit
+    // per step), so its actors are those, and its drop-offs took the step before but not it.
+    const optional = this.optionalSteps().length > 0;
+    const took = (step: number) => `bitTest(reached, ${this.params.add(step - 1, 'UInt8')})`;
+    if (levels && 'atLeast' in levels) where.push(optional ? took(levels.atLeast) : `level >= ${this.params.add(levels.atLeast, 'UInt32')}`);
+    else if (levels && optional && levels.dropOffAt !== undefined) where.push(`${took(levels.dropOffAt - 1)} AND NOT ${took(levels.dropOffAt)}`);
     else if (levels) where.push(`level IN ${this.params.add(levels.in, 'Array(UInt32)')}`);
     return actorPageSql(
       this.actorsSql(),

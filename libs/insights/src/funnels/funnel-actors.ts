@@ -213,7 +213,7 @@ function stepCondition(filter: ParsedFunnelFilter, request: FunnelActorsRequest)
   const step = request.funnelStep;
   if (step === null) return fail(request.attr('funnelStep'), 'Missing both funnelStep and funnelCustomSteps.', 'required');
   if (Math.abs(step) > n) return fail(request.attr('funnelStep'), `The funnel has ${n} steps.`);
-  return step > 0 ? { atLeast: step } : { in: [-step - 1] };
+  return step > 0 ? { atLeast: step } : { in: [-step - 1], dropOffAt: -step };
 }
 
 /** The period a funnel trend's actors entered in, as the trend SQL writes it. */
