@@ -15,6 +15,7 @@ export * from './funnels/funnel.sql';
 export * from './funnels/funnels.query';
 export * from './funnels/funnel-correlation';
 export * from './funnels/funnel-actors';
+export * from './funnels/funnel-correlation-actors';
 export * from './trends/trends-query-node';
 export * from './saved-insights/saved-insights.repository';
 export * from './saved-insights/dashboards.repository';

@@ -24,6 +24,14 @@ describe('POST /query/ runs TrendsQuery and FunnelsQuery on the insight engines'
         ];
       }),
     );
+    // Between visit and pay, "browse" by a (converted) and c (dropped off); in project 2 by someone else.
+    await insertEvents(f.ch, [
+      testEventRow({ event: 'browse', atMs: NOW - 24 * HOUR + HOUR / 2, distinctId: 'a', personId: '00000000-0000-4000-8000-000000000000' }),
+      testEventRow({ event: 'browse', atMs: NOW - 3 * 24 * HOUR + HOUR / 2, distinctId: 'c', personId: '00000000-0000-4000-8000-000000000002' }),
+      ...['visit', 'browse'].map((event, k) =>
+        testEventRow({ event, teamId: 2, atMs: NOW - 24 * HOUR + k * 60_000, distinctId: 'z', personId: '00000000-0000-4000-8000-000000000009' }),
+      ),
+    ]);
   });
   afterAll(() => f.close());
 
@@ -89,6 +97,53 @@ describe('POST /query/ runs TrendsQuery and FunnelsQuery on the insight engines'
     const unordered = await funnel([{ event: 'visit' }, { event: 'pay', optionalInFunnel: true }], { funnelOrderType: 'unordered' });
     expect(unordered.status).toBe(400);
     expect(unordered.body).toMatchObject({ code: 'funnel_optional_steps_invalid' });
+  });
+
+  it('answers an ActorsQuery of a FunnelCorrelationActorsQuery: the persons behind a correlation row', async () => {
+    const correlationActors = (node: Record<string, unknown>, select: unknown = ['id']) =>
+      request(f.app)
+        .post('/api/environments/1/query/')
+        .set(admin)
+        .send({
+          query: {
+            kind: 'ActorsQuery',
+            select,
+            source: {
+              kind: 'FunnelCorrelationActorsQuery',
+              source: {
+                kind: 'FunnelCorrelationQuery',
+                funnelCorrelationType: 'events',
+                source: {
+                  kind: 'FunnelsActorsQuery',
+                  source: {
+                    kind: 'FunnelsQuery',
+                    series: [
+                      { kind: 'EventsNode', event: 'visit' },
+                      { kind: 'EventsNode', event: 'pay' },
+                    ],
+                    dateRange: { date_from: '-7d' },
+                    funnelsFilter: { funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day' },
+                  },
+                },
+              },
+              ...node,
+            },
+          },
+        });
+    const browse = { kind: 'EventsNode', event: 'browse' };
+    const converted = await correlationActors({ funnelCorrelationPersonConverted: true, funnelCorrelationPersonEntity: browse });
+    expect(converted.status).toBe(200);
+    expect(converted.body).toMatchObject({ columns: ['id'], results: [['00000000-0000-4000-8000-000000000000']], hasMore: false, limit: 100, offset: 0 });
+    const dropped = await correlationActors({ funnelCorrelationPersonConverted: false, funnelCorrelationPersonEntity: browse });
+    expect(dropped.body.results).toEqual([['00000000-0000-4000-8000-000000000002']]);
+    // Both sides, and never project 2's person who also browsed.
+    const both = await correlationActors({ funnelCorrelationPersonEntity: browse });
+    expect(both.body.results.flat().sort()).toEqual(['00000000-0000-4000-8000-000000000000', '00000000-0000-4000-8000-000000000002']);
+    const noEntity = await correlationActors({ funnelCorrelationPersonConverted: true });
+    expect(noEntity.status).toBe(400);
+    expect(noEntity.body).toMatchObject({ type: 'validation_error', attr: 'query__source__funnelCorrelationPersonEntity', code: 'required' });
+    const badSelect = await correlationActors({ funnelCorrelationPersonEntity: browse }, ['person.properties.email']);
+    expect(badSelect.body).toMatchObject({ attr: 'query__select', code: 'not_supported' });
   });
 
   it('refuses what it cannot run with a 400, and needs query:read', async () => {

@@ -2,7 +2,9 @@ import type { Request } from 'express';
 import { errors, sendJson } from '@sightline/http';
 import {
   funnelsQueryToFilter,
+  isFunnelCorrelationActorsQuery,
   isFunnelsActorsQuery,
+  parseCorrelationActorsQuery,
   parseFunnelActorsPage,
   parseFunnelActorsRequest,
   parseFunnelFilter,
@@ -80,6 +82,20 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
       }
       // The persons behind a funnel step: an ActorsQuery over a FunnelsActorsQuery, or the FunnelsActorsQuery itself.
       const actorsSource = query['kind'] === 'ActorsQuery' ? query['source'] : query;
+      // The persons behind a correlation row: likewise over a FunnelCorrelationActorsQuery.
+      if (isFunnelCorrelationActorsQuery(actorsSource)) {
+        const parsed = parseCorrelationActorsQuery(actorsSource, actorsSource === query ? null : query);
+        const answer = await service.runCorrelationActors(req.project!, parseFunnelFilter(parsed.funnelBody), parsed.request, parsed.page, deps.now());
+        return {
+          ...answer,
+          is_cached: false,
+          last_refresh: new Date(deps.now()).toISOString(),
+          timezone: req.project!.timezone,
+          timings: [],
+          hogql: null,
+          modifiers: {},
+        };
+      }
       if (isFunnelsActorsQuery(actorsSource)) {
         const funnel = actorsSource['source'];
         if (!isJsonObject(funnel) || funnel['kind'] !== 'FunnelsQuery') {
@@ -108,7 +124,7 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
       throw asValidationError(error);
     }
     throw errors.validation(
-      `Queries of kind "${String(query['kind']).slice(0, 60)}" are not supported (TrendsQuery, FunnelsQuery, ActorsQuery of a FunnelsActorsQuery).`,
+      `Queries of kind "${String(query['kind']).slice(0, 60)}" are not supported (TrendsQuery, FunnelsQuery, ActorsQuery of a FunnelsActorsQuery or FunnelCorrelationActorsQuery).`,
       'query',
       'not_supported',
     );
@@ -118,7 +134,7 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
       `${prefix}/query`,
       {
         scope: 'query:read',
-        summary: 'Run a TrendsQuery, FunnelsQuery, or ActorsQuery of a FunnelsActorsQuery',
+        summary: 'Run a TrendsQuery, FunnelsQuery, or ActorsQuery of a FunnelsActorsQuery or FunnelCorrelationActorsQuery',
         throttle: 'clickhouse',
         example: () => ({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] } }),
       },

@@ -247,7 +247,7 @@ export async function runFunnelActorsQuery(
   ports: TrendQueryPorts,
 ): Promise<FunnelActorsResult> {
   const groupIndex = filter.aggregation_group_type_index;
-  const columns: string[] = page.select ?? (groupIndex !== null ? ['group'] : ['person', 'id', 'person.$delete']);
+  const columns = actorColumns(page, groupIndex);
   const empty = (): FunnelActorsResult => ({
     results: [],
     columns,
@@ -286,9 +286,29 @@ export async function runFunnelActorsQuery(
   const input = { filter, properties, range, cohortId };
   const builder = filter.vizType === 'trends' ? new FunnelTrendActorsSqlBuilder(input, sqlPorts) : new FunnelActorsSqlBuilder(input, sqlPorts);
   const found = (await rows<{ actor_id: string }>(stores.ch, builder.actorIdsSql(condition), builder.params.values)).map((r) => r.actor_id);
+  return actorsOfPage(stores.db, project.id, groupIndex, columns, found, page);
+}
+
+/** The columns answered: those selected, else PostHog's default for persons or groups. */
+export function actorColumns(page: FunnelActorsPage, groupIndex: number | null): string[] {
+  return page.select ?? (groupIndex !== null ? ['group'] : ['person', 'id', 'person.$delete']);
+}
+
+/**
+ * The answer for a page of actor ids (`found`: up to `page.limit` + 1, the extra one telling
+ * there are more): each actor read from PostgreSQL, in the order found, with the asked columns.
+ */
+export async function actorsOfPage(
+  db: Sql,
+  teamId: number,
+  groupIndex: number | null,
+  columns: string[],
+  found: string[],
+  page: FunnelActorsPage,
+): Promise<FunnelActorsResult> {
   const hasMore = found.length > page.limit;
   const ids = found.slice(0, page.limit);
-  const actors = groupIndex !== null ? await groupsByKey(stores.db, project.id, groupIndex, ids) : await personsByUuid(stores.db, project.id, ids);
+  const actors = groupIndex !== null ? await groupsByKey(db, teamId, groupIndex, ids) : await personsByUuid(db, teamId, ids);
   const results = ids.map((id) => {
     const actor: FunnelActor = actors.get(id) ?? (groupIndex !== null ? { id, group_type_index: groupIndex } : { id });
     return columns.map((column) => columnValue(column as FunnelActorColumn, id, actor));

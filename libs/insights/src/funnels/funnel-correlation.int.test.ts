@@ -1,7 +1,8 @@
-import { createTestStores, insertJourneys, type JourneyEvent, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyEvent, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { insertAction } from '../actions/actions.repository';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { correlate, parseCorrelationOptions, type CorrelationRow } from './funnel-correlation';
+import { parseCorrelationActorsQuery } from './funnel-correlation-actors';
 import { parseFunnelFilter } from './funnel-filter';
 
 /**
@@ -57,20 +58,23 @@ function eventsAndGroups(): JourneyPeople {
   return people;
 }
 
-function propertiesPeople(): { people: JourneyPeople; personProperties: Record<string, Record<string, unknown>> } {
+/** With `industry`, the groups' properties also ride on the events (PostHog's person-on-events variant). */
+function propertiesPeople(industry = false): { people: JourneyPeople; personProperties: Record<string, Record<string, unknown>> } {
   const people: JourneyPeople = {};
   const personProperties: Record<string, Record<string, unknown>> = {};
+  const group = (key: string, value: string) => org(key, 0, industry ? { industry: value } : {});
   for (const i of range(0, 10)) {
-    people[`user_${i}`] = [signedUp(org(`org:${i}`)), paid(org(`org:${i}`))];
+    people[`user_${i}`] = [signedUp(group(`org:${i}`, 'positive')), paid(group(`org:${i}`, 'positive'))];
     personProperties[`user_${i}`] = { $browser: 'Positive' };
   }
   for (const i of range(10, 20)) {
-    people[`user_${i}`] = [signedUp(org(`org:${i}`)), ...(i % 2 === 0 ? [middle('negatively_related', org(`org:${i}`))] : [])];
+    const g = group(`org:${i}`, 'negative');
+    people[`user_${i}`] = [signedUp(g), ...(i % 2 === 0 ? [middle('negatively_related', g)] : [])];
     personProperties[`user_${i}`] = { $browser: 'Negative' };
   }
-  people['user_fail'] = [signedUp(org('org:fail'))];
+  people['user_fail'] = [signedUp(group('org:fail', 'positive'))];
   personProperties['user_fail'] = { $browser: 'Positive' };
-  people['user_succ'] = [signedUp(org('org:succ')), paid(org('org:succ'))];
+  people['user_succ'] = [signedUp(group('org:succ', 'negative')), paid(group('org:succ', 'negative'))];
   personProperties['user_succ'] = { $browser: 'Negative' };
   return { people, personProperties };
 }
@@ -129,7 +133,7 @@ const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<s
   },
   202: { people: eventsAndGroups() },
   203: PROPERTIES,
-  204: PROPERTIES,
+  204: propertiesPeople(true),
   205: {
     people: {
       ...Object.fromEntries(range(0, 2).map((i) => [`user_${i}`, [signedUp(), middle('positive'), paid()]])),
@@ -163,6 +167,19 @@ const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<s
     },
   },
   212: multiplePropertiesPeople(),
+  // test_funnel_correlation_actors.py _setup_basic_test: one failing actor with positively_related, one converting with negatively_related.
+  220: {
+    people: {
+      ...basicPeople(
+        (i) => (i % 2 === 0 ? [middle('positively_related')] : []),
+        (i) => (i % 2 === 0 ? [middle('negatively_related')] : []),
+      ),
+      user_fail: [signedUp(), middle('positively_related')],
+      user_succ: [signedUp(), middle('negatively_related'), paid()],
+    },
+  },
+  // test_funnel_correlation_actors.py test_people_arent_returned_multiple_times: the event twice.
+  221: { people: { user_1: [signedUp(), middle('positively_related'), middle('positively_related'), paid()] } },
   211: {
     people: {
       ...Object.fromEntries(
@@ -213,7 +230,7 @@ beforeAll(async () => {
       insertJourneys(stores, t.people, {
         teamId: Number(team),
         personProperties: t.personProperties,
-        createPeople: Number(team) === 203 || Number(team) === 212,
+        createPeople: [203, 212, 220, 221].includes(Number(team)),
       }),
     ),
   );
@@ -462,5 +479,202 @@ describe('funnel correlation (test_funnel_correlation.py)', () => {
         correlation_type: 'success',
       },
     ]);
+  });
+});
+
+/** FUNNEL as PostHog's web app sends it: a FunnelsQuery. */
+const funnelsQuery = (extra: Record<string, unknown> = {}) => ({
+  kind: 'FunnelsQuery',
+  series: [
+    { kind: 'EventsNode', event: 'user signed up' },
+    { kind: 'EventsNode', event: 'paid' },
+  ],
+  dateRange: { date_from: FUNNEL.date_from, date_to: FUNNEL.date_to },
+  ...extra,
+});
+
+interface ActorsAsk {
+  funnel?: Record<string, unknown>;
+  type?: string;
+  converted?: boolean | null;
+  event?: string;
+  eventProperties?: unknown[];
+  propertyValues?: unknown[];
+  page?: Record<string, unknown>;
+}
+
+/** The ActorsQuery of a FunnelCorrelationActorsQuery, as PostHog's get_actors (test_funnel_correlation_actors.py) builds it. */
+function actorsQuery(ask: ActorsAsk): Record<string, unknown> {
+  return {
+    kind: 'ActorsQuery',
+    select: ['id'],
+    ...ask.page,
+    source: {
+      kind: 'FunnelCorrelationActorsQuery',
+      source: {
+        kind: 'FunnelCorrelationQuery',
+        funnelCorrelationType: ask.type ?? 'events',
+        source: { kind: 'FunnelsActorsQuery', source: ask.funnel ?? funnelsQuery() },
+      },
+      funnelCorrelationPersonConverted: ask.converted === undefined ? true : ask.converted,
+      ...(ask.event !== undefined ? { funnelCorrelationPersonEntity: { kind: 'EventsNode', event: ask.event, properties: ask.eventProperties } } : {}),
+      ...(ask.propertyValues !== undefined ? { funnelCorrelationPropertyValues: ask.propertyValues } : {}),
+    },
+  };
+}
+
+async function correlationActors(teamId: number, ask: ActorsAsk) {
+  const query = actorsQuery(ask);
+  const parsed = parseCorrelationActorsQuery(query['source'] as Record<string, unknown>, query);
+  return service.runCorrelationActors({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(parsed.funnelBody), parsed.request, parsed.page, NOW);
+}
+
+/** The ids of the actors behind a correlation row (all on one page). */
+async function actorIds(teamId: number, ask: ActorsAsk): Promise<string[]> {
+  const answer = await correlationActors(teamId, ask);
+  expect(answer.hasMore).toBe(false);
+  // Sorted as texts: PostHog's test compares them as sets (assertCountEqual).
+  return answer.results.map((r) => String(r[0])).sort();
+}
+
+const uuids = (team: number, keys: string[]) => keys.map((k) => journeyPersonUuid(k, team)).sort();
+const personProperty = (key: string, value: string) => [{ key, value, operator: 'exact', type: 'person' }];
+const groupProperty = (key: string, value: string) => [{ key, value, operator: 'exact', type: 'group', group_type_index: 0 }];
+const eventProperty = (key: string, value: string) => [{ key, value, operator: 'exact', type: 'event' }];
+
+describe('actors of a correlation row (FunnelCorrelationActorsQuery)', () => {
+  it('test_basic_funnel_correlation_with_events (test_funnel_correlation_actors.py)', async () => {
+    const even = (from: number) =>
+      range(from, from + 10)
+        .filter((i) => i % 2 === 0)
+        .map((i) => `user_${i}`);
+    const ids = (event: string, converted: boolean | null) => actorIds(220, { event, converted });
+    expect(await ids('positively_related', true)).toEqual(uuids(220, even(0)));
+    expect(await ids('negatively_related', false)).toEqual(uuids(220, even(10)));
+    expect(await ids('positively_related', false)).toEqual(uuids(220, ['user_fail']));
+    expect(await ids('negatively_related', true)).toEqual(uuids(220, ['user_succ']));
+    expect(await ids('positively_related', null)).toEqual(uuids(220, [...even(0), 'user_fail']));
+    expect(await ids('negatively_related', null)).toEqual(uuids(220, [...even(10), 'user_succ']));
+    // The persons are read whole, as the web app's actors modal shows them.
+    const answer = await correlationActors(220, { event: 'negatively_related', converted: true, page: { select: ['person', 'id'] } });
+    expect(answer.columns).toEqual(['person', 'id']);
+    expect(answer.results).toEqual([
+      [expect.objectContaining({ id: journeyPersonUuid('user_succ', 220), distinct_ids: ['user_succ'] }), journeyPersonUuid('user_succ', 220)],
+    ]);
+    expect(answer.missing_actors_count).toBe(0);
+  });
+
+  it('test_people_arent_returned_multiple_times (test_funnel_correlation_actors.py)', async () => {
+    expect(await actorIds(221, { event: 'positively_related' })).toEqual(uuids(221, ['user_1']));
+  });
+
+  it('test_basic_funnel_correlation_with_events: _get_actors_for_event (test_funnel_correlation.py)', async () => {
+    const count = async (event: string, converted: boolean) => (await actorIds(201, { event, converted })).length;
+    expect([await count('positively_related', true), await count('positively_related', false)]).toEqual([5, 0]);
+    expect([await count('negatively_related', false), await count('negatively_related', true)]).toEqual([5, 0]);
+    // A step's event is never correlated, so it has no correlation actors.
+    expect(await count('paid', true)).toBe(0);
+  });
+
+  it('test_funnel_correlation_with_events_and_groups: _get_actors_for_event (test_funnel_correlation.py)', async () => {
+    const funnel = funnelsQuery({ aggregation_group_type_index: 0 });
+    const ids = (event: string, converted: boolean) => actorIds(202, { funnel, event, converted });
+    expect(await ids('positively_related', true)).toEqual(['org:10', 'org:12', 'org:14', 'org:16', 'org:18']);
+    expect(await ids('positively_related', false)).toEqual([]);
+    expect(await ids('negatively_related', true)).toEqual(['org:7']);
+    expect(await ids('negatively_related', false)).toEqual(['org:5']);
+  });
+
+  it('test_basic_funnel_correlation_with_properties: _get_actors_for_property (test_funnel_correlation.py)', async () => {
+    const count = async (value: string, converted: boolean) =>
+      (await actorIds(203, { type: 'properties', propertyValues: personProperty('$browser', value), converted })).length;
+    expect([await count('Positive', true), await count('Positive', false)]).toEqual([10, 1]);
+    expect([await count('Negative', true), await count('Negative', false)]).toEqual([1, 10]);
+    expect(await actorIds(203, { type: 'properties', propertyValues: personProperty('$browser', 'Positive'), converted: false })).toEqual(
+      uuids(203, ['user_fail']),
+    );
+  });
+
+  it('test_funnel_correlation_with_properties_and_groups: _get_actors_for_property (test_funnel_correlation.py)', async () => {
+    const funnel = funnelsQuery({ aggregation_group_type_index: 0 });
+    const ids = (value: string, converted: boolean) =>
+      actorIds(204, { funnel, type: 'properties', propertyValues: groupProperty('industry', value), converted });
+    expect(await ids('positive', true)).toHaveLength(10);
+    expect(await ids('positive', false)).toEqual(['org:fail']);
+    expect(await ids('negative', true)).toEqual(['org:succ']);
+    expect(await ids('negative', false)).toHaveLength(10);
+  });
+
+  it('test_correlation_with_multiple_properties: _get_actors_for_property (test_funnel_correlation.py)', async () => {
+    const count = async (value: string) => (await actorIds(212, { type: 'properties', propertyValues: personProperty('$nice', value) })).length;
+    expect(await count('not')).toBe(10);
+    expect(await count('very')).toBe(5);
+  });
+
+  it('test_funnel_correlation_with_event_properties: _get_actors_for_event (test_funnel_correlation.py)', async () => {
+    const count = async (event: string, properties: unknown[], converted: boolean) =>
+      (await actorIds(208, { type: 'event_with_properties', event, eventProperties: properties, converted })).length;
+    expect(await count('positively_related', eventProperty('blah', 'value_bleh'), true)).toBe(5);
+    expect(await count('positively_related', eventProperty('signup_source', 'facebook'), true)).toBe(3);
+    expect(await count('positively_related', eventProperty('signup_source', 'facebook'), false)).toBe(0);
+    expect(await count('negatively_related', eventProperty('signup_source', 'email'), false)).toBe(3);
+  });
+
+  it('test_funnel_correlation_with_event_properties_exclusions: _get_actors_for_event (test_funnel_correlation.py)', async () => {
+    const count = async (properties: unknown[]) =>
+      (await actorIds(210, { type: 'event_with_properties', event: 'positively_related', eventProperties: properties })).length;
+    expect(await count(eventProperty('blah', 'value_bleh'))).toBe(3);
+    // Searching by a property the correlation excluded still finds its actors.
+    expect(await count(eventProperty('signup_source', 'facebook'))).toBe(3);
+  });
+
+  it('an event outside the conversion window names no actor, as it is not counted (test_events_within_conversion_window_for_correlation)', async () => {
+    const funnel = funnelsQuery({ funnelsFilter: { funnelWindowInterval: 10, funnelWindowIntervalUnit: 'minute' } });
+    expect(await actorIds(207, { funnel, event: 'positively_related', converted: true })).toEqual(uuids(207, ['user_successful']));
+    expect(await actorIds(207, { funnel, event: 'NOT_negatively_related', converted: null })).toEqual([]);
+  });
+
+  it('pages by actor id: limit, offset and hasMore (PostHog HogQLHasMorePaginator)', async () => {
+    const all = (await correlationActors(201, { event: 'positively_related' })).results.map((r) => r[0]);
+    expect(all).toHaveLength(5);
+    const first = await correlationActors(201, { event: 'positively_related', page: { limit: 2 } });
+    expect(first).toMatchObject({ hasMore: true, limit: 2, offset: 0 });
+    const last = await correlationActors(201, { event: 'positively_related', page: { limit: 2, offset: 4 } });
+    expect(last).toMatchObject({ hasMore: false, limit: 2, offset: 4 });
+    expect([...first.results, ...last.results].map((r) => r[0])).toEqual([...all.slice(0, 2), ...all.slice(4)]);
+    const huge = await correlationActors(201, { event: 'positively_related', page: { limit: 10_000_000 } });
+    expect(huge.limit).toBe(50_000);
+  });
+
+  it('reads only the asked project: another project with the same events lists none of them', async () => {
+    // Team 201 and 220 hold the same journeys; each lists its own persons only.
+    const ids = await actorIds(220, { event: 'positively_related', converted: true });
+    expect(
+      ids.filter((id) =>
+        uuids(
+          201,
+          range(0, 20).map((i) => `user_${i}`),
+        ).includes(id),
+      ),
+    ).toEqual([]);
+    expect(await actorIds(299, { event: 'positively_related', converted: null })).toEqual([]);
+  });
+
+  it('refuses what it cannot answer with the field named (funnel_correlation_query_runner.py ValidationErrors)', () => {
+    const parse = (ask: ActorsAsk, tweak: (q: Record<string, any>) => void = () => {}) => {
+      const query = actorsQuery(ask) as Record<string, any>;
+      tweak(query);
+      return () => parseCorrelationActorsQuery(query['source'], query);
+    };
+    expect(parse({})).toThrow(expect.objectContaining({ attr: 'query__source__funnelCorrelationPersonEntity', message: expect.stringMatching(/No entity/) }));
+    expect(parse({ type: 'properties' })).toThrow(expect.objectContaining({ attr: 'query__source__funnelCorrelationPropertyValues' }));
+    expect(parse({ type: 'properties', propertyValues: [] })).toThrow(expect.objectContaining({ attr: 'query__source__funnelCorrelationPropertyValues' }));
+    expect(parse({ event: 'x', converted: 'yes' as never })).toThrow(expect.objectContaining({ attr: 'query__source__funnelCorrelationPersonConverted' }));
+    expect(parse({ event: 'x', type: 'nope' })).toThrow(expect.objectContaining({ attr: 'query__source__source__funnelCorrelationType' }));
+    expect(parse({ event: 'x' }, (q) => (q['source']['source']['source'] = { kind: 'TrendsQuery' }))).toThrow(
+      expect.objectContaining({ attr: 'query__source__source__source' }),
+    );
+    expect(parse({ event: 'x' }, (q) => (q['source']['source'] = null))).toThrow(expect.objectContaining({ attr: 'query__source__source' }));
+    expect(parse({ event: 'x', page: { limit: 0 } })).toThrow(expect.objectContaining({ attr: 'query__limit' }));
   });
 });

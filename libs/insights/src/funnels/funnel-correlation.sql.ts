@@ -1,4 +1,4 @@
-import { propertyTextSql } from '@sightline/properties';
+import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
 import { FunnelSqlBuilder } from './funnel.sql';
 
 export const AUTOCAPTURE_EVENT = '$autocapture';
@@ -19,6 +19,15 @@ export interface CorrelationSqlOptions {
   stepEvents: string[];
 }
 
+export interface CorrelationActorsSqlRequest {
+  converted: boolean | null;
+  /** The correlated event and its filters; null for a property correlation (its values filter the funnel itself). */
+  event: { event: string; properties: PropertyGroup } | null;
+  stepEvents: string[];
+  limit: number;
+  offset: number;
+}
+
 /**
  * The SQL of funnel correlation (PostHog's funnel_correlation_query_runner.py): for each name
  * (an event, `<prop>::<value>` of an actor property, or `<event>::<prop>::<value>` of an event's
@@ -32,15 +41,50 @@ export interface CorrelationSqlOptions {
  * the date range. Events the funnel's steps (or its actions' steps) name never count.
  */
 export class FunnelCorrelationSqlBuilder extends FunnelSqlBuilder {
-  correlationSql(kind: 'events' | 'properties' | 'event_with_properties', options: CorrelationSqlOptions): string {
-    const { filter, range } = this.input;
-    const n = filter.steps.length;
-    const window = this.params.add(filter.windowSeconds, 'Float64');
-    // Times in seconds, as the funnel's `times` are (microseconds / 1e6, so equal instants compare equal).
-    // A converted actor's last time is its last step's (with optional steps, its last required
-    // step's: `times` leaves the optional ones out).
-    const outcome = `SELECT actor, level >= ${n} AS success, times[1] AS first_t, if(level >= ${n}, times[-1], times[1] + ${window}) AS until_t
+  /**
+   * Per actor who entered the funnel: whether it converted, and its time in the funnel
+   * (`first_t` < an event's time < `until_t`). Times in seconds, as the funnel's `times` are
+   * (microseconds / 1e6, so equal instants compare equal). A converted actor's last time is its
+   * last step's (with optional steps, its last required step's: `times` leaves the optional ones out).
+   */
+  private outcomeSql(): string {
+    const n = this.input.filter.steps.length;
+    const window = this.params.add(this.input.filter.windowSeconds, 'Float64');
+    return `SELECT actor, level >= ${n} AS success, times[1] AS first_t, if(level >= ${n}, times[-1], times[1] + ${window}) AS until_t
       FROM (${this.actorsSqlWithoutSources()})`;
+  }
+
+  /**
+   * A page of the actors behind one correlation row (PostHog's events_actor_query and
+   * properties_actor_query): converted ones, failed ones or (`converted` null) both; with an
+   * `event`, only those who did it (matching its filters) inside their time in the funnel, as
+   * the correlation counts it. Ordered by actor id; one more than `limit` tells there are more.
+   */
+  correlationActorsSql(request: CorrelationActorsSqlRequest): string {
+    const { range } = this.input;
+    const outcome = this.outcomeSql();
+    const where: string[] = [];
+    if (request.converted !== null) where.push(request.converted ? 'a.success' : 'NOT a.success');
+    let join = '';
+    if (request.event !== null) {
+      const filters = request.event.properties.values.length > 0 ? ` AND ${compilePropertyGroup(request.event.properties, this.compileContext())}` : '';
+      const inSpan = `e.team_id = ${this.team} AND e.timestamp >= ${this.dateTime(range.from.toMillis())} AND e.timestamp <= ${this.dateTime(range.to.toMillis())}`;
+      const target = `e.event = ${this.params.add(request.event.event, 'String')} AND NOT has(${this.params.add(request.stepEvents, 'Array(String)')}, e.event)`;
+      join = `INNER JOIN (SELECT ${this.actorSql()} AS actor, groupArray(toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000) AS ts
+        {FROM}
+        WHERE ${inSpan} AND ${target}${filters}
+        GROUP BY actor) AS x ON x.actor = a.actor`;
+      where.push('arrayExists(t -> t > a.first_t AND t < a.until_t, x.ts)');
+    }
+    const sql = `SELECT toString(a.actor) AS actor_id FROM (${outcome}) AS a ${join}
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      GROUP BY a.actor ORDER BY a.actor LIMIT ${this.params.add(request.limit + 1, 'UInt64')} OFFSET ${this.params.add(request.offset, 'UInt64')}`;
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
+  }
+
+  correlationSql(kind: 'events' | 'properties' | 'event_with_properties', options: CorrelationSqlOptions): string {
+    const { range } = this.input;
+    const outcome = this.outcomeSql();
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();
     if (kind === 'properties') {

@@ -18,6 +18,7 @@ import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import { runFunnelActorsQuery, type FunnelActorsPage, type FunnelActorsRequest, type FunnelActorsResult } from '../funnels/funnel-actors';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
 import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult } from '../funnels/funnel-correlation';
+import { runCorrelationActorsQuery, type CorrelationActorsRequest } from '../funnels/funnel-correlation-actors';
 import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
 import { jsonByteLength } from '@sightline/http';
 import { createAnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from '../common/answer-cache';
@@ -64,6 +65,14 @@ export interface TrendsService {
     project: TrendProjectRow,
     filter: ParsedFunnelFilter,
     request: FunnelActorsRequest,
+    page: FunnelActorsPage,
+    nowMs: number,
+  ): Promise<FunnelActorsResult>;
+  /** A page of the actors behind a funnel correlation row (PostHog's FunnelCorrelationActorsQuery in an ActorsQuery). */
+  runCorrelationActors(
+    project: TrendProjectRow,
+    filter: ParsedFunnelFilter,
+    request: CorrelationActorsRequest,
     page: FunnelActorsPage,
     nowMs: number,
   ): Promise<FunnelActorsResult>;
@@ -311,6 +320,12 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       const project = trendProject(row);
       return execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
         runFunnelActorsQuery(deps, project, filter, request, page, nowMs, ports),
+      );
+    },
+    async runCorrelationActors(row, filter, request, page, nowMs) {
+      const project = trendProject(row);
+      return execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
+        runCorrelationActorsQuery(deps, project, filter, request, page, nowMs, ports),
       );
     },
     async checkReferences(row, query) {
