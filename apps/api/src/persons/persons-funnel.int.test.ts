@@ -180,6 +180,72 @@ describe('the persons behind a funnel step (persons/funnel/ and ActorsQuery)', (
     expect(bare.body.results).toEqual(res.body.results);
   });
 
+  it('persons/funnel/correlation/ lists the persons behind a correlation row (ee/clickhouse/views/person.py funnel_correlation)', async () => {
+    const [row] = await f.db.query<{ id: number }>(
+      "INSERT INTO projects (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'correlation', 'phc_persons_funnel_corr') RETURNING id",
+      [f.organizationId],
+    );
+    const team = row!.id;
+    const signedUp = { event: 'user signed up', timestamp: '2020-01-02 14:00:00' };
+    const browse = { event: 'browse', timestamp: '2020-01-03 14:00:00' };
+    const paid = { event: 'paid', timestamp: '2020-01-04 14:00:00' };
+    await insertJourneys(
+      f,
+      { user_a: [signedUp, browse, paid], user_b: [signedUp, browse], user_c: [signedUp, paid] },
+      { teamId: team, personProperties: { user_a: { plan: 'pro' }, user_b: { plan: 'pro' }, user_c: { plan: 'free' } } },
+    );
+    const url = (params: Record<string, string>) =>
+      `/api/projects/${team}/persons/funnel/correlation/?${new URLSearchParams({ events: JSON.stringify(twoSteps.events), date_from: '2020-01-01', date_to: '2020-01-14', ...params })}`;
+    const entity = JSON.stringify({ id: 'browse', type: 'events' });
+    const ids = async (params: Record<string, string>) => {
+      const res = await request(f.app).get(url(params)).set(admin);
+      expect(res.status).toBe(200);
+      return people(res).map((a) => a.id);
+    };
+    expect(await ids({ funnel_correlation_person_entity: entity, funnel_correlation_person_converted: 'TrUe' })).toEqual([journeyPersonUuid('user_a', team)]);
+    expect(await ids({ funnel_correlation_person_entity: entity, funnel_correlation_person_converted: 'false' })).toEqual([journeyPersonUuid('user_b', team)]);
+    const first = await request(f.app)
+      .get(url({ funnel_correlation_person_entity: entity, funnel_correlation_person_limit: '1' }))
+      .set(admin);
+    expect(first.body).toMatchObject({ results: [{ count: 1 }], missing_persons: 0 });
+    expect(people(first)[0]).toMatchObject({ type: 'person', distinct_ids: [expect.stringMatching(/^user_[ab]$/)] });
+    const next = first.body.next as string;
+    expect(new URL(next).searchParams.get('funnel_correlation_person_offset')).toBe('1');
+    const second = await request(f.app)
+      .get(new URL(next).pathname + new URL(next).search)
+      .set(admin);
+    expect([...people(first), ...people(second)].map((a) => a.id).sort()).toEqual(
+      [journeyPersonUuid('user_a', team), journeyPersonUuid('user_b', team)].sort(),
+    );
+    expect(second.body.next).toBeNull();
+    const proValues = JSON.stringify([{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }]);
+    const property = { funnel_correlation_type: 'properties', funnel_correlation_property_values: proValues };
+    expect(await ids({ ...property, funnel_correlation_person_converted: 'true' })).toEqual([journeyPersonUuid('user_a', team)]);
+    // Project 1 has none of these persons.
+    expect(
+      people(
+        await request(f.app)
+          .get(url({ funnel_correlation_person_entity: entity }).replace(`/projects/${team}/`, '/projects/1/'))
+          .set(admin),
+      ),
+    ).toEqual([]);
+    const missing = await request(f.app)
+      .get(url({ funnel_correlation_person_converted: 'true' }))
+      .set(admin);
+    expect({ status: missing.status, attr: missing.body.attr }).toEqual({ status: 400, attr: 'funnel_correlation_person_entity' });
+    const action = await request(f.app)
+      .get(url({ funnel_correlation_person_entity: JSON.stringify({ id: 1, type: 'actions' }) }))
+      .set(admin);
+    expect({ status: action.status, code: action.body.code }).toEqual({ status: 400, code: 'not_supported' });
+    expect(
+      (
+        await request(f.app)
+          .get(url({ funnel_correlation_person_entity: entity }))
+          .set(bearer('phx_query_only'))
+      ).status,
+    ).toBe(403);
+  });
+
   it('needs query:read (ActorsQuery) and person:read (persons/funnel/); bad input is a 400', async () => {
     expect((await request(f.app).post('/api/environments/1/query/').set(bearer('phx_insight_only')).send(actorsQuery(1))).status).toBe(403);
     const legacy = `/api/projects/1/persons/funnel/?events=${encodeURIComponent(JSON.stringify(twoSteps.events))}&date_from=2020-01-01&funnel_step=1`;

@@ -1,6 +1,13 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
-import { parseFunnelFilter, parseLegacyFunnelActors, type FunnelActor, type TrendsService } from '@sightline/insights';
+import {
+  parseFunnelFilter,
+  parseLegacyCorrelationActors,
+  parseLegacyFunnelActors,
+  type FunnelActor,
+  type FunnelActorsResult,
+  type TrendsService,
+} from '@sightline/insights';
 import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
 import { absoluteUrlWith } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
@@ -51,25 +58,54 @@ function legacyActor(actor: FunnelActor): Record<string, unknown> {
  */
 export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: TrendsService): RouteTable {
   const routes = new RouteTable();
+  /** The legacy answer for a page of actors; `next` repeats the request with the page moved on (`pageParams` names its fields). */
+  const legacyAnswer = (req: Request, answer: FunnelActorsResult, pageParams: { offset: string; limit: string }) => {
+    const people = answer.results.map((row) => legacyActor(row[0] as FunnelActor));
+    return {
+      results: [{ people, count: people.length }],
+      next: answer.hasMore ? absoluteUrlWith(req, { [pageParams.offset]: answer.offset + answer.limit, [pageParams.limit]: answer.limit }) : null,
+      initial: absoluteUrlWith(req, { [pageParams.offset]: 0 }),
+      missing_persons: answer.missing_actors_count,
+      is_cached: false,
+      last_refresh: new Date(deps.now()).toISOString(),
+    };
+  };
   const run = async (req: Request, input: Record<string, unknown>) => {
     try {
       const filter = parseFunnelFilter(input);
       const { request, page } = parseLegacyFunnelActors(input);
       const answer = await service.runFunnelActors(req.project!, filter, request, page, deps.now());
-      const people = answer.results.map((row) => legacyActor(row[0] as FunnelActor));
-      return {
-        results: [{ people, count: people.length }],
-        next: answer.hasMore ? absoluteUrlWith(req, { offset: page.offset + page.limit, limit: page.limit }) : null,
-        initial: absoluteUrlWith(req, { offset: 0 }),
-        missing_persons: answer.missing_actors_count,
-        is_cached: false,
-        last_refresh: new Date(deps.now()).toISOString(),
-      };
+      return legacyAnswer(req, answer, { offset: 'offset', limit: 'limit' });
+    } catch (error) {
+      throw asValidationError(error);
+    }
+  };
+  const runCorrelation = async (req: Request, input: Record<string, unknown>) => {
+    try {
+      const parsed = parseLegacyCorrelationActors(input);
+      const answer = await service.runCorrelationActors(req.project!, parseFunnelFilter(parsed.funnelBody), parsed.request, parsed.page, deps.now());
+      return legacyAnswer(req, answer, { offset: 'funnel_correlation_person_offset', limit: 'funnel_correlation_person_limit' });
     } catch (error) {
       throw asValidationError(error);
     }
   };
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
+    // PostHog's ee/clickhouse/views/person.py `funnel_correlation`: the persons behind a correlation row.
+    const correlationPath = `${prefix}/persons/funnel/correlation`;
+    routes.get(
+      correlationPath,
+      { scope: 'person:read', summary: 'The persons (or groups) behind a funnel correlation row (legacy)', throttle: 'clickhouse' },
+      async (req, res) => {
+        await sendJson(res, await runCorrelation(req, insightQueryInput(req)));
+      },
+    );
+    routes.post(
+      correlationPath,
+      { scope: 'person:read', summary: 'The persons (or groups) behind a funnel correlation row (legacy, body)', throttle: 'clickhouse' },
+      async (req, res) => {
+        await sendJson(res, await runCorrelation(req, { ...insightQueryInput(req), ...insightBody(req) }));
+      },
+    );
     const path = `${prefix}/persons/funnel`;
     routes.get(path, { scope: 'person:read', summary: 'The persons (or groups) behind a funnel step (legacy)', throttle: 'clickhouse' }, async (req, res) => {
       await sendJson(res, await run(req, insightQueryInput(req)));

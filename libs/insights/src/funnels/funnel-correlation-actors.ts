@@ -56,37 +56,108 @@ export function parseCorrelationActorsQuery(node: Record<string, unknown>, actor
   if (!isJsonObject(funnel) || funnel['kind'] !== 'FunnelsQuery') {
     return fail(`${attr}__source__source`, 'A FunnelCorrelationQuery needs a FunnelsActorsQuery around a FunnelsQuery as source.', 'required');
   }
-  const type = correlation['funnelCorrelationType'] ?? 'events';
-  if (typeof type !== 'string' || !(CORRELATION_TYPES as readonly string[]).includes(type)) {
-    fail(`${attr}__source__funnelCorrelationType`, `funnelCorrelationType must be one of: ${CORRELATION_TYPES.join(', ')}.`, 'invalid_choice');
+  const fields = readCorrelationActors(
+    {
+      type: correlation['funnelCorrelationType'],
+      converted: node['funnelCorrelationPersonConverted'],
+      entity: node['funnelCorrelationPersonEntity'],
+      propertyValues: node['funnelCorrelationPropertyValues'],
+    },
+    {
+      type: `${attr}__source__funnelCorrelationType`,
+      converted: `${attr}__funnelCorrelationPersonConverted`,
+      entity: `${attr}__funnelCorrelationPersonEntity`,
+      propertyValues: `${attr}__funnelCorrelationPropertyValues`,
+    },
+    funnelsQueryToFilter(funnel),
+  );
+  return { ...fields, page: parseFunnelActorsPage(actorsQuery ?? {}) };
+}
+
+/** A legacy query-string value that holds JSON (an object or a list), parsed; anything else as is. */
+function legacyJson(value: unknown, attr: string): unknown {
+  if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return fail(attr, `${attr} is not valid JSON.`, 'parse_error');
   }
-  const converted = node['funnelCorrelationPersonConverted'] ?? null;
-  if (converted !== null && typeof converted !== 'boolean')
-    fail(`${attr}__funnelCorrelationPersonConverted`, 'funnelCorrelationPersonConverted must be true, false or null.');
-  const funnelBody = funnelsQueryToFilter(funnel);
+}
+
+/** A query-string integer as a number (anything else as is, for the page parser to refuse). */
+const legacyInteger = (value: unknown): unknown => (typeof value === 'string' && /^\s*-?\d{1,15}\s*$/.test(value) ? Number(value) : value);
+
+/**
+ * PostHog's legacy `persons/funnel/correlation/` (ee/clickhouse/views/person.py
+ * `funnel_correlation`): the funnel filter plus `funnel_correlation_type`,
+ * `funnel_correlation_person_entity` (`{"id": <event>, "type": "events", "properties"}`),
+ * `funnel_correlation_person_converted` ("true"/"false" in any case; absent: both),
+ * `funnel_correlation_property_values`, and `funnel_correlation_person_limit` (default 100) /
+ * `funnel_correlation_person_offset`.
+ */
+export function parseLegacyCorrelationActors(input: Record<string, unknown>): ParsedCorrelationActorsQuery {
+  const rawConverted = input['funnel_correlation_person_converted'];
+  const converted = typeof rawConverted === 'string' ? (rawConverted.trim() === '' ? null : rawConverted.toLowerCase()) : rawConverted;
+  const entity = legacyJson(input['funnel_correlation_person_entity'], 'funnel_correlation_person_entity');
+  if (isJsonObject(entity) && entity['type'] !== undefined && entity['type'] !== 'events') {
+    fail('funnel_correlation_person_entity', 'Only an event (type "events") has correlation actors.', 'not_supported');
+  }
+  const fields = readCorrelationActors(
+    {
+      type: input['funnel_correlation_type'],
+      converted: converted === 'true' ? true : converted === 'false' ? false : converted,
+      entity: isJsonObject(entity) ? { event: entity['id'], properties: entity['properties'] } : entity,
+      propertyValues: legacyJson(input['funnel_correlation_property_values'], 'funnel_correlation_property_values'),
+    },
+    {
+      type: 'funnel_correlation_type',
+      converted: 'funnel_correlation_person_converted',
+      entity: 'funnel_correlation_person_entity',
+      propertyValues: 'funnel_correlation_property_values',
+    },
+    { ...input },
+  );
+  const page = parseFunnelActorsPage(
+    { limit: legacyInteger(input['funnel_correlation_person_limit']), offset: legacyInteger(input['funnel_correlation_person_offset']) },
+    'funnel_correlation_person_',
+  );
+  return { ...fields, page: { ...page, select: ['actor'] } };
+}
+
+type Fields = Record<'type' | 'converted' | 'entity' | 'propertyValues', unknown>;
+
+/** The correlation type, outcome, and entity or property values, each error naming the request's own field (`attrs`). */
+function readCorrelationActors(
+  fields: Fields,
+  attrs: Record<keyof Fields, string>,
+  funnelBody: Record<string, unknown>,
+): Omit<ParsedCorrelationActorsQuery, 'page'> {
+  const type = fields.type ?? 'events';
+  if (typeof type !== 'string' || !(CORRELATION_TYPES as readonly string[]).includes(type)) {
+    fail(attrs.type, `The correlation type must be one of: ${CORRELATION_TYPES.join(', ')}.`, 'invalid_choice');
+  }
+  const converted = fields.converted ?? null;
+  if (converted !== null && typeof converted !== 'boolean') fail(attrs.converted, 'The converted flag must be true, false or null.');
   let event: CorrelationActorsRequest['event'] = null;
   if (type === 'properties') {
-    const values = node['funnelCorrelationPropertyValues'];
+    const values = fields.propertyValues;
     // PostHog: "Property Correlation expects atleast one Property to get persons for".
     if (!Array.isArray(values) || values.length === 0) {
-      fail(`${attr}__funnelCorrelationPropertyValues`, 'Property correlation needs at least one property value to list actors for.', 'required');
+      fail(attrs.propertyValues, 'Property correlation needs at least one property value to list actors for.', 'required');
     }
-    funnelBody['properties'] = withPropertyValues(funnelBody['properties'], values as unknown[]);
+    funnelBody['properties'] = withPropertyValues(legacyJson(funnelBody['properties'], 'properties'), values as unknown[]);
   } else {
-    const entity = node['funnelCorrelationPersonEntity'];
-    const entityAttr = `${attr}__funnelCorrelationPersonEntity`;
-    if (!isJsonObject(entity)) return fail(entityAttr, 'No entity for persons specified (funnelCorrelationPersonEntity).', 'required');
-    if (entity['kind'] !== undefined && entity['kind'] !== 'EventsNode') fail(entityAttr, 'funnelCorrelationPersonEntity must be an EventsNode.');
+    const entity = fields.entity;
+    if (!isJsonObject(entity)) return fail(attrs.entity, 'No entity for persons specified.', 'required');
+    if (entity['kind'] !== undefined && entity['kind'] !== 'EventsNode') fail(attrs.entity, 'The entity must be an EventsNode.');
     const name = entity['event'];
-    if (typeof name !== 'string' || name === '' || name.length > 400)
-      return fail(entityAttr, 'funnelCorrelationPersonEntity needs its event name.', 'required');
-    event = { event: name, properties: parsePropertyFilters(entity['properties'], `${entityAttr}__properties`, { types: ENTITY_FILTER_TYPES }) };
+    if (typeof name !== 'string' || name === '' || name.length > 400) return fail(attrs.entity, 'The entity needs its event name.', 'required');
+    event = {
+      event: name,
+      properties: parsePropertyFilters(legacyJson(entity['properties'], attrs.entity), `${attrs.entity}__properties`, { types: ENTITY_FILTER_TYPES }),
+    };
   }
-  return {
-    funnelBody,
-    request: { type: type as CorrelationActorsRequest['type'], converted: converted as boolean | null, event },
-    page: parseFunnelActorsPage(actorsQuery ?? {}),
-  };
+  return { funnelBody, request: { type: type as CorrelationActorsRequest['type'], converted: converted as boolean | null, event } };
 }
 
 /** The funnel's properties (a list or a group) with the property values ANDed on. */
