@@ -18,7 +18,7 @@
  * not counted).
  *
  * Scenarios:
- *   raw        prebuilt event rows, insertEvents in batches of WORKER_BATCH (no bus, no persons)
+ *   raw        prebuilt event rows, insertEventValues in batches of WORKER_BATCH (no bus, no persons)
  *   raw pg     (persons only) the person rows the same events leave behind, written straight into
  *              PostgreSQL per WORKER_BATCH events: one transaction with one unnest upsert of the
  *              persons and one unnest insert of the new distinct ids (no reads, no locks; the
@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type ConsumedBatch } from '@sightline/bus';
-import { createAnalyticsStore, insertEvents, migrateClickHouse, toClickHouseDateTime, type ClickHouseClient, type EventRow } from '@sightline/clickhouse';
+import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient, type EventValues } from '@sightline/clickhouse';
 import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
@@ -77,22 +77,27 @@ function buildMessages(scenario: Scenario, run: number): { key: string; value: s
   });
 }
 
-/** The rows the worker would write for these messages, without persons (the raw baseline's input). */
-function rawRows(messages: { value: string }[]): EventRow[] {
+/**
+ * The rows the worker would write for these messages, without persons (the raw baseline's
+ * input), written by the same insert as the worker's (insertEventValues: RowBinary over HTTP).
+ */
+function rawRows(messages: { value: string }[]): EventValues[] {
   return messages.map(({ value }) => {
     const m = JSON.parse(value) as { uuid: string; event: string; data: string; distinct_id: string; timestamp: string; now: string };
     return {
       uuid: m.uuid,
       event: m.event,
       properties: JSON.stringify((JSON.parse(m.data) as { properties: object }).properties),
-      timestamp: toClickHouseDateTime(Date.parse(m.timestamp)),
+      timestamp: Date.parse(m.timestamp),
       team_id: 1,
       distinct_id: m.distinct_id,
       elements_chain: '',
-      created_at: toClickHouseDateTime(Date.parse(m.now)),
+      created_at: Date.parse(m.now),
       person_id: personUuidFor(1, m.distinct_id),
+      person_created_at: null,
       person_properties: '{}',
       person_mode: 'full',
+      groups: [],
     };
   });
 }
@@ -101,13 +106,13 @@ function rawRows(messages: { value: string }[]): EventRow[] {
  * The raw baseline retries like the worker does: a keep-alive socket the server already
  * closed fails once with EPIPE/ECONNRESET (the worker counts that as an outage and retries).
  */
-async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventValues[]): Promise<void> {
   try {
-    await insertEvents(ch, rows);
+    await insertEventValues(ch, rows, (row) => row);
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code !== 'EPIPE' && code !== 'ECONNRESET') throw error;
-    await insertEvents(ch, rows);
+    await insertEventValues(ch, rows, (row) => row);
   }
 }
 
