@@ -33,7 +33,7 @@ import path from 'node:path';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type ConsumedBatch } from '@sightline/bus';
 import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient, type EventValues } from '@sightline/clickhouse';
-import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
+import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, personUuidFor, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
@@ -59,7 +59,7 @@ type Scenario = 'personless' | 'persons';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-function buildMessages(scenario: Scenario, run: number): { key: string; value: string }[] {
+function buildMessages(scenario: Scenario, run: number): { key: string; value: Buffer }[] {
   const nowMs = Date.now();
   const distinctIds = scenario === 'persons' ? 100_000 : 10_000;
   return Array.from({ length: EVENTS }, (_, i) => {
@@ -73,7 +73,7 @@ function buildMessages(scenario: Scenario, run: number): { key: string; value: s
       { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: HISTORICAL },
     );
     if (!r.ok) throw new Error(r.reason);
-    return { key: r.key, value: JSON.stringify(r.message) };
+    return { key: r.key, value: encodeIngestMessage(r.message) };
   });
 }
 
@@ -81,13 +81,13 @@ function buildMessages(scenario: Scenario, run: number): { key: string; value: s
  * The rows the worker would write for these messages, without persons (the raw baseline's
  * input), written by the same insert as the worker's (insertEventValues: RowBinary over HTTP).
  */
-function rawRows(messages: { value: string }[]): EventValues[] {
+function rawRows(messages: { value: Buffer }[]): EventValues[] {
   return messages.map(({ value }) => {
-    const m = JSON.parse(value) as { uuid: string; event: string; data: string; distinct_id: string; timestamp: string; now: string };
+    const m = decodeIngestMessage(value) as IngestMessage & { data: { properties: object } };
     return {
       uuid: m.uuid,
       event: m.event,
-      properties: JSON.stringify((JSON.parse(m.data) as { properties: object }).properties),
+      properties: JSON.stringify(m.data.properties),
       timestamp: Date.parse(m.timestamp),
       team_id: 1,
       distinct_id: m.distinct_id,
@@ -122,7 +122,7 @@ async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventValues
  * that changes it), written with one upsert of the persons and one insert of the new distinct
  * ids in one transaction. Everything but the writes is worked out before the clock starts.
  */
-async function rawPersonWrites(db: MetadataStore, messages: { value: string }[]): Promise<number> {
+async function rawPersonWrites(db: MetadataStore, messages: { value: Buffer }[]): Promise<number> {
   interface Person {
     uuid: string;
     distinctId: string;
@@ -136,8 +136,8 @@ async function rawPersonWrites(db: MetadataStore, messages: { value: string }[])
   for (let i = 0; i < messages.length; i += WORKER_BATCH) {
     const touched = new Map<Person, boolean>();
     for (const { value } of messages.slice(i, i + WORKER_BATCH)) {
-      const m = JSON.parse(value) as { distinct_id: string; timestamp: string; data: string };
-      const set = (JSON.parse(m.data) as { properties: { $set: Record<string, unknown> } }).properties.$set;
+      const m = decodeIngestMessage(value) as IngestMessage & { data: { properties: { $set: Record<string, unknown> } } };
+      const set = m.data.properties.$set;
       let person = persons.get(m.distinct_id);
       if (!person) {
         person = { uuid: personUuidFor(1, m.distinct_id), distinctId: m.distinct_id, properties: {}, version: -1, createdAt: m.timestamp };

@@ -44,6 +44,15 @@ function cleanStrings(value: unknown): unknown {
  */
 const mayNeedCleaning = (json: string) => json.includes('\\u0000') || json.includes('\\ud');
 
+/** Whether a string anywhere in the value (keys too) holds a NUL or a lone surrogate. */
+function hasUncleanString(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000') || hasLoneSurrogate(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(hasUncleanString);
+  for (const key in value) if (hasUncleanString(key) || hasUncleanString((value as Properties)[key])) return true;
+  return false;
+}
+
 /**
  * The event as ingestion sees it (docs/data-model.md#event-normalisation): top-level `$set`/`$set_once` merged into the
  * properties' (top level wins), `$ip` from the capture request unless given (or the event is a
@@ -52,14 +61,24 @@ const mayNeedCleaning = (json: string) => json.includes('\\u0000') || json.inclu
  */
 export function normalizeStep(message: IngestMessage, teamId: number): StepResult<PreparedEvent> {
   let raw: Properties;
-  try {
-    const parsed: unknown = JSON.parse(message.data);
-    if (!isJsonObject(parsed)) return deadLetter('data is not a JSON object');
-    raw = mayNeedCleaning(message.data) ? (cleanStrings(parsed) as Properties) : parsed;
-  } catch (error) {
-    return deadLetter(`data is not JSON: ${(error as Error).message}`);
+  /** The event object belongs to the message (in-process, the gateway's; a retried run normalises it again): not modified. */
+  let shared = false;
+  if (typeof message.data === 'string') {
+    // bus format 0: the event's JSON text
+    try {
+      const parsed: unknown = JSON.parse(message.data);
+      if (!isJsonObject(parsed)) return deadLetter('data is not a JSON object');
+      raw = mayNeedCleaning(message.data) ? (cleanStrings(parsed) as Properties) : parsed;
+    } catch (error) {
+      return deadLetter(`data is not JSON: ${(error as Error).message}`);
+    }
+  } else {
+    if (!isJsonObject(message.data)) return deadLetter('data is not a JSON object');
+    shared = !hasUncleanString(message.data);
+    raw = shared ? message.data : (cleanStrings(message.data) as Properties);
   }
-  const properties: Properties = isJsonObject(raw['properties']) ? raw['properties'] : {};
+  const sent = raw['properties'];
+  const properties: Properties = isJsonObject(sent) ? (shared ? { ...sent } : sent) : {};
   for (const key of TOP_LEVEL_UPDATES) {
     const topLevel = raw[key];
     if (topLevel !== undefined && isJsonObject(topLevel)) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...topLevel };
