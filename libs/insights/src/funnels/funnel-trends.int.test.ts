@@ -504,12 +504,12 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
   });
 
   it.each(['all_events', 'first_touch', 'last_touch', 'step'])(
-    'test_funnel_step_breakdown_empty %s, lower-case if (test_funnel_trends.py)',
+    'test_funnel_step_breakdown_empty %s (test_funnel_trends.py)',
     async (attribution) => {
       const body = {
         ...thirteenDays,
         breakdown_type: 'hogql',
-        breakdown: "if(distinct_id = 'user_two', NULL, 'foo')",
+        breakdown: "IF(distinct_id = 'user_two', NULL, 'foo')",
         breakdown_attribution_type: attribution,
         ...(attribution === 'step' ? { breakdown_attribution_value: 1 } : {}),
       };
