@@ -6,7 +6,7 @@
  *   npm run bench:flags-cpu    (BENCH_MODES=ceiling,api,embedded BENCH_REQUESTS=10000 BENCH_ROUNDS=3 BENCH_NODE_ARGS=...)
  *
  * A mode `api@/path/to/checkout` runs that checkout's server (e.g. a worktree of main) beside
- * this one's, so two versions are compared in one run. BENCH_GC_LOG=DIR keeps each server's
+ * this one's, so two versions are compared in one run; `api+--flag` adds node flags to one server. BENCH_GC_LOG=DIR keeps each server's
  * output (with BENCH_NODE_ARGS=--trace-gc, its GC pauses); BENCH_RATE also offers that rate.
  */
 import fs from 'node:fs';
@@ -83,9 +83,12 @@ async function main() {
       await db.close();
       for (const label of MODES.filter((m) => m !== 'embedded')) {
         // `api@/other/checkout`: the same server from another checkout, to compare two versions in one run.
-        const [mode, checkout] = label.split('@') as [string, string | undefined];
+        // `api+--max-semi-space-size=64`: the same server with more node flags (e.g. GC settings).
+        const [server, ...flags] = label.split('+') as [string, ...string[]];
+        const [mode, checkout] = server.split('@') as [string, string | undefined];
         const { child, port } = await startBenchServer(label, [
           ...NODE_ARGS,
+          ...flags,
           '--import',
           'tsx',
           path.join(checkout ?? path.join(__dirname, '..'), 'bench', 'flags-decide-server.ts'),
