@@ -47,6 +47,20 @@ describe('HogQL compiler (PostHog parser in a worker, allow-list printer)', () =
     await expect(compile('sum(count())', true)).rejects.toThrow(/inside another aggregate/);
   });
 
+  // posthog/hogql/test/test_printer.py test_case_insensitive_functions and test_mapping.py
+  // test_find_case_insensitive_function / test_find_case_sensitive_function.
+  it('reads the functions PostHog marks case-insensitive in any case, and only those', async () => {
+    expect((await compile('CoALESce(1)')).sql).toBe('coalesce({p0:Int64})');
+    expect((await compile('SuM(1)', true)).sql).toBe((await compile('sum(1)', true)).sql);
+    expect((await compile('sum(1)', true)).sql).toMatch(/^sum\(/);
+    expect((await compile("IF(event = 'a', 1, 2)")).sql).toBe((await compile("if(event = 'a', 1, 2)")).sql);
+    expect((await compile('ISNULL(event)')).sql).toBe('isNull(e.event)');
+    expect((await compile('Length(event)')).sql).toBe('length(e.event)');
+    expect((await compile('COUNT()', true)).sql).toBe('count()');
+    await expect(compile('tostring(event)')).rejects.toThrow(/Function "tostring" is not allowed/);
+    await expect(compile('COUNTIF(1)', true)).rejects.toThrow(/Function "COUNTIF" is not allowed/);
+  });
+
   it.each([
     ['sleep', 'sleep(3)', /Function "sleep" is not allowed/],
     ['url', "url('http://evil.test/')", /Function "url" is not allowed/],

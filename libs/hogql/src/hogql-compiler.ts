@@ -188,6 +188,25 @@ const AGGREGATES = table<FunctionSpec>({
   any: { sql: 'any', min: 1, max: 1 },
 });
 
+/**
+ * Names HogQL also accepts in any letter case, each to its canonical name (PostHog marks them
+ * `case_sensitive=False` in posthog/hogql/functions: `SuM(x)` is `sum(x)`, `IF(…)` is `if(…)`);
+ * every other function must be written exactly (`tostring` is not `toString`). Lookup is by the
+ * lower-cased name, as PostHog's `_find_function` does after an exact miss.
+ */
+const CASE_INSENSITIVE = table<string>(
+  Object.fromEntries(
+    [
+      ...['count', 'min', 'max', 'sum', 'avg'],
+      ...['abs', 'lower', 'upper', 'concat', 'substring', 'position', 'extract', 'trim', 'length'],
+      ...['floor', 'ceil', 'round', 'isNull', 'coalesce', 'ifNull', 'nullIf', 'now', 'if', 'least', 'greatest'],
+    ].map((name) => [name.toLowerCase(), name]),
+  ),
+);
+
+/** The canonical name of a function as written: itself, or its any-case twin. */
+const canonicalFunctionName = (written: string): string => CASE_INSENSITIVE.get(written.toLowerCase()) ?? written;
+
 const COMPARISONS = table<string>({ '==': '=', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' });
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
 
@@ -396,7 +415,7 @@ class Printer {
   }
 
   private call(node: Node, depth: number): string {
-    const name = String(node['name']);
+    const name = canonicalFunctionName(String(node['name']));
     const args = (node['args'] as Node[] | null) ?? [];
     const params = (node['params'] as Node[] | null) ?? null;
     const printArgs = () => args.map((a) => this.print(a, depth)).join(', ');

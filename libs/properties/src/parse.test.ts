@@ -56,6 +56,21 @@ describe('parsePropertyFilters', () => {
     });
   });
 
+  it('reads "precalculated-cohort" and "static-cohort" as cohort filters where cohorts apply (PostHog clean_properties.py)', () => {
+    for (const type of ['precalculated-cohort', 'static-cohort']) {
+      expect(parsePropertyFilters([{ key: 'id', value: 7, type }], 'properties', events).values[0]).toEqual({
+        key: 'id',
+        value: 7,
+        type: 'cohort',
+        operator: 'in',
+      });
+      expect(problem(() => parsePropertyFilters([{ key: 'id', value: 7, type }], 'properties', { types: new Set(['event']) }))).toMatchObject({
+        code: 'not_supported',
+        message: `Property filters of type "${type}" are not supported here (supported: event).`,
+      });
+    }
+  });
+
   it('names the field of the first problem', () => {
     expect(problem(() => parsePropertyFilters([filter, { value: 1 }], 'properties', events))).toMatchObject({
       attr: 'properties__1',

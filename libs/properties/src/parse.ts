@@ -49,8 +49,17 @@ export function re2Problem(pattern: string): string | null {
 const numbersOf = (operator: string, value: unknown): unknown[] =>
   RANGE_OPERATORS.has(operator) ? (value as unknown[]) : [Array.isArray(value) ? value[0] : value];
 
+/**
+ * Cohort filter types PostHog's legacy filters still carry: they name how PostHog evaluated the
+ * cohort (a precomputed member table, a static list), and its insights read both as a plain
+ * cohort filter (posthog/hogql_queries/legacy_compatibility/clean_properties.py). Sightline picks
+ * static or dynamic membership from the cohort itself.
+ */
+const LEGACY_COHORT_TYPES = new Set(['precalculated-cohort', 'static-cohort']);
+
 function parseFilter(raw: Record<string, unknown>, attr: string, options: ParseOptions): PropertyFilter {
-  const type = raw['type'] ?? 'event';
+  const given = raw['type'] ?? 'event';
+  const type = typeof given === 'string' && LEGACY_COHORT_TYPES.has(given) && options.types.has('cohort') ? 'cohort' : given;
   if (typeof type !== 'string' || !options.types.has(type)) {
     throw new PropertyFilterError(
       attr,

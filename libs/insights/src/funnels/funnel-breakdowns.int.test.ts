@@ -672,6 +672,32 @@ const CASES: Case[] = [
     },
   },
   {
+    // Only the person's first sign up ever (Safari) starts the funnel; the later Chrome one is not a first time.
+    test: 'test_funnel_step_breakdown_with_first_time_for_user_math',
+    people: {
+      person1: [
+        { event: 'sign up', timestamp: '2020-01-01 12:00:00', properties: { $browser: 'Safari' } },
+        { event: 'play movie', timestamp: '2020-01-02 12:30:00', properties: { $browser: 'Safari' } },
+        { event: 'sign up', timestamp: '2020-01-02 13:00:00', properties: { $browser: 'Chrome' } },
+        { event: 'play movie', timestamp: '2020-01-02 14:00:00', properties: { $browser: 'Safari' } },
+      ],
+    },
+    filter: {
+      events: [
+        { id: 'sign up', order: 0, math: 'first_time_for_user' },
+        { id: 'play movie', order: 1 },
+      ],
+      ...WEEK,
+      breakdown_type: 'event',
+      breakdown: ['$browser'],
+      breakdown_attribution_type: 'all_events',
+    },
+    check(results, order) {
+      expect(results).toHaveLength(1);
+      assertSteps(results[0], order, [step('sign up', 1, ['Safari']), step('play movie', 1, ['Safari'], 88_200)]);
+    },
+  },
+  {
     test: 'test_funnel_breakdown_group',
     people: groupJourneys(false),
     filter: groupFilter,

@@ -264,6 +264,20 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       expect(answer).toEqual(AUTO_BINNED);
     });
 
+    it('test_auto_bin_count_total (test_funnel_time_to_convert.py; skipped in PostHog for a ClickHouse 23.12 issue)', async () => {
+      // From the first step to the last when no steps are given: only user a converts, in 10 800 s.
+      const { funnel_from_step: _from, funnel_to_step: _to, ...whole } = TIME_TO_CONVERT;
+      const answer = await timeToConvert(TEAM.ttcSingleStep, { ...whole, funnel_window_days: 7 });
+      expect(answer).toEqual({
+        bins: [
+          [10800, 1],
+          [10860, 0],
+        ],
+        average_conversion_time: 10800,
+      });
+      expect(await timeToConvert(TEAM.ttcSingleStep, { ...whole, funnel_window_days: 7, funnel_from_step: 0, funnel_to_step: 2 })).toEqual(answer);
+    });
+
     it('test_custom_bin_count_single_step (test_funnel_time_to_convert.py)', async () => {
       const answer = await timeToConvert(TEAM.ttcSingleStep, { ...TIME_TO_CONVERT, funnel_window_days: 7, bin_count: 7 });
       expect(answer).toEqual({

@@ -1,6 +1,18 @@
-import { createTestStores, insertJourneys, type JourneyEvent, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { insertEvents } from '@sightline/clickhouse';
+import {
+  createTestStores,
+  insertCohort,
+  insertJourneys,
+  journeyPersonUuid,
+  journeyTimeMs,
+  testEventRow,
+  type JourneyEvent,
+  type JourneyPeople,
+  type TestStores,
+} from '@sightline/testkit';
 import { insertAction } from '../actions/actions.repository';
 import type { ActionStep } from '../actions/action-steps';
+import { syncStaticCohortToClickHouse } from '../cohorts/cohorts.repository';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseCorrelationOptions } from './funnel-correlation';
@@ -33,7 +45,12 @@ const PAY_CHAIN = 'button:nth-child="0"nth-of-type="1"text="Pay $10"';
 const MOVIE_CHAIN = 'a:href="/movie"nth-child="0"nth-of-type="1"';
 const signup = (distinctId?: string): JourneyEvent => ({ event: 'user signed up', timestamp: '', ...(distinctId ? { distinctId } : {}) });
 const pay = (distinctId?: string): JourneyEvent => ({ event: '$autocapture', timestamp: '', elementsChain: PAY_CHAIN, ...(distinctId ? { distinctId } : {}) });
-const movie = (distinctId?: string): JourneyEvent => ({ event: '$autocapture', timestamp: '', elementsChain: MOVIE_CHAIN, ...(distinctId ? { distinctId } : {}) });
+const movie = (distinctId?: string): JourneyEvent => ({
+  event: '$autocapture',
+  timestamp: '',
+  elementsChain: MOVIE_CHAIN,
+  ...(distinctId ? { distinctId } : {}),
+});
 
 /** Journeys given as [person, event] in creation order, timed one second apart. */
 function sequence(rows: [string, JourneyEvent][]): JourneyPeople {
@@ -83,24 +100,116 @@ interface Case {
   personProperties?: Record<string, Record<string, unknown>>;
   distinctIds?: Record<string, string[]>;
   actions?: Record<string, ActionStep[]>;
+  /** Write person rows too (cohorts read persons' own properties); default: events only. */
+  createPeople?: boolean;
+  /** Cohorts by name: dynamic ones by their filters, static ones by their members' journey keys. */
+  cohorts?: Record<string, { filters: unknown } | { members: string[] }>;
+  /** Distinct ids re-pointed to another journey's person after the events were written (a merge). */
+  merges?: Record<string, string>;
+  /** Events written with the all-zero person id (PostHog's person-on-events rows with no person). */
+  zeroPersonEvents?: JourneyEvent[];
 }
 
+/** test_funnel_events' journeys (and test_funnel_events_with_person_on_events_v2's). */
+const FUNNEL_EVENTS: Case = {
+  people: sequence([
+    ['stopped_after_signup', signup()],
+    ['stopped_after_pay', signup()],
+    ['stopped_after_pay', pay()],
+    ['had_anonymous_id', signup()],
+    ['had_anonymous_id', pay('completed_movie')],
+    ['had_anonymous_id', movie('completed_movie')],
+    ['just_did_movie', movie()],
+    ['wrong_order', pay()],
+    ['wrong_order', signup()],
+    ['wrong_order', movie()],
+  ]),
+  distinctIds: { had_anonymous_id: ['completed_movie'] },
+  actions: BASIC_ACTIONS,
+};
+
+/** test_funnel.py's _create_groups: org:5 is in finance, org:6 in technology (frozen on each event). */
+const INDUSTRY: Record<string, string> = { 'org:5': 'finance', 'org:6': 'technology' };
+const inGroup = (event: string, timestamp: string, org?: string): JourneyEvent => ({
+  event,
+  timestamp,
+  ...(org ? { properties: { $group_0: org }, groupProperties: { 0: INDUSTRY[org] ? { industry: INDUSTRY[org] } : {} } } : {}),
+});
+
+/** Two persons who sign up and pay in January 2020 (the cohort step filter tests). */
+const SIGNUP_AND_PAID: JourneyPeople = {
+  user_1: [
+    { event: 'user signed up', timestamp: '2020-01-02T14:00:00Z' },
+    { event: 'paid', timestamp: '2020-01-10T14:00:00Z' },
+  ],
+  user_2: [
+    { event: 'user signed up', timestamp: '2020-01-02T14:00:00Z' },
+    { event: 'paid', timestamp: '2020-01-10T14:00:00Z' },
+  ],
+};
+/** A cohort of persons whose email contains `value` (PostHog's `groups: [{properties: [...]}]`, as filters). */
+const EMAIL_CONTAINS = (value: string) => ({
+  properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'email', operator: 'icontains', value, type: 'person' }] }] },
+});
+
 const CASES: Record<string, Case> = {
-  funnelEvents: {
-    people: sequence([
-      ['stopped_after_signup', signup()],
-      ['stopped_after_pay', signup()],
-      ['stopped_after_pay', pay()],
-      ['had_anonymous_id', signup()],
-      ['had_anonymous_id', pay('completed_movie')],
-      ['had_anonymous_id', movie('completed_movie')],
-      ['just_did_movie', movie()],
-      ['wrong_order', pay()],
-      ['wrong_order', signup()],
-      ['wrong_order', movie()],
-    ]),
-    distinctIds: { had_anonymous_id: ['completed_movie'] },
-    actions: BASIC_ACTIONS,
+  funnelEvents: FUNNEL_EVENTS,
+  // The same journeys; afterwards stopped_after_signup's distinct id points at stopped_after_pay's person.
+  personOnEventsV2: { ...FUNNEL_EVENTS, merges: { stopped_after_signup: 'stopped_after_pay' } },
+  groups: {
+    people: {
+      user_1: [inGroup('user signed up', '2020-01-02 14:00:00', 'org:5'), inGroup('user signed up', '2020-01-10 14:00:00', 'org:6')],
+      user_2: [inGroup('paid', '2020-01-03 14:00:00', 'org:5')],
+    },
+  },
+  groupsAcrossPersons: {
+    people: {
+      user_1: [inGroup('user signed up', '2020-01-02 14:00:00', 'org:5'), inGroup('paid', '2020-01-03 14:00:00', 'org:6')],
+      user_2: [inGroup('user signed up', '2020-01-02 14:00:00', 'org:6'), inGroup('paid', '2020-01-03 14:00:00', 'org:5')],
+    },
+  },
+  groupsAndUngrouped: {
+    people: {
+      user_1: [inGroup('user signed up', '2020-01-02 14:00:00', 'org:5'), inGroup('paid', '2020-01-03 14:00:00', 'org:5')],
+      user_2: [inGroup('user signed up', '2020-01-02 14:00:00')],
+      user_3: [inGroup('paid', '2020-01-03 14:00:00')],
+      user_4: [inGroup('user signed up', '2020-01-02 14:00:00'), inGroup('paid', '2020-01-03 14:00:00')],
+    },
+  },
+  groupsWithCohort: {
+    people: {
+      user_1: [
+        inGroup('$pageview', '2020-01-02 14:00:00', 'org:5'),
+        inGroup('user signed up', '2020-01-02 14:00:00', 'org:5'),
+        inGroup('user signed up', '2020-01-10 14:00:00', 'org:6'),
+      ],
+      user_2: [inGroup('paid', '2020-01-03 14:00:00', 'org:5')],
+      user_3: [inGroup('user signed up', '2020-01-02 14:00:00', 'org:7'), inGroup('paid', '2020-01-03 14:00:00', 'org:7')],
+    },
+    personProperties: { user_1: { email: 'fake@test.com' }, user_2: { email: 'fake@test.com' }, user_3: { email: 'fake_2@test.com' } },
+    createPeople: true,
+    cohorts: { fake: { filters: EMAIL_CONTAINS('fake@test.com') } },
+  },
+  precalculatedCohort: {
+    people: SIGNUP_AND_PAID,
+    personProperties: { user_1: { email: 'n@test.com' } },
+    createPeople: true,
+    cohorts: { dotCom: { filters: EMAIL_CONTAINS('.com') } },
+  },
+  staticCohort: {
+    people: SIGNUP_AND_PAID,
+    personProperties: { user_1: { email: 'n@test.com' } },
+    createPeople: true,
+    // PostHog's insert_users_by_list(["user_2", "rando"]): "rando" is no one's distinct id.
+    cohorts: { listed: { members: ['user_2'] } },
+  },
+  personless: {
+    people: {
+      someone: [
+        { event: '$pageview', timestamp: '2024-03-22T13:00:00Z' },
+        { event: 'sign up', timestamp: '2024-03-22T14:00:00Z' },
+      ],
+    },
   },
   messedUpOrder: {
     // stopped_after_pay's movie is sent as completed_movie, a distinct id of had_anonymous_id.
@@ -130,7 +239,13 @@ const CASES: Record<string, Case> = {
       ['wrong_order', movie()],
     ]),
   },
-  skippedStep: { people: sequence([['wrong_order', signup()], ['wrong_order', movie()]]), actions: BASIC_ACTIONS },
+  skippedStep: {
+    people: sequence([
+      ['wrong_order', signup()],
+      ['wrong_order', movie()],
+    ]),
+    actions: BASIC_ACTIONS,
+  },
   propFilters: {
     people: sequence([
       ['with_property', { ...signup(), properties: { $browser: 'Safari' } }],
@@ -299,6 +414,19 @@ const CASES: Record<string, Case> = {
     personProperties: { stopped_after_signup1: { email: 'fake@test.com' }, stopped_after_signup2: { email: 'fake@test.com' } },
     actions: { 'sign up': [{ event: 'sign up', properties: [{ key: 'email', operator: 'icontains', value: '.com', type: 'person' } as never] }] },
   },
+  actionsAndPropsZeroPersonIds: {
+    people: created([
+      ['stopped_after_signup1', 'sign up', { key: 'val' }],
+      ['stopped_after_signup1', 'sign up', { key: 'val' }],
+      ['stopped_after_signup2', 'sign up', { key: 'val' }],
+    ]),
+    personProperties: { stopped_after_signup1: { email: 'fake@test.com' }, stopped_after_signup2: { email: 'fake@test.com' } },
+    actions: { 'sign up': [{ event: 'sign up', properties: [{ key: 'email', operator: 'icontains', value: '.com', type: 'person' } as never] }] },
+    zeroPersonEvents: [
+      { event: 'sign up', timestamp: new Date(BASE + 3000).toISOString(), properties: { key: 'val' }, distinctId: 'zero_person_id' },
+      { event: 'sign up', timestamp: new Date(BASE + 4000).toISOString(), properties: { key: 'val' }, distinctId: 'zero_person_id' },
+    ],
+  },
   matchingProperties: {
     people: created([
       ['s1', 'user signed up'],
@@ -375,7 +503,15 @@ const CASES: Record<string, Case> = {
   elementsChain: {
     people: sequence([
       ['test', signup()],
-      ['test', { event: '$autocapture', timestamp: '', properties: { $current_url: 'http://example.com/something_else' }, elementsChain: 'img:nth-child="0"nth-of-type="0";svg:nth-child="0"nth-of-type="0"' }],
+      [
+        'test',
+        {
+          event: '$autocapture',
+          timestamp: '',
+          properties: { $current_url: 'http://example.com/something_else' },
+          elementsChain: 'img:nth-child="0"nth-of-type="0";svg:nth-child="0"nth-of-type="0"',
+        },
+      ],
       ['test2', signup()],
     ]),
   },
@@ -467,6 +603,29 @@ const CASES: Record<string, Case> = {
       pageview: [{ event: 'pageview', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' } as never] }],
     },
   },
+  strictConversionTimes: {
+    people: timed([
+      ['stopped_after_signup1', 'user signed up', '2021-05-02 00:00:00'],
+      ['stopped_after_pageview1', 'user signed up', '2021-05-02 00:00:00'],
+      ['stopped_after_pageview1', '$pageview', '2021-05-02 01:00:00'],
+      ['stopped_after_insightview', 'user signed up', '2021-05-02 00:00:00'],
+      ['stopped_after_insightview', '$pageview', '2021-05-02 02:00:00'],
+      ['stopped_after_insightview', 'insight viewed', '2021-05-02 04:00:00'],
+    ]),
+  },
+  unorderedConversionTimes: {
+    people: timed([
+      ['stopped_after_signup1', 'user signed up', '2021-05-02 00:00:00'],
+      ['stopped_after_pageview1', '$pageview', '2021-05-02 00:00:00'],
+      ['stopped_after_pageview1', 'user signed up', '2021-05-02 01:00:00'],
+      ['stopped_after_insightview', 'insight viewed', '2021-05-02 00:00:00'],
+      ['stopped_after_insightview', 'user signed up', '2021-05-02 02:00:00'],
+      ['stopped_after_insightview', '$pageview', '2021-05-02 04:00:00'],
+      ['stopped_after_insightview', '$pageview', '2021-05-03 00:00:00'],
+      ['stopped_after_insightview', 'insight viewed', '2021-05-03 03:00:00'],
+      ['stopped_after_insightview', 'user signed up', '2021-05-03 06:00:00'],
+    ]),
+  },
   unorderedBasic: { people: created(UNORDERED_BASIC) },
   unorderedBig: {
     people: created([
@@ -516,9 +675,21 @@ const CASES: Record<string, Case> = {
     people: timed([
       ...(
         [
-          ['person1', ['user signed up', 'x', '$pageview', 'insight viewed', 'y', 'invite teammate', 'pageview2'], ['01:00', '02:00', '03:00', '04:00', '04:30', '05:00', '06:00']],
-          ['person2', ['user signed up', 'y', '$pageview', 'insight viewed', 'y', 'invite teammate', 'x', 'pageview2'], ['01:00', '01:30', '02:00', '04:00', '04:30', '05:00', '05:30', '06:00']],
-          ['person3', ['user signed up', 'x', '$pageview', 'insight viewed', 'invite teammate', 'x', 'pageview2'], ['01:00', '01:30', '02:00', '04:00', '05:00', '05:30', '06:00']],
+          [
+            'person1',
+            ['user signed up', 'x', '$pageview', 'insight viewed', 'y', 'invite teammate', 'pageview2'],
+            ['01:00', '02:00', '03:00', '04:00', '04:30', '05:00', '06:00'],
+          ],
+          [
+            'person2',
+            ['user signed up', 'y', '$pageview', 'insight viewed', 'y', 'invite teammate', 'x', 'pageview2'],
+            ['01:00', '01:30', '02:00', '04:00', '04:30', '05:00', '05:30', '06:00'],
+          ],
+          [
+            'person3',
+            ['user signed up', 'x', '$pageview', 'insight viewed', 'invite teammate', 'x', 'pageview2'],
+            ['01:00', '01:30', '02:00', '04:00', '05:00', '05:30', '06:00'],
+          ],
           ['person4', ['user signed up', '$pageview', 'insight viewed', 'invite teammate', 'pageview2'], ['01:00', '02:00', '04:00', '05:00', '06:00']],
           [
             'person5',
@@ -567,6 +738,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
   let service: TrendsService;
   const teams: Record<string, number> = {};
   const actions: Record<string, number> = {};
+  const cohorts: Record<string, number> = {};
 
   /** Runs a case's funnel; an action step named `@name` is that case's action. */
   const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC', project: Record<string, unknown> = {}) => {
@@ -578,11 +750,14 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
   const counts = (steps: FunnelStep[]) => steps.map((s) => s.count);
   const events = (...ids: (string | null)[]) => ids.map((id, order) => ({ id, type: 'events', order }));
   const action = (name: string, order: number, extra: Record<string, unknown> = {}) => ({ id: `@${name}`, type: 'actions', order, ...extra });
-  const basic = (steps: unknown[]) => ({ ...steps.reduce<Record<string, unknown[]>>((acc, s) => {
-    const kind = (s as { type: string }).type;
-    (acc[kind] ??= []).push(s);
-    return acc;
-  }, {}), funnel_window_days: 14 });
+  const basic = (steps: unknown[]) => ({
+    ...steps.reduce<Record<string, unknown[]>>((acc, s) => {
+      const kind = (s as { type: string }).type;
+      (acc[kind] ??= []).push(s);
+      return acc;
+    }, {}),
+    funnel_window_days: 14,
+  });
 
   beforeAll(async () => {
     stores = await createTestStores('funnelsteps');
@@ -595,7 +770,45 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       );
       teams[name] = row!.id;
       // Funnels need no person rows: each event carries its person's id and properties.
-      await insertJourneys(stores, c.people, { teamId: row!.id, personProperties: c.personProperties, distinctIds: c.distinctIds, createPeople: false });
+      const persons = await insertJourneys(stores, c.people, {
+        teamId: row!.id,
+        personProperties: c.personProperties,
+        distinctIds: c.distinctIds,
+        createPeople: c.createPeople ?? false,
+      });
+      for (const [cohortName, cohort] of Object.entries(c.cohorts ?? {})) {
+        const members = 'members' in cohort ? cohort.members.map((key) => persons[key]!.id) : undefined;
+        const id = await insertCohort(
+          stores.db,
+          row!.id,
+          'members' in cohort ? { isStatic: true, personIds: members } : { isStatic: false, filters: cohort.filters },
+        );
+        if ('members' in cohort) await syncStaticCohortToClickHouse(stores.db, stores.ch, row!.id, id, NOW);
+        cohorts[`${name}/${cohortName}`] = id;
+      }
+      if (c.merges) {
+        const values = Object.entries(c.merges).map(([distinct_id, person]) => ({
+          team_id: row!.id,
+          distinct_id,
+          person_id: journeyPersonUuid(person, row!.id),
+          is_deleted: 0,
+          version: 1,
+        }));
+        await stores.ch.insert({ table: 'person_distinct_id2', format: 'JSONEachRow', values });
+      }
+      if (c.zeroPersonEvents) {
+        const rows = c.zeroPersonEvents.map((e) =>
+          testEventRow({
+            event: e.event,
+            atMs: journeyTimeMs(e.timestamp),
+            teamId: row!.id,
+            distinctId: e.distinctId!,
+            personId: '00000000-0000-0000-0000-000000000000',
+            properties: e.properties ?? {},
+          }),
+        );
+        await insertEvents(stores.ch, rows);
+      }
       for (const [actionName, steps] of Object.entries(c.actions ?? {})) {
         actions[`${name}/${actionName}`] = (await insertAction(stores.db, row!.id, { name: actionName, steps }, null)).id;
       }
@@ -772,7 +985,10 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
 
     it('test_funnel_with_denormalised_properties', async () => {
       const steps = await funnel('denormalised', {
-        events: [{ id: 'user signed up', type: 'events', order: 0, properties: [{ key: 'test_prop', value: 'hi' }] }, { id: 'paid', type: 'events', order: 1 }],
+        events: [
+          { id: 'user signed up', type: 'events', order: 0, properties: [{ key: 'test_prop', value: 'hi' }] },
+          { id: 'paid', type: 'events', order: 1 },
+        ],
         date_from: '2020-01-01',
         properties: [{ key: 'test_prop', value: 'hi' }],
         date_to: '2020-01-14',
@@ -823,7 +1039,14 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_funnel_filter_test_accounts: the project’s test-account filter', async () => {
       // PostHog's default test-account filter for a team of a posthog.com organisation.
       const project = { test_account_filters: [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }] };
-      const body = { events: [{ id: 'event1', order: 0 }, { id: 'event1', order: 1 }], filter_test_accounts: true, funnel_window_days: 14 };
+      const body = {
+        events: [
+          { id: 'event1', order: 0 },
+          { id: 'event1', order: 1 },
+        ],
+        filter_test_accounts: true,
+        funnel_window_days: 14,
+      };
       expect((await funnel('testAccounts', body, 'UTC', project))[0]!.count).toBe(1);
     });
 
@@ -832,7 +1055,13 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         const steps = await funnel('elementsChain', {
           events: [
             { id: 'user signed up', type: 'events', order: 0 },
-            { id: '$autocapture', name: '$autocapture', order: 1, properties: [{ key: 'tag_name', value: [tag], operator: 'exact', type: 'element' }], type: 'events' },
+            {
+              id: '$autocapture',
+              name: '$autocapture',
+              order: 1,
+              properties: [{ key: 'tag_name', value: [tag], operator: 'exact', type: 'element' }],
+              type: 'events',
+            },
           ],
         });
         expect(steps.map((s) => s.name)).toEqual(['user signed up', '$autocapture']);
@@ -844,7 +1073,14 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       const body = {
         events: [
           { type: 'events', id: 'user signed up', order: 0, name: 'user signed up', math: 'total' },
-          { type: 'events', id: null, order: 1, name: 'All events', math: 'total', properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }] },
+          {
+            type: 'events',
+            id: null,
+            order: 1,
+            name: 'All events',
+            math: 'total',
+            properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }],
+          },
         ],
         funnel_window_days: 14,
       };
@@ -854,6 +1090,111 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_funnel_all_events_via_action: an action step matching any event', async () => {
       const body = { events: [{ id: 'user signed up', type: 'events', order: 0 }], actions: [action('checked out or anything', 1)], funnel_window_days: 14 };
       expect(counts(await funnel('allEventsViaAction', body))).toEqual([1, 1]);
+    });
+
+    it('test_funnel_events_with_person_on_events_v2: a distinct id merged after its events counts for its new person', async () => {
+      const steps = await funnel('personOnEventsV2', basic([events('user signed up')[0], action('paid', 1), action('watched movie', 2)]));
+      expect(steps.map((s) => s.name)).toEqual(['user signed up', 'paid', 'watched movie']);
+      expect(counts(steps)).toEqual([3, 2, 1]);
+    });
+
+    it('test_funnel_with_new_entities_that_mess_up_order: new_entities (not part of the query) are ignored', async () => {
+      const steps = await funnel('messedUpOrder', {
+        ...basic([{ id: 'user signed up', type: 'events', order: 1 }, action('watched movie', 2)]),
+        new_entities: [
+          { id: 'first', type: 'new_entity', order: 0 },
+          { id: 'last', type: 'new_entity', order: 3 },
+        ],
+      });
+      expect(steps.map((s) => s.name)).toEqual(['user signed up', 'watched movie']);
+      expect(counts(steps)).toEqual([4, 1]);
+    });
+
+    it('test_funnel_with_sampling: sampling_factor 1 reads every event', async () => {
+      const steps = await funnel('messedUpOrder', { ...basic([events('user signed up')[0], action('watched movie', 2)]), sampling_factor: 1 });
+      expect(steps.map((s) => s.name)).toEqual(['user signed up', 'watched movie']);
+      expect(counts(steps)).toEqual([4, 1]);
+    });
+
+    it('test_funnel_with_actions_and_props_with_zero_person_ids: events of the all-zero person id match no person filter', async () => {
+      const steps = await funnel('actionsAndPropsZeroPersonIds', {
+        actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })],
+      });
+      expect(steps[0]!.name).toBe('sign up');
+      expect(counts(steps)).toEqual([2, 1]);
+    });
+
+    it('test_funnel_with_precalculated_cohort_step_filter: a "precalculated-cohort" filter is a cohort filter', async () => {
+      const cohort = { type: 'precalculated-cohort', key: 'id', value: cohorts['precalculatedCohort/dotCom'] };
+      const steps = await funnel('precalculatedCohort', {
+        events: [
+          { id: 'user signed up', type: 'events', order: 0, properties: [cohort] },
+          { id: 'paid', type: 'events', order: 1 },
+        ],
+        date_from: '2020-01-01',
+        date_to: '2020-01-14',
+      });
+      expect(steps.map((s) => s.name)).toEqual(['user signed up', 'paid']);
+      expect(counts(steps)).toEqual([1, 1]);
+    });
+
+    it('test_funnel_with_static_cohort_step_filter: a "static-cohort" filter is a cohort filter', async () => {
+      const cohort = { type: 'static-cohort', key: 'id', value: cohorts['staticCohort/listed'] };
+      const steps = await funnel('staticCohort', {
+        events: [
+          { id: 'user signed up', type: 'events', order: 0, properties: [cohort] },
+          { id: 'paid', type: 'events', order: 1 },
+        ],
+        date_from: '2020-01-01',
+        date_to: '2020-01-14',
+      });
+      expect(steps.map((s) => s.name)).toEqual(['user signed up', 'paid']);
+      expect(counts(steps)).toEqual([1, 1]);
+    });
+
+    it('test_funnel_personless_events_are_supported: events whose person id has no person row', async () => {
+      const steps = await funnel('personless', { events: events('$pageview', 'sign up'), date_from: '2024-03-22', date_to: '2024-03-22' });
+      expect(counts(steps)).toEqual([1, 1]);
+    });
+
+    describe('aggregation by groups', () => {
+      const groupFunnel = (extra: Record<string, unknown> = {}) => ({
+        events: events('user signed up', 'paid'),
+        date_from: '2020-01-01',
+        date_to: '2020-01-14',
+        aggregation_group_type_index: 0,
+        ...extra,
+      });
+
+      it('test_funnel_aggregation_with_groups: one person in two groups starts twice', async () => {
+        const steps = await funnel('groups', groupFunnel());
+        expect(counts(steps)).toEqual([2, 1]);
+        expect(steps[1]!.average_conversion_time).toBe(86_400);
+      });
+
+      it('test_funnel_aggregation_with_groups_across_persons: a group converts through another person', async () => {
+        const finance = { key: 'industry', value: 'finance', type: 'group', group_type_index: 0, operator: 'exact' };
+        expect(counts(await funnel('groupsAcrossPersons', groupFunnel({ properties: [finance] })))).toEqual([1, 1]);
+      });
+
+      it('test_funnel_aggregation_with_groups_and_ungrouped_events: events without the group are left out', async () => {
+        expect(counts(await funnel('groupsAndUngrouped', groupFunnel()))).toEqual([1, 1]);
+      });
+
+      it('test_funnel_aggregation_with_groups_with_cohort_filtering: a person cohort on a step of a group funnel', async () => {
+        const cohort = { type: 'precalculated-cohort', key: 'id', value: cohorts['groupsWithCohort/fake'] };
+        const steps = await funnel(
+          'groupsWithCohort',
+          groupFunnel({
+            events: [
+              { id: 'user signed up', type: 'events', order: 0, properties: [cohort] },
+              { id: 'paid', type: 'events', order: 1 },
+            ],
+          }),
+        );
+        expect(steps.map((s) => s.name)).toEqual(['user signed up', 'paid']);
+        expect(counts(steps)).toEqual([2, 1]);
+      });
     });
   });
 
@@ -876,6 +1217,19 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       expect(steps.map((s) => s.name)).toEqual(['user signed up', 'sign up', '$pageview', 'pageview']);
       expect(counts(steps)).toEqual([8, 6, 5, 1]);
     });
+
+    it('test_basic_strict_funnel_conversion_times', async () => {
+      const steps = await funnel('strictConversionTimes', {
+        funnel_order_type: 'strict',
+        events: events('user signed up', '$pageview', 'insight viewed'),
+        date_from: '2021-05-01 00:00:00',
+        date_to: '2021-05-07 23:59:59',
+      });
+      expect(steps.map((s) => s.name)).toEqual(['user signed up', '$pageview', 'insight viewed']);
+      expect(counts(steps)).toEqual([3, 2, 1]);
+      // 1 hour for stopped_after_pageview1, 2 for stopped_after_insightview; then 2 hours.
+      expect(steps.map((s) => s.average_conversion_time)).toEqual([null, 5400, 7200]);
+    });
   });
 
   describe('test_funnel_unordered.py', () => {
@@ -891,6 +1245,20 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       expect(counts(steps)).toEqual([8, 5, 3]);
     });
 
+    it('test_basic_unordered_funnel_conversion_times: the first completion’s times (UDF answers)', async () => {
+      const steps = await funnel(
+        'unorderedConversionTimes',
+        unordered(['user signed up', '$pageview', 'insight viewed'], {
+          date_from: '2021-05-01 00:00:00',
+          date_to: '2021-05-07 23:59:59',
+          funnel_window_interval: '1',
+        }),
+      );
+      expect(steps.map((s) => s.name)).toEqual(['Completed 1 step', 'Completed 2 steps', 'Completed 3 steps']);
+      expect(counts(steps)).toEqual([3, 2, 1]);
+      expect(steps.map((s) => s.average_conversion_time)).toEqual([null, 5400, 7200]);
+    });
+
     it('test_big_multi_step_unordered_funnel', async () => {
       const steps = await funnel('unorderedBig', unordered(['user signed up', '$pageview', 'insight viewed', 'crying']));
       expect(counts(steps)).toEqual([8, 5, 3, 1]);
@@ -902,7 +1270,9 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         [1, 1],
         [0, 1],
       ]) {
-        expect(() => parseFunnelFilter({ ...base, exclusions: [{ id: 'x', type: 'events', funnel_from_step: from, funnel_to_step: to }] })).toThrow(TrendFilterError);
+        expect(() => parseFunnelFilter({ ...base, exclusions: [{ id: 'x', type: 'events', funnel_from_step: from, funnel_to_step: to }] })).toThrow(
+          TrendFilterError,
+        );
       }
     });
 
@@ -911,7 +1281,12 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_funnel_exclusions_full_window: an exclusion forgets what came before it', async () => {
       const steps = await funnel(
         'unorderedFullWindow',
-        unordered(['user signed up', 'paid'], { funnel_window_days: 14, date_from: '2021-05-01 00:00:00', date_to: '2021-05-14 00:00:00', exclusions: fullRange(2, 'x') }),
+        unordered(['user signed up', 'paid'], {
+          funnel_window_days: 14,
+          date_from: '2021-05-01 00:00:00',
+          date_to: '2021-05-14 00:00:00',
+          exclusions: fullRange(2, 'x'),
+        }),
       );
       expect(steps.map((s) => s.name)).toEqual(['Completed 1 step', 'Completed 2 steps']);
       expect(counts(steps)).toEqual([3, 2]);
@@ -920,7 +1295,12 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('test_unordered_exclusion_after_completion: a completed funnel stays completed', async () => {
       const steps = await funnel(
         'unorderedAfterCompletion',
-        unordered(['user signed up', 'paid', 'left'], { funnel_window_days: 14, date_from: '2021-05-01 00:00:00', date_to: '2021-05-14 00:00:00', exclusions: fullRange(3, 'x') }),
+        unordered(['user signed up', 'paid', 'left'], {
+          funnel_window_days: 14,
+          date_from: '2021-05-01 00:00:00',
+          date_to: '2021-05-14 00:00:00',
+          exclusions: fullRange(3, 'x'),
+        }),
       );
       expect(counts(steps)).toEqual([1, 1, 1]);
     });
@@ -939,7 +1319,14 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         funnel_order_type: 'unordered',
         events: [
           { type: 'events', id: 'user signed up', order: 0, name: 'user signed up', math: 'total' },
-          { type: 'events', id: null, order: 1, name: 'All events', math: 'total', properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }] },
+          {
+            type: 'events',
+            id: null,
+            order: 1,
+            name: 'All events',
+            math: 'total',
+            properties: [{ key: 'is_saved', value: ['true'], operator: 'exact', type: 'event' }],
+          },
         ],
         funnel_window_days: 14,
       };

@@ -74,6 +74,19 @@ const TEN_SECONDS = { funnel_window_interval: 10, funnel_window_interval_unit: '
 const EXCLUDE_0_1 = { exclusions: [{ id: 'exclusion', type: 'events', funnel_from_step: 0, funnel_to_step: 1 }] };
 const TWO_STEPS = { events: STEPS.slice(0, 2) };
 
+/** An event `days` days and `hours` hours after 10:00 on `start` (test_funnel_unordered.py's `start_date + timedelta(...)`). */
+const after = (start: string, days: number, event: string, hours = 0) =>
+  at(new Date(Date.parse(`${start}T10:00:00Z`) + days * 86_400_000 + hours * 3_600_000).toISOString(), event);
+const daysOf = (start: string, days: number[], event: string, hours = 0) => days.map((d) => after(start, d, event, hours));
+const range = (from: number, to: number, step = 1) => Array.from({ length: Math.ceil((to - from) / step) }, (_, i) => from + i * step);
+/** Events 1 and 2 once each, one and two hours after day `day`'s 10:00, for every user. */
+const endOfWindow = (start: string, day: number) => [after(start, day, 'event 1', 1), after(start, day, 'event 2', 2)];
+const THREE_EVENTS = [
+  { id: 'event 1', type: 'events', order: 0 },
+  { id: 'event 2', type: 'events', order: 1 },
+  { id: 'event 3', type: 'events', order: 2 },
+];
+
 /** team id → journeys (and person properties) written before all. */
 const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<string, Record<string, unknown>> }> = {
   101: { people: { 'user a': [at('2021-06-06 21:00', 'Step one')] } },
@@ -238,6 +251,54 @@ const TEAMS: Record<number, { people: JourneyPeople; personProperties?: Record<s
         { ...second(1, 'step two', 2), properties: browser('Safari') },
         { ...second(2, 'step three', 2), properties: browser('Chrome') },
       ],
+    },
+  },
+  // test_funnel_unordered.py's unordered trends (event 3 on given days, events 1 and 2 at the end).
+  140: {
+    people: {
+      user_1: [...daysOf('2024-03-01', range(0, 8), 'event 3'), ...endOfWindow('2024-03-01', 7)],
+      user_2: [...daysOf('2024-03-01', range(0, 8, 2), 'event 3'), ...endOfWindow('2024-03-01', 7)],
+      user_3: [...daysOf('2024-03-01', range(0, 8, 4), 'event 3'), ...endOfWindow('2024-03-01', 7)],
+      user_4: [after('2024-03-01', 0, 'event 3'), ...endOfWindow('2024-03-01', 7)],
+      user_5: endOfWindow('2024-03-01', 7),
+    },
+  },
+  141: {
+    people: {
+      user_1: [...daysOf('2024-03-01', range(0, 8), 'event 3'), after('2024-03-01', 7, 'event 1', 1)],
+      user_2: [...daysOf('2024-03-01', range(0, 8), 'event 3'), after('2024-03-01', 7, 'event 1', 1), after('2024-03-01', 7, 'event 2', 2)],
+    },
+  },
+  142: {
+    people: {
+      user_1: [
+        ...daysOf('2024-12-01', range(0, 8), 'event 3'),
+        ...daysOf('2024-12-01', range(0, 4), 'event 2', 1),
+        ...daysOf('2024-12-01', range(0, 2), 'event 1', 2),
+      ],
+    },
+  },
+  143: {
+    people: {
+      user_1: [...daysOf('2024-12-01', range(0, 31), 'event 3'), ...endOfWindow('2024-12-01', 30)],
+      user_2: [
+        ...daysOf(
+          '2024-12-01',
+          range(0, 31, 7).flatMap((i) => range(0, 7, 3).map((j) => i + j)),
+          'event 3',
+        ),
+        ...endOfWindow('2024-12-01', 30),
+      ],
+      user_3: [
+        ...daysOf(
+          '2024-12-01',
+          range(0, 31, 7).flatMap((i) => range(0, 7, 4).map((j) => i + j)),
+          'event 3',
+        ),
+        ...endOfWindow('2024-12-01', 30),
+      ],
+      user_4: [...daysOf('2024-12-01', range(0, 31, 7), 'event 3'), ...endOfWindow('2024-12-01', 30)],
+      user_5: [...daysOf('2024-12-01', range(0, 31, 14), 'event 3'), ...endOfWindow('2024-12-01', 30)],
     },
   },
 };
@@ -503,23 +564,20 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
     ]);
   });
 
-  it.each(['all_events', 'first_touch', 'last_touch', 'step'])(
-    'test_funnel_step_breakdown_empty %s, lower-case if (test_funnel_trends.py)',
-    async (attribution) => {
-      const body = {
-        ...thirteenDays,
-        breakdown_type: 'hogql',
-        breakdown: "if(distinct_id = 'user_two', NULL, 'foo')",
-        breakdown_attribution_type: attribution,
-        ...(attribution === 'step' ? { breakdown_attribution_value: 1 } : {}),
-      };
-      const result = await legacy(114, body);
-      expect(result.map((r) => [r.breakdown_value, r.data])).toEqual([
-        [[''], [0, 100, ...zeros(11)]],
-        [['foo'], [100, 0, 100, ...zeros(10)]],
-      ]);
-    },
-  );
+  it.each(['all_events', 'first_touch', 'last_touch', 'step'])('test_funnel_step_breakdown_empty %s (test_funnel_trends.py)', async (attribution) => {
+    const body = {
+      ...thirteenDays,
+      breakdown_type: 'hogql',
+      breakdown: "IF(distinct_id = 'user_two', NULL, 'foo')",
+      breakdown_attribution_type: attribution,
+      ...(attribution === 'step' ? { breakdown_attribution_value: 1 } : {}),
+    };
+    const result = await legacy(114, body);
+    expect(result.map((r) => [r.breakdown_value, r.data])).toEqual([
+      [[''], [0, 100, ...zeros(11)]],
+      [['foo'], [100, 0, 100, ...zeros(10)]],
+    ]);
+  });
 
   it('test_timezones_trends (test_funnel_trends.py)', async () => {
     const body = { ...base, date_from: '2021-04-30 00:00:00', date_to: '2021-05-07 00:00:00', funnel_window_days: 7 };
@@ -798,5 +856,53 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
     const result = await legacy(135, body, Date.parse('2024-02-01T00:00:00Z'));
     expect(result).toHaveLength(2);
     expect(result.every((r) => r.data.every((d) => d === 0))).toBe(true);
+  });
+
+  describe('unordered funnel trends (test_funnel_unordered.py)', () => {
+    const unordered = { ...base, events: THREE_EVENTS, funnel_order_type: 'unordered' };
+    const nowMs = Date.parse('2025-01-01T00:00:00Z');
+
+    it('test_unordered_trend (test_funnel_unordered.py)', async () => {
+      const body = { ...unordered, funnel_window_days: 8, date_from: '2024-03-01', date_to: '2024-03-08' };
+      const periods = await summarize(140, body, { nowMs });
+      expect(periods.map((p) => p.timestamp.slice(0, 10))).toEqual(range(1, 9).map((d) => `2024-03-0${d}`));
+      expect(counts(periods)).toEqual([
+        [4, 4, 100],
+        [1, 1, 100],
+        [2, 2, 100],
+        [1, 1, 100],
+        [3, 3, 100],
+        [1, 1, 100],
+        [2, 2, 100],
+        [5, 1, 20],
+      ]);
+    });
+
+    it('test_unordered_trend_second_step (test_funnel_unordered.py)', async () => {
+      const body = { ...unordered, funnel_window_days: 8, funnel_from_step: 1, funnel_to_step: 2, date_from: '2024-03-01', date_to: '2024-03-08' };
+      expect(counts(await summarize(141, body, { nowMs }))).toEqual(Array.from({ length: 8 }, () => [2, 1, 50]));
+    });
+
+    it('test_unordered_trend_one_user (test_funnel_unordered.py)', async () => {
+      const body = { ...unordered, funnel_window_days: 8, funnel_from_step: 1, funnel_to_step: 2, date_from: '2024-12-01', date_to: '2024-12-08' };
+      const periods = await summarize(142, body, { nowMs });
+      expect(periods.map((p) => p.reached_from_step_count)).toEqual([1, 1, 1, 1, 0, 0, 0, 0]);
+      expect(periods.map((p) => p.reached_to_step_count)).toEqual([1, 1, 0, 0, 0, 0, 0, 0]);
+    });
+
+    it('test_unordered_trend_weekly_monthly (test_funnel_unordered.py)', async () => {
+      const body = { ...unordered, funnel_window_interval: 40, funnel_window_interval_unit: 'day', date_from: '2024-12-01', date_to: '2024-12-31' };
+      const monthly = await summarize(143, { ...body, interval: 'month' }, { nowMs });
+      expect([monthly[0]!.reached_from_step_count, monthly[0]!.reached_to_step_count]).toEqual([5, 5]);
+      const weekly = await summarize(143, { ...body, interval: 'week' }, { nowMs });
+      expect(weekly.map((p) => p.timestamp.slice(0, 10))).toEqual(['2024-12-01', '2024-12-08', '2024-12-15', '2024-12-22', '2024-12-29']);
+      expect(weekly.map((p) => [p.reached_from_step_count, p.reached_to_step_count])).toEqual([
+        [5, 5],
+        [4, 4],
+        [5, 5],
+        [4, 4],
+        [5, 5],
+      ]);
+    });
   });
 });

@@ -13,6 +13,13 @@ export class TrendFilterError extends Error {
   }
 }
 
+/**
+ * Maths that count actors and count groups of `math_group_type_index` when it is given (PostHog's
+ * `is_groups_math` in posthog/hogql_queries/insights/trends/utils.py): the actor is the event's
+ * `$group_N`, and events without one are left out.
+ */
+export const GROUP_ACTOR_MATHS = ['dau', 'weekly_active', 'monthly_active', 'unique_group'] as const;
+
 /** posthog/schema.py BaseMathType, PropertyMathType, CountPerActorMathType, plus unique_group and hogql. */
 export const PROPERTY_MATHS = ['sum', 'avg', 'min', 'max', 'median', 'p75', 'p90', 'p95', 'p99'] as const;
 export const COUNT_PER_ACTOR_MATHS = [
@@ -236,9 +243,10 @@ function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number, ma
   if ((PROPERTY_MATHS as readonly string[]).includes(math) && !series.math_property)
     throw new TrendFilterError(`${attr}__math_property`, `math "${math}" needs math_property.`, 'required');
   if (math === 'hogql' && !series.math_hogql) throw new TrendFilterError(`${attr}__math_hogql`, 'math "hogql" needs math_hogql.', 'required');
-  if (math === 'unique_group') {
+  if ((GROUP_ACTOR_MATHS as readonly string[]).includes(math)) {
     const index = optionalInteger(raw, 'math_group_type_index', 0, 4);
-    if (index === null) throw new TrendFilterError(`${attr}__math_group_type_index`, 'math "unique_group" needs math_group_type_index (0 to 4).', 'required');
+    if (index === null && math === 'unique_group')
+      throw new TrendFilterError(`${attr}__math_group_type_index`, 'math "unique_group" needs math_group_type_index (0 to 4).', 'required');
     series.math_group_type_index = index;
   }
   return series;

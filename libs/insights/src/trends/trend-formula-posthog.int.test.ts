@@ -113,6 +113,40 @@ describe('trend formulas as PostHog answers them (test_formula.py)', () => {
     expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 1, 1, 0]);
   });
 
+  it('test_regression_formula_with_unique_sessions_2x_and_duration_filter (test_formula.py)', async () => {
+    const r = await run({
+      series: [
+        { event: 'session start', math: 'unique_session', properties: [{ key: '$session_duration', value: 12, operator: 'gt', type: 'session' }] },
+        { event: 'session start', math: 'unique_session' },
+      ],
+      trendsFilter: { formula: 'A / B' },
+    });
+    expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 1, 1, 0]);
+  });
+
+  it('test_regression_formula_with_unique_sessions_2x_and_duration_filter_2x (test_formula.py)', async () => {
+    const r = await run({
+      series: [
+        { event: '$autocapture', math: 'unique_session', properties: [{ key: '$session_duration', type: 'session', value: 30, operator: 'lt' }] },
+        { event: 'session start', math: 'unique_session', properties: [{ key: '$session_duration', type: 'session', value: 500, operator: 'gt' }] },
+      ],
+      trendsFilter: { formula: 'B' },
+    });
+    expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 1, 1, 0]);
+  });
+
+  // s1 runs from 2020-01-02 13:01:01 to 2020-01-03 13:04:01 (86580 s); 3 "session end" on Jan 3.
+  it('test_regression_formula_with_session_duration_aggregation (test_formula.py)', async () => {
+    const r = await run({
+      series: [
+        { event: 'session start', name: '$pageview', math: 'avg', math_property: '$session_duration' },
+        { event: 'session end', name: '$pageview', math: 'total' },
+      ],
+      trendsFilter: { formula: 'A / B' },
+    });
+    expect(r[0]!.data).toEqual([0, 0, 0, 0, 0, 0, 28860, 0]);
+  });
+
   it('test_aggregated_one_without_events (test_formula.py)', async () => {
     const r = await run({
       trendsFilter: { display: 'BoldNumber', formula: 'B + A' },

@@ -216,7 +216,7 @@ export async function runTrendQuery(
         breakdowns: valueBreakdowns,
         cohortId: typeof cohort === 'number' ? cohort : null,
         breakdownLimit: filter.breakdown_limit,
-        aggregationGroupTypeIndex: filter.aggregation_group_type_index,
+        aggregationGroupTypeIndex: series.math_group_type_index ?? filter.aggregation_group_type_index,
         totalValue,
         cumulative: cumulativeDisplay,
       };
