@@ -127,6 +127,8 @@ interface FlagTexts {
 const flagTexts = new Map<string, FlagTexts>();
 /** Bounds the per-key texts (flag keys of every project this process answers). */
 const MOST_FLAG_TEXTS = 20_000;
+/** Most payload texts kept per flag. */
+const MOST_PAYLOAD_TEXTS = 64;
 /** `"reason":{…}` per reason object (the engine's reasons are shared and frozen: reasonOf). */
 const reasonTexts = new WeakMap<FlagResult['reason'], string>();
 /** `"variant":"<variant>"` per variant. */
@@ -170,7 +172,11 @@ function payloadText(texts: FlagTexts, payload: unknown): string {
   if (payload === null || payload === undefined) return '';
   if (typeof payload !== 'string') return `,"payload":${JSON.stringify(payload)}`;
   let text = texts.payloads.get(payload);
-  if (text === undefined) texts.payloads.set(payload, (text = `,"payload":${JSON.stringify(payload)}`));
+  if (text === undefined) {
+    text = `,"payload":${JSON.stringify(payload)}`;
+    // A flag version's payloads are one per variant; the bound only guards memory.
+    if (texts.payloads.size < MOST_PAYLOAD_TEXTS) texts.payloads.set(payload, text);
+  }
   return text;
 }
 
