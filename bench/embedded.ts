@@ -55,6 +55,47 @@ function bodies(run: number): string[] {
   return out;
 }
 
+/**
+ * CPU seconds per thread name of a process (Linux /proc; empty elsewhere): which thread the
+ * service's CPU goes to. The serving thread is `node` (or the script's name), PGlite's thread and
+ * libuv's pool (where chdb runs its queries) have names of their own, chdb's engine threads too.
+ */
+function threadCpuSeconds(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (pid === undefined) return out;
+  const tick = 100; // USER_HZ on Linux
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const task of tasks) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      // Fields after the parenthesised name: utime and stime are the 12th and 13th.
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close).replace(/[0-9]+$/, '#');
+      // Node's own threads are all `node`: the serving thread is the process's first.
+      const name = task === String(pid) ? 'serving' : comm === 'node' ? `node#${task}` : comm;
+      const fields = stat.slice(close + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / tick);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+function cpuSplit(before: Map<string, number>, after: Map<string, number>, events: number): string {
+  return [...after]
+    .map(([name, s]) => [name, ((s - (before.get(name) ?? 0)) * 1000) / (events / 1000)] as const)
+    .filter(([, ms]) => ms >= 0.5)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+    .join(', ');
+}
+
 async function metricsText(base: string): Promise<string> {
   return (await fetch(`${base}/metrics`)).text();
 }
@@ -88,14 +129,17 @@ interface RunResult {
   endToEnd: number;
   /** CPU seconds the service used (all its threads) per 1,000 events: what a loaded machine changes least. */
   cpuMsPerKiloEvent: number;
+  /** The same per thread name (ms per 1,000 events). */
+  threadSplit: string;
 }
 
-async function oneRun(embedded: string, gatewayOnly: string, run: number): Promise<RunResult> {
+async function oneRun(embedded: string, pid: number | undefined, gatewayOnly: string, run: number): Promise<RunResult> {
   const posts = bodies(run);
   const gatewayMs = await postAll(gatewayOnly, posts);
   const before = await metricsText(embedded);
   const writtenBefore = sumOf(before, 'worker_events_written_total');
   const cpuBefore = sumOf(before, 'process_cpu_seconds_total');
+  const threadsBefore = threadCpuSeconds(pid);
   const started = performance.now();
   await postAll(embedded, posts);
   for (;;) {
@@ -105,7 +149,12 @@ async function oneRun(embedded: string, gatewayOnly: string, run: number): Promi
   }
   const doneMs = performance.now() - started;
   const cpuSeconds = sumOf(await metricsText(embedded), 'process_cpu_seconds_total') - cpuBefore;
-  return { gatewayOnly: EVENTS / (gatewayMs / 1000), endToEnd: EVENTS / (doneMs / 1000), cpuMsPerKiloEvent: (cpuSeconds * 1000) / (EVENTS / 1000) };
+  return {
+    gatewayOnly: EVENTS / (gatewayMs / 1000),
+    endToEnd: EVENTS / (doneMs / 1000),
+    cpuMsPerKiloEvent: (cpuSeconds * 1000) / (EVENTS / 1000),
+    threadSplit: cpuSplit(threadsBefore, threadCpuSeconds(pid), EVENTS),
+  };
 }
 
 async function main() {
@@ -146,11 +195,12 @@ async function main() {
           );
       });
       for (let run = 0; run < RUNS; run++) {
-        runs.push(await oneRun(service.base, `http://127.0.0.1:${gateway.port}`, run));
+        runs.push(await oneRun(service.base, service.app.proc.pid, `http://127.0.0.1:${gateway.port}`, run));
         const r = runs[run]!;
         console.log(
           `  run ${run + 1}: gateway-only ${Math.round(r.gatewayOnly)} ev/s, embedded end to end ${Math.round(r.endToEnd)} ev/s, ratio ${(r.endToEnd / r.gatewayOnly).toFixed(2)}, service CPU ${r.cpuMsPerKiloEvent.toFixed(0)} ms per 1,000 events`,
         );
+        if (r.threadSplit) console.log(`    per thread (ms per 1,000 events): ${r.threadSplit}`);
       }
     } finally {
       gateway.child.kill('SIGTERM');
@@ -167,9 +217,9 @@ async function main() {
     console.log(`end to end / gateway-only (median of per-run ratios): ${median(ratios).toFixed(2)}`);
     console.log(`service CPU per 1,000 events (all threads, median): ${median(runs.map((r) => r.cpuMsPerKiloEvent)).toFixed(0)} ms`);
     console.log(`worker time per step, all runs: ${steps.join(', ')}`);
-    // Each run is one PostgreSQL transaction and one ClickHouse insert, whatever its size.
+    // Each write is one ClickHouse insert per table, whatever its size (gathered runs share one).
     const workerRuns = sumOf(metrics, 'worker_pipeline_step_duration_seconds_count', 'step="write"');
-    console.log(`worker runs: ${workerRuns}, ${Math.round((EVENTS * RUNS) / workerRuns)} events per run on average`);
+    console.log(`worker writes: ${workerRuns}, ${Math.round((EVENTS * RUNS) / workerRuns)} events per write on average`);
   } finally {
     await stopStartedProcesses();
     fs.rmSync(dir, { recursive: true, force: true });

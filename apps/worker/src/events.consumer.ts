@@ -7,11 +7,12 @@ import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
 import { checkIngestMessage, parseStep } from './pipeline/parse.step';
-import { personsStep } from './pipeline/persons.step';
+import { personsStep, type PersonsStepResult } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
 import { createDefinitionsRecorder } from './pipeline/definitions.step';
+import { gatherWhileBusy } from './gather-while-busy';
 
 export interface EventsConsumerDeps {
   ch: ClickHouseClient;
@@ -26,7 +27,29 @@ export interface EventsConsumerDeps {
   personChanges?: PersonChangeNotifier;
   /** Most runs in progress at once (default 4: the partitions the worker consumes at a time). */
   runsAtOnce?: number;
+  /**
+   * Runs gather at the persons step and at the ClickHouse write (gatherWhileBusy), up to
+   * `maxEvents` per transaction or insert: one step of each at a time, what arrives meanwhile
+   * goes together into the next. For stores that run one transaction or insert at a time and
+   * pay a fixed cost per call (embedded PGlite and chdb); absent: each run on its own.
+   */
+  gatherRuns?: { maxEvents: number };
 }
+
+/**
+ * Events that went through the persons step together (one transaction), and the write of them
+ * all: a run whose events were in it waits for that one write.
+ */
+interface PersonsGroup {
+  events: PreparedEvent[];
+  /** How many runs' events these are. */
+  runs: number;
+  result: PersonsStepResult;
+  written?: Promise<void>;
+}
+
+/** A failure of runs gathered together that is their data's: each runs again alone. */
+const isDataError = (error: unknown) => error instanceof StepError && !error.outage;
 
 /** A message with the batch (topic, partition) it came in. */
 interface Entry {
@@ -124,21 +147,79 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     );
   }
 
+  const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
+
+  async function persons(events: PreparedEvent[], runs = 1): Promise<PersonsGroup> {
+    const done = timer('persons');
+    const result = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
+    done();
+    const changes = personChangesOf(result.copies);
+    // Not awaited: an unreachable Redis must not hold up ingestion (caches expire on their own).
+    if (changes.length > 0) void deps.personChanges?.personsChanged(changes);
+    return { events, runs, result };
+  }
+
+  /** One insert per table of the groups' rows and copies, in their order. */
+  async function write(groups: readonly PersonsGroup[]): Promise<void> {
+    const done = timer('write');
+    if (groups.length === 1) {
+      const [{ events, result }] = groups as [PersonsGroup];
+      await writeStep(deps.ch, events, result.enrichments, result.copies, writtenCopies);
+    } else {
+      const all = <T>(of: (g: PersonsGroup) => readonly T[]) => groups.flatMap(of);
+      await writeStep(
+        deps.ch,
+        all((g) => g.events),
+        all((g) => g.result.enrichments),
+        { persons: all((g) => g.result.copies.persons), distinctIds: all((g) => g.result.copies.distinctIds), groups: all((g) => g.result.copies.groups) },
+        writtenCopies,
+      );
+    }
+    done();
+    for (const g of groups) for (const type of g.result.warnings) deps.metrics.ingestionWarnings.inc({ type });
+  }
+
+  const gather = deps.gatherRuns;
+  const gatheredPersons = gather
+    ? gatherWhileBusy<PreparedEvent[], PersonsGroup>({
+        execute: async (runs) => {
+          const group = await persons(runs.length === 1 ? runs[0]! : runs.flat(), runs.length);
+          return runs.map(() => group);
+        },
+        sizeOf: (events) => events.length,
+        maxSize: gather.maxEvents,
+        retryAlone: isDataError,
+      })
+    : persons;
+  const gatheredWrite = gather
+    ? gatherWhileBusy<PersonsGroup, void>({
+        execute: async (groups) => {
+          await write(groups);
+          return groups.map(() => undefined);
+        },
+        sizeOf: (group) => group.events.length,
+        maxSize: gather.maxEvents,
+        retryAlone: isDataError,
+      })
+    : (group: PersonsGroup) => write([group]);
+
   async function processRun(entries: readonly Entry[]): Promise<void> {
-    const timer = (step: string) => deps.metrics.pipelineStepDuration.startTimer({ step });
     let done = timer('prepare');
     const { events, perTopic, deadLetters } = await prepare(entries);
     done();
     if (events.length > 0) {
-      done = timer('persons');
-      const { enrichments, copies, warnings } = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
-      done();
-      const changes = personChangesOf(copies);
-      // Not awaited: an unreachable Redis must not hold up ingestion (caches expire on their own).
-      if (changes.length > 0) void deps.personChanges?.personsChanged(changes);
-      done = timer('write');
-      await writeStep(deps.ch, events, enrichments, copies, writtenCopies);
-      done();
+      const group = await gatheredPersons(events);
+      // The runs of one persons group share its write (a run is done once all of it is written).
+      group.written ??= gatheredWrite(group);
+      try {
+        await group.written;
+      } catch (error) {
+        // Another run's data may be what failed the write: this run goes again on its own (its
+        // persons are applied again, as after any failed write), so only a run that fails alone
+        // is split to find its bad message.
+        if (group.runs === 1 || !isDataError(error)) throw error;
+        await write([await persons(events)]);
+      }
       // Recorded once the events are written, and waited for: a write left running in the
       // background outlived a graceful shutdown (the embedded store closed under it and the
       // process ended without finishing its stop; e2e-embedded's SIGTERM case, 2 runs in 3).
@@ -146,7 +227,6 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       done = timer('definitions');
       await definitions.idle();
       done();
-      for (const type of warnings) deps.metrics.ingestionWarnings.inc({ type });
       for (const [topic, n] of perTopic) deps.metrics.eventsWritten.inc({ topic }, n);
     }
     await sendDeadLetters(deadLetters);

@@ -50,6 +50,12 @@ export interface WorkerConsumerOptions {
    * partitions and nothing else to share them with, takes both.
    */
   historicalConcurrency?: number;
+  /**
+   * Gather concurrent runs into one persons transaction and one ClickHouse insert per table (up
+   * to `batchSize` events; see EventsConsumerDeps.gatherRuns). The embedded service turns it on:
+   * PGlite and chdb run one call at a time and pay a fixed cost per call.
+   */
+  gatherRuns?: boolean;
 }
 
 export interface Worker {
@@ -67,7 +73,6 @@ export function createWorker(deps: WorkerDeps): Worker {
   let started = false;
   const resolveTeam = createProjectTokenCache(deps.db);
   // One pipeline per topic: live and historical batches never share a run.
-  const eventsConsumer = () => createEventsConsumer({ ...deps, resolveTeam });
   const {
     batchSize,
     sessionTimeoutMs,
@@ -75,7 +80,14 @@ export function createWorker(deps: WorkerDeps): Worker {
     historicalConcurrency = 1,
     lagReadinessTimeoutMs = workerConsumerEnv.WORKER_LAG_READINESS_TIMEOUT_MS.default,
     lagPollMs = Math.min(15_000, Math.max(1_000, Math.round((lagReadinessTimeoutMs || 150_000) / 10))),
+    gatherRuns = false,
   } = deps.consumer ?? {};
+  const eventsConsumer = () =>
+    createEventsConsumer({
+      ...deps,
+      resolveTeam,
+      gatherRuns: gatherRuns ? { maxEvents: batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default } : undefined,
+    });
   // Historical imports queue up by design: only the live events' lag decides readiness.
   const lag = createLagMonitor({
     subscriptions: () => subscriptions,

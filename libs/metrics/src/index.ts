@@ -112,7 +112,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     pipelineStepDuration: new Histogram({
       name: 'worker_pipeline_step_duration_seconds',
-      help: 'Time a worker pipeline step took for one batch',
+      help: 'Time a worker pipeline step took for one batch (the persons and write steps: for the runs gathered into it)',
       labelNames: ['step'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,

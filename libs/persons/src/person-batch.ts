@@ -17,6 +17,8 @@ export interface PersonState {
   isIdentified: boolean;
   /** The version the next write carries; strictly above every version written before. */
   version: number;
+  /** The version read from PostgreSQL (null when created in this batch): the update asserts it is still there. */
+  storedVersion: number | null;
   createdAtMs: number;
   /** createdAtMs moved earlier (a merge) since the person was loaded: the update writes it. */
   createdAtChanged: boolean;
@@ -59,6 +61,21 @@ interface PendingMerge {
 export interface PersonBatchCopies {
   persons: PersonCopy[];
   distinctIds: PersonDistinctIdCopy[];
+}
+
+/**
+ * A person this batch read without locks was changed or deleted by another writer before the
+ * batch wrote it back (PostHog's ASSERT_VERSION person writes, plugin-server
+ * src/worker/ingestion/persons/batch-writing-person-store.ts). The transaction must be rolled
+ * back and the batch worked out again from a fresh read. Carries SQLSTATE 40001
+ * (serialization_failure), so a caller that does not handle it retries the run as a lost race.
+ */
+export class PersonVersionRace extends Error {
+  readonly code = '40001';
+  constructor(readonly persons: number) {
+    super(`${persons} person(s) changed by another writer since they were read`);
+    this.name = 'PersonVersionRace';
+  }
 }
 
 const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
@@ -183,6 +200,7 @@ export class PersonBatch {
             updateTimes: { updatedAt: updatedAt ?? {}, operation: operation ?? {} },
             isIdentified,
             version,
+            storedVersion: version,
             createdAtMs,
             createdAtChanged: false,
             bumped: false,
@@ -252,6 +270,7 @@ export class PersonBatch {
       updateTimes: emptyUpdateTimes(),
       isIdentified: false,
       version: deletedVersion === undefined ? 0 : deletedVersion + 1,
+      storedVersion: null,
       createdAtMs: timestampMs,
       createdAtChanged: false,
       bumped: true,
@@ -356,9 +375,8 @@ export class PersonBatch {
 
   /** Writes every change to Postgres (inside the caller's transaction) and returns the ClickHouse copies. */
   async flush(sql: Sql): Promise<PersonBatchCopies> {
-    await this.insertCreatedPersons(sql);
-    const movedDistinctIds = await this.insertDistinctIdsAndMerge(sql);
-    await this.updateChangedPersons(sql);
+    const newDistinctIds = await this.writePersonsAndDistinctIds(sql);
+    const movedDistinctIds = await this.markMergedPersonlessAndMerge(sql, newDistinctIds);
     if (this.personlessToRecord.size > 0) {
       const rows = [...this.personlessToRecord.values()];
       await sql.query(
@@ -391,56 +409,92 @@ export class PersonBatch {
     }
   }
 
-  private async insertCreatedPersons(sql: Sql): Promise<void> {
+  /**
+   * The batch's person and distinct-id writes as one statement: the persons it created, every
+   * distinct id it added (a new person's by the uuid the insert answers with, so both go in
+   * together), and the loaded persons it changed. In: three JSON parameters (one native
+   * JSON.stringify or string join each, no per-element escaping in JavaScript); out: the new
+   * persons' ids as one JSON text and the count of changed persons written.
+   *
+   * A changed person is written only if its version is still the one read; a batch that read
+   * without locks learns here that another writer got in between (PersonVersionRace), and
+   * nothing of the statement is kept.
+   */
+  private async writePersonsAndDistinctIds(sql: Sql): Promise<{ teamId: number; distinctId: string; version: number }[]> {
     const created = this.created.filter((p) => !p.deleted);
-    if (created.length === 0) return;
-    // One JSON parameter in, one JSON text out (see load): [team_id, uuid, properties,
-    // is_identified, version, created_at ms, update times, operations] rows, answered with
-    // [id, team_id, uuid] rows.
-    const rows = created.map(
+    // In id order, as the locked read takes its locks: two batches updating the same persons
+    // then lock them in the same order and cannot deadlock.
+    const changed = [...this.personsById.values()]
+      .filter((p) => p.dirty && !p.deleted)
+      .sort((a, b) => a.id!.length - b.id!.length || (a.id! < b.id! ? -1 : a.id! > b.id! ? 1 : 0));
+    const distinctIds: { teamId: number; distinctId: string; personId: string | null; personUuid: string | null; version: number }[] = [];
+    for (const person of new Set([...this.personsById.values(), ...created])) {
+      if (person.deleted) continue;
+      for (const [distinctId, version] of person.newDistinctIds)
+        distinctIds.push({ teamId: person.teamId, distinctId, personId: person.id, personUuid: person.id === null ? person.uuid : null, version });
+    }
+    if (created.length === 0 && changed.length === 0 && distinctIds.length === 0) return [];
+    // Created: [team_id, uuid, properties, is_identified, version, created_at ms, update times,
+    // operations]. Changed: [id, properties, is_identified, version, created_at ms or null (set
+    // only when a merge moved it), update times, operations, version read]. The properties go
+    // in as they are (no second encoding).
+    const createdRows = created.map(
       (p) =>
         `[${p.teamId},"${p.uuid}",${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtMs},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)}]`,
     );
-    const [{ ids } = { ids: null }] = await sql.query<{ ids: string | null }>(
-      `WITH inserted AS (
+    const changedRows = changed.map(
+      (p) =>
+        `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)},${p.storedVersion}]`,
+    );
+    const [{ ids, updated } = { ids: null, updated: 0 }] = await sql.query<{ ids: string | null; updated: number }>(
+      `WITH created AS (
          INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at, properties_last_updated_at, properties_last_operation)
          SELECT (x.value ->> 0)::int, (x.value ->> 1)::uuid, x.value -> 2, (x.value ->> 3)::boolean, (x.value ->> 4)::bigint,
                 to_timestamp((x.value ->> 5)::double precision / 1000), x.value -> 6, x.value -> 7
            FROM jsonb_array_elements($1::text::jsonb) AS x
-         RETURNING id, team_id, uuid)
-       SELECT json_agg(json_build_array(id::text, team_id, uuid))::text AS ids FROM inserted`,
-      [`[${rows.join(',')}]`],
+         RETURNING id, team_id, uuid),
+       linked AS (
+         INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
+         SELECT d."teamId", d."distinctId", coalesce(d."personId", c.id), d.version
+           FROM json_to_recordset($2::json) AS d("teamId" int, "distinctId" text, "personId" bigint, "personUuid" uuid, version bigint)
+           LEFT JOIN created c ON c.team_id = d."teamId" AND c.uuid = d."personUuid"),
+       updated AS (
+         UPDATE persons SET properties = x.value -> 1, is_identified = (x.value ->> 2)::boolean, version = (x.value ->> 3)::bigint,
+                created_at = coalesce(to_timestamp((x.value ->> 4)::double precision / 1000), persons.created_at),
+                properties_last_updated_at = x.value -> 5, properties_last_operation = x.value -> 6
+           FROM jsonb_array_elements($3::text::jsonb) AS x
+          WHERE persons.id = (x.value ->> 0)::bigint AND persons.version = (x.value ->> 7)::bigint
+         RETURNING 1)
+       SELECT (SELECT json_agg(json_build_array(id::text, team_id, uuid))::text FROM created) AS ids, (SELECT count(*)::int FROM updated) AS updated`,
+      [`[${createdRows.join(',')}]`, JSON.stringify(distinctIds), `[${changedRows.join(',')}]`],
     );
+    if (Number(updated) !== changed.length) throw new PersonVersionRace(changed.length - Number(updated));
     const byUuid = new Map(created.map((p) => [`${p.teamId}:${p.uuid}`, p]));
     for (const [id, teamId, uuid] of (ids === null ? [] : JSON.parse(ids)) as [string, number, string][]) {
       const person = byUuid.get(`${teamId}:${uuid}`)!;
       person.id = id;
       person.dirty = false;
     }
+    for (const person of changed) person.dirty = false;
+    return distinctIds;
   }
 
-  private async insertDistinctIdsAndMerge(sql: Sql): Promise<PersonDistinctIdCopy[]> {
-    const inserts: { teamId: number; distinctId: string; personId: string; version: number }[] = [];
-    for (const person of new Set([...this.personsById.values(), ...this.created])) {
-      if (person.deleted) continue;
-      for (const [distinctId, version] of person.newDistinctIds) inserts.push({ teamId: person.teamId, distinctId, personId: person.id!, version });
-    }
-    if (inserts.length > 0) {
+  /**
+   * After the writes: the personless ids that now have a person are marked merged, and each
+   * merge of two stored persons moves the other person's distinct ids (including ids this batch
+   * never saw), hash-key overrides and cohort rows to the survivor before deleting it.
+   */
+  private async markMergedPersonlessAndMerge(
+    sql: Sql,
+    inserts: readonly { teamId: number; distinctId: string; version: number }[],
+  ): Promise<PersonDistinctIdCopy[]> {
+    const fromPersonless = inserts.filter((r) => r.version === 1);
+    if (fromPersonless.length > 0) {
       await sql.query(
-        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
-         SELECT x."teamId", x."distinctId", x."personId", x.version
-           FROM json_to_recordset($1::json) AS x("teamId" int, "distinctId" text, "personId" bigint, version bigint)`,
-        // The rows as one JSON parameter (one native JSON.stringify), as in load.
-        [JSON.stringify(inserts)],
+        `UPDATE personless_distinct_ids SET is_merged = true
+          WHERE (team_id, distinct_id) IN (SELECT * FROM unnest($1::int[], $2::text[]))`,
+        [fromPersonless.map((r) => r.teamId), fromPersonless.map((r) => r.distinctId)],
       );
-      const fromPersonless = inserts.filter((r) => r.version === 1);
-      if (fromPersonless.length > 0) {
-        await sql.query(
-          `UPDATE personless_distinct_ids SET is_merged = true
-            WHERE (team_id, distinct_id) IN (SELECT * FROM unnest($1::int[], $2::text[]))`,
-          [fromPersonless.map((r) => r.teamId), fromPersonless.map((r) => r.distinctId)],
-        );
-      }
     }
     const moved: PersonDistinctIdCopy[] = [];
     for (const { into, other } of this.merges) {
@@ -467,26 +521,6 @@ export class PersonBatch {
       await sql.query('DELETE FROM persons WHERE id = $1', [other.id]);
     }
     return moved;
-  }
-
-  private async updateChangedPersons(sql: Sql): Promise<void> {
-    const changed = [...this.personsById.values(), ...this.created].filter((p) => p.dirty && !p.deleted && p.id !== null);
-    if (changed.length === 0) return;
-    // One JSON parameter of [id, properties, is_identified, version, created_at ms or null,
-    // update times, operations] rows: the properties go in as they are (no second encoding), and created_at is written
-    // only when a merge moved it.
-    const rows = changed.map(
-      (p) =>
-        `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)}]`,
-    );
-    await sql.query(
-      `UPDATE persons SET properties = x.value -> 1, is_identified = (x.value ->> 2)::boolean, version = (x.value ->> 3)::bigint,
-              created_at = coalesce(to_timestamp((x.value ->> 4)::double precision / 1000), persons.created_at),
-              properties_last_updated_at = x.value -> 5, properties_last_operation = x.value -> 6
-         FROM jsonb_array_elements($1::text::jsonb) AS x
-        WHERE persons.id = (x.value ->> 0)::bigint`,
-      [`[${rows.join(',')}]`],
-    );
   }
 
   /**

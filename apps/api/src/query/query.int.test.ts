@@ -69,6 +69,28 @@ describe('POST /query/ runs TrendsQuery and FunnelsQuery on the insight engines'
     expect(res.body.results.map((s: { count: number }) => s.count)).toEqual([3, 2]);
   });
 
+  it('takes optional funnel steps (optionalInFunnel), and refuses them where PostHog does with a 400', async () => {
+    const funnel = (series: Record<string, unknown>[], funnelsFilter: Record<string, unknown> = {}) =>
+      request(f.app)
+        .post('/api/environments/1/query/')
+        .set(admin)
+        .send({ query: { kind: 'FunnelsQuery', series: series.map((s) => ({ kind: 'EventsNode', ...s })), dateRange: { date_from: '-7d' }, funnelsFilter } });
+    // Nobody sends "missing": the optional step is skipped on the way to pay.
+    const res = await funnel([{ event: 'visit' }, { event: 'missing', optionalInFunnel: true }, { event: 'pay' }]);
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((s: { count: number }) => s.count)).toEqual([3, 0, 2]);
+    const firstOptional = await funnel([{ event: 'visit', optionalInFunnel: true }, { event: 'pay' }]);
+    expect(firstOptional.status).toBe(400);
+    expect(firstOptional.body).toMatchObject({
+      type: 'validation_error',
+      code: 'funnel_optional_steps_invalid',
+      detail: 'The first step of a funnel cannot be optional.',
+    });
+    const unordered = await funnel([{ event: 'visit' }, { event: 'pay', optionalInFunnel: true }], { funnelOrderType: 'unordered' });
+    expect(unordered.status).toBe(400);
+    expect(unordered.body).toMatchObject({ code: 'funnel_optional_steps_invalid' });
+  });
+
   it('refuses what it cannot run with a 400, and needs query:read', async () => {
     const unknown = await request(f.app)
       .post('/api/environments/1/query/')

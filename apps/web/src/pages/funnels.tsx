@@ -332,7 +332,8 @@ function TimeToConvertView({ bins, average }: { bins: [number, number][]; averag
   const upperEdge = (i: number) => bins[i + 1]?.[0] ?? bins[i]![0] + (bins.length > 1 ? bins[1]![0] - bins[0]![0] : 60);
   const series = useMemo(() => [{ label: 'Persons converted', values: bins.map(([, count]) => count) }], [bins]);
   const labels = useMemo(() => bins.map(([start], i) => `${formatDuration(start)}–${formatDuration(upperEdge(i))}`), [bins]);
-  if (bins.length === 0) return <Empty>Nobody converted in this date range.</Empty>;
+  // With no conversions PostHog (and Sightline) still answer the bins, every one empty.
+  if (bins.every(([, count]) => count === 0)) return <Empty>Nobody converted in this date range.</Empty>;
   return (
     <div class="funnel" data-testid="funnel-time-to-convert">
       <p class="hint">

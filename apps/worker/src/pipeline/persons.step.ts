@@ -2,6 +2,7 @@ import { personUuidFor } from '@sightline/ingestion';
 import {
   GroupBatch,
   PersonBatch,
+  PersonVersionRace,
   personUpdatesFromEvent,
   type GroupCopy,
   type GroupRef,
@@ -99,10 +100,16 @@ async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTyp
 
 /**
  * Person and group processing for a batch, in event order, in one Postgres transaction:
- * load every person and group the batch names (locked, unless the store runs one transaction
- * at a time), apply each event in memory, then
- * write the changes back with a few bulk statements. Events of one distinct id are thus
- * applied strictly in order while the database work of all keys is shared.
+ * load every person and group the batch names, apply each event in memory, then write the
+ * changes back with a few bulk statements. Events of one distinct id are thus applied strictly
+ * in order while the database work of all keys is shared.
+ *
+ * A run that merges persons reads them locked (FOR UPDATE): a merge racing a batch of another
+ * partition must not move distinct ids under it. A run without merge requests reads its persons
+ * without locks and writes each changed one only where its version is still the one read
+ * (PostHog's ASSERT_VERSION writes); when another writer got in between (a merge, an API change,
+ * a batch of another partition on a person with ids in both), the run is worked out again at
+ * once from a locked read. Groups are read locked whenever the run writes.
  */
 export async function personsStep(
   db: MetadataStore,
@@ -114,6 +121,7 @@ export async function personsStep(
   const distinctIdsByTeam = new Map<number, Set<string>>();
   /** Ids a person may be created for or linked to: those of person-processing events and merges. */
   const mayCreate = new Set<string>();
+  let merges = false;
   for (const event of events) {
     let ids = distinctIdsByTeam.get(event.teamId);
     if (!ids) distinctIdsByTeam.set(event.teamId, (ids = new Set()));
@@ -122,69 +130,87 @@ export async function personsStep(
     mayCreate.add(`${event.teamId}\u0000${event.distinctId}`);
     const merge = mergeRequest(event);
     if (merge) {
+      merges = true;
       ids.add(merge.into).add(merge.other);
       mayCreate.add(`${event.teamId}\u0000${merge.into}`).add(`${event.teamId}\u0000${merge.other}`);
     }
   }
-  const groupRefs = plans.flatMap((p) => (p.identify ? [...p.attached, p.identify] : p.attached));
+  const run: PersonsRun = { events, plans, distinctIdsByTeam, mayCreate, personlessCache };
   // A batch of personless events without $groupidentify only reads persons: no transaction, no locks.
   const writes = events.some((e) => e.processPerson) || plans.some((p) => p.identify !== null);
-  const inTransaction = <T>(fn: (sql: Sql) => Promise<T>) => (writes ? db.transaction(fn) : fn(db));
-  // Locks keep a concurrent batch (another partition's merge, an API write) from interleaving;
-  // a store that runs one transaction at a time (embedded PGlite) cannot interleave them.
-  const lock = writes && !db.oneTransactionAtATime;
+  if (!writes) return processPersons(db, run, { lockPersons: false, lockGroups: false });
+  // A store that runs one transaction at a time (embedded PGlite) cannot interleave them: no locks.
+  if (db.oneTransactionAtATime) return db.transaction((tx) => processPersons(tx, run, { lockPersons: false, lockGroups: false }));
+  if (merges) return db.transaction((tx) => processPersons(tx, run, { lockPersons: true, lockGroups: true }));
+  try {
+    return await db.transaction((tx) => processPersons(tx, run, { lockPersons: false, lockGroups: true }));
+  } catch (error) {
+    if (!(error instanceof PersonVersionRace)) throw error;
+    return db.transaction((tx) => processPersons(tx, run, { lockPersons: true, lockGroups: true }));
+  }
+}
 
-  return inTransaction(async (tx) => {
-    const persons = await PersonBatch.load(tx, distinctIdsByTeam, {
-      lock,
-      personlessCache,
-      mayCreate: (teamId, distinctId) => mayCreate.has(`${teamId}\u0000${distinctId}`),
-    });
-    const groups = await GroupBatch.load(tx, groupRefs, { lock });
-    const warnings: string[] = [];
-    const enrichments = events.map((event, i): Enrichment => {
-      const plan = plans[i]!;
-      if (plan.identify) groups.identify(plan.identify, isJsonObject(event.properties['$group_set']) ? event.properties['$group_set'] : {}, event.timestampMs);
-      const attachedGroups =
-        plan.attached.length === 0
-          ? NO_ATTACHED_GROUPS
-          : plan.attached.flatMap((ref) => {
-              const group = groups.get(ref);
-              return group ? [{ index: ref.groupTypeIndex, propertiesJson: groups.propertiesJson(group), createdAtMs: group.createdAtMs }] : [];
-            });
+interface PersonsRun {
+  events: readonly PreparedEvent[];
+  plans: readonly GroupPlan[];
+  distinctIdsByTeam: ReadonlyMap<number, Set<string>>;
+  mayCreate: ReadonlySet<string>;
+  personlessCache: PersonlessDistinctIdCache;
+}
 
-      if (!event.processPerson) {
-        if (MERGE_EVENTS.has(event.event)) warnings.push('personless_merge_ignored');
-        const existing = persons.find(event.teamId, event.distinctId);
-        if (!existing) persons.recordPersonless(event.teamId, event.distinctId);
-        return {
-          personId: existing?.uuid ?? personUuidFor(event.teamId, event.distinctId),
-          personPropertiesJson: existing ? persons.propertiesJson(existing) : '{}',
-          personCreatedAtMs: existing?.createdAtMs ?? null,
-          personMode: 'propertyless',
-          groups: attachedGroups,
-        };
-      }
+/** One attempt at a run's persons and groups, on `sql` (the run's transaction, or the store for a read-only run). */
+async function processPersons(sql: Sql, run: PersonsRun, locks: { lockPersons: boolean; lockGroups: boolean }): Promise<PersonsStepResult> {
+  const { events, plans, mayCreate } = run;
+  const groupRefs = plans.flatMap((p) => (p.identify ? [...p.attached, p.identify] : p.attached));
+  const persons = await PersonBatch.load(sql, run.distinctIdsByTeam, {
+    lock: locks.lockPersons,
+    personlessCache: run.personlessCache,
+    mayCreate: (teamId, distinctId) => mayCreate.has(`${teamId}\u0000${distinctId}`),
+  });
+  const groups = await GroupBatch.load(sql, groupRefs, { lock: locks.lockGroups });
+  const warnings: string[] = [];
+  const enrichments = events.map((event, i): Enrichment => {
+    const plan = plans[i]!;
+    if (plan.identify) groups.identify(plan.identify, isJsonObject(event.properties['$group_set']) ? event.properties['$group_set'] : {}, event.timestampMs);
+    const attachedGroups =
+      plan.attached.length === 0
+        ? NO_ATTACHED_GROUPS
+        : plan.attached.flatMap((ref) => {
+            const group = groups.get(ref);
+            return group ? [{ index: ref.groupTypeIndex, propertiesJson: groups.propertiesJson(group), createdAtMs: group.createdAtMs }] : [];
+          });
 
-      const merge = mergeRequest(event);
-      if (merge) {
-        const outcome = persons.merge(event.teamId, merge.into, merge.other, merge.kind, event.timestampMs);
-        if (outcome === 'illegal_id') warnings.push('cannot_merge_with_illegal_distinct_id');
-        if (outcome === 'refused_already_identified') warnings.push('cannot_merge_already_identified');
-      }
-      const person = persons.getOrCreate(event.teamId, event.distinctId, event.timestampMs);
-      if (!NO_PERSON_UPDATES.has(event.event))
-        persons.updateProperties(person, personUpdatesFromEvent(event.properties), event.historical ? event.timestampMs : null);
+    if (!event.processPerson) {
+      if (MERGE_EVENTS.has(event.event)) warnings.push('personless_merge_ignored');
+      const existing = persons.find(event.teamId, event.distinctId);
+      if (!existing) persons.recordPersonless(event.teamId, event.distinctId);
       return {
-        personId: person.uuid,
-        personPropertiesJson: persons.propertiesJson(person),
-        personCreatedAtMs: person.createdAtMs,
-        personMode: 'full',
+        personId: existing?.uuid ?? personUuidFor(event.teamId, event.distinctId),
+        personPropertiesJson: existing ? persons.propertiesJson(existing) : '{}',
+        personCreatedAtMs: existing?.createdAtMs ?? null,
+        personMode: 'propertyless',
         groups: attachedGroups,
       };
-    });
-    const personCopies = await persons.flush(tx);
-    const groupCopies = await groups.flush(tx);
-    return { enrichments, copies: { ...personCopies, groups: groupCopies }, warnings };
+    }
+
+    const merge = mergeRequest(event);
+    if (merge) {
+      const outcome = persons.merge(event.teamId, merge.into, merge.other, merge.kind, event.timestampMs);
+      if (outcome === 'illegal_id') warnings.push('cannot_merge_with_illegal_distinct_id');
+      if (outcome === 'refused_already_identified') warnings.push('cannot_merge_already_identified');
+    }
+    const person = persons.getOrCreate(event.teamId, event.distinctId, event.timestampMs);
+    if (!NO_PERSON_UPDATES.has(event.event))
+      persons.updateProperties(person, personUpdatesFromEvent(event.properties), event.historical ? event.timestampMs : null);
+    return {
+      personId: person.uuid,
+      personPropertiesJson: persons.propertiesJson(person),
+      personCreatedAtMs: person.createdAtMs,
+      personMode: 'full',
+      groups: attachedGroups,
+    };
   });
+  const personCopies = await persons.flush(sql);
+  const groupCopies = await groups.flush(sql);
+  return { enrichments, copies: { ...personCopies, groups: groupCopies }, warnings };
 }

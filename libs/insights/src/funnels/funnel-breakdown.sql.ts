@@ -97,7 +97,16 @@ export class FunnelBreakdownSql {
    * theirs and the rest become "Other"; the rank, as PostHog's funnel orders its answer, is by
    * the count at the last step, then at each earlier step, all descending (ties by value).
    */
-  stepsByValueSql(actors: string, counts: string, averages: string, medians: string): string {
+  stepsByValueSql(
+    actors: string,
+    counts: string,
+    averages: string,
+    medians: string,
+    /** Whether an actor's row counts at step i. */
+    reached: (i: number) => string,
+    /** The actors' columns the measures read besides `bv`. */
+    columns: string[],
+  ): string {
     const n = this.filter.steps.length;
     const orderBy = (value: string) => [...Array.from({ length: n }, (_, i) => `counts[${n - i}] DESC`), `${value} ASC`].join(', ');
     const order = orderBy('bv');
@@ -108,13 +117,14 @@ export class FunnelBreakdownSql {
     const limit = this.params.add(this.filter.breakdown_limit, 'UInt32');
     const otherText = this.params.add(FUNNEL_BREAKDOWN_OTHER, 'String');
     const other = this.filter.breakdownValueIsList ? `[${otherText}]` : otherText;
-    const countsByValue = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1}) OVER (PARTITION BY bv) AS c_${i + 1}`).join(', ');
+    const countsByValue = Array.from({ length: n }, (_, i) => `countIf(${reached(i)}) OVER (PARTITION BY bv) AS c_${i + 1}`).join(', ');
+    const read = columns.join(', ');
     const rankOrder = [...Array.from({ length: n }, (_, i) => `c_${n - i} DESC`), 'bv ASC'].join(', ');
     return `SELECT bv_final AS bv, ${measures}
 FROM (
-  SELECT level, times, if(ranked <= ${limit}, bv, ${other}) AS bv_final FROM (
-    SELECT bv, level, times, dense_rank() OVER (ORDER BY ${rankOrder}) AS ranked FROM (
-      SELECT bv, level, times, ${countsByValue} FROM (${actors}))))
+  SELECT ${read}, if(ranked <= ${limit}, bv, ${other}) AS bv_final FROM (
+    SELECT bv, ${read}, dense_rank() OVER (ORDER BY ${rankOrder}) AS ranked FROM (
+      SELECT bv, ${read}, ${countsByValue} FROM (${actors}))))
 GROUP BY bv_final
 ORDER BY ${orderBy('bv_final')}
 LIMIT ${limit} + 1`;

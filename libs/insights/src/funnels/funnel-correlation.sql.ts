@@ -37,7 +37,9 @@ export class FunnelCorrelationSqlBuilder extends FunnelSqlBuilder {
     const n = filter.steps.length;
     const window = this.params.add(filter.windowSeconds, 'Float64');
     // Times in seconds, as the funnel's `times` are (microseconds / 1e6, so equal instants compare equal).
-    const outcome = `SELECT actor, level >= ${n} AS success, times[1] AS first_t, if(level >= ${n}, times[${n}], times[1] + ${window}) AS until_t
+    // A converted actor's last time is its last step's (with optional steps, its last required
+    // step's: `times` leaves the optional ones out).
+    const outcome = `SELECT actor, level >= ${n} AS success, times[1] AS first_t, if(level >= ${n}, times[-1], times[1] + ${window}) AS until_t
       FROM (${this.actorsSqlWithoutSources()})`;
     const fromMs = range.from.toMillis();
     const toMs = range.to.toMillis();

@@ -156,6 +156,7 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
       exclusions.push(exclusion);
     });
   }
+  checkOptionalSteps(trend.series, orderType, vizType);
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
   const askedToStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1));
   // Time to convert reads a to-step of 0 as none given, so up to the last step (PostHog's
@@ -211,7 +212,8 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
 function aggregateByHogQL(body: Record<string, unknown>): string | null {
   const value = body['funnel_aggregate_by_hogql'];
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new TrendFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
+  if (typeof value !== 'string')
+    throw new TrendFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
   // Its length and nesting are bounded where every HogQL expression is, in the compiler.
   const text = value.trim();
   return text === '' || text === 'person_id' ? null : text;
@@ -249,9 +251,43 @@ function propertyListBreakdowns(body: Record<string, unknown>): Record<string, u
  * among the exclusion's.
  */
 function stepCoversExclusion(step: TrendSeriesInput, exclusion: FunnelExclusion): boolean {
+  return stepCovers(step, {
+    kind: exclusion.actionId !== null ? 'actions' : 'events',
+    id: exclusion.actionId ?? exclusion.event,
+    properties: exclusion.properties,
+  });
+}
+
+/** Whether `step` matches every event `other` matches: the same event or action, with its filters all among `other`'s. */
+function stepCovers(step: TrendSeriesInput, other: Pick<TrendSeriesInput, 'kind' | 'id' | 'properties'>): boolean {
   const sameEntity =
-    exclusion.actionId !== null ? step.kind === 'actions' && Number(step.id) === exclusion.actionId : step.kind === 'events' && step.id === exclusion.event;
+    other.kind === 'actions' ? step.kind === 'actions' && Number(step.id) === Number(other.id) : step.kind === 'events' && step.id === other.id;
   if (!sameEntity) return false;
-  const exclusionFilters = new Set(filtersOf(exclusion.properties).map((f) => JSON.stringify(f)));
-  return filtersOf(step.properties).every((f) => exclusionFilters.has(JSON.stringify(f)));
+  const otherFilters = new Set(filtersOf(other.properties).map((f) => JSON.stringify(f)));
+  return filtersOf(step.properties).every((f) => otherFilters.has(JSON.stringify(f)));
+}
+
+/**
+ * Optional steps (`optionalInFunnel`) as PostHog's ValidateOptionalFunnelSteps
+ * (funnels/funnel_validation_rules.py) allows them: only in ordered or strict funnels drawn as
+ * steps, never the first step, and never right before a required step that matches the same
+ * events (that step would take the shared event and the optional one could never convert).
+ */
+function checkOptionalSteps(steps: TrendSeriesInput[], orderType: ParsedFunnelFilter['orderType'], vizType: ParsedFunnelFilter['vizType']): void {
+  if (!steps.some((s) => s.optionalInFunnel)) return;
+  const code = 'funnel_optional_steps_invalid';
+  if (vizType !== 'steps' || orderType === 'unordered') {
+    throw new TrendFilterError(
+      'events',
+      'Optional funnel steps are only supported in funnels with step order Sequential or Strict and the graph type "Conversion Steps".',
+      code,
+    );
+  }
+  if (steps[0]!.optionalInFunnel) throw new TrendFilterError('events', 'The first step of a funnel cannot be optional.', code);
+  steps.forEach((current, i) => {
+    const previous = steps[i - 1];
+    if (previous?.optionalInFunnel && !current.optionalInFunnel && stepCovers(current, previous)) {
+      throw new TrendFilterError('events', 'An optional step cannot be the same as the following required step.', code);
+    }
+  });
 }

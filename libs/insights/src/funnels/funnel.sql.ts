@@ -75,11 +75,7 @@ export class FunnelSqlBuilder extends EventsSql {
   private entityParts(actionId: number | null, event: string | null, properties: PropertyGroup): { event: string | null; filters: string | null } {
     return {
       event:
-        actionId !== null
-          ? this.ports.actionMatch(actionId, this.compileContext())
-          : event !== null
-            ? `e.event = ${this.params.add(event, 'String')}`
-            : null,
+        actionId !== null ? this.ports.actionMatch(actionId, this.compileContext()) : event !== null ? `e.event = ${this.params.add(event, 'String')}` : null,
       filters: properties.values.length > 0 ? compilePropertyGroup(properties, this.compileContext()) : null,
     };
   }
@@ -194,11 +190,11 @@ export class FunnelSqlBuilder extends EventsSql {
       .join(' + ');
     const exclusions = this.exclusionSqls();
     const inRange = (t: string) => `${t} >= ${from} AND ${t} <= ${to}`;
-    if (exclusions.length > 0 && filter.orderType !== 'unordered') {
+    if (this.foldsAsUdf()) {
       const rows = this.breakdown.attributedRowsSql(this.eventRowsSql(mask, this.exclusionLevelMask(), null), false);
       const perActor = `SELECT actor, ${this.breakdown.actorValueSql()} AS bv, arraySort(groupArray((t, mask, xmask))) AS evs
         FROM (${rows}) GROUP BY ${this.breakdown.groupBySql()} HAVING countIf(bitTest(mask, 0) AND ${inRange('t')}) > 0`;
-      return exclusionFoldActorsSql({ perActor, steps: n, window, from, to, strict: filter.orderType === 'strict' });
+      return exclusionFoldActorsSql({ perActor, steps: n, window, from, to, strict: filter.orderType === 'strict', optional: this.optionalSteps() });
     }
     const xmask = exclusions.length ? exclusions.map((sql, i) => `if(${sql}, ${2 ** i}, 0)`).join(' + ') : '0';
     const chained = filter.orderType === 'ordered' && filter.exclusions.length === 0;
@@ -221,6 +217,21 @@ export class FunnelSqlBuilder extends EventsSql {
     return `SELECT actor, bv, level, arrayMap(x -> x / 1000000, times) AS times FROM (
       SELECT actor, bv, ${fold.state} AS state, ${fold.level} AS level, ${fold.times} AS times FROM (${perActor}))
       WHERE level > 0`;
+  }
+
+  /** The optional steps (`optionalInFunnel`), 0-indexed. */
+  protected optionalSteps(): number[] {
+    return this.input.filter.steps.flatMap((s, i) => (s.optionalInFunnel ? [i] : []));
+  }
+
+  /**
+   * Whether the funnel takes the per-event fold that follows PostHog's UDF step by step
+   * (funnel-exclusion-fold.sql.ts) rather than a faster path: an ordered or strict funnel with
+   * exclusions or optional steps, which only the fold knows.
+   */
+  protected foldsAsUdf(): boolean {
+    const { filter } = this.input;
+    return filter.orderType !== 'unordered' && (filter.exclusions.length > 0 || this.optionalSteps().length > 0);
   }
 
   /**
@@ -350,19 +361,25 @@ export class FunnelSqlBuilder extends EventsSql {
   /** Step counts and conversion times per breakdown value (see FunnelBreakdownSql.stepsByValueSql). */
   stepsSql(): string {
     const n = this.input.filter.steps.length;
-    const counts = Array.from({ length: n }, (_, i) => `countIf(level >= ${i + 1})`).join(', ');
+    // With optional steps an actor counts at each step its furthest chain took, and `times` holds
+    // the times of its required steps only (funnel_udf.py `steps_bitfield`, steps.rs).
+    const optional = this.optionalSteps().length > 0;
+    const reached = (i: number) => (optional ? `bitTest(reached, ${i})` : `level >= ${i + 1}`);
+    const counts = Array.from({ length: n }, (_, i) => `countIf(${reached(i)})`).join(', ');
     const gap = (i: number) => `times[${i + 1}] - times[${i}]`;
     // As PostHog's UDF funnel (funnel_udf.py): a step's times are those of the actors who reached
     // it in more than no time, and the median interpolates between the two middle ones of an even
     // count (ClickHouse's median; test_funnel_step_conversion_times: 3600 and 7200 give 5400).
-    const timed = (i: number) => `level >= ${i + 1} AND ${gap(i)} > 0`;
+    // With optional steps the i-th gap is between the i-th and (i+1)-th required steps taken, and
+    // PostHog reports it at step i as it does without them (funnel_udf.py `timings[i]`).
+    const timed = (i: number) => `${optional ? `length(times) > ${i}` : `level >= ${i + 1}`} AND ${gap(i)} > 0`;
     const averages = Array.from({ length: n }, (_, i) => (i === 0 ? 'toFloat64(nan)' : `avgIf(${gap(i)}, ${timed(i)})`)).join(', ');
     const medians = Array.from({ length: n }, (_, i) =>
       i === 0 ? 'toFloat64(nan)' : `if(countIf(${timed(i)}) = 0, nan, toFloat64(quantileExactInclusiveIf(0.5)(${gap(i)}, ${timed(i)})))`,
     ).join(', ');
     // Without a breakdown there is one value and nothing to rank.
     if (!this.breakdown.active) return `SELECT '' AS bv, [${counts}] AS counts, [${averages}] AS averages, [${medians}] AS medians FROM (${this.actorsSql()})`;
-    return this.breakdown.stepsByValueSql(this.actorsSql(), counts, averages, medians);
+    return this.breakdown.stepsByValueSql(this.actorsSql(), counts, averages, medians, reached, optional ? ['level', 'times', 'reached'] : ['level', 'times']);
   }
 
   /** Seconds from step `from` to step `to` of every actor who got that far. */

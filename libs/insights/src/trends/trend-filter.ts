@@ -107,6 +107,8 @@ export interface TrendSeriesInput {
   math_hogql: string | null;
   math_group_type_index: number | null;
   properties: PropertyGroup;
+  /** A funnel step the actor may skip (PostHog's `optionalInFunnel`); trends ignore it. */
+  optionalInFunnel?: boolean;
 }
 
 export interface ParsedTrendFilter {
@@ -240,6 +242,10 @@ function parseSeries(raw: unknown, kind: 'events' | 'actions', index: number, ma
     math_group_type_index: null,
     properties: propertyGroup(raw['properties'], `${attr}__properties`),
   };
+  const optional = raw['optionalInFunnel'];
+  if (optional !== undefined && optional !== null && typeof optional !== 'boolean')
+    throw new TrendFilterError(`${attr}__optionalInFunnel`, 'optionalInFunnel must be true or false.', 'invalid');
+  if (optional === true) series.optionalInFunnel = true;
   if ((PROPERTY_MATHS as readonly string[]).includes(math) && !series.math_property)
     throw new TrendFilterError(`${attr}__math_property`, `math "${math}" needs math_property.`, 'required');
   if (math === 'hogql' && !series.math_hogql) throw new TrendFilterError(`${attr}__math_hogql`, 'math "hogql" needs math_hogql.', 'required');

@@ -2,7 +2,17 @@ import { isJsonObject } from '@sightline/json-input';
 import { TrendFilterError } from './trend-filter';
 
 /** Series fields a query node carries under the same names as the legacy entity. */
-const SERIES_FIELDS = ['custom_name', 'name', 'math', 'math_property', 'math_property_type', 'math_hogql', 'math_group_type_index', 'properties'] as const;
+const SERIES_FIELDS = [
+  'custom_name',
+  'name',
+  'math',
+  'math_property',
+  'math_property_type',
+  'math_hogql',
+  'math_group_type_index',
+  'properties',
+  'optionalInFunnel',
+] as const;
 
 /** The series of a query node as the legacy `events` and `actions`, in order. */
 export function seriesToEntities(series: unknown): { events: unknown[]; actions: unknown[] } {

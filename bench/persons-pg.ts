@@ -1,0 +1,112 @@
+/**
+ * The persons batch's PostgreSQL work alone: PostgreSQL backend CPU per 1,000 persons, by
+ * statement, for runs that create persons and runs that update them (no bus, no ClickHouse,
+ * no enrichment). The backend's CPU is read from /proc/<pid>/schedstat (Linux), so the figures
+ * hold up on a machine other work is loading, where wall-clock rates do not.
+ *
+ *   node --import tsx bench/persons-pg.ts
+ *   BENCH_BATCH=2000 node --import tsx bench/persons-pg.ts   (persons per run; default 5,000)
+ *   BENCH_LOCK=1 node --import tsx bench/persons-pg.ts       (read locked, as a run with merges does)
+ *
+ * Each of 100,000 distinct ids gets one event per phase: `create` makes its person, `update` and
+ * `update again` change it with a $set, in runs of BENCH_BATCH, each run one transaction
+ * (PersonBatch.load, the events applied in memory, PersonBatch.flush), as the worker's persons
+ * step does. The commit is not counted.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bootstrapInstance } from '@sightline/accounts';
+import { PersonBatch, personUpdatesFromEvent } from '@sightline/persons';
+import { createMetadataStore, migratePostgres, type Sql } from '@sightline/postgres';
+import { ServiceLauncher, startPostgres } from '@sightline/local-services';
+
+const IDS = 100_000;
+const BATCH = Number(process.env.BENCH_BATCH ?? 5000);
+const LOCK = process.env.BENCH_LOCK === '1';
+const PHASES = ['create', 'update', 'update again'];
+
+/** CPU time (ns) a process has run (Linux schedstat). */
+const cpuNs = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+
+/** The statement a query is, by its text. */
+function statementOf(text: string): string {
+  if (text.includes('FROM person_distinct_ids d JOIN persons p')) return 'read persons';
+  if (text.includes("'personless' AS kind")) return 'read new-person versions';
+  if (text.includes('INSERT INTO persons') || text.includes('UPDATE persons')) return 'write persons and distinct ids';
+  if (text.includes('INSERT INTO person_distinct_ids')) return 'insert distinct ids';
+  return text.replace(/\s+/g, ' ').slice(0, 40);
+}
+
+async function main() {
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-persons-pg-'));
+  fs.chmodSync(tempDir, 0o755);
+  const launcher = new ServiceLauncher(tempDir);
+  try {
+    const { postgresAdminUrl } = await startPostgres(launcher);
+    const admin = await createMetadataStore({ url: postgresAdminUrl });
+    await admin.query('CREATE DATABASE bench_persons');
+    await admin.close();
+    const url = new URL(postgresAdminUrl);
+    url.pathname = '/bench_persons';
+    const db = await createMetadataStore({ url: url.toString() });
+    await migratePostgres(db);
+    await bootstrapInstance(db, { projectApiKey: 'phc_bench_persons_pg' });
+    console.log(
+      `persons PostgreSQL bench: ${IDS.toLocaleString('en-US')} persons, runs of ${BATCH.toLocaleString('en-US')}, ${LOCK ? 'locked' : 'unlocked'} reads, load average ${os.loadavg()[0]!.toFixed(1)}`,
+    );
+    const byStatement = new Map<string, { ns: number; n: number }>();
+    let nowMs = Date.parse('2026-01-01T00:00:00Z');
+    const nodeBefore = process.cpuUsage();
+    for (const phase of PHASES) {
+      const started = performance.now();
+      let phaseNs = 0;
+      for (let start = 0; start < IDS; start += BATCH) {
+        await db.transaction(async (tx) => {
+          const [{ pid } = { pid: 0 }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+          const measured: Sql = {
+            query: async (text, params, options) => {
+              const before = cpuNs(pid);
+              const rows = await tx.query(text, params, options);
+              const key = `${phase}: ${statementOf(text)}`;
+              const entry = byStatement.get(key) ?? { ns: 0, n: 0 };
+              entry.ns += cpuNs(pid) - before;
+              entry.n++;
+              byStatement.set(key, entry);
+              return rows as never;
+            },
+            exec: (script) => tx.exec(script),
+          };
+          const ids = Array.from({ length: BATCH }, (_, i) => `bench-${start + i}`);
+          const before = cpuNs(pid);
+          const batch = await PersonBatch.load(measured, new Map([[1, ids]]), { lock: LOCK });
+          for (const id of ids) {
+            const person = batch.getOrCreate(1, id, nowMs++);
+            batch.updateProperties(person, personUpdatesFromEvent({ $set: { plan: phase, seen: nowMs }, $current_url: 'https://example.com/pricing' }));
+            batch.propertiesJson(person);
+          }
+          await batch.flush(measured);
+          phaseNs += cpuNs(pid) - before;
+        });
+      }
+      const perThousand = IDS / 1000;
+      console.log(
+        `${phase.padEnd(13)} PostgreSQL backend ${(phaseNs / 1e6 / perThousand).toFixed(1)} ms CPU per 1,000 persons, wall ${((performance.now() - started) / perThousand).toFixed(1)} ms`,
+      );
+    }
+    for (const [key, { ns, n }] of byStatement)
+      console.log(`  ${key.padEnd(50)} ${(ns / 1e6 / (IDS / 1000)).toFixed(2)} ms per 1,000 persons (${n} statements)`);
+    const node = process.cpuUsage(nodeBefore);
+    console.log(`this process: ${((node.user + node.system) / 1000 / ((PHASES.length * IDS) / 1000)).toFixed(1)} ms CPU per 1,000 person updates`);
+    await db.close();
+  } finally {
+    for (const s of launcher.started) s.child.kill(s.process.stopSignal);
+    await new Promise((r) => setTimeout(r, 500));
+    fs.rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
