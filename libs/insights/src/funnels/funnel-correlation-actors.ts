@@ -190,7 +190,14 @@ export async function runCorrelationActorsQuery(
   // The events of the steps, and of the steps of the actions that are steps, are never correlated.
   const stepEvents = filter.steps.flatMap((s) => (s.kind === 'actions' ? (ports.actionEventNames?.(Number(s.id)) ?? []) : s.id !== null ? [String(s.id)] : []));
   const builder = new FunnelCorrelationSqlBuilder({ filter: { ...filter, breakdowns: [] }, properties, range, cohortId: null }, sqlPorts);
-  const sql = builder.correlationActorsSql({ converted: request.converted, event: request.event, stepEvents, limit: page.limit, offset: page.offset });
+  const sql = builder.correlationActorsSql({
+    converted: request.converted,
+    event: request.event,
+    stepEvents,
+    search: page.search,
+    limit: page.limit,
+    offset: page.offset,
+  });
   const found = await stores.ch
     .query({ query: sql, query_params: builder.params.values, format: 'JSONEachRow' })
     .then((r) => r.json<{ actor_id: string }>())

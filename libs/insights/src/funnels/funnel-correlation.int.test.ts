@@ -564,6 +564,12 @@ describe('actors of a correlation row (FunnelCorrelationActorsQuery)', () => {
     expect(answer.missing_actors_count).toBe(0);
   });
 
+  it('search narrows the actors as the funnel actors search does (a distinct id, email or name)', async () => {
+    const ask = { event: 'positively_related', converted: null, page: { search: 'user_fail' } };
+    expect(await actorIds(220, ask)).toEqual(uuids(220, ['user_fail']));
+    expect(await actorIds(220, { ...ask, page: { search: 'nobody' } })).toEqual([]);
+  });
+
   it('test_people_arent_returned_multiple_times (test_funnel_correlation_actors.py)', async () => {
     expect(await actorIds(221, { event: 'positively_related' })).toEqual(uuids(221, ['user_1']));
   });

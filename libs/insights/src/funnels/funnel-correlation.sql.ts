@@ -1,4 +1,6 @@
 import { compilePropertyGroup, propertyTextSql, type PropertyGroup } from '@sightline/properties';
+import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
+import { actorSearchSql } from './funnel-actors.sql';
 import { FunnelSqlBuilder } from './funnel.sql';
 
 export const AUTOCAPTURE_EVENT = '$autocapture';
@@ -24,6 +26,8 @@ export interface CorrelationActorsSqlRequest {
   /** The correlated event and its filters; null for a property correlation (its values filter the funnel itself). */
   event: { event: string; properties: PropertyGroup } | null;
   stepEvents: string[];
+  /** Only actors matching this text, as the funnel actors search (actorSearchSql). */
+  search: string | null;
   limit: number;
   offset: number;
 }
@@ -58,7 +62,7 @@ export class FunnelCorrelationSqlBuilder extends FunnelSqlBuilder {
    * A page of the actors behind one correlation row (PostHog's events_actor_query and
    * properties_actor_query): converted ones, failed ones or (`converted` null) both; with an
    * `event`, only those who did it (matching its filters) inside their time in the funnel, as
-   * the correlation counts it. Ordered by actor id; one more than `limit` tells there are more.
+   * the correlation counts it; with `search`, those matching it. Ordered by actor id; one more than `limit` tells there are more.
    */
   correlationActorsSql(request: CorrelationActorsSqlRequest): string {
     const { range } = this.input;
@@ -76,9 +80,15 @@ export class FunnelCorrelationSqlBuilder extends FunnelSqlBuilder {
         GROUP BY actor) AS x ON x.actor = a.actor`;
       where.push('arrayExists(t -> t > a.first_t AND t < a.until_t, x.ts)');
     }
-    const sql = `SELECT toString(a.actor) AS actor_id FROM (${outcome}) AS a ${join}
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      GROUP BY a.actor ORDER BY a.actor LIMIT ${this.params.add(request.limit + 1, 'UInt64')} OFFSET ${this.params.add(request.offset, 'UInt64')}`;
+    const search =
+      request.search === null
+        ? ''
+        : `WHERE ${actorSearchSql(this.input.filter, this.params, this.team, this.params.add(`%${request.search}%`, 'String'), globalPrefix(this.ports.layout ?? SINGLE_SERVER))}`;
+    const sql = `SELECT toString(actor) AS actor_id FROM (
+        SELECT a.actor AS actor FROM (${outcome}) AS a ${join}
+        ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
+      ${search}
+      GROUP BY actor ORDER BY actor LIMIT ${this.params.add(request.limit + 1, 'UInt64')} OFFSET ${this.params.add(request.offset, 'UInt64')}`;
     return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.from.toMillis(), toMs: range.to.toMillis() }));
   }
 
