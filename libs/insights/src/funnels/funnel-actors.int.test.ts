@@ -8,10 +8,13 @@ import type { FunnelStep } from './funnels.query';
 /**
  * The actors behind funnel steps (PostHog's FunnelsActorsQuery in an ActorsQuery), ported from
  * posthog/hogql_queries/insights/funnels/test/test_funnel_persons.py, test_funnel_strict_persons.py,
- * test_funnel_unordered_persons.py, test_funnel_trends_persons.py, the actor assertions of
- * test_funnel.py and ee/clickhouse/views/test/funnel/test_clickhouse_funnel.py (groups), with
- * their data and numbers. Recordings (include_recordings, matched_recordings) are not ported:
- * docs/behaviours.md.
+ * test_funnel_unordered_persons.py, test_funnel_trends_persons.py (and its twin
+ * test_funnel_trends_actors.py), the actor assertions of breakdown_cases.py (with
+ * test_funnel_unordered.py's overrides), test_funnel_trends.py, test_funnel.py's repeat-step tests
+ * and ee/clickhouse/views/test/funnel/test_clickhouse_funnel.py (groups), with their data and
+ * numbers. test_funnel.py's other actor assertions sit next to their counts, on the data already
+ * there (funnel-steps.int.test.ts, funnel-exclusions.int.test.ts). Recordings (include_recordings,
+ * matched_recordings) are not ported: docs/behaviours.md.
  */
 const NOW = Date.parse('2021-06-01T00:00:00Z');
 const STEPS3 = [
@@ -770,7 +773,7 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
       funnel_from_step: 0,
       events: STEPS3,
     };
-    it('test_funnel_trend_persons_returns_recordings: the converted persons of a period (test_funnel_trends_persons.py)', async () => {
+    it('test_funnel_trend_persons_returns_recordings: the converted persons of a period (test_funnel_trends_persons.py, test_funnel_trends_actors.py)', async () => {
       const found = await ids(
         'trends',
         { funnel_to_step: 1, ...trends },
@@ -778,14 +781,14 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
       );
       expect(found).toEqual([uuid('trends', 'user_one')]);
     });
-    it('test_funnel_trend_persons_with_no_to_step (test_funnel_trends_persons.py)', async () => {
+    it('test_funnel_trend_persons_with_no_to_step (test_funnel_trends_persons.py, test_funnel_trends_actors.py)', async () => {
       const found = await ids('trends', trends, { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' });
       expect(found).toEqual([uuid('trends', 'user_one')]);
       // Another period, or its drop-offs: nobody.
       expect(await ids('trends', trends, { funnelTrendsDropOff: true, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' })).toEqual([]);
       expect(await ids('trends', trends, { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-02T00:00:00Z' })).toEqual([]);
     });
-    it('test_funnel_trend_persons_with_drop_off (test_funnel_trends_persons.py)', async () => {
+    it('test_funnel_trend_persons_with_drop_off (test_funnel_trends_persons.py, test_funnel_trends_actors.py)', async () => {
       const found = await ids('trendsDropOff', trends, { funnelTrendsDropOff: true, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' });
       expect(found).toEqual([uuid('trendsDropOff', 'user_one')]);
       expect(await ids('trendsDropOff', trends, { funnelTrendsDropOff: false, funnelTrendsEntrancePeriodStart: '2021-05-01 00:00:00' })).toEqual([]);
