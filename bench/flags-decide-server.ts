@@ -10,7 +10,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAnalyticsStore } from '@sightline/clickhouse';
-import { buildFlagsResponse, createApiApp, flagsShape, readFlagRequest } from '@sightline/api';
+import { createApiApp, flagsResponseText, flagsShape, readFlagRequest } from '@sightline/api';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, loadProjectFlagDefinitions } from '@sightline/flag-definitions';
 import { evaluateFlags } from '@sightline/flags';
 import { openGeoIp } from '@sightline/geoip';
@@ -88,7 +88,7 @@ async function main() {
         hashKeyOverrides: {},
         now: new Date(),
       });
-      const body = JSON.stringify(buildFlagsResponse(results.values(), false, choice));
+      const body = flagsResponseText(results, false, choice);
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     });
   });

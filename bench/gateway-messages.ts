@@ -2,7 +2,7 @@
  * The requests the gateway benchmark posts and the Kafka messages the gateway produces for
  * them, shared by bench:gateway and bench:kafka-client so both measure the same messages.
  */
-import { normalizeEvent, readCapturePayload } from '@sightline/ingestion';
+import { encodeIngestMessage, normalizeEvent, readCapturePayload } from '@sightline/ingestion';
 
 export const BENCH_TOKEN = 'phc_bench_token_0001';
 
@@ -20,11 +20,11 @@ export const SHAPES = {
 export type Shape = keyof typeof SHAPES;
 
 /** The messages the gateway produces for one request of the shape (normalised as the gateway does). */
-export function producedMessages(shape: Shape): { key: string; value: string }[] {
+export function producedMessages(shape: Shape): { key: string; value: Buffer }[] {
   const payload = readCapturePayload(JSON.parse(SHAPES[shape].body));
   const ctx = { token: BENCH_TOKEN, teamId: 1, nowMs: Date.now(), sentAt: payload.sentAt, ip: '127.0.0.1', historicalMigration: false };
   return payload.events.flatMap((e) => {
     const r = normalizeEvent(e, ctx);
-    return r.ok ? [{ key: r.key, value: JSON.stringify(r.message) }] : [];
+    return r.ok ? [{ key: r.key, value: encodeIngestMessage(r.message) }] : [];
   });
 }

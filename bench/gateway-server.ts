@@ -14,7 +14,7 @@ import express from 'express';
 import { createKafkaBus, topicNames, type BusMessage, type EventBus } from '@sightline/bus';
 import { createGatewayApp, EVENT_LIMITS } from '@sightline/gateway';
 import { createServiceApp, listen } from '@sightline/http';
-import { normalizeEvent, readCapturePayload } from '@sightline/ingestion';
+import { encodeIngestMessage, normalizeEvent, readCapturePayload } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { BENCH_TOKEN } from './gateway-messages';
@@ -37,7 +37,7 @@ async function ingest(body: unknown, ip: string | null): Promise<number> {
   const messages: BusMessage[] = [];
   for (const event of payload.events) {
     const r = normalizeEvent(event, ctx);
-    if (r.ok) messages.push({ key: r.key, value: JSON.stringify(r.message) });
+    if (r.ok) messages.push({ key: r.key, value: encodeIngestMessage(r.message) });
   }
   await bus.send(payload.historicalMigration ? topics.eventsHistorical : topics.events, messages);
   return 200;

@@ -85,7 +85,8 @@ async function measure(messages: number, work: () => Promise<void>): Promise<Mea
   return m.stop(messages);
 }
 
-const BATCH = producedMessages('batch100');
+// As text (the clients' string serialisers): the same bytes once UTF-8 encoded.
+const BATCH = producedMessages('batch100').map((m) => ({ key: m.key, value: m.value.toString('utf8') }));
 
 /**
  * Calls `fail` when a consumer has received no message for a minute (a stuck group), instead

@@ -18,7 +18,7 @@
  * not counted).
  *
  * Scenarios:
- *   raw        prebuilt event rows, insertEvents in batches of WORKER_BATCH (no bus, no persons)
+ *   raw        prebuilt event rows, insertEventValues in batches of WORKER_BATCH (no bus, no persons)
  *   raw pg     (persons only) the person rows the same events leave behind, written straight into
  *              PostgreSQL per WORKER_BATCH events: one transaction with one unnest upsert of the
  *              persons and one unnest insert of the new distinct ids (no reads, no locks; the
@@ -32,8 +32,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type ConsumedBatch } from '@sightline/bus';
-import { createAnalyticsStore, insertEvents, migrateClickHouse, toClickHouseDateTime, type ClickHouseClient, type EventRow } from '@sightline/clickhouse';
-import { normalizeEvent, personUuidFor } from '@sightline/ingestion';
+import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient, type EventValues } from '@sightline/clickhouse';
+import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, personUuidFor, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
@@ -59,7 +59,7 @@ type Scenario = 'personless' | 'persons';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-function buildMessages(scenario: Scenario, run: number): { key: string; value: string }[] {
+function buildMessages(scenario: Scenario, run: number): { key: string; value: Buffer }[] {
   const nowMs = Date.now();
   const distinctIds = scenario === 'persons' ? 100_000 : 10_000;
   return Array.from({ length: EVENTS }, (_, i) => {
@@ -73,26 +73,31 @@ function buildMessages(scenario: Scenario, run: number): { key: string; value: s
       { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: HISTORICAL },
     );
     if (!r.ok) throw new Error(r.reason);
-    return { key: r.key, value: JSON.stringify(r.message) };
+    return { key: r.key, value: encodeIngestMessage(r.message) };
   });
 }
 
-/** The rows the worker would write for these messages, without persons (the raw baseline's input). */
-function rawRows(messages: { value: string }[]): EventRow[] {
+/**
+ * The rows the worker would write for these messages, without persons (the raw baseline's
+ * input), written by the same insert as the worker's (insertEventValues: RowBinary over HTTP).
+ */
+function rawRows(messages: { value: Buffer }[]): EventValues[] {
   return messages.map(({ value }) => {
-    const m = JSON.parse(value) as { uuid: string; event: string; data: string; distinct_id: string; timestamp: string; now: string };
+    const m = decodeIngestMessage(value) as IngestMessage & { data: { properties: object } };
     return {
       uuid: m.uuid,
       event: m.event,
-      properties: JSON.stringify((JSON.parse(m.data) as { properties: object }).properties),
-      timestamp: toClickHouseDateTime(Date.parse(m.timestamp)),
+      properties: JSON.stringify(m.data.properties),
+      timestamp: Date.parse(m.timestamp),
       team_id: 1,
       distinct_id: m.distinct_id,
       elements_chain: '',
-      created_at: toClickHouseDateTime(Date.parse(m.now)),
+      created_at: Date.parse(m.now),
       person_id: personUuidFor(1, m.distinct_id),
+      person_created_at: null,
       person_properties: '{}',
       person_mode: 'full',
+      groups: [],
     };
   });
 }
@@ -101,13 +106,13 @@ function rawRows(messages: { value: string }[]): EventRow[] {
  * The raw baseline retries like the worker does: a keep-alive socket the server already
  * closed fails once with EPIPE/ECONNRESET (the worker counts that as an outage and retries).
  */
-async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventValues[]): Promise<void> {
   try {
-    await insertEvents(ch, rows);
+    await insertEventValues(ch, rows, (row) => row);
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code !== 'EPIPE' && code !== 'ECONNRESET') throw error;
-    await insertEvents(ch, rows);
+    await insertEventValues(ch, rows, (row) => row);
   }
 }
 
@@ -117,7 +122,7 @@ async function insertRetryingStaleSocket(ch: ClickHouseClient, rows: EventRow[])
  * that changes it), written with one upsert of the persons and one insert of the new distinct
  * ids in one transaction. Everything but the writes is worked out before the clock starts.
  */
-async function rawPersonWrites(db: MetadataStore, messages: { value: string }[]): Promise<number> {
+async function rawPersonWrites(db: MetadataStore, messages: { value: Buffer }[]): Promise<number> {
   interface Person {
     uuid: string;
     distinctId: string;
@@ -131,8 +136,8 @@ async function rawPersonWrites(db: MetadataStore, messages: { value: string }[])
   for (let i = 0; i < messages.length; i += WORKER_BATCH) {
     const touched = new Map<Person, boolean>();
     for (const { value } of messages.slice(i, i + WORKER_BATCH)) {
-      const m = JSON.parse(value) as { distinct_id: string; timestamp: string; data: string };
-      const set = (JSON.parse(m.data) as { properties: { $set: Record<string, unknown> } }).properties.$set;
+      const m = decodeIngestMessage(value) as IngestMessage & { data: { properties: { $set: Record<string, unknown> } } };
+      const set = m.data.properties.$set;
       let person = persons.get(m.distinct_id);
       if (!person) {
         person = { uuid: personUuidFor(1, m.distinct_id), distinctId: m.distinct_id, properties: {}, version: -1, createdAt: m.timestamp };

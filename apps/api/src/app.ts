@@ -59,7 +59,7 @@ export { accessOptionsFromConfig } from './http/access-config';
 export { analyticsOptionsFromConfig, type AnalyticsOptions } from './http/analytics-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
-export { buildFlagsResponse, flagsShape } from './decide/decide-response';
+export { buildFlagsResponse, flagsResponseText, flagsShape } from './decide/decide-response';
 
 /** Management API limits and browser access; every field has a default. */
 export interface AccessOptions {

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createInProcessBus, topicNames, type ConsumedMessage, type EventBus } from '@sightline/bus';
-import type { IngestMessage } from '@sightline/ingestion';
+import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { listen } from '@sightline/http';
@@ -29,7 +29,7 @@ async function setup(options: { keys?: (t: string) => KeyResolution; bus?: Event
     readiness: [],
     isShuttingDown: () => false,
   });
-  const messages = (topic = topics.events) => received[topic]!.map((m) => ({ key: m.key, value: JSON.parse(m.value.toString()) as IngestMessage }));
+  const messages = (topic = topics.events) => received[topic]!.map((m) => ({ key: m.key, value: decodeIngestMessage(m.value) as IngestMessage }));
   return { app, bus, metrics, messages };
 }
 

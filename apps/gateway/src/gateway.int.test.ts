@@ -7,7 +7,7 @@ import { PostHog } from 'posthog-node';
 import { bootstrapInstance, createProjectTokenCache } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type ConsumedMessage, type EventBus, type Subscription } from '@sightline/bus';
 import { listen, type RunningServer } from '@sightline/http';
-import type { IngestMessage } from '@sightline/ingestion';
+import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
@@ -30,7 +30,7 @@ describe('gateway on Kafka and PostgreSQL', () => {
   let url: string;
   const subscriptions: Subscription[] = [];
   const received: Record<string, ConsumedMessage[]> = { [topics.events]: [], [topics.eventsHistorical]: [] };
-  const messages = (topic: string) => received[topic]!.map((m) => ({ key: m.key, value: JSON.parse(m.value.toString()) as IngestMessage }));
+  const messages = (topic: string) => received[topic]!.map((m) => ({ key: m.key, value: decodeIngestMessage(m.value) as IngestMessage }));
   const gzipRequests: string[] = [];
 
   beforeAll(async () => {
@@ -95,10 +95,10 @@ describe('gateway on Kafka and PostgreSQL', () => {
     const identify = mine.find((m) => m.value.event === '$identify')!;
     expect(identify.key).toBe(`${TOKEN}:${user}`);
     expect(identify.value.team_id).toBeGreaterThan(0);
-    expect(JSON.parse(identify.value.data).properties.$set).toEqual({ email: 'a@example.com' });
+    expect((identify.value.data as Record<string, any>).properties.$set).toEqual({ email: 'a@example.com' });
     const group = mine.find((m) => m.value.event === '$groupidentify')!;
     expect(group.value.distinct_id).toBe('$company_acme');
-    expect(JSON.parse(group.value.data).properties).toMatchObject({ $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } });
+    expect((group.value.data as Record<string, any>).properties).toMatchObject({ $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } });
   });
 
   it('answers 503 with Retry-After within the bound while Kafka is down, loses no acknowledged event, and recovers without a restart', async () => {
@@ -150,7 +150,7 @@ describe('gateway on Kafka and PostgreSQL', () => {
     }
     await waitFor(() => messages(topics.eventsHistorical).filter((m) => m.value.distinct_id === user).length === sent.length, { timeoutMs: 60_000 });
     const mine = messages(topics.eventsHistorical).filter((m) => m.value.distinct_id === user);
-    expect(mine.map((m) => JSON.parse(m.value.data).properties.seq)).toEqual(sent);
+    expect(mine.map((m) => (m.value.data as Record<string, any>).properties.seq)).toEqual(sent);
     expect(mine.every((m) => m.key === `${TOKEN}:${user}` && m.value.historical_migration)).toBe(true);
     expect(mine[0]!.value.timestamp).toBe('2021-01-01T00:00:00.000Z');
     expect(messages(topics.events).some((m) => m.value.distinct_id === user)).toBe(false);

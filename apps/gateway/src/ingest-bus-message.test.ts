@@ -1,4 +1,4 @@
-import { normalizeEvent } from '@sightline/ingestion';
+import { decodeIngestMessage, normalizeEvent } from '@sightline/ingestion';
 import { IngestBusMessage } from './ingest-bus-message';
 
 const context = { token: 'phc_"quoted\\token', teamId: 1, nowMs: Date.UTC(2024, 0, 1), sentAt: null, ip: '10.0.0.1', historicalMigration: false };
@@ -10,11 +10,13 @@ function messageOf(event: Record<string, unknown>) {
 }
 
 describe('ingest bus message', () => {
-  it('encodes the IngestMessage once, when its value is first read, to the JSON of the message', () => {
+  it('encodes the IngestMessage once, when its value is first read, as a version byte and the JSON of the message', () => {
     const { key, message } = messageOf({ event: 'e', distinct_id: 'u', properties: { a: 1 } });
     const busMessage = new IngestBusMessage(key, message);
     expect(busMessage.decoded).toBe(message);
-    expect(busMessage.value).toBe(JSON.stringify(message));
+    expect(busMessage.value[0]).toBe(1);
+    expect(busMessage.value.subarray(1).toString('utf8')).toBe(JSON.stringify(message));
+    expect(decodeIngestMessage(busMessage.value)).toEqual(message);
     expect(busMessage.value).toBe(busMessage.value);
     expect(busMessage.key).toBe(key);
   });

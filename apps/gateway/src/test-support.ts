@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { createInProcessBus, topicNames, type ConsumedMessage, type EventBus } from '@sightline/bus';
 import { listen, type RequestTimeouts, type RunningServer } from '@sightline/http';
-import type { IngestMessage } from '@sightline/ingestion';
+import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createGatewayApp } from './app';
@@ -59,7 +59,7 @@ export async function startTestGateway(
     port: server.port,
     bus,
     metrics,
-    received: (topic = testTopics.events) => received[topic]!.map((m) => ({ key: m.key, value: JSON.parse(m.value.toString()) as IngestMessage })),
+    received: (topic = testTopics.events) => received[topic]!.map((m) => ({ key: m.key, value: decodeIngestMessage(m.value) as IngestMessage })),
     close: async () => {
       await server.close();
       await bus.close();

@@ -108,7 +108,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         settle(entry, 'team', team);
         continue;
       }
-      const event = normalizeStep(ingest.value, team.value);
+      const event = normalizeStep(ingest.value, team.value, decoded !== undefined);
       if (event.kind !== 'ok') {
         settle(entry, 'normalize', event);
         continue;

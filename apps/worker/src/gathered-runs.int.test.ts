@@ -1,6 +1,6 @@
 import { createInProcessBus, topicNames, type BatchHandler, type ConsumedMessage } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import type { RawEvent } from '@sightline/ingestion';
+import { decodeIngestMessage, encodeIngestMessage, type IngestMessage, type RawEvent } from '@sightline/ingestion';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { findPersonByDistinctId, readPersonCopy } from '@sightline/persons';
@@ -88,9 +88,9 @@ describe('events consumer gathering runs (PGlite, ClickHouse)', () => {
 
   it('writes the runs gathered with one whose row ClickHouse rejects, and dead-letters only that row', async () => {
     const poison = message({ event: 'gathered-unwritable', distinct_id: 'gp-bad' });
-    const raw = JSON.parse(poison.value.toString()) as Record<string, unknown>;
-    raw['timestamp'] = '+010000-01-01T00:00:00.000Z'; // a valid JS date ClickHouse cannot store
-    const poisoned = { ...poison, value: Buffer.from(JSON.stringify(raw)) };
+    const raw = decodeIngestMessage(poison.value) as IngestMessage;
+    raw.timestamp = '+010000-01-01T00:00:00.000Z'; // a valid JS date ClickHouse cannot store
+    const poisoned = { ...poison, value: encodeIngestMessage(raw) };
     await Promise.all([
       handler({ topic: 'gathered.events', partition: 0, messages: [message({ event: 'gathered-good', distinct_id: 'gp-a' })] }),
       handler({ topic: 'gathered.events', partition: 1, messages: [message({ event: 'gathered-neighbour', distinct_id: 'gp-bad' }), poisoned] }),

@@ -1,6 +1,6 @@
 import { createKafkaBus, topicNames, type EventBus } from '@sightline/bus';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { personUuidFor } from '@sightline/ingestion';
+import { decodeIngestMessage, encodeIngestMessage, personUuidFor, type IngestMessage } from '@sightline/ingestion';
 import { createJobScheduler } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
@@ -51,6 +51,30 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     expect(rows).toEqual([
       { distinct_id: 'alice', p: personUuidFor(1, 'alice'), team_id: '1', ip: '10.0.0.1' },
       { distinct_id: 'alice', p: personUuidFor(1, 'alice'), team_id: '1', ip: '10.0.0.1' },
+    ]);
+  });
+
+  it('ingests messages of either bus format: the JSON text of format 0 (already in a topic) and format 1, NULs stripped from both', async () => {
+    const current = message('format-1', 'formats');
+    const decoded = decodeIngestMessage(current.value) as IngestMessage;
+    (decoded.data as { properties: Record<string, unknown> }).properties['text'] = 'nul\u0000here';
+    const formatZero = { ...decoded, uuid: '0190a6f0-0000-7000-8000-00000000f000', event: 'format-0' };
+    formatZero.data = JSON.stringify({ ...(decoded.data as object), uuid: formatZero.uuid, event: 'format-0' });
+    await bus.send(topics.events, [
+      { key: `${TOKEN}:formats`, value: JSON.stringify(formatZero) },
+      { key: `${TOKEN}:formats`, value: encodeIngestMessage(decoded) },
+    ]);
+    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE distinct_id = 'formats'")) === 2, { timeoutMs: 60_000 });
+    const rows = await (
+      await ch.query({
+        query:
+          "SELECT event, JSONExtractString(properties, 'text') AS text, JSONExtractString(properties, '$ip') AS ip FROM events WHERE distinct_id = 'formats' ORDER BY event",
+        format: 'JSONEachRow',
+      })
+    ).json<{ event: string; text: string; ip: string }>();
+    expect(rows).toEqual([
+      { event: 'format-0', text: 'nulhere', ip: '10.0.0.1' },
+      { event: 'format-1', text: 'nulhere', ip: '10.0.0.1' },
     ]);
   });
 
@@ -119,9 +143,9 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
 
   it('dead-letters a message that fails a later step (ClickHouse rejects its row), writing its neighbours', async () => {
     const good = (n: number) => message(`neighbour-${n}`, 'writer-poison');
-    const poison = JSON.parse(message('unwritable', 'writer-poison').value) as Record<string, unknown>;
-    poison['timestamp'] = '+010000-01-01T00:00:00.000Z'; // a valid JS date ClickHouse cannot store
-    await bus.send(topics.events, [good(1), { key: `${TOKEN}:writer-poison`, value: JSON.stringify(poison) }, good(2)]);
+    const poison = decodeIngestMessage(message('unwritable', 'writer-poison').value) as IngestMessage;
+    poison.timestamp = '+010000-01-01T00:00:00.000Z'; // a valid JS date ClickHouse cannot store
+    await bus.send(topics.events, [good(1), { key: `${TOKEN}:writer-poison`, value: encodeIngestMessage(poison) }, good(2)]);
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event LIKE 'neighbour-%'")) === 2, { timeoutMs: 60_000 });
     await waitFor(async () => (await count("SELECT count() AS c FROM dead_letters WHERE headers['x-step'] = 'write'")) === 1, { timeoutMs: 60_000 });
     expect(await count("SELECT count() AS c FROM events WHERE event = 'unwritable'")).toBe(0);

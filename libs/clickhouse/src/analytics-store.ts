@@ -7,6 +7,12 @@ import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limit
 
 export type { ClickHouseClient };
 
+/** Clients over the in-process chdb engine: its connection takes insert bodies as text only. */
+const inProcessStores = new WeakSet<ClickHouseClient>();
+
+/** Whether the client talks to the in-process engine (binary insert formats need the HTTP interface). */
+export const isInProcessStore = (client: ClickHouseClient): boolean => inProcessStores.has(client);
+
 export interface AnalyticsStoreConfig {
   /** ClickHouse HTTP interface; when absent, the in-process chdb engine under dataDir is used. */
   url?: string;
@@ -56,10 +62,12 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   const connection = createChdbConnection({ path });
   // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
   restoreCrashSignalDefaults();
-  return createClient({
+  const client = createClient({
     connection,
     // Settings are SET on the engine's one session and outlast their query: a request's limits
     // (boundAnalyticsReads) are lifted again by the next query of anyone else.
     clickhouse_settings: { date_time_input_format: 'best_effort', ...UNBOUNDED_QUERY_SETTINGS, priority: String(EMBEDDED_STORE_PRIORITY) },
   });
+  inProcessStores.add(client);
+  return client;
 }

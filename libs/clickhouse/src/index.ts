@@ -8,3 +8,4 @@ export * from './query-limits';
 export * from './read-gate';
 export * from './crash-signals';
 export * from './time-zones';
+export * from './tables/row-binary';

@@ -262,6 +262,19 @@ describe('hash arithmetic', () => {
       expect(flagHash('flag', `user-${i}`)).toBe(Number(BigInt('0x' + hex)) / 0xfffffffffffffff);
     }
   });
+
+  it('hashes identifiers and keys beyond ASCII as their UTF-8 bytes', async () => {
+    const { createHash } = await import('node:crypto');
+    for (let i = 0; i < 2_000; i++) {
+      const key = `clé-${i % 7}-🚀`;
+      const id = `utilisateur-é-${i}-\u0000-日本`;
+      const hex = createHash('sha1')
+        .update(Buffer.from(`${key}.${id}variant`, 'utf8'))
+        .digest('hex')
+        .slice(0, 15);
+      expect(flagHash(key, id, 'variant')).toBe(Number(BigInt('0x' + hex)) / 0xfffffffffffffff);
+    }
+  });
 });
 
 describe('hostile definitions and values', () => {

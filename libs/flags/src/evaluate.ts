@@ -27,9 +27,26 @@ const DESCRIPTIONS: Partial<Record<ReasonCode, string>> = {
   no_condition_match: 'No matching condition set',
 };
 
+/** Reasons made so far, per code and condition index (null at 0, index i at i + 1): the same few recur on every request. */
+const reasons = new Map<ReasonCode, FlagReason[]>();
+/** Condition indexes past this get a reason of their own each time (a flag has a handful of conditions). */
+const MOST_INTERNED_CONDITIONS = 64;
+
+/** The reason for a code and condition index; shared and frozen, so callers may keep it (or its JSON text, per object). */
 export function reasonOf(code: ReasonCode, conditionIndex: number | null): FlagReason {
+  const slot = conditionIndex === null ? 0 : conditionIndex + 1;
+  let byIndex = reasons.get(code);
+  const known = byIndex?.[slot];
+  if (known) return known;
   const description = code === 'condition_match' && conditionIndex !== null ? `Matched condition set ${conditionIndex + 1}` : DESCRIPTIONS[code];
-  return description === undefined ? { code, condition_index: conditionIndex } : { code, condition_index: conditionIndex, description };
+  const reason = Object.freeze(
+    description === undefined ? { code, condition_index: conditionIndex } : { code, condition_index: conditionIndex, description },
+  ) as FlagReason;
+  if (Number.isInteger(slot) && slot >= 0 && slot <= MOST_INTERNED_CONDITIONS) {
+    if (!byIndex) reasons.set(code, (byIndex = []));
+    byIndex[slot] = reason;
+  }
+  return reason;
 }
 
 /** Extra inputs the request path supplies when a store could not be read (partial failure). */

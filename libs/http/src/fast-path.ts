@@ -22,7 +22,11 @@ export type FastPathFactory = (frame: FastPathFrame) => FastPath;
 
 /** A JSON answer as Express's res.json writes it. */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  writeJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** writeJson for an answer already written as JSON text. */
+export function writeJsonText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }

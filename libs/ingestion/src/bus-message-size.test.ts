@@ -23,8 +23,9 @@ describe('bus message size', () => {
     expect(jsonLengthBound(flat)).toBeGreaterThanOrEqual(JSON.stringify(flat).length);
   });
 
-  it('gives no bound for a nested value', () => {
-    expect(jsonLengthBound({ nested: { a: 1 } })).toBe(Infinity);
+  it('bounds nested objects and arrays too (the event is nested in its message)', () => {
+    const nested = { nested: { a: 1, s: '"\u0000é', list: [1, 'x', { b: null }, []] }, empty: {} };
+    expect(jsonLengthBound(nested)).toBeGreaterThanOrEqual(JSON.stringify(nested).length);
   });
 
   it('measures a message only when it may be over the cap, in UTF-8 bytes', () => {

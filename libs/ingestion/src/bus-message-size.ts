@@ -1,3 +1,4 @@
+import { encodeIngestMessage } from './bus-format';
 import type { IngestMessage } from './ingest-message';
 
 /**
@@ -14,18 +15,24 @@ const MAX_NUMBER_JSON_LENGTH = 24;
 /**
  * At least the length of JSON.stringify(value), without encoding it: a string's JSON is at
  * most 6 characters per UTF-16 unit (`\uXXXX`) plus its quotes, a key's likewise plus the colon
- * and comma, a number, boolean or null at most 24. A nested object gives no bound (Infinity).
+ * and comma, a number, boolean or null at most 24; nested objects and arrays add their own
+ * (the event in a message is one; its depth is bounded before, see exceedsDepth).
  */
 export function jsonLengthBound(value: object): number {
   let bound = 2;
-  for (const key in value) {
-    const field: unknown = (value as Record<string, unknown>)[key];
-    bound += 6 * key.length + 4;
-    if (typeof field === 'string') bound += 6 * field.length + 2;
-    else if (field === null || field === undefined || typeof field === 'number' || typeof field === 'boolean') bound += MAX_NUMBER_JSON_LENGTH;
-    else return Infinity;
+  if (Array.isArray(value)) {
+    for (const item of value) bound += 1 + fieldBound(item);
+    return bound;
   }
+  for (const key in value) bound += 6 * key.length + 4 + fieldBound((value as Record<string, unknown>)[key]);
   return bound;
+}
+
+function fieldBound(field: unknown): number {
+  if (typeof field === 'string') return 6 * field.length + 2;
+  if (field === null || field === undefined || typeof field === 'number' || typeof field === 'boolean') return MAX_NUMBER_JSON_LENGTH;
+  if (typeof field === 'object') return jsonLengthBound(field);
+  return Infinity;
 }
 
 /**
@@ -33,8 +40,8 @@ export function jsonLengthBound(value: object): number {
  * takes at most 3 bytes per UTF-16 unit, so only a message whose JSON may be longer than a
  * third of the cap is encoded (by `encode`, which the gateway caches for the bus) to be measured.
  */
-export function exceedsBusMessageBytes(message: IngestMessage, encode: () => string = () => JSON.stringify(message)): boolean {
-  if (jsonLengthBound(message) * 3 <= MAX_EVENT_MESSAGE_BYTES) return false;
-  const value = encode();
-  return value.length * 3 > MAX_EVENT_MESSAGE_BYTES && Buffer.byteLength(value) > MAX_EVENT_MESSAGE_BYTES;
+export function exceedsBusMessageBytes(message: IngestMessage, encode: () => Buffer = () => encodeIngestMessage(message)): boolean {
+  // +1: the format's version byte
+  if ((jsonLengthBound(message) + 1) * 3 <= MAX_EVENT_MESSAGE_BYTES) return false;
+  return encode().length > MAX_EVENT_MESSAGE_BYTES;
 }

@@ -3,3 +3,4 @@ export * from './timestamp';
 export * from './ingest-message';
 export * from './event-schema';
 export * from './bus-message-size';
+export * from './bus-format';

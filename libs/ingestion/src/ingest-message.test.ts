@@ -29,7 +29,7 @@ describe('normalizeEvent', () => {
       timestamp: '2024-01-01T00:00:01.000Z',
       historical_migration: false,
     });
-    expect(JSON.parse(r.message.data)).toMatchObject({ event: 'e', properties: { a: 1 }, uuid: r.message.uuid });
+    expect(r.message.data).toMatchObject({ event: 'e', properties: { a: 1 }, uuid: r.message.uuid });
   });
 
   it('keeps a valid client uuid and assigns a UUIDv7 otherwise', () => {

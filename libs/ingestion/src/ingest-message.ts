@@ -10,8 +10,11 @@ export interface IngestMessage {
   uuid: string;
   distinct_id: string;
   ip: string | null;
-  /** The event as the client sent it (JSON text), with uuid and distinct_id filled in. */
-  data: string;
+  /**
+   * The event as the client sent it, with uuid and distinct_id filled in: the object itself;
+   * its JSON text in messages written in bus format 0 (bus-format.ts).
+   */
+  data: Record<string, unknown> | string;
   now: string;
   sent_at: string | null;
   token: string;
@@ -111,7 +114,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
       uuid,
       distinct_id: distinctId,
       ip: properties['capture_internal'] === true ? INTERNAL_CAPTURE_IP : ctx.ip,
-      data: JSON.stringify({ ...raw, uuid, distinct_id: distinctId, properties }),
+      data: { ...raw, uuid, distinct_id: distinctId, properties },
       now,
       sent_at: sentAt,
       token: ctx.token,

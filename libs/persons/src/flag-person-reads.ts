@@ -51,21 +51,11 @@ export async function readStoredPersons(db: Sql, teamId: number, requests: reado
     group_index: number | null;
     group_key: string | null;
   }>(
-    `SELECT r.i::int AS i, p.uuid::text AS uuid, p.properties,
-            ARRAY(SELECT c.cohort_id FROM cohort_people c WHERE c.person_id = p.id) AS cohort_ids,
-            (SELECT jsonb_object_agg(h.feature_flag_key, h.hash_key)
-               FROM feature_flag_hash_key_overrides h WHERE h.team_id = $1 AND h.person_id = p.id) AS overrides,
-            NULL::int AS group_index, NULL::text AS group_key
-       FROM unnest($2::text[]) WITH ORDINALITY AS r(distinct_id, i)
-       LEFT JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = r.distinct_id
-       LEFT JOIN persons p ON p.id = d.person_id
-     UNION ALL
-     SELECT NULL, NULL, g.group_properties, NULL, NULL, g.group_type_index, g.group_key
-       FROM groups g JOIN unnest($3::int[], $4::text[]) AS r(idx, key) ON g.group_type_index = r.idx AND g.group_key = r.key
-      WHERE g.team_id = $1`,
+    // The statement lives in a function (migration 0155) that keeps one plan per session instead of planning every read.
+    'SELECT i, uuid, properties, cohort_ids, overrides, group_index, group_key FROM flags_stored_persons($1, $2, $3, $4)',
     [teamId, requests.map((r) => r.distinctId), groupsAsked.map((g) => g.index), groupsAsked.map((g) => g.key)],
-    // Run on every decide request the cache cannot answer: prepared once per connection, never re-planned.
-    { preparedName: 'flags_stored_persons_v1' },
+    // Run on every decide request the cache cannot answer: prepared once per connection.
+    { preparedName: 'flags_stored_persons_v2' },
   );
   const storedGroups = new Map<string, Record<string, unknown>>();
   const persons: PersonForDecide[] = requests.map(() => ({

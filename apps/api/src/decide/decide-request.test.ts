@@ -41,6 +41,14 @@ describe('flags request decoding', () => {
     });
     expect(() => readFlagRequest({ token: 'phc_y' })).toThrow(ApiError);
   });
+
+  it('takes the first alias holding a value (null counts as none) and strips NULs from group keys only when present', () => {
+    const request = readFlagRequest({ token: null, api_key: 'phc_z', distinct_id: 'a\u0000b', groups: { company: 'ac\u0000me', n: 3 }, $groups: { x: 'y' } });
+    expect(request).toMatchObject({ token: 'phc_z', distinctId: 'ab', groups: { company: 'acme', n: 3 } });
+    const groups = { company: 'acme', project: 'p' };
+    expect(readFlagRequest({ distinct_id: 'u', groups }).groups).toEqual({ company: 'acme', project: 'p' });
+    expect(readFlagRequest({ distinct_id: 'u', groups: [1] }).groups).toEqual({});
+  });
 });
 
 describe('response version routing (docs/http-api.md#decide-response)', () => {

@@ -65,7 +65,32 @@ export function decodeFlagsBody(raw: Buffer, contentType: string | undefined, co
   return body;
 }
 
-const firstDefined = (body: Record<string, unknown>, ...keys: string[]) => keys.map((k) => body[k]).find((v) => v !== undefined && v !== null);
+/** The first of the names the body gives a value (not null): PostHog's aliases for one field. */
+function firstDefined(body: Record<string, unknown>, names: readonly string[]): unknown {
+  for (const name of names) {
+    const value = body[name];
+    if (value !== undefined && value !== null) return value;
+  }
+  return undefined;
+}
+
+const TOKEN = ['token', 'api_key', '$token'] as const;
+const DISTINCT_ID = ['distinct_id', '$distinct_id'] as const;
+const PERSON_PROPERTIES = ['person_properties', '$properties'] as const;
+const GROUPS = ['groups', '$groups'] as const;
+const GROUP_PROPERTIES = ['group_properties', '$group_properties'] as const;
+const FLAG_KEYS = ['flag_keys_to_evaluate', 'flag_keys'] as const;
+const ANON_DISTINCT_ID = ['$anon_distinct_id', 'anon_distinct_id'] as const;
+
+/** The request's groups, with NULs stripped from their keys; the body's own object when none has one. */
+function groupsOf(groups: Record<string, unknown>): Record<string, unknown> {
+  for (const key of Object.values(groups)) {
+    if (typeof key === 'string' && key.includes('\u0000')) {
+      return Object.fromEntries(Object.entries(groups).map(([name, k]) => [name, typeof k === 'string' ? withoutNul(k) : k]));
+    }
+  }
+  return groups;
+}
 
 /**
  * Ids are looked up in PostgreSQL, which refuses U+0000 in text; ingestion strips NULs from every
@@ -80,25 +105,23 @@ function stringOrNull(value: unknown): string | null {
 }
 
 export function readFlagRequest(body: Record<string, unknown>): FlagRequest {
-  const token = firstDefined(body, 'token', 'api_key', '$token');
-  const rawDistinctId = firstDefined(body, 'distinct_id', '$distinct_id');
+  const token = firstDefined(body, TOKEN);
+  const rawDistinctId = firstDefined(body, DISTINCT_ID);
   let distinctId: string;
   if (typeof rawDistinctId === 'string') distinctId = rawDistinctId;
   else if (typeof rawDistinctId === 'number' || typeof rawDistinctId === 'boolean') distinctId = String(rawDistinctId);
   else throw errors.validation('distinct_id is required.', 'distinct_id', 'required');
-  const personProperties = firstDefined(body, 'person_properties', '$properties');
-  const groups = firstDefined(body, 'groups', '$groups');
-  const groupProperties = firstDefined(body, 'group_properties', '$group_properties');
-  const flagKeys = firstDefined(body, 'flag_keys_to_evaluate', 'flag_keys');
+  const personProperties = firstDefined(body, PERSON_PROPERTIES);
+  const groups = firstDefined(body, GROUPS);
+  const groupProperties = firstDefined(body, GROUP_PROPERTIES);
+  const flagKeys = firstDefined(body, FLAG_KEYS);
   return {
     token: typeof token === 'string' && token !== '' ? token : null,
     distinctId: withoutNul(distinctId).slice(0, 200),
-    anonDistinctId: stringOrNull(firstDefined(body, '$anon_distinct_id', 'anon_distinct_id')),
+    anonDistinctId: stringOrNull(firstDefined(body, ANON_DISTINCT_ID)),
     deviceId: stringOrNull(body['$device_id']),
     personProperties: isJsonObject(personProperties) ? personProperties : {},
-    groups: isJsonObject(groups)
-      ? Object.fromEntries(Object.entries(groups).map(([name, key]) => [name, typeof key === 'string' ? withoutNul(key) : key]))
-      : {},
+    groups: isJsonObject(groups) ? groupsOf(groups) : {},
     groupProperties: isJsonObject(groupProperties)
       ? Object.fromEntries(Object.entries(groupProperties).filter((e): e is [string, Record<string, unknown>] => isJsonObject(e[1])))
       : {},

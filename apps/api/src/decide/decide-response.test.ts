@@ -1,5 +1,5 @@
-import type { FlagResult } from '@sightline/flags';
-import { buildFlagsResponse, configFields, DEFAULT_SDK_SETTINGS } from './decide-response';
+import { reasonOf, type FlagResult } from '@sightline/flags';
+import { buildFlagsResponse, configFields, DEFAULT_SDK_SETTINGS, flagsResponseText, type ShapeChoice } from './decide-response';
 
 const result = (key: string, payload: unknown): FlagResult => ({
   key,
@@ -31,5 +31,68 @@ describe('decide config', () => {
     const fields = configFields({ ...DEFAULT_SDK_SETTINGS, autocapture_opt_out: true });
     expect(fields).toMatchObject({ autocapture_opt_out: true, config: { enable_collect_everything: true }, isAuthenticated: false, sessionRecording: false });
     expect(fields).not.toHaveProperty('token');
+  });
+});
+
+describe('flagsResponseText', () => {
+  /** The answer's per-request stamps, the same in both texts. */
+  const stamped = (text: string) => text.replace(/"requestId":"[0-9a-f-]{36}"/, '"requestId":"R"').replace(/"evaluatedAt":\d+/, '"evaluatedAt":0');
+  const expectSameText = (results: FlagResult[], failed: boolean, choice: ShapeChoice, settings = DEFAULT_SDK_SETTINGS) => {
+    const byKey = new Map(results.map((r) => [r.key, r]));
+    const text = flagsResponseText(byKey, failed, choice, settings);
+    expect(stamped(text)).toBe(stamped(JSON.stringify(buildFlagsResponse(byKey.values(), failed, choice, settings))));
+    return text;
+  };
+  const flag = (key: string, over: Partial<FlagResult> = {}): FlagResult => ({
+    key,
+    enabled: true,
+    variant: null,
+    reason: reasonOf('condition_match', 0),
+    payload: null,
+    id: 7,
+    version: 3,
+    description: 'A flag',
+    ...over,
+  });
+  const varied: FlagResult[] = [
+    flag('plain'),
+    flag('off', { enabled: false, reason: reasonOf('no_condition_match', null), description: null }),
+    flag('variant', { variant: 'test-2', payload: '{"color":"green"}', reason: reasonOf('condition_match', 2) }),
+    flag('payload object', { payload: { nested: ['a', 1, null, true] } }),
+    flag('payload number', { payload: 0 }),
+    flag('payload undefined', { payload: undefined }),
+    flag('quotes "and" \\ backslash \u2028 \u0000 é 🚀', { variant: 'v"\n', payload: '"\ud800"' }),
+    flag('__proto__', { version: 0 }),
+    flag('constructor', { id: NaN, version: Infinity }),
+    flag('failed', { enabled: false, failed: true, reason: reasonOf('database_error', null) }),
+    flag('super', { reason: reasonOf('super_condition_value', 0), payload: 'on' }),
+    flag('hand-made reason', { reason: { code: 'condition_match', condition_index: 5, description: 'Matched condition set 6' } }),
+  ];
+
+  it('writes exactly what JSON.stringify writes of the built answer, for every kind of result', () => {
+    const text = expectSameText(varied, true, { shape: 'flags-v2', withConfig: false });
+    expect(Object.keys(JSON.parse(text).flags)).toHaveLength(varied.length - 1);
+  });
+
+  it('is the same text with the config, for every shape, and for no flags at all', () => {
+    const settings = { ...DEFAULT_SDK_SETTINGS, capture_performance_opt_in: true };
+    for (const shape of ['flags-v2', 'v3', 'v2', 'v1'] as const) {
+      expectSameText(varied, false, { shape, withConfig: true }, settings);
+      expectSameText(varied, false, { shape, withConfig: false });
+      expectSameText([], true, { shape, withConfig: true });
+    }
+  });
+
+  it("keeps an object's key order when a flag key is an array index", () => {
+    const text = expectSameText([flag('b'), flag('10'), flag('2'), flag('4294967295')], false, { shape: 'flags-v2', withConfig: false });
+    expect(Object.keys(JSON.parse(text).flags)).toEqual(['2', '10', 'b', '4294967295']);
+  });
+
+  it('answers a flag changed since its text was kept (new version, id or description) with its new values', () => {
+    expectSameText([flag('changing')], false, { shape: 'flags-v2', withConfig: false });
+    for (const change of [{ version: 4 }, { id: 8 }, { description: null }, { description: 'Renamed' }]) {
+      const text = expectSameText([flag('changing', change)], false, { shape: 'flags-v2', withConfig: false });
+      expect(JSON.parse(text).flags.changing.metadata).toMatchObject(change);
+    }
   });
 });

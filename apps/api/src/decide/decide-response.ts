@@ -103,3 +103,113 @@ export function buildFlagsResponse(
   if (choice.shape === 'flags-v2') body['evaluatedAt'] = Date.now();
   return choice.withConfig ? { ...configFields(settings), ...body } : body;
 }
+
+/** A finite number as JSON.stringify writes it (NaN and ±Infinity are null). */
+const numberText = (n: number) => (Number.isFinite(n) ? String(n) : 'null');
+
+/** An array index ("0", "42"): an object lists such keys first, in numeric order, whatever the insertion order. */
+const isArrayIndex = (key: string) => /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 4294967295;
+
+/** What one flag's answer repeats from request to request, as JSON text. */
+interface FlagTexts {
+  id: number;
+  version: number;
+  description: string | null;
+  /** `"<key>":{"key":"<key>","enabled":` */
+  head: string;
+  /** `"metadata":{"id":…,"version":…,"description":…` (without the payload and closing brace) */
+  metadata: string;
+  /** A string payload → `,"payload":"<its JSON text>"`. */
+  payloads: Map<string, string>;
+}
+
+/** Texts per flag key, checked against the result's id, version and description on each use. */
+const flagTexts = new Map<string, FlagTexts>();
+/** Bounds the per-key texts (flag keys of every project this process answers). */
+const MOST_FLAG_TEXTS = 20_000;
+/** Most payload texts kept per flag. */
+const MOST_PAYLOAD_TEXTS = 64;
+/** `"reason":{…}` per reason object (the engine's reasons are shared and frozen: reasonOf). */
+const reasonTexts = new WeakMap<FlagResult['reason'], string>();
+/** `"variant":"<variant>"` per variant. */
+const variantTexts = new Map<string, string>();
+
+function textsOf(r: FlagResult): FlagTexts {
+  const known = flagTexts.get(r.key);
+  if (known && known.id === r.id && known.version === r.version && known.description === r.description) return known;
+  const key = JSON.stringify(r.key);
+  const texts: FlagTexts = {
+    id: r.id,
+    version: r.version,
+    description: r.description,
+    head: `${key}:{"key":${key},"enabled":`,
+    metadata: `"metadata":{"id":${numberText(r.id)},"version":${numberText(r.version)},"description":${JSON.stringify(r.description)}`,
+    payloads: new Map(),
+  };
+  if (flagTexts.size >= MOST_FLAG_TEXTS) flagTexts.clear();
+  flagTexts.set(r.key, texts);
+  return texts;
+}
+
+function reasonText(reason: FlagResult['reason']): string {
+  let text = reasonTexts.get(reason);
+  if (text === undefined) reasonTexts.set(reason, (text = `"reason":${JSON.stringify(reason)}`));
+  return text;
+}
+
+function variantText(variant: string | null): string {
+  if (variant === null) return '"variant":null';
+  let text = variantTexts.get(variant);
+  if (text === undefined) {
+    text = `"variant":${JSON.stringify(variant)}`;
+    if (variantTexts.size >= MOST_FLAG_TEXTS) variantTexts.clear();
+    variantTexts.set(variant, text);
+  }
+  return text;
+}
+
+function payloadText(texts: FlagTexts, payload: unknown): string {
+  if (payload === null || payload === undefined) return '';
+  if (typeof payload !== 'string') return `,"payload":${JSON.stringify(payload)}`;
+  let text = texts.payloads.get(payload);
+  if (text === undefined) {
+    text = `,"payload":${JSON.stringify(payload)}`;
+    // A flag version's payloads are one per variant; the bound only guards memory.
+    if (texts.payloads.size < MOST_PAYLOAD_TEXTS) texts.payloads.set(payload, text);
+  }
+  return text;
+}
+
+/**
+ * The JSON text of buildFlagsResponse's answer, exactly as JSON.stringify writes it, for the
+ * hottest shape (flags-v2, what posthog-js and the server SDKs ask for) written from texts kept
+ * per flag key, reason and variant: no answer objects are built per request, and JSON.stringify
+ * no longer walks 50 nested objects. `results` is evaluateFlags' map (one result per key). The
+ * other shapes, and any answer this writer would order otherwise than an object does (a flag key
+ * that is an array index, a config with one of the answer's own keys), go through
+ * buildFlagsResponse and JSON.stringify.
+ */
+export function flagsResponseText(
+  results: ReadonlyMap<string, FlagResult>,
+  errorsWhileComputingFlags: boolean,
+  choice: ShapeChoice,
+  settings: ProjectSdkSettings = DEFAULT_SDK_SETTINGS,
+): string {
+  const generic = () => JSON.stringify(buildFlagsResponse(results.values(), errorsWhileComputingFlags, choice, settings));
+  if (choice.shape !== 'flags-v2') return generic();
+  let config = '';
+  if (choice.withConfig) {
+    const fields = configFields(settings);
+    if (['flags', 'errorsWhileComputingFlags', 'requestId', 'evaluatedAt'].some((k) => Object.prototype.hasOwnProperty.call(fields, k))) return generic();
+    const text = JSON.stringify(fields);
+    config = text === '{}' ? '' : `${text.slice(1, -1)},`;
+  }
+  let flags = '';
+  for (const r of results.values()) {
+    if (r.failed) continue;
+    if (isArrayIndex(r.key)) return generic();
+    const texts = textsOf(r);
+    flags += `${flags === '' ? '' : ','}${texts.head}${r.enabled},${variantText(r.variant)},${reasonText(r.reason)},${texts.metadata}${payloadText(texts, r.payload)}}}`;
+  }
+  return `{${config}"flags":{${flags}},"errorsWhileComputingFlags":${errorsWhileComputingFlags},"requestId":"${randomUUID()}","evaluatedAt":${Date.now()}}`;
+}

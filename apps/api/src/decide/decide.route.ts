@@ -2,7 +2,7 @@ import express, { Router, type RequestHandler } from 'express';
 import { findProjectById, isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
 import { withDeadline } from '@sightline/deadline';
 import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-definitions';
-import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition } from '@sightline/flags';
+import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import querystring from 'node:querystring';
 import {
@@ -14,7 +14,7 @@ import {
   readBody,
   setPublicCorsHeaders,
   writeApiError,
-  writeJson,
+  writeJsonText,
   type FastPathFactory,
 } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
@@ -22,7 +22,7 @@ import { writeHashKeyOverrides, type DecidePersonCache, type PersonForDecide } f
 import type { MetadataStore } from '@sightline/postgres';
 import { isJsonObject } from '@sightline/json-input';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
-import { buildFlagsResponse, decideShape, flagsShape, type ShapeChoice } from './decide-response';
+import { buildFlagsResponse, decideShape, flagsResponseText, flagsShape, type ShapeChoice } from './decide-response';
 
 export interface DecideRouteDeps {
   db: MetadataStore;
@@ -128,8 +128,10 @@ interface FlagsCall {
   log: () => Logger;
 }
 
-/** The answer to one `/decide` or `/flags` POST; refusals are thrown as ApiErrors. */
-async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string, unknown>) => ShapeChoice, call: FlagsCall): Promise<unknown> {
+const NO_RESULTS: ReadonlyMap<string, FlagResult> = new Map();
+
+/** The answer to one `/decide` or `/flags` POST, as JSON text; refusals are thrown as ApiErrors. */
+async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string, unknown>) => ShapeChoice, call: FlagsCall): Promise<string> {
   const choice = shapeOf(call.query);
   const compression = typeof call.query['compression'] === 'string' ? call.query['compression'] : undefined;
   const body = decodeFlagsBody(call.raw, call.contentType, compression);
@@ -155,14 +157,14 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
         },
       )
     : undefined;
-  if (request.disableFlags) return buildFlagsResponse([], false, choice, settings);
+  if (request.disableFlags) return flagsResponseText(NO_RESULTS, false, choice, settings);
 
   let definitions: ProjectFlagDefinitions;
   try {
     ({ definitions } = await deps.definitions.get(teamId));
   } catch (error) {
     call.log().error({ err: error }, 'flags: no flag definitions could be read');
-    return buildFlagsResponse([], true, choice, settings);
+    return flagsResponseText(NO_RESULTS, true, choice, settings);
   }
   const flags = flagsForRuntime(definitions, body['evaluation_runtime']);
   const geoip = deps.geoip && !request.geoipDisable ? deps.geoip.lookup(call.ip ?? '') : {};
@@ -190,8 +192,9 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
     },
     { onlyKeys: request.flagKeys, availability },
   );
-  const failed = [...results.values()].some((r) => r.failed);
-  return buildFlagsResponse(results.values(), failed, choice, settings);
+  let failed = false;
+  for (const r of results.values()) failed ||= r.failed === true;
+  return flagsResponseText(results, failed, choice, settings);
 }
 
 /** Methods the flag endpoints answer, for CORS and Allow. */
@@ -231,7 +234,7 @@ export function flagEvaluationFastPath(deps: DecideRouteDeps): FastPathFactory {
             ip: clientIp(req),
             log,
           });
-          writeJson(res, 200, answer);
+          writeJsonText(res, 200, answer);
         } catch (error) {
           if (error instanceof ApiError) return writeApiError(res, error);
           log().error({ err: error }, 'unhandled error');
@@ -252,15 +255,15 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
     (shapeOf: (query: Record<string, unknown>) => ShapeChoice): RequestHandler =>
     async (req, res) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      res.json(
-        await answerFlags(deps, shapeOf, {
-          query: req.query as Record<string, unknown>,
-          raw,
-          contentType: req.headers['content-type'],
-          ip: clientIp(req),
-          log: () => req.log,
-        }),
-      );
+      const answer = await answerFlags(deps, shapeOf, {
+        query: req.query as Record<string, unknown>,
+        raw,
+        contentType: req.headers['content-type'],
+        ip: clientIp(req),
+        log: () => req.log,
+      });
+      // As res.json would send it (application/json; charset=utf-8, ETag), from the text already made.
+      res.type('application/json').send(answer);
     };
 
   const minimal: RequestHandler = (req, res) => {

@@ -109,7 +109,6 @@ export function checkEvent(mapped: MappedEvent, recordText: () => string, contex
   if (message.distinct_id !== distinctId) return { ok: false, reason: 'distinct_id_too_long' };
   if (Date.parse(message.timestamp) !== time.ms) return { ok: false, reason: time.ms > context.nowMs ? 'timestamp_in_future' : 'timestamp_out_of_range' };
   if (exceedsBusMessageBytes(message)) return { ok: false, reason: 'event_too_large' };
-  // normalizeEvent's `data` is this event's JSON (its uuid and distinct id are already this
-  // event's): sent as it is, it need not be encoded twice.
-  return { ok: true, event, text: message.data, timeMs: time.ms, conversion: time.conversion };
+  // normalizeEvent's `data` is this event with its uuid and distinct id filled in: sent as it is.
+  return { ok: true, event, text: JSON.stringify(message.data), timeMs: time.ms, conversion: time.conversion };
 }

@@ -1,28 +1,23 @@
-import { toClickHouseDateTime, type EventRow } from '@sightline/clickhouse';
+import type { EventValues } from '@sightline/clickhouse';
 import type { PreparedEvent } from './normalize.step';
 import type { Enrichment } from './persons.step';
 
 /** The ClickHouse events row of a processed event (docs/data-model.md#events-table). */
-export function toEventRow(event: PreparedEvent, enrichment: Enrichment): EventRow {
-  const row: EventRow = {
+export function toEventValues(event: PreparedEvent, enrichment: Enrichment): EventValues {
+  return {
     uuid: event.uuid,
     event: event.event,
-    // Serialised once, into the insert body (insertEvents).
+    // Serialised once, as the insert body is written.
     properties: event.properties,
-    timestamp: toClickHouseDateTime(event.timestampMs),
+    timestamp: event.timestampMs,
     team_id: event.teamId,
     distinct_id: event.distinctId,
     elements_chain: event.elementsChain,
-    created_at: toClickHouseDateTime(event.createdAtMs),
+    created_at: event.createdAtMs,
     person_id: enrichment.personId,
+    person_created_at: enrichment.personCreatedAtMs,
     person_properties: enrichment.personPropertiesJson,
     person_mode: enrichment.personMode,
+    groups: enrichment.groups,
   };
-  if (enrichment.personCreatedAtMs !== null) row.person_created_at = toClickHouseDateTime(enrichment.personCreatedAtMs);
-  for (const group of enrichment.groups) {
-    const n = group.index as 0 | 1 | 2 | 3 | 4;
-    row[`group${n}_properties`] = group.propertiesJson;
-    row[`group${n}_created_at`] = toClickHouseDateTime(group.createdAtMs);
-  }
-  return row;
 }

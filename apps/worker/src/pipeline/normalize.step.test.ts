@@ -1,5 +1,12 @@
+import type { IngestMessage } from '@sightline/ingestion';
 import { normalizeStep } from './normalize.step';
 import { ingestMessage } from '../testing/ingest-message';
+
+/** The event as JSON text (bus format 0) or as the object itself (format 1, and in-process). */
+const formats = {
+  text: (message: IngestMessage) => message,
+  object: (message: IngestMessage) => ({ ...message, data: JSON.parse(message.data as string) as Record<string, unknown> }),
+};
 
 describe('normalize step', () => {
   it('merges top-level $set and $set_once into the properties, the top level winning', () => {
@@ -20,13 +27,15 @@ describe('normalize step', () => {
     expect(withSourceIp).toMatchObject({ value: { properties: { $ip: '203.0.113.9' } } });
   });
 
-  it('strips NUL characters from every string, keys and ids included', () => {
-    const result = normalizeStep(ingestMessage({ distinct_id: 'u\u00001', event: 'sign\u0000up' }, { properties: { 'k\u0000': ['v\u0000'] } }), 1);
+  it.each(Object.keys(formats))('strips NUL characters from every string, keys and ids included (event as %s)', (format) => {
+    const as = formats[format as keyof typeof formats];
+    const result = normalizeStep(as(ingestMessage({ distinct_id: 'u\u00001', event: 'sign\u0000up' }, { properties: { 'k\u0000': ['v\u0000'] } })), 1);
     expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u1', event: 'signup', properties: { k: ['v'] } } });
   });
 
-  it('replaces lone surrogates, which PostgreSQL refuses in jsonb, so the event is not dead-lettered', () => {
-    const result = normalizeStep(ingestMessage({ distinct_id: 'u\ud800' }, { properties: { $set: { name: 'a\udc00b', ['k\ud800']: 1 }, ok: '😀' } }), 1);
+  it.each(Object.keys(formats))('replaces lone surrogates, which PostgreSQL refuses in jsonb, so the event is not dead-lettered (event as %s)', (format) => {
+    const as = formats[format as keyof typeof formats];
+    const result = normalizeStep(as(ingestMessage({ distinct_id: 'u\ud800' }, { properties: { $set: { name: 'a\udc00b', ['k\ud800']: 1 }, ok: '😀' } })), 1);
     expect(result).toMatchObject({ kind: 'ok', value: { distinctId: 'u\ufffd', properties: { $set: { name: 'a\ufffdb', 'k\ufffd': 1 }, ok: '😀' } } });
   });
 
@@ -54,8 +63,26 @@ describe('normalize step', () => {
     expect((result as { value: { properties: Record<string, unknown> } }).value.properties).toEqual({ x: 1, $ip: '10.0.0.1' });
   });
 
+  it('leaves an event object the in-process bus handed over unchanged, so a retried run normalises it the same way', () => {
+    const message = formats.object(
+      ingestMessage({}, { $set: { b: 2 }, properties: { $set: { a: 1 }, $elements: [{ tag_name: 'a', attr_class: ['x'] }], $elements_chain: '' } }),
+    );
+    const before = structuredClone(message);
+    const first = normalizeStep(message, 1, true);
+    expect(message).toEqual(before);
+    expect(normalizeStep(message, 1, true)).toEqual(first);
+    expect(first).toMatchObject({
+      kind: 'ok',
+      value: { elementsChain: expect.stringMatching(/^a:/), properties: { $set: { a: 1, b: 2 }, $ip: '10.0.0.1' } },
+    });
+  });
+
   it('dead-letters an event whose data is not a JSON object', () => {
     expect(normalizeStep(ingestMessage({ data: '[1]' }), 1)).toEqual({ kind: 'dead-letter', error: 'data is not a JSON object' });
+    expect(normalizeStep(ingestMessage({ data: [1] as unknown as Record<string, unknown> }), 1)).toEqual({
+      kind: 'dead-letter',
+      error: 'data is not a JSON object',
+    });
     expect(normalizeStep(ingestMessage({ data: '{' }), 1)).toMatchObject({ kind: 'dead-letter', error: expect.stringMatching(/^data is not JSON/) });
   });
 });

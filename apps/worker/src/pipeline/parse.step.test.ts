@@ -1,3 +1,4 @@
+import { encodeIngestMessage, normalizeEvent } from '@sightline/ingestion';
 import { checkIngestMessage, parseStep } from './parse.step';
 import { ingestMessage } from '../testing/ingest-message';
 
@@ -5,6 +6,21 @@ describe('parse step', () => {
   it('passes a message the gateway wrote', () => {
     const message = ingestMessage();
     expect(parseStep(Buffer.from(JSON.stringify(message)))).toEqual({ kind: 'ok', value: message });
+  });
+
+  it('passes a message in bus format 1 (a version byte, the event nested) and in format 0 (JSON, the event as text)', () => {
+    const r = normalizeEvent(
+      { event: 'e', distinct_id: 'u', properties: { a: 1 } },
+      { token: 't', teamId: 1, nowMs: 0, sentAt: null, ip: null, historicalMigration: false },
+    );
+    if (!r.ok) throw new Error(r.reason);
+    expect(parseStep(encodeIngestMessage(r.message))).toEqual({ kind: 'ok', value: r.message });
+    const formatZero = { ...r.message, data: JSON.stringify(r.message.data) };
+    expect(parseStep(Buffer.from(JSON.stringify(formatZero)))).toEqual({ kind: 'ok', value: formatZero });
+    expect(parseStep(Buffer.concat([Buffer.from([2]), Buffer.from(JSON.stringify(r.message))]))).toEqual({
+      kind: 'dead-letter',
+      error: 'value is not a bus message: unknown bus message format 2',
+    });
   });
 
   it('dead-letters what can never become an event, saying why', () => {

@@ -1,4 +1,4 @@
-import type { IngestMessage } from '@sightline/ingestion';
+import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
 import { deadLetter, ok, type StepResult } from './step-result';
 
 /** The field that is missing or not a string, in the order they are checked; null when all are strings. */
@@ -6,7 +6,8 @@ function missingString(m: Partial<IngestMessage>): string | null {
   // Spelled out rather than looped over names: one property read each, no keyed lookups per message.
   if (typeof m.uuid !== 'string') return 'uuid';
   if (typeof m.distinct_id !== 'string') return 'distinct_id';
-  if (typeof m.data !== 'string') return 'data';
+  // an object (bus format 1) or its JSON text (format 0), checked when it is normalised
+  if (typeof m.data !== 'string' && (typeof m.data !== 'object' || m.data === null)) return 'data';
   if (typeof m.now !== 'string') return 'now';
   if (typeof m.token !== 'string') return 'token';
   if (typeof m.event !== 'string') return 'event';
@@ -14,13 +15,14 @@ function missingString(m: Partial<IngestMessage>): string | null {
   return null;
 }
 
-/** Parses a bus message; anything that is not an IngestMessage can never succeed (dead letter). */
+/** Decodes a bus message (either format); anything that is not an IngestMessage can never succeed (dead letter). */
 export function parseStep(value: Buffer): StepResult<IngestMessage> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(value.toString('utf8'));
+    parsed = decodeIngestMessage(value);
   } catch (error) {
-    return deadLetter(`value is not JSON: ${(error as Error).message}`);
+    const reason = error instanceof SyntaxError ? 'value is not JSON' : 'value is not a bus message';
+    return deadLetter(`${reason}: ${(error as Error).message}`);
   }
   return checkIngestMessage(parsed);
 }

@@ -1,23 +1,28 @@
 import { Readable } from 'node:stream';
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { RowBinaryWriter, writeEventValues, type ClickHouseClient } from '@sightline/clickhouse';
 import { WrittenCopies } from '@sightline/persons';
 import { normalizeStep, type PreparedEvent } from './normalize.step';
 import type { Enrichment } from './persons.step';
 import { StepError } from './step-result';
 import { ingestMessage } from '../testing/ingest-message';
 import { writeStep } from './write.step';
+import { toEventValues } from './event-row';
 
-/** A ClickHouse client that records inserts (JSON bodies through exec), or fails them as given. */
+/**
+ * A ClickHouse client that records inserts through exec (JSON bodies as rows, a RowBinary
+ * body as its bytes), or fails them as given.
+ */
 function recordingClient(fail?: Error) {
-  const inserts: { table: string; rows: unknown[]; settings?: Record<string, unknown> }[] = [];
+  const inserts: { table: string; rows: unknown[]; body: Buffer; settings?: Record<string, unknown> }[] = [];
   const client = {
-    exec: async (params: { query: string; values: AsyncIterable<string>; clickhouse_settings?: Record<string, unknown> }) => {
+    exec: async (params: { query: string; values: AsyncIterable<string | Buffer>; clickhouse_settings?: Record<string, unknown> }) => {
       if (fail) throw fail;
-      let body = '';
-      for await (const chunk of params.values) body += chunk;
-      const table = /^INSERT INTO (\w+) FORMAT JSONEachRow$/.exec(params.query)![1]!;
-      const rows = JSON.parse(body) as unknown[];
-      inserts.push({ table, rows, settings: params.clickhouse_settings });
+      const chunks: Buffer[] = [];
+      for await (const chunk of params.values) chunks.push(Buffer.from(chunk));
+      const body = Buffer.concat(chunks);
+      const [, table, format] = /^INSERT INTO (\w+) (?:\([\w, ]+\) )?FORMAT (JSONEachRow|RowBinary)$/.exec(params.query)!;
+      const rows = format === 'JSONEachRow' ? (JSON.parse(body.toString('utf8')) as unknown[]) : [];
+      inserts.push({ table: table!, rows, body, settings: params.clickhouse_settings });
       return { stream: Readable.from([]) };
     },
   };
@@ -43,7 +48,9 @@ describe('write step', () => {
     const events = [prepared('0190a6f0-0000-7000-8000-000000000001'), prepared('0190a6f0-0000-7000-8000-000000000002')];
     await writeStep(client, events, [enrichment, enrichment], {});
     const eventsInsert = inserts.find((i) => i.table.endsWith('events'))!;
-    expect(eventsInsert.rows.map((r) => (r as { uuid: string }).uuid)).toEqual(events.map((e) => e.uuid));
+    const expected = new RowBinaryWriter();
+    for (const event of events) writeEventValues(expected, toEventValues(event, enrichment));
+    expect(eventsInsert.body.toString('hex')).toBe(expected.bytes().toString('hex'));
     const again = recordingClient();
     await writeStep(again.client, events, [enrichment, enrichment], {});
     const token = eventsInsert.settings?.['insert_deduplication_token'];

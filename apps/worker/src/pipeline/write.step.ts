@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { insertEventsOf, type ClickHouseClient } from '@sightline/clickhouse';
+import { insertEventValues, type ClickHouseClient } from '@sightline/clickhouse';
 import { writeCopies, type GroupCopy, type PersonBatchCopies, type WrittenCopies } from '@sightline/persons';
 import { isClickHouseOutage } from './dependency-errors';
-import { toEventRow } from './event-row';
+import { toEventValues } from './event-row';
 import type { PreparedEvent } from './normalize.step';
 import type { Enrichment } from './persons.step';
 import { runStep } from './step-result';
@@ -28,7 +28,7 @@ export async function writeStep(
   await runStep('write', isClickHouseOutage, () =>
     Promise.all([
       writeCopies(ch, { ...unwritten, groups: copies.groups }),
-      insertEventsOf(ch, events, (event, i) => toEventRow(event, enrichments[i]!), { deduplicationToken }),
+      insertEventValues(ch, events, (event, i) => toEventValues(event, enrichments[i]!), { deduplicationToken }),
     ]),
   );
   writtenCopies?.record(unwritten);

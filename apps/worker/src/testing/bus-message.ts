@@ -1,10 +1,10 @@
-import { normalizeEvent, type RawEvent } from '@sightline/ingestion';
+import { encodeIngestMessage, normalizeEvent, type RawEvent } from '@sightline/ingestion';
 
 /** A bus message as the gateway would produce it for team 1. */
 export function busMessage(
   raw: RawEvent,
   options: { token: string; teamId?: number | null; nowMs?: number; ip?: string | null; historicalMigration?: boolean },
-): { key: string; value: string; uuid: string } {
+): { key: string; value: Buffer; uuid: string } {
   const r = normalizeEvent(raw, {
     token: options.token,
     teamId: options.teamId === undefined ? 1 : options.teamId,
@@ -14,5 +14,5 @@ export function busMessage(
     historicalMigration: options.historicalMigration ?? false,
   });
   if (!r.ok) throw new Error(r.reason);
-  return { key: r.key, value: JSON.stringify(r.message), uuid: r.message.uuid };
+  return { key: r.key, value: encodeIngestMessage(r.message), uuid: r.message.uuid };
 }

@@ -11,7 +11,7 @@ import {
 } from '@sightline/testkit';
 import { createAnalyticsStore, type ClickHouseClient } from '../analytics-store';
 import { loadMigrations, migrateClickHouse, migrationStatements, schemaMigrationsStatements } from '../migrations';
-import { insertEvents } from '../tables/events.table';
+import { EVENT_VALUES_COLUMNS, insertEvents, insertEventValues } from '../tables/events.table';
 import { clickhouseLayout, clusterClientSettings } from './layout';
 
 const cluster = clickhouseLayout('sightline');
@@ -80,6 +80,43 @@ describe('a cluster client', () => {
       expect(insert?.get('insert_deduplication_token')).toBe('batch-token-1');
       expect(insert?.get('distributed_foreground_insert')).toBe('1');
       // On one server the setting changes nothing: the row is there.
+      const rows = await (await single.query({ query: 'SELECT count() AS n FROM events', format: 'JSONEachRow' })).json<{ n: string }>();
+      expect(Number(rows[0]!.n)).toBe(1);
+    } finally {
+      await ch.close();
+      await single.close();
+      await proxy.close();
+      await chDb.drop();
+    }
+  });
+
+  it("sends the worker's RowBinary insert through the events table the same way", async () => {
+    const chDb = await createTestClickHouseDatabase('cluster-client-binary');
+    const single = createAnalyticsStore({ url: chDb.url, user: 'default', password: '', database: chDb.database });
+    await migrateClickHouse(single);
+    const proxy = await startRecordingProxy(chDb.url);
+    const ch = createAnalyticsStore({ url: proxy.base, user: 'default', password: '', database: chDb.database, layout: cluster });
+    try {
+      const values = {
+        uuid: '0190a6f0-0000-7000-8000-000000000001',
+        event: 'e',
+        properties: '{}',
+        timestamp: Date.now(),
+        team_id: 1,
+        distinct_id: 'u',
+        elements_chain: '',
+        created_at: Date.now(),
+        person_id: '0190a6f0-0000-5000-8000-000000000002',
+        person_created_at: null,
+        person_properties: '{}',
+        person_mode: 'full' as const,
+        groups: [],
+      };
+      await insertEventValues(ch, [values], (row) => row, { deduplicationToken: 'batch-token-2' });
+      const insert = proxy.requests.map((r) => new URL(r.path, 'http://x').searchParams).find((p) => p.get('query')?.startsWith('INSERT'));
+      expect(insert?.get('query')).toBe(`INSERT INTO events (${EVENT_VALUES_COLUMNS.join(', ')}) FORMAT RowBinary`);
+      expect(insert?.get('insert_deduplication_token')).toBe('batch-token-2');
+      expect(insert?.get('distributed_foreground_insert')).toBe('1');
       const rows = await (await single.query({ query: 'SELECT count() AS n FROM events', format: 'JSONEachRow' })).json<{ n: string }>();
       expect(Number(rows[0]!.n)).toBe(1);
     } finally {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { insertEvents, insertEventsOf, type EventRow } from './events.table';
+import { insertEvents, type EventRow } from './events.table';
 
 const row: EventRow = {
   uuid: '0190a6f0-0000-7000-8000-000000000001',
@@ -41,19 +41,9 @@ describe('insertEvents', () => {
     expect(JSON.parse(calls[0]!.body)).toEqual([row, other]);
   });
 
-  it('builds the rows of insertEventsOf from their items in order, across the chunks it serialises them in', async () => {
-    const { client, calls } = recordingClient();
-    const items = Array.from({ length: 600 }, (_, i) => ({ n: i }));
-    await insertEventsOf(client, items, ({ n }, index) => ({ ...row, team_id: n, distinct_id: `d${index}` }), { deduplicationToken: 'token-2' });
-    expect(calls).toHaveLength(1);
-    expect(calls[0]!.settings).toEqual({ input_format_json_read_objects_as_strings: 1, insert_deduplication_token: 'token-2' });
-    expect(JSON.parse(calls[0]!.body)).toEqual(items.map(({ n }) => ({ ...row, team_id: n, distinct_id: `d${n}` })));
-  });
-
   it('sends nothing for no rows', async () => {
     const { client, calls } = recordingClient();
     await insertEvents(client, []);
-    await insertEventsOf(client, [], () => row);
     expect(calls).toEqual([]);
   });
 });

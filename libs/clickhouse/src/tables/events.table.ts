@@ -1,5 +1,8 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { isInProcessStore } from '../analytics-store';
+import { toClickHouseDateTime } from '../datetime';
+import { RowBinaryWriter } from './row-binary';
 
 export const EVENTS_TABLE = 'events';
 
@@ -85,12 +88,130 @@ export async function insertEvents(client: ClickHouseClient, rows: readonly Even
   await insertJsonRows(client, EVENTS_TABLE, rows, dedupSettings(options.deduplicationToken));
 }
 
-/** insertEvents of the rows `toRow` builds from the items, each built only as the body is written. */
-export async function insertEventsOf<T extends object>(
+/**
+ * An events row with its times as epoch milliseconds, as the worker builds it: written as
+ * RowBinary over HTTP (insertEventValues), as JSONEachRow to the in-process engine.
+ */
+export interface EventValues {
+  uuid: string;
+  event: string;
+  /** JSON object text, or the object (serialised once, as it is written). */
+  properties: string | Record<string, unknown>;
+  /** epoch ms (DateTime64(6): a fraction of a millisecond is kept) */
+  timestamp: number;
+  team_id: number;
+  distinct_id: string;
+  elements_chain: string;
+  /** epoch ms */
+  created_at: number;
+  person_id: string;
+  /** epoch ms; null for personless events (the column's default, the epoch) */
+  person_created_at: number | null;
+  person_properties: string;
+  person_mode: EventRow['person_mode'];
+  /** Attached groups by index (0–4): their properties JSON and creation time (epoch ms). */
+  groups: readonly { index: number; propertiesJson: string; createdAtMs: number }[];
+}
+
+const PERSON_MODES: Record<EventRow['person_mode'], number> = { full: 0, propertyless: 1, force_upgrade: 2 };
+const GROUP_INDEXES = [0, 1, 2, 3, 4] as const;
+
+/** The columns a RowBinary events insert writes, in the order writeEventValues writes them. */
+export const EVENT_VALUES_COLUMNS = [
+  'uuid',
+  'event',
+  'properties',
+  'timestamp',
+  'team_id',
+  'distinct_id',
+  'elements_chain',
+  'created_at',
+  'person_id',
+  'person_created_at',
+  'person_properties',
+  'person_mode',
+  ...GROUP_INDEXES.map((n) => `group${n}_properties`),
+  ...GROUP_INDEXES.map((n) => `group${n}_created_at`),
+] as const;
+
+/** One row in RowBinary, the columns of EVENT_VALUES_COLUMNS (absent groups get the columns' defaults). */
+export function writeEventValues(writer: RowBinaryWriter, row: EventValues): void {
+  writer.uuid(row.uuid);
+  writer.string(row.event);
+  writer.string(typeof row.properties === 'string' ? row.properties : JSON.stringify(row.properties));
+  writer.dateTime64(row.timestamp, 6);
+  writer.int64(row.team_id);
+  writer.string(row.distinct_id);
+  writer.string(row.elements_chain);
+  writer.dateTime64(row.created_at, 6);
+  writer.uuid(row.person_id);
+  writer.dateTime64(row.person_created_at ?? 0, 3);
+  writer.string(row.person_properties);
+  writer.int8(PERSON_MODES[row.person_mode]);
+  const groups = row.groups;
+  for (const n of GROUP_INDEXES) writer.string(groups.find((g) => g.index === n)?.propertiesJson ?? '');
+  for (const n of GROUP_INDEXES) writer.dateTime64(groups.find((g) => g.index === n)?.createdAtMs ?? 0, 3);
+}
+
+/** DateTime64(6) text of epoch milliseconds, the fraction of a millisecond rounded as the RowBinary writer does. */
+function microsecondText(epochMs: number): string {
+  const micros = Math.round(epochMs * 1000);
+  const wholeMs = Math.floor(micros / 1000);
+  const text = toClickHouseDateTime(wholeMs);
+  const rest = micros - wholeMs * 1000;
+  return rest === 0 ? text : `${text.slice(0, -3)}${String(rest).padStart(3, '0')}`;
+}
+
+/** The JSONEachRow row of the same values (text times), for the in-process engine. */
+function eventRowOf(values: EventValues): EventRow {
+  const row: EventRow = {
+    uuid: values.uuid,
+    event: values.event,
+    properties: values.properties,
+    timestamp: microsecondText(values.timestamp),
+    team_id: values.team_id,
+    distinct_id: values.distinct_id,
+    elements_chain: values.elements_chain,
+    created_at: microsecondText(values.created_at),
+    person_id: values.person_id,
+    person_properties: values.person_properties,
+    person_mode: values.person_mode,
+  };
+  if (values.person_created_at !== null) row.person_created_at = toClickHouseDateTime(values.person_created_at);
+  for (const group of values.groups) {
+    const n = group.index as 0 | 1 | 2 | 3 | 4;
+    row[`group${n}_properties`] = group.propertiesJson;
+    row[`group${n}_created_at`] = toClickHouseDateTime(group.createdAtMs);
+  }
+  return row;
+}
+
+/**
+ * The one insert of a run's event rows, each built by `toValues` as the body is written. Over
+ * HTTP the body is RowBinary: no JSON to write here nor to parse in ClickHouse, times as
+ * integers, no escaping of the properties text. The in-process engine's connection takes a
+ * body as text only, so it gets the same rows as JSONEachRow. `deduplicationToken` as for
+ * insertEvents.
+ */
+export async function insertEventValues<T>(
   client: ClickHouseClient,
   items: readonly T[],
-  toRow: (item: T, index: number) => EventRow,
+  toValues: (item: T, index: number) => EventValues,
   options: { deduplicationToken?: string } = {},
 ): Promise<void> {
-  await insertJsonRows(client, EVENTS_TABLE, items, dedupSettings(options.deduplicationToken), toRow);
+  if (items.length === 0) return;
+  if (isInProcessStore(client)) {
+    await insertJsonRows(client, EVENTS_TABLE, items as readonly object[], dedupSettings(options.deduplicationToken), (item, i) =>
+      eventRowOf(toValues(item as T, i)),
+    );
+    return;
+  }
+  const writer = new RowBinaryWriter(items.length * 512);
+  for (let i = 0; i < items.length; i++) writeEventValues(writer, toValues(items[i]!, i));
+  const { stream } = await client.exec({
+    query: `INSERT INTO ${EVENTS_TABLE} (${EVENT_VALUES_COLUMNS.join(', ')}) FORMAT RowBinary`,
+    values: Readable.from([writer.bytes()]),
+    clickhouse_settings: dedupSettings(options.deduplicationToken),
+  });
+  for await (const _ of stream) void _;
 }
