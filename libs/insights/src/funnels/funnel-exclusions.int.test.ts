@@ -1,7 +1,8 @@
-import { createTestStores, insertJourneys, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { insertAction } from '../actions/actions.repository';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
 import { funnelsQueryToFilter } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
@@ -9,7 +10,7 @@ import type { FunnelStep } from './funnels.query';
 /**
  * Funnel exclusions and conversion windows, ported from PostHog's
  * posthog/hogql_queries/insights/funnels/test/test_funnel.py (each test named in its title) with
- * their data, query and asserted numbers. Where PostHog's UDF funnel answers "no rows" (every
+ * their data, query, asserted numbers and asserted actors (`_get_actor_ids_at_step`). Where PostHog's UDF funnel answers "no rows" (every
  * actor excluded) and the legacy one answers zero counts, Sightline answers zero counts, which the
  * PostHog tests accept as well.
  */
@@ -253,6 +254,20 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
   const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC') =>
     (await service.runFunnel({ id: teams[name]!, timezone } as never, parseFunnelFilter(body), NOW)).result as FunnelStep[];
   const counts = (steps: FunnelStep[]) => steps.map((s) => s.count);
+  /** PostHog's _get_actor_ids_at_step: the ids of the actors at a funnel step, in any order. */
+  const actorIds = async (name: string, body: Record<string, unknown>, funnelStep: number) =>
+    (
+      await service.runFunnelActors(
+        { id: teams[name]!, timezone: 'UTC' },
+        parseFunnelFilter(body),
+        parseFunnelActorsRequest({ funnelStep }),
+        parseFunnelActorsPage({ select: ['id'] }),
+        NOW,
+      )
+    ).results
+      .map((row) => row[0] as string)
+      .sort();
+  const who = (name: string, ...people: string[]) => people.map((p) => journeyPersonUuid(p, teams[name])).sort();
   const exclusion = (id: string, from: number, to: number) => ({ id, type: 'events', funnel_from_step: from, funnel_to_step: to });
   const pathFunnel = (exclusions: unknown[]) => ({
     events: PATH.map((id, order) => ({ id, type: 'events', order })),
@@ -280,7 +295,12 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
       await insertJourneys(stores, CASES[name]!, { teamId: row!.id, createPeople: false });
     }
     signUpAction = (
-      await insertAction(stores.db, teams['withActions']!, { name: 'sign up', steps: [{ event: 'sign up', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }] }, null)
+      await insertAction(
+        stores.db,
+        teams['withActions']!,
+        { name: 'sign up', steps: [{ event: 'sign up', properties: [{ key: 'key', type: 'event', value: ['val'], operator: 'exact' }] }] },
+        null,
+      )
     ).id;
   });
   afterAll(() => stores.close());
@@ -300,15 +320,18 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
   });
 
   it('test_funnel_exclusion_no_end_event (test_funnel.py): an exclusion outside the window keeps the person', async () => {
-    const steps = await funnel('noEndEvent', {
+    const body = {
       events: twoSteps('user signed up', 'paid'),
       funnel_window_interval: 1,
       date_from: '2021-05-01 00:00:00',
       date_to: '2021-05-14 00:00:00',
       exclusions: [exclusion('x', 0, 1)],
-    });
+    };
+    const steps = await funnel('noEndEvent', body);
     expect(steps.map((s) => s.name)).toEqual(['user signed up', 'paid']);
     expect(counts(steps)).toEqual([2, 1]);
+    expect(await actorIds('noEndEvent', body, 1)).toEqual(who('noEndEvent', 'person1', 'person4'));
+    expect(await actorIds('noEndEvent', body, 2)).toEqual(who('noEndEvent', 'person1'));
   });
 
   const secondsFunnel = (window: number) => ({
@@ -335,25 +358,29 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
   });
 
   it('test_funnel_exclusions_with_actions (test_funnel.py): an action as the exclusion', async () => {
-    const steps = await funnel('withActions', {
+    const body = {
       events: twoSteps('user signed up', 'paid'),
       funnel_window_days: 14,
       date_from: '2021-05-01 00:00:00',
       date_to: '2021-05-14 00:00:00',
       exclusions: [{ id: signUpAction, type: 'actions', funnel_from_step: 0, funnel_to_step: 1 }],
-    });
-    expect(counts(steps)).toEqual([2, 2]);
+    };
+    expect(counts(await funnel('withActions', body))).toEqual([2, 2]);
+    expect(await actorIds('withActions', body, 1)).toEqual(who('withActions', 'person1', 'person3'));
+    expect(await actorIds('withActions', body, 2)).toEqual(who('withActions', 'person1', 'person3'));
   });
 
   it('test_funnel_exclusions_full_window (test_funnel.py)', async () => {
-    const steps = await funnel('fullWindow', {
+    const body = {
       events: twoSteps('user signed up', 'paid'),
       funnel_window_days: 14,
       date_from: '2021-05-01 00:00:00',
       date_to: '2021-05-14 00:00:00',
       exclusions: [exclusion('x 1 name with numbers 2', 0, 1)],
-    });
-    expect(counts(steps)).toEqual([2, 2]);
+    };
+    expect(counts(await funnel('fullWindow', body))).toEqual([2, 2]);
+    expect(await actorIds('fullWindow', body, 1)).toEqual(who('fullWindow', 'person1', 'person3'));
+    expect(await actorIds('fullWindow', body, 2)).toEqual(who('fullWindow', 'person1', 'person3'));
   });
 
   it('test_advanced_funnel_exclusions_between_steps (test_funnel.py): each range excludes only what happens inside it', async () => {
@@ -363,6 +390,13 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
     expect(await run(2, 3)).toEqual([1, 1, 1, 1, 1]);
     expect(await run(3, 4)).toEqual([0, 0, 0, 0, 0]);
     expect(await run(1, 3)).toEqual([1, 1, 1, 1, 1]);
+    // The actors at step 1 of each range.
+    const at = async (from: number, to: number) => actorIds('betweenSteps', pathFunnel([exclusion('x', from, to)]), 1);
+    expect(await at(0, 1)).toEqual(who('betweenSteps', 'person1', 'person2'));
+    expect(await at(1, 2)).toEqual(who('betweenSteps', 'person2', 'person3'));
+    expect(await at(2, 3)).toEqual(who('betweenSteps', 'person3'));
+    expect(await at(3, 4)).toEqual([]);
+    expect(await at(1, 3)).toEqual(who('betweenSteps', 'person3'));
   });
 
   it('test_advanced_funnel_multiple_exclusions_between_steps (test_funnel.py)', async () => {
@@ -370,6 +404,13 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
     expect(await run([exclusion('x', 0, 1), exclusion('y', 2, 3)])).toEqual([1, 1, 1, 1, 1]);
     expect(await run([exclusion('x', 0, 1), exclusion('y', 0, 1)])).toEqual([1, 1, 1, 1, 1]);
     expect(await run([exclusion('x', 0, 4), exclusion('y', 0, 4)])).toEqual([1, 1, 1, 1, 1]);
+    for (const exclusions of [
+      [exclusion('x', 0, 1), exclusion('y', 2, 3)],
+      [exclusion('x', 0, 1), exclusion('y', 0, 1)],
+      [exclusion('x', 0, 4), exclusion('y', 0, 4)],
+    ]) {
+      expect(await actorIds('multipleExclusions', pathFunnel(exclusions), 1)).toEqual(who('multipleExclusions', 'person4'));
+    }
   });
 
   it('test_multiple_events_same_timestamp_exclusions (test_funnel.py): an exclusion at the instant of a step is not applied', async () => {
@@ -430,25 +471,28 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
   });
 
   it('test_funnel_conversion_window (test_funnel.py): a 7-day window', async () => {
-    const steps = await funnel('conversionWindow', {
+    const body = {
       interval: 'day',
       date_from: '2021-05-01 00:00:00',
       date_to: '2021-05-14 00:00:00',
       funnel_window_interval: 7,
       events: ['step one', 'step two', 'step three'].map((id, order) => ({ id, order })),
-    });
-    expect(counts(steps)).toEqual([25, 10, 0]);
+    };
+    expect(counts(await funnel('conversionWindow', body))).toEqual([25, 10, 0]);
+    // The ten who converted inside the window.
+    expect(await actorIds('conversionWindow', body, 2)).toEqual(who('conversionWindow', ...Array.from({ length: 10 }, (_, i) => `user_${i}`)));
   });
 
   it('test_funnel_conversion_window_seconds (test_funnel.py): a 15-second window', async () => {
-    const steps = await funnel('conversionWindowSeconds', {
+    const body = {
       date_from: '2021-05-01 00:00:00',
       date_to: '2021-05-14 00:00:00',
       funnel_window_interval: 15,
       funnel_window_interval_unit: 'second',
       events: ['step one', 'step two', 'step three'].map((id, order) => ({ id, order })),
-    });
-    expect(counts(steps)).toEqual([25, 10, 0]);
+    };
+    expect(counts(await funnel('conversionWindowSeconds', body))).toEqual([25, 10, 0]);
+    expect(await actorIds('conversionWindowSeconds', body, 2)).toEqual(who('conversionWindowSeconds', ...Array.from({ length: 10 }, (_, i) => `user_${i}`)));
   });
 
   it('test_funnel_with_long_interval_no_first_step (test_funnel.py): a 3,122,064,000-second window answers', async () => {
@@ -469,8 +513,10 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
     expect(counts(days)).toEqual([2, 1]);
     const weeks = await funnel('repeatStepWindowUnits', { ...base, funnel_window_days: 14, funnel_window_interval: 2, funnel_window_interval_unit: 'week' });
     const hours = await funnel('repeatStepWindowUnits', { ...base, funnel_window_days: 14, funnel_window_interval: 1, funnel_window_interval_unit: 'hour' });
-    expect(weeks).toEqual(days);
-    expect(hours).toEqual(days);
+    // breakdown_cases.py's assert_funnel_results_equal: every field but the people URLs, which carry the request's own parameters.
+    const withoutUrls = (steps: FunnelStep[]) => steps.map((s) => ({ ...s, converted_people_url: null, dropped_people_url: null }));
+    expect(withoutUrls(weeks)).toEqual(withoutUrls(days));
+    expect(withoutUrls(hours)).toEqual(withoutUrls(days));
   });
 
   it('test_funnel_window_ignores_dst_transition (test_funnel.py): the window is exact seconds in any timezone', async () => {

@@ -15,6 +15,7 @@ import type { ActionStep } from '../actions/action-steps';
 import { syncStaticCohortToClickHouse } from '../cohorts/cohorts.repository';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
 import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
@@ -22,7 +23,8 @@ import type { FunnelStep } from './funnels.query';
 /**
  * Ordered, strict and unordered funnel steps, ported from PostHog's
  * posthog/hogql_queries/insights/funnels/test/test_funnel.py, test_funnel_strict.py and
- * test_funnel_unordered.py (each test named in its title): their data, query and asserted counts.
+ * test_funnel_unordered.py (each test named in its title): their data, query, asserted counts and,
+ * for test_funnel.py, asserted actors (`_get_actor_ids_at_step`).
  * PostHog's tests create events one after another at "now"; here they are one second apart in
  * the order the test creates them, inside the default date range.
  */
@@ -740,12 +742,30 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
   const actions: Record<string, number> = {};
   const cohorts: Record<string, number> = {};
 
-  /** Runs a case's funnel; an action step named `@name` is that case's action. */
-  const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC', project: Record<string, unknown> = {}) => {
-    const resolved = Array.isArray(body['actions'])
+  /** A case's funnel filter; an action step named `@name` is that case's action. */
+  const resolve = (name: string, body: Record<string, unknown>) =>
+    Array.isArray(body['actions'])
       ? { ...body, actions: (body['actions'] as Record<string, unknown>[]).map((a) => ({ ...a, id: actions[`${name}/${String(a['id']).slice(1)}`] })) }
       : body;
-    return (await service.runFunnel({ id: teams[name]!, timezone, ...project } as never, parseFunnelFilter(resolved), NOW)).result as FunnelStep[];
+  const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC', project: Record<string, unknown> = {}) =>
+    (await service.runFunnel({ id: teams[name]!, timezone, ...project } as never, parseFunnelFilter(resolve(name, body)), NOW)).result as FunnelStep[];
+  /** PostHog's _get_actor_ids_at_step: the ids of the actors at a funnel step, in any order. */
+  const actorIds = async (name: string, body: Record<string, unknown>, funnelStep: number) =>
+    (
+      await service.runFunnelActors(
+        { id: teams[name]!, timezone: 'UTC' },
+        parseFunnelFilter(resolve(name, body)),
+        parseFunnelActorsRequest({ funnelStep }),
+        parseFunnelActorsPage({ select: ['id'] }),
+        NOW,
+      )
+    ).results
+      .map((row) => row[0] as string)
+      .sort();
+  const who = (name: string, ...people: string[]) => people.map((p) => journeyPersonUuid(p, teams[name])).sort();
+  /** Asserts each step's actors, step 1 first. */
+  const expectActors = async (name: string, body: Record<string, unknown>, perStep: string[][]) => {
+    for (const [i, people] of perStep.entries()) expect(await actorIds(name, body, i + 1)).toEqual(who(name, ...people));
   };
   const counts = (steps: FunnelStep[]) => steps.map((s) => s.count);
   const events = (...ids: (string | null)[]) => ids.map((id, order) => ({ id, type: 'events', order }));
@@ -936,41 +956,41 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     });
 
     it('test_advanced_funnel_with_repeat_steps', async () => {
-      const steps = await funnel('advancedRepeat', { events: events('user signed up', '$pageview', '$pageview', '$pageview', '$pageview') });
-      expect(counts(steps)).toEqual([5, 4, 3, 2, 1]);
+      const body = { events: events('user signed up', '$pageview', '$pageview', '$pageview', '$pageview') };
+      expect(counts(await funnel('advancedRepeat', body))).toEqual([5, 4, 3, 2, 1]);
+      // s1 is stopped_after_signup1, pN stopped_after_pageviewN.
+      await expectActors('advancedRepeat', body, [['s1', 'p1', 'p2', 'p3', 'p4'], ['p1', 'p2', 'p3', 'p4'], ['p2', 'p3', 'p4'], ['p3', 'p4'], ['p4']]);
     });
 
     it('test_advanced_funnel_with_repeat_steps_out_of_order_events', async () => {
-      const steps = await funnel('advancedRepeatOutOfOrder', {
-        events: events('user signed up', '$pageview', '$pageview', '$pageview', '$pageview'),
-        funnel_window_days: 14,
-      });
-      expect(counts(steps)).toEqual([5, 4, 1, 1, 1]);
+      const body = { events: events('user signed up', '$pageview', '$pageview', '$pageview', '$pageview'), funnel_window_days: 14 };
+      expect(counts(await funnel('advancedRepeatOutOfOrder', body))).toEqual([5, 4, 1, 1, 1]);
+      // pN is PostHog's personN (p1 also has the distinct id "random"); p6 never signs up.
+      await expectActors('advancedRepeatOutOfOrder', body, [['p1', 'p2', 'p3', 'p4', 'p5'], ['p2', 'p3', 'p4', 'p5'], ['p5'], ['p5'], ['p5']]);
     });
 
     it('test_funnel_with_actions: the same action twice', async () => {
-      const steps = await funnel('withActions', { actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })] });
+      const body = { actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })] };
+      const steps = await funnel('withActions', body);
       expect(steps[0]!.name).toBe('sign up');
       expect(counts(steps)).toEqual([2, 1]);
+      await expectActors('withActions', body, [['stopped_after_signup1', 'stopped_after_signup2'], ['stopped_after_signup1']]);
     });
 
     it('test_funnel_with_different_actions_at_same_time_count_as_converted', async () => {
-      const steps = await funnel('sameTimeActions', {
-        actions: [action('sign up', 0)],
-        events: [{ id: '$pageview', order: 1 }],
-        date_from: '2020-01-01',
-        date_to: '2020-01-07',
-      });
-      expect(counts(steps)).toEqual([2, 1]);
+      const body = { actions: [action('sign up', 0)], events: [{ id: '$pageview', order: 1 }], date_from: '2020-01-01', date_to: '2020-01-07' };
+      expect(counts(await funnel('sameTimeActions', body))).toEqual([2, 1]);
+      await expectActors('sameTimeActions', body, [['stopped_after_signup1', 'stopped_after_signup2'], ['stopped_after_signup1']]);
     });
 
     it('test_funnel_with_actions_and_props: an action with a person property filter', async () => {
-      const steps = await funnel('actionsAndProps', { actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })] });
-      expect(counts(steps)).toEqual([2, 1]);
+      const body = { actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })] };
+      expect(counts(await funnel('actionsAndProps', body))).toEqual([2, 1]);
+      await expectActors('actionsAndProps', body, [['stopped_after_signup1', 'stopped_after_signup2'], ['stopped_after_signup1']]);
     });
 
     it('test_funnel_with_matching_properties', async () => {
-      const steps = await funnel('matchingProperties', {
+      const body = {
         events: [
           { id: 'user signed up', order: 0 },
           { id: '$pageview', order: 1, properties: { $current_url: 'aloha.com' } },
@@ -979,8 +999,9 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
           { id: '$pageview', order: 4 },
         ],
         funnel_window_days: 14,
-      });
-      expect(counts(steps)).toEqual([5, 4, 3, 2, 0]);
+      };
+      expect(counts(await funnel('matchingProperties', body))).toEqual([5, 4, 3, 2, 0]);
+      await expectActors('matchingProperties', body, [['s1', 'p1', 'p2', 'p3', 'p4'], ['p1', 'p2', 'p3', 'p4'], ['p2', 'p3', 'p4'], ['p3', 'p4'], []]);
     });
 
     it('test_funnel_with_denormalised_properties', async () => {
@@ -1011,7 +1032,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
 
     it('test_funnel_with_property_groups', async () => {
       const person = (key: string, operator: string, value: string) => ({ key, operator, value, type: 'person' });
-      const steps = await funnel('propertyGroups', {
+      const body = {
         date_from: '2020-01-01 00:00:00',
         date_to: '2020-07-01 00:00:00',
         events: [
@@ -1027,8 +1048,13 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
             { type: 'OR', values: [person('email', 'icontains', '.org'), person('age', 'exact', '28')] },
           ],
         },
-      });
-      expect(counts(steps)).toEqual([3, 2, 1]);
+      };
+      expect(counts(await funnel('propertyGroups', body))).toEqual([3, 2, 1]);
+      await expectActors('propertyGroups', body, [
+        ['stopped_after_pageview1', 'stopped_after_pageview2', 'stopped_after_pageview3'],
+        ['stopped_after_pageview2', 'stopped_after_pageview3'],
+        ['stopped_after_pageview3'],
+      ]);
     });
 
     it('test_timezones: a day of the range is a day of the project’s timezone', async () => {
@@ -1052,7 +1078,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
 
     it('test_funnel_with_elements_chain: a step filtered by an element’s tag', async () => {
       for (const tag of ['img', 'svg']) {
-        const steps = await funnel('elementsChain', {
+        const body = {
           events: [
             { id: 'user signed up', type: 'events', order: 0 },
             {
@@ -1063,9 +1089,11 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
               type: 'events',
             },
           ],
-        });
+        };
+        const steps = await funnel('elementsChain', body);
         expect(steps.map((s) => s.name)).toEqual(['user signed up', '$autocapture']);
         expect(counts(steps)).toEqual([2, 1]);
+        await expectActors('elementsChain', body, [['test', 'test2'], ['test']]);
       }
     });
 
@@ -1117,11 +1145,11 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     });
 
     it('test_funnel_with_actions_and_props_with_zero_person_ids: events of the all-zero person id match no person filter', async () => {
-      const steps = await funnel('actionsAndPropsZeroPersonIds', {
-        actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })],
-      });
+      const body = { actions: [action('sign up', 0, { math: 'dau' }), action('sign up', 1, { math: 'weekly_active' })] };
+      const steps = await funnel('actionsAndPropsZeroPersonIds', body);
       expect(steps[0]!.name).toBe('sign up');
       expect(counts(steps)).toEqual([2, 1]);
+      await expectActors('actionsAndPropsZeroPersonIds', body, [['stopped_after_signup1', 'stopped_after_signup2'], ['stopped_after_signup1']]);
     });
 
     it('test_funnel_with_precalculated_cohort_step_filter: a "precalculated-cohort" filter is a cohort filter', async () => {
