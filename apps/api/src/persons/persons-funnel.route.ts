@@ -50,6 +50,16 @@ function legacyActor(actor: FunnelActor): Record<string, unknown> {
   return { ...actor, matched_recordings: [], value_at_data_point: null };
 }
 
+/** A two-step funnel, the example body of the legacy POST routes (and what the body fuzz starts from). */
+const FUNNEL_EXAMPLE = {
+  insight: 'FUNNELS',
+  events: [
+    { id: '$pageview', order: 0 },
+    { id: 'signed up', order: 1 },
+  ],
+  date_from: '-7d',
+};
+
 /**
  * PostHog's legacy `GET|POST persons/funnel/` (posthog/api/person.py `funnel`): the funnel filter
  * and `funnel_step` (…) in the query string (and body), answered as
@@ -101,7 +111,16 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
     );
     routes.post(
       correlationPath,
-      { scope: 'person:read', summary: 'The persons (or groups) behind a funnel correlation row (legacy, body)', throttle: 'clickhouse' },
+      {
+        scope: 'person:read',
+        summary: 'The persons (or groups) behind a funnel correlation row (legacy, body)',
+        throttle: 'clickhouse',
+        example: () => ({
+          ...FUNNEL_EXAMPLE,
+          funnel_correlation_person_entity: { id: '$pageview', type: 'events' },
+          funnel_correlation_person_converted: 'true',
+        }),
+      },
       async (req, res) => {
         await sendJson(res, await runCorrelation(req, { ...insightQueryInput(req), ...insightBody(req) }));
       },
@@ -112,7 +131,12 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
     });
     routes.post(
       path,
-      { scope: 'person:read', summary: 'The persons (or groups) behind a funnel step (legacy, body)', throttle: 'clickhouse' },
+      {
+        scope: 'person:read',
+        summary: 'The persons (or groups) behind a funnel step (legacy, body)',
+        throttle: 'clickhouse',
+        example: () => ({ ...FUNNEL_EXAMPLE, funnel_step: 1 }),
+      },
       async (req, res) => {
         await sendJson(res, await run(req, { ...insightQueryInput(req), ...insightBody(req) }));
       },

@@ -39,6 +39,8 @@ describe('ClickHouse errors a client input causes', () => {
     expect(clickHouseInputError(error)).toEqual({ type: 'ILLEGAL_TYPE_OF_ARGUMENT', explanation: expect.any(String) });
     expect(clickHouseInputError(await failure("SELECT toDateTime(now(), 'Nowhere/Zone')"))).toMatchObject({ type: 'BAD_ARGUMENTS' });
     expect(unknownTimeZoneOf(await failure("SELECT toDate(now(), 'US/Pacific-New')"))).toBe('US/Pacific-New');
+    // A HogQL breakdown `toIntervalDay(person.id)` (found by the HogQL fuzz): a UUID made a number.
+    expect(clickHouseInputError(await failure('SELECT toIntervalDay(generateUUIDv4())'))).toMatchObject({ type: 'NOT_IMPLEMENTED' });
     expect(clickHouseInputError(await failure('SELECT * FROM no_such_table'))).toBeNull();
   });
 });

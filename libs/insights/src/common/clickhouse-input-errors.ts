@@ -39,6 +39,7 @@ const EXPLANATIONS: ReadonlyMap<number, readonly [name: string, explanation: str
   [215, ['NOT_AN_AGGREGATE', 'per-event values are used beside aggregates without being aggregated']],
   [184, ['ILLEGAL_AGGREGATION', 'an aggregate is used where it cannot be']],
   [47, ['UNKNOWN_IDENTIFIER', 'a name does not resolve to a column']],
+  [48, ['NOT_IMPLEMENTED', 'an operation is not supported for the types given (a UUID converted to a number, say)']],
 ]);
 
 /** The name and explanation of a ClickHouse error the client's input caused, or null for any other failure. */
