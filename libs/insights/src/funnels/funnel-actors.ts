@@ -7,7 +7,7 @@ import { TrendFilterError } from '../trends/trend-filter';
 import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
-import { funnelRangeAndFilters } from './funnels.query';
+import { funnelRangeAndFilters, rows } from './funnels.query';
 import { FunnelActorsSqlBuilder, FunnelTrendActorsSqlBuilder, type FunnelActorsCondition } from './funnel-actors.sql';
 
 /** PostHog's DEFAULT_RETURNED_ROWS: the actors one answer lists when no limit is asked. */
@@ -227,10 +227,6 @@ function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, reque
   return formatBucketDay(at, filter.interval);
 }
 
-async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
-}
-
 /**
  * The actors of a funnel step (or of a funnel trend's entrance period), a page of them ordered by
  * actor id as PostHog's funnel actors query orders them (funnel_persons.py, funnel_trends.py
@@ -248,15 +244,7 @@ export async function runFunnelActorsQuery(
 ): Promise<FunnelActorsResult> {
   const groupIndex = filter.aggregation_group_type_index;
   const columns = actorColumns(page, groupIndex);
-  const empty = (): FunnelActorsResult => ({
-    results: [],
-    columns,
-    types: columns.map(columnType),
-    hasMore: false,
-    limit: page.limit,
-    offset: page.offset,
-    missing_actors_count: 0,
-  });
+  const empty = () => actorsOfPage(stores.db, project.id, groupIndex, columns, [], page);
   if (filter.steps.length === 0) return empty();
   const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
   const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };

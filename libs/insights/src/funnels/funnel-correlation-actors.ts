@@ -9,7 +9,7 @@ import { actorColumns, actorsOfPage, parseFunnelActorsPage, type FunnelActorsPag
 import { CORRELATION_TYPES, funnelsQueryToFilter } from './funnel-correlation';
 import { FunnelCorrelationSqlBuilder } from './funnel-correlation.sql';
 import type { ParsedFunnelFilter } from './funnel-filter';
-import { funnelRangeAndFilters } from './funnels.query';
+import { funnelRangeAndFilters, rows } from './funnels.query';
 
 /** The filter types a correlation row's event may carry (the web app sends the row's event property). */
 const ENTITY_FILTER_TYPES = new Set(['event', 'person', 'element']);
@@ -198,9 +198,6 @@ export async function runCorrelationActorsQuery(
     limit: page.limit,
     offset: page.offset,
   });
-  const found = await stores.ch
-    .query({ query: sql, query_params: builder.params.values, format: 'JSONEachRow' })
-    .then((r) => r.json<{ actor_id: string }>())
-    .then((rows) => rows.map((r) => r.actor_id));
+  const found = (await rows<{ actor_id: string }>(stores.ch, sql, builder.params.values)).map((r) => r.actor_id);
   return actorsOfPage(stores.db, project.id, groupIndex, columns, found, page);
 }

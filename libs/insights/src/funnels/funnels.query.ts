@@ -40,7 +40,8 @@ const finite = (v: unknown): number | null => {
   return Number.isFinite(n) ? n : null;
 };
 
-async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<T[]> {
+/** The rows of a query, as JSON objects. */
+export async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<T[]> {
   return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
 }
 
