@@ -7,7 +7,7 @@ import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames } from '@sightline/bus';
 import { createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
 import { normalizeEvent } from '@sightline/ingestion';
-import { createTrendsService, parseTrendFilter } from '@sightline/insights';
+import { createQueryService, parseTrendFilter } from '@sightline/insights';
 import { silentLogger } from '@sightline/logger';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import {
@@ -141,7 +141,8 @@ it('loses and duplicates nothing across repeated kill -9 of the worker under loa
       intervalMs: 1000,
     });
     // The product query counts each acknowledged event exactly once.
-    const trend = await createTrendsService({ db, ch, cacheTtlMs: 0 }).run(
+    const trend = await createQueryService({ db, ch, cacheTtlMs: 0 }).run(
+      'TrendsQuery',
       { id: 1, timezone: 'UTC' },
       parseTrendFilter({ events: [{ id: 'load', type: 'events', order: 0 }], date_from: '-1d' }),
       Date.now(),

@@ -17,6 +17,7 @@ import {
   type ClickHouseLayout,
 } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
+import { createQueryService } from '@sightline/insights';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
@@ -43,8 +44,9 @@ import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
-import { createPersonsRoutes } from './persons';
+import { createPersonsFunnelRoutes, createPersonsRoutes } from './persons';
 import { createPropertyDefinitionsRoutes } from './property-definitions';
+import { createQueryRoutes } from './query';
 import { createRemoteConfigRouter } from './remote-config';
 import { createApiSchemaRouter } from './schema';
 import { createStaticSdkRouter, openPosthogJsFiles, type SdkFiles } from './static-sdk';
@@ -132,6 +134,16 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     duration: deps.metrics.clickhouseQueryDuration,
     nextTurn: nextWorkTurn,
   });
+  // One query service: the legacy insight routes, the query API and the funnel-actor routes run
+  // every kind of query through its registry of runners and share its answer cache.
+  const queries = createQueryService({
+    db: deps.db,
+    ch,
+    layout: deps.clickhouseLayout,
+    cacheTtlMs: deps.insightCacheTtlMs ?? 60_000,
+    cacheMaxBytes: deps.analytics?.cacheMaxBytes,
+    metrics: deps.metrics,
+  });
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
@@ -140,15 +152,10 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
     createCohortsRoutes({ db: deps.db, ch, now, flagChanges, personsChanged }),
-    createInsightsRoutes({
-      db: deps.db,
-      ch,
-      layout: deps.clickhouseLayout,
-      now,
-      insightCacheTtlMs: deps.insightCacheTtlMs,
-      insightCacheMaxBytes: deps.analytics?.cacheMaxBytes,
-      metrics: deps.metrics,
-    }),
+    createInsightsRoutes({ db: deps.db, ch, now, metrics: deps.metrics }, queries),
+    createQueryRoutes({ now }, queries),
+    // The persons behind a funnel step: before the persons routes, whose `:person_id` would take `funnel`.
+    createPersonsFunnelRoutes({ now }, queries),
     createEventsRoutes({ db: deps.db, ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),

@@ -1,28 +1,101 @@
-export * from './common/date-range';
-export * from './common/events-sql';
-export * from './trends/trend-filter';
-export * from './trends/trend-formula';
-export * from './trends/trend-series.sql';
-export * from './trends/trends.query';
-export * from './trends/trends.service';
-export * from './cohorts/cohort-membership.sql';
-export * from './repositories/cohorts.repository';
-export * from './repositories/static-cohort-members.repository';
-export * from './actions/action-steps';
-export * from './actions/action-match.sql';
-export * from './repositories/actions.repository';
-export * from './funnels/funnel-filter';
-export * from './funnels/funnel.sql';
-export * from './funnels/funnels.query';
-export * from './funnels/funnel-correlation';
-export * from './funnels/funnel-actors';
-export * from './funnels/funnel-correlation-actors';
-export * from './trends/trends-query-node';
-export * from './repositories/saved-insights.repository';
-export * from './repositories/dashboards.repository';
-export * from './persons/persons.query';
-export * from './events/events-list.query';
-export * from './common/query-filter-error';
-export * from './common/legacy-query-string';
-export * from './common/query-project';
-export * from './funnels/funnels-query-node';
+// The library's public surface, listed: what apps and other libraries may use. Everything else
+// (SQL builders, parsers' pieces, runners' insides) is internal to it.
+
+// Running queries: the one service, its registry of runners, and how a query reaches one.
+export { createQueryService, MAX_ANSWER_BYTES, type QueryService, type QueryServiceDeps, type RunOptions } from './runners/query-service';
+export { QUERY_RUNNERS, type AnswerOf, type ParsedQuery, type QueryKind, type QueryOf } from './runners/registry';
+export { parseQueryNode, parseSavedInsightQuery, QUERY_API_KINDS, type InsightAnswer } from './runners/query-node';
+export type { QueryRunner, QueryApiForm, QueryContext, QueryReferences } from './runners/query-runner';
+
+// Errors a query answers as a 400.
+export { QueryFilterError } from './common/query-filter-error';
+export { QueryInputError } from './common/events-sql';
+export { checkTimezone, DateRangeError } from './common/date-range';
+export { FormulaError } from './trends/trend-formula';
+export { UnknownCohortError } from './cohorts/cohort-membership.sql';
+
+// Query inputs and answers by kind.
+export { legacyFilterFromQuery } from './common/legacy-query-string';
+export type { QueryProjectRow } from './common/query-project';
+export { parseTrendFilter, type ParsedTrendFilter } from './trends/trend-filter';
+export { trendsQueryToFilter } from './trends/trends-query-node';
+export type { TrendResult, TrendSeries } from './trends/trends.query';
+export { parseFunnelFilter, type ParsedFunnelFilter } from './funnels/funnel-filter';
+export { funnelsQueryToFilter } from './funnels/funnels-query-node';
+export type { FunnelResult, FunnelStep } from './funnels/funnels.query';
+export { funnelBodyOf, parseCorrelationOptions, type CorrelationOptions, type CorrelationResult } from './funnels/funnel-correlation';
+export { parseLegacyFunnelActors, type FunnelActor, type FunnelActorsPage, type FunnelActorsRequest, type FunnelActorsResult } from './funnels/funnel-actors';
+export { parseCorrelationActorsQuery, parseLegacyCorrelationActors } from './funnels/funnel-correlation-actors';
+export type { FunnelActorsQuery } from './funnels/funnel-actors.runner';
+export type { CorrelationActorsQuery } from './funnels/funnel-correlation-actors.runner';
+export type { FunnelCorrelationRequest } from './funnels/funnel-correlation.runner';
+
+// Other reads of ClickHouse: persons and events lists.
+export { cohortsOfPerson, PERSONS_CSV_EXPORT_LIMIT, queryPersons, type PersonsQuery, type PersonsQueryRow } from './persons/persons.query';
+export { listEvents, type EventsCursor, type EventsListQuery, type EventsListRow } from './events/events-list.query';
+
+// Actions and cohorts as queries read them.
+export { ActionStepError, actionPropertyFilters, MAX_ACTION_STEPS, parseActionSteps, type ActionDefinition, type ActionStep } from './actions/action-steps';
+export { cohortMembershipSql, MAX_COHORT_NESTING, referencedCohortIds, type CohortDefinition } from './cohorts/cohort-membership.sql';
+
+// CRUD repositories: actions, cohorts (and static cohort members), saved insights, dashboards.
+export {
+  deleteAction,
+  findAction,
+  findActionByName,
+  findActionsByIds,
+  insertAction,
+  listActions,
+  updateAction,
+  type ActionInput,
+  type ActionRow,
+} from './repositories/actions.repository';
+export {
+  cohortDefinitionOf,
+  cohortPropertyGroup,
+  findCohort,
+  findCohorts,
+  insertCohort,
+  listCohorts,
+  loadCohortDefinitions,
+  loadCohortsForQuery,
+  setCohortCount,
+  updateCohort,
+  type CohortInput,
+  type CohortListFilter,
+  type CohortRow,
+} from './repositories/cohorts.repository';
+export {
+  addStaticCohortMembers,
+  isUuidText,
+  refreshStaticCohort,
+  removeStaticCohortMember,
+  syncStaticCohortToClickHouse,
+  type CohortStores,
+  type StaticMemberIds,
+} from './repositories/static-cohort-members.repository';
+export {
+  dashboardsOfInsights,
+  existingDashboardIds,
+  findInsight,
+  insertInsight,
+  lastViewedInsights,
+  listInsights,
+  newShortId,
+  recordInsightView,
+  setInsightDashboards,
+  setInsightRefreshed,
+  updateInsight,
+  type InsightInput,
+  type InsightListFilter,
+  type InsightRow,
+} from './repositories/saved-insights.repository';
+export {
+  dashboardTiles,
+  findDashboard,
+  insertDashboard,
+  listDashboards,
+  updateDashboard,
+  type DashboardInput,
+  type DashboardRow,
+} from './repositories/dashboards.repository';

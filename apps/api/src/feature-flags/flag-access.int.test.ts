@@ -2,7 +2,7 @@ import { testEventRow } from '@sightline/testkit';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
-import { createTrendsService, parseTrendFilter } from '@sightline/insights';
+import { createQueryService, parseTrendFilter } from '@sightline/insights';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');
@@ -285,7 +285,9 @@ describe('flag roles, access, dashboards and static cohorts', () => {
         event('$pageview', { $feature_flag: 'dash-flag' }),
       ]);
       const [total, unique] = await Promise.all(
-        insights.map((i) => createTrendsService({ db: f.db, ch: f.ch, cacheTtlMs: 0 }).run({ id: 1, timezone: 'UTC' }, parseTrendFilter(i.filters), NOW)),
+        insights.map((i) =>
+          createQueryService({ db: f.db, ch: f.ch, cacheTtlMs: 0 }).run('TrendsQuery', { id: 1, timezone: 'UTC' }, parseTrendFilter(i.filters), NOW),
+        ),
       );
       expect(total!.result[0]!.count).toBe(2);
       // ActionsTable is a total-value display: one number over the whole range.
@@ -323,7 +325,12 @@ describe('flag roles, access, dashboards and static cohorts', () => {
         'Feature Interaction Total Volume',
         'Feature Viewed Total Volume',
       ]);
-      const viewed = await createTrendsService({ db: f.db, ch: f.ch, cacheTtlMs: 0 }).run({ id: 1, timezone: 'UTC' }, parseTrendFilter(names[3]!.filters), NOW);
+      const viewed = await createQueryService({ db: f.db, ch: f.ch, cacheTtlMs: 0 }).run(
+        'TrendsQuery',
+        { id: 1, timezone: 'UTC' },
+        parseTrendFilter(names[3]!.filters),
+        NOW,
+      );
       expect(viewed.result[0]!.count).toBe(1);
       const twice = await request(f.app).post(`${base}/enrich_usage_dashboard/`).set(admin).send({});
       expect(twice.body).toEqual({ success: false, error: 'Usage dashboard already has enriched data' });

@@ -1,17 +1,16 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
-import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
+import type { CorrelationResult, FunnelResult, QueryService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import type { InsightsDeps } from './trend.route';
 
 /** PostHog's legacy funnel endpoint under both prefixes; GET takes the filter as query parameters. */
-export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): RouteTable {
+export function createFunnelRoutes(deps: InsightsDeps, queries: QueryService): RouteTable {
   const routes = new RouteTable();
   const funnel = async (req: Request, input: Record<string, unknown>): Promise<FunnelResult> => {
     try {
-      const filter = parseFunnelFilter(input);
-      return await service.runFunnel(req.project!, filter, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
+      return await queries.runLegacy('FunnelsQuery', req.project!, input, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
     } catch (error) {
       throw asValidationError(error);
     }
@@ -19,10 +18,9 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
   /** Funnel correlation: the funnel at the top level, in `filters`, or as a `query` node; no steps answers no events. */
   const correlation = async (req: Request, input: Record<string, unknown>): Promise<CorrelationResult> => {
     try {
-      const body = funnelBodyOf(input);
-      const filter = parseFunnelFilter(body);
-      const options = parseCorrelationOptions(body);
-      return await service.runCorrelation(req.project!, filter, options, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
+      return await queries.runLegacy('FunnelCorrelationQuery', req.project!, input, deps.now(), {
+        refresh: truthy(input['refresh']) || truthy(req.query['refresh']),
+      });
     } catch (error) {
       throw asValidationError(error);
     }

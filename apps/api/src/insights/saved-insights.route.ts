@@ -4,20 +4,18 @@ import { errors } from '@sightline/http';
 import {
   existingDashboardIds,
   findInsight,
-  funnelsQueryToFilter,
   insertInsight,
   lastViewedInsights,
   listInsights,
-  parseFunnelFilter,
-  parseTrendFilter,
+  parseSavedInsightQuery,
   recordInsightView,
   setInsightDashboards,
   setInsightRefreshed,
-  trendsQueryToFilter,
   updateInsight,
+  type InsightAnswer,
   type InsightInput,
   type InsightRow,
-  type TrendsService,
+  type QueryService,
 } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import type { Metrics } from '@sightline/metrics';
@@ -88,37 +86,20 @@ function parseInsightInput(body: Record<string, unknown>): InsightInput & { dash
   return input;
 }
 
-/** The legacy filter an insight runs: its `filters`, or its TrendsQuery / FunnelsQuery node. */
-function runnable(row: Pick<InsightRow, 'filters' | 'query'>): { kind: 'trend' | 'funnel'; filter: Record<string, unknown> } | null {
-  let query = row.query as Record<string, unknown> | null;
-  if (isJsonObject(query) && query['kind'] === 'InsightVizNode') query = query['source'] as Record<string, unknown>;
-  if (isJsonObject(query) && query['kind'] === 'TrendsQuery') return { kind: 'trend', filter: trendsQueryToFilter(query) };
-  if (isJsonObject(query) && query['kind'] === 'FunnelsQuery') return { kind: 'funnel', filter: funnelsQueryToFilter(query) };
-  const filters = row.filters ?? {};
-  const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
-  if (!hasSeries) return null;
-  if (filters['insight'] === 'FUNNELS') return { kind: 'funnel', filter: filters };
-  if (filters['insight'] === undefined || filters['insight'] === 'TRENDS') return { kind: 'trend', filter: filters };
-  return null;
-}
-
 /**
- * An insight's filter is parsed as every read of it will parse it, so a filter no read could run
+ * An insight's query is parsed as every read of it will parse it, so a query no read could run
  * (a number past Int64 in a property filter, say) is refused when saved, not on each read.
  */
 function checkRunnable(insight: Pick<InsightRow, 'filters' | 'query'>): void {
-  const target = runnable(insight as InsightRow);
-  if (!target) return;
   try {
-    if (target.kind === 'trend') parseTrendFilter(target.filter);
-    else parseFunnelFilter(target.filter);
+    parseSavedInsightQuery(insight);
   } catch (error) {
     throw asValidationError(error);
   }
 }
 
 /** Saved insights, my_last_viewed and timing under both prefixes. */
-export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: TrendsService): RouteTable {
+export function createSavedInsightsRoutes(deps: SavedInsightsDeps, queries: QueryService): RouteTable {
   const routes = new RouteTable();
   const { db } = deps;
 
@@ -145,9 +126,8 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
    */
   const checkQuery = async (req: Request, row: Pick<InsightRow, 'filters' | 'query'>) => {
     try {
-      const target = runnable(row);
-      if (target?.kind === 'trend') await service.checkReferences(req.project!, { kind: 'trend', filter: parseTrendFilter(target.filter) });
-      if (target?.kind === 'funnel') await service.checkReferences(req.project!, { kind: 'funnel', filter: parseFunnelFilter(target.filter) });
+      const parsed = parseSavedInsightQuery(row);
+      if (parsed) await queries.checkReferences(req.project!, parsed);
     } catch (error) {
       throw asValidationError(error);
     }
@@ -155,20 +135,18 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
 
   /** The insight's answer, computed through the shared cache (`refresh` recomputes). */
   const resultOf = async (req: Request, row: InsightRow) => {
-    const target = runnable(row);
-    if (!target)
-      return {
-        result: null,
-        is_cached: false,
-        last_refresh: row.last_refresh ? new Date(row.last_refresh).toISOString() : null,
-        timezone: req.project!.timezone,
-      };
     const refresh = truthy(req.query['refresh']);
     try {
-      const answer =
-        target.kind === 'trend'
-          ? await service.run(req.project!, parseTrendFilter(target.filter), deps.now(), { refresh })
-          : await service.runFunnel(req.project!, parseFunnelFilter(target.filter), deps.now(), { refresh });
+      const parsed = parseSavedInsightQuery(row);
+      if (!parsed)
+        return {
+          result: null,
+          is_cached: false,
+          last_refresh: row.last_refresh ? new Date(row.last_refresh).toISOString() : null,
+          timezone: req.project!.timezone,
+        };
+      // Only insight kinds (TrendsQuery, FunnelsQuery) come out of parseSavedInsightQuery.
+      const answer = (await queries.runParsed(req.project!, parsed, deps.now(), { refresh })) as InsightAnswer;
       if (!answer.is_cached) await setInsightRefreshed(db, row.id, new Date(answer.last_refresh));
       return { result: answer.result, is_cached: answer.is_cached, last_refresh: answer.last_refresh, timezone: answer.timezone };
     } catch (error) {

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
+import type { ClickHouseClient } from '@sightline/clickhouse';
 import { sendJson } from '@sightline/http';
-import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightline/insights';
+import type { QueryService, TrendResult } from '@sightline/insights';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
@@ -11,28 +11,17 @@ import { trendResultCsv } from './trend.csv';
 export interface InsightsDeps {
   db: Sql;
   ch: ClickHouseClient;
-  /** How ClickHouse's tables are laid out (CLICKHOUSE_CLUSTER); absent: one server. */
-  layout?: ClickHouseLayout;
   now: () => number;
-  /** How long a trend answer is served from the cache (0: never). */
-  insightCacheTtlMs?: number;
-  /** The most bytes the answer cache holds. */
-  insightCacheMaxBytes?: number;
   /** For the time-to-see-data histogram of POST /insights/timing. */
   metrics?: Metrics;
 }
 
 /** Trends under both prefixes: environments (current) and projects (legacy). */
-export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): RouteTable {
+export function createTrendRoutes(deps: InsightsDeps, queries: QueryService): RouteTable {
   const routes = new RouteTable();
   const trend = async (req: Request, input: Record<string, unknown>): Promise<TrendResult> => {
     try {
-      // GET or POST with no series answers an empty result, as PostHog does.
-      const filter = parseTrendFilter(input);
-      if (filter.series.length === 0) {
-        return { result: [], next: null, timezone: req.project!.timezone, is_cached: false, last_refresh: new Date(deps.now()).toISOString() };
-      }
-      return await trends.run(req.project!, filter, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
+      return await queries.runLegacy('TrendsQuery', req.project!, input, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
     } catch (error) {
       throw asValidationError(error);
     }

@@ -1,14 +1,7 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
-import {
-  parseFunnelFilter,
-  parseLegacyCorrelationActors,
-  parseLegacyFunnelActors,
-  type FunnelActor,
-  type FunnelActorsResult,
-  type TrendsService,
-} from '@sightline/insights';
-import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
+import type { FunnelActor, FunnelActorsResult, QueryService } from '@sightline/insights';
+import { asValidationError, insightBody, insightQueryInput } from '../insights';
 import { absoluteUrlWith } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
 import { orderDistinctIds, personDisplayName } from './person.serializer';
@@ -66,7 +59,7 @@ const FUNNEL_EXAMPLE = {
  * `{results: [{people, count}], next, initial, missing_persons, is_cached, last_refresh}`.
  * The funnel answer's converted_people_url / dropped_people_url point here.
  */
-export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: TrendsService): RouteTable {
+export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, queries: QueryService): RouteTable {
   const routes = new RouteTable();
   /** The legacy answer for a page of actors; `next` repeats the request with the page moved on (`pageParams` names its fields). */
   const legacyAnswer = (req: Request, answer: FunnelActorsResult, pageParams: { offset: string; limit: string }) => {
@@ -82,9 +75,7 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
   };
   const run = async (req: Request, input: Record<string, unknown>) => {
     try {
-      const filter = parseFunnelFilter(input);
-      const { request, page } = parseLegacyFunnelActors(input);
-      const answer = await service.runFunnelActors(req.project!, filter, request, page, deps.now());
+      const answer = await queries.runLegacy('FunnelsActorsQuery', req.project!, input, deps.now());
       return legacyAnswer(req, answer, { offset: 'offset', limit: 'limit' });
     } catch (error) {
       throw asValidationError(error);
@@ -92,8 +83,7 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
   };
   const runCorrelation = async (req: Request, input: Record<string, unknown>) => {
     try {
-      const parsed = parseLegacyCorrelationActors(input);
-      const answer = await service.runCorrelationActors(req.project!, parseFunnelFilter(parsed.funnelBody), parsed.request, parsed.page, deps.now());
+      const answer = await queries.runLegacy('FunnelCorrelationActorsQuery', req.project!, input, deps.now());
       return legacyAnswer(req, answer, { offset: 'funnel_correlation_person_offset', limit: 'funnel_correlation_person_limit' });
     } catch (error) {
       throw asValidationError(error);

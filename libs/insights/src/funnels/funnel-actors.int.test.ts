@@ -1,5 +1,5 @@
 import { createTestStores, insertGroup, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest, type FunnelActorsResult } from './funnel-actors';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
@@ -531,13 +531,13 @@ const DATA: Record<
 
 describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const teams: Record<string, number> = {};
   let cohortId = 0;
 
   beforeAll(async () => {
     stores = await createTestStores('funnelactors');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
     await Promise.all(
       Object.entries(DATA).map(async ([name, data]) => {
@@ -575,11 +575,14 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
     actor: Record<string, unknown>,
     page: Record<string, unknown> = {},
   ): Promise<FunnelActorsResult> =>
-    service.runFunnelActors(
+    service.run(
+      'FunnelsActorsQuery',
       { id: teams[team]!, timezone: 'UTC' },
-      parseFunnelFilter(filter),
-      parseFunnelActorsRequest({ kind: 'FunnelsActorsQuery', ...actor }),
-      parseFunnelActorsPage({ select: ['id', 'person'], ...page }),
+      {
+        funnel: parseFunnelFilter(filter),
+        request: parseFunnelActorsRequest({ kind: 'FunnelsActorsQuery', ...actor }),
+        page: parseFunnelActorsPage({ select: ['id', 'person'], ...page }),
+      },
       NOW,
     );
   const ids = async (team: string, filter: Record<string, unknown>, actor: Record<string, unknown>) =>
@@ -709,11 +712,10 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
         uuid('browsers', 'person1'),
         { id: uuid('browsers', 'person1'), properties: { $country: 'PL' }, is_identified: false, created_at: expect.any(String), distinct_ids: ['person1'] },
       ]);
-      const whole = await service.runFunnelActors(
+      const whole = await service.run(
+        'FunnelsActorsQuery',
         { id: teams['browsers']!, timezone: 'UTC' },
-        parseFunnelFilter(JAN),
-        parseFunnelActorsRequest({ funnelStep: 3 }),
-        parseFunnelActorsPage({}),
+        { funnel: parseFunnelFilter(JAN), request: parseFunnelActorsRequest({ funnelStep: 3 }), page: parseFunnelActorsPage({}) },
         NOW,
       );
       expect(whole).toMatchObject({ columns: ['person', 'id', 'person.$delete'], hasMore: false, limit: 100, offset: 0, missing_actors_count: 0 });
@@ -799,11 +801,14 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
     /** PostHog's _get_actors_at_step: the persons of one entrance period, as their distinct ids. */
     const periodActors = async (team: string, filter: Record<string, unknown>, start: string, dropOff: boolean, timezone = 'UTC') =>
       (
-        await service.runFunnelActors(
+        await service.run(
+          'FunnelsActorsQuery',
           { id: teams[team]!, timezone },
-          parseFunnelFilter(filter),
-          parseFunnelActorsRequest({ kind: 'FunnelsActorsQuery', funnelTrendsDropOff: dropOff, funnelTrendsEntrancePeriodStart: start }),
-          parseFunnelActorsPage({}),
+          {
+            funnel: parseFunnelFilter(filter),
+            request: parseFunnelActorsRequest({ kind: 'FunnelsActorsQuery', funnelTrendsDropOff: dropOff, funnelTrendsEntrancePeriodStart: start }),
+            page: parseFunnelActorsPage({}),
+          },
           NOW,
         )
       ).results.map((row) => sorted((row[0] as { distinct_ids: string[] }).distinct_ids));
@@ -871,7 +876,7 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
         date_from: '2021-05-01',
         date_to: '2021-05-07',
       };
-      const steps = (await service.runFunnel({ id: teams['repeat']!, timezone: 'UTC' }, parseFunnelFilter(filter), NOW)).result as FunnelStep[];
+      const steps = (await service.run('FunnelsQuery', { id: teams['repeat']!, timezone: 'UTC' }, parseFunnelFilter(filter), NOW)).result as FunnelStep[];
       expect(steps.map((s) => s.count)).toEqual([2, 1]);
       expect(sorted(await ids('repeat', filter, { funnelStep: 1 }))).toEqual(
         sorted([uuid('repeat', 'stopped_after_signup1'), uuid('repeat', 'stopped_after_signup2')]),
@@ -1185,7 +1190,8 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
 
     it('optional steps: a step lists the actors its count holds', async () => {
       const filter = { ...MAY, events: [STEPS3[0], { ...STEPS3[1], optionalInFunnel: true }, STEPS3[2]] };
-      const steps = (await service.runFunnel({ id: teams['optionalSteps']!, timezone: 'UTC' }, parseFunnelFilter(filter), NOW)).result as FunnelStep[];
+      const steps = (await service.run('FunnelsQuery', { id: teams['optionalSteps']!, timezone: 'UTC' }, parseFunnelFilter(filter), NOW))
+        .result as FunnelStep[];
       expect(steps.map((s) => s.count)).toEqual([2, 1, 2]);
       const who = (...people: string[]) => sorted(people.map((p) => uuid('optionalSteps', p)));
       expect(sorted(await ids('optionalSteps', filter, { funnelStep: 3 }))).toEqual(who('a', 'b'));
@@ -1233,11 +1239,10 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
     });
 
     it('test_funnel_aggregation_with_groups: the actors are groups (test_clickhouse_funnel.py)', async () => {
-      const answer = await service.runFunnelActors(
+      const answer = await service.run(
+        'FunnelsActorsQuery',
         { id: teams['groups']!, timezone: 'UTC' },
-        parseFunnelFilter(groupFunnel()),
-        parseFunnelActorsRequest({ funnelStep: 1 }),
-        parseFunnelActorsPage({}),
+        { funnel: parseFunnelFilter(groupFunnel()), request: parseFunnelActorsRequest({ funnelStep: 1 }), page: parseFunnelActorsPage({}) },
         NOW,
       );
       expect(answer.columns).toEqual(['group']);

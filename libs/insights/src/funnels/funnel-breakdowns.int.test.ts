@@ -10,7 +10,7 @@
  * is found by its value instead (docs/behaviours.md, "Funnel breakdowns").
  */
 import { createTestStores, insertJourneys, type JourneyOptions, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
 import { QueryFilterError } from '../common/query-filter-error';
@@ -886,13 +886,13 @@ const ACTION_CASE: Case = {
 
 describe('funnel breakdowns as PostHog asserts them (breakdown_cases.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const teams = new Map<Case, number>();
   const actionIds = new Map<Case, number>();
   let cohortTeam = 0;
   let cohortId = 0;
 
-  const run = (teamId: number, body: Record<string, unknown>) => service.runFunnel({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW);
+  const run = (teamId: number, body: Record<string, unknown>) => service.run('FunnelsQuery', { id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW);
   const newTeam = async (organizationId: string, name: string) =>
     (
       await stores.db.query<{ id: number }>(
@@ -903,7 +903,7 @@ describe('funnel breakdowns as PostHog asserts them (breakdown_cases.py)', () =>
 
   beforeAll(async () => {
     stores = await createTestStores('funnelbd');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
     // Cases with the same data share a project. Person properties are frozen on the events
     // (person-on-events): no person rows are needed.

@@ -1,5 +1,5 @@
 import { createTestStores, insertJourneys, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelFilter } from './funnel-filter';
 import { timeToConvertBins, type FunnelStep } from './funnels.query';
 
@@ -71,15 +71,15 @@ const AUTO_BINNED: TimeToConvert = {
 
 describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conversion_time_cases.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const funnel = async (teamId: number, body: Record<string, unknown>) =>
-    (await service.runFunnel({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
+    (await service.run('FunnelsQuery', { id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
   const steps = async (teamId: number, body: Record<string, unknown>) => (await funnel(teamId, body)) as FunnelStep[];
   const timeToConvert = async (teamId: number, body: Record<string, unknown>) => (await funnel(teamId, body)) as TimeToConvert;
 
   beforeAll(async () => {
     stores = await createTestStores('funnel_times');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     await insertJourneys(stores, THREE_USERS, { teamId: TEAM.ttcSingleStep });
     await insertJourneys(
       stores,
@@ -320,7 +320,8 @@ describe('funnel conversion times (PostHog test_funnel_time_to_convert.py, conve
       ['test_funnel_time_to_convert_auto_bins_strict', 'strict', TEAM.ttcSingleStep],
       ['test_funnel_time_to_convert_auto_bins_unordered', 'unordered', TEAM.apiAutoBinsUnordered],
     ] as const)('%s (posthog/api/test/test_insight_funnels.py)', async (_name, orderType, teamId) => {
-      const answer = await service.runFunnel(
+      const answer = await service.run(
+        'FunnelsQuery',
         { id: teamId, timezone: 'UTC' },
         parseFunnelFilter({
           insight: 'funnels',

@@ -1,6 +1,6 @@
 import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyEvent, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { insertAction } from '../repositories/actions.repository';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { correlate, parseCorrelationOptions, type CorrelationRow } from './funnel-correlation';
 import { parseCorrelationActorsQuery } from './funnel-correlation-actors';
 import { parseFunnelFilter } from './funnel-filter';
@@ -217,13 +217,13 @@ const GROUPS_204 = [
 ];
 
 let stores: TestStores;
-let service: TrendsService;
+let service: QueryService;
 let signUpAction: number;
 let paidAction: number;
 
 beforeAll(async () => {
   stores = await createTestStores('funnel_correlation');
-  service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+  service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
   // Person rows only where a case reads persons' own properties: every other case reads the events.
   await Promise.all(
     Object.entries(TEAMS).map(([team, t]) =>
@@ -253,7 +253,12 @@ beforeAll(async () => {
 afterAll(() => stores.close());
 
 async function correlation(teamId: number, body: Record<string, unknown>) {
-  const answer = await service.runCorrelation({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), parseCorrelationOptions(body), NOW);
+  const answer = await service.run(
+    'FunnelCorrelationQuery',
+    { id: teamId, timezone: 'UTC' },
+    { funnel: parseFunnelFilter(body), correlation: parseCorrelationOptions(body) },
+    NOW,
+  );
   return answer.result;
 }
 
@@ -526,7 +531,12 @@ function actorsQuery(ask: ActorsAsk): Record<string, unknown> {
 async function correlationActors(teamId: number, ask: ActorsAsk) {
   const query = actorsQuery(ask);
   const parsed = parseCorrelationActorsQuery(query['source'] as Record<string, unknown>, query);
-  return service.runCorrelationActors({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(parsed.funnelBody), parsed.request, parsed.page, NOW);
+  return service.run(
+    'FunnelCorrelationActorsQuery',
+    { id: teamId, timezone: 'UTC' },
+    { funnel: parseFunnelFilter(parsed.funnelBody), request: parsed.request, page: parsed.page },
+    NOW,
+  );
 }
 
 /** The ids of the actors behind a correlation row (all on one page). */

@@ -1,6 +1,6 @@
 import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { insertAction } from '../repositories/actions.repository';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
@@ -247,21 +247,20 @@ const CASES: Record<string, JourneyPeople> = {
 
 describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const teams: Record<string, number> = {};
   let signUpAction = 0;
 
   const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC') =>
-    (await service.runFunnel({ id: teams[name]!, timezone } as never, parseFunnelFilter(body), NOW)).result as FunnelStep[];
+    (await service.run('FunnelsQuery', { id: teams[name]!, timezone } as never, parseFunnelFilter(body), NOW)).result as FunnelStep[];
   const counts = (steps: FunnelStep[]) => steps.map((s) => s.count);
   /** PostHog's _get_actor_ids_at_step: the ids of the actors at a funnel step, in any order. */
   const actorIds = async (name: string, body: Record<string, unknown>, funnelStep: number) =>
     (
-      await service.runFunnelActors(
+      await service.run(
+        'FunnelsActorsQuery',
         { id: teams[name]!, timezone: 'UTC' },
-        parseFunnelFilter(body),
-        parseFunnelActorsRequest({ funnelStep }),
-        parseFunnelActorsPage({ select: ['id'] }),
+        { funnel: parseFunnelFilter(body), request: parseFunnelActorsRequest({ funnelStep }), page: parseFunnelActorsPage({ select: ['id'] }) },
         NOW,
       )
     ).results
@@ -283,7 +282,7 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
 
   beforeAll(async () => {
     stores = await createTestStores('funnelx');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
     for (const name of Object.keys(CASES)) {
       const [row] = await stores.db.query<{ id: number }>(

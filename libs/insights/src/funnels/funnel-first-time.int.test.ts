@@ -1,6 +1,6 @@
 import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
 import { insertAction } from '../repositories/actions.repository';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
 
@@ -20,15 +20,15 @@ const MOVIE_LINK = 'a:href="/movie"nth-child="0"nth-of-type="1"';
 
 describe('first-time funnel steps (PostHog test_funnel.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   let actionsTeam: number;
   const steps = async (teamId: number, body: Record<string, unknown>) =>
-    (await service.runFunnel({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result as FunnelStep[];
+    (await service.run('FunnelsQuery', { id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result as FunnelStep[];
   const counts = async (teamId: number, body: Record<string, unknown>) => (await steps(teamId, body)).map((s) => s.count);
 
   beforeAll(async () => {
     stores = await createTestStores('funnel_first_time');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     // Actions belong to a project: the actions case gets one of its own.
     const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
     actionsTeam = (

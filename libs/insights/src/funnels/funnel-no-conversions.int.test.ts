@@ -1,5 +1,5 @@
 import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelFilter } from './funnel-filter';
 
 /**
@@ -12,13 +12,13 @@ const TEAM = 411;
 
 describe('funnel time to convert with no conversions (PostHog funnel_time_to_convert*.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const run = async (teamId: number, body: Record<string, unknown>) =>
-    (await service.runFunnel({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
+    (await service.run('FunnelsQuery', { id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
 
   beforeAll(async () => {
     stores = await createTestStores('funnel_no_conversions');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     await insertJourneys(
       stores,
       {

@@ -1,5 +1,5 @@
 import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
@@ -23,9 +23,9 @@ const may = (minute: number) => `2021-05-01 00:${String(minute).padStart(2, '0')
 
 describe('optional funnel steps (PostHog test_funnel_udf.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const run = async (teamId: number, body: Record<string, unknown>) =>
-    (await service.runFunnel({ id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
+    (await service.run('FunnelsQuery', { id: teamId, timezone: 'UTC' }, parseFunnelFilter(body), NOW)).result;
   const steps = async (teamId: number, body: Record<string, unknown>) => (await run(teamId, body)) as FunnelStep[];
   /** A FunnelsQuery, read as the /query/ endpoint reads it. */
   const query = (series: Record<string, unknown>[], dateRange: Record<string, string>, funnelsFilter: Record<string, unknown> = {}) =>
@@ -33,7 +33,7 @@ describe('optional funnel steps (PostHog test_funnel_udf.py)', () => {
 
   beforeAll(async () => {
     stores = await createTestStores('funnel_optional_steps');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const journeys = (names: number[], minutes: number[]) =>
       names.map((n, i) => ({ event: `step ${['one', 'two', 'three', 'four', 'five'][n - 1]}`, timestamp: at(minutes[i]!) }));
     await insertJourneys(
@@ -238,7 +238,12 @@ describe('optional funnel steps (PostHog test_funnel_udf.py)', () => {
 
   it('correlates the events of a converted actor up to its last step taken', async () => {
     const body = query([{ event: 'a' }, { event: 'b', optionalInFunnel: true }, { event: 'c' }], MAY_2021);
-    const answer = await service.runCorrelation({ id: TEAM.correlation, timezone: 'UTC' }, parseFunnelFilter(body), parseCorrelationOptions(body), NOW);
+    const answer = await service.run(
+      'FunnelCorrelationQuery',
+      { id: TEAM.correlation, timezone: 'UTC' },
+      { funnel: parseFunnelFilter(body), correlation: parseCorrelationOptions(body) },
+      NOW,
+    );
     const found = Object.fromEntries(answer.result.events.map((r) => [r.event.event, [r.success_count, r.failure_count]]));
     // x falls between a and c of the converted actor; "after" comes after its last step.
     expect(found).toEqual({ x: [1, 0], y: [0, 1] });

@@ -13,7 +13,7 @@ import {
 import { insertAction } from '../repositories/actions.repository';
 import type { ActionStep } from '../actions/action-steps';
 import { syncStaticCohortToClickHouse } from '../repositories/static-cohort-members.repository';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
 import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
@@ -737,7 +737,7 @@ const CASES: Record<string, Case> = {
 
 describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   const teams: Record<string, number> = {};
   const actions: Record<string, number> = {};
   const cohorts: Record<string, number> = {};
@@ -748,15 +748,15 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
       ? { ...body, actions: (body['actions'] as Record<string, unknown>[]).map((a) => ({ ...a, id: actions[`${name}/${String(a['id']).slice(1)}`] })) }
       : body;
   const funnel = async (name: string, body: Record<string, unknown>, timezone = 'UTC', project: Record<string, unknown> = {}) =>
-    (await service.runFunnel({ id: teams[name]!, timezone, ...project } as never, parseFunnelFilter(resolve(name, body)), NOW)).result as FunnelStep[];
+    (await service.run('FunnelsQuery', { id: teams[name]!, timezone, ...project } as never, parseFunnelFilter(resolve(name, body)), NOW))
+      .result as FunnelStep[];
   /** PostHog's _get_actor_ids_at_step: the ids of the actors at a funnel step, in any order. */
   const actorIds = async (name: string, body: Record<string, unknown>, funnelStep: number) =>
     (
-      await service.runFunnelActors(
+      await service.run(
+        'FunnelsActorsQuery',
         { id: teams[name]!, timezone: 'UTC' },
-        parseFunnelFilter(resolve(name, body)),
-        parseFunnelActorsRequest({ funnelStep }),
-        parseFunnelActorsPage({ select: ['id'] }),
+        { funnel: parseFunnelFilter(resolve(name, body)), request: parseFunnelActorsRequest({ funnelStep }), page: parseFunnelActorsPage({ select: ['id'] }) },
         NOW,
       )
     ).results
@@ -781,7 +781,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
 
   beforeAll(async () => {
     stores = await createTestStores('funnelsteps');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
     for (const [name, c] of Object.entries(CASES)) {
       const [row] = await stores.db.query<{ id: number }>(
@@ -900,7 +900,8 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
     it('funnel_aggregate_by_hogql: events correlate; a property correlation (no persons to read) is a 400', async () => {
       const body = { ...basic(events('user signed up', 'added to cart', 'checked out')), funnel_aggregate_by_hogql: 'properties.$session_id' };
       const project = { id: teams['hogqlAggregation']!, timezone: 'UTC' };
-      const correlate = (options: Record<string, unknown>) => service.runCorrelation(project, parseFunnelFilter(body), parseCorrelationOptions(options), NOW);
+      const correlate = (options: Record<string, unknown>) =>
+        service.run('FunnelCorrelationQuery', project, { funnel: parseFunnelFilter(body), correlation: parseCorrelationOptions(options) }, NOW);
       await expect(correlate({ funnel_correlation_type: 'events' })).resolves.toMatchObject({ result: { events: expect.any(Array) } });
       await expect(correlate({ funnel_correlation_type: 'properties', funnel_correlation_names: ['email'] })).rejects.toMatchObject({
         attr: 'funnel_aggregate_by_hogql',

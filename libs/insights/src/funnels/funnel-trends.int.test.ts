@@ -1,7 +1,7 @@
 import { createTestStores, insertCohort, insertJourneys, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange } from '../common/date-range';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseFunnelFilter } from './funnel-filter';
 import { funnelTrendSeries, type FunnelTrendPeriod, type FunnelTrendSeries } from './funnel-trends';
 
@@ -313,12 +313,12 @@ const COHORT_PEOPLE: JourneyPeople = {
 let cohortId: number;
 
 let stores: TestStores;
-let service: TrendsService;
+let service: QueryService;
 const NOW = Date.parse('2021-06-20T12:00:00Z');
 
 beforeAll(async () => {
   stores = await createTestStores('funnel_trends');
-  service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+  service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
   // No person rows: every case reads the events (person properties are frozen on them).
   await Promise.all(
     Object.entries(TEAMS).map(([team, t]) =>
@@ -386,7 +386,7 @@ async function summarize(teamId: number, body: Record<string, unknown>, options:
 const counts = (periods: FunnelTrendPeriod[]) => periods.map((p) => [p.reached_from_step_count, p.reached_to_step_count, p.conversion_rate]);
 
 async function legacy(teamId: number, body: Record<string, unknown>, nowMs = NOW, timezone = 'UTC') {
-  return (await service.runFunnel({ id: teamId, timezone }, parseFunnelFilter(body), nowMs)).result as {
+  return (await service.run('FunnelsQuery', { id: teamId, timezone }, parseFunnelFilter(body), nowMs)).result as {
     data: number[];
     days: string[];
     labels: string[];

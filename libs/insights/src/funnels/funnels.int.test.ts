@@ -1,6 +1,6 @@
 import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
-import { createTrendsService, type TrendsService } from '../trends/trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import { timeToConvertBins, type FunnelStep } from './funnels.query';
@@ -188,10 +188,11 @@ const counts = (levels: number[]) => STEPS.map((_, i) => levels.filter((l) => l 
 describe('funnels on the ClickHouse engine (generated journeys, answers computed independently)', () => {
   let stores: TestStores;
   let ch: ClickHouseClient;
-  let service: TrendsService;
+  let service: QueryService;
   const project = { id: 1, timezone: 'UTC' };
   const run = (body: Record<string, unknown>) =>
-    service.runFunnel(
+    service.run(
+      'FunnelsQuery',
       project,
       parseFunnelFilter({
         events: STEPS.map((id, order) => ({ id, order })),
@@ -206,7 +207,7 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
   beforeAll(async () => {
     stores = await createTestStores('funnels');
     ch = stores.ch;
-    service = createTrendsService({ db: stores.db, ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch, cacheTtlMs: 0 });
     await insertEvents(
       ch,
       EVENTS.map((e) =>
@@ -308,10 +309,18 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
           expected.set(name, counts);
         }
       }
-      const answer = await service.runCorrelation(
+      const answer = await service.run(
+        'FunnelCorrelationQuery',
         project,
-        parseFunnelFilter({ events: steps.map((id, order) => ({ id, order })), date_from: '2024-01-06', date_to: '2024-01-20', funnel_window_interval: days }),
-        parseCorrelationOptions({}),
+        {
+          funnel: parseFunnelFilter({
+            events: steps.map((id, order) => ({ id, order })),
+            date_from: '2024-01-06',
+            date_to: '2024-01-20',
+            funnel_window_interval: days,
+          }),
+          correlation: parseCorrelationOptions({}),
+        },
         NOW,
       );
       const found = Object.fromEntries(answer.result.events.map((r) => [r.event.event, { s: r.success_count, f: r.failure_count }]));
@@ -420,7 +429,7 @@ describe('funnels on the ClickHouse engine (generated journeys, answers computed
   });
 
   it('answers no steps with an empty result and refuses bad choices', async () => {
-    expect((await service.runFunnel(project, parseFunnelFilter({}), NOW)).result).toEqual([]);
+    expect((await service.run('FunnelsQuery', project, parseFunnelFilter({}), NOW)).result).toEqual([]);
     expect(() => parseFunnelFilter({ events: [{ id: 'a' }, { id: 'b' }], funnel_order_type: 'sideways' })).toThrow(/not a valid choice/);
     expect(() => parseFunnelFilter({ events: [{ id: 'a' }, { id: 'b' }], exclusions: [{ id: 'x', funnel_from_step: 1, funnel_to_step: 0 }] })).toThrow(
       /funnel_to_step/,

@@ -3,7 +3,7 @@ import { BREAKDOWN_NULL } from '../common/events-sql';
 import { parseTrendFilter } from './trend-filter';
 import { trendsQueryToFilter } from './trends-query-node';
 import type { TrendSeries } from './trends.query';
-import { createTrendsService, type TrendsService } from './trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 
 /**
  * Formulas as PostHog's query runner answers them
@@ -36,12 +36,12 @@ const LABELS = ['28-Dec-2019', '29-Dec-2019', '30-Dec-2019', '31-Dec-2019', '1-J
 
 describe('trend formulas as PostHog answers them (test_formula.py)', () => {
   let stores: TestStores;
-  let trends: TrendsService;
+  let trends: QueryService;
   let cohortId: number;
 
   beforeAll(async () => {
     stores = await createTestStores('trendsformula');
-    trends = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    trends = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     await insertJourneys(stores, SETUP, { teamId: TEAM, personProperties: { blabla: { $some_prop: 'some_val' } }, distinctIds: { blabla: ['anonymous_id'] } });
     const properties = { type: 'OR', values: [{ type: 'AND', values: [{ key: '$some_prop', value: 'some_val', type: 'person' }] }] };
     const [row] = await stores.db.query<{ id: number }>(
@@ -65,7 +65,7 @@ describe('trend formulas as PostHog answers them (test_formula.py)', () => {
       trendsFilter: { formula: 'A + B' },
       ...extra,
     };
-    return (await trends.run({ id: TEAM, timezone: 'UTC' }, parseTrendFilter(trendsQueryToFilter(query)), journeyTimeMs(runAt))).result;
+    return (await trends.run('TrendsQuery', { id: TEAM, timezone: 'UTC' }, parseTrendFilter(trendsQueryToFilter(query)), journeyTimeMs(runAt))).result;
   };
 
   it('test_hour_interval_hour_level_relative (test_formula.py)', async () => {

@@ -1,6 +1,6 @@
 import { insertJourneys, journeyTimeMs, createTestStores, type JourneyEvent, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { parseTrendFilter } from './trend-filter';
-import { createTrendsService, type TrendsService } from './trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { BREAKDOWN_NULL } from '../common/events-sql';
 
 /**
@@ -89,15 +89,15 @@ function queryRunnerJourneys(): JourneyPeople {
 
 describe('trends: session properties and histogram bins (PostHog test_trends.py, test_trends_query_runner.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
 
   const run = (team: number, body: Record<string, unknown>, now: string) =>
-    service.run({ id: team, timezone: 'UTC' }, parseTrendFilter(body), journeyTimeMs(now));
+    service.run('TrendsQuery', { id: team, timezone: 'UTC' }, parseTrendFilter(body), journeyTimeMs(now));
   const medianDuration = { id: 'sign up', math: 'median', math_property: '$session_duration' };
 
   beforeAll(async () => {
     stores = await createTestStores('trend_sessions');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     await Promise.all([
       insertJourneys(stores, journeys(TEAMS.four, FOUR_SESSIONS), {
         teamId: TEAMS.four,

@@ -1,6 +1,6 @@
 import { createTestStores, insertJourneys, journeyTimeMs, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { parseTrendFilter } from './trend-filter';
-import { createTrendsService, type TrendsService } from './trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { BREAKDOWN_NULL } from '../common/events-sql';
 
 /**
@@ -230,17 +230,18 @@ const DOMAIN_TYPE_CASES: [test: string, domain: string, expected: string][] = [
 
 describe('trends: virtual person properties (PostHog test_trends.py, test_channel_type.py)', () => {
   let stores: TestStores;
-  let service: TrendsService;
+  let service: QueryService;
   /** Each person's [channel type, referring domain type], by person, from one breakdown. */
   let derived: Map<string, [string, string]>;
   /** Each session case's `$channel_type`, by the distinct id that sent it. */
   let sessionChannels: Map<string, string>;
 
-  const run = (team: number, body: Record<string, unknown>) => service.run({ id: team, timezone: 'UTC' }, parseTrendFilter(body), journeyTimeMs(NOW));
+  const run = (team: number, body: Record<string, unknown>) =>
+    service.run('TrendsQuery', { id: team, timezone: 'UTC' }, parseTrendFilter(body), journeyTimeMs(NOW));
 
   beforeAll(async () => {
     stores = await createTestStores('trend_virtual');
-    service = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    service = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const signUp = [{ event: 'sign up', timestamp: '2020-01-04T12:00:00Z' }];
     const people: Record<string, Record<string, unknown>> = {};
     for (const [name, properties] of Object.entries(CHANNEL_CASES)) people[`channel:${name}`] = properties;

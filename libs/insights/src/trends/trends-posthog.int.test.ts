@@ -12,7 +12,7 @@ import {
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
 import { parseTrendFilter } from './trend-filter';
 import type { TrendSeries } from './trends.query';
-import { createTrendsService, type TrendsService } from './trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { type QueryProjectRow } from '../common/query-project';
 
 /**
@@ -736,7 +736,7 @@ const WITH_PERSONS: ReadonlySet<Dataset> = new Set<Dataset>([
 
 describe('trends as PostHog answers them (test_trends.py)', () => {
   let stores: TestStores;
-  let trends: TrendsService;
+  let trends: QueryService;
   const teams = {} as Record<Dataset, number>;
   /** Cohort and action ids by `dataset:name`. */
   const cohorts: Record<string, number> = {};
@@ -756,7 +756,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
 
   beforeAll(async () => {
     stores = await createTestStores('trendsph');
-    trends = createTrendsService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
+    trends = createQueryService({ db: stores.db, ch: stores.ch, cacheTtlMs: 0 });
     const [org] = await stores.db.query<{ organization_id: string }>('SELECT organization_id FROM projects WHERE id = 1');
     for (const name of Object.keys(DATASETS) as Dataset[]) {
       const [row] = await stores.db.query<{ id: number }>(
@@ -853,7 +853,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   });
 
   const run = async (dataset: Dataset, now: string, body: Record<string, unknown>, project: Partial<QueryProjectRow> = {}): Promise<TrendSeries[]> =>
-    (await trends.run({ id: teams[dataset], timezone: 'UTC', ...project }, parseTrendFilter(body), at(now))).result;
+    (await trends.run('TrendsQuery', { id: teams[dataset], timezone: 'UTC', ...project }, parseTrendFilter(body), at(now))).result;
   const sum = (s: TrendSeries) => s.data!.reduce((a, b) => a + b, 0);
   const signUp = { events: [{ id: 'sign up' }] };
 
@@ -2471,10 +2471,11 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
   it('test_should_throw_exception (test_trends.py)', async () => {
     // PostHog makes its query executor raise; here the analytics store is unreachable.
     const unreachable = createClient({ url: `http://127.0.0.1:${await freePort()}`, log: { level: ClickHouseLogLevel.OFF } });
-    const broken = createTrendsService({ db: stores.db, ch: unreachable, cacheTtlMs: 0 });
+    const broken = createQueryService({ db: stores.db, ch: unreachable, cacheTtlMs: 0 });
     try {
       await expect(
         broken.run(
+          'TrendsQuery',
           { id: teams.events, timezone: 'UTC' },
           parseTrendFilter({ events: [{ id: 'sign up', name: 'sign up', type: 'events', order: 0 }] }),
           at('2020-01-04'),

@@ -4,7 +4,7 @@ import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
 import { parseTrendFilter } from './trend-filter';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
-import { createTrendsService, type TrendsService } from './trends.service';
+import { createQueryService, type QueryService } from '../runners/query-service';
 import { type QueryProjectRow } from '../common/query-project';
 
 /**
@@ -113,19 +113,19 @@ const distinctPersons = (events: Generated[]) => new Set(events.map((e) => curre
 describe('trends on the ClickHouse engine (generated data, answers computed independently)', () => {
   let stores: TestStores;
   let ch: ClickHouseClient;
-  let trends: TrendsService;
+  let trends: QueryService;
   const project: QueryProjectRow = {
     id: 1,
     timezone: TZ,
     week_start_day: 0,
     test_account_filters: [{ key: 'email', value: '@internal.test', operator: 'not_icontains', type: 'person' }],
   };
-  const run = (body: Record<string, unknown>, row: QueryProjectRow = project) => trends.run(row, parseTrendFilter(body), NOW);
+  const run = (body: Record<string, unknown>, row: QueryProjectRow = project) => trends.run('TrendsQuery', row, parseTrendFilter(body), NOW);
 
   beforeAll(async () => {
     stores = await createTestStores('trends');
     ch = stores.ch;
-    trends = createTrendsService({ db: stores.db, ch, cacheTtlMs: 0 });
+    trends = createQueryService({ db: stores.db, ch, cacheTtlMs: 0 });
     await insertEvents(
       ch,
       EVENTS.map((e) =>
@@ -499,15 +499,15 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
   });
 
   it('answers the same query from the cache until refresh', async () => {
-    const cached = createTrendsService({ db: stores.db, ch, cacheTtlMs: 60_000 });
+    const cached = createQueryService({ db: stores.db, ch, cacheTtlMs: 60_000 });
     const filter = parseTrendFilter({ events: [{ id: 'late' }] });
-    const first = await cached.run(project, filter, NOW);
+    const first = await cached.run('TrendsQuery', project, filter, NOW);
     expect(first).toMatchObject({ is_cached: false });
     await insertEvents(ch, [testEventRow({ event: 'late', atMs: NOW - HOUR, uuid: randomUUID() })]);
-    const second = await cached.run(project, filter, NOW + 1000);
+    const second = await cached.run('TrendsQuery', project, filter, NOW + 1000);
     expect(second).toMatchObject({ is_cached: true, last_refresh: first.last_refresh });
     expect(second.result[0]!.count).toBe(0);
-    const refreshed = await cached.run(project, filter, NOW + 2000, { refresh: true });
+    const refreshed = await cached.run('TrendsQuery', project, filter, NOW + 2000, { refresh: true });
     expect(refreshed).toMatchObject({ is_cached: false, last_refresh: new Date(NOW + 2000).toISOString() });
     expect(refreshed.result[0]!.count).toBe(1);
   });

@@ -1,0 +1,50 @@
+import { parseQueryNode, parseSavedInsightQuery, QUERY_API_KINDS } from './query-node';
+import { QUERY_RUNNERS } from './registry';
+
+const trends = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] };
+const funnels = {
+  kind: 'FunnelsQuery',
+  series: [
+    { kind: 'EventsNode', event: 'a' },
+    { kind: 'EventsNode', event: 'b' },
+  ],
+};
+
+describe('query node dispatch', () => {
+  it('runs a node by its kind, the actors kinds bare or as an ActorsQuery source', () => {
+    expect(parseQueryNode(trends)?.kind).toBe('TrendsQuery');
+    expect(parseQueryNode(funnels)?.kind).toBe('FunnelsQuery');
+    const actors = { kind: 'FunnelsActorsQuery', source: funnels, funnelStep: 1 };
+    expect(parseQueryNode(actors)?.kind).toBe('FunnelsActorsQuery');
+    const wrapped = parseQueryNode({ kind: 'ActorsQuery', source: actors, limit: 5 });
+    expect(wrapped?.kind).toBe('FunnelsActorsQuery');
+    expect(wrapped?.kind === 'FunnelsActorsQuery' && wrapped.query.page.limit).toBe(5);
+  });
+
+  it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
+    expect(parseQueryNode({ kind: 'HogQLQuery', query: 'select 1' })).toBeNull();
+    expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
+    expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
+    expect(parseQueryNode({ kind: 'toString' })).toBeNull();
+    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery']);
+  });
+
+  it('gives every kind its own metric and cache label', () => {
+    const labels = Object.values(QUERY_RUNNERS).map((runner) => runner.label);
+    expect(new Set(labels).size).toBe(labels.length);
+  });
+});
+
+describe('saved insight query', () => {
+  it('runs its insight node (an InsightVizNode read through), else its legacy filters by insight', () => {
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: funnels } })?.kind).toBe('FunnelsQuery');
+    expect(parseSavedInsightQuery({ filters: { events: [{ id: 'a' }] }, query: null })?.kind).toBe('TrendsQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
+  });
+
+  it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {
+    expect(parseSavedInsightQuery({ filters: {}, query: null })).toBeNull();
+    expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', events: [{ id: 'a' }] }, query: null })).toBeNull();
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'FunnelsActorsQuery', source: funnels } })).toBeNull();
+  });
+});

@@ -1,0 +1,47 @@
+import { isJsonObject } from '@sightline/json-input';
+import { isQueryKind, QUERY_RUNNERS, runnerOf, type ParsedQuery, type QueryKind } from './registry';
+
+/** The kinds the query API takes, as its refusal lists them. */
+export const QUERY_API_KINDS: readonly QueryKind[] = (Object.keys(QUERY_RUNNERS) as QueryKind[]).filter((kind) => runnerOf(kind).queryApi);
+
+/**
+ * A query API node parsed by its kind's runner: a node of a kind the query API takes, or an
+ * ActorsQuery around one that lists actors (read with the ActorsQuery's page). Null when no
+ * runner takes it.
+ */
+export function parseQueryNode(node: Record<string, unknown>): ParsedQuery | null {
+  const outer = node['kind'] === 'ActorsQuery' ? node : null;
+  const source = outer ? outer['source'] : node;
+  if (!isJsonObject(source) || !isQueryKind(source['kind'])) return null;
+  const api = runnerOf(source['kind']).queryApi;
+  if (!api || (outer && !api.actorsSource)) return null;
+  return { kind: source['kind'], query: api.parse(source, outer) } as ParsedQuery;
+}
+
+/** What an insight kind (one a saved insight can be) answers. */
+export interface InsightAnswer {
+  result: unknown;
+  is_cached: boolean;
+  last_refresh: string;
+  timezone: string;
+}
+
+/**
+ * The query a saved insight runs: its query node (an InsightVizNode read through to its source)
+ * when that is an insight kind, else its legacy `filters` by their `insight` (TRENDS when
+ * absent) when they have a series. Null: nothing to run (the insight's result is null).
+ */
+export function parseSavedInsightQuery(row: { filters: Record<string, unknown> | null; query: unknown }): ParsedQuery | null {
+  let node = row.query;
+  if (isJsonObject(node) && node['kind'] === 'InsightVizNode') node = node['source'];
+  if (isJsonObject(node) && isQueryKind(node['kind'])) {
+    const runner = runnerOf(node['kind']);
+    if (runner.legacyInsight && runner.queryApi) return { kind: node['kind'], query: runner.queryApi.parse(node, null) } as ParsedQuery;
+  }
+  const filters = row.filters ?? {};
+  const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
+  if (!hasSeries) return null;
+  const insight = filters['insight'] === undefined ? 'TRENDS' : filters['insight'];
+  const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
+  return kind ? ({ kind, query: runnerOf(kind).parseLegacy(filters) } as ParsedQuery) : null;
+}

@@ -1,0 +1,33 @@
+import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
+import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
+import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
+import { funnelsRunner } from '../funnels/funnels.runner';
+import { trendsRunner } from '../trends/trends.runner';
+import type { QueryRunner } from './query-runner';
+
+/**
+ * Every query kind and its runner, by PostHog's node kind (get_query_runner in
+ * posthog/hogql_queries/query_runner.py). The only dispatch: every entry point (legacy insight
+ * routes, the query API, saved insights) runs a kind's query through the query service, which
+ * finds its runner here. A new kind is its runner (`<kind>.runner.ts` in its folder) and one line.
+ */
+export const QUERY_RUNNERS = {
+  TrendsQuery: trendsRunner,
+  FunnelsQuery: funnelsRunner,
+  FunnelCorrelationQuery: funnelCorrelationRunner,
+  FunnelsActorsQuery: funnelActorsRunner,
+  FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+};
+
+export type QueryKind = keyof typeof QUERY_RUNNERS;
+/** The checked query of a kind (what its runner parses to). */
+export type QueryOf<K extends QueryKind> = (typeof QUERY_RUNNERS)[K] extends QueryRunner<infer Q, infer _A> ? Q : never;
+/** The answer of a kind (what its runner calculates). */
+export type AnswerOf<K extends QueryKind> = (typeof QUERY_RUNNERS)[K] extends QueryRunner<infer _Q, infer A> ? A : never;
+/** A kind and its checked query, of any kind. */
+export type ParsedQuery = { [K in QueryKind]: { kind: K; query: QueryOf<K> } }[QueryKind];
+
+export const isQueryKind = (kind: unknown): kind is QueryKind => typeof kind === 'string' && Object.hasOwn(QUERY_RUNNERS, kind);
+
+/** A kind's runner, its types erased (the service treats every kind alike). */
+export const runnerOf = (kind: QueryKind): QueryRunner<unknown, unknown> => QUERY_RUNNERS[kind] as unknown as QueryRunner<unknown, unknown>;
