@@ -137,6 +137,30 @@ export async function cohortsOfPerson(
   return columns.filter((_, i) => Number(row?.[`c${i}`]) === 1).map((c) => c.id);
 }
 
+/** The most values personPropertyValues answers (PostHog's persons/values limit). */
+const PROPERTY_VALUES_LIMIT = 100;
+
+/**
+ * Values of one property over the project's live persons (latest version of each), most common
+ * first, with how many persons hold each; `value` keeps those containing it (any case).
+ */
+export async function personPropertyValues(
+  ch: ClickHouseClient,
+  query: { teamId: number; key: string; value: string | null },
+): Promise<{ name: string; count: number }[]> {
+  const rows = await (
+    await ch.query({
+      query: `SELECT JSONExtractString(p, {key:String}) AS name, count() AS count FROM (
+                SELECT argMax(properties, version) AS p, argMax(is_deleted, version) AS deleted FROM person WHERE team_id = {team:Int64} GROUP BY id)
+              WHERE deleted = 0 AND JSONHas(p, {key:String}) AND (isNull({value:Nullable(String)}) OR positionCaseInsensitiveUTF8(name, assumeNotNull({value:Nullable(String)})) > 0)
+              GROUP BY name ORDER BY count DESC, name LIMIT {limit:UInt32}`,
+      query_params: { team: query.teamId, key: query.key, value: query.value, limit: PROPERTY_VALUES_LIMIT },
+      format: 'JSONEachRow',
+    })
+  ).json<{ name: string; count: string }>();
+  return rows.map((r) => ({ name: r.name, count: Number(r.count) }));
+}
+
 function parseProperties(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
