@@ -137,7 +137,7 @@ export async function cohortsOfPerson(
   return columns.filter((_, i) => Number(row?.[`c${i}`]) === 1).map((c) => c.id);
 }
 
-/** The most values personPropertyValues answers (PostHog's persons/values limit). */
+/** The most values personPropertyValues answers. */
 const PROPERTY_VALUES_LIMIT = 100;
 
 /**
