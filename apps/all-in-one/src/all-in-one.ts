@@ -9,10 +9,11 @@ import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
+import { createJobOperator } from '@sightline/maintenance-jobs';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, createPersonChangeNotifier, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { createJobOperator, createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
+import { createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
 
 export interface AllInOneDeps {
   db: MetadataStore;
