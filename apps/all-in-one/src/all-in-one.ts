@@ -1,9 +1,9 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter, type AccessOptions, type AnalyticsOptions } from '@sightline/api';
-import type { EventBus, Topics } from '@sightline/bus';
+import { createInMemoryInvalidation, type EventBus, type Topics } from '@sightline/bus';
 import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
-import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
