@@ -4,12 +4,12 @@ import { findPersonsByUuids } from '@sightline/persons';
 import type { Sql } from '@sightline/postgres';
 import { DateTime } from 'luxon';
 import { formatBucketDay } from '../common/date-range';
-import { TrendFilterError } from '../trends/trend-filter';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
-import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { funnelRangeAndFilters, rows } from './funnels.query';
 import { FunnelActorsSqlBuilder, FunnelTrendActorsSqlBuilder, type FunnelActorsCondition } from './funnel-actors.sql';
+import { QueryFilterError } from '../common/query-filter-error';
+import { type QuerySqlPorts, type QueryPorts } from '../common/query-ports';
+import { type QueryProject } from '../common/query-project';
 
 /** PostHog's DEFAULT_RETURNED_ROWS: the actors one answer lists when no limit is asked. */
 export const DEFAULT_FUNNEL_ACTORS_LIMIT = 100;
@@ -74,7 +74,7 @@ export interface FunnelActorsResult {
 }
 
 const fail = (attr: string, message: string, code = 'invalid'): never => {
-  throw new TrendFilterError(attr, message, code);
+  throw new QueryFilterError(attr, message, code);
 };
 
 function optionalInt(node: Record<string, unknown>, key: string, attr: string): number | null {
@@ -218,7 +218,7 @@ function stepCondition(filter: ParsedFunnelFilter, request: FunnelActorsRequest)
 }
 
 /** The period a funnel trend's actors entered in, as the trend SQL writes it. */
-function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, request: FunnelActorsRequest): string {
+function entrancePeriod(filter: ParsedFunnelFilter, project: QueryProject, request: FunnelActorsRequest): string {
   const text = request.funnelTrendsEntrancePeriodStart;
   if (text === null)
     return fail(request.attr('funnelTrendsEntrancePeriodStart'), 'funnelTrendsEntrancePeriodStart is required for a funnel trend.', 'required');
@@ -236,19 +236,19 @@ function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, reque
  */
 export async function runFunnelActorsQuery(
   stores: { ch: ClickHouseClient; db: Sql },
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedFunnelFilter,
   request: FunnelActorsRequest,
   page: FunnelActorsPage,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<FunnelActorsResult> {
   const groupIndex = filter.aggregation_group_type_index;
   const columns = actorColumns(page, groupIndex);
   const empty = () => actorsOfPage(stores.db, project.id, groupIndex, columns, [], page);
   if (filter.steps.length === 0) return empty();
   const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
-  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const sqlPorts: QuerySqlPorts = { ...ports, teamId: project.id, nowMs };
   const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
   // A cohort breakdown's value is the cohort (0: all users): its members only; without a value, the members of any of them.
   let cohortId: number | null = null;
