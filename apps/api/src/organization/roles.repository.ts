@@ -29,6 +29,12 @@ export async function findRole(db: Sql, organizationId: string, id: string): Pro
   return rows[0] ?? null;
 }
 
+/** Roles by id, of any organisation: the caller has already scoped the ids. */
+export async function findRolesByIds(db: Sql, ids: readonly string[]): Promise<RoleRow[]> {
+  if (ids.length === 0) return [];
+  return db.query<RoleRow>('SELECT * FROM roles WHERE id = ANY($1::uuid[])', [ids]);
+}
+
 export async function listRoles(db: Sql, organizationId: string, page: { limit: number; offset: number }): Promise<{ rows: RoleRow[]; count: number }> {
   const [rows, count] = await Promise.all([
     db.query<RoleRow>('SELECT * FROM roles WHERE organization_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [organizationId, page.limit, page.offset]),
