@@ -1,1 +1,2 @@
-export { createCohortsRoutes, type CohortsDeps } from './cohorts.route';
+export { createCohortsRoutes } from './cohorts.route';
+export type { CohortsDeps } from './cohorts.service';
