@@ -17,7 +17,6 @@ import {
   type StaticMemberIds,
 } from '@sightline/insights';
 import type { MetadataStore } from '@sightline/postgres';
-import { activeFlagsNamingCohorts } from '../feature-flags';
 import { countCohortMembers } from './cohort-count.query';
 import { cohortMembership, cohortRefusal, cohortsContaining, definitionsWith } from './cohort-references';
 
@@ -29,6 +28,12 @@ export interface CohortsDeps {
   flagChanges: { flagsChanged(teamId: number): Promise<void> };
   /** Told too: decide's per-process person caches hold each person's static cohorts. */
   personsChanged?: (teamId: number) => Promise<void>;
+  /**
+   * Active feature flags whose conditions name any of the cohorts: the feature-flags folder's
+   * activeFlagsNamingCohorts, passed in so that cohorts and feature flags (which shows cohorts)
+   * do not import each other.
+   */
+  flagsNamingCohorts: (teamId: number, cohortIds: readonly number[]) => Promise<{ key: string; name: string }[]>;
 }
 
 export const hasMemberIds = (ids: StaticMemberIds) => (ids.personUuids?.length ?? 0) + (ids.distinctIds?.length ?? 0) + (ids.emails?.length ?? 0) > 0;
@@ -63,9 +68,9 @@ async function refreshed(deps: CohortsDeps, cohort: CohortRow): Promise<CohortRo
 }
 
 /** The names (or keys) of active flags that use the cohort, directly or through cohorts naming it. */
-export async function flagsUsingCohort(deps: Pick<CohortsDeps, 'db'>, cohort: CohortRow): Promise<string[]> {
+export async function flagsUsingCohort(deps: Pick<CohortsDeps, 'db' | 'flagsNamingCohorts'>, cohort: CohortRow): Promise<string[]> {
   const containing = cohortsContaining(await loadCohortDefinitions(deps.db, cohort.team_id), cohort.id);
-  return (await activeFlagsNamingCohorts(deps.db, cohort.team_id, containing)).map((flag) => flag.name || flag.key);
+  return (await deps.flagsNamingCohorts(cohort.team_id, containing)).map((flag) => flag.name || flag.key);
 }
 
 /** Creates a cohort (with a static cohort's first members), counts it and tells decide. */

@@ -1,2 +1,3 @@
 export { createCohortsRoutes } from './cohorts.route';
 export type { CohortsDeps } from './cohorts.service';
+export { serializeCohorts } from './cohort.serializer';

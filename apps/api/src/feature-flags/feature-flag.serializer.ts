@@ -1,4 +1,4 @@
-import { atLeast } from '../access-control/access-levels';
+import { atLeast } from '../access-control';
 import type { FlagRow } from './feature-flags.repository';
 import type { FlagRelations } from './flag-relations';
 import { flagStatus } from './flag-status';

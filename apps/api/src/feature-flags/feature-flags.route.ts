@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import { flagAccessLevels, hiddenFlagIds } from './flag-access-levels';
-import { atLeast } from '../access-control/access-levels';
+import { atLeast } from '../access-control';
 import { activityPage } from '../activity-log/activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';

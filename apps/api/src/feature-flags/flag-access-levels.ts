@@ -1,5 +1,5 @@
 import type { Sql } from '@sightline/postgres';
-import { accessLevels, type AccessLevel, type ResourceForAccess } from '../access-control/access-levels';
+import { accessLevels, type AccessLevel, type ResourceForAccess } from '../access-control';
 import { listFlagOwners } from './feature-flags.repository';
 import { rolesWithAccess } from './flag-role-access.repository';
 

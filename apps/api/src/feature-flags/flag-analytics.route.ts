@@ -1,5 +1,5 @@
 import { RouteTable } from '../http/route-registry';
-import { serializeCohorts } from '../cohorts/cohort.serializer';
+import { serializeCohorts } from '../cohorts';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
 import { createFlagUsageDashboard, enrichFlagUsageDashboard } from './flag-analytics.service';

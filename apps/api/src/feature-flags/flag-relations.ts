@@ -1,6 +1,6 @@
 import type { Sql } from '@sightline/postgres';
-import type { AccessLevel } from '../access-control/access-levels';
-import { loadBasicUsers, type BasicUser } from '../organization/users';
+import type { AccessLevel } from '../access-control';
+import { loadBasicUsers, type BasicUser } from '@sightline/accounts';
 import { flagAccessLevels } from './flag-access-levels';
 import type { FlagRow } from './feature-flags.repository';
 import { cohortNames, dashboardsOfFlags, experimentsOfFlags } from './flag-relations.repository';

@@ -3,7 +3,7 @@ import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
-import { atLeast } from '../access-control/access-levels';
+import { atLeast } from '../access-control';
 import { queryInteger } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import type { RoleAccessRow } from './flag-role-access.repository';

@@ -1,4 +1,4 @@
-import { serializeRoles } from '../organization/role.serializer';
+import { serializeRoles } from '../organization';
 import { serializeFlag } from './feature-flag.serializer';
 import type { RoleAccessRow } from './flag-role-access.repository';
 import type { RoleAccessRelations } from './flag-role-access.service';

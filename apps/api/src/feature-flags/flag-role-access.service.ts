@@ -1,8 +1,7 @@
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { echoed } from '../http/drf-fields';
-import { loadRoleRelations, type RoleRelations } from '../organization/role-relations';
-import { findRole, findRolesByIds, type RoleRow } from '../organization/roles.repository';
+import { findRole, findRolesByIds, loadRoleRelations, type RoleRelations, type RoleRow } from '../organization';
 import type { FlagRow } from './feature-flags.repository';
 import { loadFlagRelations, type FlagRelations } from './flag-relations';
 import { deleteRoleAccess, findRoleAccess, insertRoleAccess, listRoleAccess, type RoleAccessRow } from './flag-role-access.repository';

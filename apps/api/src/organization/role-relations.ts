@@ -1,6 +1,6 @@
 import type { Sql } from '@sightline/postgres';
 import { listMemberships, type MembershipRow, type RoleRow } from './roles.repository';
-import { loadBasicUsers, type BasicUser } from './users';
+import { loadBasicUsers, type BasicUser } from '@sightline/accounts';
 
 /** What roles are shown with: their memberships and the users those and the roles name. */
 export interface RoleRelations {

@@ -67,6 +67,11 @@ export async function listMemberships(db: Sql, roleIds: readonly string[]): Prom
   );
 }
 
+/** The ids of the roles the user is a member of. */
+export async function roleIdsOfUser(db: Sql, userId: number): Promise<string[]> {
+  return (await db.query<{ role_id: string }>('SELECT role_id FROM role_memberships WHERE user_id = $1', [userId])).map((r) => r.role_id);
+}
+
 /** The new membership, or null when the user already had one. */
 export async function insertMembership(db: Sql, roleId: string, userId: number): Promise<MembershipRow | null> {
   const rows = await db.query<MembershipRow>(

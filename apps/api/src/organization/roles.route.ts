@@ -19,7 +19,7 @@ import {
   UUID_PATTERN,
   type RoleRow,
 } from './roles.repository';
-import { findUserIdByUuid } from './users';
+import { findUserIdByUuid } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {
   interface Request {
