@@ -4,7 +4,7 @@ import { findCohort, isUuidText, listCohorts, type CohortInput, type CohortRow, 
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
-import { serializePersons } from '../persons/person.serializer';
+import { listedPersonsOf, serializePersons } from '../persons';
 import { parseCohortDefinition, readCsvMembers } from './cohort-input';
 import { checkCohortReferences } from './cohort-references';
 import { readCohortUpload } from './cohort-upload';
@@ -202,7 +202,15 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
         const limit = Math.min(queryInteger(req.query['limit'], 100, 1), MAX_PERSONS_PAGE_SIZE);
         const offset = queryInteger(req.query['offset'], 0, 0);
         const page = await cohortPersonsPage(deps, cohort, { limit, offset });
-        await sendJson(res, limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
+        await sendJson(
+          res,
+          limitOffsetPage(req, {
+            count: page.count,
+            limit,
+            offset,
+            results: serializePersons(await listedPersonsOf(db, cohort.team_id, page.rows), req.project!.person_display_name_properties),
+          }),
+        );
       },
     );
   }

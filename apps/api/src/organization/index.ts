@@ -11,4 +11,4 @@ export function createOrganizationRoutes(db: Sql, options: { tokenChanges?: Pick
 }
 export { loadRoleRelations, type RoleRelations } from './role-relations';
 export { serializeRoles } from './role.serializer';
-export { findRole, findRolesByIds, roleIdsOfUser, UUID_PATTERN, type RoleRow } from './roles.repository';
+export { findRole, findRolesByIds, roleIdsOfUser, type RoleRow } from './roles.repository';
