@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import type { QueryParams } from '@sightline/properties';
 
 /** A membership condition on the `person` row `id`, with its parameters and the bound team parameter. */
@@ -9,13 +9,12 @@ export interface CohortMembership {
 }
 
 /** How many live persons of the project the membership condition holds. */
-export async function countCohortMembers(ch: ClickHouseClient, { params, team, members }: CohortMembership): Promise<number> {
-  const rows = await (
-    await ch.query({
-      query: `SELECT count() AS n FROM (SELECT id FROM person WHERE team_id = ${team} GROUP BY id HAVING argMax(is_deleted, version) = 0) WHERE ${members}`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-  ).json<{ n: string }>();
+export async function countCohortMembers(ch: ClickHouseClient, teamId: number, { params, team, members }: CohortMembership): Promise<number> {
+  const rows = await queryClickhouse<{ n: string }>(ch, {
+    kind: 'cohorts.count',
+    teamId,
+    sql: `SELECT count() AS n FROM (SELECT id FROM person WHERE team_id = ${team} GROUP BY id HAVING argMax(is_deleted, version) = 0) WHERE ${members}`,
+    params: params.values,
+  });
   return Number(rows[0]?.n ?? 0);
 }

@@ -54,7 +54,7 @@ async function countDynamic(deps: CohortsDeps, cohort: CohortRow): Promise<void>
   } catch {
     return;
   }
-  await setCohortCount(deps.db, cohort.id, await countCohortMembers(deps.ch, membership), new Date(deps.now()));
+  await setCohortCount(deps.db, cohort.id, await countCohortMembers(deps.ch, cohort.team_id, membership), new Date(deps.now()));
 }
 
 /** After a write: counts (static cohorts' members are copied to ClickHouse too) and tells decide. */
