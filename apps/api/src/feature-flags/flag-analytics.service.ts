@@ -1,7 +1,8 @@
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { MetadataStore } from '@sightline/postgres';
 import { setHasEnrichedAnalytics, type FlagRow } from './feature-flags.repository';
-import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights, hasEnrichedEvents } from './usage-dashboard';
+import { hasEnrichedEvents } from './flag-enriched-events.query';
+import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights } from './usage-dashboard';
 
 /** What a usage-dashboard action came to: done, or the reason PostHog gives (with the failure behind it, if any). */
 export type UsageDashboardOutcome = { ok: true } | { ok: false; error: string; cause?: unknown };
