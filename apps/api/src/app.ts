@@ -32,7 +32,7 @@ import { createDashboardsRoutes } from './dashboards';
 import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluationFastPath, type DecideRouteDeps } from './decide';
 import { createEventDefinitionsRoutes } from './event-definitions';
 import { createEventsRoutes } from './events';
-import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { activeFlagsNamingCohorts, createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
 import { createGroupsRoutes } from './groups';
 import { createGroupsTypesRoutes } from './groups-types';
 import type { AnalyticsOptions } from './http/analytics-config';
@@ -140,7 +140,14 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
-    createCohortsRoutes({ db: deps.db, ch, now, flagChanges, personsChanged }),
+    createCohortsRoutes({
+      db: deps.db,
+      ch,
+      now,
+      flagChanges,
+      personsChanged,
+      flagsNamingCohorts: (teamId, cohortIds) => activeFlagsNamingCohorts(deps.db, teamId, cohortIds),
+    }),
     createInsightsRoutes({
       db: deps.db,
       ch,
