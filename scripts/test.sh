@@ -41,9 +41,8 @@ ensure_debian_packages "${packages[@]}"
 npx tsc -p tsconfig.json --noEmit
 # The web app (DOM and JSX) has its own compiler settings.
 npx tsc -p apps/web/tsconfig.json
-if [[ $lint == yes ]] && node -e 'process.exit(require("./package.json").scripts?.lint ? 0 : 1)'; then
-  npm run --silent lint
-fi
+# ESLint and dependency-cruiser: import boundaries and cycles (eslint.config.mjs, .dependency-cruiser.cjs).
+[[ $lint == yes ]] && npm run --silent lint
 
 jest_args=(--ci)
 # Every tier of the full run: the ten slowest files after jest's summary.
