@@ -31,7 +31,14 @@ export type { CorrelationActorsQuery } from './funnels/funnel-correlation-actors
 export type { FunnelCorrelationRequest } from './funnels/funnel-correlation.runner';
 
 // Other reads of ClickHouse: persons and events lists.
-export { cohortsOfPerson, PERSONS_CSV_EXPORT_LIMIT, queryPersons, type PersonsQuery, type PersonsQueryRow } from './persons/persons.query';
+export {
+  cohortsOfPerson,
+  PERSONS_CSV_EXPORT_LIMIT,
+  personPropertyValues,
+  queryPersons,
+  type PersonsQuery,
+  type PersonsQueryRow,
+} from './persons/persons.query';
 export { listEvents, type EventsCursor, type EventsListQuery, type EventsListRow } from './events/events-list.query';
 
 // Actions and cohorts as queries read them.
@@ -91,6 +98,9 @@ export {
   type InsightRow,
 } from './repositories/saved-insights.repository';
 export {
+  addDashboardTile,
+  countDashboardTiles,
+  dashboardHasInsightNamed,
   dashboardTiles,
   findDashboard,
   insertDashboard,

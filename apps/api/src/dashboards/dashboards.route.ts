@@ -14,8 +14,8 @@ import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
+import { loadBasicUsers } from '@sightline/accounts';
 import { serializeInsights } from '../insights';
-import { loadBasicUsers } from '../organization/users';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,2 +1,5 @@
-export { createPersonsRoutes, MAX_BULK_DELETE } from './persons.route';
+export { createPersonsRoutes } from './persons.route';
 export { createPersonsFunnelRoutes } from './persons-funnel.route';
+export { MAX_BULK_DELETE } from './persons-input';
+export { listedPersonsOf, type PersonsDeps } from './persons.service';
+export { serializePersons, type ListedPerson, type PersonJson } from './person.serializer';

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { isJsonObject } from '@sightline/json-input';
+import { findPersonsByUuids } from '@sightline/persons';
 import type { Sql } from '@sightline/postgres';
 import { DateTime } from 'luxon';
 import { formatBucketDay } from '../common/date-range';
@@ -346,41 +347,16 @@ function slices<T>(items: T[]): T[][] {
   return Array.from({ length: Math.ceil(items.length / ACTORS_PER_READ) }, (_, i) => items.slice(i * ACTORS_PER_READ, (i + 1) * ACTORS_PER_READ));
 }
 
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The project's persons by uuid, as PostHog's PersonStrategy reads them from PostgreSQL. */
 async function personsByUuid(db: Sql, teamId: number, uuids: string[]): Promise<Map<string, FunnelActor>> {
-  // A funnel_aggregate_by_hogql value that is not a person's uuid names no person.
-  const valid = uuids.filter((u) => UUID_TEXT.test(u));
-  const out = new Map<string, FunnelActor>();
-  if (valid.length === 0) return out;
-  const found: {
-    uuid: string;
-    properties: Record<string, unknown> | null;
-    is_identified: boolean;
-    created_at: Date | string;
-    distinct_ids: string[] | null;
-  }[] = [];
-  for (const slice of slices(valid)) {
-    found.push(
-      ...(await db.query<(typeof found)[number]>(
-        `SELECT p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
-                (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
-           FROM unnest($2::uuid[]) AS listed(uuid) JOIN persons p ON p.team_id = $1 AND p.uuid = listed.uuid`,
-        [teamId, slice],
-      )),
-    );
-  }
-  for (const p of found) {
-    out.set(p.uuid, {
-      id: p.uuid,
-      properties: p.properties ?? {},
-      is_identified: p.is_identified,
-      created_at: new Date(p.created_at).toISOString(),
-      distinct_ids: p.distinct_ids ?? [],
-    });
-  }
-  return out;
+  // A funnel_aggregate_by_hogql value that is not a person's uuid names no person (the repository skips it).
+  const found = await findPersonsByUuids(db, teamId, uuids);
+  return new Map(
+    [...found.values()].map((p) => [
+      p.uuid,
+      { id: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, distinct_ids: p.distinctIds },
+    ]),
+  );
 }
 
 /** The project's groups of one type by key, as PostHog's GroupStrategy answers them. */
