@@ -19,7 +19,7 @@ export { legacyFilterFromQuery } from './common/legacy-query-string';
 export type { QueryProjectRow } from './common/query-project';
 export { parseTrendFilter, type ParsedTrendFilter } from './trends/trend-filter';
 export { trendsQueryToFilter } from './trends/trends-query-node';
-export type { TrendResult, TrendSeries } from './trends/trends.query';
+export type { TrendResult, TrendSeries } from './trends/trend-result';
 export { parseFunnelFilter, type ParsedFunnelFilter } from './funnels/funnel-filter';
 export { funnelsQueryToFilter } from './funnels/funnels-query-node';
 export type { FunnelResult, FunnelStep } from './funnels/funnels.query';

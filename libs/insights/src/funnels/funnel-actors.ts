@@ -274,7 +274,9 @@ export async function runFunnelActorsQuery(
   };
   const input = { filter, properties, range, cohortId };
   const builder = filter.vizType === 'trends' ? new FunnelTrendActorsSqlBuilder(input, sqlPorts) : new FunnelActorsSqlBuilder(input, sqlPorts);
-  const found = (await rows<{ actor_id: string }>(stores.ch, builder.actorIdsSql(condition), builder.params.values)).map((r) => r.actor_id);
+  const found = (await rows<{ actor_id: string }>(stores.ch, 'funnels.actors', project.id, builder.actorIdsSql(condition), builder.params.values)).map(
+    (r) => r.actor_id,
+  );
   return actorsOfPage(stores.db, project.id, groupIndex, columns, found, page);
 }
 

@@ -199,6 +199,6 @@ export async function runCorrelationActorsQuery(
     limit: page.limit,
     offset: page.offset,
   });
-  const found = (await rows<{ actor_id: string }>(stores.ch, sql, builder.params.values)).map((r) => r.actor_id);
+  const found = (await rows<{ actor_id: string }>(stores.ch, 'funnels.correlation_actors', project.id, sql, builder.params.values)).map((r) => r.actor_id);
   return actorsOfPage(stores.db, project.id, groupIndex, columns, found, page);
 }

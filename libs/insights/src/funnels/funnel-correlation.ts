@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { queryClickhouse } from '@sightline/clickhouse';
 import { isJsonObject } from '@sightline/json-input';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange } from '../common/date-range';
@@ -182,9 +183,12 @@ export async function runFunnelCorrelation(
   // The events of the steps, and of the steps of the actions that are steps (PostHog's _get_funnel_step_names).
   const stepEvents = filter.steps.flatMap((s) => (s.kind === 'actions' ? (ports.actionEventNames?.(Number(s.id)) ?? []) : s.id !== null ? [String(s.id)] : []));
   const query = new FunnelCorrelationSqlBuilder({ filter: unbroken, properties, range, cohortId: null }, sqlPorts);
-  const found = await ch
-    .query({ query: query.correlationSql(options.type, { ...options, stepEvents }), query_params: query.params.values, format: 'JSONEachRow' })
-    .then((r) => r.json<{ name: string | null; s: string; f: string }>());
+  const found = await queryClickhouse<{ name: string | null; s: string; f: string }>(ch, {
+    kind: 'funnels.correlation',
+    teamId: project.id,
+    sql: query.correlationSql(options.type, { ...options, stepEvents }),
+    params: query.params.values,
+  });
   // The row named NULL counts every actor who entered the funnel.
   const totals = found.find((r) => r.name === null);
   const rows = found.filter((r): r is { name: string; s: string; f: string } => r.name !== null);

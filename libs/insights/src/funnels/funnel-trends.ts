@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { queryClickhouse } from '@sightline/clickhouse';
 import type { PropertyGroup } from '@sightline/properties';
 import { formatBucketDay, formatBucketLabel, isoDateTime, type QueryDateRange } from '../common/date-range';
 import { BREAKDOWN_NULL } from '../common/events-sql';
@@ -48,9 +49,12 @@ export async function funnelTrendSeries(ch: ClickHouseClient, input: FunnelTrend
   const series: (FunnelTrendSeries & { total: number; key: string })[] = [];
   for (const cohort of cohorts) {
     const builder = new FunnelTrendsSqlBuilder({ filter, properties: input.properties, range, cohortId: cohort }, input.ports);
-    const found = await ch
-      .query({ query: builder.trendsSql(), query_params: builder.params.values, format: 'JSONEachRow' })
-      .then((r) => r.json<{ bv: string | string[]; b: string; entered: string; converted: string }>());
+    const found = await queryClickhouse<{ bv: string | string[]; b: string; entered: string; converted: string }>(ch, {
+      kind: 'funnels.trends',
+      teamId: input.ports.teamId,
+      sql: builder.trendsSql(),
+      params: builder.params.values,
+    });
     const byValue = new Map<string, Map<string, { entered: number; converted: number }>>();
     for (const row of found) {
       const key = cohortBreakdown || !hasBreakdown ? '' : JSON.stringify(breakdownList(row.bv));

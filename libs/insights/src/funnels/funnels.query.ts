@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { queryClickhouse } from '@sightline/clickhouse';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange, type QueryDateRange } from '../common/date-range';
 import type { ParsedFunnelFilter } from './funnel-filter';
@@ -40,9 +41,9 @@ const finite = (v: unknown): number | null => {
   return Number.isFinite(n) ? n : null;
 };
 
-/** The rows of a query, as JSON objects. */
-export async function rows<T>(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
+/** The rows of a funnel query (`kind`: what it is for, as the ClickHouse seam tags and times it). */
+export function rows<T>(ch: ClickHouseClient, kind: string, teamId: number, sql: string, params: Record<string, unknown>): Promise<T[]> {
+  return queryClickhouse<T>(ch, { kind, teamId, sql, params });
 }
 
 /** PostHog's automatic bin count stays within 1..60 (funnel_time_to_convert_udf.py). */
@@ -126,7 +127,9 @@ export async function runFunnelQuery(
 
   if (filter.vizType === 'time_to_convert') {
     const b = builder(null);
-    const seconds = (await rows<{ seconds: number }>(ch, b.conversionTimesSql(filter.fromStep, filter.toStep), b.params.values)).map((r) => Number(r.seconds));
+    const seconds = (
+      await rows<{ seconds: number }>(ch, 'funnels.time_to_convert', project.id, b.conversionTimesSql(filter.fromStep, filter.toStep), b.params.values)
+    ).map((r) => Number(r.seconds));
     const mean = seconds.length ? seconds.reduce((a, s) => a + s, 0) / seconds.length : null;
     // An unordered funnel's time to convert is PostHog's non-UDF query, which rounds the mean to
     // hundredths (funnel_time_to_convert.py); the UDF one (ordered, strict) does not.
@@ -146,6 +149,8 @@ export async function runFunnelQuery(
     const b = builder(typeof cohort === 'number' ? cohort : null);
     const found = await rows<{ bv: string | string[]; counts: number[]; averages: (number | null)[]; medians: (number | null)[] }>(
       ch,
+      'funnels',
+      project.id,
       b.stepsSql(),
       b.params.values,
     );

@@ -2,7 +2,7 @@ import { createTestStores, insertJourneys, journeyTimeMs, type JourneyEvent, typ
 import { BREAKDOWN_NULL } from '../common/events-sql';
 import { parseTrendFilter } from './trend-filter';
 import { trendsQueryToFilter } from './trends-query-node';
-import type { TrendSeries } from './trends.query';
+import type { TrendSeries } from './trend-result';
 import { createQueryService, type QueryService } from '../runners/query-service';
 
 /**

@@ -1,7 +1,7 @@
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
 import type { ParsedTrendFilter } from './trend-filter';
 import { evaluateFormula, type parseFormula } from './trend-formula';
-import type { TrendSeries } from './trends.query';
+import type { TrendSeries } from './trend-result';
 
 /**
  * The order of a trend's series as PostHog's runner answers them: breakdown values within a

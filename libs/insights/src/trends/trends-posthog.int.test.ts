@@ -11,7 +11,7 @@ import {
 } from '@sightline/testkit';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
 import { parseTrendFilter } from './trend-filter';
-import type { TrendSeries } from './trends.query';
+import type { TrendSeries } from './trend-result';
 import { createQueryService, type QueryService } from '../runners/query-service';
 import { type QueryProjectRow } from '../common/query-project';
 

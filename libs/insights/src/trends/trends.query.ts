@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { queryClickhouse } from '@sightline/clickhouse';
 import type { PropertyGroup } from '@sightline/properties';
 import {
   formatBucketDay,
@@ -17,32 +18,10 @@ import { BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } f
 import { SeriesSqlBuilder } from './trend-series.sql';
 import type { QueryPorts } from '../common/query-ports';
 import type { QueryProject } from '../common/query-project';
-import { jsonRows } from '../common/json-rows';
 import { nextWorkTurn } from '@sightline/http';
 import { type SeriesInput } from '../common/series';
 import { type QuerySqlPorts } from '../common/query-ports';
-
-export interface TrendSeries {
-  data: number[] | null;
-  labels?: string[];
-  days: string[];
-  count: number;
-  aggregated_value?: number;
-  label: string;
-  filter: Record<string, unknown>;
-  action: Record<string, unknown> | null;
-  breakdown_value?: string | number | (string | number)[];
-  compare?: boolean;
-  compare_label?: 'current' | 'previous';
-}
-
-export interface TrendResult {
-  result: TrendSeries[];
-  next: null;
-  timezone: string;
-  is_cached: boolean;
-  last_refresh: string;
-}
+import type { TrendResult, TrendSeries } from './trend-result';
 
 interface Row {
   b?: string;
@@ -91,9 +70,9 @@ const toNumber = (v: unknown) => {
   return Number.isFinite(n) ? n : 0;
 };
 
-async function runRows(ch: ClickHouseClient, sql: string, params: Record<string, unknown>): Promise<Row[]> {
-  return jsonRows<Row>(await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' }));
-}
+/** A trend's query through the ClickHouse seam (tagged, timed, bounded; rows read between turns on the api's client). */
+const runRows = (ch: ClickHouseClient, teamId: number, sql: string, params: Record<string, unknown>): Promise<Row[]> =>
+  queryClickhouse<Row>(ch, { kind: 'trends', teamId, sql, params });
 
 function collect(rows: Row[], range: QueryDateRange, totalValue: boolean, withBreakdown: boolean): SeriesValues[] {
   const index = new Map(range.buckets.map((b, i) => [formatBucketDay(b, range.interval), i]));
@@ -208,13 +187,13 @@ export async function runTrendQuery(
       let bins: (HistogramBins | null)[] | undefined;
       if (valueBreakdowns.some((b) => b.histogram_bin_count)) {
         const rangeQuery = new SeriesSqlBuilder(input, sqlPorts).histogramRange();
-        const [row] = (await runRows(ch, rangeQuery.sql, rangeQuery.params)) as unknown as (Record<string, unknown> | undefined)[];
+        const [row] = (await runRows(ch, project.id, rangeQuery.sql, rangeQuery.params)) as unknown as (Record<string, unknown> | undefined)[];
         bins = valueBreakdowns.map((b, i) =>
           b.histogram_bin_count ? histogramBins(numberOrNull(row?.[`min${i}`]), numberOrNull(row?.[`max${i}`]), b.histogram_bin_count) : null,
         );
       }
       const query = new SeriesSqlBuilder({ ...input, histogramBins: bins }, sqlPorts).build();
-      const rows = await runRows(ch, query.sql, query.params);
+      const rows = await runRows(ch, project.id, query.sql, query.params);
       await nextWorkTurn();
       // A cohort's query is grouped by the cohort in PostHog: no events, no series
       // (test_combine_all_cohort_and_icontains), where a series without breakdown answers zeros.

@@ -1,6 +1,7 @@
 import type { QueryRunner } from '../runners/query-runner';
 import { parseTrendFilter, type ParsedTrendFilter } from './trend-filter';
-import { runTrendQuery, type TrendResult } from './trends.query';
+import type { TrendResult } from './trend-result';
+import { runTrendQuery } from './trends.query';
 import { trendsQueryToFilter } from './trends-query-node';
 
 /** TrendsQuery, and the legacy insights/trend/ filter. */
