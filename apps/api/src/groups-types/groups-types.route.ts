@@ -4,9 +4,6 @@ import { serializeGroupType } from './group-type.serializer';
 import { listGroupTypes } from './groups-types.repository';
 import { setGroupTypeDefaultColumns, updateGroupTypesMetadata } from './groups-types.service';
 
-/** Both prefixes PostHog serves group types under. */
-const PREFIXES = ['/api/projects/:project_id/groups_types', '/api/environments/:project_id/groups_types'] as const;
-
 /**
  * PostHog's GroupsTypesViewSet (posthog/api/group.py): the project's group types (not paged),
  * their display names (`update_metadata`) and the columns of their groups list
@@ -15,11 +12,12 @@ const PREFIXES = ['/api/projects/:project_id/groups_types', '/api/environments/:
 export function createGroupsTypesRoutes(deps: { db: MetadataStore }): RouteTable {
   const { db } = deps;
   const routes = new RouteTable();
-  for (const base of PREFIXES) {
-    routes.get(base, { scope: 'group:read', summary: "List the project's group types", list: true }, async (req, res) => {
+  routes.inProject((project) => {
+    const base = '/groups_types';
+    project.get(base, { scope: 'group:read', summary: "List the project's group types", list: true }, async (req, res) => {
       res.json((await listGroupTypes(db, req.project!.id)).map(serializeGroupType));
     });
-    routes.patch(
+    project.patch(
       `${base}/update_metadata`,
       {
         scope: 'group:write',
@@ -30,7 +28,7 @@ export function createGroupsTypesRoutes(deps: { db: MetadataStore }): RouteTable
         res.json((await updateGroupTypesMetadata(db, req.project!.id, req.body)).map(serializeGroupType));
       },
     );
-    routes.put(
+    project.put(
       `${base}/set_default_columns`,
       {
         scope: 'group:write',
@@ -41,6 +39,6 @@ export function createGroupsTypesRoutes(deps: { db: MetadataStore }): RouteTable
         res.json(serializeGroupType(await setGroupTypeDefaultColumns(db, req.project!.id, req.body)));
       },
     );
-  }
+  });
   return routes;
 }

@@ -22,6 +22,23 @@ function appOf(table: RouteTable) {
 }
 
 describe('route registry', () => {
+  it('registers each project route under both prefixes, in declaration order', () => {
+    const ok = () => undefined;
+    const table = new RouteTable().inProject((project) => {
+      project.get('/things/funnel', { scope: 'insight:read', summary: 'A fixed path first' }, ok);
+      project.patch('/things/:thing_id', { scope: 'insight:write', summary: 'Then the id' }, ok);
+      project.get('', { scope: 'project:read', summary: 'The project itself' }, ok);
+    });
+    expect(table.routes.map((r) => `${r.method} ${r.path} ${r.summary}`)).toEqual([
+      'get /api/projects/:project_id/things/funnel A fixed path first',
+      'get /api/environments/:project_id/things/funnel A fixed path first',
+      'patch /api/projects/:project_id/things/:thing_id Then the id',
+      'patch /api/environments/:project_id/things/:thing_id Then the id',
+      'get /api/projects/:project_id The project itself',
+      'get /api/environments/:project_id The project itself',
+    ]);
+  });
+
   it('refuses to mount a route that declares no scope', () => {
     const table = new RouteTable().get('/api/open', { summary: 'No scope' } as unknown as RouteMeta, (_req, res) => void res.json({}));
     expect(() => mountRoutes(table, { db: noStore, authenticate })).toThrow(RouteDeclarationError);

@@ -60,6 +60,13 @@ export interface RouteDefinition extends RouteMeta {
   handlers: readonly RequestHandler[];
 }
 
+/**
+ * Both prefixes PostHog serves a project's resources under (`environments` is the newer name of
+ * the same project), in the order each route is registered under them. No URL matches a path
+ * under both, so the order between the two never decides which route answers.
+ */
+export const PROJECT_PREFIXES = ['/api/projects/:project_id', '/api/environments/:project_id'] as const;
+
 /** The routes of one resource, declared in order (Express matches in declaration order). */
 export class RouteTable {
   readonly routes: RouteDefinition[] = [];
@@ -80,6 +87,15 @@ export class RouteTable {
     return this.add('delete', path, meta, handlers);
   }
 
+  /**
+   * Declares routes of a project's resource: `project.get('/actions', …)` registers
+   * `/api/projects/:project_id/actions` then `/api/environments/:project_id/actions`.
+   */
+  inProject(declare: (project: ProjectRoutes) => void): this {
+    declare(new ProjectRoutes(this));
+    return this;
+  }
+
   /** Appends other tables' routes, keeping their order. */
   include(...tables: readonly RouteTable[]): this {
     for (const table of tables) this.routes.push(...table.routes);
@@ -88,6 +104,32 @@ export class RouteTable {
 
   private add(method: HttpMethod, path: string, meta: RouteMeta, handlers: RequestHandler[]): this {
     this.routes.push({ ...meta, method, path, handlers });
+    return this;
+  }
+}
+
+/** A table's routes under both project prefixes: each call registers its path under each of them. */
+export class ProjectRoutes {
+  constructor(private readonly table: RouteTable) {}
+
+  get(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('get', path, meta, handlers);
+  }
+  post(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('post', path, meta, handlers);
+  }
+  put(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('put', path, meta, handlers);
+  }
+  patch(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('patch', path, meta, handlers);
+  }
+  delete(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
+    return this.add('delete', path, meta, handlers);
+  }
+
+  private add(method: HttpMethod, path: string, meta: RouteMeta, handlers: RequestHandler[]): this {
+    for (const prefix of PROJECT_PREFIXES) this.table[method](`${prefix}${path}`, meta, ...handlers);
     return this;
   }
 }

@@ -27,9 +27,9 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
       throw asValidationError(error);
     }
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    const correlationPath = `${prefix}/insights/funnel/correlation`;
-    routes.post(
+  routes.inProject((project) => {
+    const correlationPath = '/insights/funnel/correlation';
+    project.post(
       correlationPath,
       {
         scope: 'insight:read',
@@ -41,11 +41,11 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
         await sendJson(res, await correlation(req, insightBody(req)));
       },
     );
-    routes.get(correlationPath, { scope: 'insight:read', summary: 'Funnel correlation (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(correlationPath, { scope: 'insight:read', summary: 'Funnel correlation (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
       await sendJson(res, await correlation(req, insightQueryInput(req)));
     });
-    const path = `${prefix}/insights/funnel`;
-    routes.post(
+    const path = '/insights/funnel';
+    project.post(
       path,
       {
         scope: 'insight:read',
@@ -57,9 +57,9 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
         await sendJson(res, await funnel(req, insightBody(req)));
       },
     );
-    routes.get(path, { scope: 'insight:read', summary: 'Funnel (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(path, { scope: 'insight:read', summary: 'Funnel (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
       await sendJson(res, await funnel(req, insightQueryInput(req)));
     });
-  }
+  });
   return routes;
 }

@@ -44,9 +44,9 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
     }
     await sendJson(res, result);
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    const path = `${prefix}/insights/trend`;
-    routes.post(
+  routes.inProject((project) => {
+    const path = '/insights/trend';
+    project.post(
       path,
       {
         scope: 'insight:read',
@@ -58,9 +58,9 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
         await send(req, res, await trend(req, insightBody(req)));
       },
     );
-    routes.get(path, { scope: 'insight:read', summary: 'Trends (query parameters; format=csv)', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(path, { scope: 'insight:read', summary: 'Trends (query parameters; format=csv)', throttle: 'clickhouse' }, async (req, res) => {
       await send(req, res, await trend(req, insightQueryInput(req)));
     });
-  }
+  });
   return routes;
 }

@@ -147,17 +147,17 @@ export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<Pro
       res.status(201).json(serializeProject(project!));
     },
   );
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    routes.get(prefix, { scope: 'project:read', summary: 'Retrieve a project' }, (req, res) => {
+  routes.inProject((project) => {
+    project.get('', { scope: 'project:read', summary: 'Retrieve a project' }, (req, res) => {
       res.json(serializeProject(req.project!));
     });
-    routes.patch(prefix, { scope: 'project:write', summary: "Change a project's settings", example: settingsExample }, async (req, res) => {
+    project.patch('', { scope: 'project:write', summary: "Change a project's settings", example: settingsExample }, async (req, res) => {
       const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body));
       res.json(serializeProject(updated!));
     });
     // PostHog's reset_token: a new project API key. The announcement makes every process's token
     // cache drop the old key; if it cannot be sent, they drop it when their entries expire.
-    routes.patch(`${prefix}/reset_token`, { scope: 'project:write', summary: "Replace the project's API key", example: () => ({}) }, async (req, res) => {
+    project.patch('/reset_token', { scope: 'project:write', summary: "Replace the project's API key", example: () => ({}) }, async (req, res) => {
       const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
       await options.tokenChanges?.publish(updated!.id).catch((err: unknown) => {
         options.logger.warn(
@@ -167,6 +167,6 @@ export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<Pro
       });
       res.json(serializeProject(updated!));
     });
-  }
+  });
   return routes;
 }

@@ -99,17 +99,17 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
       throw asValidationError(error);
     }
   };
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
+  routes.inProject((project) => {
     // PostHog's ee/clickhouse/views/person.py `funnel_correlation`: the persons behind a correlation row.
-    const correlationPath = `${prefix}/persons/funnel/correlation`;
-    routes.get(
+    const correlationPath = '/persons/funnel/correlation';
+    project.get(
       correlationPath,
       { scope: 'person:read', summary: 'The persons (or groups) behind a funnel correlation row (legacy)', throttle: 'clickhouse' },
       async (req, res) => {
         await sendJson(res, await runCorrelation(req, insightQueryInput(req)));
       },
     );
-    routes.post(
+    project.post(
       correlationPath,
       {
         scope: 'person:read',
@@ -125,11 +125,11 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
         await sendJson(res, await runCorrelation(req, { ...insightQueryInput(req), ...insightBody(req) }));
       },
     );
-    const path = `${prefix}/persons/funnel`;
-    routes.get(path, { scope: 'person:read', summary: 'The persons (or groups) behind a funnel step (legacy)', throttle: 'clickhouse' }, async (req, res) => {
+    const path = '/persons/funnel';
+    project.get(path, { scope: 'person:read', summary: 'The persons (or groups) behind a funnel step (legacy)', throttle: 'clickhouse' }, async (req, res) => {
       await sendJson(res, await run(req, insightQueryInput(req)));
     });
-    routes.post(
+    project.post(
       path,
       {
         scope: 'person:read',
@@ -141,6 +141,6 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
         await sendJson(res, await run(req, { ...insightQueryInput(req), ...insightBody(req) }));
       },
     );
-  }
+  });
   return routes;
 }

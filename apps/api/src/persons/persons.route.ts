@@ -165,12 +165,12 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       detail: { name: person.name, changes: changes as never },
     });
 
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    const base = `${prefix}/persons`;
+  routes.inProject((project) => {
+    const base = '/persons';
     const read = { scope: 'person:read' } as const;
     const write = { scope: 'person:write' } as const;
 
-    routes.get(
+    project.get(
       base,
       { ...read, summary: 'List persons (filters, stable pages; format=csv exports up to 300,000)', list: true, throttle: 'clickhouse' },
       async (req, res) => {
@@ -206,11 +206,11 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
     );
 
     // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-    routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse' }, () => {
+    project.post(base, { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse' }, () => {
       throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
     });
 
-    routes.post(
+    project.post(
       `${base}/bulk_delete`,
       {
         ...write,
@@ -265,7 +265,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
-    routes.get(`${base}/values`, { ...read, summary: 'Values of a person property with counts', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(`${base}/values`, { ...read, summary: 'Values of a person property with counts', throttle: 'clickhouse' }, async (req, res) => {
       const key = queryText(req, 'key');
       if (key === null) throw errors.validation('This field is required.', 'key', 'required');
       const value = queryText(req, 'value');
@@ -282,7 +282,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       res.json(rows.map((r) => ({ name: r.name, count: Number(r.count) })));
     });
 
-    routes.get(
+    project.get(
       `${base}/activity`,
       { scope: 'activity_log:read', summary: "Activity on the project's persons", list: true, throttle: 'clickhouse' },
       async (req, res) => {
@@ -291,7 +291,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
     );
 
     // PostHog's `persons/cohorts/?person_id=<uuid>`: the cohorts the person is in now.
-    routes.get(
+    project.get(
       `${base}/cohorts`,
       { scope: 'cohort:read', summary: 'Cohorts a person is in (person_id: uuid or id)', throttle: 'clickhouse' },
       async (req, res) => {
@@ -313,7 +313,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
-    routes.get(`${base}/:person_id`, { ...read, summary: 'Retrieve a person by id or uuid', throttle: 'clickhouse' }, loadPerson, (req, res) => {
+    project.get(`${base}/:person_id`, { ...read, summary: 'Retrieve a person by id or uuid', throttle: 'clickhouse' }, loadPerson, (req, res) => {
       res.json(req.person);
     });
 
@@ -331,20 +331,20 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       ]);
       res.json(after);
     };
-    routes.patch(
+    project.patch(
       `${base}/:person_id`,
       { ...write, summary: "Change a person's properties", throttle: 'clickhouse', example: () => ({ properties: { plan: 'pro' } }) },
       loadPerson,
       update,
     );
-    routes.put(
+    project.put(
       `${base}/:person_id`,
       { ...write, summary: "Replace a person's properties", throttle: 'clickhouse', example: () => ({ properties: { plan: 'pro' } }) },
       loadPerson,
       update,
     );
 
-    routes.delete(
+    project.delete(
       `${base}/:person_id`,
       { ...write, summary: "Delete a person (delete_events=true queues its events' deletion)", throttle: 'clickhouse' },
       loadPerson,
@@ -358,7 +358,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
-    routes.post(
+    project.post(
       `${base}/:person_id/update_property`,
       { ...write, summary: 'Set one person property', throttle: 'clickhouse', example: () => ({ key: 'plan', value: 'pro' }) },
       loadPerson,
@@ -378,7 +378,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
-    routes.post(
+    project.post(
       `${base}/:person_id/delete_property`,
       { ...write, summary: 'Remove one person property', throttle: 'clickhouse', example: () => ({ $unset: 'plan' }) },
       loadPerson,
@@ -394,7 +394,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
-    routes.post(
+    project.post(
       `${base}/:person_id/split`,
       {
         ...write,
@@ -424,7 +424,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
       },
     );
 
-    routes.get(
+    project.get(
       `${base}/:person_id/activity`,
       { scope: 'activity_log:read', summary: 'Activity on one person', list: true, throttle: 'clickhouse' },
       loadPerson,
@@ -432,7 +432,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         res.json(await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, itemId: String(req.person!.id), ...activityPaging(req) }));
       },
     );
-  }
+  });
   return routes;
 }
 

@@ -129,9 +129,9 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
       'not_supported',
     );
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    routes.post(
-      `${prefix}/query`,
+  routes.inProject((project) => {
+    project.post(
+      '/query',
       {
         scope: 'query:read',
         summary: 'Run a TrendsQuery, FunnelsQuery, or ActorsQuery of a FunnelsActorsQuery or FunnelCorrelationActorsQuery',
@@ -142,6 +142,6 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
         await sendJson(res, await run(req));
       },
     );
-  }
+  });
   return routes;
 }
