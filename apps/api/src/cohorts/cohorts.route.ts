@@ -29,6 +29,7 @@ import { QueryParams, type PropertyGroup } from '@sightline/properties';
 import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.repository';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
+import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializePersons } from '../persons/person.serializer';
 import { formBody, parseCohortDefinition, readCsvMembers } from './cohort-input';
@@ -117,14 +118,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
     await deps.personsChanged?.(teamId);
   };
 
-  const loadCohort: RequestHandler = async (req, _res, next) => {
-    const raw = String(req.params['cohort_id']);
-    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
-    const cohort = await findCohort(db, req.project!.id, Number(raw));
-    if (!cohort) return next(errors.notFound());
-    req.cohort = cohort;
-    next();
-  };
+  const loadCohort = loadById('cohort_id', 'cohort', (teamId, id) => findCohort(db, teamId, id));
 
   /** The cohorts a definition names, loaded (cohorts inside them too), with the definition itself under `selfId`. */
   const definitionsWith = async (teamId: number, self: CohortDefinition): Promise<Map<number, CohortDefinition>> => {
@@ -220,12 +214,12 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
     return (await activeFlagsNamingCohorts(db, cohort.team_id, [...containing])).map((flag) => flag.name || flag.key);
   };
 
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    const base = `${prefix}/cohorts`;
+  routes.inProject((project) => {
+    const base = '/cohorts';
     const read = { scope: 'cohort:read' } as const;
     const write = { scope: 'cohort:write' } as const;
 
-    routes.get(base, { ...read, summary: 'List cohorts', list: true }, async (req, res) => {
+    project.get(base, { ...read, summary: 'List cohorts', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const type = req.query['type'];
@@ -241,7 +235,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeCohorts(db, rows) }));
     });
 
-    routes.post(
+    project.post(
       base,
       {
         ...write,
@@ -273,11 +267,11 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       },
     );
 
-    routes.get(`${base}/:cohort_id`, { ...read, summary: 'Retrieve a cohort' }, loadCohort, async (req, res) => {
+    project.get(`${base}/:cohort_id`, { ...read, summary: 'Retrieve a cohort' }, loadCohort, async (req, res) => {
       res.json((await serializeCohorts(db, [req.cohort!]))[0]);
     });
 
-    routes.patch(
+    project.patch(
       `${base}/:cohort_id`,
       { ...write, summary: 'Update a cohort', example: () => ({ description: 'changed' }) },
       loadCohort,
@@ -319,11 +313,11 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
     );
 
     // PostHog answers 405 to DELETE: cohorts are soft-deleted with PATCH {deleted: true}.
-    routes.delete(`${base}/:cohort_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a cohort' }, loadCohort, () => {
+    project.delete(`${base}/:cohort_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a cohort' }, loadCohort, () => {
       throw errors.methodNotAllowed('DELETE');
     });
 
-    routes.patch(
+    project.patch(
       `${base}/:cohort_id/add_persons_to_static_cohort`,
       { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }) },
       loadCohort,
@@ -346,7 +340,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       },
     );
 
-    routes.patch(
+    project.patch(
       `${base}/:cohort_id/remove_person_from_static_cohort`,
       { ...write, summary: 'Remove a person from a static cohort', example: () => ({ person_id: '00000000-0000-0000-0000-000000000000' }) },
       loadCohort,
@@ -367,7 +361,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
     );
 
     // PostHog requires person:read here too: the answer lists persons and their properties.
-    routes.get(
+    project.get(
       `${base}/:cohort_id/persons`,
       { scope: ['cohort:read', 'person:read'], summary: 'List the persons in a cohort', list: true, throttle: 'clickhouse' },
       loadCohort,
@@ -387,6 +381,6 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
         await sendJson(res, limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
       },
     );
-  }
+  });
   return routes;
 }

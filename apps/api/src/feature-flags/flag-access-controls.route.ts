@@ -7,7 +7,7 @@ import { findUserIdByUuid } from '../organization/users';
 import { controlsFor, serializeControl, setAccessControl, type AccessControlRow } from '../access-control/access-controls.repository';
 import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from '../access-control/access-levels';
 import { echoed, parseBody } from '../http/drf-fields';
-import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
 
 const FLAG_RESOURCE = 'feature_flag';
 
@@ -60,7 +60,8 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
 export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
   const routes = new RouteTable();
-  for (const base of FLAG_PREFIXES) {
+  routes.inProject((project) => {
+    const base = FLAG_PATH;
     const describe = async (req: Request, resourceId: string | null) => ({
       access_controls: (await controlsFor(db, req.project!.id, FLAG_RESOURCE, resourceId)).map(serializeControl),
       ...DEFAULT_FLAG_ACCESS_LEVELS_INFO,
@@ -71,7 +72,7 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
       if (!atLeast(req.flagAccess!, 'manager')) throw errors.permissionDenied('Must be manager to modify feature_flag permissions.');
     };
 
-    routes.get(
+    project.get(
       `${base}/:id/access_controls`,
       { scope: 'access_control:read', summary: "A flag's access controls" },
       loadFlag(db, 'viewer'),
@@ -79,7 +80,7 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
         res.json(await describe(req, String(req.flag!.id)));
       },
     );
-    routes.put(
+    project.put(
       `${base}/:id/access_controls`,
       { scope: 'access_control:write', summary: 'Set an access control on a flag', example: () => ({ access_level: 'editor' }) },
       loadFlag(db, 'viewer'),
@@ -90,7 +91,7 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
         else res.json(serializeControl(control));
       },
     );
-    routes.get(
+    project.get(
       `${base}/:id/global_access_controls`,
       { scope: 'access_control:read', summary: "The project's default access to flags" },
       loadFlag(db, 'viewer'),
@@ -100,7 +101,7 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
     );
     // PostHog lets only organisation admins change project-wide rules; Sightline has no
     // organisation roles of that kind, so the access_control:write scope is the gate.
-    routes.put(
+    project.put(
       `${base}/:id/global_access_controls`,
       { scope: 'access_control:write', summary: "Set the project's default access to flags", example: () => ({ access_level: 'viewer' }) },
       loadFlag(db, 'viewer'),
@@ -110,6 +111,6 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
         else res.json(serializeControl(control));
       },
     );
-  }
+  });
   return routes;
 }

@@ -1,6 +1,6 @@
 import { RouteTable } from '../http/route-registry';
 import { serializeCohorts } from '../cohorts/cohort.serializer';
-import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
 import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights, hasEnrichedEvents } from './usage-dashboard';
 
@@ -14,11 +14,12 @@ import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights
 export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
   const routes = new RouteTable();
-  for (const base of FLAG_PREFIXES) {
+  routes.inProject((project) => {
+    const base = FLAG_PATH;
     const write = { scope: 'feature_flag:write' } as const;
     const editor = loadFlag(db, 'editor');
 
-    routes.post(`${base}/:id/dashboard`, { ...write, summary: "Create the flag's usage dashboard", example: () => ({}) }, editor, async (req, res) => {
+    project.post(`${base}/:id/dashboard`, { ...write, summary: "Create the flag's usage dashboard", example: () => ({}) }, editor, async (req, res) => {
       const flag = req.flag!;
       try {
         await db.transaction(async (tx) => {
@@ -33,7 +34,7 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
       res.json({ success: true });
     });
 
-    routes.post(
+    project.post(
       `${base}/:id/enrich_usage_dashboard`,
       { ...write, summary: "Add the enriched insights to the flag's usage dashboard", example: () => ({}) },
       editor,
@@ -56,7 +57,7 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
       },
     );
 
-    routes.post(
+    project.post(
       `${base}/:id/create_static_cohort_for_flag`,
       { ...write, summary: 'Create a static cohort of the persons the flag matches', example: () => ({}), throttle: 'clickhouse' },
       editor,
@@ -65,6 +66,6 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
         res.status(201).json({ cohort: (await serializeCohorts(db, [cohort]))[0] });
       },
     );
-  }
+  });
   return routes;
 }

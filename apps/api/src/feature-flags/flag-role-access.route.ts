@@ -7,7 +7,7 @@ import { serializeRoles } from '../organization/role.serializer';
 import { findRole, type RoleRow } from '../organization/roles.repository';
 import { atLeast } from '../access-control/access-levels';
 import { echoed, queryInteger } from '../http/drf-fields';
-import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { serializeFlag } from './feature-flag.serializer';
 
 interface RoleAccessRow {
@@ -41,14 +41,14 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
 
   const columns = 'id, role_id::text AS role_id, added_at, updated_at';
 
-  for (const prefix of FLAG_PREFIXES) {
-    const base = `${prefix}/:feature_flag_id/role_access`;
+  routes.inProject((project) => {
+    const base = `${FLAG_PATH}/:feature_flag_id/role_access`;
     const flag = loadFlag(db, 'viewer', 'feature_flag_id');
     const canEdit = (req: Request) => {
       if (!atLeast(req.flagAccess!, 'editor')) throw errors.permissionDenied("You can't edit roles for this feature flag.");
     };
 
-    routes.get(base, { scope: 'feature_flag:read', summary: "List a flag's role access", list: true }, flag, async (req, res) => {
+    project.get(base, { scope: 'feature_flag:read', summary: "List a flag's role access", list: true }, flag, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const [rows, count] = await Promise.all([
@@ -62,7 +62,7 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
       res.json(limitOffsetPage(req, { count: Number(count[0]!.n), limit, offset, results: await serialize(req, rows) }));
     });
 
-    routes.post(
+    project.post(
       base,
       { scope: 'feature_flag:write', summary: 'Give a role access to a flag', example: () => ({ role_id: '00000000-0000-0000-0000-000000000000' }) },
       flag,
@@ -84,7 +84,7 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
       },
     );
 
-    routes.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a role access entry' }, flag, async (req, res) => {
+    project.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a role access entry' }, flag, async (req, res) => {
       const id = String(req.params['id']);
       const rows = /^\d{1,9}$/.test(id)
         ? await db.query<RoleAccessRow>(`SELECT ${columns} FROM feature_flag_role_access WHERE id = $1 AND feature_flag_id = $2`, [Number(id), req.flag!.id])
@@ -93,7 +93,7 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
       res.json((await serialize(req, rows))[0]);
     });
 
-    routes.delete(`${base}/:id`, { scope: 'feature_flag:write', summary: 'Remove a role access entry' }, flag, async (req, res) => {
+    project.delete(`${base}/:id`, { scope: 'feature_flag:write', summary: 'Remove a role access entry' }, flag, async (req, res) => {
       canEdit(req);
       const id = String(req.params['id']);
       const deleted = /^\d{1,9}$/.test(id)
@@ -102,6 +102,6 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
       if (deleted.length === 0) throw errors.notFound();
       res.status(204).end();
     });
-  }
+  });
   return routes;
 }
