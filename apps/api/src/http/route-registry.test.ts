@@ -22,7 +22,7 @@ function appOf(table: RouteTable) {
 }
 
 describe('route registry', () => {
-  it('registers each project route under both prefixes, in declaration order', () => {
+  it('registers each project route under both prefixes, one prefix at a time in declaration order', () => {
     const ok = () => undefined;
     const table = new RouteTable().inProject((project) => {
       project.get('/things/funnel', { scope: 'insight:read', summary: 'A fixed path first' }, ok);
@@ -31,10 +31,10 @@ describe('route registry', () => {
     });
     expect(table.routes.map((r) => `${r.method} ${r.path} ${r.summary}`)).toEqual([
       'get /api/projects/:project_id/things/funnel A fixed path first',
-      'get /api/environments/:project_id/things/funnel A fixed path first',
       'patch /api/projects/:project_id/things/:thing_id Then the id',
-      'patch /api/environments/:project_id/things/:thing_id Then the id',
       'get /api/projects/:project_id The project itself',
+      'get /api/environments/:project_id/things/funnel A fixed path first',
+      'patch /api/environments/:project_id/things/:thing_id Then the id',
       'get /api/environments/:project_id The project itself',
     ]);
   });

@@ -88,11 +88,17 @@ export class RouteTable {
   }
 
   /**
-   * Declares routes of a project's resource: `project.get('/actions', …)` registers
-   * `/api/projects/:project_id/actions` then `/api/environments/:project_id/actions`.
+   * Declares routes of a project's resource, each once: `project.get('/actions', …)` registers
+   * `/api/projects/:project_id/actions` and `/api/environments/:project_id/actions`. The routes
+   * declared in `declare` are registered in their order under the first prefix, then under the
+   * second, so the table (and the API document) reads one prefix at a time.
    */
   inProject(declare: (project: ProjectRoutes) => void): this {
-    declare(new ProjectRoutes(this));
+    const project = new ProjectRoutes();
+    declare(project);
+    for (const prefix of PROJECT_PREFIXES) {
+      for (const route of project.routes) this.routes.push({ ...route, path: `${prefix}${route.path}` });
+    }
     return this;
   }
 
@@ -108,9 +114,9 @@ export class RouteTable {
   }
 }
 
-/** A table's routes under both project prefixes: each call registers its path under each of them. */
+/** The routes of a project's resource, with paths relative to the project prefixes (see RouteTable.inProject). */
 export class ProjectRoutes {
-  constructor(private readonly table: RouteTable) {}
+  readonly routes: RouteDefinition[] = [];
 
   get(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
     return this.add('get', path, meta, handlers);
@@ -129,7 +135,7 @@ export class ProjectRoutes {
   }
 
   private add(method: HttpMethod, path: string, meta: RouteMeta, handlers: RequestHandler[]): this {
-    for (const prefix of PROJECT_PREFIXES) this.table[method](`${prefix}${path}`, meta, ...handlers);
+    this.routes.push({ ...meta, method, path, handlers });
     return this;
   }
 }
