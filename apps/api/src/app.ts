@@ -20,7 +20,7 @@ import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
-import { ApiError, createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
+import { ApiError, createServiceApp, errors, inputGuard, nextWorkTurn, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
@@ -126,8 +126,12 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   const tokens = projectTokens ?? createProjectTokenCache(deps.db, { changes: deps.projectTokenChanges });
   // Person writes outside ingestion reach decide's person caches as the worker's do.
   const personsChanged = (teamId: number) => deps.decidePersons?.announce(teamId) ?? Promise.resolve();
-  // Every ClickHouse read a request makes goes through here, with the limits of one query.
-  const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS);
+  // Every ClickHouse read a request makes goes through queryClickhouse on this client: the limits of
+  // one query, the read gate, the duration histogram, and the turns a large result is parsed in.
+  const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS, {
+    duration: deps.metrics.clickhouseQueryDuration,
+    nextTurn: nextWorkTurn,
+  });
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
