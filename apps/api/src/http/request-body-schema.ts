@@ -7,7 +7,8 @@ import { echoed, pythonType } from './drf-fields';
 export type RequestBodySchema = Record<string, unknown>;
 
 // One compiler for every route; keywords limited to those JSON Schema 2020-12 (OpenAPI 3.1) shares.
-const ajv = new Ajv({ allErrors: false, strict: true });
+// Union types describe DRF fields that take more than one JSON type (a CharField takes a number).
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
 const compiled = new WeakMap<RequestBodySchema, ValidateFunction>();
 
 /** The schema's validator, compiled once; strict, so a keyword the compiler does not know throws. */
@@ -57,6 +58,8 @@ export function drfValidationError(error: ErrorObject, body: unknown) {
       return errors.validation(detail, attr, code);
     }
     case 'enum':
+      // DRF checks null before the choices.
+      if (value === null) return errors.validation('This field may not be null.', attr, 'null');
       return errors.validation(`"${echoed(value)}" is not a valid choice.`, attr, 'invalid_choice');
     case 'minLength':
       return errors.validation('This field may not be blank.', attr, 'blank');

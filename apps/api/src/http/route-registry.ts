@@ -166,7 +166,7 @@ export interface MountOptions {
 
 /**
  * An Express router for the table: per route, authentication, the scope check, the project (for `:project_id`
- * paths; any other route refuses keys restricted to projects unless it narrows to them) or organisation (`:organization_id`), the throttle, body validation and the CSV answer of list routes, then its handlers.
+ * paths; any other route refuses keys restricted to projects unless it narrows to them) or organisation (`:organization_id`), the throttle and the CSV answer of list routes, then its handlers, the body validated before the last.
  */
 export function mountRoutes(table: RouteTable, options: MountOptions): Router {
   const router = Router();
@@ -179,8 +179,10 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
     if (isOrganizationRoute(route)) chain.push(organizationAccess);
     if (options.throttle) chain.push(options.throttle(route.throttle ?? 'general'));
     if (route.list) chain.push(csvListResponder);
-    if (route.body) chain.push(requestBodyValidator(route.body));
-    router[route.method](route.path, ...chain, ...route.handlers);
+    // The body is checked right before the last handler: after the route's own middleware (the
+    // object it names, the caller's access to it), as DRF looks the object up before the serializer.
+    const handlers = route.body ? [...route.handlers.slice(0, -1), requestBodyValidator(route.body), ...route.handlers.slice(-1)] : route.handlers;
+    router[route.method](route.path, ...chain, ...handlers);
   }
   // A declared path with an undeclared method: 405 naming the allowed ones, as DRF answers.
   const methodsByPath = new Map<string, Set<string>>();
