@@ -13,6 +13,7 @@ import {
 } from '@sightline/insights';
 import { isUniqueViolation, type Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
+import { booleanField, charField, listField, objectBody } from '../http/body-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
@@ -49,6 +50,21 @@ function parseActionInput(body: Record<string, unknown>): ActionInput {
   return input;
 }
 
+const actionFields = {
+  name: charField(),
+  description: charField(),
+  tags: listField(charField()),
+  post_to_slack: booleanField,
+  slack_message_format: charField(),
+  deleted: booleanField,
+  steps: listField(
+    undefined,
+    'Steps, each an object matching events by event, properties, url and url_matching, selector, tag_name, text (and their _matching)',
+  ),
+};
+const createActionBody = objectBody(actionFields, ['name']);
+const changeActionBody = objectBody(actionFields);
+
 /** Actions under `/api/projects/:project_id/actions/` (and `/api/environments/…`). */
 export function createActionsRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
@@ -82,14 +98,18 @@ export function createActionsRoutes(db: Sql): RouteTable {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeActions(db, rows) }));
     });
 
-    project.post(base, { ...write, summary: 'Create an action', example: () => ({ name: 'Signed up', steps: [{ event: 'signup' }] }) }, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-      const input = parseActionInput(body);
-      await uniqueName(req.project!.id, input.name!, null);
-      const action = await writeNamed(req.project!.id, input.name, null, () => insertAction(db, req.project!.id, input, req.principal!.userId));
-      res.status(201).json((await serializeActions(db, [action]))[0]);
-    });
+    project.post(
+      base,
+      { ...write, summary: 'Create an action', body: createActionBody, example: () => ({ name: 'Signed up', steps: [{ event: 'signup' }] }) },
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+        const input = parseActionInput(body);
+        await uniqueName(req.project!.id, input.name!, null);
+        const action = await writeNamed(req.project!.id, input.name, null, () => insertAction(db, req.project!.id, input, req.principal!.userId));
+        res.status(201).json((await serializeActions(db, [action]))[0]);
+      },
+    );
 
     project.get(`${base}/:action_id`, { ...read, summary: 'Retrieve an action' }, loadAction, async (req, res) => {
       res.json((await serializeActions(db, [req.action!]))[0]);
@@ -103,8 +123,18 @@ export function createActionsRoutes(db: Sql): RouteTable {
       const action = await writeNamed(req.project!.id, name, req.action!.id, () => updateAction(db, req.project!.id, req.action!.id, input));
       res.json((await serializeActions(db, [action!]))[0]);
     };
-    project.patch(`${base}/:action_id`, { ...write, summary: 'Update an action', example: () => ({ description: 'changed' }) }, loadAction, update);
-    project.put(`${base}/:action_id`, { ...write, summary: 'Replace an action', example: () => ({ name: 'Replaced action' }) }, loadAction, update);
+    project.patch(
+      `${base}/:action_id`,
+      { ...write, summary: 'Update an action', body: changeActionBody, example: () => ({ description: 'changed' }) },
+      loadAction,
+      update,
+    );
+    project.put(
+      `${base}/:action_id`,
+      { ...write, summary: 'Replace an action', body: changeActionBody, example: () => ({ name: 'Replaced action' }) },
+      loadAction,
+      update,
+    );
 
     // PostHog forbids hard deletes of actions, whichever id is named: PATCH {"deleted": true} removes one.
     project.delete(`${base}/:action_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes an action' }, () => {

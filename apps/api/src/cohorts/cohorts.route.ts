@@ -27,6 +27,7 @@ import {
 import type { MetadataStore } from '@sightline/postgres';
 import { QueryParams, type PropertyGroup } from '@sightline/properties';
 import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.repository';
+import { booleanField, charField, listField, nullable, objectBody } from '../http/body-fields';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { loadById } from '../http/load-by-id';
@@ -87,6 +88,18 @@ const readUpload: RequestHandler = (req, res, next) => {
     // busboy's own errors: a truncated or malformed multipart body.
     next(errors.parse(`Malformed request data: ${(error as Error).message}`));
   });
+};
+
+const idList = listField(charField(), 'Distinct ids');
+const cohortFields = {
+  is_static: booleanField,
+  filters: { description: "A dynamic cohort's definition: {properties: {type: AND|OR, values: [...]}}" },
+  groups: { description: "PostHog's older definition: a list of groups of property filters, ORed" },
+  name: charField(),
+  description: charField(),
+  deleted: booleanField,
+  _create_static_person_ids: listField(charField(), "A static cohort's members: person uuids"),
+  distinct_ids: idList,
 };
 
 function parseIds(value: unknown, attr: string, options: { uuids?: boolean } = {}): string[] {
@@ -240,6 +253,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       {
         ...write,
         summary: 'Create a cohort (JSON, or multipart with a CSV of members)',
+        body: objectBody(cohortFields, ['name']),
         example: () => ({ name: 'Pro users', groups: [{ properties: [{ key: 'plan', type: 'person', operator: 'exact', value: 'pro' }] }] }),
       },
       readUpload,
@@ -273,7 +287,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
 
     project.patch(
       `${base}/:cohort_id`,
-      { ...write, summary: 'Update a cohort', example: () => ({ description: 'changed' }) },
+      { ...write, summary: 'Update a cohort', body: objectBody(cohortFields), example: () => ({ description: 'changed' }) },
       loadCohort,
       readUpload,
       async (req, res) => {
@@ -319,7 +333,12 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
 
     project.patch(
       `${base}/:cohort_id/add_persons_to_static_cohort`,
-      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }) },
+      {
+        ...write,
+        summary: 'Add persons to a static cohort',
+        body: objectBody({ person_ids: listField(charField(), 'Person uuids'), distinct_ids: idList }),
+        example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }),
+      },
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;
@@ -342,7 +361,12 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
 
     project.patch(
       `${base}/:cohort_id/remove_person_from_static_cohort`,
-      { ...write, summary: 'Remove a person from a static cohort', example: () => ({ person_id: '00000000-0000-0000-0000-000000000000' }) },
+      {
+        ...write,
+        summary: 'Remove a person from a static cohort',
+        body: objectBody({ person_id: nullable(charField('A person uuid')) }),
+        example: () => ({ person_id: '00000000-0000-0000-0000-000000000000' }),
+      },
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;

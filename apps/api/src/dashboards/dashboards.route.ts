@@ -12,6 +12,7 @@ import {
 import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { booleanField, charField, listField, objectBody } from '../http/body-fields';
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeInsights } from '../insights/insight.serializer';
@@ -32,6 +33,8 @@ function parseDashboardInput(body: Record<string, unknown>): DashboardInput {
   if (body['tags'] !== undefined) input.tags = [...new Set(parseList(body['tags'], 'tags').map((t, i) => parseString(t, `tags__${i}`, { maxLength: 255 })))];
   return input;
 }
+
+const dashboardFields = { name: charField(), description: charField(), pinned: booleanField, deleted: booleanField, tags: listField(charField()) };
 
 /** Dashboards (PostHog's DashboardSerializer fields), their tiles with the insights on them. */
 export function createDashboardsRoutes(db: Sql): RouteTable {
@@ -80,18 +83,22 @@ export function createDashboardsRoutes(db: Sql): RouteTable {
       const { rows, count } = await listDashboards(db, req.project!.id, { limit, offset });
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serialize(rows, false) }));
     });
-    project.post(base, { ...write, summary: 'Create a dashboard', example: () => ({ name: 'Weekly numbers' }) }, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-      const row = await insertDashboard(db, req.project!.id, parseDashboardInput(body), req.principal!.userId);
-      res.status(201).json((await serialize([row], true))[0]);
-    });
+    project.post(
+      base,
+      { ...write, summary: 'Create a dashboard', body: objectBody(dashboardFields, ['name']), example: () => ({ name: 'Weekly numbers' }) },
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+        const row = await insertDashboard(db, req.project!.id, parseDashboardInput(body), req.principal!.userId);
+        res.status(201).json((await serialize([row], true))[0]);
+      },
+    );
     project.get(`${base}/:dashboard_id`, { ...read, summary: 'Retrieve a dashboard with its tiles' }, loadDashboard, async (req, res) => {
       res.json((await serialize([req.dashboard!], true))[0]);
     });
     project.patch(
       `${base}/:dashboard_id`,
-      { ...write, summary: 'Update a dashboard', example: () => ({ description: 'changed' }) },
+      { ...write, summary: 'Update a dashboard', body: objectBody(dashboardFields), example: () => ({ description: 'changed' }) },
       loadDashboard,
       async (req, res) => {
         const row = await updateDashboard(db, req.project!.id, req.dashboard!.id, parseDashboardInput(parseBody(req.body ?? {})));

@@ -13,6 +13,7 @@ import { findFlag, listFlags, type FlagListFilters } from './feature-flags.repos
 import { ACTIVITY_SCOPE, createFeatureFlag, updateFeatureFlag, validationContext, type FlagActor } from './feature-flags.service';
 import { FLAG_PATH, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
 import { parseFlagInput } from './flag-input';
+import { createFlagBody, changeFlagBody } from './flag-body.schema';
 import { flagStatus } from './flag-status';
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -83,6 +84,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       {
         scope: 'feature_flag:write',
         summary: 'Create a feature flag',
+        body: createFlagBody,
         example: () => ({ key: 'new-checkout', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } }),
       },
       async (req, res) => {
@@ -114,7 +116,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
     };
     project.patch(
       `${base}/:id`,
-      { scope: 'feature_flag:write', summary: 'Update a feature flag', example: () => ({ name: 'Renamed flag', active: false }) },
+      { scope: 'feature_flag:write', summary: 'Update a feature flag', body: changeFlagBody, example: () => ({ name: 'Renamed flag', active: false }) },
       loadFlag(db, 'editor'),
       update,
     );
@@ -123,6 +125,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       {
         scope: 'feature_flag:write',
         summary: 'Replace a feature flag',
+        body: createFlagBody,
         example: () => ({ key: 'new-checkout', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } }),
       },
       loadFlag(db, 'editor'),

@@ -1,3 +1,4 @@
+import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { serializeCohorts } from '../cohorts/cohort.serializer';
 import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
@@ -19,24 +20,29 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
     const write = { scope: 'feature_flag:write' } as const;
     const editor = loadFlag(db, 'editor');
 
-    project.post(`${base}/:id/dashboard`, { ...write, summary: "Create the flag's usage dashboard", example: () => ({}) }, editor, async (req, res) => {
-      const flag = req.flag!;
-      try {
-        await db.transaction(async (tx) => {
-          const dashboardId = await createUsageDashboard(tx, flag, req.principal!.userId);
-          if (flag.has_enriched_analytics) await addEnrichedInsights(tx, flag, dashboardId, req.principal!.userId);
-        });
-      } catch (err) {
-        req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be created');
-        res.status(400).json({ success: false, error: 'Unable to generate usage dashboard' });
-        return;
-      }
-      res.json({ success: true });
-    });
+    project.post(
+      `${base}/:id/dashboard`,
+      { ...write, summary: "Create the flag's usage dashboard", body: ignoredBody, example: () => ({}) },
+      editor,
+      async (req, res) => {
+        const flag = req.flag!;
+        try {
+          await db.transaction(async (tx) => {
+            const dashboardId = await createUsageDashboard(tx, flag, req.principal!.userId);
+            if (flag.has_enriched_analytics) await addEnrichedInsights(tx, flag, dashboardId, req.principal!.userId);
+          });
+        } catch (err) {
+          req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be created');
+          res.status(400).json({ success: false, error: 'Unable to generate usage dashboard' });
+          return;
+        }
+        res.json({ success: true });
+      },
+    );
 
     project.post(
       `${base}/:id/enrich_usage_dashboard`,
-      { ...write, summary: "Add the enriched insights to the flag's usage dashboard", example: () => ({}) },
+      { ...write, summary: "Add the enriched insights to the flag's usage dashboard", body: ignoredBody, example: () => ({}) },
       editor,
       async (req, res) => {
         const flag = req.flag!;
@@ -59,7 +65,7 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
 
     project.post(
       `${base}/:id/create_static_cohort_for_flag`,
-      { ...write, summary: 'Create a static cohort of the persons the flag matches', example: () => ({}), throttle: 'clickhouse' },
+      { ...write, summary: 'Create a static cohort of the persons the flag matches', body: ignoredBody, example: () => ({}), throttle: 'clickhouse' },
       editor,
       async (req, res) => {
         const cohort = await createStaticCohortForFlag({ db, ch: deps.ch }, req.flag!, req.principal!.userId, new Date(deps.now()));

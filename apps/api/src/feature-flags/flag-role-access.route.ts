@@ -1,7 +1,8 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import { limitOffsetPage } from '../http/pagination';
+import { objectBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { serializeRoles } from '../organization/role.serializer';
 import { findRole, type RoleRow } from '../organization/roles.repository';
@@ -47,6 +48,11 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
     const canEdit = (req: Request) => {
       if (!atLeast(req.flagAccess!, 'editor')) throw errors.permissionDenied("You can't edit roles for this feature flag.");
     };
+    // Before the body is checked, as PostHog checks the caller's access to the flag first.
+    const editor: RequestHandler = (req, _res, next) => {
+      canEdit(req);
+      next();
+    };
 
     project.get(base, { scope: 'feature_flag:read', summary: "List a flag's role access", list: true }, flag, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
@@ -64,10 +70,15 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
 
     project.post(
       base,
-      { scope: 'feature_flag:write', summary: 'Give a role access to a flag', example: () => ({ role_id: '00000000-0000-0000-0000-000000000000' }) },
+      {
+        scope: 'feature_flag:write',
+        summary: 'Give a role access to a flag',
+        body: objectBody({ role_id: { description: 'The id (uuid) of a role of the organisation' } }, ['role_id']),
+        example: () => ({ role_id: '00000000-0000-0000-0000-000000000000' }),
+      },
       flag,
+      editor,
       async (req, res) => {
-        canEdit(req);
         const body: unknown = req.body ?? {};
         const roleId = isJsonObject(body) ? body['role_id'] : undefined;
         if (roleId === undefined) throw errors.validation('This field is required.', 'role_id', 'required');

@@ -1,4 +1,5 @@
 import type { MetadataStore } from '@sightline/postgres';
+import { charField, integerField, listField, nullable, objectBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { serializeGroupType } from './group-type.serializer';
 import { listGroupTypes } from './groups-types.repository';
@@ -22,6 +23,7 @@ export function createGroupsTypesRoutes(deps: { db: MetadataStore }): RouteTable
       {
         scope: 'group:write',
         summary: 'Rename group types (singular and plural display names); answers every type',
+        body: listField({ description: '{group_type_index, name_singular, name_plural}: a name null clears it; group_type is ignored' }),
         example: () => [{ group_type_index: 0, name_singular: 'Organization', name_plural: 'Organizations' }],
       },
       async (req, res) => {
@@ -33,6 +35,7 @@ export function createGroupsTypesRoutes(deps: { db: MetadataStore }): RouteTable
       {
         scope: 'group:write',
         summary: "Set the columns a group type's list shows",
+        body: objectBody({ group_type_index: integerField, default_columns: nullable(listField(charField())) }, ['group_type_index', 'default_columns']),
         example: () => ({ group_type_index: 0, default_columns: ['name', 'plan'] }),
       },
       async (req, res) => {

@@ -42,3 +42,6 @@ export const objectBody = (properties: Record<string, RequestBodySchema>, requir
   ...(required.length > 0 ? { required: [...required] } : {}),
   properties,
 });
+
+/** The body of a route that reads none (an action on the object its path names): whatever is sent is ignored. */
+export const ignoredBody: RequestBodySchema = { description: 'Not read: the route acts on what its path names; a body sent is ignored' };

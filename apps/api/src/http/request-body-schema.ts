@@ -51,7 +51,11 @@ export function drfValidationError(error: ErrorObject, body: unknown) {
     case 'required':
       return errors.validation('This field is required.', attrOf(error.instancePath, String(params['missingProperty'])), 'required');
     case 'type': {
-      if (attr === null) return errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(value)}.`, null, 'invalid');
+      if (attr === null) {
+        // A body that is a list of objects (DRF's many=True) words its type as the list field does.
+        if (params['type'] === 'array') return errors.validation(`Expected a list of items but got type "${pythonType(value)}".`, null, 'not_a_list');
+        return errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(value)}.`, null, 'invalid');
+      }
       if (value === null) return errors.validation('This field may not be null.', attr, 'null');
       const type = String(Array.isArray(params['type']) ? params['type'][0] : params['type']);
       const [detail, code] = (TYPE_MESSAGES[type] ?? (() => ['Invalid value.', 'invalid']))(value);

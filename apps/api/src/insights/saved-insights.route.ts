@@ -25,6 +25,7 @@ import type { Sql } from '@sightline/postgres';
 import { csvText } from '../http/csv-response';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { booleanField, charField, listField, nullable, objectBody } from '../http/body-fields';
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeBasicInsights, serializeInsights } from './insight.serializer';
@@ -43,6 +44,21 @@ export interface SavedInsightsDeps {
   now: () => number;
   metrics?: Metrics;
 }
+
+/** What parseInsightInput reads, in its order; it words a wrong filters, query, order or dashboard itself. */
+const insightFields = {
+  name: nullable(charField()),
+  derived_name: nullable(charField()),
+  description: nullable(charField()),
+  filters: { description: 'The legacy filter object the insight runs (insight: TRENDS, FUNNELS, …)' },
+  query: { description: 'A query node (InsightVizNode, TrendsQuery, FunnelsQuery, …), or its JSON text' },
+  saved: booleanField,
+  deleted: booleanField,
+  favorited: booleanField,
+  tags: listField(charField()),
+  order: { type: ['integer', 'null'] },
+  dashboards: listField(undefined, 'Ids of dashboards of the project to put the insight on'),
+};
 
 /** How many insights my_last_viewed lists (PostHog's). */
 const LAST_VIEWED = 5;
@@ -185,6 +201,10 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
         ...read,
         summary: 'Record how long an insight took to load (Insight fields and the timing report; every field optional)',
         throttle: 'clickhouse',
+        body: {
+          description:
+            'A JSON object: type, context, status, time_to_see_data_ms, insights_fetched, insights_fetched_cached, … (what is absent is stored empty)',
+        },
         example: () => ({ name: 'Daily signups', type: 'insight_load', context: 'insight', time_to_see_data_ms: 420, insights_fetched: 1 }),
       },
       async (req, res) => {
@@ -273,6 +293,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
         ...write,
         summary: 'Save an insight',
         throttle: 'clickhouse',
+        body: objectBody(insightFields),
         example: () => ({ name: 'Daily signups', filters: { insight: 'TRENDS', events: [{ id: 'signup' }] } }),
       },
       async (req, res) => {
@@ -313,7 +334,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
 
     project.patch(
       `${base}/:insight_id`,
-      { ...write, summary: 'Update a saved insight', throttle: 'clickhouse', example: () => ({ description: 'changed' }) },
+      { ...write, summary: 'Update a saved insight', throttle: 'clickhouse', body: objectBody(insightFields), example: () => ({ description: 'changed' }) },
       loadInsight,
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
