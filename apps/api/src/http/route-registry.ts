@@ -93,8 +93,9 @@ export class RouteTable {
    * declared in `declare` are registered in their order under the first prefix, then under the
    * second, so the table (and the API document) reads one prefix at a time.
    */
-  inProject(declare: (project: ProjectRoutes) => void): this {
-    const project = new ProjectRoutes();
+  inProject(declare: (project: RouteTable) => void): this {
+    // The callback declares into a table of its own, with paths relative to the prefixes.
+    const project = new RouteTable();
     declare(project);
     for (const prefix of PROJECT_PREFIXES) {
       for (const route of project.routes) this.routes.push({ ...route, path: `${prefix}${route.path}` });
@@ -106,32 +107,6 @@ export class RouteTable {
   include(...tables: readonly RouteTable[]): this {
     for (const table of tables) this.routes.push(...table.routes);
     return this;
-  }
-
-  private add(method: HttpMethod, path: string, meta: RouteMeta, handlers: RequestHandler[]): this {
-    this.routes.push({ ...meta, method, path, handlers });
-    return this;
-  }
-}
-
-/** The routes of a project's resource, with paths relative to the project prefixes (see RouteTable.inProject). */
-export class ProjectRoutes {
-  readonly routes: RouteDefinition[] = [];
-
-  get(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
-    return this.add('get', path, meta, handlers);
-  }
-  post(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
-    return this.add('post', path, meta, handlers);
-  }
-  put(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
-    return this.add('put', path, meta, handlers);
-  }
-  patch(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
-    return this.add('patch', path, meta, handlers);
-  }
-  delete(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
-    return this.add('delete', path, meta, handlers);
   }
 
   private add(method: HttpMethod, path: string, meta: RouteMeta, handlers: RequestHandler[]): this {
