@@ -2,7 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject } from '@sightline/json-input';
 import { limitOffsetPage } from '../http/pagination';
-import { objectBody } from '../http/body-fields';
+import { describedBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { serializeRoles } from '../organization/role.serializer';
 import { findRole, type RoleRow } from '../organization/roles.repository';
@@ -73,7 +73,7 @@ export function createFlagRoleAccessRoutes(deps: FeatureFlagDeps): RouteTable {
       {
         scope: 'feature_flag:write',
         summary: 'Give a role access to a flag',
-        body: objectBody({ role_id: { description: 'The id (uuid) of a role of the organisation' } }, ['role_id']),
+        body: { ...describedBody('A role', { role_id: 'The id (uuid) of a role of the organisation' }), required: ['role_id'] },
         example: () => ({ role_id: '00000000-0000-0000-0000-000000000000' }),
       },
       flag,

@@ -45,3 +45,13 @@ export const objectBody = (properties: Record<string, RequestBodySchema>, requir
 
 /** The body of a route that reads none (an action on the object its path names): whatever is sent is ignored. */
 export const ignoredBody: RequestBodySchema = { description: 'Not read: the route acts on what its path names; a body sent is ignored' };
+
+/**
+ * A body whose route words every refusal itself (some take anything but an object as `{}`): its
+ * fields described, nothing refused by the schema.
+ */
+export const describedBody = (description: string, fields: Record<string, string>): RequestBodySchema => ({
+  type: ['object', 'array', 'string', 'number', 'boolean', 'null'],
+  description,
+  properties: Object.fromEntries(Object.entries(fields).map(([name, about]) => [name, { description: about }])),
+});

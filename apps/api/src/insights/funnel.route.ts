@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
+import { funnelCorrelationBody, funnelFilterBody } from './legacy-filter-body';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import type { InsightsDeps } from './trend.route';
 
@@ -34,6 +35,7 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
       {
         scope: 'insight:read',
         summary: 'Funnel correlation (body)',
+        body: funnelCorrelationBody,
         throttle: 'clickhouse',
         example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
       },
@@ -50,6 +52,7 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
       {
         scope: 'insight:read',
         summary: 'Funnel (body)',
+        body: funnelFilterBody,
         throttle: 'clickhouse',
         example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
       },

@@ -5,6 +5,7 @@ import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightli
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
+import { trendFilterBody } from './legacy-filter-body';
 import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 import { trendResultCsv } from './trend.csv';
 
@@ -51,6 +52,7 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
       {
         scope: 'insight:read',
         summary: 'Trends (body)',
+        body: trendFilterBody,
         throttle: 'clickhouse',
         example: () => ({ events: [{ id: 'signup', math: 'dau' }], date_from: '-7d', interval: 'day' }),
       },

@@ -8,6 +8,7 @@ import {
   type FunnelActorsResult,
   type TrendsService,
 } from '@sightline/insights';
+import { funnelActorsBody } from '../insights/legacy-filter-body';
 import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
 import { absoluteUrlWith } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
@@ -114,6 +115,7 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
       {
         scope: 'person:read',
         summary: 'The persons (or groups) behind a funnel correlation row (legacy, body)',
+        body: funnelActorsBody,
         throttle: 'clickhouse',
         example: () => ({
           ...FUNNEL_EXAMPLE,
@@ -134,6 +136,7 @@ export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: Tren
       {
         scope: 'person:read',
         summary: 'The persons (or groups) behind a funnel step (legacy, body)',
+        body: funnelActorsBody,
         throttle: 'clickhouse',
         example: () => ({ ...FUNNEL_EXAMPLE, funnel_step: 1 }),
       },

@@ -18,6 +18,7 @@ import type { MetadataStore } from '@sightline/postgres';
 import { PropertyCompileError } from '@sightline/properties';
 import { activityPage, recordActivity } from '../activity-log/activity-log';
 import { serializeCohorts } from '../cohorts/cohort.serializer';
+import { booleanField, charField, dictField, ignoredBody, integerField, listField, nullable, objectBody } from '../http/body-fields';
 import { parseBody, parseBoolean, parseDict, parseInteger, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { parsePropertiesParam } from '../http/properties-param';
@@ -106,6 +107,13 @@ async function runQuery(deps: PersonsDeps, query: PersonsQuery) {
     throw error;
   }
 }
+
+const personBody = objectBody({ properties: dictField('The properties to set') }, ['properties']);
+const bulkDeleteBody = objectBody({
+  delete_events: booleanField,
+  distinct_ids: nullable(listField(undefined, 'Distinct ids whose persons to delete (at most 1000)')),
+  ids: nullable(listField(undefined, 'Person uuids to delete (at most 1000), instead of distinct_ids')),
+});
 
 /** Persons under `/api/environments/:project_id/persons/` (and `/api/projects/…`). */
 export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
@@ -206,7 +214,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
     );
 
     // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-    project.post(base, { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse' }, () => {
+    project.post(base, { ...write, summary: 'Refused: persons are created by ingestion', throttle: 'clickhouse', body: ignoredBody }, () => {
       throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
     });
 
@@ -216,6 +224,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         ...write,
         summary: 'Delete persons by distinct ids or ids (optionally their events)',
         throttle: 'clickhouse',
+        body: bulkDeleteBody,
         example: () => ({ distinct_ids: ['user-1'], delete_events: false }),
       },
       async (req, res) => {
@@ -333,13 +342,13 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
     };
     project.patch(
       `${base}/:person_id`,
-      { ...write, summary: "Change a person's properties", throttle: 'clickhouse', example: () => ({ properties: { plan: 'pro' } }) },
+      { ...write, summary: "Change a person's properties", throttle: 'clickhouse', body: personBody, example: () => ({ properties: { plan: 'pro' } }) },
       loadPerson,
       update,
     );
     project.put(
       `${base}/:person_id`,
-      { ...write, summary: "Replace a person's properties", throttle: 'clickhouse', example: () => ({ properties: { plan: 'pro' } }) },
+      { ...write, summary: "Replace a person's properties", throttle: 'clickhouse', body: personBody, example: () => ({ properties: { plan: 'pro' } }) },
       loadPerson,
       update,
     );
@@ -360,7 +369,13 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
 
     project.post(
       `${base}/:person_id/update_property`,
-      { ...write, summary: 'Set one person property', throttle: 'clickhouse', example: () => ({ key: 'plan', value: 'pro' }) },
+      {
+        ...write,
+        summary: 'Set one person property',
+        throttle: 'clickhouse',
+        body: objectBody({ key: charField(), value: { description: 'Any JSON value' } }, ['key', 'value']),
+        example: () => ({ key: 'plan', value: 'pro' }),
+      },
       loadPerson,
       async (req, res) => {
         const body = parseBody(req.body ?? {});
@@ -380,7 +395,13 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
 
     project.post(
       `${base}/:person_id/delete_property`,
-      { ...write, summary: 'Remove one person property', throttle: 'clickhouse', example: () => ({ $unset: 'plan' }) },
+      {
+        ...write,
+        summary: 'Remove one person property',
+        throttle: 'clickhouse',
+        body: objectBody({ $unset: charField('The property') }, ['$unset']),
+        example: () => ({ $unset: 'plan' }),
+      },
       loadPerson,
       async (req, res) => {
         const body = parseBody(req.body ?? {});
@@ -400,6 +421,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
         ...write,
         summary: 'Split a person: each distinct id but main_distinct_id becomes a person of its own',
         throttle: 'clickhouse',
+        body: objectBody({ main_distinct_id: nullable(charField('The distinct id the person keeps')), max_splits: nullable(integerField) }),
         example: () => ({ main_distinct_id: 'user-1' }),
       },
       loadPerson,
