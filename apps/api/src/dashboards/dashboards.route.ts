@@ -16,7 +16,7 @@ import { booleanField, charField, listField, objectBody } from '../http/body-fie
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeInsights } from '../insights/insight.serializer';
-import { loadBasicUsers } from '../organization/users';
+import { loadBasicUsers } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {
   interface Request {

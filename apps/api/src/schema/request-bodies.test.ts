@@ -1,4 +1,5 @@
-import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { JobOperator } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
