@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
-import { createMetadataStore, type MetadataStore } from './metadata-store';
+import { createMetadataStore } from './metadata-store';
+import type { MetadataStore } from './store-interfaces';
 import { assertPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrations';
 import { pgliteTemplatePath } from './pglite-template';
 
