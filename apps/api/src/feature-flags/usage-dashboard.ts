@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ClickHouseClient } from '@sightline/clickhouse';
-import { EVENTS_TABLE } from '@sightline/clickhouse';
+import { EVENTS_TABLE, queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import type { Sql } from '@sightline/postgres';
 
 /**
@@ -106,15 +105,14 @@ export async function addEnrichedInsights(db: Sql, flag: { team_id: number; key:
  * `$feature_view` / `$feature_interaction` events name the flag; Sightline looks for them.
  */
 export async function hasEnrichedEvents(ch: ClickHouseClient, teamId: number, flagKey: string): Promise<boolean> {
-  const rows = await (
-    await ch.query({
-      query: `SELECT 1 FROM ${EVENTS_TABLE}
+  const rows = await queryClickhouse(ch, {
+    kind: 'feature_flags.enriched_events',
+    teamId,
+    sql: `SELECT 1 FROM ${EVENTS_TABLE}
                WHERE team_id = {team:Int64} AND event IN ('$feature_view', '$feature_interaction')
                  AND JSONExtractString(properties, 'feature_flag') = {key:String}
                LIMIT 1`,
-      query_params: { team: teamId, key: flagKey },
-      format: 'JSONEachRow',
-    })
-  ).json();
+    params: { team: teamId, key: flagKey },
+  });
   return rows.length > 0;
 }
