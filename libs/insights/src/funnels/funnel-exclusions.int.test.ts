@@ -1,5 +1,5 @@
 import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { insertAction } from '../actions/actions.repository';
+import { insertAction } from '../repositories/actions.repository';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';

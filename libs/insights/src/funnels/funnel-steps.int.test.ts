@@ -10,9 +10,9 @@ import {
   type JourneyPeople,
   type TestStores,
 } from '@sightline/testkit';
-import { insertAction } from '../actions/actions.repository';
+import { insertAction } from '../repositories/actions.repository';
 import type { ActionStep } from '../actions/action-steps';
-import { syncStaticCohortToClickHouse } from '../cohorts/cohorts.repository';
+import { syncStaticCohortToClickHouse } from '../repositories/static-cohort-members.repository';
 import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
