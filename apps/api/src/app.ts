@@ -17,7 +17,8 @@ import {
   type ClickHouseLayout,
 } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
-import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
 import { ApiError, createServiceApp, errors, inputGuard, nextWorkTurn, type FastPathFactory, type HealthCheck } from '@sightline/http';

@@ -22,3 +22,7 @@ export * from './repositories/saved-insights.repository';
 export * from './repositories/dashboards.repository';
 export * from './persons/persons.query';
 export * from './events/events-list.query';
+export * from './common/query-filter-error';
+export * from './common/legacy-query-string';
+export * from './common/query-project';
+export * from './funnels/funnels-query-node';

@@ -1,5 +1,5 @@
 import { bootstrapInstance } from '@sightline/accounts';
-import { createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
 import { createMetadataStore, migratePostgres, type MetadataStore, type Sql } from '@sightline/postgres';
 import { createTestPostgresDatabase, insertCohort, insertGroup, insertGroupType, insertPerson, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
 import { createDecidePersonCache, type PersonChange } from './decide-person-cache';

@@ -83,10 +83,13 @@ const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${disti
 /**
  * Distinct ids this process knows are recorded in personless_distinct_ids (rows are never
  * removed), so repeated personless events of an id skip the lookup and the insert. Bounded:
- * the oldest entries are forgotten first.
+ * the oldest entries are forgotten first. Each also keeps the id's person uuid once asked for
+ * it: every personless event of an id without a person carries that uuid, and the SHA-1 and
+ * text behind it cost more than the lookup.
  */
 export class PersonlessDistinctIdCache {
-  private readonly known = new Set<string>();
+  /** Key → the id's person uuid, '' until first asked for. */
+  private readonly known = new Map<string, string>();
   constructor(private readonly capacity = 200_000) {}
 
   has(teamId: number, distinctId: string): boolean {
@@ -96,8 +99,19 @@ export class PersonlessDistinctIdCache {
   add(teamId: number, distinctId: string): void {
     const key = entryKey(teamId, distinctId);
     if (this.known.has(key)) return;
-    this.known.add(key);
-    if (this.known.size > this.capacity) this.known.delete(this.known.values().next().value!);
+    this.known.set(key, '');
+    if (this.known.size > this.capacity) this.known.delete(this.known.keys().next().value!);
+  }
+
+  /** personUuidFor(teamId, distinctId), remembered for ids the cache knows. */
+  personUuid(teamId: number, distinctId: string): string {
+    const key = entryKey(teamId, distinctId);
+    const known = this.known.get(key);
+    if (known) return known;
+    const uuid = personUuidFor(teamId, distinctId);
+    // Setting a key already there keeps its place in the eviction order.
+    if (known === '') this.known.set(key, uuid);
+    return uuid;
   }
 }
 

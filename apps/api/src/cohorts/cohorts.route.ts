@@ -30,7 +30,7 @@ import { activeFlagsNamingCohorts } from '../feature-flags/feature-flags.reposit
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
-import { serializePersons } from '../persons/person.serializer';
+import { listedPersonsOf, serializePersons } from '../persons';
 import { formBody, parseCohortDefinition, readCsvMembers } from './cohort-input';
 import { serializeCohorts } from './cohort.serializer';
 
@@ -384,7 +384,15 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
           if (error instanceof UnknownCohortError) throw cohortRefusal(error, 'filters', cohort.id, false);
           throw error;
         }
-        await sendJson(res, limitOffsetPage(req, { count: page.count, limit, offset, results: await serializePersons(db, cohort.team_id, page.rows) }));
+        await sendJson(
+          res,
+          limitOffsetPage(req, {
+            count: page.count,
+            limit,
+            offset,
+            results: serializePersons(await listedPersonsOf(db, cohort.team_id, page.rows), req.project!.person_display_name_properties),
+          }),
+        );
       },
     );
   }

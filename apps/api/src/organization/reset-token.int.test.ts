@@ -6,7 +6,7 @@
  */
 import request from 'supertest';
 import { PROJECT_TOKEN_CHANGES_CHANNEL } from '@sightline/accounts';
-import { createRedisInvalidation, type InvalidationChannel } from '@sightline/flag-definitions';
+import { createRedisInvalidation, type InvalidationChannel } from '@sightline/bus';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { testServices, uniqueName, waitFor } from '@sightline/testkit';

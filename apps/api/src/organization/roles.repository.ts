@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { UUID_PATTERN } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 
 /** Legacy organisation resource access levels a role can give for feature flags. */
 export const FEATURE_FLAGS_ACCESS_LEVELS = { CAN_ONLY_VIEW: 21, CAN_ALWAYS_EDIT: 37 } as const;
-
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RoleRow {
   id: string;

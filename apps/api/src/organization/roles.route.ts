@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
-import { isJsonObject } from '@sightline/json-input';
+import { isJsonObject, UUID_PATTERN } from '@sightline/json-input';
 import { isUniqueViolation, type Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
 import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
@@ -15,7 +15,6 @@ import {
   insertRole,
   listRoles,
   roleNameTaken,
-  UUID_PATTERN,
   type RoleRow,
 } from './roles.repository';
 import { findUserIdByUuid } from './users';

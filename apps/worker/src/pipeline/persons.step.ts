@@ -1,4 +1,3 @@
-import { personUuidFor } from '@sightline/ingestion';
 import {
   GroupBatch,
   PersonBatch,
@@ -185,7 +184,7 @@ async function processPersons(sql: Sql, run: PersonsRun, locks: { lockPersons: b
       const existing = persons.find(event.teamId, event.distinctId);
       if (!existing) persons.recordPersonless(event.teamId, event.distinctId);
       return {
-        personId: existing?.uuid ?? personUuidFor(event.teamId, event.distinctId),
+        personId: existing?.uuid ?? run.personlessCache.personUuid(event.teamId, event.distinctId),
         personPropertiesJson: existing ? persons.propertiesJson(existing) : '{}',
         personCreatedAtMs: existing?.createdAtMs ?? null,
         personMode: 'propertyless',

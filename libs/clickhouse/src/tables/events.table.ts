@@ -149,8 +149,22 @@ export function writeEventValues(writer: RowBinaryWriter, row: EventValues): voi
   writer.string(row.person_properties);
   writer.int8(PERSON_MODES[row.person_mode]);
   const groups = row.groups;
-  for (const n of GROUP_INDEXES) writer.string(groups.find((g) => g.index === n)?.propertiesJson ?? '');
-  for (const n of GROUP_INDEXES) writer.dateTime64(groups.find((g) => g.index === n)?.createdAtMs ?? 0, 3);
+  // Most events attach no group: five empty strings (a zero length each) and five zero times.
+  if (groups.length === 0) {
+    writer.zeros(NO_GROUPS_BYTES);
+    return;
+  }
+  for (let n = 0; n < GROUP_INDEXES.length; n++) writer.string(groupAt(groups, n)?.propertiesJson ?? '');
+  for (let n = 0; n < GROUP_INDEXES.length; n++) writer.dateTime64(groupAt(groups, n)?.createdAtMs ?? 0, 3);
+}
+
+/** The group columns of a row without groups: 5 empty Strings (1 byte each) and 5 DateTime64 zeros (8 bytes each). */
+const NO_GROUPS_BYTES = GROUP_INDEXES.length * (1 + 8);
+
+/** The group attached at index n (a loop, not find: no closure per column of every row). */
+function groupAt(groups: EventValues['groups'], n: number): EventValues['groups'][number] | undefined {
+  for (let i = 0; i < groups.length; i++) if (groups[i]!.index === n) return groups[i];
+  return undefined;
 }
 
 /** DateTime64(6) text of epoch milliseconds, the fraction of a millisecond rounded as the RowBinary writer does. */

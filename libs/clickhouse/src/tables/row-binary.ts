@@ -63,10 +63,16 @@ export class RowBinaryWriter {
       this.position += 1 + written;
       return;
     }
-    const length = Buffer.byteLength(value, 'utf8');
-    this.varUInt(length);
-    this.reserve(length);
-    this.position += this.buffer.write(value, this.position, length, 'utf8');
+    // Longer strings (the properties JSON) are encoded once, after room for the length of the
+    // most bytes they can take; the text moves back only when its real length is shorter.
+    const most = value.length * 3;
+    const room = varUIntSize(most);
+    this.reserve(room + most);
+    const written = this.buffer.write(value, this.position + room, 'utf8');
+    const size = varUIntSize(written);
+    if (size < room) this.buffer.copyWithin(this.position + size, this.position + room, this.position + room + written);
+    this.varUInt(written);
+    this.position += written;
   }
 
   /** Int64 / DateTime64 ticks, from a safe integer. */
@@ -79,6 +85,13 @@ export class RowBinaryWriter {
     this.buffer.writeUInt32LE(value - high * 4294967296, this.position);
     this.buffer.writeInt32LE(high, this.position + 4);
     this.position += 8;
+  }
+
+  /** `count` zero bytes: an empty String is one, a zero Int64 or DateTime64 eight. */
+  zeros(count: number): void {
+    this.reserve(count);
+    this.buffer.fill(0, this.position, this.position + count);
+    this.position += count;
   }
 
   int8(value: number): void {
@@ -121,6 +134,16 @@ export class RowBinaryWriter {
     }
     this.position += 16;
   }
+}
+
+/** Bytes of a LEB128 varint of the value. */
+function varUIntSize(value: number): number {
+  let size = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    size++;
+  }
+  return size;
 }
 
 const MIN_DATETIME64_MS = Date.UTC(1900, 0, 1);

@@ -1,0 +1,162 @@
+/**
+ * The worker's CPU per 1,000 events, without the bus: the events pipeline (parse → team →
+ * normalize → persons → RowBinary insert → definitions) handed batches of bus-format
+ * messages straight, against a real PostgreSQL and chdb ClickHouse front (tools/testkit).
+ * CPU time of this process (all its threads) and its GC pause time are measured over the
+ * timed passes; on a machine shared with other work they move far less than throughput does.
+ *
+ *   node --import tsx bench/worker-cpu.ts
+ *   BENCH_EVENTS=40000 BENCH_PASSES=5 BENCH_SCENARIO=persons node --import tsx bench/worker-cpu.ts
+ *   BENCH_CPU_PROFILE=FILE node --import tsx bench/worker-cpu.ts   (a .cpuprofile of the timed passes)
+ *   BENCH_HEAP_PROFILE=FILE node --import tsx bench/worker-cpu.ts  (a sampled .heapprofile of what they allocate)
+ */
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { bootstrapInstance } from '@sightline/accounts';
+import { topicNames, type ConsumedBatch, type EventBus } from '@sightline/bus';
+import { createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
+import { encodeIngestMessage, normalizeEvent } from '@sightline/ingestion';
+import { createLogger } from '@sightline/logger';
+import { createMetrics } from '@sightline/metrics';
+import { createMetadataStore, migratePostgres } from '@sightline/postgres';
+import { ServiceLauncher, startClickHouseFront, startPostgres } from '@sightline/local-services';
+import { createEventsConsumer } from '@sightline/worker';
+import { median } from './bench-process';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 40_000);
+const PASSES = Number(process.env.BENCH_PASSES ?? 5);
+const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);
+const SCENARIO = (process.env.BENCH_SCENARIO ?? 'personless') as 'personless' | 'persons';
+const PROFILE = process.env.BENCH_CPU_PROFILE;
+const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
+const TOKEN = 'phc_bench_worker_key';
+const logger = createLogger({ service: 'bench-worker-cpu', level: 'warn' });
+
+function buildBatches(pass: number): ConsumedBatch[] {
+  const nowMs = Date.now();
+  const distinctIds = SCENARIO === 'persons' ? 100_000 : 10_000;
+  const batches: ConsumedBatch[] = [];
+  for (let start = 0; start < EVENTS; start += BATCH) {
+    const messages = [];
+    for (let i = start; i < Math.min(start + BATCH, EVENTS); i++) {
+      const properties =
+        SCENARIO === 'persons'
+          ? { $current_url: 'https://example.com/pricing', $set: { plan: i % 3 === 0 ? 'pro' : 'free', seen: i }, $lib: 'web' }
+          : { $current_url: 'https://example.com/pricing', $process_person_profile: false, $lib: 'web' };
+      const r = normalizeEvent(
+        { event: '$pageview', distinct_id: `bench-${pass}-${i % distinctIds}`, properties },
+        { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: false },
+      );
+      if (!r.ok) throw new Error(r.reason);
+      messages.push({ key: r.key, value: encodeIngestMessage(r.message), headers: {}, offset: String(i) });
+    }
+    batches.push({ topic: 'events', partition: batches.length % 4, messages });
+  }
+  return batches;
+}
+
+async function main() {
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-worker-cpu-'));
+  fs.chmodSync(tempDir, 0o755);
+  const launcher = new ServiceLauncher(tempDir);
+  const [{ postgresAdminUrl }, { clickhouseUrl }] = await Promise.all([startPostgres(launcher), startClickHouseFront(launcher)]);
+  try {
+    const admin = await createMetadataStore({ url: postgresAdminUrl });
+    await admin.query('CREATE DATABASE bench_cpu');
+    await admin.close();
+    const url = new URL(postgresAdminUrl);
+    url.pathname = '/bench_cpu';
+    const db = await createMetadataStore({ url: url.toString() });
+    await migratePostgres(db);
+    await bootstrapInstance(db, { projectApiKey: TOKEN });
+    const root = createAnalyticsStore({ url: clickhouseUrl, user: 'default', password: '', database: 'default' });
+    await root.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_cpu' });
+    await root.close();
+    const ch = createAnalyticsStore({ url: clickhouseUrl, user: 'default', password: '', database: 'bench_cpu' });
+    await migrateClickHouse(ch);
+    const bus = {
+      send: async () => {
+        throw new Error('no dead letters expected');
+      },
+    } as unknown as EventBus;
+    const handler = createEventsConsumer({ ch, db, bus, topics: topicNames('bench.'), resolveTeam: async () => 1, metrics: createMetrics(), logger });
+
+    let gcMs = 0;
+    let scavenges = 0;
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        gcMs += entry.duration;
+        if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+      }
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
+
+    // The bus hands the worker up to four partitions' batches at a time.
+    const handle = async (batches: ConsumedBatch[]) => {
+      for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(handler));
+    };
+    await handle(buildBatches(-1)); // warm-up (JIT, caches, connections)
+
+    const profiler = PROFILE || HEAP_PROFILE ? new Session() : null;
+    const cpuPerThousand: number[] = [];
+    const gcPerThousand: number[] = [];
+    const wallPerThousand: number[] = [];
+    const scavengesPerHundredThousand: number[] = [];
+    // Built beforehand: the timed passes hold only the worker's own work.
+    const passes = Array.from({ length: PASSES }, (_, pass) => buildBatches(pass));
+    for (let pass = 0; pass < PASSES; pass++) {
+      const batches = passes[pass]!;
+      if (global.gc) global.gc();
+      if (profiler && pass === 0) {
+        profiler.connect();
+        if (PROFILE) {
+          await profiler.post('Profiler.enable');
+          await profiler.post('Profiler.start');
+        } else
+          await profiler.post('HeapProfiler.startSampling', {
+            samplingInterval: 4096,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true,
+          });
+      }
+      gcMs = 0;
+      scavenges = 0;
+      const cpu = process.cpuUsage();
+      const t = performance.now();
+      await handle(batches);
+      const wall = performance.now() - t;
+      const used = process.cpuUsage(cpu);
+      // GC entries are delivered asynchronously.
+      await new Promise((r) => setImmediate(r));
+      cpuPerThousand.push(((used.user + used.system) / 1000 / EVENTS) * 1000);
+      gcPerThousand.push((gcMs / EVENTS) * 1000);
+      wallPerThousand.push((wall / EVENTS) * 1000);
+      scavengesPerHundredThousand.push((scavenges / EVENTS) * 100_000);
+      console.log(
+        `pass ${pass + 1}: CPU ${cpuPerThousand.at(-1)!.toFixed(2)} ms per 1,000 events (GC pauses ${gcPerThousand.at(-1)!.toFixed(2)}, ${scavengesPerHundredThousand.at(-1)!.toFixed(0)} scavenges per 100,000), wall ${wallPerThousand.at(-1)!.toFixed(1)}, load ${os.loadavg()[0]!.toFixed(1)}`,
+      );
+    }
+    if (profiler) {
+      const { profile } = PROFILE ? await profiler.post('Profiler.stop') : await profiler.post('HeapProfiler.stopSampling');
+      fs.writeFileSync((PROFILE ?? HEAP_PROFILE)!, JSON.stringify(profile));
+    }
+    gcObserver.disconnect();
+    console.log(
+      `${SCENARIO}, ${EVENTS} events × ${PASSES} passes, batches of ${BATCH}: median CPU ${median(cpuPerThousand).toFixed(2)} ms per 1,000 events (min ${Math.min(...cpuPerThousand).toFixed(2)}), GC pauses ${median(gcPerThousand).toFixed(2)}, ${median(scavengesPerHundredThousand).toFixed(0)} scavenges per 100,000 events, wall ${median(wallPerThousand).toFixed(1)}`,
+    );
+    await db.close();
+    await ch.close();
+  } finally {
+    for (const s of launcher.started) s.child.kill(s.process.stopSignal);
+    await new Promise((r) => setTimeout(r, 500));
+    fs.rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
