@@ -313,7 +313,7 @@ async function codec(client: ClientName): Promise<{ encode: Measured; decode: Me
                 partition: platformatic.compatibilityPartitioner({ topic }, key) % PARTITIONS,
               };
             });
-            platformatic.produceV7.createRequest(-1, 30_000, records).buffer;
+            void platformatic.produceV7.createRequest(-1, 30_000, records).buffer;
           }
         });
   const batches = recordBatches();

@@ -1,18 +1,19 @@
 import type { Express } from 'express';
 import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter, type AccessOptions, type AnalyticsOptions } from '@sightline/api';
-import type { EventBus, Topics } from '@sightline/bus';
+import { createInMemoryInvalidation, type EventBus, type Topics } from '@sightline/bus';
 import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
-import { createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
+import { createJobOperator } from '@sightline/maintenance-jobs';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, createPersonChangeNotifier, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
-import { createJobOperator, createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
+import { createWorker, type Worker, type WorkerConsumerOptions } from '@sightline/worker';
 
 export interface AllInOneDeps {
   db: MetadataStore;

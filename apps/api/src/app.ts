@@ -1,5 +1,4 @@
 import express, { Router, type Express } from 'express';
-import type { Redis } from 'ioredis';
 import {
   createProjectTokenCache,
   findPrincipalByKeyHash,
@@ -17,10 +16,11 @@ import {
   type ClickHouseLayout,
 } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
-import { createFlagDefinitionsCache, createInMemoryInvalidation, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
-import { ApiError, createServiceApp, errors, inputGuard, type FastPathFactory, type HealthCheck } from '@sightline/http';
+import { ApiError, createServiceApp, errors, inputGuard, nextWorkTurn, type FastPathFactory, type HealthCheck } from '@sightline/http';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
@@ -31,13 +31,14 @@ import { createDashboardsRoutes } from './dashboards';
 import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluationFastPath, type DecideRouteDeps } from './decide';
 import { createEventDefinitionsRoutes } from './event-definitions';
 import { createEventsRoutes } from './events';
-import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { activeFlagsNamingCohorts, createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
 import { createGroupsRoutes } from './groups';
 import { createGroupsTypesRoutes } from './groups-types';
+import type { AccessOptions } from './http/access-config';
 import type { AnalyticsOptions } from './http/analytics-config';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
-import { createThrottle, type RateLimits } from './http/throttle';
+import { createThrottle } from './http/throttle';
 import { createInsightsRoutes } from './insights';
 import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
@@ -55,31 +56,11 @@ import { webDistDir } from '@sightline/web';
 export type { FlagChangeNotifier } from './feature-flags';
 export type { RateLimits } from './http/throttle';
 export { POSTHOG_RATE_LIMITS } from './http/throttle';
-export { accessOptionsFromConfig } from './http/access-config';
+export { accessOptionsFromConfig, type AccessOptions } from './http/access-config';
 export { analyticsOptionsFromConfig, type AnalyticsOptions } from './http/analytics-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
 export { buildFlagsResponse, flagsResponseText, flagsShape } from './decide/decide-response';
-
-/** Management API limits and browser access; every field has a default. */
-export interface AccessOptions {
-  /** Per personal API key; absent: no rate limits (tests, benchmarks). */
-  rateLimits?: RateLimits;
-  /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
-  rateLimitRedis?: Redis;
-  /** Prefix of the throttle's Redis keys (tests sharing one Redis); default `sightline:throttle`. */
-  rateLimitKeyPrefix?: string;
-  /** Origins allowed to call the management API from a browser; default none. */
-  corsOrigins?: readonly string[];
-  /** Largest JSON body of a management request; default 5 MB. */
-  bodyLimitBytes?: number;
-  /** Failed sign-ins one e-mail may have from one address in 10 minutes before 429; default 30 (PostHog's). */
-  loginFailureLimit?: number;
-  /** Failed sign-ins and setup attempts one address may have in 10 minutes over every e-mail before 429; default 100. */
-  loginAddressFailureLimit?: number;
-  /** Shared failed sign-in counters (distributed mode); absent: in-process memory. */
-  loginThrottleRedis?: Redis;
-}
 
 export interface ApiDeps {
   db: MetadataStore;
@@ -126,8 +107,12 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   const tokens = projectTokens ?? createProjectTokenCache(deps.db, { changes: deps.projectTokenChanges });
   // Person writes outside ingestion reach decide's person caches as the worker's do.
   const personsChanged = (teamId: number) => deps.decidePersons?.announce(teamId) ?? Promise.resolve();
-  // Every ClickHouse read a request makes goes through here, with the limits of one query.
-  const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS);
+  // Every ClickHouse read a request makes goes through queryClickhouse on this client: the limits of
+  // one query, the read gate, the duration histogram, and the turns a large result is parsed in.
+  const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS, {
+    duration: deps.metrics.clickhouseQueryDuration,
+    nextTurn: nextWorkTurn,
+  });
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
@@ -135,7 +120,14 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
-    createCohortsRoutes({ db: deps.db, ch, now, flagChanges, personsChanged }),
+    createCohortsRoutes({
+      db: deps.db,
+      ch,
+      now,
+      flagChanges,
+      personsChanged,
+      flagsNamingCohorts: (teamId, cohortIds) => activeFlagsNamingCohorts(deps.db, teamId, cohortIds),
+    }),
     createInsightsRoutes({
       db: deps.db,
       ch,

@@ -7,7 +7,8 @@ import {
 } from '@sightline/accounts';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { apiEnv, requiredInDistributedMode } from '@sightline/config';
-import { createFlagDefinitionsCache, createInMemoryInvalidation, createRedisInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation, createRedisInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache, FLAG_CHANGES_CHANNEL } from '@sightline/flag-definitions';
 import { openGeoIp } from '@sightline/geoip';
 import { createDecidePersonCache, PERSON_CHANGES_CHANNEL, personChangeCodec, type PersonChange } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';
@@ -28,7 +29,7 @@ runService({
     // Every api process subscribes, so a flag change reaches decide everywhere within a second.
     const flagDefinitions = createFlagDefinitionsCache({
       db,
-      channel: config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL) : createInMemoryInvalidation(),
+      channel: config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: FLAG_CHANGES_CHANNEL }) : createInMemoryInvalidation(),
       onError: (err, context) => logger.warn({ err }, context),
     });
     onStop(() => flagDefinitions.close());

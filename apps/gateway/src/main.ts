@@ -1,7 +1,6 @@
 import { createProjectTokenCache, PROJECT_TOKEN_CHANGES_CHANNEL } from '@sightline/accounts';
-import { topicNames } from '@sightline/bus';
+import { createRedisInvalidation, topicNames } from '@sightline/bus';
 import { gatewayEnv, requiredInDistributedMode } from '@sightline/config';
-import { createRedisInvalidation } from '@sightline/flag-definitions';
 import { runService } from '@sightline/service-runner';
 import { createGatewayApp, createProjectKeyResolver } from './app';
 

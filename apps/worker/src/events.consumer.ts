@@ -12,7 +12,7 @@ import { personsStep, type PersonsStepResult } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
-import { createDefinitionsRecorder } from './pipeline/definitions.step';
+import { createDefinitionsRecorder } from './pipeline/definitions-recorder';
 import { gatherWhileBusy } from './gather-while-busy';
 
 export interface EventsConsumerDeps {

@@ -1,7 +1,6 @@
-import { topicNames } from '@sightline/bus';
+import { createRedisInvalidation, topicNames } from '@sightline/bus';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { requiredInDistributedMode, workerEnv } from '@sightline/config';
-import { createRedisInvalidation } from '@sightline/flag-definitions';
 import { createJobScheduler } from '@sightline/jobs';
 import { createPersonChangeNotifier, PERSON_CHANGES_CHANNEL, personChangeCodec } from '@sightline/persons';
 import { runService } from '@sightline/service-runner';

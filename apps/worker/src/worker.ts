@@ -6,16 +6,14 @@ import { workerConsumerEnv } from '@sightline/config';
 import { createServiceApp, type HealthCheck } from '@sightline/http';
 import type { JobScheduler } from '@sightline/jobs';
 import type { Logger } from '@sightline/logger';
+import { createPersonEventsDeletionJob } from '@sightline/maintenance-jobs';
 import type { Metrics } from '@sightline/metrics';
 import type { PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createDeadLettersConsumer } from './dead-letters.consumer';
 import { createEventsConsumer } from './events.consumer';
-import { createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
 import { createLagMonitor, type MonitoredSubscription } from './lag-monitor';
 
-export { runPersonEventsDeletionJob, createPersonEventsDeletionJob } from './jobs/person-events-deletion.job';
-export { createJobOperator } from './jobs/job-operator';
 export { createEventsConsumer } from './events.consumer';
 
 export interface WorkerDeps {

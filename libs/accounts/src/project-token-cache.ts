@@ -16,7 +16,7 @@ export const PROJECT_TOKEN_CHANGES_CHANNEL = 'sightline:project-tokens:changed';
  * Announcements that a project's API key changed (`reset_token`), carried as flag changes are:
  * Redis pub/sub between processes, an in-process emitter in the embedded service. A message is a
  * project id; null means any project's may have (a subscriber that reconnected and may have
- * missed some). libs/flag-definitions' InvalidationChannel<number> is one.
+ * missed some). libs/bus' InvalidationChannel<number> is one.
  */
 export interface ProjectTokenChanges {
   publish(teamId: number): Promise<void>;

@@ -65,8 +65,13 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   const client = createClient({
     connection,
     // Settings are SET on the engine's one session and outlast their query: a request's limits
-    // (boundAnalyticsReads) are lifted again by the next query of anyone else.
-    clickhouse_settings: { date_time_input_format: 'best_effort', ...UNBOUNDED_QUERY_SETTINGS, priority: String(EMBEDDED_STORE_PRIORITY) },
+    // and tag (queryClickhouse) are lifted again by the next query of anyone else.
+    clickhouse_settings: {
+      date_time_input_format: 'best_effort',
+      ...UNBOUNDED_QUERY_SETTINGS,
+      priority: String(EMBEDDED_STORE_PRIORITY),
+      log_comment: '',
+    },
   });
   inProcessStores.add(client);
   return client;

@@ -5,6 +5,8 @@ export * from './tables/events.table';
 export * from './tables/dead-letters.table';
 export * from './cluster';
 export * from './query-limits';
+export * from './analytics-reads';
+export * from './query-clickhouse';
 export * from './read-gate';
 export * from './crash-signals';
 export * from './time-zones';

@@ -1,6 +1,4 @@
-import type { ClickHouseClient } from '@clickhouse/client';
-import { analyticsQuerySettings, asQueryLimitError, boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
-import { ReadGateBusyError } from './read-gate';
+import { analyticsQuerySettings, asQueryLimitError, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
 
 describe('analytics query limits', () => {
   it('turns the errors of the limits into QueryLimitError, and leaves any other error alone', () => {
@@ -24,20 +22,6 @@ describe('analytics query limits', () => {
     expect((asQueryLimitError({ code: '159' }, limits) as Error).message).toMatch(/longer than 7 s/);
   });
 
-  it('sends the limits with every read, over settings the caller passed, and passes other calls through', async () => {
-    const seen: unknown[] = [];
-    const client = {
-      query: async (params: unknown) => (seen.push(params), 'result'),
-      close: async function (this: unknown) {
-        return this === client ? 'closed by the client itself' : 'wrong this';
-      },
-    };
-    const bounded = boundAnalyticsReads(client as unknown as ClickHouseClient, DEFAULT_ANALYTICS_QUERY_LIMITS);
-    await bounded.query({ query: 'SELECT 1', clickhouse_settings: { max_execution_time: 100000, readonly: '1' } });
-    expect(seen[0]).toMatchObject({ query: 'SELECT 1', clickhouse_settings: { ...analyticsQuerySettings(DEFAULT_ANALYTICS_QUERY_LIMITS), readonly: '1' } });
-    expect(await (bounded as unknown as { close(): Promise<string> }).close()).toBe('closed by the client itself');
-  });
-
   it('sends the priority and thread niceness of the reads where they are set', () => {
     expect(analyticsQuerySettings({ ...DEFAULT_ANALYTICS_QUERY_LIMITS, priority: 2, threadNice: 19 })).toMatchObject({
       priority: '2',
@@ -45,37 +29,5 @@ describe('analytics query limits', () => {
     });
     expect(analyticsQuerySettings(DEFAULT_ANALYTICS_QUERY_LIMITS)).not.toHaveProperty('priority');
     expect(analyticsQuerySettings(DEFAULT_ANALYTICS_QUERY_LIMITS)).not.toHaveProperty('os_thread_priority');
-  });
-
-  it('runs at most maxConcurrentReads reads at once, the others in turn, and refuses one that waits too long', async () => {
-    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
-    try {
-      const running = new Set<string>();
-      const finish = new Map<string, () => void>();
-      const client = {
-        query: (params: { query: string }) =>
-          new Promise((resolve) => {
-            running.add(params.query);
-            finish.set(params.query, () => (running.delete(params.query), resolve(params.query)));
-          }),
-      };
-      const limits = { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxConcurrentReads: 1, maxReadWaitSeconds: 30 };
-      const bounded = boundAnalyticsReads(client as unknown as ClickHouseClient, limits);
-      const first = bounded.query({ query: 'first' });
-      const second = bounded.query({ query: 'second' });
-      await new Promise((resolve) => setImmediate(resolve));
-      expect([...running]).toEqual(['first']);
-      finish.get('first')!();
-      await expect(first).resolves.toBe('first');
-      await new Promise((resolve) => setImmediate(resolve));
-      expect([...running]).toEqual(['second']);
-      const third = bounded.query({ query: 'third' });
-      jest.advanceTimersByTime(30_000);
-      await expect(third).rejects.toBeInstanceOf(ReadGateBusyError);
-      finish.get('second')!();
-      await expect(second).resolves.toBe('second');
-    } finally {
-      jest.useRealTimers();
-    }
   });
 });

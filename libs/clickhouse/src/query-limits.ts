@@ -1,5 +1,4 @@
-import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { createReadGate } from './read-gate';
+import type { ClickHouseSettings } from '@clickhouse/client';
 
 /**
  * What one analytics read may cost ClickHouse (docs/http-api.md#limits). Past any of them the
@@ -121,33 +120,4 @@ function limitMessage(kind: QueryLimitKind, limits: AnalyticsQueryLimits): strin
 export function asQueryLimitError(error: unknown, limits: AnalyticsQueryLimits): unknown {
   const kind = LIMIT_ERRORS.get(Number((error as { code?: unknown } | null)?.code));
   return kind ? new QueryLimitError(kind, limitMessage(kind, limits)) : error;
-}
-
-/**
- * The one seam a request's analytics reads go through: the client with every `query` (the
- * reads; inserts and DDL are not requests' work) sent with the limits' settings, which override
- * the same settings a caller passes, and a limit's error turned into a QueryLimitError. With
- * `maxConcurrentReads`, the reads also take turns (read-gate.ts): a read that cannot start
- * within `maxReadWaitSeconds` fails with ReadGateBusyError.
- */
-export function boundAnalyticsReads(client: ClickHouseClient, limits: AnalyticsQueryLimits): ClickHouseClient {
-  const settings = analyticsQuerySettings(limits);
-  const gate = limits.maxConcurrentReads > 0 ? createReadGate({ concurrency: limits.maxConcurrentReads, maxWaitMs: limits.maxReadWaitSeconds * 1000 }) : null;
-  const query: ClickHouseClient['query'] = (async (params: Parameters<ClickHouseClient['query']>[0]) => {
-    const release = await gate?.acquire();
-    try {
-      return await client.query({ ...params, clickhouse_settings: { ...params.clickhouse_settings, ...settings } });
-    } catch (error) {
-      throw asQueryLimitError(error, limits);
-    } finally {
-      release?.();
-    }
-  }) as ClickHouseClient['query'];
-  return new Proxy(client, {
-    get(target, property) {
-      if (property === 'query') return query;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }

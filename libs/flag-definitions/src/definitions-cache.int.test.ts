@@ -2,7 +2,7 @@ import { bootstrapInstance } from '@sightline/accounts';
 import { createMetadataStore, migratePostgres, type MetadataStore, type Sql } from '@sightline/postgres';
 import { createTestPostgresDatabase, insertFlag, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
 import { createFlagDefinitionsCache } from './definitions-cache';
-import { createInMemoryInvalidation } from './invalidation';
+import { createInMemoryInvalidation } from '@sightline/bus';
 
 /** The store as the cache sees it: counts the statements and can be made to fail. */
 function observedStore(db: Sql) {

@@ -1,6 +1,6 @@
 import type { Sql } from '@sightline/postgres';
 import { loadProjectFlagDefinitions, type ProjectFlagDefinitions } from './definitions.repository';
-import type { InvalidationChannel } from './invalidation';
+import type { InvalidationChannel } from '@sightline/bus';
 
 /** What the management routes call after every write to flags or cohorts of a project. */
 export interface FlagChangeNotifier {

@@ -1,4 +1,4 @@
 export * from './definitions.repository';
 export * from './definitions-cache';
-export * from './invalidation';
+export * from './flag-changes-channel';
 export * from './local-evaluation';

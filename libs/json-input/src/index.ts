@@ -1,3 +1,5 @@
+export { UUID_PATTERN } from './uuid';
+
 /**
  * Limits every value a client sends must respect before any route looks at it. They protect
  * what comes after: recursive validators and serializers (a value nested 10,000 levels

@@ -27,6 +27,8 @@ export interface Metrics {
   insightTimeToSeeData: Histogram<'type' | 'context' | 'status'>;
   /** Time to compute an insight's answer in ClickHouse (cache hits are not counted), by kind. */
   insightQueryDuration: Histogram<'kind' | 'result'>;
+  /** Time of one ClickHouse analytics read (queryClickhouse), by query kind and outcome. */
+  clickhouseQueryDuration: Histogram<'kind' | 'result'>;
   /** Management requests answered 429, by throttle class. */
   requestsThrottled: Counter<'throttle'>;
   /** Management requests let through unthrottled because the limiter's store (Redis) failed. */
@@ -108,6 +110,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Time to compute an insight answer (trend, funnel, correlation) in ClickHouse; answers served from the cache are not counted',
       labelNames: ['kind', 'result'],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    clickhouseQueryDuration: new Histogram({
+      name: 'clickhouse_query_duration_seconds',
+      help: 'Time of one ClickHouse analytics read until its rows are parsed, by query kind and result (ok, limit, error)',
+      labelNames: ['kind', 'result'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
     pipelineStepDuration: new Histogram({

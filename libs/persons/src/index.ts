@@ -3,6 +3,8 @@ export * from './property-updates';
 export * from './person-batch';
 export * from './person-copies';
 export * from './groups';
+export * from './person-row';
+export * from './persons.repository';
 export * from './person-reads';
 export * from './flag-person-reads';
 export * from './person-writes';

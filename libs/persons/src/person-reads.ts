@@ -2,49 +2,6 @@ import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Sql } from '@sightline/postgres';
 import type { Properties } from './property-updates';
 
-/** A person as stored in Postgres (the source of truth), with all its distinct ids. */
-export interface StoredPerson {
-  id: number;
-  uuid: string;
-  teamId: number;
-  properties: Properties;
-  isIdentified: boolean;
-  version: number;
-  createdAt: string;
-  distinctIds: string[];
-}
-
-/** The person a distinct id belongs to, or null. */
-export async function findPersonByDistinctId(sql: Sql, teamId: number, distinctId: string): Promise<StoredPerson | null> {
-  const rows = await sql.query<{
-    id: string;
-    uuid: string;
-    properties: Properties;
-    is_identified: boolean;
-    version: string;
-    created_at: Date | string;
-    distinct_ids: string[];
-  }>(
-    `SELECT p.id, p.uuid::text AS uuid, p.properties, p.is_identified, p.version, p.created_at,
-            (SELECT array_agg(d2.distinct_id ORDER BY d2.distinct_id) FROM person_distinct_ids d2 WHERE d2.person_id = p.id) AS distinct_ids
-       FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
-      WHERE d.team_id = $1 AND d.distinct_id = $2`,
-    [teamId, distinctId],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    id: Number(row.id),
-    uuid: row.uuid,
-    teamId,
-    properties: row.properties,
-    isIdentified: row.is_identified,
-    version: Number(row.version),
-    createdAt: new Date(row.created_at).toISOString(),
-    distinctIds: row.distinct_ids ?? [],
-  };
-}
-
 export interface StoredGroup {
   groupTypeIndex: number;
   groupKey: string;
@@ -109,14 +66,4 @@ export async function readDistinctIdCopy(ch: ClickHouseClient, teamId: number, d
     })
   ).json<{ person_id: string; latest_version: string }>();
   return rows[0] ? { personId: rows[0].person_id, version: Number(rows[0].latest_version) } : null;
-}
-
-/** Every distinct id of a project's person (by uuid); empty when there is no such person. */
-export async function listDistinctIdsOfPerson(sql: Sql, teamId: number, personUuid: string): Promise<string[]> {
-  const rows = await sql.query<{ distinct_id: string }>(
-    `SELECT d.distinct_id FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
-      WHERE p.team_id = $1 AND p.uuid = $2 ORDER BY d.distinct_id`,
-    [teamId, personUuid],
-  );
-  return rows.map((row) => row.distinct_id);
 }

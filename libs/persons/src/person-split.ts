@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { personUuidFor } from '@sightline/ingestion';
 import { writeCopies, type PersonCopy, type PersonDistinctIdCopy } from './person-copies';
+import { PERSON_ROW_COLUMNS, personRowOf, type PersonRecord } from './person-row';
 import { DELETION_VERSION_BUMP, type PersonStores } from './person-writes';
 
 /** What a split did: the distinct ids moved, each to its own person. */
@@ -26,18 +27,12 @@ export async function splitPerson(
   options: { mainDistinctId?: string | null; maxSplits?: number | null; nowMs?: number } = {},
 ): Promise<SplitResult | null> {
   const split = await stores.db.transaction(async (tx) => {
-    const [person] = await tx.query<{
-      id: string;
-      uuid: string;
-      properties: Record<string, unknown>;
-      is_identified: boolean;
-      version: string;
-      created_at: Date | string;
-    }>('SELECT id::text AS id, uuid::text AS uuid, properties, is_identified, version, created_at FROM persons WHERE team_id = $1 AND id = $2 FOR UPDATE', [
+    const [record] = await tx.query<PersonRecord>(`SELECT ${PERSON_ROW_COLUMNS} FROM persons p WHERE p.team_id = $1 AND p.id = $2 FOR UPDATE`, [
       teamId,
       personId,
     ]);
-    if (!person) return null;
+    if (!record) return null;
+    const person = personRowOf(record);
     // PostHog orders a person's distinct ids by when they were added (PersonDistinctId.id);
     // version then the id itself is the closest order kept here.
     const distinctIds = await tx.query<{ distinct_id: string; version: string }>(
@@ -48,7 +43,7 @@ export async function splitPerson(
     if (options.mainDistinctId && !distinctIds.some((d) => d.distinct_id === options.mainDistinctId)) return null;
     let original: PersonCopy | null = null;
     if (!options.mainDistinctId) {
-      const version = Number(person.version) + 1;
+      const version = person.version + 1;
       await tx.query(
         `UPDATE persons SET properties = '{}'::jsonb, properties_last_updated_at = '{}'::jsonb, properties_last_operation = '{}'::jsonb, version = $2 WHERE id = $1`,
         [person.id, version],
@@ -56,9 +51,9 @@ export async function splitPerson(
       original = {
         id: person.uuid,
         team_id: teamId,
-        created_at: new Date(person.created_at).toISOString(),
+        created_at: person.createdAt,
         properties: '{}',
-        is_identified: person.is_identified ? 1 : 0,
+        is_identified: person.isIdentified ? 1 : 0,
         is_deleted: 0,
         version,
       };
@@ -71,7 +66,7 @@ export async function splitPerson(
     const persons: PersonCopy[] = [];
     const copies: PersonDistinctIdCopy[] = [];
     const moved: SplitResult['moved'] = [];
-    const newVersion = Number(person.version) + DELETION_VERSION_BUMP + 1;
+    const newVersion = person.version + DELETION_VERSION_BUMP + 1;
     // The id the person was first created from derives the person's own uuid: that one gets a fresh uuid.
     const targets = candidates.map((d) => {
       const derived = personUuidFor(teamId, d.distinct_id);
@@ -89,27 +84,28 @@ export async function splitPerson(
       const deleted = deletedVersions.get(uuid);
       const startVersion = Math.max(newVersion, deleted === undefined ? 0 : deleted + 1);
       // PostHog: get_or_create; a person with this uuid may exist already (the id was split before).
-      const [target] = await tx.query<{ id: string; version: string; created_at: Date | string; properties: Record<string, unknown>; is_identified: boolean }>(
-        `INSERT INTO persons (team_id, uuid, version, created_at) VALUES ($1, $2, $3, to_timestamp($4::double precision / 1000))
-         ON CONFLICT (team_id, uuid) DO UPDATE SET version = persons.version
-         RETURNING id::text AS id, version, created_at, properties, is_identified`,
+      const [inserted] = await tx.query<PersonRecord>(
+        `INSERT INTO persons AS p (team_id, uuid, version, created_at) VALUES ($1, $2, $3, to_timestamp($4::double precision / 1000))
+         ON CONFLICT (team_id, uuid) DO UPDATE SET version = p.version
+         RETURNING ${PERSON_ROW_COLUMNS}`,
         [teamId, uuid, startVersion, options.nowMs ?? Date.now()],
       );
+      const target = personRowOf(inserted!);
       const distinctIdVersion = Number(version) + 1;
       await tx.query('UPDATE person_distinct_ids SET person_id = $3, version = $4 WHERE team_id = $1 AND distinct_id = $2', [
         teamId,
         distinctId,
-        target!.id,
+        target.id,
         distinctIdVersion,
       ]);
       persons.push({
         id: uuid,
         team_id: teamId,
-        created_at: new Date(target!.created_at).toISOString(),
-        properties: JSON.stringify(target!.properties ?? {}),
-        is_identified: target!.is_identified ? 1 : 0,
+        created_at: target.createdAt,
+        properties: JSON.stringify(target.properties),
+        is_identified: target.isIdentified ? 1 : 0,
         is_deleted: 0,
-        version: Number(target!.version),
+        version: target.version,
       });
       copies.push({ team_id: teamId, distinct_id: distinctId, person_id: uuid, is_deleted: 0, version: distinctIdVersion });
       moved.push({ distinctId, personUuid: uuid });

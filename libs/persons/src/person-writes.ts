@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { MetadataStore, Sql } from '@sightline/postgres';
 import { writeCopies } from './person-copies';
+import { PERSON_ROW_COLUMNS, personRowOf, type PersonRecord, type PersonRow } from './person-row';
 import type { Properties } from './property-updates';
 
 /**
@@ -9,24 +10,9 @@ import type { Properties } from './property-updates';
  */
 export const DELETION_VERSION_BUMP = 100;
 
-/** The person rows a write through the persons API works on. */
-export interface PersonRef {
-  id: number;
-  uuid: string;
-}
-
 export interface PersonStores {
   db: MetadataStore;
   ch: ClickHouseClient;
-}
-
-interface LockedPerson {
-  id: string;
-  uuid: string;
-  properties: Properties;
-  is_identified: boolean;
-  version: string;
-  created_at: Date | string;
 }
 
 /**
@@ -43,14 +29,15 @@ export async function changePersonProperties(
   change: { set?: Properties; unset?: readonly string[] },
 ): Promise<{ uuid: string; properties: Properties; version: number } | null> {
   const updated = await stores.db.transaction(async (tx) => {
-    const [row] = await tx.query<LockedPerson>(
-      'SELECT id::text AS id, uuid::text AS uuid, properties, is_identified, version, created_at FROM persons WHERE team_id = $1 AND id = $2 FOR UPDATE',
-      [teamId, personId],
-    );
-    if (!row) return null;
-    const properties: Properties = { ...(row.properties ?? {}), ...(change.set ?? {}) };
+    const [record] = await tx.query<PersonRecord>(`SELECT ${PERSON_ROW_COLUMNS} FROM persons p WHERE p.team_id = $1 AND p.id = $2 FOR UPDATE`, [
+      teamId,
+      personId,
+    ]);
+    if (!record) return null;
+    const row = personRowOf(record);
+    const properties: Properties = { ...row.properties, ...(change.set ?? {}) };
     for (const key of change.unset ?? []) delete properties[key];
-    const version = Number(row.version) + 1;
+    const version = row.version + 1;
     // What the API writes is a live value: imported history no longer replaces it (docs/data-model.md#person-properties).
     const written = [...Object.keys(change.set ?? {}), ...(change.unset ?? [])];
     await tx.query(
@@ -68,9 +55,9 @@ export async function changePersonProperties(
       {
         id: row.uuid,
         team_id: teamId,
-        created_at: new Date(row.created_at).toISOString(),
+        created_at: row.createdAt,
         properties: JSON.stringify(properties),
-        is_identified: row.is_identified ? 1 : 0,
+        is_identified: row.isIdentified ? 1 : 0,
         is_deleted: 0,
         version,
       },
@@ -101,10 +88,12 @@ export async function deletePersons(
 ): Promise<DeletedPerson[]> {
   if (personIds.length === 0) return [];
   const deleted = await stores.db.transaction(async (tx) => {
-    const persons = await tx.query<{ id: string; uuid: string; version: string; created_at: Date | string }>(
-      `SELECT id::text AS id, uuid::text AS uuid, version, created_at FROM persons WHERE team_id = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR UPDATE`,
-      [teamId, personIds],
-    );
+    const persons = (
+      await tx.query<PersonRecord>(`SELECT ${PERSON_ROW_COLUMNS} FROM persons p WHERE p.team_id = $1 AND p.id = ANY($2::bigint[]) ORDER BY p.id FOR UPDATE`, [
+        teamId,
+        personIds,
+      ])
+    ).map(personRowOf);
     if (persons.length === 0) return [];
     const ids = persons.map((p) => p.id);
     const distinctIds = await tx.query<{ person_id: string; distinct_id: string; version: string }>(
@@ -135,17 +124,17 @@ export async function deletePersons(
 async function recordDeletion(
   tx: Sql,
   teamId: number,
-  persons: { id: string; uuid: string; version: string; created_at: Date | string }[],
+  persons: PersonRow[],
   distinctIds: { person_id: string; distinct_id: string; version: string }[],
   options: { deleteEvents: boolean; requestedBy: number | null },
 ) {
   const deleted = persons.map((p) => ({
-    id: Number(p.id),
+    id: p.id,
     uuid: p.uuid,
-    createdAt: new Date(p.created_at).toISOString(),
-    version: Number(p.version) + DELETION_VERSION_BUMP,
+    createdAt: p.createdAt,
+    version: p.version + DELETION_VERSION_BUMP,
     distinctIdVersions: distinctIds
-      .filter((d) => d.person_id === p.id)
+      .filter((d) => Number(d.person_id) === p.id)
       .map((d): [string, number] => [d.distinct_id, Number(d.version) + DELETION_VERSION_BUMP]),
   }));
   await tx.query(

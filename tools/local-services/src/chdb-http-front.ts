@@ -59,7 +59,6 @@ function loadChdbNative(): ChdbNative {
   // The package's `exports` map hides dist/, so resolve the loader by path. It
   // caches the addon, so this is the same instance the Session uses.
   const loaderPath = path.join(path.dirname(require.resolve('chdb')), 'dist', 'loader.js');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const loader = require(loaderPath) as { loadNative(): ChdbNative };
   return loader.loadNative();
 }

@@ -1,7 +1,7 @@
 import type { EventsCursor } from '@sightline/insights';
+import { UUID_PATTERN } from '@sightline/json-input';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The opaque `cursor` of a `next` link: where the page ended, base64url JSON. */
 export function encodeEventsCursor(cursor: EventsCursor): string {
@@ -19,6 +19,6 @@ export function decodeEventsCursor(text: string): EventsCursor | null {
   }
   if (!Array.isArray(value) || value.length !== 2) return null;
   const [timestamp, uuid] = value as unknown[];
-  if (typeof timestamp !== 'string' || !TIMESTAMP.test(timestamp) || typeof uuid !== 'string' || !UUID.test(uuid)) return null;
+  if (typeof timestamp !== 'string' || !TIMESTAMP.test(timestamp) || typeof uuid !== 'string' || !UUID_PATTERN.test(uuid)) return null;
   return { timestamp, uuid };
 }

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import { listEvents } from '@sightline/insights';
+import { UUID_PATTERN } from '@sightline/json-input';
 import { listDistinctIdsOfPerson } from '@sightline/persons';
 import type { Sql } from '@sightline/postgres';
 import { PropertyCompileError } from '@sightline/properties';
@@ -15,7 +16,6 @@ import { decodeEventsCursor, encodeEventsCursor } from './events-cursor';
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const EVENT_FILTER_TYPES = { types: new Set(['event', 'person']) };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function queryText(req: Request, name: string): string | null {
   const raw = req.query[name];
@@ -47,7 +47,7 @@ export function createEventsRoutes(deps: { db: Sql; ch: ClickHouseClient; now: (
       const properties = parsePropertiesParam(queryText(req, 'properties'), EVENT_FILTER_TYPES);
       // A person's events: those of every distinct id the person has now.
       const personId = queryText(req, 'person_id');
-      if (personId !== null && !UUID.test(personId)) throw errors.validation('Must be a valid UUID.', 'person_id', 'invalid');
+      if (personId !== null && !UUID_PATTERN.test(personId)) throw errors.validation('Must be a valid UUID.', 'person_id', 'invalid');
       const distinctIds = personId === null ? null : await listDistinctIdsOfPerson(deps.db, req.project!.id, personId);
       let page;
       try {

@@ -1,4 +1,4 @@
-import type { PersonJson } from '../persons/person.serializer';
+import type { PersonJson } from '../persons';
 import type { GroupRow } from './groups.repository';
 
 /** A group as PostHog's GroupSerializer answers it. */

@@ -8,7 +8,7 @@ import { isUuidText } from '@sightline/insights';
 import { parseInteger } from '../http/drf-fields';
 import { parsePropertiesParam } from '../http/properties-param';
 import { listGroupTypes } from '../groups-types';
-import { serializePersons } from '../persons/person.serializer';
+import { listedPersonsOf, serializePersons } from '../persons';
 import { decodeGroupsCursor } from './groups-cursor';
 import {
   findGroupsByKeys,
@@ -145,7 +145,10 @@ export async function relatedActors(deps: GroupsDeps, req: Request): Promise<unk
     groupTypeIndex === null ? Promise.resolve([]) : relatedPersonUuids(deps.ch, window, { groupTypeIndex, groupKey: id }, RELATED_LIMIT),
     relatedGroupKeys(deps.ch, window, actor, otherTypes, RELATED_LIMIT),
   ]);
-  const persons = await serializePersons(deps.db, teamId, await personCopies(deps.ch, teamId, personUuids));
+  const persons = serializePersons(
+    await listedPersonsOf(deps.db, teamId, await personCopies(deps.ch, teamId, personUuids)),
+    req.project!.person_display_name_properties,
+  );
   const groups: GroupRow[] = [];
   for (const index of otherTypes) groups.push(...(await findGroupsByKeys(deps.ch, teamId, index, keysByType.get(index) ?? [])));
   return [...persons.map(serializeRelatedPerson), ...groups.map(serializeRelatedGroup)];

@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { createTestPerson, hostileBodies, hostileJsonValue, hostileQueryValue } from '@sightline/testkit';
-import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiRouteTable } from '../app';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { canAccessOrganization } from '@sightline/accounts';
 import { errors } from '@sightline/http';
-import { UUID_PATTERN } from '../organization/roles.repository';
+import { UUID_PATTERN } from '@sightline/json-input';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -7,7 +7,8 @@
  */
 import request from 'supertest';
 import { hashPersonalApiKey } from '@sightline/auth';
-import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
 import type { JobOperator } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';

@@ -1,13 +1,13 @@
 import type { Request } from 'express';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
-import { DateRangeError, FormulaError, QueryInputError, trendFilterFromQuery, TrendFilterError, UnknownCohortError } from '@sightline/insights';
+import { DateRangeError, FormulaError, QueryInputError, legacyFilterFromQuery, QueryFilterError, UnknownCohortError } from '@sightline/insights';
 import { HogQLError } from '@sightline/hogql';
 import { PropertyCompileError, PropertyFilterError } from '@sightline/properties';
 
 /** Every way an insight request can be wrong, as the DRF-shaped 400 naming the field. */
 export function asValidationError(error: unknown): unknown {
-  if (error instanceof TrendFilterError || error instanceof QueryInputError) return errors.validation(error.message, error.attr, error.code);
+  if (error instanceof QueryFilterError || error instanceof QueryInputError) return errors.validation(error.message, error.attr, error.code);
   if (error instanceof DateRangeError) return errors.validation(error.message, error.attr, 'invalid_date');
   if (error instanceof FormulaError) return errors.validation(error.message, 'formula', 'invalid_formula');
   if (error instanceof UnknownCohortError) return errors.validation(error.message, 'properties', 'cohort_does_not_exist');
@@ -27,7 +27,7 @@ export const truthy = (value: unknown) => value === true || value === 'true' || 
  */
 export function insightQueryInput(req: Request): Record<string, unknown> {
   try {
-    const input = trendFilterFromQuery(req.query as Record<string, unknown>);
+    const input = legacyFilterFromQuery(req.query as Record<string, unknown>);
     const problem = findInputProblem(input);
     if (problem) throw errors.validation(problem.detail, problem.attr, problem.code);
     return input;

@@ -9,3 +9,6 @@ import { createRolesRoutes } from './roles.route';
 export function createOrganizationRoutes(db: Sql, options: { tokenChanges?: Pick<ProjectTokenChanges, 'publish'>; logger: Logger }): RouteTable {
   return new RouteTable().include(createProjectsRoutes(db, options), createRolesRoutes(db));
 }
+export { loadRoleRelations, type RoleRelations } from './role-relations';
+export { serializeRoles } from './role.serializer';
+export { findRole, findRolesByIds, roleIdsOfUser, type RoleRow } from './roles.repository';

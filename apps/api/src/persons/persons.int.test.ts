@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { insertEvents } from '@sightline/clickhouse';
-import { createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
 import { createDecidePersonCache, readDistinctIdCopy, readPersonCopy, runPersonEventsDeletion, type PersonChange } from '@sightline/persons';
 import { createTestPerson, testEventRow, type TestPerson } from '@sightline/testkit';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';

@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { createFlagDefinitionsCache, createInMemoryInvalidation } from '@sightline/flag-definitions';
+import { createInMemoryInvalidation } from '@sightline/bus';
+import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiApp, createApiRouteTable } from '../app';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { exceedsBusMessageBytes, normalizeEvent, type DropReason } from '@sightline/ingestion';
+import { UUID_PATTERN } from '@sightline/json-input';
 import type { MappedEvent } from './formats';
 import { readSourceTime, type TimeConversion, type TimeSettings } from './source-time';
 
@@ -46,7 +47,6 @@ export type CheckResult =
     }
   | { ok: false; reason: RejectReason };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The longest client address the gateway may record with an event (IPv4-mapped IPv6), for sizing its bus message. */
 const LONGEST_CLIENT_IP = '0000:0000:0000:0000:0000:ffff:255.255.255.255';
 
@@ -59,7 +59,7 @@ const LONGEST_CLIENT_IP = '0000:0000:0000:0000:0000:ffff:255.255.255.255';
  * identical in every field, without an id, are one event).
  */
 export function stableEventUuid(sourceId: unknown, recordText: string): string {
-  if (typeof sourceId === 'string' && UUID.test(sourceId)) return sourceId.toLowerCase();
+  if (typeof sourceId === 'string' && UUID_PATTERN.test(sourceId)) return sourceId.toLowerCase();
   const name = sourceId !== undefined && sourceId !== null && sourceId !== '' ? `id:${String(sourceId)}` : `record:${recordText}`;
   const hash = createHash('sha1').update(`sightline-import:${name}`).digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;

@@ -4,10 +4,10 @@ import { clickhouseLayout, createAnalyticsStore, migrateClickHouse } from '@sigh
 import type { allInOneEnv, ConfigOf } from '@sightline/config';
 import { nextCronRun, readBullmqNextRun, type JobOperator, type JobsStatusReport } from '@sightline/jobs';
 import { createLogger } from '@sightline/logger';
+import { createJobOperator } from '@sightline/maintenance-jobs';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import { readEmbeddedServiceMarker } from '@sightline/service-runner';
-import { createJobOperator } from '@sightline/worker';
 
 export const JOBS_USAGE = `usage: npm run jobs -- <command> [options]
 

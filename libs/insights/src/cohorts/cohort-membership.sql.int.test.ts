@@ -8,7 +8,7 @@
 import { createTestStores, type TestStores } from '@sightline/testkit';
 import { QueryParams } from '@sightline/properties';
 import { cohortMembershipSql, MAX_COHORT_NESTING, UnknownCohortError } from './cohort-membership.sql';
-import { loadCohortsForQuery } from './cohorts.repository';
+import { loadCohortsForQuery } from '../repositories/cohorts.repository';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;

@@ -1,9 +1,9 @@
 import { createTestStores, insertGroup, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest, type FunnelActorsResult } from './funnel-actors';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
+import { QueryFilterError } from '../common/query-filter-error';
 
 /**
  * The actors behind funnel steps (PostHog's FunnelsActorsQuery in an ActorsQuery), ported from
@@ -745,7 +745,7 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
   describe('test_funnel_unordered_persons.py', () => {
     const unordered = { ...MAY, funnel_order_type: 'unordered' };
     it('test_invalid_steps (test_funnel_unordered_persons.py)', () => {
-      expect(() => parseFunnelActorsRequest({ funnelStep: 'blah' })).toThrow(TrendFilterError);
+      expect(() => parseFunnelActorsRequest({ funnelStep: 'blah' })).toThrow(QueryFilterError);
       expect(() => parseFunnelActorsRequest({ funnelStep: 0 })).toThrow("Funnel steps are 1-indexed, so step 0 doesn't exist");
       expect(() => parseFunnelActorsRequest({ funnelStep: -1 })).toThrow('The first valid drop-off argument for funnelStep is -2');
     });
@@ -1207,7 +1207,7 @@ describe('funnel actors (PostHog test_funnel_*persons.py)', () => {
 
     it('properties and orderBy are refused rather than ignored', () => {
       expect(() => parseFunnelActorsPage({ properties: [{ key: 'a', value: 'b' }] })).toThrow('properties is not served for funnel actors.');
-      expect(() => parseFunnelActorsPage({ orderBy: ['person'] })).toThrow(TrendFilterError);
+      expect(() => parseFunnelActorsPage({ orderBy: ['person'] })).toThrow(QueryFilterError);
       expect(parseFunnelActorsPage({ search: ' ', properties: [], orderBy: [], limit: 1e6 })).toEqual({ select: null, search: null, limit: 50_000, offset: 0 });
     });
 

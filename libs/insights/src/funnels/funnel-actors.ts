@@ -1,14 +1,15 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { isJsonObject } from '@sightline/json-input';
+import { findPersonsByUuids } from '@sightline/persons';
 import type { Sql } from '@sightline/postgres';
 import { DateTime } from 'luxon';
 import { formatBucketDay } from '../common/date-range';
-import { TrendFilterError } from '../trends/trend-filter';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
-import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { funnelRangeAndFilters, rows } from './funnels.query';
 import { FunnelActorsSqlBuilder, FunnelTrendActorsSqlBuilder, type FunnelActorsCondition } from './funnel-actors.sql';
+import { QueryFilterError } from '../common/query-filter-error';
+import { type QuerySqlPorts, type QueryPorts } from '../common/query-ports';
+import { type QueryProject } from '../common/query-project';
 
 /** PostHog's DEFAULT_RETURNED_ROWS: the actors one answer lists when no limit is asked. */
 export const DEFAULT_FUNNEL_ACTORS_LIMIT = 100;
@@ -73,7 +74,7 @@ export interface FunnelActorsResult {
 }
 
 const fail = (attr: string, message: string, code = 'invalid'): never => {
-  throw new TrendFilterError(attr, message, code);
+  throw new QueryFilterError(attr, message, code);
 };
 
 function optionalInt(node: Record<string, unknown>, key: string, attr: string): number | null {
@@ -217,7 +218,7 @@ function stepCondition(filter: ParsedFunnelFilter, request: FunnelActorsRequest)
 }
 
 /** The period a funnel trend's actors entered in, as the trend SQL writes it. */
-function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, request: FunnelActorsRequest): string {
+function entrancePeriod(filter: ParsedFunnelFilter, project: QueryProject, request: FunnelActorsRequest): string {
   const text = request.funnelTrendsEntrancePeriodStart;
   if (text === null)
     return fail(request.attr('funnelTrendsEntrancePeriodStart'), 'funnelTrendsEntrancePeriodStart is required for a funnel trend.', 'required');
@@ -235,19 +236,19 @@ function entrancePeriod(filter: ParsedFunnelFilter, project: TrendProject, reque
  */
 export async function runFunnelActorsQuery(
   stores: { ch: ClickHouseClient; db: Sql },
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedFunnelFilter,
   request: FunnelActorsRequest,
   page: FunnelActorsPage,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<FunnelActorsResult> {
   const groupIndex = filter.aggregation_group_type_index;
   const columns = actorColumns(page, groupIndex);
   const empty = () => actorsOfPage(stores.db, project.id, groupIndex, columns, [], page);
   if (filter.steps.length === 0) return empty();
   const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
-  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const sqlPorts: QuerySqlPorts = { ...ports, teamId: project.id, nowMs };
   const cohortBreakdown = filter.breakdowns.length > 0 && filter.breakdowns[0]!.type === 'cohort';
   // A cohort breakdown's value is the cohort (0: all users): its members only; without a value, the members of any of them.
   let cohortId: number | null = null;
@@ -346,41 +347,16 @@ function slices<T>(items: T[]): T[][] {
   return Array.from({ length: Math.ceil(items.length / ACTORS_PER_READ) }, (_, i) => items.slice(i * ACTORS_PER_READ, (i + 1) * ACTORS_PER_READ));
 }
 
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The project's persons by uuid, as PostHog's PersonStrategy reads them from PostgreSQL. */
 async function personsByUuid(db: Sql, teamId: number, uuids: string[]): Promise<Map<string, FunnelActor>> {
-  // A funnel_aggregate_by_hogql value that is not a person's uuid names no person.
-  const valid = uuids.filter((u) => UUID_TEXT.test(u));
-  const out = new Map<string, FunnelActor>();
-  if (valid.length === 0) return out;
-  const found: {
-    uuid: string;
-    properties: Record<string, unknown> | null;
-    is_identified: boolean;
-    created_at: Date | string;
-    distinct_ids: string[] | null;
-  }[] = [];
-  for (const slice of slices(valid)) {
-    found.push(
-      ...(await db.query<(typeof found)[number]>(
-        `SELECT p.uuid::text AS uuid, p.properties, p.is_identified, p.created_at,
-                (SELECT array_agg(d.distinct_id ORDER BY d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
-           FROM unnest($2::uuid[]) AS listed(uuid) JOIN persons p ON p.team_id = $1 AND p.uuid = listed.uuid`,
-        [teamId, slice],
-      )),
-    );
-  }
-  for (const p of found) {
-    out.set(p.uuid, {
-      id: p.uuid,
-      properties: p.properties ?? {},
-      is_identified: p.is_identified,
-      created_at: new Date(p.created_at).toISOString(),
-      distinct_ids: p.distinct_ids ?? [],
-    });
-  }
-  return out;
+  // A funnel_aggregate_by_hogql value that is not a person's uuid names no person (the repository skips it).
+  const found = await findPersonsByUuids(db, teamId, uuids);
+  return new Map(
+    [...found.values()].map((p) => [
+      p.uuid,
+      { id: p.uuid, properties: p.properties, is_identified: p.isIdentified, created_at: p.createdAt, distinct_ids: p.distinctIds },
+    ]),
+  );
 }
 
 /** The project's groups of one type by key, as PostHog's GroupStrategy answers them. */

@@ -11,10 +11,10 @@
  */
 import { createTestStores, insertJourneys, type JourneyOptions, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
-import { TrendFilterError } from '../trends/trend-filter';
-import { funnelsQueryToFilter } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
+import { QueryFilterError } from '../common/query-filter-error';
+import { funnelsQueryToFilter } from './funnels-query-node';
 
 const NOW = Date.parse('2024-06-01T00:00:00Z');
 const ORDERS = [
@@ -1026,7 +1026,7 @@ describe('funnel breakdowns as PostHog asserts them (breakdown_cases.py)', () =>
   it('step attribution other than the first step is refused for unordered funnels (test_funnel_unordered.py, UDF)', async () => {
     for (const test of ['test_funnel_step_breakdown_with_step_one_attribution', 'test_funnel_breakdown_correct_breakdown_props_are_chosen_for_step']) {
       const c = CASES.find((x) => x.test === test)!;
-      expect(() => parseFunnelFilter({ ...c.filter, funnel_order_type: 'unordered' })).toThrow(TrendFilterError);
+      expect(() => parseFunnelFilter({ ...c.filter, funnel_order_type: 'unordered' })).toThrow(QueryFilterError);
     }
   });
 });

@@ -2,14 +2,15 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { parsePropertyFilters, type PropertyGroup } from '@sightline/properties';
-import { TrendFilterError } from '../trends/trend-filter';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
-import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import { actorColumns, actorsOfPage, parseFunnelActorsPage, type FunnelActorsPage, type FunnelActorsResult } from './funnel-actors';
-import { CORRELATION_TYPES, funnelsQueryToFilter } from './funnel-correlation';
+import { CORRELATION_TYPES } from './funnel-correlation';
 import { FunnelCorrelationSqlBuilder } from './funnel-correlation.sql';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { funnelRangeAndFilters, rows } from './funnels.query';
+import { QueryFilterError } from '../common/query-filter-error';
+import { type QuerySqlPorts, type QueryPorts } from '../common/query-ports';
+import { type QueryProject } from '../common/query-project';
+import { funnelsQueryToFilter } from './funnels-query-node';
 
 /** The filter types a correlation row's event may carry (the web app sends the row's event property). */
 const ENTITY_FILTER_TYPES = new Set(['event', 'person', 'element']);
@@ -31,7 +32,7 @@ export interface ParsedCorrelationActorsQuery {
 }
 
 const fail = (attr: string, message: string, code = 'invalid'): never => {
-  throw new TrendFilterError(attr, message, code);
+  throw new QueryFilterError(attr, message, code);
 };
 
 export function isFunnelCorrelationActorsQuery(node: unknown): node is Record<string, unknown> {
@@ -175,18 +176,18 @@ function withPropertyValues(properties: unknown, values: unknown[]): unknown {
  */
 export async function runCorrelationActorsQuery(
   stores: { ch: ClickHouseClient; db: Sql },
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedFunnelFilter,
   request: CorrelationActorsRequest,
   page: FunnelActorsPage,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<FunnelActorsResult> {
   const groupIndex = filter.aggregation_group_type_index;
   const columns = actorColumns(page, groupIndex);
   if (filter.steps.length < 2) return actorsOfPage(stores.db, project.id, groupIndex, columns, [], page);
   const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
-  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const sqlPorts: QuerySqlPorts = { ...ports, teamId: project.id, nowMs };
   // The events of the steps, and of the steps of the actions that are steps, are never correlated.
   const stepEvents = filter.steps.flatMap((s) => (s.kind === 'actions' ? (ports.actionEventNames?.(Number(s.id)) ?? []) : s.id !== null ? [String(s.id)] : []));
   const builder = new FunnelCorrelationSqlBuilder({ filter: { ...filter, breakdowns: [] }, properties, range, cohortId: null }, sqlPorts);

@@ -1,5 +1,5 @@
 import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyEvent, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { insertAction } from '../actions/actions.repository';
+import { insertAction } from '../repositories/actions.repository';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { correlate, parseCorrelationOptions, type CorrelationRow } from './funnel-correlation';
 import { parseCorrelationActorsQuery } from './funnel-correlation-actors';

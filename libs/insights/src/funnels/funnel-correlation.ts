@@ -2,13 +2,13 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { isJsonObject } from '@sightline/json-input';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange } from '../common/date-range';
-import { TrendFilterError } from '../trends/trend-filter';
-import { commonQueryFields, seriesToEntities } from '../trends/trends-query-node';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
-import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
+import { funnelsQueryToFilter } from './funnels-query-node';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { chainToElements } from './chain-elements';
 import { AUTOCAPTURE_EVENT, AUTOCAPTURE_EVENT_TYPE, ELEMENTS_DIVIDER, FunnelCorrelationSqlBuilder } from './funnel-correlation.sql';
+import { QueryFilterError } from '../common/query-filter-error';
+import { type QuerySqlPorts, type QueryPorts } from '../common/query-ports';
+import { type QueryProject } from '../common/query-project';
 
 export const CORRELATION_TYPES = ['events', 'properties', 'event_with_properties'] as const;
 /** PostHog's constants (ee/clickhouse/queries/funnels/funnel_correlation.py). */
@@ -43,8 +43,8 @@ function stringList(body: Record<string, unknown>, key: string): string[] {
   const value = body[key];
   if (value === undefined || value === null) return [];
   const list = typeof value === 'string' ? (value.startsWith('[') ? (JSON.parse(value) as unknown) : [value]) : value;
-  if (!Array.isArray(list) || !list.every((v) => typeof v === 'string')) throw new TrendFilterError(key, `${key} must be a list of strings.`, 'invalid');
-  if (list.length > 1_000) throw new TrendFilterError(key, `${key} may hold at most 1000 names.`, 'max_length');
+  if (!Array.isArray(list) || !list.every((v) => typeof v === 'string')) throw new QueryFilterError(key, `${key} must be a list of strings.`, 'invalid');
+  if (list.length > 1_000) throw new QueryFilterError(key, `${key} may hold at most 1000 names.`, 'max_length');
   return list as string[];
 }
 
@@ -52,7 +52,7 @@ function stringList(body: Record<string, unknown>, key: string): string[] {
 export function parseCorrelationOptions(body: Record<string, unknown>): CorrelationOptions {
   const raw = body['funnel_correlation_type'] ?? 'events';
   if (typeof raw !== 'string' || !(CORRELATION_TYPES as readonly string[]).includes(raw)) {
-    throw new TrendFilterError(
+    throw new QueryFilterError(
       'funnel_correlation_type',
       `"${String(raw).slice(0, 40)}" is not a valid choice (one of: ${CORRELATION_TYPES.join(', ')}).`,
       'invalid_choice',
@@ -63,10 +63,10 @@ export function parseCorrelationOptions(body: Record<string, unknown>): Correlat
   const eventNames = stringList(body, 'funnel_correlation_event_names');
   // PostHog's runner refuses these with a ValidationError (test_correlation_with_properties_raises_validation_error).
   if (type === 'properties' && names.length === 0) {
-    throw new TrendFilterError('funnel_correlation_names', 'Property correlation needs at least one property name (funnel_correlation_names).', 'required');
+    throw new QueryFilterError('funnel_correlation_names', 'Property correlation needs at least one property name (funnel_correlation_names).', 'required');
   }
   if (type === 'event_with_properties' && eventNames.length === 0) {
-    throw new TrendFilterError(
+    throw new QueryFilterError(
       'funnel_correlation_event_names',
       'Event property correlation needs at least one event name (funnel_correlation_event_names).',
       'required',
@@ -81,39 +81,6 @@ export function parseCorrelationOptions(body: Record<string, unknown>): Correlat
   };
 }
 
-/** A FunnelsQuery node (PostHog's query API) read as the legacy funnel filter. */
-export function funnelsQueryToFilter(query: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...seriesToEntities(query['series']), ...commonQueryFields(query) };
-  const funnels = isJsonObject(query['funnelsFilter']) ? query['funnelsFilter'] : {};
-  const renames: Record<string, string> = {
-    funnelOrderType: 'funnel_order_type',
-    funnelVizType: 'funnel_viz_type',
-    funnelWindowInterval: 'funnel_window_interval',
-    funnelWindowIntervalUnit: 'funnel_window_interval_unit',
-    funnelFromStep: 'funnel_from_step',
-    funnelToStep: 'funnel_to_step',
-    binCount: 'bin_count',
-    breakdownAttributionType: 'breakdown_attribution_type',
-    breakdownAttributionValue: 'breakdown_attribution_value',
-    funnelAggregateByHogQL: 'funnel_aggregate_by_hogql',
-  };
-  for (const [from, to] of Object.entries(renames)) if (funnels[from] !== undefined) out[to] = funnels[from];
-  if (Array.isArray(funnels['exclusions'])) {
-    out['exclusions'] = funnels['exclusions'].map((x) =>
-      isJsonObject(x)
-        ? {
-            id: x['kind'] === 'ActionsNode' ? x['id'] : (x['event'] ?? null),
-            type: x['kind'] === 'ActionsNode' ? 'actions' : 'events',
-            funnel_from_step: x['funnelFromStep'],
-            funnel_to_step: x['funnelToStep'],
-            ...(x['properties'] !== undefined ? { properties: x['properties'] } : {}),
-          }
-        : x,
-    );
-  }
-  return out;
-}
-
 /**
  * The funnel in a correlation request: at the top level (legacy filter), inside `filters` (an
  * Insight body) or as `query` (a FunnelsQuery node, or an InsightVizNode around one).
@@ -126,13 +93,13 @@ export function funnelBodyOf(body: Record<string, unknown>): Record<string, unkn
     try {
       query = JSON.parse(query) as unknown;
     } catch {
-      throw new TrendFilterError('query', 'query is not valid JSON.', 'parse_error');
+      throw new QueryFilterError('query', 'query is not valid JSON.', 'parse_error');
     }
   }
   if (isJsonObject(query) && query['kind'] === 'InsightVizNode') query = query['source'];
   if (isJsonObject(query)) {
     if (query['kind'] !== 'FunnelsQuery')
-      throw new TrendFilterError('query', `Only a FunnelsQuery can be correlated, not ${String(query['kind']).slice(0, 40)}.`, 'invalid');
+      throw new QueryFilterError('query', `Only a FunnelsQuery can be correlated, not ${String(query['kind']).slice(0, 40)}.`, 'invalid');
     return { ...body, ...funnelsQueryToFilter(query) };
   }
   return body;
@@ -180,11 +147,11 @@ export function correlate(
 
 export async function runFunnelCorrelation(
   ch: ClickHouseClient,
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedFunnelFilter,
   options: CorrelationOptions,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<CorrelationResult> {
   const answer = (result: CorrelationResult['result']): CorrelationResult => ({ result, last_refresh: new Date(nowMs).toISOString(), is_cached: false });
   if (filter.steps.length < 2) return answer({ events: [], skewed: false });
@@ -203,13 +170,13 @@ export async function runFunnelCorrelation(
     values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
   if (options.type === 'properties' && filter.aggregateByHogQL !== null && filter.aggregation_group_type_index === null) {
-    throw new TrendFilterError(
+    throw new QueryFilterError(
       'funnel_aggregate_by_hogql',
       "Property correlation compares persons' properties; a funnel aggregated by a HogQL expression does not count persons. Correlate events instead.",
       'invalid',
     );
   }
-  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const sqlPorts: QuerySqlPorts = { ...ports, teamId: project.id, nowMs };
   // Correlation looks at the whole funnel, not per breakdown value.
   const unbroken = { ...filter, breakdowns: [] };
   // The events of the steps, and of the steps of the actions that are steps (PostHog's _get_funnel_step_names).

@@ -1,11 +1,11 @@
 import { createTestStores, insertJourneys, journeyPersonUuid, type JourneyPeople, type TestStores } from '@sightline/testkit';
-import { insertAction } from '../actions/actions.repository';
-import { TrendFilterError } from '../trends/trend-filter';
+import { insertAction } from '../repositories/actions.repository';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
-import { funnelsQueryToFilter } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
+import { QueryFilterError } from '../common/query-filter-error';
+import { funnelsQueryToFilter } from './funnels-query-node';
 
 /**
  * Funnel exclusions and conversion windows, ported from PostHog's
@@ -313,7 +313,7 @@ describe('funnel exclusions and conversion windows (PostHog test_funnel.py)', ()
       [2, 1],
       [0, 2],
     ] as const) {
-      expect(() => parseFunnelFilter({ ...base, exclusions: [exclusion('x', from, to)] })).toThrow(TrendFilterError);
+      expect(() => parseFunnelFilter({ ...base, exclusions: [exclusion('x', from, to)] })).toThrow(QueryFilterError);
     }
     // An exclusion a step in its range already matches is refused too (FunnelBase's is_equal / is_superset check).
     expect(() => parseFunnelFilter({ ...base, exclusions: [exclusion('paid', 0, 1)] })).toThrow(/part of funnel steps/);

@@ -2,7 +2,10 @@ import { isJsonObject } from '@sightline/json-input';
 import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
 import { INTERVALS, type Interval } from '../common/date-range';
 import type { BreakdownInput } from '../common/events-sql';
-import { MATHS, optionalInteger, parseTrendFilter, TrendFilterError, type TrendSeriesInput } from '../trends/trend-filter';
+import { optionalInteger } from '../common/filter-fields';
+import { parseQueryFilterBase } from '../common/query-filter-base';
+import { QueryFilterError } from '../common/query-filter-error';
+import { MATHS, type SeriesInput } from '../common/series';
 
 export const FUNNEL_ORDER_TYPES = ['ordered', 'strict', 'unordered'] as const;
 export const FUNNEL_VIZ_TYPES = ['steps', 'time_to_convert', 'trends'] as const;
@@ -54,13 +57,13 @@ function exclusionProperties(value: unknown, attr: string): PropertyGroup {
   try {
     return parsePropertyFilters(value, attr, { types: EXCLUSION_FILTER_TYPES });
   } catch (error) {
-    if (error instanceof PropertyFilterError) throw new TrendFilterError(error.attr, error.message, error.code);
+    if (error instanceof PropertyFilterError) throw new QueryFilterError(error.attr, error.message, error.code);
     throw error;
   }
 }
 
 export interface ParsedFunnelFilter {
-  steps: TrendSeriesInput[];
+  steps: SeriesInput[];
   properties: PropertyGroup;
   filter_test_accounts: boolean;
   date_from: string | null;
@@ -92,25 +95,22 @@ function choice<T extends string>(body: Record<string, unknown>, key: string, ch
   const value = body[key];
   if (value === undefined || value === null || value === '') return fallback;
   if (typeof value !== 'string' || !choices.includes(value as T)) {
-    throw new TrendFilterError(key, `"${String(value).slice(0, 40)}" is not a valid choice (one of: ${choices.join(', ')}).`, 'invalid_choice');
+    throw new QueryFilterError(key, `"${String(value).slice(0, 40)}" is not a valid choice (one of: ${choices.join(', ')}).`, 'invalid_choice');
   }
   return value as T;
 }
 
 /**
- * PostHog's legacy funnel filter: the steps are the trend filter's series (events and actions
+ * PostHog's legacy funnel filter: the steps are the base filter's series (events and actions
  * in `order`), plus `funnel_order_type`, the conversion window, `exclusions`, the viz type and
- * its step range. The shared fields (dates, properties, breakdowns) are read by the trend parser.
+ * its step range. The shared fields (dates, properties, breakdowns) are read by parseQueryFilterBase.
  */
 export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
-  if (!isJsonObject(input)) throw new TrendFilterError(null, 'The funnel query must be a JSON object.', 'parse_error');
+  if (!isJsonObject(input)) throw new QueryFilterError(null, 'The funnel query must be a JSON object.', 'parse_error');
   const body = input;
   const { funnel_viz_type: _viz, exclusions: _exclusions, breakdown_attribution_type: _type, breakdown_attribution_value: _value, ...shared } = body;
-  const trend = parseTrendFilter(
-    { ...shared, ...propertyListBreakdowns(body), display: undefined, formula: undefined, compare: undefined },
-    { seriesMaths: FUNNEL_STEP_MATHS },
-  );
-  if (trend.series.length > MAX_FUNNEL_STEPS) throw new TrendFilterError('events', `A funnel may have at most ${MAX_FUNNEL_STEPS} steps.`, 'max_length');
+  const base = parseQueryFilterBase({ ...shared, ...propertyListBreakdowns(body) }, { seriesMaths: FUNNEL_STEP_MATHS });
+  if (base.series.length > MAX_FUNNEL_STEPS) throw new QueryFilterError('events', `A funnel may have at most ${MAX_FUNNEL_STEPS} steps.`, 'max_length');
   const orderType = choice(body, 'funnel_order_type', FUNNEL_ORDER_TYPES, 'ordered');
   const vizType = choice(body, 'funnel_viz_type', FUNNEL_VIZ_TYPES, 'steps');
   const unit = choice(body, 'funnel_window_interval_unit', FUNNEL_WINDOW_UNITS, 'day');
@@ -119,19 +119,19 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
   const windowInterval = optionalInteger(body, 'funnel_window_interval', 1, 1e12) ?? (body['funnel_window_days'] !== undefined ? null : 14);
   const windowDays = optionalInteger(body, 'funnel_window_days', 1, 1e9);
   const windowSeconds = Math.min(MAX_WINDOW_SECONDS, windowInterval !== null ? windowInterval * UNIT_SECONDS[unit] : windowDays! * 86_400);
-  const stepCount = trend.series.length;
+  const stepCount = base.series.length;
   const exclusions: FunnelExclusion[] = [];
   const rawExclusions = body['exclusions'];
   if (rawExclusions !== undefined && rawExclusions !== null) {
-    if (!Array.isArray(rawExclusions)) throw new TrendFilterError('exclusions', 'exclusions must be a list.', 'not_a_list');
-    if (rawExclusions.length > MAX_EXCLUSIONS) throw new TrendFilterError('exclusions', `At most ${MAX_EXCLUSIONS} exclusions are allowed.`, 'max_length');
+    if (!Array.isArray(rawExclusions)) throw new QueryFilterError('exclusions', 'exclusions must be a list.', 'not_a_list');
+    if (rawExclusions.length > MAX_EXCLUSIONS) throw new QueryFilterError('exclusions', `At most ${MAX_EXCLUSIONS} exclusions are allowed.`, 'max_length');
     rawExclusions.forEach((raw, i) => {
       const attr = `exclusions__${i}`;
-      if (!isJsonObject(raw)) throw new TrendFilterError(attr, 'Each exclusion must be an object.', 'invalid');
+      if (!isJsonObject(raw)) throw new QueryFilterError(attr, 'Each exclusion must be an object.', 'invalid');
       const isAction = raw['type'] === 'actions';
       const id = raw['id'];
       if (isAction ? !(Number.isInteger(Number(id)) && Number(id) > 0) : !(typeof id === 'string' || id === null)) {
-        throw new TrendFilterError(
+        throw new QueryFilterError(
           `${attr}__id`,
           isAction ? 'An action exclusion needs the action id.' : 'An event exclusion needs the event name.',
           'invalid',
@@ -139,7 +139,7 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
       }
       const fromStep = optionalInteger(raw, 'funnel_from_step', 0, stepCount - 1) ?? 0;
       const toStep = optionalInteger(raw, 'funnel_to_step', 0, stepCount - 1) ?? stepCount - 1;
-      if (toStep <= fromStep) throw new TrendFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
+      if (toStep <= fromStep) throw new QueryFilterError(`${attr}__funnel_to_step`, 'funnel_to_step must come after funnel_from_step.', 'invalid');
       const exclusion: FunnelExclusion = {
         event: isAction ? null : (id as string | null),
         actionId: isAction ? Number(id) : null,
@@ -147,56 +147,56 @@ export function parseFunnelFilter(input: unknown): ParsedFunnelFilter {
         toStep,
         properties: exclusionProperties(raw['properties'], `${attr}__properties`),
       };
-      if (trend.series.slice(fromStep, toStep + 1).some((step) => stepCoversExclusion(step, exclusion))) {
-        throw new TrendFilterError(attr, "Exclusion steps cannot contain an event that's part of funnel steps.", 'invalid');
+      if (base.series.slice(fromStep, toStep + 1).some((step) => stepCoversExclusion(step, exclusion))) {
+        throw new QueryFilterError(attr, "Exclusion steps cannot contain an event that's part of funnel steps.", 'invalid');
       }
       if (orderType === 'unordered' && (fromStep !== 0 || toStep !== stepCount - 1)) {
-        throw new TrendFilterError(attr, 'Partial Exclusions not allowed in unordered funnels', 'invalid');
+        throw new QueryFilterError(attr, 'Partial Exclusions not allowed in unordered funnels', 'invalid');
       }
       exclusions.push(exclusion);
     });
   }
-  checkOptionalSteps(trend.series, orderType, vizType);
+  checkOptionalSteps(base.series, orderType, vizType);
   const fromStep = optionalInteger(body, 'funnel_from_step', 0, Math.max(0, stepCount - 1)) ?? 0;
   const askedToStep = optionalInteger(body, 'funnel_to_step', 0, Math.max(0, stepCount - 1));
   // Time to convert reads a to-step of 0 as none given, so up to the last step (PostHog's
   // `funnelToStep or len(series) - 1`, funnel_time_to_convert_udf.py).
   const toStep = askedToStep === null || (vizType === 'time_to_convert' && askedToStep === 0) ? Math.max(0, stepCount - 1) : askedToStep;
   if (stepCount > 0 && vizType === 'time_to_convert' && toStep <= fromStep) {
-    throw new TrendFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
+    throw new QueryFilterError('funnel_to_step', 'funnel_to_step must come after funnel_from_step.', 'invalid');
   }
-  const interval = trend.interval;
-  if (!(INTERVALS as readonly string[]).includes(interval)) throw new TrendFilterError('interval', 'Unknown interval.', 'invalid_choice');
+  const interval = base.interval;
+  if (!(INTERVALS as readonly string[]).includes(interval)) throw new QueryFilterError('interval', 'Unknown interval.', 'invalid_choice');
   const breakdownAttribution = {
     type: choice(body, 'breakdown_attribution_type', BREAKDOWN_ATTRIBUTION_TYPES, 'first_touch'),
     step: optionalInteger(body, 'breakdown_attribution_value', 0, Math.max(0, stepCount - 1)) ?? 0,
   };
   // posthog/hogql_queries/insights/funnels/funnel_udf.py refuses this too.
   if (orderType === 'unordered' && breakdownAttribution.type === 'step' && breakdownAttribution.step !== 0) {
-    throw new TrendFilterError('breakdown_attribution_value', 'Only the first step can be used for breakdown attribution in unordered funnels.', 'invalid');
+    throw new QueryFilterError('breakdown_attribution_value', 'Only the first step can be used for breakdown attribution in unordered funnels.', 'invalid');
   }
   const rawBreakdown = body['breakdown'];
   const breakdownValueIsList =
-    trend.breakdowns.length > 0 &&
-    trend.breakdowns[0]!.type !== 'cohort' &&
-    (trend.breakdowns.length > 1 || Array.isArray(rawBreakdown) || trend.breakdown_is_list || LIST_VALUED_BREAKDOWN_TYPES.has(trend.breakdowns[0]!.type));
+    base.breakdowns.length > 0 &&
+    base.breakdowns[0]!.type !== 'cohort' &&
+    (base.breakdowns.length > 1 || Array.isArray(rawBreakdown) || base.breakdown_is_list || LIST_VALUED_BREAKDOWN_TYPES.has(base.breakdowns[0]!.type));
   return {
-    steps: trend.series,
-    properties: trend.properties,
-    filter_test_accounts: trend.filter_test_accounts,
-    date_from: trend.date_from,
-    date_to: trend.date_to,
-    explicit_date: trend.explicit_date,
+    steps: base.series,
+    properties: base.properties,
+    filter_test_accounts: base.filter_test_accounts,
+    date_from: base.date_from,
+    date_to: base.date_to,
+    explicit_date: base.explicit_date,
     interval,
     orderType,
     vizType,
     windowSeconds,
     exclusions,
-    breakdowns: trend.breakdowns,
+    breakdowns: base.breakdowns,
     breakdownValueIsList,
     breakdownAttribution,
-    breakdown_limit: trend.breakdown_limit,
-    aggregation_group_type_index: trend.aggregation_group_type_index,
+    breakdown_limit: base.breakdown_limit,
+    aggregation_group_type_index: base.aggregation_group_type_index,
     aggregateByHogQL: aggregateByHogQL(body),
     fromStep,
     toStep,
@@ -213,7 +213,7 @@ function aggregateByHogQL(body: Record<string, unknown>): string | null {
   const value = body['funnel_aggregate_by_hogql'];
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string')
-    throw new TrendFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
+    throw new QueryFilterError('funnel_aggregate_by_hogql', 'funnel_aggregate_by_hogql must be a HogQL expression (text).', 'invalid');
   // Its length and nesting are bounded where every HogQL expression is, in the compiler.
   const text = value.trim();
   return text === '' || text === 'person_id' ? null : text;
@@ -228,7 +228,7 @@ function binCount(body: Record<string, unknown>): number | null {
 /**
  * A funnel may break down by several properties of one type given as a list
  * (`"breakdown": ["$browser", "$browser_version"]`, PostHog's multi-property funnel breakdown):
- * they are read as the trend filter's `breakdowns`. A list of one, or of cohorts, is left as is.
+ * they are read as the base filter's `breakdowns`. A list of one, or of cohorts, is left as is.
  */
 function propertyListBreakdowns(body: Record<string, unknown>): Record<string, unknown> {
   const breakdown = body['breakdown'];
@@ -250,7 +250,7 @@ function propertyListBreakdowns(body: Record<string, unknown>): Record<string, u
  * FunnelBase's exclusion check): the same event or action, and the step's property filters all
  * among the exclusion's.
  */
-function stepCoversExclusion(step: TrendSeriesInput, exclusion: FunnelExclusion): boolean {
+function stepCoversExclusion(step: SeriesInput, exclusion: FunnelExclusion): boolean {
   return stepCovers(step, {
     kind: exclusion.actionId !== null ? 'actions' : 'events',
     id: exclusion.actionId ?? exclusion.event,
@@ -259,7 +259,7 @@ function stepCoversExclusion(step: TrendSeriesInput, exclusion: FunnelExclusion)
 }
 
 /** Whether `step` matches every event `other` matches: the same event or action, with its filters all among `other`'s. */
-function stepCovers(step: TrendSeriesInput, other: Pick<TrendSeriesInput, 'kind' | 'id' | 'properties'>): boolean {
+function stepCovers(step: SeriesInput, other: Pick<SeriesInput, 'kind' | 'id' | 'properties'>): boolean {
   const sameEntity =
     other.kind === 'actions' ? step.kind === 'actions' && Number(step.id) === Number(other.id) : step.kind === 'events' && step.id === other.id;
   if (!sameEntity) return false;
@@ -273,21 +273,21 @@ function stepCovers(step: TrendSeriesInput, other: Pick<TrendSeriesInput, 'kind'
  * steps, never the first step, and never right before a required step that matches the same
  * events (that step would take the shared event and the optional one could never convert).
  */
-function checkOptionalSteps(steps: TrendSeriesInput[], orderType: ParsedFunnelFilter['orderType'], vizType: ParsedFunnelFilter['vizType']): void {
+function checkOptionalSteps(steps: SeriesInput[], orderType: ParsedFunnelFilter['orderType'], vizType: ParsedFunnelFilter['vizType']): void {
   if (!steps.some((s) => s.optionalInFunnel)) return;
   const code = 'funnel_optional_steps_invalid';
   if (vizType !== 'steps' || orderType === 'unordered') {
-    throw new TrendFilterError(
+    throw new QueryFilterError(
       'events',
       'Optional funnel steps are only supported in funnels with step order Sequential or Strict and the graph type "Conversion Steps".',
       code,
     );
   }
-  if (steps[0]!.optionalInFunnel) throw new TrendFilterError('events', 'The first step of a funnel cannot be optional.', code);
+  if (steps[0]!.optionalInFunnel) throw new QueryFilterError('events', 'The first step of a funnel cannot be optional.', code);
   steps.forEach((current, i) => {
     const previous = steps[i - 1];
     if (previous?.optionalInFunnel && !current.optionalInFunnel && stepCovers(current, previous)) {
-      throw new TrendFilterError('events', 'An optional step cannot be the same as the following required step.', code);
+      throw new QueryFilterError('events', 'An optional step cannot be the same as the following required step.', code);
     }
   });
 }

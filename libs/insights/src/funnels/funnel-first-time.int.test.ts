@@ -1,5 +1,5 @@
 import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
-import { insertAction } from '../actions/actions.repository';
+import { insertAction } from '../repositories/actions.repository';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';

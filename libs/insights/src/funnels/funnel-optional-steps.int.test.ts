@@ -1,9 +1,10 @@
 import { createTestStores, insertJourneys, type TestStores } from '@sightline/testkit';
-import { TrendFilterError } from '../trends/trend-filter';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
-import { funnelsQueryToFilter, parseCorrelationOptions } from './funnel-correlation';
+import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
+import { QueryFilterError } from '../common/query-filter-error';
+import { funnelsQueryToFilter } from './funnels-query-node';
 
 /**
  * Optional funnel steps (`optionalInFunnel`), ported from PostHog's
@@ -251,9 +252,9 @@ describe('optional funnel steps (PostHog test_funnel_udf.py)', () => {
       } catch (e) {
         error = e;
       }
-      expect(error).toBeInstanceOf(TrendFilterError);
-      expect((error as TrendFilterError).message).toContain(message);
-      expect((error as TrendFilterError).code).toBe('funnel_optional_steps_invalid');
+      expect(error).toBeInstanceOf(QueryFilterError);
+      expect((error as QueryFilterError).message).toContain(message);
+      expect((error as QueryFilterError).code).toBe('funnel_optional_steps_invalid');
     };
 
     it('unsupported_feature_combination: only ordered or strict funnels drawn as steps', () => {

@@ -10,15 +10,15 @@ import {
   type JourneyPeople,
   type TestStores,
 } from '@sightline/testkit';
-import { insertAction } from '../actions/actions.repository';
+import { insertAction } from '../repositories/actions.repository';
 import type { ActionStep } from '../actions/action-steps';
-import { syncStaticCohortToClickHouse } from '../cohorts/cohorts.repository';
-import { TrendFilterError } from '../trends/trend-filter';
+import { syncStaticCohortToClickHouse } from '../repositories/static-cohort-members.repository';
 import { createTrendsService, type TrendsService } from '../trends/trends.service';
 import { parseFunnelActorsPage, parseFunnelActorsRequest } from './funnel-actors';
 import { parseCorrelationOptions } from './funnel-correlation';
 import { parseFunnelFilter } from './funnel-filter';
 import type { FunnelStep } from './funnels.query';
+import { QueryFilterError } from '../common/query-filter-error';
 
 /**
  * Ordered, strict and unordered funnel steps, ported from PostHog's
@@ -1299,7 +1299,7 @@ describe('funnel steps: ordered, strict and unordered (PostHog test_funnel*.py)'
         [0, 1],
       ]) {
         expect(() => parseFunnelFilter({ ...base, exclusions: [{ id: 'x', type: 'events', funnel_from_step: from, funnel_to_step: to }] })).toThrow(
-          TrendFilterError,
+          QueryFilterError,
         );
       }
     });

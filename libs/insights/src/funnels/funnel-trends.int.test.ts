@@ -718,7 +718,7 @@ describe('funnel trends (test_funnel_trends.py, test_funnel_trends_udf.py)', () 
         exclusions: [exclusion('true'), exclusion('yes')],
       },
     };
-    const { funnelsQueryToFilter } = await import('./funnel-correlation');
+    const { funnelsQueryToFilter } = await import('./funnels-query-node');
     const periods = await summarize(131, funnelsQueryToFilter(body));
     expect(periods).toHaveLength(7);
     expect(counts(periods)[0]!.slice(0, 2)).toEqual([2, 1]);

@@ -2,9 +2,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { PropertyGroup } from '@sightline/properties';
 import { formatBucketDay, formatBucketLabel, isoDateTime, type QueryDateRange } from '../common/date-range';
 import { BREAKDOWN_NULL } from '../common/events-sql';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { FunnelTrendsSqlBuilder } from './funnel-trends.sql';
+import { type QuerySqlPorts } from '../common/query-ports';
 
 /** One period of a funnel trend, as PostHog's runner summarises it (`just_summarize`). */
 export interface FunnelTrendPeriod {
@@ -24,7 +24,7 @@ export interface FunnelTrendsInput {
   filter: ParsedFunnelFilter;
   properties: PropertyGroup;
   range: QueryDateRange;
-  ports: TrendSqlPorts;
+  ports: QuerySqlPorts;
   /** A cohort's name, a cohort breakdown's value (PostHog's funnel_trends.py _format_results answers it). */
   cohortName?: (cohortId: number) => string;
 }

@@ -2,11 +2,11 @@ import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
 import { compilePropertyGroup, type PropertyGroup } from '@sightline/properties';
 import type { QueryDateRange } from '../common/date-range';
 import { EventsSql, PERSON_ID } from '../common/events-sql';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
 import { FunnelBreakdownSql } from './funnel-breakdown.sql';
 import { exclusionFoldActorsSql } from './funnel-exclusion-fold.sql';
 import { FIRST_TIME_STEP_MATHS, type ParsedFunnelFilter } from './funnel-filter';
 import { unorderedFoldSql } from './funnel-unordered-fold.sql';
+import { type QuerySqlPorts } from '../common/query-ports';
 
 export interface FunnelQueryInput {
   filter: ParsedFunnelFilter;
@@ -35,7 +35,7 @@ export class FunnelSqlBuilder extends EventsSql {
 
   constructor(
     protected readonly input: FunnelQueryInput,
-    ports: TrendSqlPorts,
+    ports: QuerySqlPorts,
   ) {
     super(
       {

@@ -165,7 +165,11 @@ function unorderedLevel(events: Ev[]): number {
     if (best === STEPS.length) return;
     const before = queues.map((q) => [...q]);
     let dropped = false;
-    for (const q of queues) while (q.length > 0 && q[0]! < e.t - WINDOW) (q.shift(), (dropped = true));
+    for (const q of queues)
+      while (q.length > 0 && q[0]! < e.t - WINDOW) {
+        q.shift();
+        dropped = true;
+      }
     while (queues.every((q) => q.length > 0)) {
       const oldest = queues.reduce((a, q) => (q[0]! < a[0]! ? q : a));
       oldest.shift();

@@ -1,13 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PropertyGroup } from '@sightline/properties';
 import { resolveQueryDateRange, type QueryDateRange } from '../common/date-range';
-import type { TrendSqlPorts } from '../trends/trend-series.sql';
-import type { TrendProject, TrendQueryPorts } from '../trends/trends.query';
 import type { ParsedFunnelFilter } from './funnel-filter';
 import { ALL_USERS_COHORT_ID } from './funnel-breakdown.sql';
 import { FunnelSqlBuilder } from './funnel.sql';
 import { runFunnelTrends } from './funnel-trends';
 import { funnelPeopleUrl } from './funnel-people-url';
+import { type QuerySqlPorts, type QueryPorts } from '../common/query-ports';
+import { type QueryProject } from '../common/query-project';
 
 export interface FunnelStep {
   action_id: string | number | null;
@@ -82,10 +82,10 @@ export function noConversionBins(binCount: number | null, orderType: ParsedFunne
 
 /** A funnel's date range (its interval for a trend, else days) and query-wide filters (with test-account filters when asked). */
 export async function funnelRangeAndFilters(
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedFunnelFilter,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<{ range: QueryDateRange; properties: PropertyGroup }> {
   const earliest = filter.date_from === 'all' ? await ports.earliestEventMs() : null;
   const range = resolveQueryDateRange({
@@ -108,10 +108,10 @@ export async function funnelRangeAndFilters(
 /** Runs a checked funnel for one project, shaped as PostHog's legacy funnel answer for its viz type. */
 export async function runFunnelQuery(
   ch: ClickHouseClient,
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedFunnelFilter,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<FunnelResult> {
   const answer = (result: FunnelResult['result']): FunnelResult => ({
     result,
@@ -121,7 +121,7 @@ export async function runFunnelQuery(
   });
   if (filter.steps.length === 0) return answer([]);
   const { range, properties } = await funnelRangeAndFilters(project, filter, nowMs, ports);
-  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const sqlPorts: QuerySqlPorts = { ...ports, teamId: project.id, nowMs };
   const builder = (cohortId: number | null) => new FunnelSqlBuilder({ filter, properties, range, cohortId }, sqlPorts);
 
   if (filter.vizType === 'time_to_convert') {
@@ -202,7 +202,7 @@ export async function runFunnelQuery(
 function emptyStep(
   step: ParsedFunnelFilter['steps'][number],
   i: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
   peopleUrl: (funnelStep: number, breakdownValue: unknown) => string,
 ): FunnelStep {
   return {

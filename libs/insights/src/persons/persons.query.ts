@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { compilePropertyGroup, QueryParams, type CompileContext, type PropertyGroup } from '@sightline/properties';
 import { cohortMembershipSql, UnknownCohortError, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 
@@ -135,6 +135,29 @@ export async function cohortsOfPerson(
     })
     .then((r) => r.json<Record<string, number>>());
   return columns.filter((_, i) => Number(row?.[`c${i}`]) === 1).map((c) => c.id);
+}
+
+/** The most values personPropertyValues answers. */
+const PROPERTY_VALUES_LIMIT = 100;
+
+/**
+ * Values of one property over the project's live persons (latest version of each), most common
+ * first, with how many persons hold each; `value` keeps those containing it (any case).
+ */
+export async function personPropertyValues(
+  ch: ClickHouseClient,
+  query: { teamId: number; key: string; value: string | null },
+): Promise<{ name: string; count: number }[]> {
+  const rows = await queryClickhouse<{ name: string; count: string }>(ch, {
+    kind: 'persons.values',
+    teamId: query.teamId,
+    sql: `SELECT JSONExtractString(p, {key:String}) AS name, count() AS count FROM (
+            SELECT argMax(properties, version) AS p, argMax(is_deleted, version) AS deleted FROM person WHERE team_id = {team:Int64} GROUP BY id)
+          WHERE deleted = 0 AND JSONHas(p, {key:String}) AND (isNull({value:Nullable(String)}) OR positionCaseInsensitiveUTF8(name, assumeNotNull({value:Nullable(String)})) > 0)
+          GROUP BY name ORDER BY count DESC, name LIMIT {limit:UInt32}`,
+    params: { team: query.teamId, key: query.key, value: query.value, limit: PROPERTY_VALUES_LIMIT },
+  });
+  return rows.map((r) => ({ name: r.name, count: Number(r.count) }));
 }
 
 function parseProperties(text: string): Record<string, unknown> {

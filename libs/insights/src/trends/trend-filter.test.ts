@@ -1,13 +1,15 @@
-import { parseTrendFilter, trendFilterFromQuery, TrendFilterError } from './trend-filter';
+import { parseTrendFilter } from './trend-filter';
+import { legacyFilterFromQuery } from '../common/legacy-query-string';
+import { QueryFilterError } from '../common/query-filter-error';
 
 const errorOf = (fn: () => unknown) => {
   try {
     fn();
   } catch (e) {
-    if (e instanceof TrendFilterError) return { attr: e.attr, code: e.code, message: e.message };
+    if (e instanceof QueryFilterError) return { attr: e.attr, code: e.code, message: e.message };
     throw e;
   }
-  throw new Error('expected a TrendFilterError');
+  throw new Error('expected a QueryFilterError');
 };
 
 describe('parseTrendFilter', () => {
@@ -111,9 +113,9 @@ describe('breakdown_limit', () => {
   });
 });
 
-describe('trendFilterFromQuery', () => {
+describe('legacyFilterFromQuery', () => {
   it('decodes JSON-encoded lists of the legacy GET form', () => {
-    expect(trendFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false', breakdowns: '[{"property":"a"}]' })).toEqual({
+    expect(legacyFilterFromQuery({ events: '[{"id":"a"}]', date_from: '-14d', compare: 'false', breakdowns: '[{"property":"a"}]' })).toEqual({
       events: [{ id: 'a' }],
       date_from: '-14d',
       compare: false,
@@ -121,6 +123,6 @@ describe('trendFilterFromQuery', () => {
     });
   });
   it('reports invalid JSON', () => {
-    expect(() => trendFilterFromQuery({ events: '[{' })).toThrow(TrendFilterError);
+    expect(() => legacyFilterFromQuery({ events: '[{' })).toThrow(QueryFilterError);
   });
 });

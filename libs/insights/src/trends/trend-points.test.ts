@@ -1,13 +1,15 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { parseTrendFilter } from './trend-filter';
-import { MAX_TREND_POINTS, runTrendQuery, type TrendProject, type TrendQueryPorts } from './trends.query';
+import { MAX_TREND_POINTS, runTrendQuery } from './trends.query';
+import { type QueryProject } from '../common/query-project';
+import { type QueryPorts } from '../common/query-ports';
 
 const NOW = Date.parse('2024-06-01T12:00:00Z');
-const project: TrendProject = { id: 1, timezone: 'UTC', weekStartDay: 0, testAccountFilters: { type: 'AND', values: [] } };
+const project: QueryProject = { id: 1, timezone: 'UTC', weekStartDay: 0, testAccountFilters: { type: 'AND', values: [] } };
 const unused = () => {
   throw new Error('not used by these trends');
 };
-const ports: TrendQueryPorts = {
+const ports: QueryPorts = {
   actionMatch: unused,
   actionName: unused,
   cohortMembership: unused,

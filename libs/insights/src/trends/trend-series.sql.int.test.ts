@@ -3,8 +3,10 @@ import { createTestStores, type TestStores } from '@sightline/testkit';
 import { compileActionMatch } from '../actions/action-match.sql';
 import { cohortMembershipSql, type CohortDefinition } from '../cohorts/cohort-membership.sql';
 import { resolveQueryDateRange, type Interval } from '../common/date-range';
-import { MATHS, parseTrendFilter } from './trend-filter';
-import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
+import { parseTrendFilter } from './trend-filter';
+import { SeriesSqlBuilder } from './trend-series.sql';
+import { MATHS } from '../common/series';
+import { type QuerySqlPorts } from '../common/query-ports';
 
 /**
  * Every math with every breakdown shape, display kind and interval, with action series and
@@ -29,7 +31,7 @@ const COHORTS = new Map<number, CohortDefinition>([
     },
   ],
 ]);
-const ports: TrendSqlPorts = {
+const ports: QuerySqlPorts = {
   teamId: 1,
   nowMs: Date.parse('2024-01-10T15:00:00Z'),
   actionMatch: (_id, ctx) =>

@@ -9,16 +9,10 @@ import {
   SESSION_DURATION,
   SESSION_ID,
   type BreakdownInput,
-  type EventsSqlPorts,
   type HistogramBins,
 } from '../common/events-sql';
-import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type TrendSeriesInput } from './trend-filter';
-
-/** The project and clock of a series query, with the compilers other modules own. */
-export interface TrendSqlPorts extends EventsSqlPorts {
-  teamId: number;
-  nowMs: number;
-}
+import type { QuerySqlPorts } from '../common/query-ports';
+import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type SeriesInput } from '../common/series';
 
 export interface SeriesQuery {
   sql: string;
@@ -28,7 +22,7 @@ export interface SeriesQuery {
 }
 
 export interface SeriesQueryInput {
-  series: TrendSeriesInput;
+  series: SeriesInput;
   /** Query-wide filters (with test-account filters when asked), ANDed with the series'. */
   properties: PropertyGroup;
   range: QueryDateRange;
@@ -62,7 +56,7 @@ function numericAggregate(kind: string, x: string): string {
 export class SeriesSqlBuilder extends EventsSql {
   constructor(
     private readonly input: SeriesQueryInput,
-    ports: TrendSqlPorts,
+    ports: QuerySqlPorts,
   ) {
     super(
       {

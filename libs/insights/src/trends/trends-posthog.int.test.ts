@@ -12,7 +12,8 @@ import {
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
 import { parseTrendFilter } from './trend-filter';
 import type { TrendSeries } from './trends.query';
-import { createTrendsService, type TrendProjectRow, type TrendsService } from './trends.service';
+import { createTrendsService, type TrendsService } from './trends.service';
+import { type QueryProjectRow } from '../common/query-project';
 
 /**
  * Cases of PostHog's trends query-runner tests
@@ -851,7 +852,7 @@ describe('trends as PostHog answers them (test_trends.py)', () => {
     await stores?.close();
   });
 
-  const run = async (dataset: Dataset, now: string, body: Record<string, unknown>, project: Partial<TrendProjectRow> = {}): Promise<TrendSeries[]> =>
+  const run = async (dataset: Dataset, now: string, body: Record<string, unknown>, project: Partial<QueryProjectRow> = {}): Promise<TrendSeries[]> =>
     (await trends.run({ id: teams[dataset], timezone: 'UTC', ...project }, parseTrendFilter(body), at(now))).result;
   const sum = (s: TrendSeries) => s.data!.reduce((a, b) => a + b, 0);
   const signUp = { events: [{ id: 'sign up' }] };

@@ -4,7 +4,8 @@ import { insertEvents, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
 import { parseTrendFilter } from './trend-filter';
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER } from '../common/events-sql';
-import { createTrendsService, type TrendProjectRow, type TrendsService } from './trends.service';
+import { createTrendsService, type TrendsService } from './trends.service';
+import { type QueryProjectRow } from '../common/query-project';
 
 /**
  * Trends against generated events on the real ClickHouse engine. Every expected number is
@@ -113,13 +114,13 @@ describe('trends on the ClickHouse engine (generated data, answers computed inde
   let stores: TestStores;
   let ch: ClickHouseClient;
   let trends: TrendsService;
-  const project: TrendProjectRow = {
+  const project: QueryProjectRow = {
     id: 1,
     timezone: TZ,
     week_start_day: 0,
     test_account_filters: [{ key: 'email', value: '@internal.test', operator: 'not_icontains', type: 'person' }],
   };
-  const run = (body: Record<string, unknown>, row: TrendProjectRow = project) => trends.run(row, parseTrendFilter(body), NOW);
+  const run = (body: Record<string, unknown>, row: QueryProjectRow = project) => trends.run(row, parseTrendFilter(body), NOW);
 
   beforeAll(async () => {
     stores = await createTestStores('trends');

@@ -10,13 +10,17 @@ import {
   shiftDateRange,
   type QueryDateRange,
 } from '../common/date-range';
-import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter, type TrendSeriesInput } from './trend-filter';
+import { TOTAL_VALUE_DISPLAYS, type ParsedTrendFilter } from './trend-filter';
 import { parseFormula } from './trend-formula';
 import { applyFormula, breakdownOrder } from './trend-order';
 import { BREAKDOWN_OTHER, histogramBins, QueryInputError, type HistogramBins } from '../common/events-sql';
-import { SeriesSqlBuilder, type TrendSqlPorts } from './trend-series.sql';
+import { SeriesSqlBuilder } from './trend-series.sql';
+import type { QueryPorts } from '../common/query-ports';
+import type { QueryProject } from '../common/query-project';
 import { jsonRows } from '../common/json-rows';
 import { nextWorkTurn } from '@sightline/http';
+import { type SeriesInput } from '../common/series';
+import { type QuerySqlPorts } from '../common/query-ports';
 
 export interface TrendSeries {
   data: number[] | null;
@@ -38,25 +42,6 @@ export interface TrendResult {
   timezone: string;
   is_cached: boolean;
   last_refresh: string;
-}
-
-/** The project settings a trend reads. */
-export interface TrendProject {
-  id: number;
-  timezone: string;
-  /** 0: weeks start on Sunday; 1: on Monday. */
-  weekStartDay: 0 | 1;
-  testAccountFilters: PropertyGroup;
-}
-
-export interface TrendQueryPorts extends Omit<TrendSqlPorts, 'teamId' | 'nowMs'> {
-  /** Names of the actions and cohorts the query names, loaded (and checked) by the caller. */
-  actionName(actionId: number): string;
-  /** The event names an action's steps name (funnel correlation leaves them out, as it does the steps' events). */
-  actionEventNames?(actionId: number): string[];
-  cohortName(cohortId: number): string;
-  /** The project's earliest event, for `date_from: "all"`. */
-  earliestEventMs(): Promise<number | null>;
 }
 
 interface Row {
@@ -150,10 +135,10 @@ const cumulative = (data: number[]) => {
  */
 export async function runTrendQuery(
   ch: ClickHouseClient,
-  project: TrendProject,
+  project: QueryProject,
   filter: ParsedTrendFilter,
   nowMs: number,
-  ports: TrendQueryPorts,
+  ports: QueryPorts,
 ): Promise<TrendResult> {
   const totalValue = TOTAL_VALUE_DISPLAYS.has(filter.display);
   const interval = totalValue ? 'day' : filter.interval;
@@ -195,7 +180,7 @@ export async function runTrendQuery(
     type: 'AND',
     values: filter.filter_test_accounts ? [filter.properties, project.testAccountFilters] : [filter.properties],
   };
-  const sqlPorts: TrendSqlPorts = { ...ports, teamId: project.id, nowMs };
+  const sqlPorts: QuerySqlPorts = { ...ports, teamId: project.id, nowMs };
 
   const responseFilter = buildResponseFilter(filter, range);
   const cumulativeDisplay = filter.display === 'ActionsLineGraphCumulative';
@@ -203,7 +188,7 @@ export async function runTrendQuery(
   // one query per series holds them all (its inCohortVia LEFTJOIN_CONJOINED), and they come
   // ordered by count (trends_query_runner.py update_hogql_modifiers, setup_series).
   const conjoinedCohorts = cohortBreakdown && cohorts.length > 1 && !cohorts.includes('all');
-  type Shaped = { series: TrendSeriesInput; order: number; period: (typeof periods)[number]; cohort: number | 'all' | null; values: SeriesValues };
+  type Shaped = { series: SeriesInput; order: number; period: (typeof periods)[number]; cohort: number | 'all' | null; values: SeriesValues };
   const jobs = conjoinedCohorts
     ? periods.flatMap((period) => filter.series.flatMap((series, order) => cohorts.map((cohort) => ({ period, cohort, series, order }))))
     : periods.flatMap((period) => cohorts.flatMap((cohort) => filter.series.map((series, order) => ({ period, cohort, series, order }))));

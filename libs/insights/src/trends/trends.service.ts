@@ -1,39 +1,34 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EVENTS_TABLE, type ClickHouseLayout } from '@sightline/clickhouse';
-import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
+import { filtersOf, type PropertyGroup } from '@sightline/properties';
 import { compileActionMatch } from '../actions/action-match.sql';
 import type { ActionDefinition } from '../actions/action-steps';
-import { findActionsByIds } from '../actions/actions.repository';
+import { findActionsByIds } from '../repositories/actions.repository';
 import { actionPropertyFilters } from '../actions/action-steps';
 import { cohortMembershipSql, referencedCohortIds, UnknownCohortError, type CohortDefinition } from '../cohorts/cohort-membership.sql';
-import { loadCohortDefinitions } from '../cohorts/cohorts.repository';
+import { loadCohortDefinitions } from '../repositories/cohorts.repository';
 import type { Sql } from '@sightline/postgres';
 import type { Metrics } from '@sightline/metrics';
 import { createHogQLCompiler, type HogQLCompiler, type HogQLFields, type HogQLNode } from '@sightline/hogql';
 import { PERSON_ID, QueryInputError } from '../common/events-sql';
 import { ChannelTypeSql } from '../common/channel-type';
-import { TrendFilterError, type ParsedTrendFilter } from './trend-filter';
+import { type ParsedTrendFilter } from './trend-filter';
 import { runFunnelQuery, type FunnelResult } from '../funnels/funnels.query';
 import { runFunnelActorsQuery, type FunnelActorsPage, type FunnelActorsRequest, type FunnelActorsResult } from '../funnels/funnel-actors';
 import type { ParsedFunnelFilter } from '../funnels/funnel-filter';
 import { runFunnelCorrelation, type CorrelationOptions, type CorrelationResult } from '../funnels/funnel-correlation';
 import { runCorrelationActorsQuery, type CorrelationActorsRequest } from '../funnels/funnel-correlation-actors';
-import { runTrendQuery, type TrendProject, type TrendQueryPorts, type TrendResult } from './trends.query';
+import { runTrendQuery, type TrendResult } from './trends.query';
 import { jsonByteLength } from '@sightline/http';
 import { createAnswerCache, DEFAULT_ANSWER_CACHE_BYTES } from '../common/answer-cache';
 import { checkProjectSettings, hogqlExpressions, refusedExpression, withInputErrors, type HogQLExpression } from './query-input';
+import { QueryFilterError } from '../common/query-filter-error';
+import { queryProject, type QueryProject, type QueryProjectRow } from '../common/query-project';
+import { type QueryPorts } from '../common/query-ports';
 
 /** The largest answer (its JSON) a trend, funnel or correlation may give; docs/http-api.md#limits. */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
-
-/** The project columns a trend reads (a `projects` row). */
-export interface TrendProjectRow {
-  id: number;
-  timezone: string;
-  week_start_day?: number | null;
-  test_account_filters?: unknown;
-}
 
 export interface TrendsServiceDeps {
   db: Sql;
@@ -51,10 +46,10 @@ export interface TrendsServiceDeps {
 }
 
 export interface TrendsService {
-  run(project: TrendProjectRow, filter: ParsedTrendFilter, nowMs: number, options?: { refresh?: boolean }): Promise<TrendResult>;
-  runFunnel(project: TrendProjectRow, filter: ParsedFunnelFilter, nowMs: number, options?: { refresh?: boolean }): Promise<FunnelResult>;
+  run(project: QueryProjectRow, filter: ParsedTrendFilter, nowMs: number, options?: { refresh?: boolean }): Promise<TrendResult>;
+  runFunnel(project: QueryProjectRow, filter: ParsedFunnelFilter, nowMs: number, options?: { refresh?: boolean }): Promise<FunnelResult>;
   runCorrelation(
-    project: TrendProjectRow,
+    project: QueryProjectRow,
     filter: ParsedFunnelFilter,
     correlation: CorrelationOptions,
     nowMs: number,
@@ -62,7 +57,7 @@ export interface TrendsService {
   ): Promise<CorrelationResult>;
   /** A page of the actors of a funnel step or funnel trend period (PostHog's FunnelsActorsQuery in an ActorsQuery). */
   runFunnelActors(
-    project: TrendProjectRow,
+    project: QueryProjectRow,
     filter: ParsedFunnelFilter,
     request: FunnelActorsRequest,
     page: FunnelActorsPage,
@@ -70,7 +65,7 @@ export interface TrendsService {
   ): Promise<FunnelActorsResult>;
   /** A page of the actors behind a funnel correlation row (PostHog's FunnelCorrelationActorsQuery in an ActorsQuery). */
   runCorrelationActors(
-    project: TrendProjectRow,
+    project: QueryProjectRow,
     filter: ParsedFunnelFilter,
     request: CorrelationActorsRequest,
     page: FunnelActorsPage,
@@ -81,7 +76,7 @@ export interface TrendsService {
    * has deleted), without running it: a saved insight is checked when it is written.
    */
   checkReferences(
-    project: TrendProjectRow,
+    project: QueryProjectRow,
     query: { kind: 'trend'; filter: ParsedTrendFilter } | { kind: 'funnel'; filter: ParsedFunnelFilter },
   ): Promise<void>;
 }
@@ -95,28 +90,6 @@ function stableJson(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
       .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
-}
-
-export function trendProject(row: TrendProjectRow): TrendProject & { testAccountFiltersProblem?: string } {
-  let testAccountFilters: PropertyGroup = { type: 'AND', values: [] };
-  let testAccountFiltersProblem: string | undefined;
-  try {
-    testAccountFilters = parsePropertyFilters(row.test_account_filters ?? [], 'test_account_filters', {
-      types: new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']),
-    });
-  } catch (error) {
-    // Settings are checked when saved; a row written before a check refuses the queries that
-    // apply it (filter_test_accounts) with the reason, rather than quietly applying no filter.
-    if (!(error instanceof PropertyFilterError)) throw error;
-    testAccountFiltersProblem = error.message;
-  }
-  return {
-    id: row.id,
-    timezone: row.timezone || 'UTC',
-    weekStartDay: row.week_start_day === 1 ? 1 : 0,
-    testAccountFilters,
-    ...(testAccountFiltersProblem === undefined ? {} : { testAccountFiltersProblem }),
-  };
 }
 
 /** The events row as HogQL expressions read it (alias `e`, persons resolved through merges). */
@@ -172,7 +145,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     hogql: ReadonlyMap<string, HogQLNode>,
     printer: HogQLCompiler | null,
     expressions: readonly HogQLExpression[],
-  ): TrendQueryPorts => ({
+  ): QueryPorts => ({
     layout: deps.layout,
     actionMatch: (id, ctx) => compileActionMatch(actions.get(id)!, { event: 'e.event', properties: 'e.properties', elementsChain: 'e.elements_chain' }, ctx),
     actionName: (id) => actions.get(id)?.name ?? String(id),
@@ -206,7 +179,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
     const actionIds = [...query.series.filter((s) => s.kind === 'actions').map((s) => Number(s.id)), ...(query.extraActionIds ?? [])];
     const actions = await findActionsByIds(deps.db, projectId, actionIds);
     const missing = actionIds.find((id) => !actions.has(id));
-    if (missing !== undefined) throw new TrendFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
+    if (missing !== undefined) throw new QueryFilterError('actions', `Action ${missing} does not exist in this project.`, 'action_does_not_exist');
     return actions;
   };
 
@@ -215,11 +188,11 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
    * parses its HogQL; answers the query's ports and the HogQL expressions it holds.
    */
   const prepare = async (
-    project: TrendProject,
+    project: QueryProject,
     query: QueryReferences,
     filterTestAccounts: boolean,
     nowMs: number,
-  ): Promise<{ ports: TrendQueryPorts; expressions: HogQLExpression[] }> => {
+  ): Promise<{ ports: QueryPorts; expressions: HogQLExpression[] }> => {
     const actions = await loadActions(project.id, query);
     // An action's steps may name cohorts and hold HogQL too: they count as the query's filters.
     const actionFilters: PropertyGroup = { type: 'AND', values: [...actions.values()].flatMap(actionPropertyFilters) };
@@ -245,11 +218,11 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
 
   /** Runs a query once the project's settings allow it, its HogQL parsed and ClickHouse's input errors answered as 400s. */
   const execute = async <R>(
-    project: ReturnType<typeof trendProject>,
+    project: ReturnType<typeof queryProject>,
     query: QueryReferences,
     filterTestAccounts: boolean,
     nowMs: number,
-    run: (ports: TrendQueryPorts) => Promise<R>,
+    run: (ports: QueryPorts) => Promise<R>,
   ): Promise<R> => {
     checkProjectSettings(project, filterTestAccounts);
     const { ports, expressions } = await prepare(project, query, filterTestAccounts, nowMs);
@@ -259,7 +232,7 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
   /** Serves `compute` from the cache for (kind, project, normalised query) unless refreshing. */
   const cached = async <R extends { is_cached: boolean }>(
     kind: string,
-    project: TrendProject,
+    project: QueryProject,
     normalised: unknown,
     nowMs: number,
     refresh: boolean,
@@ -294,21 +267,21 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
 
   return {
     async run(row, filter, nowMs, options = {}) {
-      const project = trendProject(row);
+      const project = queryProject(row);
       const { request: _request, ...normalised } = filter;
       return cached('trend', project, normalised, nowMs, options.refresh ?? false, () =>
         execute(project, filter, filter.filter_test_accounts, nowMs, (ports) => runTrendQuery(deps.ch, project, filter, nowMs, ports)),
       );
     },
     async runFunnel(row, filter, nowMs, options = {}) {
-      const project = trendProject(row);
+      const project = queryProject(row);
       const { request: _request, ...normalised } = filter;
       return cached('funnel', project, normalised, nowMs, options.refresh ?? false, () =>
         execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) => runFunnelQuery(deps.ch, project, filter, nowMs, ports)),
       );
     },
     async runCorrelation(row, filter, correlation, nowMs, options = {}) {
-      const project = trendProject(row);
+      const project = queryProject(row);
       const { request: _request, ...normalised } = filter;
       return cached('correlation', project, { normalised, correlation }, nowMs, options.refresh ?? false, () =>
         execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
@@ -317,13 +290,13 @@ export function createTrendsService(deps: TrendsServiceDeps): TrendsService {
       );
     },
     async runFunnelActors(row, filter, request, page, nowMs) {
-      const project = trendProject(row);
+      const project = queryProject(row);
       return execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
         runFunnelActorsQuery(deps, project, filter, request, page, nowMs, ports),
       );
     },
     async runCorrelationActors(row, filter, request, page, nowMs) {
-      const project = trendProject(row);
+      const project = queryProject(row);
       return execute(project, funnelReferences(filter), filter.filter_test_accounts, nowMs, (ports) =>
         runCorrelationActorsQuery(deps, project, filter, request, page, nowMs, ports),
       );

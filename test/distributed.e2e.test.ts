@@ -5,11 +5,13 @@
 // including across a worker restart.
 import path from 'node:path';
 import { Client } from 'pg';
-import { createRedisInvalidation } from '@sightline/flag-definitions';
+import { createRedisInvalidation } from '@sightline/bus';
+import { FLAG_CHANGES_CHANNEL } from '@sightline/flag-definitions';
 import {
   createTestClickHouseDatabase,
   createTestPostgresDatabase,
   freePort,
+  postJson,
   startProcess,
   testServices,
   uniqueName,
@@ -38,22 +40,6 @@ interface App {
   proc: StartedProcess;
   base: string;
   startupMs: number;
-}
-
-async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // keep the text: the assertion shows it
-  }
-  return { status: response.status, body: parsed };
 }
 
 function exited(app: StartedProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -184,7 +170,7 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
       await db.end();
     }
     // What the management routes do after a write: announce it to every api process.
-    const channel = createRedisInvalidation(testServices().redisUrl);
+    const channel = createRedisInvalidation(testServices().redisUrl, { channel: FLAG_CHANGES_CHANNEL });
     try {
       await channel.publish(1);
     } finally {
@@ -279,7 +265,7 @@ describe('distributed mode (api + worker + gateway) end to end', () => {
       await db.query(
         `INSERT INTO feature_flags (team_id, key, filters) VALUES (1, 'e2e-pro', '{"groups":[{"properties":[{"key":"plan","value":"pro","type":"person"}]}]}')`,
       );
-      const channel = createRedisInvalidation(testServices().redisUrl);
+      const channel = createRedisInvalidation(testServices().redisUrl, { channel: FLAG_CHANGES_CHANNEL });
       await channel.publish(1).finally(() => channel.close());
       const proFlag = async () => {
         const { status, body } = await postJson(`${app('api').base}/decide/?v=3`, { api_key: PROJECT_KEY, distinct_id: distinctId });

@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestClickHouseDatabase, type TestClickHouseDatabase } from '@sightline/testkit';
 import { createAnalyticsStore, type ClickHouseClient } from './analytics-store';
-import { boundAnalyticsReads, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
+import { boundAnalyticsReads } from './analytics-reads';
+import { queryClickhouse } from './query-clickhouse';
+import { DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
 
-const rows = async (ch: ClickHouseClient, query: string) => (await ch.query({ query, format: 'JSONEachRow' })).json();
+const rows = (ch: ClickHouseClient, sql: string, teamId: number | null = 1) => queryClickhouse(ch, { kind: 'test.read', teamId, sql });
 
-// The limits as ClickHouse applies them, over HTTP and in the embedded engine.
-describe.each(['http', 'chdb'] as const)('bounded analytics reads (%s)', (kind) => {
+// The tag and the limits as ClickHouse applies them, over HTTP and in the embedded engine.
+describe.each(['http', 'chdb'] as const)('queryClickhouse (%s)', (kind) => {
   let database: TestClickHouseDatabase | undefined;
   let dataDir: string | undefined;
   let ch: ClickHouseClient;
@@ -55,5 +57,13 @@ describe.each(['http', 'chdb'] as const)('bounded analytics reads (%s)', (kind) 
     expect(await rows(bounded, settings)).toEqual([{ priority: 2, nice: 19 }]);
     // The embedded store runs all but requests' reads at priority 1 (reads pause for them); a server's default is 0.
     expect(await rows(ch, settings)).toEqual([{ priority: kind === 'chdb' ? 1 : 0, nice: 0 }]);
+  });
+
+  it("tags the query with its kind and project, and the store's next query carries no tag (the embedded engine keeps SET values)", async () => {
+    const comment = "SELECT getSetting('log_comment') AS comment";
+    expect(await rows(ch, comment, 42)).toEqual([{ comment: '{"kind":"test.read","team_id":42}' }]);
+    expect(await (await ch.query({ query: comment, format: 'JSONEachRow' })).json()).toEqual([{ comment: '' }]);
+    const bounded = boundAnalyticsReads(ch, DEFAULT_ANALYTICS_QUERY_LIMITS);
+    expect(await rows(bounded, comment, null)).toEqual([{ comment: '{"kind":"test.read","team_id":null}' }]);
   });
 });

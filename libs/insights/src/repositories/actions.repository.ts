@@ -1,5 +1,5 @@
 import type { Sql } from '@sightline/postgres';
-import type { ActionDefinition, ActionStep } from './action-steps';
+import type { ActionDefinition, ActionStep } from '../actions/action-steps';
 
 /** An `actions` row. */
 export interface ActionRow {

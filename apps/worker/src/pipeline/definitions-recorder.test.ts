@@ -1,6 +1,6 @@
 import type { Logger } from '@sightline/logger';
 import type { Sql } from '@sightline/postgres';
-import { createDefinitionsRecorder } from './definitions.step';
+import { createDefinitionsRecorder } from './definitions-recorder';
 import type { PreparedEvent } from './normalize.step';
 
 const event = (name: string, properties: Record<string, unknown>): PreparedEvent => ({

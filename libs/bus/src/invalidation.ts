@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 
 /**
  * Carries "what project N cached changed" to every process that caches it. Messages default to
- * a project id (the flag definitions); the persons cache sends what exactly changed.
+ * a project id (flag definitions, project tokens); the persons cache sends what exactly changed.
  */
 export interface InvalidationChannel<M = number> {
   publish(message: M): Promise<void>;
@@ -42,17 +42,12 @@ export function createInMemoryInvalidation<M = number>(): InvalidationChannel<M>
   };
 }
 
-export const FLAG_CHANGES_CHANNEL = 'sightline:feature-flags:changed';
-
 /**
  * Distributed mode: Redis pub/sub. A subscriber that loses its connection may miss
  * messages, so every (re)subscription also reports "anything may have changed".
  */
-export function createRedisInvalidation<M = number>(
-  redisUrl: string,
-  options: { channel?: string; codec?: InvalidationCodec<M> } = {},
-): InvalidationChannel<M> {
-  const channel = options.channel ?? FLAG_CHANGES_CHANNEL;
+export function createRedisInvalidation<M = number>(redisUrl: string, options: { channel: string; codec?: InvalidationCodec<M> }): InvalidationChannel<M> {
+  const channel = options.channel;
   const codec = options.codec ?? (projectIdCodec as unknown as InvalidationCodec<M>);
   // Loaded here, not at import: the embedded mode never needs it, and it is start time.
   const { Redis } = require('ioredis') as typeof import('ioredis');

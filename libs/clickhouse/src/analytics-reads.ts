@@ -1,0 +1,69 @@
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { analyticsQuerySettings, asQueryLimitError, type AnalyticsQueryLimits } from './query-limits';
+import { createReadGate, type ReadGate } from './read-gate';
+
+/** How a query ended, as the duration histogram labels it. */
+export type QueryOutcome = 'ok' | 'limit' | 'error';
+
+/** Where queryClickhouse times each query (prom-client's Histogram<'kind' | 'result'> is one). */
+export interface QueryDurationObserver {
+  observe(labels: { kind: string; result: QueryOutcome }, seconds: number): void;
+}
+
+export interface AnalyticsReadOptions {
+  /** Times every query by kind and outcome; absent: not timed. */
+  duration?: QueryDurationObserver;
+  /**
+   * Awaited between slices of a large result's rows, so the process serves other requests while
+   * it parses (the api passes its turn-taking nextWorkTurn); absent: parsed in one go.
+   */
+  nextTurn?: () => Promise<void>;
+}
+
+/** What queryClickhouse applies to the queries of a client made by boundAnalyticsReads. */
+export interface AnalyticsReadContext extends AnalyticsReadOptions {
+  /** The client the bound identity stands for. */
+  client: ClickHouseClient;
+  limits: AnalyticsQueryLimits;
+  /** The limits as settings; they override the same settings a caller passes. */
+  settings: ClickHouseSettings;
+  /** With maxConcurrentReads: the reads take turns (read-gate.ts). */
+  gate: ReadGate | null;
+}
+
+const contexts = new WeakMap<ClickHouseClient, AnalyticsReadContext>();
+
+/**
+ * The client a process's request reads use: the same client, under an identity of its own that
+ * carries the limits of one query, the read gate and the duration histogram. queryClickhouse
+ * applies them; the raw client (the worker's inserts, migrations, jobs) stays unbounded.
+ */
+export function boundAnalyticsReads(client: ClickHouseClient, limits: AnalyticsQueryLimits, options: AnalyticsReadOptions = {}): ClickHouseClient {
+  const gate = limits.maxConcurrentReads > 0 ? createReadGate({ concurrency: limits.maxConcurrentReads, maxWaitMs: limits.maxReadWaitSeconds * 1000 }) : null;
+  const context: AnalyticsReadContext = { ...options, client, limits, settings: analyticsQuerySettings(limits), gate };
+  // Until every call site goes through queryClickhouse, a direct `query` gets the limits too.
+  const query = (async (params: Parameters<ClickHouseClient['query']>[0]) => {
+    const release = await gate?.acquire();
+    try {
+      return await client.query({ ...params, clickhouse_settings: { ...params.clickhouse_settings, ...context.settings } });
+    } catch (error) {
+      throw asQueryLimitError(error, limits);
+    } finally {
+      release?.();
+    }
+  }) as ClickHouseClient['query'];
+  const bound = new Proxy(client, {
+    get(target, property) {
+      if (property === 'query') return query;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  contexts.set(bound, context);
+  return bound;
+}
+
+/** The limits, gate and histogram of a client made by boundAnalyticsReads; undefined for any other. */
+export function analyticsReadContextOf(client: ClickHouseClient): AnalyticsReadContext | undefined {
+  return contexts.get(client);
+}

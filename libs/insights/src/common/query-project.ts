@@ -1,0 +1,41 @@
+import { parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
+
+/** The project settings a query reads. */
+export interface QueryProject {
+  id: number;
+  timezone: string;
+  /** 0: weeks start on Sunday; 1: on Monday. */
+  weekStartDay: 0 | 1;
+  testAccountFilters: PropertyGroup;
+}
+
+/** The project columns a query reads (a `projects` row). */
+export interface QueryProjectRow {
+  id: number;
+  timezone: string;
+  week_start_day?: number | null;
+  test_account_filters?: unknown;
+}
+
+/** A project row as queries read it; unusable test-account filters are kept as the reason, for the queries that apply them. */
+export function queryProject(row: QueryProjectRow): QueryProject & { testAccountFiltersProblem?: string } {
+  let testAccountFilters: PropertyGroup = { type: 'AND', values: [] };
+  let testAccountFiltersProblem: string | undefined;
+  try {
+    testAccountFilters = parsePropertyFilters(row.test_account_filters ?? [], 'test_account_filters', {
+      types: new Set(['event', 'person', 'cohort', 'group', 'element', 'hogql']),
+    });
+  } catch (error) {
+    // Settings are checked when saved; a row written before a check refuses the queries that
+    // apply it (filter_test_accounts) with the reason, rather than quietly applying no filter.
+    if (!(error instanceof PropertyFilterError)) throw error;
+    testAccountFiltersProblem = error.message;
+  }
+  return {
+    id: row.id,
+    timezone: row.timezone || 'UTC',
+    weekStartDay: row.week_start_day === 1 ? 1 : 0,
+    testAccountFilters,
+    ...(testAccountFiltersProblem === undefined ? {} : { testAccountFiltersProblem }),
+  };
+}
