@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { activityPage } from '../activity-log/activity-log';
+import { activityPage } from '../activity-log';
 import { RouteTable } from '../http/route-registry';
 import { propertiesChangeBody, setPropertyBody, splitBody, unsetPropertyBody } from './person-bodies';
 import { actorOf, displayPropertiesOf, loadPerson } from './person-context';
