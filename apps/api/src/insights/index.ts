@@ -7,6 +7,7 @@ import { createTrendRoutes, type InsightsDeps } from './trend.route';
 export type { InsightsDeps } from './trend.route';
 export { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 export { serializeInsights } from './insight.serializer';
+export { funnelActorsBody } from './legacy-filter-body';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), run by the query service. */
 export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService): RouteTable {

@@ -3,11 +3,22 @@ import { errors, sendJson } from '@sightline/http';
 import { QUERY_API_KINDS, type QueryService } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import { RouteTable } from '../http/route-registry';
+import { describedBody } from '../http/body-fields';
 import { asValidationError, insightBody, truthy } from '../insights';
 
 export interface QueryDeps {
   now: () => number;
 }
+
+/** What a query request reads; `query` is the one field it needs (a body that is no object has none). */
+const queryBody = {
+  ...describedBody('A query request', {
+    query: 'The query node: {kind: TrendsQuery | FunnelsQuery | ActorsQuery | …}, or its JSON text',
+    refresh: 'true, blocking or force_blocking: compute again instead of answering from the cache',
+    client_query_id: 'An id the client gives the query',
+  }),
+  required: ['query'],
+};
 
 /** The query node of a request: `query` as an object or a JSON string; an InsightVizNode is unwrapped. */
 function queryNode(body: Record<string, unknown>): Record<string, unknown> {
@@ -49,12 +60,13 @@ export function createQueryRoutes(deps: QueryDeps, queries: QueryService): Route
       'not_supported',
     );
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    routes.post(
-      `${prefix}/query`,
+  routes.inProject((project) => {
+    project.post(
+      '/query',
       {
         scope: 'query:read',
         summary: 'Run a TrendsQuery, FunnelsQuery, or ActorsQuery of a FunnelsActorsQuery or FunnelCorrelationActorsQuery',
+        body: queryBody,
         throttle: 'clickhouse',
         example: () => ({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] } }),
       },
@@ -62,6 +74,6 @@ export function createQueryRoutes(deps: QueryDeps, queries: QueryService): Route
         await sendJson(res, await run(req));
       },
     );
-  }
+  });
   return routes;
 }

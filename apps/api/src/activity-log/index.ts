@@ -1,0 +1,1 @@
+export { activityPage, recordActivity } from './activity-log';
