@@ -1,5 +1,4 @@
 import express, { Router, type Express } from 'express';
-import type { Redis } from 'ioredis';
 import {
   createProjectTokenCache,
   findPrincipalByKeyHash,
@@ -35,10 +34,11 @@ import { createEventsRoutes } from './events';
 import { activeFlagsNamingCohorts, createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
 import { createGroupsRoutes } from './groups';
 import { createGroupsTypesRoutes } from './groups-types';
+import type { AccessOptions } from './http/access-config';
 import type { AnalyticsOptions } from './http/analytics-config';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
-import { createThrottle, type RateLimits } from './http/throttle';
+import { createThrottle } from './http/throttle';
 import { createInsightsRoutes } from './insights';
 import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
@@ -56,31 +56,11 @@ import { webDistDir } from '@sightline/web';
 export type { FlagChangeNotifier } from './feature-flags';
 export type { RateLimits } from './http/throttle';
 export { POSTHOG_RATE_LIMITS } from './http/throttle';
-export { accessOptionsFromConfig } from './http/access-config';
+export { accessOptionsFromConfig, type AccessOptions } from './http/access-config';
 export { analyticsOptionsFromConfig, type AnalyticsOptions } from './http/analytics-config';
 // What the decide benchmark's ceiling server runs beside the app: the same request reading and answer shapes.
 export { readFlagRequest } from './decide/decide-request';
 export { buildFlagsResponse, flagsResponseText, flagsShape } from './decide/decide-response';
-
-/** Management API limits and browser access; every field has a default. */
-export interface AccessOptions {
-  /** Per personal API key; absent: no rate limits (tests, benchmarks). */
-  rateLimits?: RateLimits;
-  /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
-  rateLimitRedis?: Redis;
-  /** Prefix of the throttle's Redis keys (tests sharing one Redis); default `sightline:throttle`. */
-  rateLimitKeyPrefix?: string;
-  /** Origins allowed to call the management API from a browser; default none. */
-  corsOrigins?: readonly string[];
-  /** Largest JSON body of a management request; default 5 MB. */
-  bodyLimitBytes?: number;
-  /** Failed sign-ins one e-mail may have from one address in 10 minutes before 429; default 30 (PostHog's). */
-  loginFailureLimit?: number;
-  /** Failed sign-ins and setup attempts one address may have in 10 minutes over every e-mail before 429; default 100. */
-  loginAddressFailureLimit?: number;
-  /** Shared failed sign-in counters (distributed mode); absent: in-process memory. */
-  loginThrottleRedis?: Redis;
-}
 
 export interface ApiDeps {
   db: MetadataStore;

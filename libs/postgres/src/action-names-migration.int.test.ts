@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
-import { createMetadataStore, type MetadataStore } from './metadata-store';
+import { createMetadataStore } from './metadata-store';
+import type { MetadataStore } from './store-interfaces';
 import { migratePostgres, POSTGRES_MIGRATIONS_DIR } from './migrations';
 
 /** Migration 0100: the live-name index on actions, built over a database that already has duplicates. */

@@ -1,4 +1,5 @@
 export * from './metadata-store';
+export * from './store-interfaces';
 export * from './migrations';
 export * from './pglite-template';
 export * from './unique-violation';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MetadataStore } from './metadata-store';
+import type { MetadataStore } from './store-interfaces';
 
 export const POSTGRES_MIGRATIONS_DIR = join(__dirname, '..', 'migrations');
 

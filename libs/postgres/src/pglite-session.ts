@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import type { MetadataStore, QueryOptions, Sql } from './metadata-store';
+import type { MetadataStore, QueryOptions, Sql } from './store-interfaces';
 import { copyPgliteTemplate } from './pglite-template';
 
 /**

@@ -4,7 +4,7 @@ import { copyFile, readdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { loadPostgresMigrations, migratePostgres, POSTGRES_MIGRATIONS_DIR } from './migrations';
-import type { MetadataStore } from './metadata-store';
+import type { MetadataStore } from './store-interfaces';
 
 /**
  * A fresh embedded database costs a PGlite initdb (3–6 s of WebAssembly) plus every migration.

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { MetadataStore, QueryOptions, Sql, StorePriority } from './metadata-store';
+import type { MetadataStore, QueryOptions, Sql, StorePriority } from './store-interfaces';
 import { errorFromWire, type PgliteRequest, type PgliteResponse, type PgliteThreadData } from './pglite-thread-protocol';
 
 /**

@@ -3,7 +3,7 @@
  * serving thread's requests in the order they arrive, which is the order PGlite runs them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Sql } from './metadata-store';
+import type { Sql } from './store-interfaces';
 import { openPgliteSession } from './pglite-session';
 import { errorToWire, type PgliteRequest, type PgliteResponse, type PgliteThreadData } from './pglite-thread-protocol';
 

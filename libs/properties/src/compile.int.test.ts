@@ -5,7 +5,8 @@
  */
 import { createAnalyticsStore, EVENTS_TABLE, insertEvents, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestClickHouseDatabase, testEventRow, type TestClickHouseDatabase } from '@sightline/testkit';
-import { compilePropertyGroup, eventsTablePropertiesColumn, QueryParams } from './compile';
+import { compilePropertyGroup, eventsTablePropertiesColumn } from './compile';
+import { QueryParams } from './query-params';
 import { parsePropertyFilters } from './parse';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');

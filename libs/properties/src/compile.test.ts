@@ -1,4 +1,5 @@
-import { compilePropertyGroup, eventsTablePropertiesColumn, PropertyCompileError, QueryParams } from './compile';
+import { compilePropertyGroup, eventsTablePropertiesColumn, PropertyCompileError } from './compile';
+import { QueryParams } from './query-params';
 import { parsePropertyFilters } from './parse';
 
 const NOW = Date.parse('2024-01-10T15:00:00Z');

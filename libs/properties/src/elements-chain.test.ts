@@ -1,5 +1,5 @@
-import { QueryParams } from './compile';
 import { parseSelector, selectorMatchSql, selectorRegex, tagNameMatchSql } from './elements-chain';
+import { QueryParams } from './query-params';
 
 /** What every compound ends with: the rest of the element, up to the separator. */
 const END = '[^;]*?($|;|:([^;^\\s]*(;|$|\\s)))';

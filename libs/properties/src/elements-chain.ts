@@ -1,4 +1,4 @@
-import type { QueryParams } from './compile';
+import type { QueryParams } from './query-params';
 
 /**
  * Conditions on an event's `elements_chain`: autocapture's string, the clicked element first and

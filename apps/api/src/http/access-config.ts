@@ -1,7 +1,27 @@
 import type { Redis } from 'ioredis';
 import type { accessEnv } from '@sightline/config';
 import type { Logger } from '@sightline/logger';
-import type { AccessOptions } from '../app';
+import type { RateLimits } from './throttle';
+
+/** Management API limits and browser access; every field has a default. */
+export interface AccessOptions {
+  /** Per personal API key; absent: no rate limits (tests, benchmarks). */
+  rateLimits?: RateLimits;
+  /** Shared throttle counters (distributed mode); absent: in-process memory (embedded mode). */
+  rateLimitRedis?: Redis;
+  /** Prefix of the throttle's Redis keys (tests sharing one Redis); default `sightline:throttle`. */
+  rateLimitKeyPrefix?: string;
+  /** Origins allowed to call the management API from a browser; default none. */
+  corsOrigins?: readonly string[];
+  /** Largest JSON body of a management request; default 5 MB. */
+  bodyLimitBytes?: number;
+  /** Failed sign-ins one e-mail may have from one address in 10 minutes before 429; default 30 (PostHog's). */
+  loginFailureLimit?: number;
+  /** Failed sign-ins and setup attempts one address may have in 10 minutes over every e-mail before 429; default 100. */
+  loginAddressFailureLimit?: number;
+  /** Shared failed sign-in counters (distributed mode); absent: in-process memory. */
+  loginThrottleRedis?: Redis;
+}
 
 type AccessConfig = {
   [K in keyof typeof accessEnv]: (typeof accessEnv)[K]['default'] extends number ? number : (typeof accessEnv)[K]['default'] extends boolean ? boolean : string;
