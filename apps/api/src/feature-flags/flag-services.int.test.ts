@@ -4,9 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { insertEvents } from '@sightline/clickhouse';
-import { createTestStores, insertFlag, testEventRow, type TestStores } from '@sightline/testkit';
+import { createTestStores, insertCohort, insertFlag, testEventRow, type TestStores } from '@sightline/testkit';
+import { serializeFlag } from './feature-flag.serializer';
 import { findFlag, type FlagRow } from './feature-flags.repository';
 import { createFlagUsageDashboard, enrichFlagUsageDashboard } from './flag-analytics.service';
+import { loadFlagRelations } from './flag-relations';
 import { findFlagRoleAccess, grantRoleAccess, revokeRoleAccess } from './flag-role-access.service';
 
 describe('feature flag services', () => {
@@ -84,5 +86,37 @@ describe('feature flag services', () => {
     await expect(findFlagRoleAccess(db, target.id + 1000, granted.id)).rejects.toMatchObject({ status: 404 });
     await revokeRoleAccess(db, target.id, granted.id);
     await expect(revokeRoleAccess(db, target.id, granted.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("shows a flag with what loadFlagRelations loads: its cohorts' names, creator and the viewer's level", async () => {
+    const { db } = stores;
+    const cohortId = await insertCohort(db, 1, { isStatic: true });
+    const id = await insertFlag(db, 1, {
+      key: 'named-cohort',
+      filters: {
+        groups: [
+          {
+            properties: [
+              { key: 'id', type: 'cohort', value: cohortId },
+              { key: 'id', type: 'cohort', value: 999999 },
+            ],
+            rollout_percentage: 50,
+          },
+        ],
+      },
+    });
+    await db.query('UPDATE feature_flags SET created_by_id = $2 WHERE id = $1', [id, admin.id]);
+    const row = (await findFlag(db, 1, id))!;
+    const shown = serializeFlag(row, await loadFlagRelations(db, [row], { userId: admin.id, teamId: 1 }), Date.now());
+    expect(shown.filters['groups']).toEqual([
+      {
+        properties: [
+          { key: 'id', type: 'cohort', value: cohortId, cohort_name: 'test cohort' },
+          { key: 'id', type: 'cohort', value: 999999, cohort_name: null },
+        ],
+        rollout_percentage: 50,
+      },
+    ]);
+    expect(shown).toMatchObject({ created_by: { id: admin.id }, user_access_level: 'manager', can_edit: true, experiment_set: [], analytics_dashboards: [] });
   });
 });
