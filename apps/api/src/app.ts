@@ -26,7 +26,7 @@ import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRoutes } from './actions';
-import { createCohortsRoutes } from './cohorts';
+import { createCohortsRoutes, serializeCohorts } from './cohorts';
 import { createDashboardsRoutes } from './dashboards';
 import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluationFastPath, type DecideRouteDeps } from './decide';
 import { createEventDefinitionsRoutes } from './event-definitions';
@@ -140,7 +140,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createEventsRoutes({ db: deps.db, ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),
-    createPersonsRoutes({ db: deps.db, ch, now, personsChanged }),
+    createPersonsRoutes({ db: deps.db, ch, now, personsChanged, serializeCohorts }),
     createGroupsTypesRoutes({ db: deps.db }),
     createGroupsRoutes({ db: deps.db, ch, now }),
     createFeatureFlagsRouteTable({ db: deps.db, ch, now, flagChanges }),

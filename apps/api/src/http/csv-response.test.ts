@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import type { TrendResult } from '@sightline/insights';
-import { personsCsv } from '../persons/person.serializer';
+import { personsCsv } from '../persons';
 import { trendResultCsv } from '../insights/trend.csv';
 import { csvCell, csvText, objectsCsv } from './csv-response';
 

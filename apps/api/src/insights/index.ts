@@ -1,6 +1,6 @@
 import { createTrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
-import { createPersonsFunnelRoutes } from '../persons/persons-funnel.route';
+import { createPersonsFunnelRoutes } from '../persons';
 import { createQueryRoutes } from '../query';
 import { createFunnelRoutes } from './funnel.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';

@@ -1,9 +1,11 @@
 import { errors, sendChunks, sendJson } from '@sightline/http';
-import { personPropertyValues } from '@sightline/insights';
-import { activityPage } from '../activity-log/activity-log';
-import { serializeCohorts } from '../cohorts/cohort.serializer';
+import { personPropertyValues, type CohortRow } from '@sightline/insights';
+import type { Sql } from '@sightline/postgres';
+import { activityPage } from '../activity-log';
 import { limitOffsetPage } from '../http/pagination';
+import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
+import { bulkDeleteBody } from './person-bodies';
 import { actorOf, displayPropertiesOf } from './person-context';
 import { bulkDeletePersons, PERSONS_ACTIVITY_SCOPE } from './person-changes.service';
 import { createPersonRoutes } from './person.route';
@@ -14,17 +16,25 @@ import { personsCsvSlices, serializedPersons, serializePersons } from './person.
 const read = { scope: 'person:read', throttle: 'clickhouse' } as const;
 const write = { scope: 'person:write', throttle: 'clickhouse' } as const;
 
+export interface PersonsRoutesDeps extends PersonsDeps {
+  /**
+   * The cohorts folder's serializer, for `persons/cohorts/`. The app passes it in: the cohorts
+   * folder imports this one (a cohort's persons), so importing it back would be a cycle.
+   */
+  serializeCohorts: (db: Sql, rows: CohortRow[]) => Promise<unknown[]>;
+}
+
 /** Persons under `/api/environments/:project_id/persons/` (and `/api/projects/…`). */
-export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
+export function createPersonsRoutes(deps: PersonsRoutesDeps): RouteTable {
   const routes = new RouteTable();
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    routes.include(createPersonListRoutes(deps, `${prefix}/persons`), createPersonRoutes(deps, `${prefix}/persons`));
-  }
+  routes.inProject((project) => {
+    project.include(createPersonListRoutes(deps, '/persons'), createPersonRoutes(deps, '/persons'));
+  });
   return routes;
 }
 
 /** The routes of the project's persons as a whole: list (and CSV export), bulk delete, values, activity, a person's cohorts. */
-function createPersonListRoutes(deps: PersonsDeps, base: string): RouteTable {
+function createPersonListRoutes(deps: PersonsRoutesDeps, base: string): RouteTable {
   const routes = new RouteTable();
   routes.get(base, { ...read, summary: 'List persons (filters, stable pages; format=csv exports up to 300,000)', list: true }, async (req, res) => {
     const filters = parseListFilters(req);
@@ -42,14 +52,14 @@ function createPersonListRoutes(deps: PersonsDeps, base: string): RouteTable {
   });
 
   // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-  routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion' }, () => {
+  routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion', body: ignoredBody }, () => {
     throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
   });
 
   const bulkDeleteExample = () => ({ distinct_ids: ['user-1'], delete_events: false });
   routes.post(
     `${base}/bulk_delete`,
-    { ...write, summary: 'Delete persons by distinct ids or ids (optionally their events)', example: bulkDeleteExample },
+    { ...write, summary: 'Delete persons by distinct ids or ids (optionally their events)', body: bulkDeleteBody, example: bulkDeleteExample },
     async (req, res) => {
       const request = parseBulkDelete(req.body);
       const { found, deleted } = await bulkDeletePersons(deps, actorOf(req), request);
@@ -76,7 +86,7 @@ function createPersonListRoutes(deps: PersonsDeps, base: string): RouteTable {
     const ref = parsePersonRef(raw);
     const found = ref === null ? null : await cohortsOfPersonRef(deps, req.project!.id, ref);
     if (found === null) throw errors.notFound();
-    res.json({ results: await serializeCohorts(deps.db, found) });
+    res.json({ results: await deps.serializeCohorts(deps.db, found) });
   });
   return routes;
 }
