@@ -3,7 +3,7 @@ import { canAccessProject, findProjectById, listProjectsFor, type ProjectTokenLo
 import { localEvaluationBody, type FlagDefinitionsCache } from '@sightline/flag-definitions';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
-import { hiddenFlagIds } from '../feature-flags/flag-access-levels';
+import { hiddenFlagIds } from '../feature-flags';
 import { RouteTable } from '../http/route-registry';
 
 export interface LocalEvaluationRouteDeps {

@@ -1,0 +1,1 @@
+export { activityPage, changesBetween, recordActivity, type ActivityDetail, type Change } from './activity-log';
