@@ -6,8 +6,7 @@ import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type 
 import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
-import { SaveInsight } from './insights';
-import { DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from './trends';
+import { DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 
 export interface FunnelStep {
   name: string;
