@@ -24,6 +24,45 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
+/** Times of our endpoint and of the hand-written query for one kind, and their last answers. */
+export interface TimedAgainstBaseline<O, B> {
+  oursMs: number[];
+  baseMs: number[];
+  lastOurs: O;
+  lastBase: B;
+}
+
+/**
+ * The analytics benchmarks' measurement: one warm-up each, then `runs` rounds that alternate our
+ * endpoint and the hand-written query, so both see the same machine state.
+ */
+export async function timeAgainstBaseline<O, B>(runs: number, ours: () => Promise<O>, baseline: () => Promise<B>): Promise<TimedAgainstBaseline<Awaited<O>, Awaited<B>>> {
+  const timed = async <T>(fn: () => Promise<T>): Promise<[number, Awaited<T>]> => {
+    const started = performance.now();
+    const value = await fn();
+    return [performance.now() - started, value];
+  };
+  let lastOurs = await ours();
+  let lastBase = await baseline();
+  const oursMs: number[] = [];
+  const baseMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const [a, o] = await timed(ours);
+    const [b, r] = await timed(baseline);
+    oursMs.push(a);
+    baseMs.push(b);
+    lastOurs = o;
+    lastBase = r;
+  }
+  return { oursMs, baseMs, lastOurs, lastBase };
+}
+
+/** One row of printRatioTable, and the ratio of the medians. */
+export function ratioRow(kind: string, timed: { oursMs: number[]; baseMs: number[] }, sameAnswer: string): { row: string[]; ratio: number } {
+  const ratio = median(timed.oursMs) / median(timed.baseMs);
+  return { row: [kind, median(timed.oursMs).toFixed(0), median(timed.baseMs).toFixed(0), ratio.toFixed(2), sameAnswer], ratio };
+}
+
 /**
  * The table the analytics benchmarks print: per query kind our endpoint's and the hand-written
  * query's median, their ratio and whether they answered the same (target: ratio ≤ 1.5).

@@ -19,7 +19,7 @@
  * that both answered the same numbers.
  */
 import { FROM, PDI, PERSON, PERSONS, startAnalyticsBench, TO } from './analytics-data';
-import { median, printRatioTable } from './bench-process';
+import { printRatioTable, ratioRow, timeAgainstBaseline } from './bench-process';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 10_000_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
@@ -46,8 +46,12 @@ const next = (values: string, step: number) =>
   `arrayPushBack(arrayPopFront(arrayReverseFill((v, s) -> s, arrayMap((v, x) -> if(x = ${step}, v, -1.), ${values}, xs), arrayMap(x -> x = ${step}, xs))), -1.)`;
 /** Per person, sorted step events: `ts` (seconds) and `xs` (step index), plus `extra` columns (name → aggregate) of the same grouping. */
 const STEP_ARRAYS = (extra: Record<string, string> = {}, where = `e.event IN (${STEP_LIST})`) => {
-  const names = Object.keys(extra).map((n) => `, ${n}`).join('');
-  const columns = Object.entries(extra).map(([n, sql]) => `, ${sql} AS ${n}`).join('');
+  const names = Object.keys(extra)
+    .map((n) => `, ${n}`)
+    .join('');
+  const columns = Object.entries(extra)
+    .map(([n, sql]) => `, ${sql} AS ${n}`)
+    .join('');
   return `SELECT arrayMap(v -> v.1, evs) AS ts, arrayMap(v -> v.2, evs) AS xs${names} FROM (
         SELECT ${PERSON} AS p, arraySort(groupArrayIf((toFloat64(toUnixTimestamp64Micro(e.timestamp)) / 1000000, indexOf([${STEP_LIST}], e.event) - 1), e.event IN (${STEP_LIST}))) AS evs${columns}
         FROM events AS e ${PDI} WHERE ${SPAN} AND ${where} GROUP BY p)`;
@@ -143,39 +147,20 @@ async function addShoppingEvents(bench: Awaited<ReturnType<typeof startAnalytics
 async function main(): Promise<void> {
   const bench = await startAnalyticsBench(EVENTS);
   await addShoppingEvents(bench);
-  const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
-    const started = performance.now();
-    const value = await fn();
-    return [performance.now() - started, value];
-  };
   const rows: string[][] = [];
   let worst = 0;
   for (const kind of KINDS) {
     const baseline = async () => (await bench.ch.query({ query: kind.baseline, format: 'JSONEachRow' })).json<Record<string, unknown>>();
-    await kind.ours(bench);
-    await baseline();
-    const oursMs: number[] = [];
-    const baseMs: number[] = [];
-    let lastOurs: number[] = [];
-    let lastBase: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const [a, o] = await timed(() => kind.ours(bench));
-      const [b, r] = await timed(baseline);
-      oursMs.push(a);
-      baseMs.push(b);
-      lastOurs = o;
-      lastBase = kind.numbers(r);
-    }
+    const timed = await timeAgainstBaseline(RUNS, () => kind.ours(bench), baseline);
+    const [lastOurs, lastBase] = [timed.lastOurs, kind.numbers(timed.lastBase)];
     const same = JSON.stringify(lastOurs) === JSON.stringify(lastBase);
-    const ratio = median(oursMs) / median(baseMs);
-    worst = Math.max(worst, ratio);
-    rows.push([
+    const { row, ratio } = ratioRow(
       kind.name,
-      median(oursMs).toFixed(0),
-      median(baseMs).toFixed(0),
-      ratio.toFixed(2),
+      timed,
       same ? 'yes' : `NO (${JSON.stringify(lastOurs).slice(0, 60)} vs ${JSON.stringify(lastBase).slice(0, 60)})`,
-    ]);
+    );
+    worst = Math.max(worst, ratio);
+    rows.push(row);
   }
   printRatioTable(rows, { runs: RUNS, events: EVENTS + SHOPPING_EVENTS, worst });
   await bench.close();

@@ -12,7 +12,7 @@
  * that both answered the same numbers.
  */
 import { COHORT_ID, FROM, PDI, PERSON, startAnalyticsBench, TO } from './analytics-data';
-import { median, printRatioTable } from './bench-process';
+import { printRatioTable, ratioRow, timeAgainstBaseline } from './bench-process';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 10_000_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
@@ -132,42 +132,20 @@ async function main(): Promise<void> {
   const { ch } = bench;
   const ours = (body: Record<string, unknown>) => bench.post<Parameters<Kind['ours']>[0]>('/api/projects/1/insights/trend/', body);
   const baseline = async (sql: string) => (await ch.query({ query: sql, format: 'JSONEachRow' })).json<{ k: string; v: number | string }>();
-  const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
-    const started = performance.now();
-    const value = await fn();
-    return [performance.now() - started, value];
-  };
-
   const rows: string[][] = [];
   let worst = 0;
   for (const kind of KINDS) {
-    const oursMs: number[] = [];
-    const baseMs: number[] = [];
-    let lastOurs: Parameters<Kind['ours']>[0] | undefined;
-    let lastBase: { k: string; v: number | string }[] = [];
-    // One warm-up each, then alternate so both see the same machine state.
-    await ours(kind.body);
-    await baseline(kind.baseline);
-    for (let i = 0; i < RUNS; i++) {
-      const [a, o] = await timed(() => ours(kind.body));
-      const [b, r] = await timed(() => baseline(kind.baseline));
-      oursMs.push(a);
-      baseMs.push(b);
-      lastOurs = o;
-      lastBase = r;
-    }
+    const { oursMs, baseMs, lastOurs, lastBase } = await timeAgainstBaseline(
+      RUNS,
+      () => ours(kind.body),
+      () => baseline(kind.baseline),
+    );
     const expected = new Map(lastBase.map((r) => [r.k, Number(r.v)]));
-    const got = new Map(kind.ours(lastOurs!));
+    const got = new Map(kind.ours(lastOurs));
     const agree = expected.size === got.size && [...expected].every(([k, v]) => Math.abs((got.get(k) ?? NaN) - v) < 1e-6 * Math.max(1, Math.abs(v)));
-    const ratio = median(oursMs) / median(baseMs);
+    const { row, ratio } = ratioRow(kind.name, { oursMs, baseMs }, agree ? 'yes' : `NO (${got.size} vs ${expected.size} values)`);
     worst = Math.max(worst, ratio);
-    rows.push([
-      kind.name,
-      median(oursMs).toFixed(0),
-      median(baseMs).toFixed(0),
-      ratio.toFixed(2),
-      agree ? 'yes' : `NO (${got.size} vs ${expected.size} values)`,
-    ]);
+    rows.push(row);
   }
   printRatioTable(rows, { runs: RUNS, events: EVENTS, worst });
   await bench.close();

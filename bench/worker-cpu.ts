@@ -89,7 +89,7 @@ async function main() {
     const gcObserver = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         gcMs += entry.duration;
-        if ((entry as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+        if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
       }
     });
     gcObserver.observe({ entryTypes: ['gc'] });

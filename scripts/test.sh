@@ -1,21 +1,54 @@
 #!/usr/bin/env bash
-# The project's test command (`npm test`; CI runs it as root on a fresh Debian 12
-# machine after `npm ci`). Installs the services the integration tests need when
-# they are missing, typechecks, then runs every jest project (unit, integration, slow).
+# The project's test commands, one per tier (jest.config.js describes the projects):
+#   npm run test:quick   scripts/test.sh quick   type-check, lint, unit (no services; under a minute)
+#   npm run test:fast    scripts/test.sh fast    the same, then integration
+#   npm run test:e2e     scripts/test.sh e2e     type-check, then e2e
+#   npm run test:slow    scripts/test.sh slow    type-check, then slow
+#   npm test             scripts/test.sh all     type-check, lint, then every project, and the
+#                                                slowest test files (CI runs this as root on a
+#                                                fresh Debian 12 machine after `npm ci`)
 # Extra arguments go to jest, e.g. `npm test -- tools/testkit`.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Debian packages the integration tests' global setup (tools/testkit) starts, nginx for the
-# local cluster's fault test (test/cluster-faults.slow.test.ts), and the browser the posthog-js
-# tests drive. The install logic is shared with `npm run start:cluster` and the benchmarks
+tier="${1:-all}"
+shift || true
+# Debian packages the global setup (tools/testkit) starts, nginx for the local cluster's fault
+# test (test/cluster-faults.slow.test.ts), and the browser the posthog-js and web app tests drive.
+# The install logic is shared with `npm run start:cluster` and the benchmarks
 # (scripts/bench-services.sh).
-source scripts/debian-packages.sh
-ensure_debian_packages redis-server postgresql kcat librdkafka1 nginx chromium
+service_packages=(redis-server postgresql kcat librdkafka1)
+all_packages=("${service_packages[@]}" nginx chromium)
+lint=yes
+case "$tier" in
+  quick) projects=(unit) packages=() ;;
+  fast) projects=(unit integration) packages=("${service_packages[@]}") ;;
+  e2e) projects=(e2e) packages=("${all_packages[@]}") lint=no ;;
+  slow) projects=(slow) packages=("${all_packages[@]}") lint=no ;;
+  all) projects=() packages=("${all_packages[@]}") ;;
+  *)
+    echo "usage: scripts/test.sh quick|fast|e2e|slow|all [jest arguments]" >&2
+    exit 2
+    ;;
+esac
 
+source scripts/debian-packages.sh
+ensure_debian_packages "${packages[@]}"
+
+# Incremental: both tsconfigs keep their build info under node_modules/.cache, so a second
+# run re-checks only what changed (a cold check of the whole repository takes ~20 s of CPU).
 npx tsc -p tsconfig.json --noEmit
 # The web app (DOM and JSX) has its own compiler settings.
 npx tsc -p apps/web/tsconfig.json
+# ESLint and dependency-cruiser: import boundaries and cycles (eslint.config.mjs, .dependency-cruiser.cjs).
+[[ $lint == yes ]] && npm run --silent lint
+
+jest_args=(--ci)
+# Every tier of the full run: the ten slowest files after jest's summary.
+[[ $tier == all ]] && jest_args+=(--reporters=default --reporters=./tools/testkit/src/slowest-files-reporter.cjs)
+# The arguments go before --selectProjects, which takes every name after it.
+jest_args+=("$@")
+((${#projects[@]})) && jest_args+=(--selectProjects "${projects[@]}")
 # PGlite loads parts of itself with dynamic import(), which jest's VM allows only with this flag.
-NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" npx jest --ci "$@"
+NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" npx jest "${jest_args[@]}"

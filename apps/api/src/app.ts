@@ -31,7 +31,7 @@ import { createDashboardsRoutes } from './dashboards';
 import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluationFastPath, type DecideRouteDeps } from './decide';
 import { createEventDefinitionsRoutes } from './event-definitions';
 import { createEventsRoutes } from './events';
-import { createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
+import { activeFlagsNamingCohorts, createFeatureFlagsRouteTable, type FlagChangeNotifier } from './feature-flags';
 import { createGroupsRoutes } from './groups';
 import { createGroupsTypesRoutes } from './groups-types';
 import type { AccessOptions } from './http/access-config';
@@ -120,7 +120,14 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db),
-    createCohortsRoutes({ db: deps.db, ch, now, flagChanges, personsChanged }),
+    createCohortsRoutes({
+      db: deps.db,
+      ch,
+      now,
+      flagChanges,
+      personsChanged,
+      flagsNamingCohorts: (teamId, cohortIds) => activeFlagsNamingCohorts(deps.db, teamId, cohortIds),
+    }),
     createInsightsRoutes({
       db: deps.db,
       ch,

@@ -1,36 +1,13 @@
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
-import { createInProcessBus, topicNames, type ConsumedMessage, type EventBus } from '@sightline/bus';
-import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
-import { silentLogger } from '@sightline/logger';
-import { createMetrics } from '@sightline/metrics';
+import { createInProcessBus, type EventBus } from '@sightline/bus';
 import { listen } from '@sightline/http';
-import { createGatewayApp } from './app';
-import type { KeyResolution } from './project-keys';
+import { silentLogger } from '@sightline/logger';
+import { createTestGatewayApp, TEST_TOKEN as TOKEN, testTopics as topics, type TestGatewayOptions } from './test-support';
 
-const TOKEN = 'phc_known';
-const topics = topicNames('');
-
-async function setup(options: { keys?: (t: string) => KeyResolution; bus?: EventBus; sendTimeoutMs?: number } = {}) {
-  const bus = options.bus ?? createInProcessBus(silentLogger());
-  const received: Record<string, ConsumedMessage[]> = {};
-  for (const topic of [topics.events, topics.eventsHistorical]) {
-    received[topic] = [];
-    await bus.subscribe({ groupId: 'test', topic, handler: async (b) => void received[topic]!.push(...b.messages) });
-  }
-  const metrics = createMetrics();
-  const app = createGatewayApp({
-    bus,
-    topics,
-    projectKeys: { resolve: async (t) => (options.keys ? options.keys(t) : t === TOKEN ? { status: 'known', teamId: 7 } : { status: 'unknown' }) },
-    logger: silentLogger(),
-    metrics,
-    sendTimeoutMs: options.sendTimeoutMs ?? 2000,
-    readiness: [],
-    isShuttingDown: () => false,
-  });
-  const messages = (topic = topics.events) => received[topic]!.map((m) => ({ key: m.key, value: decodeIngestMessage(m.value) as IngestMessage }));
-  return { app, bus, metrics, messages };
+async function setup(options: TestGatewayOptions = {}) {
+  const { app, bus, metrics, received } = await createTestGatewayApp(options);
+  return { app, bus, metrics, messages: received };
 }
 
 describe('capture routes', () => {

@@ -1,9 +1,10 @@
 /**
- * Test helpers for the gateway's own tests: a gateway over the in-process bus on a real
- * socket, and a raw HTTP client (fetch and superagent rewrite bodies and headers; these tests
+ * Test helpers for the gateway's own tests: a gateway over the in-process bus (as an app for
+ * supertest, or on a real socket), and a raw HTTP client (fetch and superagent rewrite bodies and headers; these tests
  * need exact bytes, Content-Length and keep-alive control).
  */
 import http from 'node:http';
+import type { Express } from 'express';
 import { createInProcessBus, topicNames, type ConsumedMessage, type EventBus } from '@sightline/bus';
 import { listen, type RequestTimeouts, type RunningServer } from '@sightline/http';
 import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
@@ -15,24 +16,23 @@ import type { KeyResolution } from './project-keys';
 export const TEST_TOKEN = 'phc_known_token';
 export const testTopics = topicNames('');
 
-export interface TestGateway {
-  server: RunningServer;
-  port: number;
-  bus: EventBus;
-  metrics: Metrics;
-  received(topic?: string): { key: string | null; value: IngestMessage }[];
-  close(): Promise<void>;
+export interface TestGatewayOptions {
+  keys?: (token: string) => KeyResolution;
+  bus?: EventBus;
+  sendTimeoutMs?: number;
+  maxInflightRequests?: number;
 }
 
-export async function startTestGateway(
-  options: {
-    keys?: (token: string) => KeyResolution;
-    bus?: EventBus;
-    sendTimeoutMs?: number;
-    maxInflightRequests?: number;
-    timeouts?: Partial<RequestTimeouts>;
-  } = {},
-): Promise<TestGateway> {
+export interface TestGatewayApp {
+  app: Express;
+  bus: EventBus;
+  metrics: Metrics;
+  /** What the bus got on `topic` (the events topic by default), decoded. */
+  received(topic?: string): { key: string | null; value: IngestMessage }[];
+}
+
+/** The gateway's app over the in-process bus, not listening (for supertest). TEST_TOKEN is project 7. */
+export async function createTestGatewayApp(options: TestGatewayOptions = {}): Promise<TestGatewayApp> {
   const bus = options.bus ?? createInProcessBus(silentLogger());
   const received: Record<string, ConsumedMessage[]> = {};
   for (const topic of [testTopics.events, testTopics.eventsHistorical]) {
@@ -53,13 +53,30 @@ export async function startTestGateway(
     readiness: [],
     isShuttingDown: () => false,
   });
+  return {
+    app,
+    bus,
+    metrics,
+    received: (topic = testTopics.events) => received[topic]!.map((m) => ({ key: m.key, value: decodeIngestMessage(m.value) as IngestMessage })),
+  };
+}
+
+export interface TestGateway extends Omit<TestGatewayApp, 'app'> {
+  server: RunningServer;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The same app on a real socket on a free loopback port. */
+export async function startTestGateway(options: TestGatewayOptions & { timeouts?: Partial<RequestTimeouts> } = {}): Promise<TestGateway> {
+  const { app, bus, metrics, received } = await createTestGatewayApp(options);
   const server = await listen(app, { host: '127.0.0.1', port: 0, timeouts: options.timeouts });
   return {
     server,
     port: server.port,
     bus,
     metrics,
-    received: (topic = testTopics.events) => received[topic]!.map((m) => ({ key: m.key, value: decodeIngestMessage(m.value) as IngestMessage })),
+    received,
     close: async () => {
       await server.close();
       await bus.close();

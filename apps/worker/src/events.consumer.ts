@@ -2,6 +2,7 @@ import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } f
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
+import { holdsNoUnicodeEscape } from '@sightline/ingestion';
 import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCopies, type PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
@@ -108,7 +109,10 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         settle(entry, 'team', team);
         continue;
       }
-      const event = normalizeStep(ingest.value, team.value, decoded !== undefined);
+      const event =
+        decoded === undefined
+          ? normalizeStep(ingest.value, team.value, false, holdsNoUnicodeEscape(entry.message.value))
+          : normalizeStep(ingest.value, team.value, true);
       if (event.kind !== 'ok') {
         settle(entry, 'normalize', event);
         continue;

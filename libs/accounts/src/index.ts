@@ -4,3 +4,4 @@ export * from './bootstrap';
 export * from './project-token-cache';
 export * from './sign-in.repository';
 export * from './password-setup';
+export * from './users.repository';

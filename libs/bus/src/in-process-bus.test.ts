@@ -2,22 +2,29 @@ import { silentLogger } from '@sightline/logger';
 import type { ConsumedBatch } from './event-bus';
 import { createInProcessBus } from './in-process-bus';
 
+/** One turn of the event loop: every promise callback queued so far has run by then. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe('in-process bus', () => {
   it('resolves send only after the consumer handled the message', async () => {
     const bus = createInProcessBus(silentLogger());
     const order: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => (entered = r));
     await bus.subscribe({
       groupId: 'g',
       topic: 't',
       handler: async (batch) => {
+        entered();
         await gate;
         order.push(`handled ${batch.messages.length}`);
       },
     });
     const sent = bus.send('t', [{ key: 'k', value: 'v' }]).then(() => order.push('send resolved'));
-    await new Promise((r) => setTimeout(r, 20));
+    await inHandler;
+    await nextTurn();
     expect(order).toEqual([]);
     release();
     await sent;
@@ -96,7 +103,8 @@ describe('in-process bus', () => {
       concurrency: 2,
       handler: async (b) => {
         mostAtOnce = Math.max(mostAtOnce, ++inHandler);
-        await new Promise((r) => setTimeout(r, 5));
+        // Held across a turn of the event loop, so another partition's batch may come in meanwhile.
+        await nextTurn();
         for (const m of b.messages) {
           seen.set(m.key!, [...(seen.get(m.key!) ?? []), m.value.toString()]);
           partitionsOfKey.set(m.key!, (partitionsOfKey.get(m.key!) ?? new Set()).add(b.partition));
@@ -133,7 +141,8 @@ describe('in-process bus', () => {
       topic: 't',
       handler: async (b) => {
         mostAtOnce = Math.max(mostAtOnce, ++inHandler);
-        await new Promise((r) => setTimeout(r, 5));
+        // Held across a turn of the event loop, so another partition's batch may come in meanwhile.
+        await nextTurn();
         handled += b.messages.length;
         inHandler--;
       },

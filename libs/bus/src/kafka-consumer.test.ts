@@ -64,9 +64,13 @@ function fakeKafka(): {
 }
 
 const crash = (consumer: FakeConsumer, restart: boolean) => consumer.emit('crash', { payload: { error: new Error('boom'), groupId: 'g', restart } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Kafka consumer subscription', () => {
+  // The subscription's waits (a crashed consumer's backoff, the bound on leaving the group) run on
+  // jest's clock, moved on by the tests: what happens within a span does not depend on the load.
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
   it("waits for a group request's answer longer than the broker may hold it (the rebalance timeout)", async () => {
     // The worker's shortest session, the default one and a long one.
     for (const sessionTimeoutMs of [6_000, 30_000, 120_000]) {
@@ -88,7 +92,7 @@ describe('Kafka consumer subscription', () => {
       Promise.reject(new Error('no admin here')),
     );
     crash(consumers[0]!, false);
-    await sleep(1000);
+    await jest.advanceTimersByTimeAsync(1000);
     expect(consumers).toHaveLength(2);
     expect(consumers[1]!.runs).toBe(1);
     await sub.stop();
@@ -101,11 +105,11 @@ describe('Kafka consumer subscription', () => {
       Promise.reject(new Error('no admin here')),
     );
     crash(consumers[0]!, true);
-    await sleep(500);
+    await jest.advanceTimersByTimeAsync(500);
     expect(consumers).toHaveLength(1);
     await sub.stop();
     crash(consumers[0]!, false);
-    await sleep(500);
+    await jest.advanceTimersByTimeAsync(500);
     expect(consumers).toHaveLength(1);
   });
 
@@ -116,7 +120,10 @@ describe('Kafka consumer subscription', () => {
     );
     consumers[0]!.stopHangs = true;
     const started = Date.now();
-    await sub.stop();
+    let stopped = false;
+    const stopping = sub.stop().then(() => void (stopped = true));
+    while (!stopped && Date.now() - started < 60_000) await jest.advanceTimersByTimeAsync(100);
+    await stopping;
     expect(consumers[0]!.stopped).toBe(true);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
@@ -141,14 +148,16 @@ describe('Kafka consumer subscription', () => {
     const consumer = consumers[0]!;
     consumer.stopHangs = true;
     const batch = consumer.deliver('41');
-    await sleep(50);
+    await jest.advanceTimersByTimeAsync(50);
     let stopped = false;
     const stopping = sub.stop().then(() => void (stopped = true));
     // Longer than the bound on leaving: the chunk in hand is not given up on.
-    await sleep(4_000);
+    await jest.advanceTimersByTimeAsync(4_000);
     expect(stopped).toBe(false);
     release();
     await batch;
+    // Then it waits its bound on leaving, as kafkajs never leaves.
+    while (!stopped) await jest.advanceTimersByTimeAsync(100);
     await stopping;
     expect(handled).toEqual(['41']);
     expect(consumer.commits).toEqual([{ topic: 't', partition: 0, offset: '42' }]);

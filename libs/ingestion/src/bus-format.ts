@@ -27,3 +27,15 @@ export function decodeIngestMessage(value: Buffer): unknown {
   if (first !== undefined && first < FIRST_JSON_BYTE) throw new Error(`unknown bus message format ${first}`);
   return JSON.parse(value.toString('utf8'));
 }
+
+const UNICODE_ESCAPE = Buffer.from('\\u');
+
+/**
+ * Whether no string of the message a bus value holds (either format, keys included) can contain
+ * a NUL or a lone surrogate, found with one byte search: JSON writes both only as `\u` escapes
+ * (a raw control character is not JSON, and a surrogate's UTF-8 bytes decode as U+FFFD), and in
+ * format 0 the inner text's escapes are escaped again, still `\u`. False says only "maybe".
+ */
+export function holdsNoUnicodeEscape(value: Buffer): boolean {
+  return value.indexOf(UNICODE_ESCAPE) === -1;
+}

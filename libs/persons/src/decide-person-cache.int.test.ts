@@ -6,6 +6,9 @@ import { createDecidePersonCache, type PersonChange } from './decide-person-cach
 import { readStoredPerson, readStoredPersons } from './flag-person-reads';
 
 /** The store as the cache sees it, counting its statements; `hold()` keeps the next statements waiting until released. */
+/** One turn of the event loop: reads are queued and flushed on microtasks, all run by then. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 function observedStore(db: Sql) {
   const statements: { text: string; params: readonly unknown[] }[] = [];
   let gate: Promise<void> | null = null;
@@ -83,14 +86,14 @@ describe('decide person cache: batched store reads', () => {
     const persons = createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 60_000 });
     store.hold();
     const first = [persons.read(store.sql, teamId, 'ann', []), persons.read(store.sql, teamId, 'bob', [])];
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await nextTurn();
     // The two ids of the same tick went together; a read of the next tick runs beside it.
     expect(store.statements.map((s) => s.params[1])).toEqual([['ann', 'bob']]);
     const second = persons.read(store.sql, teamId, 'stranger-1', []);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await nextTurn();
     expect(store.statements).toHaveLength(2);
     const waiting = ['ann-anon', 'stranger-2', 'stranger-3'].map((id) => persons.read(store.sql, teamId, id, company('acme')));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await nextTurn();
     expect(store.statements).toHaveLength(2); // two in flight: the rest wait
     store.release();
     const answers = await Promise.all([...first, second, ...waiting]);

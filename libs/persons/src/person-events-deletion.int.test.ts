@@ -127,8 +127,10 @@ describe('person-event deletion job', () => {
 
   it('keeps the events of a person created again from the same distinct id after the deletion was asked for', async () => {
     await deleteWithEvents([3]);
-    // d3 comes back: same uuid (UUIDv5 of the project and distinct id), events stored after the request.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // d3 comes back: same uuid (UUIDv5 of the project and distinct id), events stored after the
+    // request (inserted_at is the clock at insert; the cutoff is the task's created_at).
+    const [task] = (await listPendingDeletions(stores.db)).tasks;
+    await waitFor(() => Date.now() > Date.parse(task!.createdAt), { timeoutMs: 5000, intervalMs: 1, description: 'the clock past the request' });
     await insertEvents(stores.ch, [testEventRow({ event: 'back', atMs: NOW, distinctId: 'd3', personId: persons[3]!.uuid })]);
     expect(await runPersonEventsDeletion(stores)).toMatchObject({ tasks: 1, eventsDeleted: 3 });
     const left = await (

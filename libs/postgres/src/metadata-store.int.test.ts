@@ -96,14 +96,23 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
     // A prepared read issued while a transaction is open sees only what was committed.
     let inserted!: () => void;
     const insertedRow = new Promise<void>((resolve) => (inserted = resolve));
+    let readSent!: () => void;
+    const sent = new Promise<void>((resolve) => (readSent = resolve));
+    let readAnswered!: () => void;
+    const answered = new Promise<void>((resolve) => (readAnswered = resolve));
     const transaction = store.transaction(async (tx) => {
       await tx.query(`INSERT INTO prepared_probe VALUES (3, '{}', '{}')`);
       inserted();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // PostgreSQL answers the read on another connection while this transaction is open; PGlite
+      // runs one statement or transaction at a time, so there the read is queued behind this one.
+      if (kind === 'pg') await answered;
+      else await sent.then(() => new Promise((resolve) => setImmediate(resolve)));
       throw new Error('rolled back');
     });
     await insertedRow;
-    expect(await prepared([3], 1)).toEqual([]);
+    const read = prepared([3], 1).finally(readAnswered);
+    readSent();
+    expect(await read).toEqual([]);
     await expect(transaction).rejects.toThrow('rolled back');
     expect(await prepared([3], 1)).toEqual([]);
   });

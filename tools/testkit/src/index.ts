@@ -36,6 +36,7 @@ export { CHROMIUM_PATH, DESKTOP_CHROME_USER_AGENT, launchChromium, type Chromium
 export { startPageServer, type PageServer, type ServedPage } from './page-server';
 export { startSdkTarget, type SdkTarget, type StoredEvent, type StoredPerson } from './sdk-target';
 export { decodeSdkBody, eventsOf, formatRequests, type SdkRequest } from './sdk-requests';
+export { getJson, postJson, requestJson, type JsonAnswer } from './http-json';
 export { startRecordingProxy, type RecordingProxy } from './recording-proxy';
 export { distributedReadsWithoutGlobal, formatWithClickHouse, recordStatements, type RecordedStatements } from './cluster-sql';
 export { hogqlExpression } from './hogql-expressions';

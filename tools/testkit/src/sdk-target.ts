@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedSightline, type EmbeddedSightline } from './embedded-sightline';
+import { requestJson } from './http-json';
 import { createTestStores, type TestStores } from './test-stores';
 import { waitFor } from '@sightline/local-services';
 
@@ -87,21 +88,12 @@ export async function startSdkTarget(prefix: string): Promise<SdkTarget> {
     projectKey,
     personalKey,
     stores,
-    async api(method, path, body) {
-      const response = await fetch(`${service.base}${path}`, {
+    api: (method, path, body) =>
+      requestJson(`${service.base}${path}`, {
         method,
         headers: { authorization: `Bearer ${personalKey}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // keep the text for the assertion message
-      }
-      return { status: response.status, body: parsed };
-    },
+      }),
     events,
     output: () => service.app.output(),
     async eventsOnceStored(uuids, timeoutMs = 30_000) {

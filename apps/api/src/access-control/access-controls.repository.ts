@@ -40,6 +40,23 @@ export async function controlsFor(db: Sql, teamId: number, resource: string, res
   );
 }
 
+/** A rule as access decisions read it: whom it applies to, on what, at which level. */
+export interface AccessRule {
+  resource_id: string | null;
+  access_level: AccessLevel;
+  role_id: string | null;
+  user_id: number | null;
+}
+
+/** The project's rules for a resource kind that apply to any of `resourceIds`, project-wide ones included. */
+export async function rulesFor(db: Sql, teamId: number, resource: string, resourceIds: readonly string[]): Promise<AccessRule[]> {
+  return db.query<AccessRule>(
+    `SELECT resource_id, access_level, role_id::text AS role_id, user_id FROM access_controls
+      WHERE team_id = $1 AND resource = $3 AND (resource_id IS NULL OR resource_id = ANY($2::text[]))`,
+    [teamId, resourceIds, resource],
+  );
+}
+
 /** Who a rule applies to: a role, a user, or (both null) everyone. */
 export interface AccessControlSubject {
   teamId: number;

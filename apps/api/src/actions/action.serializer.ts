@@ -1,7 +1,7 @@
 import type { ActionRow } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { selectorRegex } from '@sightline/properties';
-import { loadBasicUsers } from '../organization';
+import { loadBasicUsers } from '@sightline/accounts';
 
 /** A step as PostHog's ActionStepJSONSerializer answers it: every field present, with the selector's regular expression. */
 const serializeStep = (step: Partial<ActionRow['steps'][number]>) => ({

@@ -1,6 +1,6 @@
 import type { CohortRow } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
-import { loadBasicUsers } from '../organization/users';
+import { loadBasicUsers } from '@sightline/accounts';
 
 /**
  * PostHog's CohortSerializer fields (posthog/api/cohort.py). `filters` is shown as PostHog's

@@ -1,1 +1,3 @@
-export { createCohortsRoutes, type CohortsDeps } from './cohorts.route';
+export { createCohortsRoutes } from './cohorts.route';
+export type { CohortsDeps } from './cohorts.service';
+export { serializeCohorts } from './cohort.serializer';

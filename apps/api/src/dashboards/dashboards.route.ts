@@ -15,7 +15,7 @@ import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '.
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
 import { serializeInsights } from '../insights/insight.serializer';
-import { loadBasicUsers } from '../organization/users';
+import { loadBasicUsers } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {
   interface Request {

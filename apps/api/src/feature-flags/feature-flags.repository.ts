@@ -189,6 +189,14 @@ export async function setAnalyticsDashboards(db: Sql, flagId: number, dashboardI
   ]);
 }
 
+export async function setHasEnrichedAnalytics(db: Sql, flagId: number): Promise<void> {
+  await db.query('UPDATE feature_flags SET has_enriched_analytics = true WHERE id = $1', [flagId]);
+}
+
+export async function setUsageDashboard(db: Sql, flagId: number, dashboardId: number): Promise<void> {
+  await db.query('UPDATE feature_flags SET usage_dashboard_id = $2 WHERE id = $1', [flagId, dashboardId]);
+}
+
 /** Active flags whose conditions depend on `flag` (PostHog's find_dependent_flags). */
 export async function dependentFlags(db: Sql, flag: Pick<FlagRow, 'id' | 'team_id'>): Promise<{ id: number; key: string }[]> {
   return db.query<{ id: number; key: string }>(

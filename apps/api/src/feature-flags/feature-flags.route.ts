@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import { flagAccessLevels, hiddenFlagIds } from './flag-access-levels';
-import { atLeast } from '../access-control/access-levels';
+import { atLeast } from '../access-control';
 import { activityPage } from '../activity-log/activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
@@ -12,6 +12,7 @@ import { findFlag, listFlags, type FlagListFilters } from './feature-flags.repos
 import { ACTIVITY_SCOPE, createFeatureFlag, updateFeatureFlag, validationContext, type FlagActor } from './feature-flags.service';
 import { FLAG_PREFIXES, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
 import { parseFlagInput } from './flag-input';
+import { loadFlagRelations } from './flag-relations';
 import { flagStatus } from './flag-status';
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -73,7 +74,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       const offset = queryInteger(req.query['offset'], 0, 0);
       const filters = { ...listFilters(req.query), hidden_ids: await hiddenFlagIds(db, req.project!.id, req.principal!.userId) };
       const { rows, count } = await listFlags(db, req.project!.id, filters, { limit, offset }, deps.now());
-      res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeFlags(db, rows, viewer(req), deps.now()) }));
+      res.json(limitOffsetPage(req, { count, limit, offset, results: serializeFlags(rows, await loadFlagRelations(db, rows, viewer(req)), deps.now()) }));
     });
 
     routes.post(
@@ -88,7 +89,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
         const input = await parseFlagInput(req.body ?? {}, validationContext(db, teamId, 'POST'));
         const flag = await createFeatureFlag(db, actorOf(req), input, new Date(deps.now()));
         await notifyFlagsChanged(deps, teamId, req.log);
-        res.status(201).json(await serializeFlag(db, flag, viewer(req), deps.now()));
+        res.status(201).json(serializeFlag(flag, await loadFlagRelations(db, [flag], viewer(req)), deps.now()));
       },
     );
 
@@ -100,7 +101,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
     });
 
     routes.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a feature flag' }, loadFlag(db, 'viewer'), async (req, res) => {
-      res.json(await serializeFlag(db, req.flag!, viewer(req), deps.now()));
+      res.json(serializeFlag(req.flag!, await loadFlagRelations(db, [req.flag!], viewer(req)), deps.now()));
     });
 
     const update = async (req: Request, res: Response) => {
@@ -108,7 +109,7 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       const input = await parseFlagInput(req.body ?? {}, validationContext(db, teamId, req.method === 'PUT' ? 'PUT' : 'PATCH', req.flag));
       const flag = await updateFeatureFlag(db, actorOf(req), req.flag!, input, new Date(deps.now()));
       await notifyFlagsChanged(deps, teamId, req.log);
-      res.json(await serializeFlag(db, flag, viewer(req), deps.now()));
+      res.json(serializeFlag(flag, await loadFlagRelations(db, [flag], viewer(req)), deps.now()));
     };
     routes.patch(
       `${base}/:id`,

@@ -2,10 +2,18 @@ import type { Request } from 'express';
 import { errors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
-import { findRole } from '../organization/roles.repository';
-import { findUserIdByUuid } from '../organization/users';
-import { controlsFor, serializeControl, setAccessControl, type AccessControlRow } from '../access-control/access-controls.repository';
-import { atLeast, DEFAULT_FLAG_ACCESS_LEVELS_INFO, FLAG_ACCESS_LEVELS, type AccessLevel } from '../access-control/access-levels';
+import { findRole } from '../organization';
+import { findUserIdByUuid } from '@sightline/accounts';
+import {
+  atLeast,
+  controlsFor,
+  DEFAULT_FLAG_ACCESS_LEVELS_INFO,
+  FLAG_ACCESS_LEVELS,
+  serializeControl,
+  setAccessControl,
+  type AccessControlRow,
+  type AccessLevel,
+} from '../access-control';
 import { echoed, parseBody } from '../http/drf-fields';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 

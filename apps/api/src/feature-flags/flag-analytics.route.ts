@@ -1,8 +1,8 @@
 import { RouteTable } from '../http/route-registry';
-import { serializeCohorts } from '../cohorts/cohort.serializer';
+import { serializeCohorts } from '../cohorts';
 import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
-import { addEnrichedInsights, createUsageDashboard, dashboardHasEnrichedInsights, hasEnrichedEvents } from './usage-dashboard';
+import { createFlagUsageDashboard, enrichFlagUsageDashboard } from './flag-analytics.service';
 
 /**
  * `dashboard`, `enrich_usage_dashboard` and `create_static_cohort_for_flag`. PostHog
@@ -19,15 +19,10 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
     const editor = loadFlag(db, 'editor');
 
     routes.post(`${base}/:id/dashboard`, { ...write, summary: "Create the flag's usage dashboard", example: () => ({}) }, editor, async (req, res) => {
-      const flag = req.flag!;
-      try {
-        await db.transaction(async (tx) => {
-          const dashboardId = await createUsageDashboard(tx, flag, req.principal!.userId);
-          if (flag.has_enriched_analytics) await addEnrichedInsights(tx, flag, dashboardId, req.principal!.userId);
-        });
-      } catch (err) {
-        req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be created');
-        res.status(400).json({ success: false, error: 'Unable to generate usage dashboard' });
+      const outcome = await createFlagUsageDashboard(db, req.flag!, req.principal!.userId);
+      if (!outcome.ok) {
+        req.log.error({ err: outcome.cause, flagId: req.flag!.id }, 'usage dashboard could not be created');
+        res.status(400).json({ success: false, error: outcome.error });
         return;
       }
       res.json({ success: true });
@@ -38,19 +33,11 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
       { ...write, summary: "Add the enriched insights to the flag's usage dashboard", example: () => ({}) },
       editor,
       async (req, res) => {
-        const flag = req.flag!;
-        const refuse = (error: string) => res.status(400).json({ success: false, error });
-        if (flag.usage_dashboard_id === null) return refuse('Usage dashboard not found');
-        if (await dashboardHasEnrichedInsights(db, flag.usage_dashboard_id)) return refuse('Usage dashboard already has enriched data');
-        if (!flag.has_enriched_analytics) {
-          if (!(await hasEnrichedEvents(deps.ch, flag.team_id, flag.key))) return refuse('No enriched analytics available for this feature flag');
-          await db.query('UPDATE feature_flags SET has_enriched_analytics = true WHERE id = $1', [flag.id]);
-        }
-        try {
-          await db.transaction((tx) => addEnrichedInsights(tx, flag, flag.usage_dashboard_id!, req.principal!.userId));
-        } catch (err) {
-          req.log.error({ err, flagId: flag.id }, 'usage dashboard could not be enriched');
-          return refuse('Unable to enrich usage dashboard');
+        const outcome = await enrichFlagUsageDashboard({ db, ch: deps.ch }, req.flag!, req.principal!.userId);
+        if (!outcome.ok) {
+          if (outcome.cause) req.log.error({ err: outcome.cause, flagId: req.flag!.id }, 'usage dashboard could not be enriched');
+          res.status(400).json({ success: false, error: outcome.error });
+          return;
         }
         res.json({ success: true });
       },

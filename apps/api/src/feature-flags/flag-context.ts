@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
-import { atLeast, type AccessLevel } from '../access-control/access-levels';
+import { atLeast, type AccessLevel } from '../access-control';
 import { flagAccessLevels } from './flag-access-levels';
 import { findFlag, type FlagRow } from './feature-flags.repository';
 

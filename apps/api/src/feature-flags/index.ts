@@ -6,6 +6,7 @@ import { createFlagRoleAccessRoutes } from './flag-role-access.route';
 import { createFeatureFlagsRoutes } from './feature-flags.route';
 
 export type { FeatureFlagDeps, FlagChangeNotifier } from './flag-context';
+export { activeFlagsNamingCohorts } from './feature-flags.repository';
 export { hiddenFlagIds } from './flag-access-levels';
 
 /** Feature flag management under `/api/projects/:project_id/feature_flags/` (and `/api/environments/…`). */

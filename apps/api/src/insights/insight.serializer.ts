@@ -1,6 +1,6 @@
 import { dashboardsOfInsights, type InsightRow } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
-import { loadBasicUsers } from '../organization/users';
+import { loadBasicUsers } from '@sightline/accounts';
 
 /** PostHog's InsightSerializer fields (posthog/api/insight.py); `result` comes from the caller. */
 export async function serializeInsights(db: Sql, rows: InsightRow[], extra: (row: InsightRow) => Record<string, unknown> = () => ({})) {

@@ -2,7 +2,7 @@
  * After `reset_token`, every api process refuses the old project API key at once: the one that
  * made the reset and another, each with a token cache that had the old key, told through Redis
  * pub/sub as flag changes are (distributed mode). The gateway process is checked end to end in
- * test/e2e-distributed.int.test.ts, the embedded service in apps/all-in-one.
+ * test/distributed.e2e.test.ts, the embedded service in apps/all-in-one.
  */
 import request from 'supertest';
 import { PROJECT_TOKEN_CHANGES_CHANNEL } from '@sightline/accounts';

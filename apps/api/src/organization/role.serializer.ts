@@ -1,15 +1,9 @@
-import type { Sql } from '@sightline/postgres';
-import { listMemberships, type MembershipRow, type RoleRow } from './roles.repository';
-import { loadBasicUsers } from './users';
+import type { RoleRelations } from './role-relations';
+import type { MembershipRow, RoleRow } from './roles.repository';
 
 /** Roles in PostHog's RoleSerializer shape, members included. */
-export async function serializeRoles(db: Sql, roles: readonly RoleRow[]) {
-  if (roles.length === 0) return [];
-  const memberships = await listMemberships(
-    db,
-    roles.map((r) => r.id),
-  );
-  const users = await loadBasicUsers(db, [...roles.map((r) => r.created_by_id), ...memberships.map((m) => m.user_id)]);
+export function serializeRoles(roles: readonly RoleRow[], related: RoleRelations) {
+  const { memberships, users } = related;
   const membership = (m: MembershipRow) => ({
     id: m.id,
     role_id: m.role_id,

@@ -28,6 +28,12 @@ export async function findRole(db: Sql, organizationId: string, id: string): Pro
   return rows[0] ?? null;
 }
 
+/** Roles by id, of any organisation: the caller has already scoped the ids. */
+export async function findRolesByIds(db: Sql, ids: readonly string[]): Promise<RoleRow[]> {
+  if (ids.length === 0) return [];
+  return db.query<RoleRow>('SELECT * FROM roles WHERE id = ANY($1::uuid[])', [ids]);
+}
+
 export async function listRoles(db: Sql, organizationId: string, page: { limit: number; offset: number }): Promise<{ rows: RoleRow[]; count: number }> {
   const [rows, count] = await Promise.all([
     db.query<RoleRow>('SELECT * FROM roles WHERE organization_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3', [organizationId, page.limit, page.offset]),
@@ -58,6 +64,11 @@ export async function listMemberships(db: Sql, roleIds: readonly string[]): Prom
     'SELECT id::text AS id, role_id::text AS role_id, user_id, joined_at, updated_at FROM role_memberships WHERE role_id = ANY($1::uuid[]) ORDER BY joined_at, id',
     [roleIds],
   );
+}
+
+/** The ids of the roles the user is a member of. */
+export async function roleIdsOfUser(db: Sql, userId: number): Promise<string[]> {
+  return (await db.query<{ role_id: string }>('SELECT role_id FROM role_memberships WHERE user_id = $1', [userId])).map((r) => r.role_id);
 }
 
 /** The new membership, or null when the user already had one. */

@@ -5,6 +5,7 @@ import { isUniqueViolation, type Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
 import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { loadRoleRelations } from './role-relations';
 import { serializeRoles } from './role.serializer';
 import {
   deleteMembership,
@@ -17,7 +18,7 @@ import {
   roleNameTaken,
   type RoleRow,
 } from './roles.repository';
-import { findUserIdByUuid } from './users';
+import { findUserIdByUuid } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -48,7 +49,7 @@ export function createRolesRoutes(db: Sql): RouteTable {
     const limit = queryInteger(req.query['limit'], 100, 1);
     const offset = queryInteger(req.query['offset'], 0, 0);
     const { rows, count } = await listRoles(db, req.organizationId!, { limit, offset });
-    res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeRoles(db, rows) }));
+    res.json(limitOffsetPage(req, { count, limit, offset, results: serializeRoles(rows, await loadRoleRelations(db, rows)) }));
   });
 
   routes.post(base, { ...write, summary: 'Create a role', example: () => ({ name: 'Engineers', feature_flags_access_level: 37 }) }, async (req, res) => {
@@ -69,11 +70,11 @@ export function createRolesRoutes(db: Sql): RouteTable {
       if (isUniqueViolation(error, 'roles_organization_name')) throw nameTaken();
       throw error;
     }
-    res.status(201).json((await serializeRoles(db, [role]))[0]);
+    res.status(201).json(serializeRoles([role], await loadRoleRelations(db, [role]))[0]);
   });
 
   routes.get(`${base}/:role_id`, { ...read, summary: 'Retrieve a role' }, loadRole(db), async (req, res) => {
-    res.json((await serializeRoles(db, [req.role!]))[0]);
+    res.json(serializeRoles([req.role!], await loadRoleRelations(db, [req.role!]))[0]);
   });
 
   routes.delete(`${base}/:role_id`, { ...write, summary: 'Delete a role' }, loadRole(db), async (req, res) => {
@@ -83,7 +84,7 @@ export function createRolesRoutes(db: Sql): RouteTable {
 
   const memberships = `${base}/:role_id/role_memberships`;
   routes.get(memberships, { ...read, summary: "List a role's members", list: true }, loadRole(db), async (req, res) => {
-    const [role] = await serializeRoles(db, [req.role!]);
+    const [role] = serializeRoles([req.role!], await loadRoleRelations(db, [req.role!]));
     const limit = queryInteger(req.query['limit'], 100, 1);
     const offset = queryInteger(req.query['offset'], 0, 0);
     res.json(limitOffsetPage(req, { count: role!.members.length, limit, offset, results: role!.members.slice(offset, offset + limit) }));
@@ -102,7 +103,7 @@ export function createRolesRoutes(db: Sql): RouteTable {
       if (userId === null) throw errors.validation('User does not exist.', null, 'invalid');
       const inserted = await insertMembership(db, req.role!.id, userId);
       if (!inserted) throw errors.validation('User is already part of the role.', null, 'invalid');
-      const [role] = await serializeRoles(db, [req.role!]);
+      const [role] = serializeRoles([req.role!], await loadRoleRelations(db, [req.role!]));
       res.status(201).json(role!.members.find((m) => m.id === inserted.id));
     },
   );

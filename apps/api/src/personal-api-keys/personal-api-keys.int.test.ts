@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createProjectTokenCache } from '@sightline/accounts';
 import { hashPersonalApiKey } from '@sightline/auth';
+import { waitFor } from '@sightline/testkit';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
 describe('personal API keys and projects through the API', () => {
@@ -44,8 +45,14 @@ describe('personal API keys and projects through the API', () => {
     expect(listed['value']).toBeUndefined();
     expect(listed['mask_value']).toBe(created.body.mask_value);
     expect(JSON.stringify(list.body)).not.toContain(value);
-    await new Promise((r) => setTimeout(r, 100));
-    const retrieved = await request(f.app).get(`/api/personal_api_keys/${created.body.id}/`).set(admin);
+    // The use writes last_used_at beside its answer, not before it.
+    const retrieved = await waitFor(
+      async () => {
+        const answer = await request(f.app).get(`/api/personal_api_keys/${created.body.id}/`).set(admin);
+        return answer.body.last_used_at !== null && answer;
+      },
+      { timeoutMs: 5000, intervalMs: 20, description: 'last_used_at written' },
+    );
     expect(retrieved.body.last_used_at).toEqual(expect.any(String));
     expect(retrieved.body.value).toBeUndefined();
   });

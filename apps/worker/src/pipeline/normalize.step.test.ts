@@ -77,6 +77,11 @@ describe('normalize step', () => {
     });
   });
 
+  it('gives the same event when told the bytes held no escape, for an event that needs no cleaning', () => {
+    const message = ingestMessage({}, { $set: { b: 2 }, properties: { $set: { a: 1 }, $elements_chain: 'a:nth-child="1"', text: 'é 😀' } });
+    expect(normalizeStep(structuredClone(message), 1, false, true)).toEqual(normalizeStep(structuredClone(message), 1));
+  });
+
   it('dead-letters an event whose data is not a JSON object', () => {
     expect(normalizeStep(ingestMessage({ data: '[1]' }), 1)).toEqual({ kind: 'dead-letter', error: 'data is not a JSON object' });
     expect(normalizeStep(ingestMessage({ data: [1] as unknown as Record<string, unknown> }), 1)).toEqual({

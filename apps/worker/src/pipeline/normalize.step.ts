@@ -72,13 +72,14 @@ function hasUncleanString(value: unknown): boolean {
  * historical migration, whose request comes from the importing machine), NULs stripped,
  * the name truncated to 200 characters.
  */
-export function normalizeStep(message: IngestMessage, teamId: number, handedOver = false): StepResult<PreparedEvent> {
+export function normalizeStep(message: IngestMessage, teamId: number, handedOver = false, knownClean = false): StepResult<PreparedEvent> {
   let raw: Properties;
   /**
    * Whether the event object is someone else's and is not modified: a message the in-process
    * bus handed over (`handedOver`) is the gateway's, and a retried run normalises it again: its
    * properties are copied (Object.assign: the spread form cost ten times as much under tsx).
-   * An object decoded from the message's bytes is this run's own.
+   * An object decoded from the message's bytes is this run's own. `knownClean`: the bytes held
+   * no `\u` escape (holdsNoUnicodeEscape), so no string needs cleaning and none is walked.
    */
   let shared = false;
   if (typeof message.data === 'string') {
@@ -86,13 +87,13 @@ export function normalizeStep(message: IngestMessage, teamId: number, handedOver
     try {
       const parsed: unknown = JSON.parse(message.data);
       if (!isJsonObject(parsed)) return deadLetter('data is not a JSON object');
-      raw = mayNeedCleaning(message.data) ? (cleanStrings(parsed) as Properties) : parsed;
+      raw = !knownClean && mayNeedCleaning(message.data) ? (cleanStrings(parsed) as Properties) : parsed;
     } catch (error) {
       return deadLetter(`data is not JSON: ${(error as Error).message}`);
     }
   } else {
     if (!isJsonObject(message.data)) return deadLetter('data is not a JSON object');
-    const clean = !hasUncleanString(message.data);
+    const clean = knownClean || !hasUncleanString(message.data);
     shared = clean && handedOver;
     raw = clean ? message.data : (cleanStrings(message.data) as Properties);
   }
@@ -110,13 +111,14 @@ export function normalizeStep(message: IngestMessage, teamId: number, handedOver
   // (only when present: most events have neither, and a delete is not free)
   if (sentChain !== undefined) delete properties['$elements_chain'];
   if (properties['$elements'] !== undefined) delete properties['$elements'];
-  const distinctId = message.distinct_id.includes('\u0000') || hasLoneSurrogate(message.distinct_id) ? cleanText(message.distinct_id) : message.distinct_id;
+  const distinctId =
+    !knownClean && (message.distinct_id.includes('\u0000') || hasLoneSurrogate(message.distinct_id)) ? cleanText(message.distinct_id) : message.distinct_id;
   return ok({
     uuid: message.uuid,
     teamId,
     distinctId,
     event:
-      message.event.length <= MAX_EVENT_NAME_LENGTH && !message.event.includes('\u0000') && !hasLoneSurrogate(message.event)
+      message.event.length <= MAX_EVENT_NAME_LENGTH && (knownClean || (!message.event.includes('\u0000') && !hasLoneSurrogate(message.event)))
         ? message.event
         : cleanText(message.event.slice(0, MAX_EVENT_NAME_LENGTH)),
     properties,

@@ -20,6 +20,8 @@ export interface DashboardInput {
   pinned?: boolean;
   tags?: string[];
   deleted?: boolean;
+  /** How the dashboard came to be: `default`, or `template` for one the product generates. */
+  creation_mode?: 'default' | 'template';
 }
 
 export async function listDashboards(db: Sql, teamId: number, page: { limit: number; offset: number }): Promise<{ count: number; rows: DashboardRow[] }> {
@@ -41,8 +43,8 @@ export async function findDashboard(db: Sql, teamId: number, id: number): Promis
 
 export async function insertDashboard(db: Sql, teamId: number, input: DashboardInput, userId: number): Promise<DashboardRow> {
   const rows = await db.query<DashboardRow>(
-    'INSERT INTO dashboards (team_id, name, description, pinned, tags, created_by_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-    [teamId, input.name ?? '', input.description ?? '', input.pinned ?? false, input.tags ?? [], userId],
+    'INSERT INTO dashboards (team_id, name, description, pinned, tags, created_by_id, creation_mode) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
+    [teamId, input.name ?? '', input.description ?? '', input.pinned ?? false, input.tags ?? [], userId, input.creation_mode ?? 'default'],
   );
   return rows[0]!;
 }
@@ -63,4 +65,24 @@ export async function dashboardTiles(db: Sql, dashboardId: number): Promise<{ ti
       WHERE t.dashboard_id = $1 AND NOT i.deleted ORDER BY t.id`,
     [dashboardId],
   );
+}
+
+/** How many tiles the dashboard has, deleted insights' included. */
+export async function countDashboardTiles(db: Sql, dashboardId: number): Promise<number> {
+  const rows = await db.query<{ n: string }>('SELECT count(*) AS n FROM dashboard_tiles WHERE dashboard_id = $1', [dashboardId]);
+  return Number(rows[0]!.n);
+}
+
+/** Puts the insight on the dashboard at the given layouts. */
+export async function addDashboardTile(db: Sql, dashboardId: number, insightId: number, layouts: Record<string, unknown>): Promise<void> {
+  await db.query('INSERT INTO dashboard_tiles (dashboard_id, insight_id, layouts) VALUES ($1, $2, $3)', [dashboardId, insightId, JSON.stringify(layouts)]);
+}
+
+/** Whether a live insight named one of `names` is on the dashboard. */
+export async function dashboardHasInsightNamed(db: Sql, dashboardId: number, names: readonly string[]): Promise<boolean> {
+  const rows = await db.query(
+    'SELECT 1 FROM dashboard_tiles t JOIN insights i ON i.id = t.insight_id WHERE t.dashboard_id = $1 AND i.name = ANY($2::text[]) AND NOT i.deleted',
+    [dashboardId, names],
+  );
+  return rows.length > 0;
 }

@@ -73,10 +73,20 @@ export async function findInsight(db: Sql, teamId: number, id: number): Promise<
   return rows[0] ?? null;
 }
 
-export async function insertInsight(db: Sql, teamId: number, input: InsightInput, userId: number): Promise<InsightRow> {
+/**
+ * A new insight by `userId`, who is also its last editor unless `lastModifiedById` says otherwise
+ * (an insight a template creates has no editor yet, as in PostHog).
+ */
+export async function insertInsight(
+  db: Sql,
+  teamId: number,
+  input: InsightInput,
+  userId: number,
+  options: { lastModifiedById?: number | null } = {},
+): Promise<InsightRow> {
   const rows = await db.query<InsightRow>(
     `INSERT INTO insights (short_id, team_id, name, derived_name, description, filters, query, saved, tags, favorited, "order", created_by_id, last_modified_by_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
     [
       newShortId(),
       teamId,
@@ -90,6 +100,7 @@ export async function insertInsight(db: Sql, teamId: number, input: InsightInput
       input.favorited ?? false,
       input.order ?? null,
       userId,
+      options.lastModifiedById === undefined ? userId : options.lastModifiedById,
     ],
   );
   return rows[0]!;

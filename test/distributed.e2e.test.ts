@@ -11,6 +11,7 @@ import {
   createTestClickHouseDatabase,
   createTestPostgresDatabase,
   freePort,
+  postJson,
   startProcess,
   testServices,
   uniqueName,
@@ -39,22 +40,6 @@ interface App {
   proc: StartedProcess;
   base: string;
   startupMs: number;
-}
-
-async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // keep the text: the assertion shows it
-  }
-  return { status: response.status, body: parsed };
 }
 
 function exited(app: StartedProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {

@@ -10,6 +10,8 @@ import {
   DISTRIBUTED_VARS,
   EMBEDDED_LISTENING,
   EMBEDDED_STARTUP_TIMEOUT_MS,
+  getJson,
+  postJson,
   startEmbeddedSightline,
   uniqueName,
   waitFor,
@@ -56,26 +58,6 @@ function exited(app: StartedProcess): Promise<{ code: number | null; signal: Nod
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve({ code: proc.exitCode, signal: proc.signalCode });
   return new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
 }
-
-/** Fetches and parses JSON, keeping the raw text when it is not JSON (the assertion then shows it). */
-async function requestJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  try {
-    return { status: response.status, body: JSON.parse(text) };
-  } catch {
-    return { status: response.status, body: text };
-  }
-}
-
-const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  requestJson(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-
-const getJson = (url: string, headers: Record<string, string> = {}) => requestJson(url, { headers });
 
 interface TrendSeries {
   data: number[];
