@@ -44,7 +44,10 @@ import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
-import { createPersonsRoutes } from './persons';
+// The persons routes come from their module, not persons/index.ts: cohorts' routes use the persons
+// listing through that index, and persons' routes answer cohorts, so one index exporting both
+// route tables would close an import cycle.
+import { createPersonsRoutes } from './persons/persons.route';
 import { createPropertyDefinitionsRoutes } from './property-definitions';
 import { createRemoteConfigRouter } from './remote-config';
 import { createApiSchemaRouter } from './schema';

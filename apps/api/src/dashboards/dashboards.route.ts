@@ -14,7 +14,7 @@ import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
-import { serializeInsights } from '../insights/insight.serializer';
+import { serializeInsights } from '../insights';
 import { loadBasicUsers } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {

@@ -1,6 +1,6 @@
 import { errors, ApiError } from '@sightline/http';
 import type { MetadataStore, Sql } from '@sightline/postgres';
-import { changesBetween, recordActivity, type Change } from '../activity-log/activity-log';
+import { changesBetween, recordActivity, type Change } from '../activity-log';
 import { findUserEmail } from '@sightline/accounts';
 import type { FlagInput, FlagValidationContext } from './flag-input';
 import {

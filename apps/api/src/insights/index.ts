@@ -1,12 +1,14 @@
 import { createTrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
-import { createPersonsFunnelRoutes } from '../persons/persons-funnel.route';
+import { createPersonsFunnelRoutes } from '../persons';
 import { createQueryRoutes } from '../query';
 import { createFunnelRoutes } from './funnel.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
 export type { InsightsDeps } from './trend.route';
+export { serializeInsights } from './insight.serializer';
+export { trendResultCsv } from './trend.csv';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), sharing one answer cache. */
 export function createInsightsRoutes(deps: InsightsDeps): RouteTable {

@@ -1,4 +1,4 @@
-export { createPersonsRoutes } from './persons.route';
 export { MAX_BULK_DELETE } from './persons-input';
 export { listedPersonsOf, type PersonsDeps } from './persons.service';
-export { serializePersons, type ListedPerson, type PersonJson } from './person.serializer';
+export { personsCsv, serializePersons, type ListedPerson, type PersonJson } from './person.serializer';
+export { createPersonsFunnelRoutes } from './persons-funnel.route';

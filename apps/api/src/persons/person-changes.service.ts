@@ -1,6 +1,6 @@
 import { errors } from '@sightline/http';
 import { changePersonProperties, deletePersons, findPersonIdsByDistinctIds, findPersonIdsByRefs, splitPerson } from '@sightline/persons';
-import { recordActivity } from '../activity-log/activity-log';
+import { recordActivity } from '../activity-log';
 import type { BulkDeleteTargets } from './persons-input';
 import { findPerson, type PersonsDeps } from './persons.service';
 import { orderDistinctIds, personDisplayName } from './person-name';

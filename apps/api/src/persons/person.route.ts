@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { activityPage } from '../activity-log/activity-log';
+import { activityPage } from '../activity-log';
 import { RouteTable } from '../http/route-registry';
 import { actorOf, displayPropertiesOf, loadPerson } from './person-context';
 import {

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import { parseFunnelFilter, parseLegacyCorrelationActors, parseLegacyFunnelActors, type TrendsService } from '@sightline/insights';
-import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
+import { asValidationError, insightBody, insightQueryInput } from '../http/insight-request';
 import { RouteTable } from '../http/route-registry';
 import { legacyActorsAnswer } from './persons-funnel.serializer';
 

@@ -1,7 +1,7 @@
 import { errors, sendChunks, sendJson } from '@sightline/http';
 import { personPropertyValues } from '@sightline/insights';
-import { activityPage } from '../activity-log/activity-log';
-import { serializeCohorts } from '../cohorts/cohort.serializer';
+import { activityPage } from '../activity-log';
+import { serializeCohorts } from '../cohorts';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
 import { actorOf, displayPropertiesOf } from './person-context';
