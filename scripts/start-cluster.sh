@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `npm run start:cluster -- [options]`: a Sightline cluster on this machine (README "Running
-# several processes"). Installs the Debian packages it runs on when they are missing (the same
+# `npm run start:cluster -- [options]`: a Sightline cluster on this machine (docs/running.md,
+# "Running several processes"). Installs the Debian packages it runs on when they are missing (the same
 # logic as `npm test`), then hands over to tools/cluster/src/main.ts with the arguments.
 set -euo pipefail
 

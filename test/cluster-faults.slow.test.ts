@@ -29,7 +29,7 @@ const PARTITIONS = 8;
 /** The shortest session timeout the worker accepts: a killed worker's partitions move after it. */
 const SESSION_TIMEOUT_MS = 6000;
 const RATE_LIMIT_BURST = 40;
-/** README: a flag change reaches decide on every api process within a second. */
+/** docs/scaling.md: a flag change reaches decide on every api process within a second. */
 const FLAG_CHANGE_BOUND_MS = 1000;
 const RECOVERY_TIMEOUT_MS = 180_000;
 const DELETION_JOB = 'person-events-deletion';

@@ -53,9 +53,9 @@ runService({
         lagReadinessTimeoutMs: config.WORKER_LAG_READINESS_TIMEOUT_MS,
         // The in-process bus's partitions serve nobody else: an import uses both (see EMBEDDED_BUS_PARTITIONS).
         historicalConcurrency: config.KAFKA_BROKERS ? 1 : EMBEDDED_BUS_PARTITIONS,
-        // Not gathering runs (EventsConsumerDeps.gatherRuns): measured at idle with bench:embedded
-        // (500k events, 20k persons) it cut CPU per event by ~15% but ended 13% slower end to end,
-        // the gathered steps waiting on each other; kept for a round that overlaps them.
+        // Not gathering runs (EventsConsumerDeps.gatherRuns): it costs less CPU per event but ends
+        // slower end to end (bench:embedded), the gathered steps waiting on each other; the option
+        // stays for a version that overlaps them.
         gatherRuns: false,
       },
       maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,

@@ -26,7 +26,7 @@ import type { Metrics } from '@sightline/metrics';
 import { createDecidePersonCache, type DecidePersonCache, type PersonChange } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { createActionsRoutes } from './actions';
-import { createCohortsRoutes } from './cohorts';
+import { createCohortsRoutes, serializeCohorts } from './cohorts';
 import { createDashboardsRoutes } from './dashboards';
 import { createFlagEvaluationRouter, createLocalEvaluationRoutes, flagEvaluationFastPath, type DecideRouteDeps } from './decide';
 import { createEventDefinitionsRoutes } from './event-definitions';
@@ -44,10 +44,7 @@ import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
-// The persons routes come from their module, not persons/index.ts: cohorts' routes use the persons
-// listing through that index, and persons' routes answer cohorts, so one index exporting both
-// route tables would close an import cycle.
-import { createPersonsRoutes } from './persons/persons.route';
+import { createPersonsRoutes } from './persons';
 import { createPropertyDefinitionsRoutes } from './property-definitions';
 import { createRemoteConfigRouter } from './remote-config';
 import { createApiSchemaRouter } from './schema';
@@ -143,7 +140,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createEventsRoutes({ db: deps.db, ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),
-    createPersonsRoutes({ db: deps.db, ch, now, personsChanged }),
+    createPersonsRoutes({ db: deps.db, ch, now, personsChanged, serializeCohorts }),
     createGroupsTypesRoutes({ db: deps.db }),
     createGroupsRoutes({ db: deps.db, ch, now }),
     createFeatureFlagsRouteTable({ db: deps.db, ch, now, flagChanges }),

@@ -107,7 +107,7 @@ function setCorsHeaders(req: IncomingMessage, res: ServerResponse, preflight: bo
 }
 
 // A string, not a Buffer: node then sends headers and body in one write instead of a writev
-// of two buffers, which was the single largest cost of a capture request (bench/gateway.ts).
+// of two buffers, the single largest cost of a capture request (bench/gateway.ts).
 const OK_BODY = JSON.stringify({ status: 1 });
 function answerOk(res: ServerResponse, body = OK_BODY): void {
   res.statusCode = 200;

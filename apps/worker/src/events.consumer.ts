@@ -225,8 +225,8 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         await write([await persons(events)]);
       }
       // Recorded once the events are written, and waited for: a write left running in the
-      // background outlived a graceful shutdown (the embedded store closed under it and the
-      // process ended without finishing its stop; e2e-embedded's SIGTERM case, 2 runs in 3).
+      // background would outlive a graceful shutdown (the embedded store closes under it and the
+      // process ends without finishing its stop).
       definitions.record(events);
       done = timer('definitions');
       await definitions.idle();
@@ -284,9 +284,8 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
  *
  * The default matches the four partitions the worker consumes at a time: the bus fetches the
  * next batches only once every batch of a fetch is handled, so a batch left waiting for a slot
- * (then run on its own, PostgreSQL step and ClickHouse write one after the other) held up the
- * whole fetch; with a slot each, the runs' PostgreSQL steps and ClickHouse writes overlap
- * (bench:worker with persons: ~9.3k instead of ~7.2k events/s on the same machine).
+ * (then run on its own, PostgreSQL step and ClickHouse write one after the other) would hold up
+ * the whole fetch; with a slot each, the runs' PostgreSQL steps and ClickHouse writes overlap.
  */
 export function coalesceConcurrentBatches(run: (batches: readonly ConsumedBatch[]) => Promise<void>, concurrency = 4): BatchHandler {
   let waiting: { batch: ConsumedBatch; resolve: () => void; reject: (error: unknown) => void }[] = [];

@@ -3,10 +3,9 @@
  * the order they came, for at most `maxWaitMs`.
  *
  * Why, in embedded mode: chdb runs each query on a thread of libuv's pool (4 threads), the same
- * pool the worker's inserts run on, and capture answers only once its insert is done. A dozen
- * heavy reads at once took every pool thread, and the inserts queued behind them for seconds
- * (measured: a one-row insert 12 ms alone, 2.8 s at the median under eight reads). One read at a
- * time leaves threads, and a core, to the inserts. PostHog bounds API queries the same way: a few
+ * pool the worker's inserts run on, and capture answers only once its insert is done. A few
+ * heavy reads at once take every pool thread, and the inserts queue behind them for seconds.
+ * One read at a time leaves threads, and a core, to the inserts. PostHog bounds API queries the same way: a few
  * at once per organisation, a query waiting up to 30 s for a slot and refused after
  * (posthog/clickhouse/client/limit.py, get_api_personal_rate_limiter).
  */

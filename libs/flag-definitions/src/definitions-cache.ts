@@ -55,7 +55,7 @@ const REFRESH_RETRY_MS = 1_000;
  * An announced change drops the project's definitions: the next request waits for the new
  * ones. Expiry does not: definitions older than maxAgeMs keep answering while one background
  * load replaces them, so flag requests never queue behind the safety net's reload (which
- * stalled every request of the project for a store round trip every maxAgeMs).
+ * would stall every request of the project for a store round trip every maxAgeMs).
  */
 export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions): FlagDefinitionsCache {
   const maxAgeMs = options.maxAgeMs ?? 30_000;

@@ -47,8 +47,7 @@ export interface HogQLCompiler {
 
 /**
  * Bounds on what is parsed. PostHog's parser takes time that grows steeply with nesting and with
- * many function calls (ten nested calls take over 100 ms, thirty a second; a thousand
- * characters of shallow calls about a second) and overflows its stack on long chains, so an
+ * the number of function calls, and overflows its stack on long chains, so an
  * expression is refused past these before parsing, and each parse has a deadline after which
  * its worker is replaced.
  */

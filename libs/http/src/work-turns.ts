@@ -5,7 +5,7 @@
  *
  * A bare `setImmediate` between slices is not enough once several requests do long work at
  * once: every immediate queued before the loop reaches its check phase runs in that one phase,
- * so ten requests each yielding after a 20 ms slice still held capture and decide for 200 ms.
+ * so ten requests each yielding after a 20 ms slice hold capture and decide for 200 ms.
  * Taking turns here, the process is held for one slice at a time, whoever's it is.
  */
 const waiting: (() => void)[] = [];

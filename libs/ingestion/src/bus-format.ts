@@ -28,14 +28,18 @@ export function decodeIngestMessage(value: Buffer): unknown {
   return JSON.parse(value.toString('utf8'));
 }
 
-const UNICODE_ESCAPE = Buffer.from('\\u');
+const BACKSLASH = 0x5c;
+const LETTER_U = 0x75;
 
 /**
  * Whether no string of the message a bus value holds (either format, keys included) can contain
- * a NUL or a lone surrogate, found with one byte search: JSON writes both only as `\u` escapes
+ * a NUL or a lone surrogate, found by searching its bytes: JSON writes both only as `\u` escapes
  * (a raw control character is not JSON, and a surrogate's UTF-8 bytes decode as U+FFFD), and in
  * format 0 the inner text's escapes are escaped again, still `\u`. False says only "maybe".
  */
 export function holdsNoUnicodeEscape(value: Buffer): boolean {
-  return value.indexOf(UNICODE_ESCAPE) === -1;
+  // A byte search (memchr) per backslash: most messages hold none, and it is several times
+  // faster than searching for the two-byte sequence.
+  for (let at = value.indexOf(BACKSLASH); at !== -1; at = value.indexOf(BACKSLASH, at + 1)) if (value[at + 1] === LETTER_U) return false;
+  return true;
 }

@@ -54,8 +54,8 @@ export function readCapturePayload(body: unknown): CapturePayload {
     events = body['batch'];
   } else if (isJsonObject(body) && 'batch' in body && body['event'] === undefined) {
     // A batch envelope whose batch is not a list holds no events: PostHog's BatchedRequest needs
-    // a list, and without an `event` the body is no single event either (read as one, it was
-    // dropped and the request answered 200).
+    // a list, and without an `event` the body is no single event either (read as one, it would
+    // be dropped and the request answered 200).
     throw new PayloadError('no_events', 'batch must be a list of events');
   } else if (isJsonObject(body)) events = [body];
   else throw new PayloadError('not_an_object', 'Request body must be an event, an array of events or a batch.');

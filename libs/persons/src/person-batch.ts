@@ -189,7 +189,7 @@ export class PersonBatch {
       const distinctIds = [...new Set(ids)];
       if (distinctIds.length === 0) continue;
       // All rows as one JSON document: the embedded PGlite pays per row returned (each is a
-      // protocol message decoded in JavaScript), which for 4,800 rows was most of the load.
+      // protocol message decoded in JavaScript), which for thousands of rows is most of the load.
       const [{ rows: json } = { rows: null }] = await sql.query<{ rows: string | null }>(
         `SELECT json_agg(json_build_array(distinct_id, distinct_id_version, id::text, uuid, properties, is_identified, version,
                                           floor(extract(epoch FROM created_at) * 1000), properties_last_updated_at, properties_last_operation))::text AS rows

@@ -1,4 +1,4 @@
-import { mutationsSource, mutationTarget, SINGLE_SERVER, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
+import { mutationsSource, mutationTarget, queryClickhouse, SINGLE_SERVER, type ClickHouseClient, type ClickHouseLayout } from '@sightline/clickhouse';
 import type { MetadataStore } from '@sightline/postgres';
 
 /** The job's name, as schedulers, metrics and the operator command know it. */
@@ -67,14 +67,13 @@ async function mutateAndWait(ch: ClickHouseClient, layout: ClickHouseLayout, tab
   await ch.command({ query: `ALTER TABLE ${target.clause} DELETE WHERE ${where}`, query_params: params });
   const deadline = Date.now() + MUTATION_TIMEOUT_MS;
   for (;;) {
-    const [state] = await (
-      await ch.query({
-        query: `SELECT count() AS running, any(latest_fail_reason) AS failure FROM ${mutationsSource(layout)}
+    const [state] = await queryClickhouse<{ running: string; failure: string }>(ch, {
+      kind: 'deletion.mutations_running',
+      teamId: null,
+      sql: `SELECT count() AS running, any(latest_fail_reason) AS failure FROM ${mutationsSource(layout)}
                 WHERE database = currentDatabase() AND table = {table:String} AND is_done = 0`,
-        query_params: { table: target.table },
-        format: 'JSONEachRow',
-      })
-    ).json<{ running: string; failure: string }>();
+      params: { table: target.table },
+    });
     if (Number(state?.running ?? 0) === 0) return;
     if (state?.failure) throw new Error(`ClickHouse could not delete from ${table}: ${state.failure}`);
     if (Date.now() > deadline) throw new Error(`the deletion from ${table} did not finish within ${MUTATION_TIMEOUT_MS / 3_600_000} hours`);
@@ -177,13 +176,12 @@ function batchCondition(tasks: ClaimedTask[]) {
 
 async function countEvents(ch: ClickHouseClient, teamId: number, tasks: ClaimedTask[]): Promise<Map<number, number>> {
   const { sql, params } = batchCondition(tasks);
-  const rows = await (
-    await ch.query({
-      query: `SELECT toString(person_id) AS person, distinct_id, count() AS n FROM events FINAL WHERE ${sql} GROUP BY person_id, distinct_id`,
-      query_params: { team: teamId, ...params },
-      format: 'JSONEachRow',
-    })
-  ).json<{ person: string; distinct_id: string; n: string }>();
+  const rows = await queryClickhouse<{ person: string; distinct_id: string; n: string }>(ch, {
+    kind: 'deletion.count_events',
+    teamId,
+    sql: `SELECT toString(person_id) AS person, distinct_id, count() AS n FROM events FINAL WHERE ${sql} GROUP BY person_id, distinct_id`,
+    params: { team: teamId, ...params },
+  });
   const counts = new Map<number, number>();
   for (const row of rows) {
     // An event is counted for the task of its person, else for the task naming its distinct id.
@@ -214,17 +212,16 @@ async function deletePersonRows(stores: DeletionStores, teamId: number, tasks: C
   const params = { team: teamId, uuids: versions.map((v) => v.uuid), versions: versions.map((v) => Number(v.version)) };
   const personCondition = `team_id = {team:Int64} AND has({uuids:Array(UUID)}, id) AND version <= {versions:Array(UInt64)}[indexOf({uuids:Array(UUID)}, id)]`;
   const distinctIdCondition = `team_id = {team:Int64} AND has({uuids:Array(UUID)}, person_id) AND version <= {versions:Array(UInt64)}[indexOf({uuids:Array(UUID)}, person_id)]`;
-  const rows = await (
-    await stores.ch.query({
-      // Entries, not stored rows: how many versions of a row are still unmerged is ClickHouse's business.
-      query: `SELECT person, count() AS n FROM (
+  const rows = await queryClickhouse<{ person: string; n: string }>(stores.ch, {
+    kind: 'deletion.count_person_rows',
+    teamId,
+    // Entries, not stored rows: how many versions of a row are still unmerged is ClickHouse's business.
+    sql: `SELECT person, count() AS n FROM (
                 SELECT DISTINCT toString(id) AS person, '' AS distinct_id FROM person WHERE ${personCondition}
                 UNION ALL SELECT DISTINCT toString(person_id) AS person, distinct_id FROM person_distinct_id2 WHERE ${distinctIdCondition})
               GROUP BY person`,
-      query_params: params,
-      format: 'JSONEachRow',
-    })
-  ).json<{ person: string; n: string }>();
+    params,
+  });
   for (const row of rows) counts.set(row.person, Number(row.n));
   await mutateAndWait(stores.ch, stores.layout ?? SINGLE_SERVER, 'person', personCondition, params);
   await mutateAndWait(stores.ch, stores.layout ?? SINGLE_SERVER, 'person_distinct_id2', distinctIdCondition, params);

@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import type { Sql } from '@sightline/postgres';
 import type { Properties } from './property-updates';
 
@@ -35,15 +35,14 @@ export async function readPersonCopy(
   teamId: number,
   personUuid: string,
 ): Promise<{ properties: Properties; isIdentified: boolean; isDeleted: boolean; version: number } | null> {
-  const rows = await (
-    await ch.query({
-      query: `SELECT argMax(properties, version) AS properties, argMax(is_identified, version) AS is_identified,
+  const rows = await queryClickhouse<{ properties: string; is_identified: number; is_deleted: number; latest_version: string }>(ch, {
+    kind: 'persons.copy',
+    teamId,
+    sql: `SELECT argMax(properties, version) AS properties, argMax(is_identified, version) AS is_identified,
                      argMax(is_deleted, version) AS is_deleted, max(version) AS latest_version
                 FROM person WHERE team_id = {team:Int64} AND id = {id:UUID} GROUP BY id`,
-      query_params: { team: teamId, id: personUuid },
-      format: 'JSONEachRow',
-    })
-  ).json<{ properties: string; is_identified: number; is_deleted: number; latest_version: string }>();
+    params: { team: teamId, id: personUuid },
+  });
   const row = rows[0];
   if (!row) return null;
   return {
@@ -56,14 +55,13 @@ export async function readPersonCopy(
 
 /** The person a distinct id maps to in ClickHouse (latest version of person_distinct_id2). */
 export async function readDistinctIdCopy(ch: ClickHouseClient, teamId: number, distinctId: string): Promise<{ personId: string; version: number } | null> {
-  const rows = await (
-    await ch.query({
-      query: `SELECT toString(argMax(person_id, version)) AS person_id, max(version) AS latest_version
+  const rows = await queryClickhouse<{ person_id: string; latest_version: string }>(ch, {
+    kind: 'persons.distinct_id_copy',
+    teamId,
+    sql: `SELECT toString(argMax(person_id, version)) AS person_id, max(version) AS latest_version
                 FROM person_distinct_id2 WHERE team_id = {team:Int64} AND distinct_id = {d:String}
                GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
-      query_params: { team: teamId, d: distinctId },
-      format: 'JSONEachRow',
-    })
-  ).json<{ person_id: string; latest_version: string }>();
+    params: { team: teamId, d: distinctId },
+  });
   return rows[0] ? { personId: rows[0].person_id, version: Number(rows[0].latest_version) } : null;
 }

@@ -37,7 +37,7 @@ export function wrapPglite(
   /**
    * A named statement on PGlite's one session, as pg prepares it per connection: PGlite's
    * query() parses and plans the text on every call (WebAssembly), which for decide's person
-   * read was most of its cost. Serialised with every other query and transaction, as query()
+   * read is most of its cost. Serialised with every other query and transaction, as query()
    * is, so it never runs inside someone else's transaction.
    */
   const queryPrepared = <R>(name: string, text: string, params: readonly unknown[]): Promise<R[]> =>

@@ -10,8 +10,8 @@ import type { MetadataStore } from './store-interfaces';
  * A fresh embedded database costs a PGlite initdb (3–6 s of WebAssembly) plus every migration.
  * Both give the same bytes for a given PGlite build and migration set, so they run once per
  * install: the result is kept as a closed PGlite data directory under node_modules/.cache, and
- * a new data directory is a file copy of it (tens of milliseconds; unpacking a tarball into
- * PGlite's emulated file system took about a second). The directory name carries the PGlite
+ * a new data directory is a file copy of it (far cheaper than unpacking a tarball into PGlite's
+ * emulated file system). The directory name carries the PGlite
  * version and a hash of the migration files, so a new PGlite or a new migration makes a new
  * template; migrations still run after opening, and find nothing to do.
  */

@@ -263,7 +263,9 @@ export async function startCluster(options: ClusterOptions): Promise<LocalCluste
   /** Spawns an app on `port` and waits until it answers /_ready. */
   const launch = async (role: AppRole, index: number, port: number): Promise<AppProcess> => {
     const name = launcherName(role, index);
-    const child = launcher.spawnService(name, process.execPath, ['--import', 'tsx', `apps/${role}/src/main.ts`], {
+    // The worker's GC setting, as `npm run start:worker` gives it (docs/scaling.md).
+    const nodeFlags = role === 'worker' ? ['--max-semi-space-size=64'] : [];
+    const child = launcher.spawnService(name, process.execPath, [...nodeFlags, '--import', 'tsx', `apps/${role}/src/main.ts`], {
       cwd: REPO_ROOT,
       env: envFor(role, port),
       stopSignal: 'SIGTERM',

@@ -2,7 +2,7 @@
  * `npm run start:cluster` (scripts/start-cluster.sh installs the Debian packages, then runs
  * this): starts a local cluster, prints its front address, keys and processes, follows their
  * logs, and stops everything on Ctrl-C or SIGTERM. With --add, --stop or --status it talks to
- * the cluster already running in --dir instead. See README "Running several processes".
+ * the cluster already running in --dir instead. See docs/running.md, "Running several processes".
  */
 import path from 'node:path';
 import { isAlive } from '@sightline/local-services';

@@ -202,7 +202,7 @@ const FLAG_METHODS = 'GET, POST, OPTIONS, HEAD';
 
 /**
  * `POST /decide` and `POST /flags` on the bare node:http request, before Express: the SDKs'
- * hottest read, where Express's per-request work was a fifth of the time. The same answer,
+ * hottest read, where Express's per-request work is a large share of the time. The same answer,
  * headers (CORS, X-Request-Id), metrics and error shape as the Express route, which still takes
  * every other method and any compressed (Content-Encoding) body.
  */

@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@sightline/clickhouse';
+import { queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import type { PersonsQueryRow } from '@sightline/insights';
 import { compilePropertyGroup, propertyPresentSql, propertyTextSql, QueryParams, type PropertyGroup } from '@sightline/properties';
 
@@ -85,14 +85,13 @@ export async function listGroups(ch: ClickHouseClient, query: GroupsListQuery): 
     );
   }
   const from = latestGroupsSql(params.add(query.teamId, 'Int64'), params.add(query.groupTypeIndex, 'UInt8'));
-  const rows = await ch
-    .query({
-      query: `SELECT ${GROUP_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')}
+  const rows = await queryClickhouse<RawGroup>(ch, {
+    kind: 'groups.list',
+    teamId: query.teamId,
+    sql: `SELECT ${GROUP_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')}
               ORDER BY created DESC, group_key DESC LIMIT ${params.add(query.limit + 1, 'UInt32')}`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<RawGroup>());
+    params: params.values,
+  });
   return { rows: rows.slice(0, query.limit).map(toGroupRow), hasMore: rows.length > query.limit };
 }
 
@@ -101,9 +100,12 @@ export async function findGroupsByKeys(ch: ClickHouseClient, teamId: number, gro
   if (keys.length === 0) return [];
   const params = new QueryParams();
   const from = latestGroupsSql(params.add(teamId, 'Int64'), params.add(groupTypeIndex, 'UInt8'), ` AND group_key IN ${params.add(keys, 'Array(String)')}`);
-  const rows = await ch
-    .query({ query: `SELECT ${GROUP_COLUMNS} FROM ${from} ORDER BY group_key`, query_params: params.values, format: 'JSONEachRow' })
-    .then((r) => r.json<RawGroup>());
+  const rows = await queryClickhouse<RawGroup>(ch, {
+    kind: 'groups.by_keys',
+    teamId,
+    sql: `SELECT ${GROUP_COLUMNS} FROM ${from} ORDER BY group_key`,
+    params: params.values,
+  });
   return rows.map(toGroupRow);
 }
 
@@ -115,19 +117,18 @@ export async function groupPropertyKeys(
 ): Promise<{ groupTypeIndex: number; name: string; count: number }[]> {
   const params = new QueryParams();
   const team = params.add(teamId, 'Int64');
-  const rows = await ch
-    .query({
-      query: `SELECT group_type_index, key, count() AS n
+  const rows = await queryClickhouse<{ group_type_index: number; key: string; n: string }>(ch, {
+    kind: 'groups.property_keys',
+    teamId,
+    sql: `SELECT group_type_index, key, count() AS n
               FROM (SELECT group_type_index, group_key, argMax(group_properties, version) AS props FROM groups WHERE team_id = ${team}
                     GROUP BY group_type_index, group_key HAVING argMax(is_deleted, version) = 0)
               ARRAY JOIN JSONExtractKeys(props) AS key
               GROUP BY group_type_index, key
               ORDER BY group_type_index ASC, n DESC, key ASC
               LIMIT ${params.add(perTypeLimit, 'UInt32')} BY group_type_index`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<{ group_type_index: number; key: string; n: string }>());
+    params: params.values,
+  });
   return rows.map((r) => ({ groupTypeIndex: Number(r.group_type_index), name: r.key, count: Number(r.n) }));
 }
 
@@ -144,15 +145,14 @@ export async function groupPropertyValues(
   const from = latestGroupsSql(params.add(query.teamId, 'Int64'), params.add(query.groupTypeIndex, 'UInt8'));
   const where = [propertyPresentSql('props', key)];
   if (query.contains) where.push(`positionCaseInsensitiveUTF8(value, ${params.add(query.contains, 'String')}) > 0`);
-  const rows = await ch
-    .query({
-      query: `SELECT value, count() AS n FROM (SELECT ${propertyTextSql('props', key)} AS value, props FROM ${from})
+  const rows = await queryClickhouse<{ value: string; n: string }>(ch, {
+    kind: 'groups.property_values',
+    teamId: query.teamId,
+    sql: `SELECT value, count() AS n FROM (SELECT ${propertyTextSql('props', key)} AS value, props FROM ${from})
               WHERE ${where.join(' AND ')}
               GROUP BY value ORDER BY n DESC, value ASC LIMIT ${params.add(query.limit, 'UInt32')}`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<{ value: string; n: string }>());
+    params: params.values,
+  });
   return rows.map((r) => ({ name: r.value, count: Number(r.n) }));
 }
 
@@ -185,18 +185,17 @@ export async function relatedPersonUuids(
 ): Promise<string[]> {
   const params = new QueryParams();
   const team = params.add(window.teamId, 'Int64');
-  const rows = await ch
-    .query({
-      query: `SELECT DISTINCT person_id FROM (
+  const rows = await queryClickhouse<{ person_id: string }>(ch, {
+    kind: 'groups.related_persons',
+    teamId: window.teamId,
+    sql: `SELECT DISTINCT person_id FROM (
                 SELECT toString(argMax(person_id, version)) AS person_id FROM person_distinct_id2
                 WHERE team_id = ${team} AND distinct_id IN (
                   SELECT DISTINCT distinct_id FROM events WHERE team_id = ${team} AND ${windowSql(params, window)} AND ${actorEventsSql(params, team, group)})
                 GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0)
               ORDER BY person_id LIMIT ${params.add(limit, 'UInt32')}`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<{ person_id: string }>());
+    params: params.values,
+  });
   return rows.map((r) => r.person_id);
 }
 
@@ -215,17 +214,16 @@ export async function relatedGroupKeys(
   const pairs = groupTypeIndexes.map(
     (index) => `tuple(toUInt8(${params.add(index, 'UInt8')}), JSONExtractString(properties, ${params.add(`$group_${index}`, 'String')}))`,
   );
-  const rows = await ch
-    .query({
-      query: `SELECT g.1 AS group_type_index, g.2 AS group_key FROM events
+  const rows = await queryClickhouse<{ group_type_index: number; group_key: string }>(ch, {
+    kind: 'groups.related_groups',
+    teamId: window.teamId,
+    sql: `SELECT g.1 AS group_type_index, g.2 AS group_key FROM events
               ARRAY JOIN arrayFilter(x -> x.2 != '', [${pairs.join(', ')}]) AS g
               WHERE team_id = ${team} AND ${windowSql(params, window)} AND ${actorEventsSql(params, team, actor)}
               GROUP BY group_type_index, group_key
               ORDER BY group_type_index, group_key LIMIT ${params.add(limit, 'UInt32')} BY group_type_index`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<{ group_type_index: number; group_key: string }>());
+    params: params.values,
+  });
   for (const row of rows) {
     const index = Number(row.group_type_index);
     found.set(index, [...(found.get(index) ?? []), row.group_key]);
@@ -237,17 +235,16 @@ export async function relatedGroupKeys(
 export async function personCopies(ch: ClickHouseClient, teamId: number, uuids: readonly string[]): Promise<PersonsQueryRow[]> {
   if (uuids.length === 0) return [];
   const params = new QueryParams();
-  const rows = await ch
-    .query({
-      query: `SELECT toString(id) AS uuid, argMax(properties, version) AS props, toString(argMax(created_at, version)) AS created_text,
+  const rows = await queryClickhouse<{ uuid: string; props: string; created_text: string; identified: number }>(ch, {
+    kind: 'groups.person_copies',
+    teamId,
+    sql: `SELECT toString(id) AS uuid, argMax(properties, version) AS props, toString(argMax(created_at, version)) AS created_text,
                      argMax(is_identified, version) AS identified
               FROM person WHERE team_id = ${params.add(teamId, 'Int64')} AND id IN ${params.add(uuids, 'Array(UUID)')}
               GROUP BY id HAVING argMax(is_deleted, version) = 0
               ORDER BY argMax(created_at, version), id`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<{ uuid: string; props: string; created_text: string; identified: number }>());
+    params: params.values,
+  });
   return rows.map((r) => ({
     uuid: r.uuid,
     properties: parseObject(r.props),

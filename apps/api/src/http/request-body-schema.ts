@@ -76,7 +76,7 @@ export function drfValidationError(error: ErrorObject, body: unknown) {
 /** Checks the body against the route's schema; the first failure is a 400 naming the field. */
 export function requestBodyValidator(schema: RequestBodySchema): RequestHandler {
   // Compiled at the route's first request, not when the routes mount: compiling every route's
-  // schema was about a tenth of the embedded service's restart. Every declared schema is
+  // schema up front is a large share of the embedded service's restart. Every declared schema is
   // compiled by the API document's test, so a bad one still fails before it ships.
   let validate: ValidateFunction | undefined;
   return (req, _res, next) => {

@@ -1,4 +1,5 @@
+export { createPersonsRoutes, type PersonsRoutesDeps } from './persons.route';
+export { createPersonsFunnelRoutes } from './persons-funnel.route';
 export { MAX_BULK_DELETE } from './persons-input';
 export { listedPersonsOf, type PersonsDeps } from './persons.service';
 export { personsCsv, serializePersons, type ListedPerson, type PersonJson } from './person.serializer';
-export { createPersonsFunnelRoutes } from './persons-funnel.route';

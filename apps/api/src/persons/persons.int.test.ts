@@ -229,6 +229,12 @@ describe('persons API', () => {
       expect((await request(f.app).get(`${base}/987654/`).set(admin)).status).toBe(404);
     });
 
+    it('is read by its uuid in upper case too', async () => {
+      const res = await request(f.app).get(`${base}/${generated[4]!.uuid.toUpperCase()}/`).set(admin);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id: generated[4]!.id, uuid: generated[4]!.uuid });
+    });
+
     it('PATCH merges properties, answers the person, and the list and ClickHouse show it at once', async () => {
       const person = generated[6]!;
       const res = await request(f.app)

@@ -1,7 +1,7 @@
 import { errors, sendChunks, sendJson } from '@sightline/http';
-import { personPropertyValues } from '@sightline/insights';
+import { personPropertyValues, type CohortRow } from '@sightline/insights';
+import type { Sql } from '@sightline/postgres';
 import { activityPage } from '../activity-log';
-import { serializeCohorts } from '../cohorts';
 import { limitOffsetPage } from '../http/pagination';
 import { RouteTable } from '../http/route-registry';
 import { actorOf, displayPropertiesOf } from './person-context';
@@ -14,8 +14,16 @@ import { personsCsvSlices, serializedPersons, serializePersons } from './person.
 const read = { scope: 'person:read', throttle: 'clickhouse' } as const;
 const write = { scope: 'person:write', throttle: 'clickhouse' } as const;
 
+export interface PersonsRoutesDeps extends PersonsDeps {
+  /**
+   * The cohorts folder's serializer, for `persons/cohorts/`. The app passes it in: the cohorts
+   * folder imports this one (a cohort's persons), so importing it back would be a cycle.
+   */
+  serializeCohorts: (db: Sql, rows: CohortRow[]) => Promise<unknown[]>;
+}
+
 /** Persons under `/api/environments/:project_id/persons/` (and `/api/projects/…`). */
-export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
+export function createPersonsRoutes(deps: PersonsRoutesDeps): RouteTable {
   const routes = new RouteTable();
   for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
     routes.include(createPersonListRoutes(deps, `${prefix}/persons`), createPersonRoutes(deps, `${prefix}/persons`));
@@ -24,7 +32,7 @@ export function createPersonsRoutes(deps: PersonsDeps): RouteTable {
 }
 
 /** The routes of the project's persons as a whole: list (and CSV export), bulk delete, values, activity, a person's cohorts. */
-function createPersonListRoutes(deps: PersonsDeps, base: string): RouteTable {
+function createPersonListRoutes(deps: PersonsRoutesDeps, base: string): RouteTable {
   const routes = new RouteTable();
   routes.get(base, { ...read, summary: 'List persons (filters, stable pages; format=csv exports up to 300,000)', list: true }, async (req, res) => {
     const filters = parseListFilters(req);
@@ -76,7 +84,7 @@ function createPersonListRoutes(deps: PersonsDeps, base: string): RouteTable {
     const ref = parsePersonRef(raw);
     const found = ref === null ? null : await cohortsOfPersonRef(deps, req.project!.id, ref);
     if (found === null) throw errors.notFound();
-    res.json({ results: await serializeCohorts(deps.db, found) });
+    res.json({ results: await deps.serializeCohorts(deps.db, found) });
   });
   return routes;
 }

@@ -42,6 +42,8 @@ describe('persons services', () => {
     const byUuid = await findPerson(stores.db, 1, { uuid: people[0]!.uuid });
     expect(byUuid).toMatchObject({ uuid: people[0]!.uuid, properties: { email: 'u0@example.com' }, distinctIds: ['anon-0', 'user-0'] });
     expect(await findPerson(stores.db, 1, { id: String(byUuid!.id) })).toEqual(byUuid);
+    // PostgreSQL reads a uuid in any case, as the route's `:person_id` may give it.
+    expect(await findPerson(stores.db, 1, { uuid: people[0]!.uuid.toUpperCase() })).toEqual(byUuid);
     expect(await findPerson(stores.db, 1, { id: '999999' })).toBeNull();
   });
 

@@ -26,7 +26,7 @@ const TOP_LEVEL_UPDATES = ['$set', '$set_once'] as const;
 
 /**
  * PostgreSQL's jsonb refuses U+0000 and lone surrogates (half of a UTF-16 pair): an event whose
- * `$set` held one failed its whole run and was dead-lettered. NUL characters are stripped from
+ * `$set` holds one would fail its whole run and be dead-lettered. NUL characters are stripped from
  * every string, lone surrogates replaced by U+FFFD (docs/data-model.md#event-normalisation).
  */
 const cleanText = (text: string) => withoutLoneSurrogates(text.replaceAll('\u0000', ''));

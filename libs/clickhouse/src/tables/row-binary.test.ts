@@ -48,3 +48,38 @@ describe('RowBinaryWriter.zeros', () => {
     expect(writer.bytes()).toEqual(Buffer.concat([Buffer.from([1]), Buffer.alloc(45)]));
   });
 });
+
+describe('RowBinaryWriter.uuid', () => {
+  /** ClickHouse's UUID in RowBinary: the text's first and last 8 bytes, each half reversed (little-endian UInt64s). */
+  const expectedUuid = (text: string) => {
+    const bytes = Buffer.from(text.replaceAll('-', ''), 'hex');
+    return Buffer.concat([bytes.subarray(0, 8).reverse(), bytes.subarray(8).reverse()]).toString('hex');
+  };
+
+  it.each([
+    '00000000-0000-0000-0000-000000000000',
+    '0190a6f0-1234-7abc-8def-0123456789ab',
+    'FFFFFFFF-EEEE-4DDD-8CCC-BBBBBBBBBBBB',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  ])('%s', (text) => {
+    const writer = new RowBinaryWriter(4);
+    writer.uuid(text);
+    writer.int8(1);
+    expect(writer.bytes().toString('hex')).toBe(expectedUuid(text) + '01');
+  });
+
+  it('refuses a text that is not a UUID, whichever digit is wrong, and writes nothing', () => {
+    const good = '0190a6f0-1234-7abc-8def-0123456789ab';
+    const bad = [
+      good.slice(0, 35),
+      `${good}0`,
+      good.replace('-', '0'),
+      ...[...good].flatMap((c, i) => (c === '-' ? [] : [`${good.slice(0, i)}g${good.slice(i + 1)}`, `${good.slice(0, i)}é${good.slice(i + 1)}`])),
+    ];
+    for (const text of bad) {
+      const writer = new RowBinaryWriter(4);
+      expect(() => writer.uuid(text)).toThrow(TypeError);
+      expect(writer.bytes().length).toBe(0);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { EVENTS_TABLE, type ClickHouseClient } from '@sightline/clickhouse';
+import { EVENTS_TABLE, queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { compilePropertyGroup, eventsTablePropertiesColumn, QueryParams, type PropertyGroup } from '@sightline/properties';
 
 /** Which events of a project a list shows, newest first. */
@@ -58,17 +58,7 @@ export async function listEvents(ch: ClickHouseClient, query: EventsListQuery): 
     where.push(compilePropertyGroup(query.properties, { params, nowMs: query.nowMs, propertiesColumn: eventsTablePropertiesColumn }));
   }
   const limit = params.add(query.limit + 1, 'UInt32');
-  const result = await ch.query({
-    query: `SELECT toString(uuid) AS event_uuid, event, distinct_id, properties, elements_chain, toString(timestamp) AS ts, toString(person_id) AS person_uuid
-               -- Aliases differ from the columns: the WHERE and ORDER BY compare the UUID column itself.
-              FROM ${EVENTS_TABLE} FINAL
-             WHERE ${where.join(' AND ')}
-             ORDER BY timestamp DESC, uuid DESC
-             LIMIT ${limit}`,
-    query_params: params.values,
-    format: 'JSONEachRow',
-  });
-  const rows = await result.json<{
+  const rows = await queryClickhouse<{
     event_uuid: string;
     event: string;
     distinct_id: string;
@@ -76,7 +66,17 @@ export async function listEvents(ch: ClickHouseClient, query: EventsListQuery): 
     elements_chain: string;
     ts: string;
     person_uuid: string;
-  }>();
+  }>(ch, {
+    kind: 'events.list',
+    teamId: query.teamId,
+    sql: `SELECT toString(uuid) AS event_uuid, event, distinct_id, properties, elements_chain, toString(timestamp) AS ts, toString(person_id) AS person_uuid
+               -- Aliases differ from the columns: the WHERE and ORDER BY compare the UUID column itself.
+              FROM ${EVENTS_TABLE} FINAL
+             WHERE ${where.join(' AND ')}
+             ORDER BY timestamp DESC, uuid DESC
+             LIMIT ${limit}`,
+    params: params.values,
+  });
   const page = rows.slice(0, query.limit);
   return {
     hasMore: rows.length > query.limit,

@@ -47,15 +47,14 @@ export async function queryPersons(ch: ClickHouseClient, query: PersonsQuery): P
   const limit = params.add(query.limit, 'UInt32');
   const offset = params.add(query.offset, 'UInt64');
   const [rows, counted] = await Promise.all([
-    ch
-      .query({
-        query: `SELECT toString(id) AS uuid, person_properties, person_created_at, person_is_identified ${from}
-                ORDER BY person_created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-        query_params: params.values,
-        format: 'JSONEachRow',
-      })
-      .then((r) => r.json<{ uuid: string; person_properties: string; person_created_at: string; person_is_identified: number }>()),
-    ch.query({ query: `SELECT count() AS n ${from}`, query_params: params.values, format: 'JSONEachRow' }).then((r) => r.json<{ n: string }>()),
+    queryClickhouse<{ uuid: string; person_properties: string; person_created_at: string; person_is_identified: number }>(ch, {
+      kind: 'persons.list',
+      teamId: query.teamId,
+      sql: `SELECT toString(id) AS uuid, person_properties, person_created_at, person_is_identified ${from}
+            ORDER BY person_created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      params: params.values,
+    }),
+    queryClickhouse<{ n: string }>(ch, { kind: 'persons.count', teamId: query.teamId, sql: `SELECT count() AS n ${from}`, params: params.values }),
   ]);
   return {
     rows: rows.map((r) => ({
@@ -127,13 +126,12 @@ export async function cohortsOfPerson(
     }
   }
   if (columns.length === 0) return [];
-  const [row] = await ch
-    .query({
-      query: `SELECT ${columns.map((c, i) => `toUInt8(ifNull(${c.sql}, 0)) AS c${i}`).join(', ')}`,
-      query_params: params.values,
-      format: 'JSONEachRow',
-    })
-    .then((r) => r.json<Record<string, number>>());
+  const [row] = await queryClickhouse<Record<string, number>>(ch, {
+    kind: 'persons.cohorts',
+    teamId: query.teamId,
+    sql: `SELECT ${columns.map((c, i) => `toUInt8(ifNull(${c.sql}, 0)) AS c${i}`).join(', ')}`,
+    params: params.values,
+  });
   return columns.filter((_, i) => Number(row?.[`c${i}`]) === 1).map((c) => c.id);
 }
 

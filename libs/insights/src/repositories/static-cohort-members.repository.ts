@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@clickhouse/client';
+import { queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import type { Sql } from '@sightline/postgres';
 import { setCohortCount } from './cohorts.repository';
 
@@ -70,14 +70,13 @@ export async function syncStaticCohortToClickHouse(db: Sql, ch: ClickHouseClient
   const members = (
     await db.query<{ uuid: string }>('SELECT p.uuid::text AS uuid FROM cohort_people c JOIN persons p ON p.id = c.person_id WHERE c.cohort_id = $1', [cohortId])
   ).map((r) => r.uuid);
-  const copied = await (
-    await ch.query({
-      query: `SELECT toString(person_id) AS uuid, argMax(is_deleted, version) AS deleted, max(version) AS latest_version
+  const copied = await queryClickhouse<{ uuid: string; deleted: number; latest_version: string }>(ch, {
+    kind: 'cohorts.static_members_copy',
+    teamId,
+    sql: `SELECT toString(person_id) AS uuid, argMax(is_deleted, version) AS deleted, max(version) AS latest_version
               FROM person_static_cohort WHERE team_id = {team:Int64} AND cohort_id = {cohort:Int64} GROUP BY person_id`,
-      query_params: { team: teamId, cohort: cohortId },
-      format: 'JSONEachRow',
-    })
-  ).json<{ uuid: string; deleted: number; latest_version: string }>();
+    params: { team: teamId, cohort: cohortId },
+  });
   const want = new Set(members);
   const have = new Set(copied.filter((r) => Number(r.deleted) === 0).map((r) => r.uuid));
   // Later than every stored version, even when the clock did not move (or went back).

@@ -5,6 +5,7 @@
 //   exception  throws from a timer (an uncaught exception)
 //   rejection  leaves a promise rejected with no handler
 // Used by fatal-exit.int.test.ts, which expects every one of them to end the process non-zero.
+import { queryClickhouse } from '@sightline/clickhouse';
 import { runtimeEnv } from '@sightline/config';
 import { runService } from '../index';
 
@@ -16,7 +17,7 @@ runService({
   env: { ...runtimeEnv, PORT: { type: 'integer', description: 'port', default: 0, minimum: 0 } },
   async start({ openAnalyticsStore, openMetadataStore }) {
     const [ch] = await Promise.all([openAnalyticsStore({ dataDir }), openMetadataStore({ dataDir })]);
-    await (await ch.query({ query: 'SELECT 1', format: 'JSONEachRow' })).json();
+    await queryClickhouse(ch, { kind: 'service.open_check', teamId: null, sql: 'SELECT 1' });
     return {
       app: (_req, res) => res.end('ok'),
       afterListen: () => {
