@@ -93,7 +93,12 @@ export class PersonlessDistinctIdCache {
   constructor(private readonly capacity = 200_000) {}
 
   has(teamId: number, distinctId: string): boolean {
-    return this.known.has(entryKey(teamId, distinctId));
+    return this.hasKey(entryKey(teamId, distinctId));
+  }
+
+  /** has() for an entryKey the caller already made. */
+  hasKey(key: string): boolean {
+    return this.known.has(key);
   }
 
   add(teamId: number, distinctId: string): void {
@@ -105,7 +110,11 @@ export class PersonlessDistinctIdCache {
 
   /** personUuidFor(teamId, distinctId), remembered for ids the cache knows. */
   personUuid(teamId: number, distinctId: string): string {
-    const key = entryKey(teamId, distinctId);
+    return this.personUuidOfKey(entryKey(teamId, distinctId), teamId, distinctId);
+  }
+
+  /** personUuid() for an entryKey the caller already made. */
+  personUuidOfKey(key: string, teamId: number, distinctId: string): string {
     const known = this.known.get(key);
     if (known) return known;
     const uuid = personUuidFor(teamId, distinctId);
@@ -375,11 +384,18 @@ export class PersonBatch {
     this.markChanged(person);
   }
 
-  /** A personless event's distinct id: remembered so that a later person for it gets a version-1 row. */
-  recordPersonless(teamId: number, distinctId: string): void {
+  /**
+   * A personless event's person: its distinct id's, if it has one; otherwise the uuid its person
+   * would get, and the id is remembered as personless, so that a later person for it gets a
+   * version-1 row. The id's key is made once for all of it (a run holds thousands of them).
+   */
+  personOfPersonlessEvent(teamId: number, distinctId: string): PersonState | string {
     const key = entryKey(teamId, distinctId);
-    if (this.byDistinctId.has(key) || this.personlessSeen.has(key) || this.personlessCache?.has(teamId, distinctId)) return;
-    this.personlessToRecord.set(key, { teamId, distinctId });
+    const existing = this.byDistinctId.get(key)?.person;
+    if (existing) return existing;
+    const cache = this.personlessCache;
+    if (!this.personlessSeen.has(key) && !cache?.hasKey(key)) this.personlessToRecord.set(key, { teamId, distinctId });
+    return cache ? cache.personUuidOfKey(key, teamId, distinctId) : personUuidFor(teamId, distinctId);
   }
 
   /** JSON of the person's properties now (cached until the next change). */

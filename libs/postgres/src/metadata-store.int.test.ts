@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { createTestPostgresDatabase, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
 import { createMetadataStore } from './metadata-store';
 import type { MetadataStore } from './store-interfaces';
 import { assertPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrations';
@@ -204,8 +204,12 @@ describe('metadata store (pg) when the server ends a connection inside a transac
       const outcome = store.transaction(async (tx) => {
         const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
         await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-        // Idle in the transaction while the server's FATAL arrives as an event, not as an answer.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Idle in the transaction until the backend is gone: its FATAL arrives as an event, not as an answer.
+        await waitFor(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, {
+          timeoutMs: 10_000,
+          intervalMs: 20,
+          description: 'the terminated backend gone',
+        });
         await tx.query('SELECT 1');
       });
       await expect(outcome).rejects.toThrow();

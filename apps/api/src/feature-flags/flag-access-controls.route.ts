@@ -1,6 +1,7 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
+import { objectBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { findRole } from '../organization';
 import { findUserIdByUuid } from '@sightline/accounts';
@@ -15,7 +16,7 @@ import {
   type AccessLevel,
 } from '../access-control';
 import { echoed, parseBody } from '../http/drf-fields';
-import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
 
 const FLAG_RESOURCE = 'feature_flag';
 
@@ -60,6 +61,16 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
   return id === null ? null : (await controlsFor(db, teamId, FLAG_RESOURCE, resourceId)).find((c) => c.id === id)!;
 }
 
+/** What putControl reads; it words a wrong access level itself. */
+const controlBody = objectBody(
+  {
+    access_level: { description: `One of ${FLAG_ACCESS_LEVELS.join(', ')}; null removes the control` },
+    role: { description: 'The id of a role of the organisation the control is for' },
+    organization_member: { description: 'The uuid of the user the control is for' },
+  },
+  ['access_level'],
+);
+
 /**
  * `access_controls` (rules of one flag) and `global_access_controls` (the project-wide
  * rules for feature flags) in the shape of PostHog's AccessControlViewSetMixin, with its
@@ -68,18 +79,21 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
 export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
   const routes = new RouteTable();
-  for (const base of FLAG_PREFIXES) {
+  routes.inProject((project) => {
+    const base = FLAG_PATH;
     const describe = async (req: Request, resourceId: string | null) => ({
       access_controls: (await controlsFor(db, req.project!.id, FLAG_RESOURCE, resourceId)).map(serializeControl),
       ...DEFAULT_FLAG_ACCESS_LEVELS_INFO,
       user_access_level: req.flagAccess!,
       user_can_edit_access_levels: atLeast(req.flagAccess!, 'manager'),
     });
-    const requireManager = (req: Request) => {
+    // A middleware, so the caller's access is checked before the body, as PostHog does.
+    const requireManager: RequestHandler = (req, _res, next) => {
       if (!atLeast(req.flagAccess!, 'manager')) throw errors.permissionDenied('Must be manager to modify feature_flag permissions.');
+      next();
     };
 
-    routes.get(
+    project.get(
       `${base}/:id/access_controls`,
       { scope: 'access_control:read', summary: "A flag's access controls" },
       loadFlag(db, 'viewer'),
@@ -87,18 +101,18 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
         res.json(await describe(req, String(req.flag!.id)));
       },
     );
-    routes.put(
+    project.put(
       `${base}/:id/access_controls`,
-      { scope: 'access_control:write', summary: 'Set an access control on a flag', example: () => ({ access_level: 'editor' }) },
+      { scope: 'access_control:write', summary: 'Set an access control on a flag', body: controlBody, example: () => ({ access_level: 'editor' }) },
       loadFlag(db, 'viewer'),
+      requireManager,
       async (req, res) => {
-        requireManager(req);
         const control = await putControl(db, req, String(req.flag!.id));
         if (!control) res.status(204).end();
         else res.json(serializeControl(control));
       },
     );
-    routes.get(
+    project.get(
       `${base}/:id/global_access_controls`,
       { scope: 'access_control:read', summary: "The project's default access to flags" },
       loadFlag(db, 'viewer'),
@@ -108,9 +122,9 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
     );
     // PostHog lets only organisation admins change project-wide rules; Sightline has no
     // organisation roles of that kind, so the access_control:write scope is the gate.
-    routes.put(
+    project.put(
       `${base}/:id/global_access_controls`,
-      { scope: 'access_control:write', summary: "Set the project's default access to flags", example: () => ({ access_level: 'viewer' }) },
+      { scope: 'access_control:write', summary: "Set the project's default access to flags", body: controlBody, example: () => ({ access_level: 'viewer' }) },
       loadFlag(db, 'viewer'),
       async (req, res) => {
         const control = await putControl(db, req, null);
@@ -118,6 +132,6 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
         else res.json(serializeControl(control));
       },
     );
-  }
+  });
   return routes;
 }

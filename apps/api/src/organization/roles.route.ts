@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject, UUID_PATTERN } from '@sightline/json-input';
 import { isUniqueViolation, type Sql } from '@sightline/postgres';
+import { charField, choiceField, describedBody, nullable, objectBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
@@ -38,6 +39,8 @@ function loadRole(db: Sql): RequestHandler {
   };
 }
 
+const roleBody = objectBody({ name: charField(), feature_flags_access_level: nullable(choiceField(Object.values(FEATURE_FLAGS_ACCESS_LEVELS))) }, ['name']);
+
 /** Organisation roles and their memberships: `/api/organizations/:organization_id/roles` (scope organization:*). */
 export function createRolesRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
@@ -52,26 +55,30 @@ export function createRolesRoutes(db: Sql): RouteTable {
     res.json(limitOffsetPage(req, { count, limit, offset, results: serializeRoles(rows, await loadRoleRelations(db, rows)) }));
   });
 
-  routes.post(base, { ...write, summary: 'Create a role', example: () => ({ name: 'Engineers', feature_flags_access_level: 37 }) }, async (req, res) => {
-    const body = parseBody(req.body ?? {});
-    if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-    const name = parseString(body['name'], 'name', { maxLength: MAX_ROLE_NAME_LENGTH });
-    const nameTaken = () => errors.validation('There is already a role with this name.', 'name', 'unique');
-    if (await roleNameTaken(db, req.organizationId!, name)) throw nameTaken();
-    const level = body['feature_flags_access_level'] ?? FEATURE_FLAGS_ACCESS_LEVELS.CAN_ALWAYS_EDIT;
-    if (!Object.values(FEATURE_FLAGS_ACCESS_LEVELS).includes(level as 21 | 37)) {
-      throw errors.validation(`"${echoed(level)}" is not a valid choice.`, 'feature_flags_access_level', 'invalid_choice');
-    }
-    let role: RoleRow;
-    try {
-      role = await insertRole(db, { organizationId: req.organizationId!, name, level: level as number, createdById: req.principal!.userId });
-    } catch (error) {
-      // Another request created the name between the check and the insert (roles_organization_name, case-insensitive).
-      if (isUniqueViolation(error, 'roles_organization_name')) throw nameTaken();
-      throw error;
-    }
-    res.status(201).json(serializeRoles([role], await loadRoleRelations(db, [role]))[0]);
-  });
+  routes.post(
+    base,
+    { ...write, summary: 'Create a role', body: roleBody, example: () => ({ name: 'Engineers', feature_flags_access_level: 37 }) },
+    async (req, res) => {
+      const body = parseBody(req.body ?? {});
+      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+      const name = parseString(body['name'], 'name', { maxLength: MAX_ROLE_NAME_LENGTH });
+      const nameTaken = () => errors.validation('There is already a role with this name.', 'name', 'unique');
+      if (await roleNameTaken(db, req.organizationId!, name)) throw nameTaken();
+      const level = body['feature_flags_access_level'] ?? FEATURE_FLAGS_ACCESS_LEVELS.CAN_ALWAYS_EDIT;
+      if (!Object.values(FEATURE_FLAGS_ACCESS_LEVELS).includes(level as 21 | 37)) {
+        throw errors.validation(`"${echoed(level)}" is not a valid choice.`, 'feature_flags_access_level', 'invalid_choice');
+      }
+      let role: RoleRow;
+      try {
+        role = await insertRole(db, { organizationId: req.organizationId!, name, level: level as number, createdById: req.principal!.userId });
+      } catch (error) {
+        // Another request created the name between the check and the insert (roles_organization_name, case-insensitive).
+        if (isUniqueViolation(error, 'roles_organization_name')) throw nameTaken();
+        throw error;
+      }
+      res.status(201).json(serializeRoles([role], await loadRoleRelations(db, [role]))[0]);
+    },
+  );
 
   routes.get(`${base}/:role_id`, { ...read, summary: 'Retrieve a role' }, loadRole(db), async (req, res) => {
     res.json(serializeRoles([req.role!], await loadRoleRelations(db, [req.role!]))[0]);
@@ -92,7 +99,12 @@ export function createRolesRoutes(db: Sql): RouteTable {
 
   routes.post(
     memberships,
-    { ...write, summary: 'Add a member to a role', example: () => ({ user_uuid: '00000000-0000-0000-0000-000000000000' }) },
+    {
+      ...write,
+      summary: 'Add a member to a role',
+      body: { ...describedBody('A member', { user_uuid: 'The uuid of a user of the organisation' }), required: ['user_uuid'] },
+      example: () => ({ user_uuid: '00000000-0000-0000-0000-000000000000' }),
+    },
     loadRole(db),
     async (req, res) => {
       const body: unknown = req.body ?? {};

@@ -181,10 +181,10 @@ async function processPersons(sql: Sql, run: PersonsRun, locks: { lockPersons: b
 
     if (!event.processPerson) {
       if (MERGE_EVENTS.has(event.event)) warnings.push('personless_merge_ignored');
-      const existing = persons.find(event.teamId, event.distinctId);
-      if (!existing) persons.recordPersonless(event.teamId, event.distinctId);
+      const person = persons.personOfPersonlessEvent(event.teamId, event.distinctId);
+      const existing = typeof person === 'string' ? undefined : person;
       return {
-        personId: existing?.uuid ?? run.personlessCache.personUuid(event.teamId, event.distinctId),
+        personId: existing?.uuid ?? (person as string),
         personPropertiesJson: existing ? persons.propertiesJson(existing) : '{}',
         personCreatedAtMs: existing?.createdAtMs ?? null,
         personMode: 'propertyless',
