@@ -1,4 +1,4 @@
-import { loadProjectFlagDefinitions } from '@sightline/flag-definitions';
+import { loadProjectFlagDefinitions } from '@sightline/flag-store';
 import { evaluateFlags } from '@sightline/flags';
 import { listPersonsForFlags } from '@sightline/persons';
 import type { ClickHouseClient } from '@sightline/clickhouse';
