@@ -36,15 +36,26 @@ esac
 source scripts/debian-packages.sh
 ensure_debian_packages "${packages[@]}"
 
-# Incremental: both tsconfigs keep their build info under node_modules/.cache, so a second
-# run re-checks only what changed (a cold check of the whole repository takes ~20 s of CPU).
-npx tsc -p tsconfig.json --noEmit
-# The web app (DOM and JSX) has its own compiler settings.
-npx tsc -p apps/web/tsconfig.json
-# ESLint and dependency-cruiser: import boundaries and cycles (eslint.config.mjs, .dependency-cruiser.cjs).
-[[ $lint == yes ]] && npm run --silent lint
+# The checks before jest, two at a time (one per core): the repository's type-check beside the
+# web app's (DOM and JSX, its own compiler settings) and then the lint (ESLint and
+# dependency-cruiser: import boundaries and cycles). Each output is shown whole, after both end.
+# Both tsconfigs check incrementally (build info under node_modules/.cache): a second run
+# re-checks only what changed.
+checks_dir="$(mktemp -d)"
+npx tsc -p tsconfig.json --noEmit >"$checks_dir/typecheck" 2>&1 &
+typecheck=$!
+{ npx tsc -p apps/web/tsconfig.json && if [[ $lint == yes ]]; then npm run --silent lint; fi; } >"$checks_dir/web-and-lint" 2>&1 &
+web_and_lint=$!
+checks_failed=0
+wait "$typecheck" || checks_failed=1
+wait "$web_and_lint" || checks_failed=1
+cat "$checks_dir/typecheck" "$checks_dir/web-and-lint"
+rm -rf "$checks_dir"
+((checks_failed == 0)) || exit 1
 
 jest_args=(--ci)
+# Unit tests use no services and share nothing: both cores (jest's default on 2 cores is one worker).
+[[ $tier == quick ]] && jest_args+=(--maxWorkers=2)
 # Every tier of the full run: the ten slowest files after jest's summary.
 [[ $tier == all ]] && jest_args+=(--reporters=default --reporters=./tools/testkit/src/slowest-files-reporter.cjs)
 # The arguments go before --selectProjects, which takes every name after it.

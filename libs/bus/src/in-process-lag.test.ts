@@ -6,12 +6,23 @@ describe('in-process bus lag', () => {
     const bus = createInProcessBus(silentLogger(), { partitions: 2 });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const sub = await bus.subscribe({ groupId: 'g', topic: 't', handler: () => gate });
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => (entered = r));
+    const sub = await bus.subscribe({
+      groupId: 'g',
+      topic: 't',
+      handler: () => {
+        entered();
+        return gate;
+      },
+    });
     const sent = bus.send(
       't',
       Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: 'v' })),
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // A batch is in the handler; the other partition's may be too, or still queued: both count.
+    await inHandler;
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const lag = await sub.lag!();
     expect(lag.map((p) => p.partition)).toEqual([0, 1]);
     expect(lag.every((p) => p.owned)).toBe(true);

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { createTestPostgresDatabase, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
 import { createMetadataStore } from './metadata-store';
 import type { MetadataStore } from './store-interfaces';
 import { assertPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrations';
@@ -13,10 +13,14 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
   let stores: MetadataStore[] = [];
   let database: TestPostgresDatabase | undefined;
   let dataDir: string | undefined;
-  const open = async () => {
-    // PGlite without the install's template: these tests migrate from an empty database.
+  /**
+   * A store on this test's database. A new PGlite directory starts from the install's migrated
+   * template, as `npm start`'s does, unless the test needs an empty database (`empty`): an empty
+   * one costs an initdb, seconds per test.
+   */
+  const open = async (pglite: 'template' | 'empty' = 'template') => {
     const store = await createMetadataStore(
-      kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: false, pgliteThread: kind === 'pglite' },
+      kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: pglite === 'template', pgliteThread: kind === 'pglite' },
     );
     stores.push(store);
     return store;
@@ -36,7 +40,7 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
   it('applies every migration once, even when several processes migrate at the same time', async () => {
     const all = loadPostgresMigrations().map((m) => m.version);
     // Separate pools race like separate processes (PGlite is single-connection by nature).
-    const racers = kind === 'pg' ? await Promise.all([open(), open(), open()]) : [await open()];
+    const racers = kind === 'pg' ? await Promise.all([open(), open(), open()]) : [await open('empty')];
     const results = await Promise.all(racers.map((s) => migratePostgres(s)));
     expect(results.flat().sort((a, b) => a - b)).toEqual(all);
     expect(await migratePostgres(racers[0]!)).toEqual([]);
@@ -118,7 +122,7 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
   });
 
   it('reports pending migrations as not ready', async () => {
-    const store = await open();
+    const store = await open('empty');
     await store.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
     await expect(assertPostgresMigrated(store)).rejects.toThrow(/pending/);
   });
@@ -204,8 +208,12 @@ describe('metadata store (pg) when the server ends a connection inside a transac
       const outcome = store.transaction(async (tx) => {
         const [{ pid }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
         await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-        // Idle in the transaction while the server's FATAL arrives as an event, not as an answer.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Idle in the transaction until the backend is gone: its FATAL arrives as an event, not as an answer.
+        await waitFor(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, {
+          timeoutMs: 10_000,
+          intervalMs: 20,
+          description: 'the terminated backend gone',
+        });
         await tx.query('SELECT 1');
       });
       await expect(outcome).rejects.toThrow();

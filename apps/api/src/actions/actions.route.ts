@@ -13,7 +13,9 @@ import {
 } from '@sightline/insights';
 import { isUniqueViolation, type Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
+import { booleanField, charField, listField, objectBody } from '../http/body-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeActions } from './action.serializer';
 
@@ -48,17 +50,25 @@ function parseActionInput(body: Record<string, unknown>): ActionInput {
   return input;
 }
 
+const actionFields = {
+  name: charField(),
+  description: charField(),
+  tags: listField(charField()),
+  post_to_slack: booleanField,
+  slack_message_format: charField(),
+  deleted: booleanField,
+  steps: listField(
+    undefined,
+    'Steps, each an object matching events by event, properties, url and url_matching, selector, tag_name, text (and their _matching)',
+  ),
+};
+const createActionBody = objectBody(actionFields, ['name']);
+const changeActionBody = objectBody(actionFields);
+
 /** Actions under `/api/projects/:project_id/actions/` (and `/api/environments/…`). */
 export function createActionsRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
-  const loadAction: RequestHandler = async (req, _res, next) => {
-    const raw = String(req.params['action_id']);
-    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
-    const action = await findAction(db, req.project!.id, Number(raw));
-    if (!action) return next(errors.notFound());
-    req.action = action;
-    next();
-  };
+  const loadAction = loadById('action_id', 'action', (teamId, id) => findAction(db, teamId, id));
   const nameTaken = (other: number | null) =>
     errors.validation(`This project already has an action with this name${other === null ? '' : `, ID ${other}`}`, 'name', 'unique');
   const uniqueName = async (teamId: number, name: string, exceptId: number | null) => {
@@ -75,12 +85,12 @@ export function createActionsRoutes(db: Sql): RouteTable {
     }
   };
 
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    const base = `${prefix}/actions`;
+  routes.inProject((project) => {
+    const base = '/actions';
     const read = { scope: 'action:read' } as const;
     const write = { scope: 'action:write' } as const;
 
-    routes.get(base, { ...read, summary: 'List actions', list: true }, async (req, res) => {
+    project.get(base, { ...read, summary: 'List actions', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const search = typeof req.query['search'] === 'string' && req.query['search'] !== '' ? req.query['search'] : null;
@@ -88,16 +98,20 @@ export function createActionsRoutes(db: Sql): RouteTable {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeActions(db, rows) }));
     });
 
-    routes.post(base, { ...write, summary: 'Create an action', example: () => ({ name: 'Signed up', steps: [{ event: 'signup' }] }) }, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-      const input = parseActionInput(body);
-      await uniqueName(req.project!.id, input.name!, null);
-      const action = await writeNamed(req.project!.id, input.name, null, () => insertAction(db, req.project!.id, input, req.principal!.userId));
-      res.status(201).json((await serializeActions(db, [action]))[0]);
-    });
+    project.post(
+      base,
+      { ...write, summary: 'Create an action', body: createActionBody, example: () => ({ name: 'Signed up', steps: [{ event: 'signup' }] }) },
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+        const input = parseActionInput(body);
+        await uniqueName(req.project!.id, input.name!, null);
+        const action = await writeNamed(req.project!.id, input.name, null, () => insertAction(db, req.project!.id, input, req.principal!.userId));
+        res.status(201).json((await serializeActions(db, [action]))[0]);
+      },
+    );
 
-    routes.get(`${base}/:action_id`, { ...read, summary: 'Retrieve an action' }, loadAction, async (req, res) => {
+    project.get(`${base}/:action_id`, { ...read, summary: 'Retrieve an action' }, loadAction, async (req, res) => {
       res.json((await serializeActions(db, [req.action!]))[0]);
     });
 
@@ -109,13 +123,23 @@ export function createActionsRoutes(db: Sql): RouteTable {
       const action = await writeNamed(req.project!.id, name, req.action!.id, () => updateAction(db, req.project!.id, req.action!.id, input));
       res.json((await serializeActions(db, [action!]))[0]);
     };
-    routes.patch(`${base}/:action_id`, { ...write, summary: 'Update an action', example: () => ({ description: 'changed' }) }, loadAction, update);
-    routes.put(`${base}/:action_id`, { ...write, summary: 'Replace an action', example: () => ({ name: 'Replaced action' }) }, loadAction, update);
+    project.patch(
+      `${base}/:action_id`,
+      { ...write, summary: 'Update an action', body: changeActionBody, example: () => ({ description: 'changed' }) },
+      loadAction,
+      update,
+    );
+    project.put(
+      `${base}/:action_id`,
+      { ...write, summary: 'Replace an action', body: changeActionBody, example: () => ({ name: 'Replaced action' }) },
+      loadAction,
+      update,
+    );
 
     // PostHog forbids hard deletes of actions, whichever id is named: PATCH {"deleted": true} removes one.
-    routes.delete(`${base}/:action_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes an action' }, () => {
+    project.delete(`${base}/:action_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes an action' }, () => {
       throw errors.methodNotAllowed('DELETE');
     });
-  }
+  });
   return routes;
 }

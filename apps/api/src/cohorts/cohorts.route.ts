@@ -1,8 +1,10 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import { errors, sendJson } from '@sightline/http';
 import { findCohort, isUuidText, listCohorts, type CohortInput, type CohortRow, type StaticMemberIds } from '@sightline/insights';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage, MAX_PERSONS_PAGE_SIZE } from '../http/pagination';
+import { booleanField, charField, listField, nullable, objectBody } from '../http/body-fields';
+import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { listedPersonsOf, serializePersons } from '../persons';
 import { parseCohortDefinition, readCsvMembers } from './cohort-input';
@@ -32,6 +34,18 @@ const MAX_DESCRIPTION_LENGTH = 1000;
 /** The most persons one JSON request may name (PostHog's DEFAULT_COHORT_INSERT_BATCH_SIZE is lower). */
 const MAX_MEMBERS_PER_REQUEST = 10_000;
 
+const idList = listField(charField(), 'Distinct ids');
+const cohortFields = {
+  is_static: booleanField,
+  filters: { description: "A dynamic cohort's definition: {properties: {type: AND|OR, values: [...]}}" },
+  groups: { description: "PostHog's older definition: a list of groups of property filters, ORed" },
+  name: charField(),
+  description: charField(),
+  deleted: booleanField,
+  _create_static_person_ids: listField(charField(), "A static cohort's members: person uuids"),
+  distinct_ids: idList,
+};
+
 function parseIds(value: unknown, attr: string, options: { uuids?: boolean } = {}): string[] {
   const list = parseList(value, attr);
   if (list.length > MAX_MEMBERS_PER_REQUEST) throw errors.validation(`At most ${MAX_MEMBERS_PER_REQUEST} ids per request.`, attr, 'max_length');
@@ -56,21 +70,14 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
   const routes = new RouteTable();
   const { db } = deps;
 
-  const loadCohort: RequestHandler = async (req, _res, next) => {
-    const raw = String(req.params['cohort_id']);
-    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
-    const cohort = await findCohort(db, req.project!.id, Number(raw));
-    if (!cohort) return next(errors.notFound());
-    req.cohort = cohort;
-    next();
-  };
+  const loadCohort = loadById('cohort_id', 'cohort', (teamId, id) => findCohort(db, teamId, id));
 
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    const base = `${prefix}/cohorts`;
+  routes.inProject((project) => {
+    const base = '/cohorts';
     const read = { scope: 'cohort:read' } as const;
     const write = { scope: 'cohort:write' } as const;
 
-    routes.get(base, { ...read, summary: 'List cohorts', list: true }, async (req, res) => {
+    project.get(base, { ...read, summary: 'List cohorts', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const type = req.query['type'];
@@ -86,11 +93,12 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serializeCohorts(db, rows) }));
     });
 
-    routes.post(
+    project.post(
       base,
       {
         ...write,
         summary: 'Create a cohort (JSON, or multipart with a CSV of members)',
+        body: objectBody(cohortFields, ['name']),
         example: () => ({ name: 'Pro users', groups: [{ properties: [{ key: 'plan', type: 'person', operator: 'exact', value: 'pro' }] }] }),
       },
       readCohortUpload,
@@ -116,13 +124,13 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       },
     );
 
-    routes.get(`${base}/:cohort_id`, { ...read, summary: 'Retrieve a cohort' }, loadCohort, async (req, res) => {
+    project.get(`${base}/:cohort_id`, { ...read, summary: 'Retrieve a cohort' }, loadCohort, async (req, res) => {
       res.json((await serializeCohorts(db, [req.cohort!]))[0]);
     });
 
-    routes.patch(
+    project.patch(
       `${base}/:cohort_id`,
-      { ...write, summary: 'Update a cohort', example: () => ({ description: 'changed' }) },
+      { ...write, summary: 'Update a cohort', body: objectBody(cohortFields), example: () => ({ description: 'changed' }) },
       loadCohort,
       readCohortUpload,
       async (req, res) => {
@@ -150,13 +158,18 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
     );
 
     // PostHog answers 405 to DELETE: cohorts are soft-deleted with PATCH {deleted: true}.
-    routes.delete(`${base}/:cohort_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a cohort' }, loadCohort, () => {
+    project.delete(`${base}/:cohort_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a cohort' }, loadCohort, () => {
       throw errors.methodNotAllowed('DELETE');
     });
 
-    routes.patch(
+    project.patch(
       `${base}/:cohort_id/add_persons_to_static_cohort`,
-      { ...write, summary: 'Add persons to a static cohort', example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }) },
+      {
+        ...write,
+        summary: 'Add persons to a static cohort',
+        body: objectBody({ person_ids: listField(charField(), 'Person uuids'), distinct_ids: idList }),
+        example: () => ({ person_ids: ['00000000-0000-0000-0000-000000000000'] }),
+      },
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;
@@ -175,9 +188,14 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
       },
     );
 
-    routes.patch(
+    project.patch(
       `${base}/:cohort_id/remove_person_from_static_cohort`,
-      { ...write, summary: 'Remove a person from a static cohort', example: () => ({ person_id: '00000000-0000-0000-0000-000000000000' }) },
+      {
+        ...write,
+        summary: 'Remove a person from a static cohort',
+        body: objectBody({ person_id: nullable(charField('A person uuid')) }),
+        example: () => ({ person_id: '00000000-0000-0000-0000-000000000000' }),
+      },
       loadCohort,
       async (req, res) => {
         const cohort = req.cohort!;
@@ -193,7 +211,7 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
     );
 
     // PostHog requires person:read here too: the answer lists persons and their properties.
-    routes.get(
+    project.get(
       `${base}/:cohort_id/persons`,
       { scope: ['cohort:read', 'person:read'], summary: 'List the persons in a cohort', list: true, throttle: 'clickhouse' },
       loadCohort,
@@ -213,6 +231,6 @@ export function createCohortsRoutes(deps: CohortsDeps): RouteTable {
         );
       },
     );
-  }
+  });
   return routes;
 }

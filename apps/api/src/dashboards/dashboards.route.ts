@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import {
   dashboardTiles,
@@ -13,8 +12,10 @@ import {
 import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { booleanField, charField, listField, objectBody } from '../http/body-fields';
+import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
-import { serializeInsights } from '../insights/insight.serializer';
+import { serializeInsights } from '../insights';
 import { loadBasicUsers } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {
@@ -32,6 +33,8 @@ function parseDashboardInput(body: Record<string, unknown>): DashboardInput {
   if (body['tags'] !== undefined) input.tags = [...new Set(parseList(body['tags'], 'tags').map((t, i) => parseString(t, `tags__${i}`, { maxLength: 255 })))];
   return input;
 }
+
+const dashboardFields = { name: charField(), description: charField(), pinned: booleanField, deleted: booleanField, tags: listField(charField()) };
 
 /** Dashboards (PostHog's DashboardSerializer fields), their tiles with the insights on them. */
 export function createDashboardsRoutes(db: Sql): RouteTable {
@@ -69,45 +72,42 @@ export function createDashboardsRoutes(db: Sql): RouteTable {
       }),
     );
   };
-  const loadDashboard: RequestHandler = async (req, _res, next) => {
-    const raw = String(req.params['dashboard_id']);
-    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
-    const dashboard = await findDashboard(db, req.project!.id, Number(raw));
-    if (!dashboard) return next(errors.notFound());
-    req.dashboard = dashboard;
-    next();
-  };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    const base = `${prefix}/dashboards`;
+  const loadDashboard = loadById('dashboard_id', 'dashboard', (teamId, id) => findDashboard(db, teamId, id));
+  routes.inProject((project) => {
+    const base = '/dashboards';
     const read = { scope: 'dashboard:read' } as const;
     const write = { scope: 'dashboard:write' } as const;
-    routes.get(base, { ...read, summary: 'List dashboards', list: true }, async (req, res) => {
+    project.get(base, { ...read, summary: 'List dashboards', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const { rows, count } = await listDashboards(db, req.project!.id, { limit, offset });
       res.json(limitOffsetPage(req, { count, limit, offset, results: await serialize(rows, false) }));
     });
-    routes.post(base, { ...write, summary: 'Create a dashboard', example: () => ({ name: 'Weekly numbers' }) }, async (req, res) => {
-      const body = parseBody(req.body ?? {});
-      if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
-      const row = await insertDashboard(db, req.project!.id, parseDashboardInput(body), req.principal!.userId);
-      res.status(201).json((await serialize([row], true))[0]);
-    });
-    routes.get(`${base}/:dashboard_id`, { ...read, summary: 'Retrieve a dashboard with its tiles' }, loadDashboard, async (req, res) => {
+    project.post(
+      base,
+      { ...write, summary: 'Create a dashboard', body: objectBody(dashboardFields, ['name']), example: () => ({ name: 'Weekly numbers' }) },
+      async (req, res) => {
+        const body = parseBody(req.body ?? {});
+        if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
+        const row = await insertDashboard(db, req.project!.id, parseDashboardInput(body), req.principal!.userId);
+        res.status(201).json((await serialize([row], true))[0]);
+      },
+    );
+    project.get(`${base}/:dashboard_id`, { ...read, summary: 'Retrieve a dashboard with its tiles' }, loadDashboard, async (req, res) => {
       res.json((await serialize([req.dashboard!], true))[0]);
     });
-    routes.patch(
+    project.patch(
       `${base}/:dashboard_id`,
-      { ...write, summary: 'Update a dashboard', example: () => ({ description: 'changed' }) },
+      { ...write, summary: 'Update a dashboard', body: objectBody(dashboardFields), example: () => ({ description: 'changed' }) },
       loadDashboard,
       async (req, res) => {
         const row = await updateDashboard(db, req.project!.id, req.dashboard!.id, parseDashboardInput(parseBody(req.body ?? {})));
         res.json((await serialize([row!], true))[0]);
       },
     );
-    routes.delete(`${base}/:dashboard_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a dashboard' }, loadDashboard, () => {
+    project.delete(`${base}/:dashboard_id`, { ...write, summary: 'Refused: PATCH {"deleted": true} removes a dashboard' }, loadDashboard, () => {
       throw errors.methodNotAllowed('DELETE');
     });
-  }
+  });
   return routes;
 }

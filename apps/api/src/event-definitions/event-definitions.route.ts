@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { listEventDefinitions, type EventDefinitionRow } from '@sightline/definitions';
+import { listEventDefinitions, type EventDefinitionRow } from '@sightline/event-property-definitions';
 import type { Sql } from '@sightline/postgres';
 import { queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
@@ -26,13 +26,13 @@ export function serializeDefinition(row: EventDefinitionRow) {
 /** GET /api/projects/:id/event_definitions/: the event names the worker has seen, most seen first; `search` matches any part. */
 export function createEventDefinitionsRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    routes.get(`${prefix}/event_definitions`, { scope: 'event_definition:read', summary: 'List the event names seen', list: true }, async (req, res) => {
+  routes.inProject((project) => {
+    project.get('/event_definitions', { scope: 'event_definition:read', summary: 'List the event names seen', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], DEFINITIONS_PAGE_SIZE, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const { rows, count } = await listEventDefinitions(db, req.project!.id, { search: searchParam(req), limit, offset });
       res.json(limitOffsetPage(req, { count, limit, offset, results: rows.map(serializeDefinition) }));
     });
-  }
+  });
   return routes;
 }

@@ -38,8 +38,8 @@ function instant(req: Request, name: string): number | null {
  */
 export function createEventsRoutes(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): RouteTable {
   const routes = new RouteTable();
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    routes.get(`${prefix}/events`, { scope: 'query:read', summary: 'List events, newest first, in cursor pages', throttle: 'clickhouse' }, async (req, res) => {
+  routes.inProject((project) => {
+    project.get('/events', { scope: 'query:read', summary: 'List events, newest first, in cursor pages', throttle: 'clickhouse' }, async (req, res) => {
       const limit = Math.min(queryInteger(req.query['limit'], DEFAULT_LIMIT, 1), MAX_LIMIT);
       const cursorText = queryText(req, 'cursor');
       const cursor = cursorText === null ? null : decodeEventsCursor(cursorText);
@@ -83,6 +83,6 @@ export function createEventsRoutes(deps: { db: Sql; ch: ClickHouseClient; now: (
         })),
       });
     });
-  }
+  });
   return routes;
 }

@@ -3,16 +3,18 @@ import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import { flagAccessLevels, hiddenFlagIds } from './flag-access-levels';
 import { atLeast } from '../access-control';
-import { activityPage } from '../activity-log/activity-log';
+import { activityPage } from '../activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { parseObjectId } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeFlag, serializeFlags } from './feature-flag.serializer';
 import { findFlag, listFlags, type FlagListFilters } from './feature-flags.repository';
 import { ACTIVITY_SCOPE, createFeatureFlag, updateFeatureFlag, validationContext, type FlagActor } from './feature-flags.service';
-import { FLAG_PREFIXES, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
+import { FLAG_PATH, loadFlag, notifyFlagsChanged, type FeatureFlagDeps } from './flag-context';
 import { parseFlagInput } from './flag-input';
 import { loadFlagRelations } from './flag-relations';
+import { createFlagBody, changeFlagBody } from './flag-body.schema';
 import { flagStatus } from './flag-status';
 
 const DEFAULT_PAGE_SIZE = 100;
@@ -68,8 +70,9 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
   const viewer = (req: Request) => ({ userId: req.principal!.userId, teamId: req.project!.id });
   const actorOf = (req: Request): FlagActor => ({ teamId: req.project!.id, userId: req.principal!.userId, organizationId: req.principal!.organizationId });
 
-  for (const base of FLAG_PREFIXES) {
-    routes.get(base, { scope: 'feature_flag:read', summary: 'List feature flags', list: true }, async (req, res) => {
+  routes.inProject((project) => {
+    const base = FLAG_PATH;
+    project.get(base, { scope: 'feature_flag:read', summary: 'List feature flags', list: true }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], DEFAULT_PAGE_SIZE, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const filters = { ...listFilters(req.query), hidden_ids: await hiddenFlagIds(db, req.project!.id, req.principal!.userId) };
@@ -77,11 +80,12 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       res.json(limitOffsetPage(req, { count, limit, offset, results: serializeFlags(rows, await loadFlagRelations(db, rows, viewer(req)), deps.now()) }));
     });
 
-    routes.post(
+    project.post(
       base,
       {
         scope: 'feature_flag:write',
         summary: 'Create a feature flag',
+        body: createFlagBody,
         example: () => ({ key: 'new-checkout', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } }),
       },
       async (req, res) => {
@@ -93,14 +97,14 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       },
     );
 
-    routes.get(`${base}/activity`, { scope: 'activity_log:read', summary: "Activity on the project's flags", list: true }, async (req, res) => {
+    project.get(`${base}/activity`, { scope: 'activity_log:read', summary: "Activity on the project's flags", list: true }, async (req, res) => {
       const hidden = await hiddenFlagIds(db, req.project!.id, req.principal!.userId);
       res.json(
         await activityPage(db, req, { teamId: req.project!.id, scope: ACTIVITY_SCOPE, excludedItemIds: hidden.map(String), ...activityQuery(req.query) }),
       );
     });
 
-    routes.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a feature flag' }, loadFlag(db, 'viewer'), async (req, res) => {
+    project.get(`${base}/:id`, { scope: 'feature_flag:read', summary: 'Retrieve a feature flag' }, loadFlag(db, 'viewer'), async (req, res) => {
       res.json(serializeFlag(req.flag!, await loadFlagRelations(db, [req.flag!], viewer(req)), deps.now()));
     });
 
@@ -111,17 +115,18 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
       await notifyFlagsChanged(deps, teamId, req.log);
       res.json(serializeFlag(flag, await loadFlagRelations(db, [flag], viewer(req)), deps.now()));
     };
-    routes.patch(
+    project.patch(
       `${base}/:id`,
-      { scope: 'feature_flag:write', summary: 'Update a feature flag', example: () => ({ name: 'Renamed flag', active: false }) },
+      { scope: 'feature_flag:write', summary: 'Update a feature flag', body: changeFlagBody, example: () => ({ name: 'Renamed flag', active: false }) },
       loadFlag(db, 'editor'),
       update,
     );
-    routes.put(
+    project.put(
       `${base}/:id`,
       {
         scope: 'feature_flag:write',
         summary: 'Replace a feature flag',
+        body: createFlagBody,
         example: () => ({ key: 'new-checkout', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } }),
       },
       loadFlag(db, 'editor'),
@@ -130,11 +135,11 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
 
     // PostHog's ForbidDestroyModel: the scope is checked first, then the hard delete is
     // refused before the flag is even looked up.
-    routes.delete(`${base}/:id`, { scope: 'feature_flag:write', summary: 'Refused: PATCH {"deleted": true} removes a flag' }, () => {
+    project.delete(`${base}/:id`, { scope: 'feature_flag:write', summary: 'Refused: PATCH {"deleted": true} removes a flag' }, () => {
       throw errors.methodNotAllowed('DELETE', 'Hard delete of this model is not allowed. Use a patch API call to set "deleted" to true');
     });
 
-    routes.get(
+    project.get(
       `${base}/:id/activity`,
       { scope: 'activity_log:read', summary: 'Activity on one flag', list: true },
       loadFlag(db, 'viewer'),
@@ -146,14 +151,14 @@ export function createFeatureFlagsRoutes(deps: FeatureFlagDeps): RouteTable {
 
     // PostHog answers an unknown flag with 404 and the same body shape (status "unknown"). A flag
     // the caller may not view is refused as its page is.
-    routes.get(`${base}/:id/status`, { scope: 'feature_flag:read', summary: 'Whether a flag is active, stale or deleted' }, async (req, res) => {
-      const raw = String(req.params['id']);
-      const flag = /^\d{1,9}$/.test(raw) ? await findFlag(db, req.project!.id, Number(raw)) : null;
+    project.get(`${base}/:id/status`, { scope: 'feature_flag:read', summary: 'Whether a flag is active, stale or deleted' }, async (req, res) => {
+      const id = parseObjectId(req.params['id']);
+      const flag = id === null ? null : await findFlag(db, req.project!.id, id);
       if (flag && !atLeast((await flagAccessLevels(db, req.project!.id, req.principal!.userId, [flag])).get(flag.id)!, 'viewer'))
         throw errors.permissionDenied('You do not have viewer access to this resource.');
       const status = flagStatus(flag, deps.now());
       res.status(status.status === 'unknown' ? 404 : 200).json(status);
     });
-  }
+  });
   return routes;
 }

@@ -1,6 +1,7 @@
+import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { serializeCohorts } from '../cohorts';
-import { FLAG_PREFIXES, loadFlag, type FeatureFlagDeps } from './flag-context';
+import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
 import { createStaticCohortForFlag } from './flag-static-cohort';
 import { createFlagUsageDashboard, enrichFlagUsageDashboard } from './flag-analytics.service';
 
@@ -14,23 +15,29 @@ import { createFlagUsageDashboard, enrichFlagUsageDashboard } from './flag-analy
 export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
   const { db } = deps;
   const routes = new RouteTable();
-  for (const base of FLAG_PREFIXES) {
+  routes.inProject((project) => {
+    const base = FLAG_PATH;
     const write = { scope: 'feature_flag:write' } as const;
     const editor = loadFlag(db, 'editor');
 
-    routes.post(`${base}/:id/dashboard`, { ...write, summary: "Create the flag's usage dashboard", example: () => ({}) }, editor, async (req, res) => {
-      const outcome = await createFlagUsageDashboard(db, req.flag!, req.principal!.userId);
-      if (!outcome.ok) {
-        req.log.error({ err: outcome.cause, flagId: req.flag!.id }, 'usage dashboard could not be created');
-        res.status(400).json({ success: false, error: outcome.error });
-        return;
-      }
-      res.json({ success: true });
-    });
+    project.post(
+      `${base}/:id/dashboard`,
+      { ...write, summary: "Create the flag's usage dashboard", body: ignoredBody, example: () => ({}) },
+      editor,
+      async (req, res) => {
+        const outcome = await createFlagUsageDashboard(db, req.flag!, req.principal!.userId);
+        if (!outcome.ok) {
+          req.log.error({ err: outcome.cause, flagId: req.flag!.id }, 'usage dashboard could not be created');
+          res.status(400).json({ success: false, error: outcome.error });
+          return;
+        }
+        res.json({ success: true });
+      },
+    );
 
-    routes.post(
+    project.post(
       `${base}/:id/enrich_usage_dashboard`,
-      { ...write, summary: "Add the enriched insights to the flag's usage dashboard", example: () => ({}) },
+      { ...write, summary: "Add the enriched insights to the flag's usage dashboard", body: ignoredBody, example: () => ({}) },
       editor,
       async (req, res) => {
         const outcome = await enrichFlagUsageDashboard({ db, ch: deps.ch }, req.flag!, req.principal!.userId);
@@ -43,15 +50,15 @@ export function createFlagAnalyticsRoutes(deps: FeatureFlagDeps): RouteTable {
       },
     );
 
-    routes.post(
+    project.post(
       `${base}/:id/create_static_cohort_for_flag`,
-      { ...write, summary: 'Create a static cohort of the persons the flag matches', example: () => ({}), throttle: 'clickhouse' },
+      { ...write, summary: 'Create a static cohort of the persons the flag matches', body: ignoredBody, example: () => ({}), throttle: 'clickhouse' },
       editor,
       async (req, res) => {
         const cohort = await createStaticCohortForFlag({ db, ch: deps.ch }, req.flag!, req.principal!.userId, new Date(deps.now()));
         res.status(201).json({ cohort: (await serializeCohorts(db, [cohort]))[0] });
       },
     );
-  }
+  });
   return routes;
 }

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import type { MetadataStore } from '@sightline/postgres';
+import { parseObjectId } from '../http/load-by-id';
 import { atLeast, type AccessLevel } from '../access-control';
 import { flagAccessLevels } from './flag-access-levels';
 import { findFlag, type FlagRow } from './feature-flags.repository';
@@ -28,8 +29,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Both prefixes PostHog serves feature flags under. */
-export const FLAG_PREFIXES = ['/api/projects/:project_id/feature_flags', '/api/environments/:project_id/feature_flags'] as const;
+/** Where a project's feature flags are, under either project prefix. */
+export const FLAG_PATH = '/feature_flags';
 
 /**
  * Loads `:id` (a flag of req.project, deleted or not) into req.flag with the caller's
@@ -37,8 +38,8 @@ export const FLAG_PREFIXES = ['/api/projects/:project_id/feature_flags', '/api/e
  */
 export function loadFlag(db: MetadataStore, required: AccessLevel, param = 'id'): RequestHandler {
   return async (req, _res, next) => {
-    const raw = String(req.params[param] ?? '');
-    const flag = /^\d{1,9}$/.test(raw) ? await findFlag(db, req.project!.id, Number(raw)) : null;
+    const id = parseObjectId(req.params[param]);
+    const flag = id === null ? null : await findFlag(db, req.project!.id, id);
     if (!flag) return next(errors.notFound());
     const level = (await flagAccessLevels(db, req.project!.id, req.principal!.userId, [flag])).get(flag.id)!;
     if (!atLeast(level, required)) return next(errors.permissionDenied(`You do not have ${required} access to this resource.`));

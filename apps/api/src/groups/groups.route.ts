@@ -4,9 +4,6 @@ import { serializeGroup } from './group.serializer';
 import { encodeGroupsCursor } from './groups-cursor';
 import { findGroupByKey, groupPropertyDefinitions, groupPropertyValuesOf, listGroupsPage, relatedActors, type GroupsDeps } from './groups.service';
 
-/** Both prefixes PostHog serves groups under. */
-const PREFIXES = ['/api/projects/:project_id/groups', '/api/environments/:project_id/groups'] as const;
-
 const TYPE_INDEX = { name: 'group_type_index', required: true, example: '0', description: 'The group type (see groups_types), 0 to 4' } as const;
 
 /**
@@ -16,8 +13,9 @@ const TYPE_INDEX = { name: 'group_type_index', required: true, example: '0', des
  */
 export function createGroupsRoutes(deps: GroupsDeps): RouteTable {
   const routes = new RouteTable();
-  for (const base of PREFIXES) {
-    routes.get(
+  routes.inProject((project) => {
+    const base = '/groups';
+    project.get(
       base,
       {
         scope: 'group:read',
@@ -43,7 +41,7 @@ export function createGroupsRoutes(deps: GroupsDeps): RouteTable {
         });
       },
     );
-    routes.get(
+    project.get(
       `${base}/find`,
       {
         scope: 'group:read',
@@ -55,14 +53,14 @@ export function createGroupsRoutes(deps: GroupsDeps): RouteTable {
         res.json({ ...serializeGroup(await findGroupByKey(deps, req)), notebook: null });
       },
     );
-    routes.get(
+    project.get(
       `${base}/property_definitions`,
       { scope: 'group:read', summary: 'Property keys of the groups of each type, with how many groups have each', throttle: 'clickhouse' },
       async (req, res) => {
         res.json(await groupPropertyDefinitions(deps, req));
       },
     );
-    routes.get(
+    project.get(
       `${base}/property_values`,
       {
         scope: 'group:read',
@@ -78,7 +76,7 @@ export function createGroupsRoutes(deps: GroupsDeps): RouteTable {
         res.json(await groupPropertyValuesOf(deps, req));
       },
     );
-    routes.get(
+    project.get(
       `${base}/related`,
       {
         scope: 'group:read',
@@ -93,6 +91,6 @@ export function createGroupsRoutes(deps: GroupsDeps): RouteTable {
         res.json(await relatedActors(deps, req));
       },
     );
-  }
+  });
   return routes;
 }

@@ -7,7 +7,8 @@ import { echoed, pythonType } from './drf-fields';
 export type RequestBodySchema = Record<string, unknown>;
 
 // One compiler for every route; keywords limited to those JSON Schema 2020-12 (OpenAPI 3.1) shares.
-const ajv = new Ajv({ allErrors: false, strict: true });
+// Union types describe DRF fields that take more than one JSON type (a CharField takes a number).
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
 const compiled = new WeakMap<RequestBodySchema, ValidateFunction>();
 
 /** The schema's validator, compiled once; strict, so a keyword the compiler does not know throws. */
@@ -50,13 +51,19 @@ export function drfValidationError(error: ErrorObject, body: unknown) {
     case 'required':
       return errors.validation('This field is required.', attrOf(error.instancePath, String(params['missingProperty'])), 'required');
     case 'type': {
-      if (attr === null) return errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(value)}.`, null, 'invalid');
+      if (attr === null) {
+        // A body that is a list of objects (DRF's many=True) words its type as the list field does.
+        if (params['type'] === 'array') return errors.validation(`Expected a list of items but got type "${pythonType(value)}".`, null, 'not_a_list');
+        return errors.validation(`Invalid data. Expected a dictionary, but got ${pythonType(value)}.`, null, 'invalid');
+      }
       if (value === null) return errors.validation('This field may not be null.', attr, 'null');
       const type = String(Array.isArray(params['type']) ? params['type'][0] : params['type']);
       const [detail, code] = (TYPE_MESSAGES[type] ?? (() => ['Invalid value.', 'invalid']))(value);
       return errors.validation(detail, attr, code);
     }
     case 'enum':
+      // DRF checks null before the choices.
+      if (value === null) return errors.validation('This field may not be null.', attr, 'null');
       return errors.validation(`"${echoed(value)}" is not a valid choice.`, attr, 'invalid_choice');
     case 'minLength':
       return errors.validation('This field may not be blank.', attr, 'blank');

@@ -1,8 +1,9 @@
 import express from 'express';
 import request from 'supertest';
 import type { Principal } from '@sightline/auth';
-import { errorHandler } from '@sightline/http';
+import { errorHandler, errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
+import { choiceField, integerField, objectBody } from './body-fields';
 import { checkRouteDeclaration, mountRoutes, RouteDeclarationError, RouteTable, type RouteMeta } from './route-registry';
 
 // No route here names :project_id, so the store is never asked.
@@ -22,6 +23,23 @@ function appOf(table: RouteTable) {
 }
 
 describe('route registry', () => {
+  it('registers each project route under both prefixes, one prefix at a time in declaration order', () => {
+    const ok = () => undefined;
+    const table = new RouteTable().inProject((project) => {
+      project.get('/things/funnel', { scope: 'insight:read', summary: 'A fixed path first' }, ok);
+      project.patch('/things/:thing_id', { scope: 'insight:write', summary: 'Then the id' }, ok);
+      project.get('', { scope: 'project:read', summary: 'The project itself' }, ok);
+    });
+    expect(table.routes.map((r) => `${r.method} ${r.path} ${r.summary}`)).toEqual([
+      'get /api/projects/:project_id/things/funnel A fixed path first',
+      'patch /api/projects/:project_id/things/:thing_id Then the id',
+      'get /api/projects/:project_id The project itself',
+      'get /api/environments/:project_id/things/funnel A fixed path first',
+      'patch /api/environments/:project_id/things/:thing_id Then the id',
+      'get /api/environments/:project_id The project itself',
+    ]);
+  });
+
   it('refuses to mount a route that declares no scope', () => {
     const table = new RouteTable().get('/api/open', { summary: 'No scope' } as unknown as RouteMeta, (_req, res) => void res.json({}));
     expect(() => mountRoutes(table, { db: noStore, authenticate })).toThrow(RouteDeclarationError);
@@ -72,6 +90,33 @@ describe('route registry', () => {
     expect((await send([1, 2])).body).toMatchObject({ code: 'invalid', attr: null, detail: 'Invalid data. Expected a dictionary, but got list.' });
     expect(handler).not.toHaveBeenCalled();
     expect((await send({ label: 'ok' })).status).toBe(201);
+  });
+
+  it("checks the body after the route's own middleware, as DRF looks the object up first", async () => {
+    const notFound: express.RequestHandler = (_req, _res, next) => next(errors.notFound());
+    const table = new RouteTable()
+      .patch('/api/things/:id', { scope: 'insight:write', summary: 'Change', body: objectBody({ kind: choiceField(['a', 'b']) }) }, notFound, (_req, res) => {
+        res.json({});
+      })
+      .patch(
+        '/api/other/:id',
+        { scope: 'insight:write', summary: 'Change', body: objectBody({ kind: choiceField(['a', 'b']), n: integerField }) },
+        (_req, res) => {
+          res.json({});
+        },
+      );
+    const app = appOf(table);
+    const patch = (path: string, body: object) => request(app).patch(path).set('Authorization', 'Bearer good').send(body);
+    expect((await patch('/api/things/1', { kind: 'c' })).status).toBe(404);
+    expect((await patch('/api/other/1', { kind: null })).body).toEqual({
+      type: 'validation_error',
+      code: 'null',
+      detail: 'This field may not be null.',
+      attr: 'kind',
+    });
+    expect((await patch('/api/other/1', { kind: 'c' })).body).toMatchObject({ code: 'invalid_choice', attr: 'kind' });
+    expect((await patch('/api/other/1', { n: 1.5 })).body).toMatchObject({ code: 'invalid', attr: 'n', detail: 'A valid integer is required.' });
+    expect((await patch('/api/other/1', { kind: 'a', n: '7', extra: true })).status).toBe(200);
   });
 
   it('answers a list route as CSV when format=csv', async () => {

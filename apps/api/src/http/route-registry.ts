@@ -60,6 +60,13 @@ export interface RouteDefinition extends RouteMeta {
   handlers: readonly RequestHandler[];
 }
 
+/**
+ * Both prefixes PostHog serves a project's resources under (`environments` is the newer name of
+ * the same project), in the order each route is registered under them. No URL matches a path
+ * under both, so the order between the two never decides which route answers.
+ */
+export const PROJECT_PREFIXES = ['/api/projects/:project_id', '/api/environments/:project_id'] as const;
+
 /** The routes of one resource, declared in order (Express matches in declaration order). */
 export class RouteTable {
   readonly routes: RouteDefinition[] = [];
@@ -78,6 +85,22 @@ export class RouteTable {
   }
   delete(path: string, meta: RouteMeta, ...handlers: RequestHandler[]): this {
     return this.add('delete', path, meta, handlers);
+  }
+
+  /**
+   * Declares routes of a project's resource, each once: `project.get('/actions', …)` registers
+   * `/api/projects/:project_id/actions` and `/api/environments/:project_id/actions`. The routes
+   * declared in `declare` are registered in their order under the first prefix, then under the
+   * second, so the table (and the API document) reads one prefix at a time.
+   */
+  inProject(declare: (project: RouteTable) => void): this {
+    // The callback declares into a table of its own, with paths relative to the prefixes.
+    const project = new RouteTable();
+    declare(project);
+    for (const prefix of PROJECT_PREFIXES) {
+      for (const route of project.routes) this.routes.push({ ...route, path: `${prefix}${route.path}` });
+    }
+    return this;
   }
 
   /** Appends other tables' routes, keeping their order. */
@@ -118,7 +141,7 @@ export interface MountOptions {
 
 /**
  * An Express router for the table: per route, authentication, the scope check, the project (for `:project_id`
- * paths; any other route refuses keys restricted to projects unless it narrows to them) or organisation (`:organization_id`), the throttle, body validation and the CSV answer of list routes, then its handlers.
+ * paths; any other route refuses keys restricted to projects unless it narrows to them) or organisation (`:organization_id`), the throttle and the CSV answer of list routes, then its handlers, the body validated before the last.
  */
 export function mountRoutes(table: RouteTable, options: MountOptions): Router {
   const router = Router();
@@ -131,8 +154,10 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
     if (isOrganizationRoute(route)) chain.push(organizationAccess);
     if (options.throttle) chain.push(options.throttle(route.throttle ?? 'general'));
     if (route.list) chain.push(csvListResponder);
-    if (route.body) chain.push(requestBodyValidator(route.body));
-    router[route.method](route.path, ...chain, ...route.handlers);
+    // The body is checked right before the last handler: after the route's own middleware (the
+    // object it names, the caller's access to it), as DRF looks the object up before the serializer.
+    const handlers = route.body ? [...route.handlers.slice(0, -1), requestBodyValidator(route.body), ...route.handlers.slice(-1)] : route.handlers;
+    router[route.method](route.path, ...chain, ...handlers);
   }
   // A declared path with an undeclared method: 405 naming the allowed ones, as DRF answers.
   const methodsByPath = new Map<string, Set<string>>();

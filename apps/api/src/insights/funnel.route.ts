@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
-import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
+import { funnelCorrelationBody, funnelFilterBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput, truthy } from '../http/insight-request';
 import type { InsightsDeps } from './trend.route';
 
 /** PostHog's legacy funnel endpoint under both prefixes; GET takes the filter as query parameters. */
@@ -27,13 +28,14 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
       throw asValidationError(error);
     }
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    const correlationPath = `${prefix}/insights/funnel/correlation`;
-    routes.post(
+  routes.inProject((project) => {
+    const correlationPath = '/insights/funnel/correlation';
+    project.post(
       correlationPath,
       {
         scope: 'insight:read',
         summary: 'Funnel correlation (body)',
+        body: funnelCorrelationBody,
         throttle: 'clickhouse',
         example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
       },
@@ -41,15 +43,16 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
         await sendJson(res, await correlation(req, insightBody(req)));
       },
     );
-    routes.get(correlationPath, { scope: 'insight:read', summary: 'Funnel correlation (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(correlationPath, { scope: 'insight:read', summary: 'Funnel correlation (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
       await sendJson(res, await correlation(req, insightQueryInput(req)));
     });
-    const path = `${prefix}/insights/funnel`;
-    routes.post(
+    const path = '/insights/funnel';
+    project.post(
       path,
       {
         scope: 'insight:read',
         summary: 'Funnel (body)',
+        body: funnelFilterBody,
         throttle: 'clickhouse',
         example: () => ({ insight: 'FUNNELS', events: [{ id: 'signup' }, { id: 'purchase' }] }),
       },
@@ -57,9 +60,9 @@ export function createFunnelRoutes(deps: InsightsDeps, service: TrendsService): 
         await sendJson(res, await funnel(req, insightBody(req)));
       },
     );
-    routes.get(path, { scope: 'insight:read', summary: 'Funnel (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(path, { scope: 'insight:read', summary: 'Funnel (query parameters)', throttle: 'clickhouse' }, async (req, res) => {
       await sendJson(res, await funnel(req, insightQueryInput(req)));
     });
-  }
+  });
   return routes;
 }

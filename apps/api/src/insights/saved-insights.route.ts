@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
 import {
@@ -25,9 +25,11 @@ import type { Sql } from '@sightline/postgres';
 import { csvText } from '../http/csv-response';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
+import { booleanField, charField, listField, nullable, objectBody } from '../http/body-fields';
+import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeBasicInsights, serializeInsights } from './insight.serializer';
-import { asValidationError, truthy } from './insight-request';
+import { asValidationError, truthy } from '../http/insight-request';
 import { trendResultCsv } from './trend.csv';
 
 declare module 'express-serve-static-core' {
@@ -42,6 +44,21 @@ export interface SavedInsightsDeps {
   now: () => number;
   metrics?: Metrics;
 }
+
+/** What parseInsightInput reads, in its order; it words a wrong filters, query, order or dashboard itself. */
+const insightFields = {
+  name: nullable(charField()),
+  derived_name: nullable(charField()),
+  description: nullable(charField()),
+  filters: { description: 'The legacy filter object the insight runs (insight: TRENDS, FUNNELS, …)' },
+  query: { description: 'A query node (InsightVizNode, TrendsQuery, FunnelsQuery, …), or its JSON text' },
+  saved: booleanField,
+  deleted: booleanField,
+  favorited: booleanField,
+  tags: listField(charField()),
+  order: { type: ['integer', 'null'] },
+  dashboards: listField(undefined, 'Ids of dashboards of the project to put the insight on'),
+};
 
 /** How many insights my_last_viewed lists (PostHog's). */
 const LAST_VIEWED = 5;
@@ -122,14 +139,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
   const routes = new RouteTable();
   const { db } = deps;
 
-  const loadInsight: RequestHandler = async (req, _res, next) => {
-    const raw = String(req.params['insight_id']);
-    if (!/^\d{1,9}$/.test(raw)) return next(errors.notFound());
-    const insight = await findInsight(db, req.project!.id, Number(raw));
-    if (!insight) return next(errors.notFound());
-    req.insight = insight;
-    next();
-  };
+  const loadInsight = loadById('insight_id', 'insight', (teamId, id) => findInsight(db, teamId, id));
 
   const checkDashboards = async (req: Request, ids: number[] | undefined) => {
     if (!ids) return;
@@ -176,21 +186,25 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
     }
   };
 
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    const base = `${prefix}/insights`;
+  routes.inProject((project) => {
+    const base = '/insights';
     const read = { scope: 'insight:read' } as const;
     const write = { scope: 'insight:write' } as const;
 
-    routes.get(`${base}/my_last_viewed`, { ...read, summary: 'The insights the caller viewed last', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(`${base}/my_last_viewed`, { ...read, summary: 'The insights the caller viewed last', throttle: 'clickhouse' }, async (req, res) => {
       res.json(await serializeBasicInsights(db, await lastViewedInsights(db, req.project!.id, req.principal!.userId, LAST_VIEWED)));
     });
 
-    routes.post(
+    project.post(
       `${base}/timing`,
       {
         ...read,
         summary: 'Record how long an insight took to load (Insight fields and the timing report; every field optional)',
         throttle: 'clickhouse',
+        body: {
+          description:
+            'A JSON object: type, context, status, time_to_see_data_ms, insights_fetched, insights_fetched_cached, … (what is absent is stored empty)',
+        },
         example: () => ({ name: 'Daily signups', type: 'insight_load', context: 'insight', time_to_see_data_ms: 420, insights_fetched: 1 }),
       },
       async (req, res) => {
@@ -233,7 +247,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       },
     );
 
-    routes.get(base, { ...read, summary: 'List saved insights', list: true, throttle: 'clickhouse' }, async (req, res) => {
+    project.get(base, { ...read, summary: 'List saved insights', list: true, throttle: 'clickhouse' }, async (req, res) => {
       const limit = queryInteger(req.query['limit'], 100, 1);
       const offset = queryInteger(req.query['offset'], 0, 0);
       const flag = (key: string) => (req.query[key] === undefined ? undefined : truthy(req.query[key]));
@@ -273,12 +287,13 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       res.json(limitOffsetPage(req, { count, limit, offset, results }));
     });
 
-    routes.post(
+    project.post(
       base,
       {
         ...write,
         summary: 'Save an insight',
         throttle: 'clickhouse',
+        body: objectBody(insightFields),
         example: () => ({ name: 'Daily signups', filters: { insight: 'TRENDS', events: [{ id: 'signup' }] } }),
       },
       async (req, res) => {
@@ -292,7 +307,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       },
     );
 
-    routes.get(
+    project.get(
       `${base}/:insight_id`,
       { ...read, summary: 'Retrieve a saved insight (refresh computes it)', throttle: 'clickhouse' },
       loadInsight,
@@ -317,9 +332,9 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
       },
     );
 
-    routes.patch(
+    project.patch(
       `${base}/:insight_id`,
-      { ...write, summary: 'Update a saved insight', throttle: 'clickhouse', example: () => ({ description: 'changed' }) },
+      { ...write, summary: 'Update a saved insight', throttle: 'clickhouse', body: objectBody(insightFields), example: () => ({ description: 'changed' }) },
       loadInsight,
       async (req, res) => {
         const input = parseInsightInput(parseBody(req.body ?? {}));
@@ -336,7 +351,7 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
     );
 
     // As for flags: insights are soft-deleted with PATCH {"deleted": true}.
-    routes.delete(
+    project.delete(
       `${base}/:insight_id`,
       { ...write, summary: 'Refused: PATCH {"deleted": true} removes an insight', throttle: 'clickhouse' },
       loadInsight,
@@ -344,6 +359,6 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, service: Tren
         throw errors.methodNotAllowed('DELETE');
       },
     );
-  }
+  });
   return routes;
 }

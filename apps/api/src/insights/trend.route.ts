@@ -5,7 +5,8 @@ import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightli
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
-import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
+import { trendFilterBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput, truthy } from '../http/insight-request';
 import { trendResultCsv } from './trend.csv';
 
 export interface InsightsDeps {
@@ -44,13 +45,14 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
     }
     await sendJson(res, result);
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    const path = `${prefix}/insights/trend`;
-    routes.post(
+  routes.inProject((project) => {
+    const path = '/insights/trend';
+    project.post(
       path,
       {
         scope: 'insight:read',
         summary: 'Trends (body)',
+        body: trendFilterBody,
         throttle: 'clickhouse',
         example: () => ({ events: [{ id: 'signup', math: 'dau' }], date_from: '-7d', interval: 'day' }),
       },
@@ -58,9 +60,9 @@ export function createTrendRoutes(deps: InsightsDeps, trends: TrendsService): Ro
         await send(req, res, await trend(req, insightBody(req)));
       },
     );
-    routes.get(path, { scope: 'insight:read', summary: 'Trends (query parameters; format=csv)', throttle: 'clickhouse' }, async (req, res) => {
+    project.get(path, { scope: 'insight:read', summary: 'Trends (query parameters; format=csv)', throttle: 'clickhouse' }, async (req, res) => {
       await send(req, res, await trend(req, insightQueryInput(req)));
     });
-  }
+  });
   return routes;
 }

@@ -1,5 +1,6 @@
 import { errors } from '@sightline/http';
 import { UnknownJobError, type JobOperator } from '@sightline/jobs';
+import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 
 /**
@@ -23,7 +24,7 @@ export function createJobsRoutes(jobs: JobOperator): RouteTable {
 
   routes.post(
     `${base}/:job/run`,
-    { scope: 'person:write', summary: 'Run a job now; NDJSON progress (embedded service only)', example: () => ({}) },
+    { scope: 'person:write', summary: 'Run a job now; NDJSON progress (embedded service only)', body: ignoredBody, example: () => ({}) },
     async (req, res) => {
       const job = String(req.params['job']);
       if (!jobs.names.includes(job)) throw errors.notFound(new UnknownJobError(job, jobs.names).message);

@@ -15,6 +15,7 @@ import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { parsePropertyFilters, PropertyFilterError } from '@sightline/properties';
 import { parseList, parseString } from '../http/drf-fields';
+import { describedBody, ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 
 export function serializeProject(p: Project) {
@@ -106,6 +107,16 @@ function parseSettings(body: unknown) {
   return change;
 }
 
+/** What parseSettings reads; it words every refusal itself (a name that is no text is blank, as DRF's CharField says). */
+const settingsBody = describedBody('Project settings to change', {
+  name: 'Up to 200 characters',
+  timezone: 'An IANA time zone (Europe/Berlin)',
+  week_start_day: '0 (Sunday) or 1 (Monday), or null',
+  test_account_filters: 'Property filters that leave out test accounts',
+  person_display_name_properties: 'The person properties that name a person, in order',
+  ...Object.fromEntries(PROJECT_SDK_SETTINGS.map((name) => [name, 'A boolean browser SDK setting'])),
+});
+
 const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berlin', week_start_day: 1, person_display_name_properties: ['email'] });
 
 /**
@@ -147,26 +158,30 @@ export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<Pro
       res.status(201).json(serializeProject(project!));
     },
   );
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    routes.get(prefix, { scope: 'project:read', summary: 'Retrieve a project' }, (req, res) => {
+  routes.inProject((project) => {
+    project.get('', { scope: 'project:read', summary: 'Retrieve a project' }, (req, res) => {
       res.json(serializeProject(req.project!));
     });
-    routes.patch(prefix, { scope: 'project:write', summary: "Change a project's settings", example: settingsExample }, async (req, res) => {
+    project.patch('', { scope: 'project:write', summary: "Change a project's settings", body: settingsBody, example: settingsExample }, async (req, res) => {
       const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body));
       res.json(serializeProject(updated!));
     });
     // PostHog's reset_token: a new project API key. The announcement makes every process's token
     // cache drop the old key; if it cannot be sent, they drop it when their entries expire.
-    routes.patch(`${prefix}/reset_token`, { scope: 'project:write', summary: "Replace the project's API key", example: () => ({}) }, async (req, res) => {
-      const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
-      await options.tokenChanges?.publish(updated!.id).catch((err: unknown) => {
-        options.logger.warn(
-          { err, teamId: updated!.id },
-          'could not announce a reset project API key; other processes accept the old one until their cache entries expire',
-        );
-      });
-      res.json(serializeProject(updated!));
-    });
-  }
+    project.patch(
+      '/reset_token',
+      { scope: 'project:write', summary: "Replace the project's API key", body: ignoredBody, example: () => ({}) },
+      async (req, res) => {
+        const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
+        await options.tokenChanges?.publish(updated!.id).catch((err: unknown) => {
+          options.logger.warn(
+            { err, teamId: updated!.id },
+            'could not announce a reset project API key; other processes accept the old one until their cache entries expire',
+          );
+        });
+        res.json(serializeProject(updated!));
+      },
+    );
+  });
   return routes;
 }

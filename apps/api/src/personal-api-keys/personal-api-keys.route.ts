@@ -4,6 +4,7 @@ import { isKnownScope, type Principal } from '@sightline/auth';
 import { errors } from '@sightline/http';
 import type { MetadataStore, Sql } from '@sightline/postgres';
 import { echoed, INT4_MAX } from '../http/drf-fields';
+import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 import { changeKey, issueKey, listManageableKeys, removeKey, retrieveKey, rollKey } from './personal-api-keys.service';
 
@@ -130,10 +131,14 @@ export function createPersonalApiKeysRoutes(db: MetadataStore): RouteTable {
         res.json(serializePersonalKey(await changeKey(db, req.principal!, id, change)));
       },
     )
-    .post(`${base}/:key_id/roll`, { ...write, summary: 'Give a key a new value; the old one stops working', example: () => ({}) }, async (req, res) => {
-      const rolled = await rollKey(db, req.principal!, requireKeyId(req));
-      res.json(serializePersonalKey(rolled.key, rolled.value));
-    })
+    .post(
+      `${base}/:key_id/roll`,
+      { ...write, summary: 'Give a key a new value; the old one stops working', body: ignoredBody, example: () => ({}) },
+      async (req, res) => {
+        const rolled = await rollKey(db, req.principal!, requireKeyId(req));
+        res.json(serializePersonalKey(rolled.key, rolled.value));
+      },
+    )
     .delete(`${base}/:key_id`, { ...write, summary: 'Delete a personal API key' }, async (req, res) => {
       await removeKey(db, req.principal!, requireKeyId(req));
       res.status(204).end();

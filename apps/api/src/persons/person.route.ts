@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { activityPage } from '../activity-log';
 import { RouteTable } from '../http/route-registry';
+import { propertiesChangeBody, setPropertyBody, splitBody, unsetPropertyBody } from './person-bodies';
 import { actorOf, displayPropertiesOf, loadPerson } from './person-context';
 import {
   deletePerson,
@@ -33,8 +34,8 @@ export function createPersonRoutes(deps: PersonsDeps, base: string): RouteTable 
     const after = await updatePersonProperties(deps, actorOf(req), req.person!, parsePropertiesChange(req.body));
     res.json(serializePerson(after, displayPropertiesOf(req)));
   };
-  routes.patch(path, { ...write, summary: "Change a person's properties", example: propertiesExample }, load, update);
-  routes.put(path, { ...write, summary: "Replace a person's properties", example: propertiesExample }, load, update);
+  routes.patch(path, { ...write, summary: "Change a person's properties", body: propertiesChangeBody, example: propertiesExample }, load, update);
+  routes.put(path, { ...write, summary: "Replace a person's properties", body: propertiesChangeBody, example: propertiesExample }, load, update);
 
   routes.delete(path, { ...write, summary: "Delete a person (delete_events=true queues its events' deletion)" }, load, async (req, res) => {
     await deletePerson(deps, actorOf(req), req.person!, parseDeleteEvents(req));
@@ -42,23 +43,38 @@ export function createPersonRoutes(deps: PersonsDeps, base: string): RouteTable 
   });
 
   const setExample = () => ({ key: 'plan', value: 'pro' });
-  routes.post(`${path}/update_property`, { ...write, summary: 'Set one person property', example: setExample }, load, async (req, res) => {
-    await setPersonProperty(deps, actorOf(req), req.person!, parseSetProperty(req.body));
-    // PostHog answers 202: its change goes through ingestion; here it is already applied.
-    res.status(202).end();
-  });
+  routes.post(
+    `${path}/update_property`,
+    { ...write, summary: 'Set one person property', body: setPropertyBody, example: setExample },
+    load,
+    async (req, res) => {
+      await setPersonProperty(deps, actorOf(req), req.person!, parseSetProperty(req.body));
+      // PostHog answers 202: its change goes through ingestion; here it is already applied.
+      res.status(202).end();
+    },
+  );
 
   const unsetExample = () => ({ $unset: 'plan' });
-  routes.post(`${path}/delete_property`, { ...write, summary: 'Remove one person property', example: unsetExample }, load, async (req, res) => {
-    await unsetPersonProperty(deps, actorOf(req), req.person!, parseUnsetProperty(req.body));
-    res.status(201).json({ success: true });
-  });
+  routes.post(
+    `${path}/delete_property`,
+    { ...write, summary: 'Remove one person property', body: unsetPropertyBody, example: unsetExample },
+    load,
+    async (req, res) => {
+      await unsetPersonProperty(deps, actorOf(req), req.person!, parseUnsetProperty(req.body));
+      res.status(201).json({ success: true });
+    },
+  );
 
-  routes.post(`${path}/split`, { ...write, summary: splitSummary, example: () => ({ main_distinct_id: 'user-1' }) }, load, async (req, res) => {
-    await splitPersonApart(deps, actorOf(req), req.person!, parseSplit(req.body));
-    // PostHog splits in a background task and answers 201 at once; here it is done when answered.
-    res.status(201).json({ success: true });
-  });
+  routes.post(
+    `${path}/split`,
+    { ...write, summary: splitSummary, body: splitBody, example: () => ({ main_distinct_id: 'user-1' }) },
+    load,
+    async (req, res) => {
+      await splitPersonApart(deps, actorOf(req), req.person!, parseSplit(req.body));
+      // PostHog splits in a background task and answers 201 at once; here it is done when answered.
+      res.status(201).json({ success: true });
+    },
+  );
 
   const activity = { scope: 'activity_log:read', summary: 'Activity on one person', list: true, throttle: 'clickhouse' } as const;
   routes.get(`${path}/activity`, activity, load, async (req, res) => {

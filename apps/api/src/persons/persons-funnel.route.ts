@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import { parseFunnelFilter, parseLegacyCorrelationActors, parseLegacyFunnelActors, type TrendsService } from '@sightline/insights';
-import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
+import { funnelActorsBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput } from '../http/insight-request';
 import { RouteTable } from '../http/route-registry';
 import { legacyActorsAnswer } from './persons-funnel.serializer';
 
@@ -58,27 +59,33 @@ async function correlationActors(deps: PersonsFunnelDeps, service: TrendsService
  */
 export function createPersonsFunnelRoutes(deps: PersonsFunnelDeps, service: TrendsService): RouteTable {
   const routes = new RouteTable();
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    const correlationPath = `${prefix}/persons/funnel/correlation`;
-    routes.get(correlationPath, { ...read, summary: 'The persons (or groups) behind a funnel correlation row (legacy)' }, async (req, res) => {
+  routes.inProject((project) => {
+    const correlationPath = '/persons/funnel/correlation';
+    project.get(correlationPath, { ...read, summary: 'The persons (or groups) behind a funnel correlation row (legacy)' }, async (req, res) => {
       await sendJson(res, await correlationActors(deps, service, req, insightQueryInput(req)));
     });
-    const correlationPost = { ...read, summary: 'The persons (or groups) behind a funnel correlation row (legacy, body)', example: correlationExample };
-    routes.post(correlationPath, correlationPost, async (req, res) => {
+    const correlationPost = {
+      ...read,
+      summary: 'The persons (or groups) behind a funnel correlation row (legacy, body)',
+      body: funnelActorsBody,
+      example: correlationExample,
+    };
+    project.post(correlationPath, correlationPost, async (req, res) => {
       await sendJson(res, await correlationActors(deps, service, req, { ...insightQueryInput(req), ...insightBody(req) }));
     });
-    const path = `${prefix}/persons/funnel`;
-    routes.get(path, { ...read, summary: 'The persons (or groups) behind a funnel step (legacy)' }, async (req, res) => {
+    const path = '/persons/funnel';
+    project.get(path, { ...read, summary: 'The persons (or groups) behind a funnel step (legacy)' }, async (req, res) => {
       await sendJson(res, await funnelStepActors(deps, service, req, insightQueryInput(req)));
     });
     const stepPost = {
       ...read,
       summary: 'The persons (or groups) behind a funnel step (legacy, body)',
+      body: funnelActorsBody,
       example: () => ({ ...FUNNEL_EXAMPLE, funnel_step: 1 }),
     };
-    routes.post(path, stepPost, async (req, res) => {
+    project.post(path, stepPost, async (req, res) => {
       await sendJson(res, await funnelStepActors(deps, service, req, { ...insightQueryInput(req), ...insightBody(req) }));
     });
-  }
+  });
   return routes;
 }

@@ -3,7 +3,9 @@ import { personPropertyValues, type CohortRow } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { activityPage } from '../activity-log';
 import { limitOffsetPage } from '../http/pagination';
+import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
+import { bulkDeleteBody } from './person-bodies';
 import { actorOf, displayPropertiesOf } from './person-context';
 import { bulkDeletePersons, PERSONS_ACTIVITY_SCOPE } from './person-changes.service';
 import { createPersonRoutes } from './person.route';
@@ -25,9 +27,9 @@ export interface PersonsRoutesDeps extends PersonsDeps {
 /** Persons under `/api/environments/:project_id/persons/` (and `/api/projects/…`). */
 export function createPersonsRoutes(deps: PersonsRoutesDeps): RouteTable {
   const routes = new RouteTable();
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    routes.include(createPersonListRoutes(deps, `${prefix}/persons`), createPersonRoutes(deps, `${prefix}/persons`));
-  }
+  routes.inProject((project) => {
+    project.include(createPersonListRoutes(deps, '/persons'), createPersonRoutes(deps, '/persons'));
+  });
   return routes;
 }
 
@@ -50,14 +52,14 @@ function createPersonListRoutes(deps: PersonsRoutesDeps, base: string): RouteTab
   });
 
   // PostHog: persons are created by ingestion ($identify, $set, …), never through this API.
-  routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion' }, () => {
+  routes.post(base, { ...write, summary: 'Refused: persons are created by ingestion', body: ignoredBody }, () => {
     throw errors.methodNotAllowed('POST', 'Creating persons via this API is not allowed. Please create persons by sending an $identify event.');
   });
 
   const bulkDeleteExample = () => ({ distinct_ids: ['user-1'], delete_events: false });
   routes.post(
     `${base}/bulk_delete`,
-    { ...write, summary: 'Delete persons by distinct ids or ids (optionally their events)', example: bulkDeleteExample },
+    { ...write, summary: 'Delete persons by distinct ids or ids (optionally their events)', body: bulkDeleteBody, example: bulkDeleteExample },
     async (req, res) => {
       const request = parseBulkDelete(req.body);
       const { found, deleted } = await bulkDeletePersons(deps, actorOf(req), request);

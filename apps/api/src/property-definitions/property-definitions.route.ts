@@ -1,4 +1,4 @@
-import { listPropertyDefinitions, PROPERTY_DEFINITION_TYPES, type PropertyDefinitionKind } from '@sightline/definitions';
+import { listPropertyDefinitions, PROPERTY_DEFINITION_TYPES, type PropertyDefinitionKind } from '@sightline/event-property-definitions';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { DEFINITIONS_PAGE_SIZE, searchParam, serializeDefinition } from '../event-definitions';
@@ -12,9 +12,9 @@ import { RouteTable } from '../http/route-registry';
  */
 export function createPropertyDefinitionsRoutes(db: Sql): RouteTable {
   const routes = new RouteTable();
-  for (const prefix of ['/api/projects/:project_id', '/api/environments/:project_id']) {
-    routes.get(
-      `${prefix}/property_definitions`,
+  routes.inProject((project) => {
+    project.get(
+      '/property_definitions',
       { scope: 'property_definition:read', summary: 'List the event or person property keys seen', list: true },
       async (req, res) => {
         const type = req.query['type'] ?? 'event';
@@ -37,6 +37,6 @@ export function createPropertyDefinitionsRoutes(db: Sql): RouteTable {
         res.json(limitOffsetPage(req, { count, limit, offset, results }));
       },
     );
-  }
+  });
   return routes;
 }

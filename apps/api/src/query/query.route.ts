@@ -15,12 +15,23 @@ import {
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
-import { asValidationError, insightBody, truthy } from '../insights/insight-request';
+import { describedBody } from '../http/body-fields';
+import { asValidationError, insightBody, truthy } from '../http/insight-request';
 
 export interface QueryDeps {
   db: Sql;
   now: () => number;
 }
+
+/** What a query request reads; `query` is the one field it needs (a body that is no object has none). */
+const queryBody = {
+  ...describedBody('A query request', {
+    query: 'The query node: {kind: TrendsQuery | FunnelsQuery | ActorsQuery | …}, or its JSON text',
+    refresh: 'true, blocking or force_blocking: compute again instead of answering from the cache',
+    client_query_id: 'An id the client gives the query',
+  }),
+  required: ['query'],
+};
 
 /** The query node of a request: `query` as an object or a JSON string; an InsightVizNode is unwrapped. */
 function queryNode(body: Record<string, unknown>): Record<string, unknown> {
@@ -129,12 +140,13 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
       'not_supported',
     );
   };
-  for (const prefix of ['/api/environments/:project_id', '/api/projects/:project_id']) {
-    routes.post(
-      `${prefix}/query`,
+  routes.inProject((project) => {
+    project.post(
+      '/query',
       {
         scope: 'query:read',
         summary: 'Run a TrendsQuery, FunnelsQuery, or ActorsQuery of a FunnelsActorsQuery or FunnelCorrelationActorsQuery',
+        body: queryBody,
         throttle: 'clickhouse',
         example: () => ({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] } }),
       },
@@ -142,6 +154,6 @@ export function createQueryRoutes(deps: QueryDeps, service: TrendsService): Rout
         await sendJson(res, await run(req));
       },
     );
-  }
+  });
   return routes;
 }

@@ -1,4 +1,5 @@
 import type { Scope } from '@sightline/auth';
+import { ignoredBody } from '../http/body-fields';
 import { type HttpMethod, type RouteDefinition, type RouteTable, requiredScopes } from '../http/route-registry';
 
 /** An OpenAPI 3.1 document: plain JSON. */
@@ -69,7 +70,7 @@ function managementOperation(route: RouteDefinition, operationIds: Set<string>, 
     ...(hasBody
       ? {
           requestBody: {
-            required: route.body !== undefined,
+            required: route.body !== undefined && route.body !== ignoredBody,
             content: {
               'application/json': {
                 schema: route.body ?? { type: 'object' },
