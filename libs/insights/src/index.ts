@@ -59,6 +59,7 @@ export {
 } from './repositories/actions.repository';
 export {
   cohortDefinitionOf,
+  cohortNamesByIds,
   cohortPropertyGroup,
   findCohort,
   findCohorts,
@@ -74,6 +75,7 @@ export {
 } from './repositories/cohorts.repository';
 export {
   addStaticCohortMembers,
+  insertStaticCohortPeople,
   isUuidText,
   refreshStaticCohort,
   removeStaticCohortMember,

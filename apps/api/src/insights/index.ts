@@ -5,9 +5,8 @@ import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
 export type { InsightsDeps } from './trend.route';
-export { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
 export { serializeInsights } from './insight.serializer';
-export { funnelActorsBody } from './legacy-filter-body';
+export { trendResultCsv } from './trend.csv';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), run by the query service. */
 export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService): RouteTable {

@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import type { QueryService } from '@sightline/insights';
-import { asValidationError, funnelActorsBody, insightBody, insightQueryInput } from '../insights';
+import { funnelActorsBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput } from '../http/insight-request';
 import { RouteTable } from '../http/route-registry';
 import { legacyActorsAnswer } from './persons-funnel.serializer';
 

@@ -4,7 +4,7 @@ import { QUERY_API_KINDS, type QueryService } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import { RouteTable } from '../http/route-registry';
 import { describedBody } from '../http/body-fields';
-import { asValidationError, insightBody, truthy } from '../insights';
+import { asValidationError, insightBody, truthy } from '../http/insight-request';
 
 export interface QueryDeps {
   now: () => number;

@@ -12,6 +12,10 @@ const root = join(__dirname, '..');
 const dir = join(root, 'deploy', 'cluster');
 const read = (file: string) => readFileSync(join(dir, file), 'utf8');
 
+/** The command `npm run start:<app>` runs: a container runs the same node flags and entry point. */
+const startCommandOf = (app: string): string[] =>
+  ((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[`start:${app}`] ?? '').split(/\s+/);
+
 interface Service {
   image?: string;
   build?: { context?: string; dockerfile?: string };
@@ -105,7 +109,7 @@ describe('deploy/cluster/docker-compose.yml', () => {
 
     it('is built from deploy/Dockerfile and runs its own main.ts through tsx', () => {
       expect(service.build).toEqual({ context: '../..', dockerfile: 'deploy/Dockerfile' });
-      expect(service.command).toEqual(['node', '--import', 'tsx', `apps/${app}/src/main.ts`]);
+      expect(service.command).toEqual(startCommandOf(app));
     });
 
     it("sets only variables of its app's spec (all in .env.example), and passes the app's validation", () => {
