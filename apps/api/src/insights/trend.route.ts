@@ -6,7 +6,7 @@ import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
 import { trendFilterBody } from '../http/legacy-filter-body';
-import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
+import { asValidationError, insightBody, insightQueryInput, truthy } from '../http/insight-request';
 import { trendResultCsv } from './trend.csv';
 
 export interface InsightsDeps {
