@@ -1,7 +1,7 @@
-// ESLint checks the import boundaries of the workspace (docs/architecture-rules.md says why
-// each one exists). Prettier formats; this file holds no style rules. Import cycles, type-only
-// ones included, are checked by dependency-cruiser (.dependency-cruiser.cjs): import-x/no-cycle
-// skips `import type` edges by design.
+// ESLint checks the import boundaries of the workspace (docs/architecture.md, "Import
+// boundaries"). Prettier formats; this file holds no style rules. Import cycles, type-only ones
+// included, are checked by dependency-cruiser (.dependency-cruiser.cjs): import-x/no-cycle skips
+// `import type` edges by design.
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

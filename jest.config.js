@@ -3,8 +3,9 @@
 // - `integration` (*.int.test.ts): one component against real Redis, PostgreSQL, the Kafka protocol
 //   via librdkafka's mock cluster and ClickHouse via chdb.
 // - `e2e` (*.e2e.test.ts): the assembled product from outside: the apps as real processes, the web
-//   app and posthog-js in headless Chromium, the official SDKs, `npm start`'s bundle, the
-//   deployment files against the code they configure.
+//   app and posthog-js in headless Chromium, the official SDKs, `npm start`'s bundle. (The checks
+//   of the deployment files against the code read files only: they stay in `unit`, so that
+//   test:quick catches a config change the compose files do not follow.)
 // - `slow` (*.slow.test.ts): crash, soak and fuzz runs on the same services, minutes each.
 // The global setup starts the services once per run for every project that needs them
 // (tools/testkit). `npm run test:fast` runs unit and integration; `npm test` runs all four and

@@ -36,7 +36,11 @@ export interface TimedAgainstBaseline<O, B> {
  * The analytics benchmarks' measurement: one warm-up each, then `runs` rounds that alternate our
  * endpoint and the hand-written query, so both see the same machine state.
  */
-export async function timeAgainstBaseline<O, B>(runs: number, ours: () => Promise<O>, baseline: () => Promise<B>): Promise<TimedAgainstBaseline<Awaited<O>, Awaited<B>>> {
+export async function timeAgainstBaseline<O, B>(
+  runs: number,
+  ours: () => Promise<O>,
+  baseline: () => Promise<B>,
+): Promise<TimedAgainstBaseline<Awaited<O>, Awaited<B>>> {
   const timed = async <T>(fn: () => Promise<T>): Promise<[number, Awaited<T>]> => {
     const started = performance.now();
     const value = await fn();

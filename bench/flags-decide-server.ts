@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { createAnalyticsStore } from '@sightline/clickhouse';
 import { createApiApp, flagsResponseText, flagsShape, readFlagRequest } from '@sightline/api';
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache, loadProjectFlagDefinitions } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache, loadProjectFlagDefinitions } from '@sightline/flag-store';
 import { evaluateFlags } from '@sightline/flags';
 import { openGeoIp } from '@sightline/geoip';
 import { clientIp, listen } from '@sightline/http';

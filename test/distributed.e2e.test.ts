@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { Client } from 'pg';
 import { createRedisInvalidation } from '@sightline/bus';
-import { FLAG_CHANGES_CHANNEL } from '@sightline/flag-definitions';
+import { FLAG_CHANGES_CHANNEL } from '@sightline/flag-store';
 import {
   createTestClickHouseDatabase,
   createTestPostgresDatabase,

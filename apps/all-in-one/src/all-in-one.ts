@@ -3,7 +3,7 @@ import { createProjectTokenCache } from '@sightline/accounts';
 import { createApiRouter, type AccessOptions, type AnalyticsOptions } from '@sightline/api';
 import { createInMemoryInvalidation, type EventBus, type Topics } from '@sightline/bus';
 import type { ClickHouseClient, ClickHouseLayout } from '@sightline/clickhouse';
-import { type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { type FlagDefinitionsCache } from '@sightline/flag-store';
 import { createCaptureRouter, createProjectKeyResolver } from '@sightline/gateway';
 import type { GeoIpLookup } from '@sightline/geoip';
 import { createServiceApp, type HealthCheck } from '@sightline/http';

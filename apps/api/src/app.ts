@@ -17,7 +17,7 @@ import {
 } from '@sightline/clickhouse';
 import { accessEnv, flagEvaluationEnv } from '@sightline/config';
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache, type FlagDefinitionsCache } from '@sightline/flag-store';
 import type { GeoIpLookup } from '@sightline/geoip';
 import type { JobOperator } from '@sightline/jobs';
 import { ApiError, createServiceApp, errors, inputGuard, nextWorkTurn, type FastPathFactory, type HealthCheck } from '@sightline/http';

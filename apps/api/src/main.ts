@@ -8,7 +8,7 @@ import {
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
 import { apiEnv, requiredInDistributedMode } from '@sightline/config';
 import { createInMemoryInvalidation, createRedisInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache, FLAG_CHANGES_CHANNEL } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache, FLAG_CHANGES_CHANNEL } from '@sightline/flag-store';
 import { openGeoIp } from '@sightline/geoip';
 import { createDecidePersonCache, PERSON_CHANGES_CHANNEL, personChangeCodec, type PersonChange } from '@sightline/persons';
 import { assertPostgresMigrated } from '@sightline/postgres';

@@ -2,27 +2,7 @@
 // insight filters (the insight endpoints' bodies and a saved insight's `filters`), both ways.
 // No DOM or Preact here: the conversions are unit-tested.
 
-/** One of PostHog's property filters as the insight endpoints read them. */
-export interface PropertyFilter {
-  key: string;
-  operator: string;
-  value?: string | number;
-  type: 'event' | 'person';
-}
-
-/** PostHog's property operators the builders and editors offer (not the cohort and date ones). */
-export const PROPERTY_OPERATORS: { value: string; label: string; valueless?: boolean; numeric?: boolean }[] = [
-  { value: 'exact', label: 'equals' },
-  { value: 'is_not', label: "doesn't equal" },
-  { value: 'icontains', label: 'contains' },
-  { value: 'not_icontains', label: "doesn't contain" },
-  { value: 'regex', label: 'matches regex' },
-  { value: 'not_regex', label: "doesn't match regex" },
-  { value: 'gt', label: 'greater than', numeric: true },
-  { value: 'lt', label: 'less than', numeric: true },
-  { value: 'is_set', label: 'is set', valueless: true },
-  { value: 'is_not_set', label: 'is not set', valueless: true },
-];
+import { PROPERTY_OPERATORS, type PropertyFilter } from './property-filter';
 
 /** The filters that can be sent: a key, and a value unless the operator takes none. */
 export function completeFilters(filters: PropertyFilter[] | undefined): PropertyFilter[] {

@@ -1,13 +1,5 @@
 import { useState } from 'preact/hooks';
-import { PROPERTY_OPERATORS } from './insight-query';
-
-/** One property filter as PostHog stores it (flag conditions, test-account filters). */
-export interface PropertyFilter {
-  key: string;
-  type: string;
-  operator: string;
-  value?: unknown;
-}
+import { PROPERTY_OPERATORS, type PropertyFilter } from './property-filter';
 
 const TYPE_LABELS: Record<string, string> = { event: 'Event property', person: 'Person property', cohort: 'Cohort' };
 

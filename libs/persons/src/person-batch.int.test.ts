@@ -133,7 +133,7 @@ describe('PersonBatch', () => {
   });
 
   it('gives the first person row of an id seen on personless events version 1, and marks the sighting merged', async () => {
-    await run(['ghost'], (b) => b.recordPersonless(TEAM, 'ghost'));
+    await run(['ghost'], (b) => void b.personOfPersonlessEvent(TEAM, 'ghost'));
     expect(await stored('ghost')).toBeUndefined();
     await run(['ghost'], (b) => b.getOrCreate(TEAM, 'ghost', T0));
     expect(await stored('ghost')).toMatchObject({ distinct_id_version: '1' });

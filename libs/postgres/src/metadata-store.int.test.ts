@@ -13,10 +13,14 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
   let stores: MetadataStore[] = [];
   let database: TestPostgresDatabase | undefined;
   let dataDir: string | undefined;
-  const open = async () => {
-    // PGlite without the install's template: these tests migrate from an empty database.
+  /**
+   * A store on this test's database. A new PGlite directory starts from the install's migrated
+   * template, as `npm start`'s does, unless the test needs an empty database (`empty`): an empty
+   * one costs an initdb, seconds per test.
+   */
+  const open = async (pglite: 'template' | 'empty' = 'template') => {
     const store = await createMetadataStore(
-      kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: false, pgliteThread: kind === 'pglite' },
+      kind === 'pg' ? { url: database!.url } : { dataDir: dataDir!, pgliteTemplate: pglite === 'template', pgliteThread: kind === 'pglite' },
     );
     stores.push(store);
     return store;
@@ -36,7 +40,7 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
   it('applies every migration once, even when several processes migrate at the same time', async () => {
     const all = loadPostgresMigrations().map((m) => m.version);
     // Separate pools race like separate processes (PGlite is single-connection by nature).
-    const racers = kind === 'pg' ? await Promise.all([open(), open(), open()]) : [await open()];
+    const racers = kind === 'pg' ? await Promise.all([open(), open(), open()]) : [await open('empty')];
     const results = await Promise.all(racers.map((s) => migratePostgres(s)));
     expect(results.flat().sort((a, b) => a - b)).toEqual(all);
     expect(await migratePostgres(racers[0]!)).toEqual([]);
@@ -118,7 +122,7 @@ describe.each(['pg', 'pglite', 'pglite-this-thread'] as const)('metadata store (
   });
 
   it('reports pending migrations as not ready', async () => {
-    const store = await open();
+    const store = await open('empty');
     await store.exec('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
     await expect(assertPostgresMigrated(store)).rejects.toThrow(/pending/);
   });

@@ -1,1 +1,1 @@
-export { activityPage, recordActivity } from './activity-log';
+export { activityPage, changesBetween, recordActivity, type ActivityDetail, type Change } from './activity-log';

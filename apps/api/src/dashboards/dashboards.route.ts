@@ -15,7 +15,7 @@ import { limitOffsetPage } from '../http/pagination';
 import { booleanField, charField, listField, objectBody } from '../http/body-fields';
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
-import { serializeInsights } from '../insights/insight.serializer';
+import { serializeInsights } from '../insights';
 import { loadBasicUsers } from '@sightline/accounts';
 
 declare module 'express-serve-static-core' {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProjectSdkSettings } from '@sightline/accounts';
 import type { FlagResult } from '@sightline/flags';
-import { buildRemoteConfig } from '../remote-config/remote-config';
+import { buildRemoteConfig } from '../remote-config';
 
 /**
  * Response shapes of /decide and /flags by version (docs/http-api.md#decide-response; PostHog: rust/feature-flags/src/api/types.rs):

@@ -7,7 +7,7 @@ import { PostHog } from 'posthog-node';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createAnalyticsStore } from '@sightline/clickhouse';
 import { createInMemoryInvalidation, createRedisInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache, type FlagDefinitionsCache } from '@sightline/flag-store';
 import { openGeoIp, type GeoIpLookup } from '@sightline/geoip';
 import { listen } from '@sightline/http';
 import { silentLogger } from '@sightline/logger';

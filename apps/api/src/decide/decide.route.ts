@@ -1,7 +1,7 @@
 import express, { Router, type RequestHandler } from 'express';
 import { findProjectById, isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
 import { withDeadline } from '@sightline/deadline';
-import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-definitions';
+import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-store';
 import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import querystring from 'node:querystring';

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { canAccessProject, findProjectById, listProjectsFor, type ProjectTokenLookup } from '@sightline/accounts';
-import { localEvaluationBody, type FlagDefinitionsCache } from '@sightline/flag-definitions';
+import { localEvaluationBody, type FlagDefinitionsCache } from '@sightline/flag-store';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { hiddenFlagIds } from '../feature-flags';

@@ -1,4 +1,4 @@
-import { collectDefinitionSightings, recordDefinitionSightings } from '@sightline/definitions';
+import { collectDefinitionSightings, recordDefinitionSightings } from '@sightline/event-property-definitions';
 import request from 'supertest';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 

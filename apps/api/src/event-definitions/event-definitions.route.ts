@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { listEventDefinitions, type EventDefinitionRow } from '@sightline/definitions';
+import { listEventDefinitions, type EventDefinitionRow } from '@sightline/event-property-definitions';
 import type { Sql } from '@sightline/postgres';
 import { queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';

@@ -227,16 +227,6 @@ export async function activeFlagsNamingCohorts(db: Sql, teamId: number, cohortId
   );
 }
 
-export async function cohortExists(db: Sql, teamId: number, id: number): Promise<boolean> {
-  return (await db.query('SELECT 1 FROM cohorts WHERE team_id = $1 AND id = $2 AND NOT deleted', [teamId, id])).length > 0;
-}
-
-/** The ids among `ids` that are not live dashboards of the project. */
-export async function missingDashboards(db: Sql, teamId: number, ids: readonly number[]): Promise<number[]> {
-  const found = await db.query<{ id: number }>('SELECT id FROM dashboards WHERE team_id = $1 AND id = ANY($2::int[]) AND NOT deleted', [teamId, ids]);
-  return ids.filter((id) => !found.some((d) => d.id === id));
-}
-
 /** The dashboards a flag is linked to (analytics_dashboards), in id order. */
 export async function flagDashboardIds(db: Sql, flagId: number): Promise<number[]> {
   const rows = await db.query<{ dashboard_id: number }>('SELECT dashboard_id FROM feature_flag_dashboards WHERE feature_flag_id = $1 ORDER BY dashboard_id', [

@@ -3,7 +3,7 @@ import { errors } from '@sightline/http';
 import { findInputProblem } from '@sightline/json-input';
 import { flagAccessLevels, hiddenFlagIds } from './flag-access-levels';
 import { atLeast } from '../access-control';
-import { activityPage } from '../activity-log/activity-log';
+import { activityPage } from '../activity-log';
 import { INT4_MAX, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { parseObjectId } from '../http/load-by-id';

@@ -1,11 +1,11 @@
 import { errors, ApiError } from '@sightline/http';
 import type { MetadataStore, Sql } from '@sightline/postgres';
-import { changesBetween, recordActivity, type Change } from '../activity-log/activity-log';
+import { changesBetween, recordActivity, type Change } from '../activity-log';
 import { findUserEmail } from '@sightline/accounts';
+import { existingDashboardIds, findCohort } from '@sightline/insights';
 import type { FlagInput, FlagValidationContext } from './flag-input';
 import {
   activeExperimentIds,
-  cohortExists,
   dependentFlags,
   disabledFlagsAmong,
   findFlag,
@@ -14,7 +14,6 @@ import {
   hasDeletedExperiment,
   insertFlag,
   isKeyTaken,
-  missingDashboards,
   setAnalyticsDashboards,
   updateFlag,
   WRITABLE_COLUMNS,
@@ -39,9 +38,12 @@ export function validationContext(db: Sql, teamId: number, method: FlagValidatio
     method,
     current,
     keyTaken: (key, except) => isKeyTaken(db, teamId, key, except),
-    cohortExists: (id) => cohortExists(db, teamId, id),
+    cohortExists: async (id) => (await findCohort(db, teamId, id))?.deleted === false,
     findFlag: (idOrKey) => findLiveFlagRef(db, teamId, idOrKey),
-    missingDashboards: (ids) => missingDashboards(db, teamId, ids),
+    missingDashboards: async (ids) => {
+      const live = await existingDashboardIds(db, teamId, ids);
+      return ids.filter((id) => !live.has(id));
+    },
   };
 }
 

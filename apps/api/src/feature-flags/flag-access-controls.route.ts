@@ -1,32 +1,26 @@
 import type { Request, RequestHandler } from 'express';
 import { errors } from '@sightline/http';
-import type { MetadataStore } from '@sightline/postgres';
 import { objectBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
-import { findRole } from '../organization';
-import { findUserIdByUuid } from '@sightline/accounts';
 import {
   atLeast,
   controlsFor,
   DEFAULT_FLAG_ACCESS_LEVELS_INFO,
   FLAG_ACCESS_LEVELS,
+  putAccessControl,
   serializeControl,
-  setAccessControl,
-  type AccessControlRow,
+  type AccessControlChange,
+  type AccessControlScope,
   type AccessLevel,
 } from '../access-control';
-import { echoed, parseBody } from '../http/drf-fields';
+import { parseBody } from '../http/drf-fields';
 import { FLAG_PATH, loadFlag, type FeatureFlagDeps } from './flag-context';
 
 const FLAG_RESOURCE = 'feature_flag';
 
-/**
- * Upserts (or, with access_level null, removes) one access control, as PostHog's
- * AccessControlViewSetMixin._update_access_controls does. `organization_member` names a
- * user of the organisation by uuid (Sightline has no separate membership ids).
- */
-async function putControl(db: MetadataStore, req: Request, resourceId: string | null): Promise<AccessControlRow | null> {
-  const body = parseBody(req.body ?? {});
+/** PostHog's AccessControlViewSetMixin body: access_level (null removes), and a role or an organization_member (neither: everyone). */
+function parseControlChange(raw: unknown): AccessControlChange {
+  const body = parseBody(raw ?? {});
   if (!('access_level' in body)) throw errors.validation('This field is required.', 'access_level', 'required');
   const level = body['access_level'];
   if (level !== null && !FLAG_ACCESS_LEVELS.includes(level as AccessLevel)) {
@@ -37,31 +31,18 @@ async function putControl(db: MetadataStore, req: Request, resourceId: string | 
   if (roleRef !== null && memberRef !== null) {
     throw errors.validation('You can not scope an access control to both a member and a role.', null, 'invalid');
   }
-  let roleId: string | null = null;
-  let userId: number | null = null;
-  if (roleRef !== null) {
-    const role = await findRole(db, req.principal!.organizationId, String(roleRef));
-    if (!role) throw errors.validation(`Invalid pk "${echoed(roleRef)}" - object does not exist.`, 'role', 'does_not_exist');
-    roleId = role.id;
-  }
-  if (memberRef !== null) {
-    const uuid = String(memberRef);
-    const memberId = /^[0-9a-f-]{36}$/i.test(uuid) ? await findUserIdByUuid(db, req.principal!.organizationId, uuid) : null;
-    if (memberId === null) {
-      throw errors.validation(
-        `Invalid organization member id. Use the user's uuid (Sightline has no separate membership ids).`,
-        'organization_member',
-        'does_not_exist',
-      );
-    }
-    userId = memberId;
-  }
-  const teamId = req.project!.id;
-  const id = await setAccessControl(db, { teamId, resource: FLAG_RESOURCE, resourceId, roleId, userId }, level as AccessLevel | null, req.principal!.userId);
-  return id === null ? null : (await controlsFor(db, teamId, FLAG_RESOURCE, resourceId)).find((c) => c.id === id)!;
+  return { level: level as AccessLevel | null, roleRef, memberRef };
 }
 
-/** What putControl reads; it words a wrong access level itself. */
+const scopeOf = (req: Request, resourceId: string | null): AccessControlScope => ({
+  organizationId: req.principal!.organizationId,
+  teamId: req.project!.id,
+  resource: FLAG_RESOURCE,
+  resourceId,
+  actorId: req.principal!.userId,
+});
+
+/** What parseControlChange reads; it words a wrong access level itself. */
 const controlBody = objectBody(
   {
     access_level: { description: `One of ${FLAG_ACCESS_LEVELS.join(', ')}; null removes the control` },
@@ -107,7 +88,7 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
       loadFlag(db, 'viewer'),
       requireManager,
       async (req, res) => {
-        const control = await putControl(db, req, String(req.flag!.id));
+        const control = await putAccessControl(db, scopeOf(req, String(req.flag!.id)), parseControlChange(req.body));
         if (!control) res.status(204).end();
         else res.json(serializeControl(control));
       },
@@ -127,7 +108,7 @@ export function createFlagAccessControlsRoutes(deps: FeatureFlagDeps): RouteTabl
       { scope: 'access_control:write', summary: "Set the project's default access to flags", body: controlBody, example: () => ({ access_level: 'viewer' }) },
       loadFlag(db, 'viewer'),
       async (req, res) => {
-        const control = await putControl(db, req, null);
+        const control = await putAccessControl(db, scopeOf(req, null), parseControlChange(req.body));
         if (!control) res.status(204).end();
         else res.json(serializeControl(control));
       },

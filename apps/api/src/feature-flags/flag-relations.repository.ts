@@ -15,9 +15,3 @@ export async function dashboardsOfFlags(db: Sql, flagIds: readonly number[]): Pr
     [flagIds],
   );
 }
-
-/** The names of the project's cohorts among `ids`, deleted ones included (a flag may still name one). */
-export async function cohortNames(db: Sql, teamId: number, ids: readonly number[]): Promise<{ id: number; name: string }[]> {
-  if (ids.length === 0) return [];
-  return db.query<{ id: number; name: string }>('SELECT id, name FROM cohorts WHERE team_id = $1 AND id = ANY($2::int[])', [teamId, ids]);
-}

@@ -1,9 +1,10 @@
+import { cohortNamesByIds } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import type { AccessLevel } from '../access-control';
 import { loadBasicUsers, type BasicUser } from '@sightline/accounts';
 import { flagAccessLevels } from './flag-access-levels';
 import type { FlagRow } from './feature-flags.repository';
-import { cohortNames, dashboardsOfFlags, experimentsOfFlags } from './flag-relations.repository';
+import { dashboardsOfFlags, experimentsOfFlags } from './flag-relations.repository';
 
 /** What a flag's answer shows besides its own row, loaded for a page of flags at once. */
 export interface FlagRelations {
@@ -43,7 +44,7 @@ export async function loadFlagRelations(db: Sql, flags: readonly FlagRow[], view
     ),
     ids.length === 0 ? [] : experimentsOfFlags(db, ids),
     ids.length === 0 ? [] : dashboardsOfFlags(db, ids),
-    cohortNames(db, viewer.teamId, cohortIds),
+    cohortNamesByIds(db, viewer.teamId, cohortIds),
     flagAccessLevels(db, viewer.teamId, viewer.userId, flags),
   ]);
   return {

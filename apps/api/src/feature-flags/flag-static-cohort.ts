@@ -1,8 +1,8 @@
-import { loadProjectFlagDefinitions } from '@sightline/flag-definitions';
+import { loadProjectFlagDefinitions } from '@sightline/flag-store';
 import { evaluateFlags } from '@sightline/flags';
 import { listPersonsForFlags } from '@sightline/persons';
 import type { ClickHouseClient } from '@sightline/clickhouse';
-import { findCohort, refreshStaticCohort, type CohortRow } from '@sightline/insights';
+import { findCohort, insertCohort, insertStaticCohortPeople, refreshStaticCohort, setCohortCount, type CohortRow } from '@sightline/insights';
 import type { MetadataStore, Sql } from '@sightline/postgres';
 import type { FlagRow } from './feature-flags.repository';
 
@@ -61,18 +61,11 @@ export async function createStaticCohortForFlag(
   const persons = await personsWithFlagEnabled(db, flag, now);
   const stamp = now.toISOString().slice(0, 19).replace('T', ' ');
   const cohortId = await db.transaction(async (tx) => {
-    const [cohort] = await tx.query<{ id: number }>(
-      `INSERT INTO cohorts (team_id, name, is_static, is_calculating, count, created_by_id, last_calculation, version)
-       VALUES ($1, $2, true, false, $3, $4, $5, 1) RETURNING id`,
-      [flag.team_id, `Users with feature flag ${flag.key} enabled at ${stamp}`, persons.length, userId, now],
-    );
-    for (let i = 0; i < persons.length; i += PERSON_BATCH) {
-      await tx.query('INSERT INTO cohort_people (cohort_id, person_id, version) SELECT $1, unnest($2::bigint[]), 1', [
-        cohort!.id,
-        persons.slice(i, i + PERSON_BATCH),
-      ]);
-    }
-    return cohort!.id;
+    const cohort = await insertCohort(tx, flag.team_id, { name: `Users with feature flag ${flag.key} enabled at ${stamp}`, is_static: true }, userId);
+    await insertStaticCohortPeople(tx, cohort.id, persons, PERSON_BATCH);
+    // Counted with its members, should the copy to ClickHouse below fail.
+    await setCohortCount(tx, cohort.id, persons.length, now);
+    return cohort.id;
   });
   await refreshStaticCohort(stores, flag.team_id, cohortId, now.getTime());
   return (await findCohort(db, flag.team_id, cohortId))!;

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import type { TrendResult } from '@sightline/insights';
 import { personsCsv } from '../persons';
-import { trendResultCsv } from '../insights/trend.csv';
+import { trendResultCsv } from '../insights';
 import { csvCell, csvText, objectsCsv } from './csv-response';
 
 /** The cells a spreadsheet would read from the CSV text. */

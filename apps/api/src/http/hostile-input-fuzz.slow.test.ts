@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { createTestPerson, hostileBodies, hostileJsonValue, hostileQueryValue } from '@sightline/testkit';
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache } from '@sightline/flag-store';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiRouteTable } from '../app';

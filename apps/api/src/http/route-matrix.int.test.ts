@@ -11,7 +11,7 @@ import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { ALL_SCOPES, hashPersonalApiKey, hasScope, type Scope } from '@sightline/auth';
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache } from '@sightline/flag-store';
 import { createTestGroup, createTestPerson, insertGroupType } from '@sightline/testkit';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';

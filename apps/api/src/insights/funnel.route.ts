@@ -2,8 +2,8 @@ import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import { funnelBodyOf, parseCorrelationOptions, parseFunnelFilter, type CorrelationResult, type FunnelResult, type TrendsService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
-import { funnelCorrelationBody, funnelFilterBody } from './legacy-filter-body';
-import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
+import { funnelCorrelationBody, funnelFilterBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput, truthy } from '../http/insight-request';
 import type { InsightsDeps } from './trend.route';
 
 /** PostHog's legacy funnel endpoint under both prefixes; GET takes the filter as query parameters. */

@@ -7,6 +7,8 @@ import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
 export type { InsightsDeps } from './trend.route';
+export { serializeInsights } from './insight.serializer';
+export { trendResultCsv } from './trend.csv';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), sharing one answer cache. */
 export function createInsightsRoutes(deps: InsightsDeps): RouteTable {

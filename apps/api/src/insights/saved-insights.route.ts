@@ -29,7 +29,7 @@ import { booleanField, charField, listField, nullable, objectBody } from '../htt
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { serializeBasicInsights, serializeInsights } from './insight.serializer';
-import { asValidationError, truthy } from './insight-request';
+import { asValidationError, truthy } from '../http/insight-request';
 import { trendResultCsv } from './trend.csv';
 
 declare module 'express-serve-static-core' {

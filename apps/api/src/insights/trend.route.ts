@@ -5,8 +5,8 @@ import { parseTrendFilter, type TrendResult, type TrendsService } from '@sightli
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
-import { trendFilterBody } from './legacy-filter-body';
-import { asValidationError, insightBody, insightQueryInput, truthy } from './insight-request';
+import { trendFilterBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput, truthy } from '../http/insight-request';
 import { trendResultCsv } from './trend.csv';
 
 export interface InsightsDeps {

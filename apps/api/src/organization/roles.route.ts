@@ -1,25 +1,15 @@
 import type { RequestHandler } from 'express';
 import { errors } from '@sightline/http';
 import { isJsonObject, UUID_PATTERN } from '@sightline/json-input';
-import { isUniqueViolation, type Sql } from '@sightline/postgres';
+import type { Sql } from '@sightline/postgres';
 import { charField, choiceField, describedBody, nullable, objectBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
-import { echoed, parseBody, parseString, queryInteger } from '../http/drf-fields';
+import { parseBody, parseString, queryInteger } from '../http/drf-fields';
 import { limitOffsetPage } from '../http/pagination';
 import { loadRoleRelations } from './role-relations';
 import { serializeRoles } from './role.serializer';
-import {
-  deleteMembership,
-  deleteRole,
-  FEATURE_FLAGS_ACCESS_LEVELS,
-  findRole,
-  insertMembership,
-  insertRole,
-  listRoles,
-  roleNameTaken,
-  type RoleRow,
-} from './roles.repository';
-import { findUserIdByUuid } from '@sightline/accounts';
+import { deleteMembership, deleteRole, FEATURE_FLAGS_ACCESS_LEVELS, findRole, listRoles, type RoleRow } from './roles.repository';
+import { addRoleMember, createRole } from './roles.service';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -62,20 +52,12 @@ export function createRolesRoutes(db: Sql): RouteTable {
       const body = parseBody(req.body ?? {});
       if (body['name'] === undefined) throw errors.validation('This field is required.', 'name', 'required');
       const name = parseString(body['name'], 'name', { maxLength: MAX_ROLE_NAME_LENGTH });
-      const nameTaken = () => errors.validation('There is already a role with this name.', 'name', 'unique');
-      if (await roleNameTaken(db, req.organizationId!, name)) throw nameTaken();
-      const level = body['feature_flags_access_level'] ?? FEATURE_FLAGS_ACCESS_LEVELS.CAN_ALWAYS_EDIT;
-      if (!Object.values(FEATURE_FLAGS_ACCESS_LEVELS).includes(level as 21 | 37)) {
-        throw errors.validation(`"${echoed(level)}" is not a valid choice.`, 'feature_flags_access_level', 'invalid_choice');
-      }
-      let role: RoleRow;
-      try {
-        role = await insertRole(db, { organizationId: req.organizationId!, name, level: level as number, createdById: req.principal!.userId });
-      } catch (error) {
-        // Another request created the name between the check and the insert (roles_organization_name, case-insensitive).
-        if (isUniqueViolation(error, 'roles_organization_name')) throw nameTaken();
-        throw error;
-      }
+      const role = await createRole(db, {
+        organizationId: req.organizationId!,
+        name,
+        level: body['feature_flags_access_level'],
+        createdById: req.principal!.userId,
+      });
       res.status(201).json(serializeRoles([role], await loadRoleRelations(db, [role]))[0]);
     },
   );
@@ -111,10 +93,7 @@ export function createRolesRoutes(db: Sql): RouteTable {
       const userUuid = isJsonObject(body) ? body['user_uuid'] : undefined;
       if (userUuid === undefined) throw errors.validation('This field is required.', 'user_uuid', 'required');
       if (typeof userUuid !== 'string' || !UUID_PATTERN.test(userUuid)) throw errors.validation('Must be a valid UUID.', 'user_uuid', 'invalid');
-      const userId = await findUserIdByUuid(db, req.organizationId!, userUuid);
-      if (userId === null) throw errors.validation('User does not exist.', null, 'invalid');
-      const inserted = await insertMembership(db, req.role!.id, userId);
-      if (!inserted) throw errors.validation('User is already part of the role.', null, 'invalid');
+      const inserted = await addRoleMember(db, req.organizationId!, req.role!, userUuid);
       const [role] = serializeRoles([req.role!], await loadRoleRelations(db, [req.role!]));
       res.status(201).json(role!.members.find((m) => m.id === inserted.id));
     },

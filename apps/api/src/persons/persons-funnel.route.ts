@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { sendJson } from '@sightline/http';
 import { parseFunnelFilter, parseLegacyCorrelationActors, parseLegacyFunnelActors, type TrendsService } from '@sightline/insights';
-import { funnelActorsBody } from '../insights/legacy-filter-body';
-import { asValidationError, insightBody, insightQueryInput } from '../insights/insight-request';
+import { funnelActorsBody } from '../http/legacy-filter-body';
+import { asValidationError, insightBody, insightQueryInput } from '../http/insight-request';
 import { RouteTable } from '../http/route-registry';
 import { legacyActorsAnswer } from './persons-funnel.serializer';
 

@@ -1,4 +1,4 @@
-import { listPropertyDefinitions, PROPERTY_DEFINITION_TYPES, type PropertyDefinitionKind } from '@sightline/definitions';
+import { listPropertyDefinitions, PROPERTY_DEFINITION_TYPES, type PropertyDefinitionKind } from '@sightline/event-property-definitions';
 import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { DEFINITIONS_PAGE_SIZE, searchParam, serializeDefinition } from '../event-definitions';

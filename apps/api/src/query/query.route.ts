@@ -16,7 +16,7 @@ import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
 import { describedBody } from '../http/body-fields';
-import { asValidationError, insightBody, truthy } from '../insights/insight-request';
+import { asValidationError, insightBody, truthy } from '../http/insight-request';
 
 export interface QueryDeps {
   db: Sql;

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { findProjectByToken, isProjectKeyShaped } from '@sightline/accounts';
-import type { FlagDefinitionsCache } from '@sightline/flag-definitions';
+import type { FlagDefinitionsCache } from '@sightline/flag-store';
 import { errors, sendCacheable } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import { buildRemoteConfig, remoteConfigScript } from './remote-config';

@@ -1,5 +1,5 @@
 import vm from 'node:vm';
-import { DEFAULT_SDK_SETTINGS } from '../decide/decide-response';
+import { DEFAULT_SDK_SETTINGS } from '../decide';
 import { buildRemoteConfig, remoteConfigScript } from './remote-config';
 
 describe('remote config (what posthog-js reads at init)', () => {

@@ -1,5 +1,5 @@
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache } from '@sightline/flag-store';
 import type { JobOperator } from '@sightline/jobs';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache } from '@sightline/flag-store';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createApiApp, createApiRouteTable } from '../app';

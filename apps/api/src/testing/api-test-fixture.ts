@@ -7,7 +7,7 @@ import { bootstrapInstance, insertPersonalKey, type ProjectTokenChanges } from '
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createInMemoryInvalidation } from '@sightline/bus';
-import { createFlagDefinitionsCache } from '@sightline/flag-definitions';
+import { createFlagDefinitionsCache } from '@sightline/flag-store';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import type { JobOperator } from '@sightline/jobs';

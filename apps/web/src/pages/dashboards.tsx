@@ -3,7 +3,8 @@ import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
 import { funnelFilters, funnelQueryFromFilters, trendFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
-import { InsightResult, insightName, type Insight } from './insights';
+import { insightName, type Insight } from '../saved-insight';
+import { InsightResult } from './insights';
 
 interface Dashboard {
   id: number;

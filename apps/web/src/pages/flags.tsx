@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions } from '../components';
 import { formatNumber, formatTime } from '../format';
-import { PropertyFilterRow, type PropertyFilter } from '../property-filter-editor';
+import type { PropertyFilter } from '../property-filter';
+import { PropertyFilterRow } from '../property-filter-editor';
 import { linkHandler, navigate } from '../router';
 
 interface FlagGroup {

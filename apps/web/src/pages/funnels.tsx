@@ -3,11 +3,9 @@ import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
-import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
-import { SaveInsight } from './insights';
-import { DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from './trends';
+import { DATE_RANGES, PropertyFiltersEditor, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 
 export interface FunnelStep {
   name: string;

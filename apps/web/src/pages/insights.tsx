@@ -4,23 +4,9 @@ import { ConfirmDelete, Empty, ErrorState, ListView, Loading, useSaveStatus } fr
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
+import { insightName, type Insight } from '../saved-insight';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { TrendView, type TrendSeries } from './trends';
-
-export interface Insight {
-  id: number;
-  short_id: string;
-  name: string | null;
-  derived_name: string | null;
-  description?: string | null;
-  filters: Record<string, unknown>;
-  last_modified_at: string;
-  dashboards?: number[];
-  result?: unknown;
-}
-
-export const insightName = (insight: Pick<Insight, 'name' | 'derived_name' | 'short_id'>) =>
-  insight.name || insight.derived_name || `Insight ${insight.short_id}`;
 
 const insightKind = (filters: Record<string, unknown> | undefined) =>
   filters?.['insight'] === 'FUNNELS' ? 'Funnel' : filters?.['insight'] === 'TRENDS' || filters?.['insight'] === undefined ? 'Trend' : 'Other';
@@ -205,64 +191,5 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
         }}
       />
     </section>
-  );
-}
-
-/** Saves what a builder shows as a named insight. */
-export function SaveInsight({ projectId, filters, editing }: { projectId: number; filters: Record<string, unknown>; editing?: string | null }) {
-  const [name, setName] = useState('');
-  const [dashboards, setDashboards] = useState<{ id: number; name: string }[]>([]);
-  const [dashboard, setDashboard] = useState('');
-  useEffect(() => {
-    api<Page<{ id: number; name: string }>>(`/api/environments/${projectId}/dashboards/?limit=100`)
-      .then((page) => setDashboards(page.results))
-      .catch(() => setDashboards([]));
-  }, [projectId]);
-  const saving = useSaveStatus();
-  const save = (event: Event) => {
-    event.preventDefault();
-    void saving.run(async () => {
-      await api(`/api/environments/${projectId}/insights/`, {
-        method: 'POST',
-        body: { name, filters, saved: true, dashboards: dashboard ? [Number(dashboard)] : undefined },
-      });
-      setName('');
-      return `Saved as “${name}”.`;
-    });
-  };
-  const update = () =>
-    saving.run(async () => {
-      const saved = await api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing!)}/`, { method: 'PATCH', body: { filters } });
-      return `Saved changes to “${insightName(saved)}”.`;
-    });
-  return (
-    <form class="filters save-insight" onSubmit={save}>
-      {editing ? (
-        <button type="button" onClick={update}>
-          Save changes to the insight
-        </button>
-      ) : null}
-      <label>
-        Insight name
-        <input name="insight_name" required maxLength={400} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
-      {dashboards.length > 0 ? (
-        <label>
-          Add to dashboard
-          <select name="dashboard" value={dashboard} onChange={(e) => setDashboard(e.currentTarget.value)}>
-            <option value="">None</option>
-            {dashboards.map((d) => (
-              <option key={d.id} value={String(d.id)}>
-                {d.name}
-              </option>
-            ))}
-          </select>
-        </label>
-      ) : null}
-      <button type="submit" class="secondary">
-        {editing ? 'Save as a new insight' : 'Save as insight'}
-      </button>
-      {saving.line}
-    </form>
   );
 }

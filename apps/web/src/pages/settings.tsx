@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ErrorState, Loading, NameOptions } from '../components';
-import { PropertyFilterRow, type PropertyFilter } from '../property-filter-editor';
+import type { PropertyFilter } from '../property-filter';
+import { PropertyFilterRow } from '../property-filter-editor';
 import { ApiKeysSection } from './api-keys';
 
 interface ProjectSettings {

@@ -4,11 +4,10 @@ import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
-import { PropertyFiltersEditor } from '../property-filters';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
-import { SaveInsight } from './insights';
+import { DATE_RANGES, PropertyFiltersEditor, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'total', label: 'Total count' },
@@ -20,14 +19,6 @@ const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'min', label: 'Minimum of property', property: true },
   { value: 'max', label: 'Maximum of property', property: true },
   { value: 'median', label: 'Median of property', property: true },
-];
-
-export const DATE_RANGES = [
-  { value: '-24h', label: 'Last 24 hours' },
-  { value: '-7d', label: 'Last 7 days' },
-  { value: '-14d', label: 'Last 14 days' },
-  { value: '-30d', label: 'Last 30 days' },
-  { value: '-90d', label: 'Last 90 days' },
 ];
 
 export interface TrendSeries {
@@ -58,21 +49,6 @@ function baseSeriesName(series: TrendSeries): string {
 function seriesTotal(series: TrendSeries): number {
   return series.aggregated_value ?? series.count;
 }
-
-/** Names for a picker from the event or property definitions the worker records, most seen first. */
-function useDefinitionNames(path: string): string[] {
-  const [names, setNames] = useState<string[]>([]);
-  useEffect(() => {
-    api<Page<{ name: string }>>(path)
-      .then((page) => setNames(page.results.map((row) => row.name)))
-      .catch(() => setNames([]));
-  }, [path]);
-  return names;
-}
-
-export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
-export const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
-export const usePersonPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`);
 
 /** The project's actions, for series built from an action instead of one event. */
 function useActions(projectId: number): { id: number; name: string }[] {

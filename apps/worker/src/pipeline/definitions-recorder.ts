@@ -1,4 +1,9 @@
-import { collectDefinitionSightings, mergeDefinitionSightings, recordDefinitionSightings, type DefinitionSightings } from '@sightline/definitions';
+import {
+  collectDefinitionSightings,
+  mergeDefinitionSightings,
+  recordDefinitionSightings,
+  type DefinitionSightings,
+} from '@sightline/event-property-definitions';
 import type { Logger } from '@sightline/logger';
 import type { Sql } from '@sightline/postgres';
 import type { PreparedEvent } from './normalize.step';

@@ -94,6 +94,12 @@ export async function findCohort(db: Sql, teamId: number, id: number): Promise<C
   return rows[0] ?? null;
 }
 
+/** The names of the project's cohorts among `ids`, deleted ones included (a flag may still name one). */
+export async function cohortNamesByIds(db: Sql, teamId: number, ids: readonly number[]): Promise<{ id: number; name: string }[]> {
+  if (ids.length === 0) return [];
+  return db.query<{ id: number; name: string }>('SELECT id, name FROM cohorts WHERE team_id = $1 AND id = ANY($2::int[])', [teamId, ids]);
+}
+
 export interface CohortInput {
   name?: string;
   description?: string;

@@ -42,6 +42,16 @@ export async function addStaticCohortMembers(stores: CohortStores, teamId: numbe
   return rows.length;
 }
 
+/**
+ * Adds persons by their PostgreSQL id (bigint, as text or number) to a new static cohort's
+ * members in PostgreSQL, `batch` ids a statement; refreshStaticCohort copies them to ClickHouse.
+ */
+export async function insertStaticCohortPeople(db: Sql, cohortId: number, personIds: readonly (string | number)[], batch: number): Promise<void> {
+  for (let i = 0; i < personIds.length; i += batch) {
+    await db.query('INSERT INTO cohort_people (cohort_id, person_id, version) SELECT $1, unnest($2::bigint[]), 1', [cohortId, personIds.slice(i, i + batch)]);
+  }
+}
+
 /** Removes a person (by uuid) from a static cohort in both stores; answers whether they were a member. */
 export async function removeStaticCohortMember(stores: CohortStores, teamId: number, cohortId: number, personUuid: string, nowMs: number): Promise<boolean> {
   if (!isUuidText(personUuid)) return false;

@@ -1,6 +1,6 @@
 import { useRef } from 'preact/hooks';
-import { CommitInput } from './components';
-import { PROPERTY_OPERATORS, type PropertyFilter } from './insight-query';
+import { CommitInput } from '../components';
+import { PROPERTY_OPERATORS, type PropertyFilter } from '../property-filter';
 
 /**
  * An editable list of property filters. Keys are offered from the event and person property

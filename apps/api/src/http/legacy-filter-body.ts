@@ -1,4 +1,4 @@
-import { describedBody } from '../http/body-fields';
+import { describedBody } from './body-fields';
 
 /** PostHog's legacy insight filter (posthog/models/filters), as parseTrendFilter and parseFunnelFilter read it. */
 const FILTER_FIELDS = {

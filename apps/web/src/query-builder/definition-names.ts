@@ -1,0 +1,17 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Page } from '../api';
+
+/** Names for a picker from the event or property definitions the worker records, most seen first. */
+function useDefinitionNames(path: string): string[] {
+  const [names, setNames] = useState<string[]>([]);
+  useEffect(() => {
+    api<Page<{ name: string }>>(path)
+      .then((page) => setNames(page.results.map((row) => row.name)))
+      .catch(() => setNames([]));
+  }, [path]);
+  return names;
+}
+
+export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
+export const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
+export const usePersonPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`);

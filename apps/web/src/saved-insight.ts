@@ -1,0 +1,16 @@
+// A saved insight as the insights endpoint answers it, and the name the app shows for it.
+
+export interface Insight {
+  id: number;
+  short_id: string;
+  name: string | null;
+  derived_name: string | null;
+  description?: string | null;
+  filters: Record<string, unknown>;
+  last_modified_at: string;
+  dashboards?: number[];
+  result?: unknown;
+}
+
+export const insightName = (insight: Pick<Insight, 'name' | 'derived_name' | 'short_id'>) =>
+  insight.name || insight.derived_name || `Insight ${insight.short_id}`;
