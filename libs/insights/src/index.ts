@@ -99,6 +99,7 @@ export {
   type InsightListFilter,
   type InsightRow,
 } from './repositories/saved-insights.repository';
+export { insertInsightTiming, type InsightTimingRow } from './repositories/insight-timings.repository';
 export {
   addDashboardTile,
   countDashboardTiles,

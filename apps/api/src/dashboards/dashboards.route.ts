@@ -16,7 +16,7 @@ import { booleanField, charField, listField, objectBody } from '../http/body-fie
 import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { loadBasicUsers } from '@sightline/accounts';
-import { serializeInsights } from '../insights';
+import { loadInsightRelations, serializeInsights } from '../insights';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -64,7 +64,7 @@ export function createDashboardsRoutes(db: Sql): RouteTable {
         if (!withTiles) return base;
         const tiles = await dashboardTiles(db, row.id);
         const insights = (await Promise.all(tiles.map((t) => findInsight(db, row.team_id, t.insight_id)))).filter((i) => i !== null);
-        const serialized = new Map((await serializeInsights(db, insights)).map((i) => [i.id, i]));
+        const serialized = new Map(serializeInsights(insights, await loadInsightRelations(db, insights)).map((i) => [i.id, i]));
         return {
           ...base,
           tiles: tiles.map((t) => ({ id: t.tile_id, layouts: t.layouts, color: t.color, insight: serialized.get(t.insight_id) ?? null, text: null })),

@@ -6,6 +6,7 @@ import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
 export type { InsightsDeps } from './trend.route';
 export { serializeInsights } from './insight.serializer';
+export { loadInsightRelations } from './insight-relations';
 export { trendResultCsv } from './trend.csv';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), run by the query service. */

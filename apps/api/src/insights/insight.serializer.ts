@@ -1,19 +1,8 @@
-import { dashboardsOfInsights, type InsightRow } from '@sightline/insights';
-import type { Sql } from '@sightline/postgres';
-import { loadBasicUsers } from '@sightline/accounts';
+import type { InsightRow } from '@sightline/insights';
+import type { InsightRelations } from './insight-relations';
 
 /** PostHog's InsightSerializer fields (posthog/api/insight.py); `result` comes from the caller. */
-export async function serializeInsights(db: Sql, rows: InsightRow[], extra: (row: InsightRow) => Record<string, unknown> = () => ({})) {
-  const [users, tiles] = await Promise.all([
-    loadBasicUsers(
-      db,
-      rows.flatMap((r) => [r.created_by_id, r.last_modified_by_id]),
-    ),
-    dashboardsOfInsights(
-      db,
-      rows.map((r) => r.id),
-    ),
-  ]);
+export function serializeInsights(rows: InsightRow[], { users, tiles }: InsightRelations, extra: (row: InsightRow) => Record<string, unknown> = () => ({})) {
   const user = (id: number | null) => (id === null ? null : (users.get(id) ?? null));
   return rows.map((row) => {
     const onDashboards = tiles.get(row.id) ?? [];
@@ -58,8 +47,8 @@ export async function serializeInsights(db: Sql, rows: InsightRow[], extra: (row
 }
 
 /** PostHog's InsightBasicSerializer: what my_last_viewed lists. */
-export async function serializeBasicInsights(db: Sql, rows: InsightRow[]) {
-  const full = await serializeInsights(db, rows);
+export function serializeBasicInsights(rows: InsightRow[], relations: InsightRelations) {
+  const full = serializeInsights(rows, relations);
   return full.map((i) => ({
     id: i.id,
     short_id: i.short_id,
