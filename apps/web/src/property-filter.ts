@@ -24,3 +24,20 @@ export const PROPERTY_OPERATORS: { value: string; label: string; valueless?: boo
   { value: 'is_set', label: 'is set', valueless: true },
   { value: 'is_not_set', label: 'is not set', valueless: true },
 ];
+
+/** A value as typed: a list for equals / doesn't equal (comma-separated), a number for greater / less than, else the text. */
+export function valueFromText(operator: string, text: string): unknown {
+  if (operator === 'exact' || operator === 'is_not')
+    return text
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+  if (operator === 'gt' || operator === 'lt') return text.trim() === '' || Number.isNaN(Number(text)) ? text : Number(text);
+  return text;
+}
+
+/** The text an input shows for a filter's value (a list comma-separated). */
+export function textOfValue(value: unknown): string {
+  if (Array.isArray(value)) return value.join(', ');
+  return value === undefined || value === null ? '' : String(value);
+}

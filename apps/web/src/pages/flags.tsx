@@ -3,7 +3,7 @@ import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions } from '../components';
 import { formatNumber, formatTime } from '../format';
 import type { PropertyFilter } from '../property-filter';
-import { PropertyFilterRow } from '../property-filter-editor';
+import { PropertyFiltersEditor } from '../property-filters-editor';
 import { linkHandler, navigate } from '../router';
 
 interface FlagGroup {
@@ -262,8 +262,6 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
   const setFilters = (filters: FlagFilters) => setDraft({ ...draft, filters });
   const setGroups = (next: FlagGroup[]) => setFilters({ ...draft.filters, groups: next });
   const setGroup = (index: number, change: Partial<FlagGroup>) => setGroups(groups.map((g, i) => (i === index ? { ...g, ...change } : g)));
-  const setCondition = (groupIndex: number, conditionIndex: number, change: Partial<PropertyFilter>) =>
-    setGroup(groupIndex, { properties: groups[groupIndex]!.properties.map((p, i) => (i === conditionIndex ? { ...p, ...change } : p)) });
   const setVariants = (next: Variant[]) => setFilters({ ...draft.filters, multivariate: next.length ? { variants: next } : null });
   const variantTotal = variants.reduce((sum, v) => sum + (Number(v.rollout_percentage) || 0), 0);
   const payloadKeys = variants.length ? variants.map((v) => v.key) : ['true'];
@@ -339,27 +337,18 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
             <legend>
               Condition set {index + 1}: {group.properties.length ? `${group.properties.length} property filter(s)` : 'all users'}
             </legend>
-            {group.properties.map((condition, ci) => (
-              <PropertyFilterRow
-                key={`${index}-${ci}-${group.properties.length}`}
-                filter={condition}
-                label={`Set ${index + 1} filter ${ci + 1}`}
-                listIds={{ person: 'person-property-names' }}
-                types={['person', 'cohort']}
-                cohorts={cohorts}
-                onChange={(next) => setCondition(index, ci, next)}
-                onRemove={() => setGroup(index, { properties: group.properties.filter((_, i) => i !== ci) })}
-              />
-            ))}
-            <div class="row">
-              <button
-                type="button"
-                class="secondary"
-                onClick={() => setGroup(index, { properties: [...group.properties, { key: '', type: 'person', operator: 'exact', value: [] }] })}
-              >
-                Add property filter to set {index + 1}
-              </button>
-            </div>
+            <PropertyFiltersEditor
+              filters={group.properties}
+              onChange={(properties) => setGroup(index, { properties })}
+              label={`Property filters of set ${index + 1}`}
+              rowLabel={(ci) => `Set ${index + 1} filter ${ci + 1}`}
+              addLabel={`Add property filter to set ${index + 1}`}
+              newFilter={{ key: '', type: 'person', operator: 'exact', value: [] }}
+              apply="as-typed"
+              types={['person', 'cohort']}
+              listIds={{ person: 'person-property-names' }}
+              cohorts={cohorts}
+            />
             <label>
               Rollout percentage
               <input

@@ -5,7 +5,8 @@ import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
-import { DATE_RANGES, PropertyFiltersEditor, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BUILDER_FILTERS, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { PropertyFiltersEditor } from '../property-filters-editor';
 
 export interface FunnelStep {
   name: string;
@@ -110,9 +111,8 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
           filters={query.properties ?? []}
           onChange={(properties) => setQuery({ ...query, properties })}
           label="Filters on every step"
-          idPrefix="funnel"
-          eventList="funnel-property-names"
-          personList="funnel-person-property-names"
+          {...BUILDER_FILTERS}
+          listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
         />
       </fieldset>
       <div class="filters">

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ErrorState, Loading, NameOptions } from '../components';
 import type { PropertyFilter } from '../property-filter';
-import { PropertyFilterRow } from '../property-filter-editor';
+import { PropertyFiltersEditor } from '../property-filters-editor';
 import { ApiKeysSection } from './api-keys';
 
 interface ProjectSettings {
@@ -133,22 +133,17 @@ await posthog.shutdown();`;
           <NameOptions id="settings-event-properties" names={propertyNames.event} />
           <NameOptions id="settings-person-properties" names={propertyNames.person} />
           {filters.length === 0 ? <p class="hint">No test-account filters.</p> : null}
-          {filters.map((filter, i) => (
-            <PropertyFilterRow
-              key={`${i}-${filters.length}`}
-              filter={filter}
-              label={`Test filter ${i + 1}`}
-              listIds={{ event: 'settings-event-properties', person: 'settings-person-properties' }}
-              types={['event', 'person']}
-              onChange={(next) => setFilters(filters.map((f, j) => (j === i ? next : f)))}
-              onRemove={() => setFilters(filters.filter((_, j) => j !== i))}
-            />
-          ))}
-          <div class="row">
-            <button type="button" class="secondary" onClick={() => setFilters([...filters, { key: '', type: 'person', operator: 'not_icontains', value: '' }])}>
-              Add test-account filter
-            </button>
-          </div>
+          <PropertyFiltersEditor
+            filters={filters}
+            onChange={setFilters}
+            label="Test-account filters"
+            rowLabel={(i) => `Test filter ${i + 1}`}
+            addLabel="Add test-account filter"
+            newFilter={{ key: '', type: 'person', operator: 'not_icontains', value: '' }}
+            apply="as-typed"
+            types={['event', 'person']}
+            listIds={{ event: 'settings-event-properties', person: 'settings-person-properties' }}
+          />
         </fieldset>
         {error ? <ErrorState error={error} /> : null}
         <div>

@@ -7,7 +7,10 @@ import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
-import { DATE_RANGES, PropertyFiltersEditor, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BUILDER_FILTERS, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { PropertyFiltersEditor } from '../property-filters-editor';
+
+const PROPERTY_LISTS = { event: 'event-property-names', person: 'person-property-names' };
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'total', label: 'Total count' },
@@ -169,9 +172,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               filters={s.properties ?? []}
               onChange={(properties) => updateSeries(index, { properties })}
               label={`Filters of series ${String.fromCharCode(65 + index)}`}
-              idPrefix={`series-${index}`}
-              eventList="event-property-names"
-              personList="person-property-names"
+              {...BUILDER_FILTERS}
+              listIds={PROPERTY_LISTS}
             />
           </div>
         ))}
@@ -185,9 +187,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           filters={query.properties ?? []}
           onChange={(properties) => setQuery({ ...query, properties })}
           label="Filters on every series"
-          idPrefix="global"
-          eventList="event-property-names"
-          personList="person-property-names"
+          {...BUILDER_FILTERS}
+          listIds={PROPERTY_LISTS}
         />
         <label>
           Formula (series by letter, e.g. A / B * 100)
