@@ -377,6 +377,30 @@ describe('the web app’s analysis pages in Chromium', () => {
     expect(funnel.dashboards).toEqual([]);
   });
 
+  it('keeps a builder filter with an operator the builder does not offer as it is, beside the filters it edits', async () => {
+    const unofferedFilter = { key: '$browser', type: 'event', operator: 'gte', value: 1 };
+    const q = {
+      series: [{ event: '$pageview', math: 'total', properties: [unofferedFilter] }],
+      breakdown: '',
+      interval: 'day',
+      date_from: '-7d',
+      display: 'line',
+    };
+    await page.goto(`${target.base}/trends?q=${encodeURIComponent(JSON.stringify(q))}`);
+    const seriesA = page.getByRole('group', { name: 'Filters of series A' });
+    await seriesA.getByText('kept as it is').waitFor();
+    await seriesA.getByRole('button', { name: 'Add filter (AND)' }).click();
+    await enter(seriesA.getByLabel('Property', { exact: true }), '$geoip_country_code');
+    await enter(seriesA.getByLabel('Value'), 'US');
+    await waitFor(
+      async () => {
+        const query = JSON.parse(new URL(page.url()).searchParams.get('q')!) as { series: { properties?: unknown[] }[] };
+        expect(query.series[0]!.properties).toEqual([unofferedFilter, { key: '$geoip_country_code', operator: 'exact', value: 'US', type: 'event' }]);
+      },
+      { description: 'the kept filter and the new one in the query' },
+    );
+  });
+
   it('shows the empty and error states', async () => {
     const errorsBefore = consoleErrors.length;
     const trend = (q: Record<string, unknown>) =>
