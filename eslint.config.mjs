@@ -111,6 +111,21 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Every ClickHouse read outside libs/clickhouse goes through queryClickhouse, which tags it
+    // with its kind and project, times it and applies the limits of one query (docs/changing.md).
+    files: ['apps/**/*.{ts,tsx}', 'libs/**/*.ts'],
+    ignores: ['libs/clickhouse/**', '**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name=/^(query|exec)$/] > ObjectExpression.arguments > Property.properties[key.name='query']",
+          message: 'Read ClickHouse through queryClickhouse(ch, { kind, teamId, sql, params }) from @sightline/clickhouse.',
+        },
+      ],
+    },
+  },
   // Every package a workspace imports is declared in its own package.json (the root one holds
   // the test and build tools every workspace shares).
   ...workspaces.map((dir) => ({

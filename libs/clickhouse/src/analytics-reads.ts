@@ -1,5 +1,5 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { analyticsQuerySettings, asQueryLimitError, type AnalyticsQueryLimits } from './query-limits';
+import { analyticsQuerySettings, type AnalyticsQueryLimits } from './query-limits';
 import { createReadGate, type ReadGate } from './read-gate';
 
 /** How a query ended, as the duration histogram labels it. */
@@ -22,8 +22,6 @@ export interface AnalyticsReadOptions {
 
 /** What queryClickhouse applies to the queries of a client made by boundAnalyticsReads. */
 export interface AnalyticsReadContext extends AnalyticsReadOptions {
-  /** The client the bound identity stands for. */
-  client: ClickHouseClient;
   limits: AnalyticsQueryLimits;
   /** The limits as settings; they override the same settings a caller passes. */
   settings: ClickHouseSettings;
@@ -40,21 +38,9 @@ const contexts = new WeakMap<ClickHouseClient, AnalyticsReadContext>();
  */
 export function boundAnalyticsReads(client: ClickHouseClient, limits: AnalyticsQueryLimits, options: AnalyticsReadOptions = {}): ClickHouseClient {
   const gate = limits.maxConcurrentReads > 0 ? createReadGate({ concurrency: limits.maxConcurrentReads, maxWaitMs: limits.maxReadWaitSeconds * 1000 }) : null;
-  const context: AnalyticsReadContext = { ...options, client, limits, settings: analyticsQuerySettings(limits), gate };
-  // Until every call site goes through queryClickhouse, a direct `query` gets the limits too.
-  const query = (async (params: Parameters<ClickHouseClient['query']>[0]) => {
-    const release = await gate?.acquire();
-    try {
-      return await client.query({ ...params, clickhouse_settings: { ...params.clickhouse_settings, ...context.settings } });
-    } catch (error) {
-      throw asQueryLimitError(error, limits);
-    } finally {
-      release?.();
-    }
-  }) as ClickHouseClient['query'];
+  const context: AnalyticsReadContext = { ...options, limits, settings: analyticsQuerySettings(limits), gate };
   const bound = new Proxy(client, {
     get(target, property) {
-      if (property === 'query') return query;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },

@@ -49,7 +49,7 @@ export async function queryClickhouse<T>(ch: ClickHouseClient, query: Clickhouse
   try {
     let result: ResultSet<'JSONEachRow'>;
     try {
-      result = await (context?.client ?? ch).query({
+      result = await ch.query({
         query: query.sql,
         query_params: query.params,
         format: 'JSONEachRow',

@@ -1,9 +1,8 @@
 import { isJsonObject } from '@sightline/json-input';
 import { filtersOf, parsePropertyFilters, PropertyFilterError, type PropertyGroup } from '@sightline/properties';
-import { INTERVALS, type Interval } from '../common/date-range';
-import type { BreakdownInput } from '../common/events-sql';
+import { INTERVALS } from '../common/date-range';
 import { optionalInteger } from '../common/filter-fields';
-import { parseQueryFilterBase } from '../common/query-filter-base';
+import { parseQueryFilterBase, type QueryFilterBase } from '../common/query-filter-base';
 import { QueryFilterError } from '../common/query-filter-error';
 import { MATHS, type SeriesInput } from '../common/series';
 
@@ -62,24 +61,28 @@ function exclusionProperties(value: unknown, attr: string): PropertyGroup {
   }
 }
 
-export interface ParsedFunnelFilter {
+/** A funnel's filter: the fields every insight shares, its series as steps, and the funnel's own. */
+export interface ParsedFunnelFilter extends Pick<
+  QueryFilterBase,
+  | 'properties'
+  | 'filter_test_accounts'
+  | 'date_from'
+  | 'date_to'
+  | 'explicit_date'
+  | 'interval'
+  | 'breakdowns'
+  | 'breakdown_limit'
+  | 'aggregation_group_type_index'
+  | 'request'
+> {
   steps: SeriesInput[];
-  properties: PropertyGroup;
-  filter_test_accounts: boolean;
-  date_from: string | null;
-  date_to: string | null;
-  explicit_date: boolean;
-  interval: Interval;
   orderType: (typeof FUNNEL_ORDER_TYPES)[number];
   vizType: (typeof FUNNEL_VIZ_TYPES)[number];
   windowSeconds: number;
   exclusions: FunnelExclusion[];
-  breakdowns: BreakdownInput[];
   /** Each breakdown value is a list (one entry per breakdown), as PostHog's funnels answer it. */
   breakdownValueIsList: boolean;
   breakdownAttribution: { type: BreakdownAttributionType; step: number };
-  breakdown_limit: number;
-  aggregation_group_type_index: number | null;
   /**
    * `funnel_aggregate_by_hogql`: what a funnel counts instead of persons, a HogQL expression per
    * event (`properties.$session_id` counts sessions); null counts persons (absent, or "person_id").
@@ -88,7 +91,6 @@ export interface ParsedFunnelFilter {
   fromStep: number;
   toStep: number;
   binCount: number | null;
-  request: Record<string, unknown>;
 }
 
 function choice<T extends string>(body: Record<string, unknown>, key: string, choices: readonly T[], fallback: T): T {
