@@ -4,9 +4,10 @@
 #   npm run test:fast    scripts/test.sh fast    the same, then integration
 #   npm run test:e2e     scripts/test.sh e2e     type-check, then e2e
 #   npm run test:slow    scripts/test.sh slow    type-check, then slow
-#   npm test             scripts/test.sh all     type-check, lint, then every project, and the
-#                                                slowest test files (CI runs this as root on a
-#                                                fresh Debian 12 machine after `npm ci`)
+#   npm test             scripts/test.sh all     type-check, lint, unit and integration on both
+#                                                cores, then e2e and slow on one, and the slowest
+#                                                test files (CI runs this as root on a fresh
+#                                                Debian 12 machine after `npm ci`)
 # Extra arguments go to jest, e.g. `npm test -- tools/testkit`.
 set -euo pipefail
 
@@ -53,13 +54,43 @@ cat "$checks_dir/typecheck" "$checks_dir/web-and-lint"
 rm -rf "$checks_dir"
 ((checks_failed == 0)) || exit 1
 
-jest_args=(--ci)
-# Unit tests use no services and share nothing: both cores (jest's default on 2 cores is one worker).
-[[ $tier == quick ]] && jest_args+=(--maxWorkers=2)
-# Every tier of the full run: the ten slowest files after jest's summary.
-[[ $tier == all ]] && jest_args+=(--reporters=default --reporters=./tools/testkit/src/slowest-files-reporter.cjs)
-# The arguments go before --selectProjects, which takes every name after it.
-jest_args+=("$@")
-((${#projects[@]})) && jest_args+=(--selectProjects "${projects[@]}")
 # PGlite loads parts of itself with dynamic import(), which jest's VM allows only with this flag.
-NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning" npx jest "${jest_args[@]}"
+export NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning"
+
+# Runs jest on the given projects with the given worker count; the extra arguments go before
+# --selectProjects, which takes every name after it.
+run_jest() {
+  local workers=$1
+  shift
+  local projects_of_run=()
+  while (($#)) && [[ $1 != -- ]]; do
+    projects_of_run+=("$1")
+    shift
+  done
+  shift || true
+  local args=(--ci "$@")
+  [[ -n $workers ]] && args+=("--maxWorkers=$workers")
+  ((${#projects_of_run[@]})) && args+=(--selectProjects "${projects_of_run[@]}")
+  npx jest "${args[@]}"
+}
+
+case "$tier" in
+  # Unit and integration files share nothing but the services (each file makes its own databases,
+  # topics and keys), so they run on both cores; e2e and slow files measure latency and kill
+  # processes, so they run one at a time, as jest's default on 2 cores has them. The ten slowest
+  # files of both runs print at the end.
+  all)
+    carry="$(mktemp)"
+    rm -f "$carry"
+    export SLOWEST_FILES_CARRY="$carry"
+    reporters=(--reporters=default --reporters=./tools/testkit/src/slowest-files-reporter.cjs --passWithNoTests)
+    failed=0
+    run_jest 2 unit integration -- "${reporters[@]}" "$@" || failed=1
+    run_jest "" e2e slow -- "${reporters[@]}" "$@" || failed=1
+    rm -f "$carry"
+    exit "$failed"
+    ;;
+  # Unit and integration files on both cores (jest's default on 2 cores is one worker), as above.
+  quick | fast) run_jest 2 "${projects[@]}" -- "$@" ;;
+  *) run_jest "" "${projects[@]}" -- "$@" ;;
+esac

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-const { slowestFilesReport } = require('./slowest-files-reporter.cjs') as {
+type Result = { testFilePath: string; displayName?: string | { name: string }; perfStats: { start: number; end: number } };
+const { slowestFilesReport, withCarried } = require('./slowest-files-reporter.cjs') as {
+  withCarried: (results: Result[], carryFile: string | undefined) => Result[];
   slowestFilesReport: (
     results: { testFilePath: string; displayName?: string | { name: string }; perfStats: { start: number; end: number } }[],
     rootDir: string,
@@ -37,5 +41,26 @@ describe('slowest test files report', () => {
 
   it('prints nothing when no file ran', () => {
     expect(slowestFilesReport([], root)).toEqual([]);
+  });
+
+  it('lists the files of every run that shares a carry file, the last run printing them all', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'slowest-'));
+    try {
+      const carry = path.join(dir, 'carry.json');
+      expect(withCarried([result('a.int.test.ts', 'integration', 5)], carry)).toHaveLength(1);
+      const all = withCarried([result('b.slow.test.ts', 'slow', 50)], carry);
+      expect(slowestFilesReport(all, root)).toEqual([
+        'Slowest test files (2 of 2; all files took 55.0 s):',
+        '    50.0 s  slow         b.slow.test.ts',
+        '     5.0 s  integration  a.int.test.ts',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps to its own run without a carry file', () => {
+    const only = [result('a.test.ts', 'unit', 1)];
+    expect(withCarried(only, undefined)).toBe(only);
   });
 });
