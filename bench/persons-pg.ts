@@ -15,11 +15,11 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { bootstrapInstance } from '@sightline/accounts';
 import { PersonBatch, personUpdatesFromEvent } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type Sql } from '@sightline/postgres';
-import { ServiceLauncher, startPostgres } from '@sightline/local-services';
+import { startPostgres } from '@sightline/local-services';
+import { createBenchLauncher } from './bench-launcher';
 
 const IDS = 100_000;
 const BATCH = Number(process.env.BENCH_BATCH ?? 5000);
@@ -39,9 +39,8 @@ function statementOf(text: string): string {
 }
 
 async function main() {
-  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-persons-pg-'));
-  fs.chmodSync(tempDir, 0o755);
-  const launcher = new ServiceLauncher(tempDir);
+  const services = createBenchLauncher('persons-pg');
+  const { launcher } = services;
   try {
     const { postgresAdminUrl } = await startPostgres(launcher);
     const admin = await createMetadataStore({ url: postgresAdminUrl });
@@ -100,9 +99,7 @@ async function main() {
     console.log(`this process: ${((node.user + node.system) / 1000 / ((PHASES.length * IDS) / 1000)).toFixed(1)} ms CPU per 1,000 person updates`);
     await db.close();
   } finally {
-    for (const s of launcher.started) s.child.kill(s.process.stopSignal);
-    await new Promise((r) => setTimeout(r, 500));
-    fs.rmSync(tempDir, { recursive: true, force: true });
+    await services.stopAll(500);
   }
 }
 

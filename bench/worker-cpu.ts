@@ -13,7 +13,6 @@
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { bootstrapInstance } from '@sightline/accounts';
 import { topicNames, type ConsumedBatch, type EventBus } from '@sightline/bus';
@@ -22,7 +21,8 @@ import { encodeIngestMessage, normalizeEvent } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
-import { ServiceLauncher, startClickHouseFront, startPostgres } from '@sightline/local-services';
+import { startClickHouseFront, startPostgres } from '@sightline/local-services';
+import { createBenchLauncher } from './bench-launcher';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
 
@@ -59,9 +59,8 @@ function buildBatches(pass: number): ConsumedBatch[] {
 }
 
 async function main() {
-  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-worker-cpu-'));
-  fs.chmodSync(tempDir, 0o755);
-  const launcher = new ServiceLauncher(tempDir);
+  const services = createBenchLauncher('worker-cpu');
+  const { launcher } = services;
   const [{ postgresAdminUrl }, { clickhouseUrl }] = await Promise.all([startPostgres(launcher), startClickHouseFront(launcher)]);
   try {
     const admin = await createMetadataStore({ url: postgresAdminUrl });
@@ -150,9 +149,7 @@ async function main() {
     await db.close();
     await ch.close();
   } finally {
-    for (const s of launcher.started) s.child.kill(s.process.stopSignal);
-    await new Promise((r) => setTimeout(r, 500));
-    fs.rmSync(tempDir, { recursive: true, force: true });
+    await services.stopAll(500);
   }
 }
 

@@ -37,7 +37,8 @@ import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, personUuidFor
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { ServiceLauncher, startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
+import { startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
+import { createBenchLauncher } from './bench-launcher';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
 
@@ -222,9 +223,8 @@ async function freshClickHouse(url: string, name: string): Promise<ClickHouseCli
 }
 
 async function main() {
-  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-bench-worker-'));
-  fs.chmodSync(tempDir, 0o755);
-  const launcher = new ServiceLauncher(tempDir);
+  const services = createBenchLauncher('worker');
+  const { launcher } = services;
   const [{ postgresAdminUrl }, { kafkaBrokers }, { clickhouseUrl }] = await Promise.all([
     startPostgres(launcher),
     startKafkaMock(launcher),
@@ -393,9 +393,7 @@ async function main() {
     }
   } finally {
     await bus.close();
-    for (const s of launcher.started) s.child.kill(s.process.stopSignal);
-    await new Promise((r) => setTimeout(r, 1000));
-    fs.rmSync(tempDir, { recursive: true, force: true });
+    await services.stopAll(1000);
   }
 
   const raw = median(results.raw);
