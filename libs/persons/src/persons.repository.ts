@@ -1,12 +1,11 @@
 import type { Sql } from '@sightline/postgres';
 import { PERSON_DISTINCT_IDS_COLUMN, PERSON_ROW_COLUMNS, personWithDistinctIdsOf, type PersonRecord, type PersonWithDistinctIds } from './person-row';
+import { UUID_PATTERN } from '@sightline/json-input';
 
 /** A person named by its uuid or its integer id (as decimal text: bigint). */
 export type PersonRef = { uuid: string } | { id: string };
 
 type PersonWithDistinctIdsRecord = PersonRecord & { distinct_ids: string[] | null };
-
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Persons read per statement. The embedded PostgreSQL runs one statement at a time for the whole
@@ -32,7 +31,7 @@ export async function findPersonByDistinctId(sql: Sql, teamId: number, distinctI
  * uuid names no person; a uuid of no person of the project is absent from the map.
  */
 export async function findPersonsByUuids(sql: Sql, teamId: number, uuids: readonly string[]): Promise<Map<string, PersonWithDistinctIds>> {
-  const valid = uuids.filter((uuid) => UUID_TEXT.test(uuid));
+  const valid = uuids.filter((uuid) => UUID_PATTERN.test(uuid));
   const found = new Map<string, PersonWithDistinctIds>();
   for (let start = 0; start < valid.length; start += PERSONS_PER_READ) {
     // Joined to the list (each uuid one index lookup) rather than `uuid = ANY(list)`, which
@@ -54,6 +53,17 @@ export async function findPersonUuid(sql: Sql, teamId: number, ref: PersonRef): 
       ? await sql.query<{ uuid: string }>('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND uuid = $2::uuid', [teamId, ref.uuid])
       : await sql.query<{ uuid: string }>('SELECT uuid::text AS uuid FROM persons WHERE team_id = $1 AND id = $2::bigint', [teamId, ref.id]);
   return row?.uuid ?? null;
+}
+
+/** The project's person named by `ref` (a uuid in either case, or its integer id), with its distinct ids; null when there is none. */
+export async function findPersonByRef(sql: Sql, teamId: number, ref: PersonRef): Promise<PersonWithDistinctIds | null> {
+  if ('uuid' in ref && !UUID_PATTERN.test(ref.uuid)) return null;
+  const [row] = await sql.query<PersonWithDistinctIdsRecord>(
+    `SELECT ${PERSON_ROW_COLUMNS}, ${PERSON_DISTINCT_IDS_COLUMN}
+       FROM persons p WHERE p.team_id = $1 AND ${'uuid' in ref ? 'p.uuid = $2::uuid' : 'p.id = $2::bigint'}`,
+    [teamId, 'uuid' in ref ? ref.uuid : ref.id],
+  );
+  return row ? personWithDistinctIdsOf(row) : null;
 }
 
 /** Ids of the project's persons named by uuid or integer id (decimal text); each person once. */

@@ -1,8 +1,8 @@
 import { errors } from '@sightline/http';
-import { changePersonProperties, deletePersons, findPersonIdsByDistinctIds, findPersonIdsByRefs, splitPerson } from '@sightline/persons';
+import { changePersonProperties, deletePersons, findPersonIdsByDistinctIds, findPersonIdsByRefs, splitPerson, findPersonByRef } from '@sightline/persons';
 import { recordActivity } from '../activity-log';
 import type { BulkDeleteTargets } from './persons-input';
-import { findPerson, type PersonsDeps } from './persons.service';
+import type { PersonsDeps } from './persons.service';
 import { orderDistinctIds, personDisplayName } from './person-name';
 import type { ListedPerson } from './person.serializer';
 
@@ -49,7 +49,7 @@ export async function updatePersonProperties(
   const changed = await changePersonProperties(deps, actor.teamId, person.id, { set });
   if (!changed) throw errors.notFound();
   await personsChanged(deps, actor.teamId);
-  const after = await findPerson(deps.db, actor.teamId, { uuid: person.uuid });
+  const after = await findPersonByRef(deps.db, actor.teamId, { uuid: person.uuid });
   if (!after) throw errors.notFound();
   await logActivity(deps, actor, activityItemOf(actor, after), 'updated', [
     { type: 'Person', action: 'changed', field: 'properties', before: person.properties, after: after.properties },

@@ -3,8 +3,9 @@ import { errors } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
 import type { PersonsActor } from './person-changes.service';
 import { parsePersonRef } from './persons-input';
-import { findPerson } from './persons.service';
+
 import type { ListedPerson } from './person.serializer';
+import { findPersonByRef } from '@sightline/persons';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -26,7 +27,7 @@ export function loadPerson(db: Sql): RequestHandler {
         ),
       );
     }
-    req.person = (await findPerson(db, req.project!.id, ref)) ?? undefined;
+    req.person = (await findPersonByRef(db, req.project!.id, ref)) ?? undefined;
     next(req.person ? undefined : errors.notFound());
   };
 }

@@ -1,7 +1,8 @@
 import { createTestPerson, createTestStores, type TestPerson, type TestStores } from '@sightline/testkit';
 import { ApiError } from '@sightline/http';
 import { bulkDeletePersons, splitPersonApart, updatePersonProperties, type PersonsActor } from './person-changes.service';
-import { findPerson, listPersons, type PersonsDeps } from './persons.service';
+import { findPersonByRef as findPerson } from '@sightline/persons';
+import { listPersons, type PersonsDeps } from './persons.service';
 
 const NOW = Date.parse('2024-03-10T12:00:00Z');
 const NO_FILTERS = { properties: { type: 'AND' as const, values: [] }, cohortId: null, distinctId: null, email: null, search: null };

@@ -49,15 +49,6 @@ export async function listedPersonsOf(db: Sql, teamId: number, rows: readonly Pe
   });
 }
 
-/** The project's person `ref` names, as PostgreSQL holds it; null when there is none. */
-export async function findPerson(db: Sql, teamId: number, ref: PersonRef): Promise<ListedPerson | null> {
-  const uuid = 'uuid' in ref ? ref.uuid : await findPersonUuid(db, teamId, ref);
-  if (uuid === null) return null;
-  // The one person found, whatever the case of the uuid asked for (the map is keyed by PostgreSQL's lower-case text).
-  const [person] = (await findPersonsByUuids(db, teamId, [uuid])).values();
-  return person ?? null;
-}
-
 /** The list's query from its filters: the cohorts they name loaded, persons created after now left out. */
 async function personsQueryOf(deps: PersonsDeps, teamId: number, filters: PersonsListFilters): Promise<Omit<PersonsQuery, 'limit' | 'offset'>> {
   const named = [...referencedCohortIds(filters.properties), ...(filters.cohortId === null ? [] : [filters.cohortId])];

@@ -1,6 +1,7 @@
 import { queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
 import type { Sql } from '@sightline/postgres';
 import { setCohortCount } from './cohorts.repository';
+import { UUID_PATTERN } from '@sightline/json-input';
 
 /** Ways a request names the persons to add to a static cohort. */
 export interface StaticMemberIds {
@@ -11,7 +12,7 @@ export interface StaticMemberIds {
 }
 
 /** A uuid in its text form, as persons.uuid reads one (anything else would make PostgreSQL fail the cast). */
-export const isUuidText = (text: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text);
+export const isUuidText = (text: string): boolean => UUID_PATTERN.test(text);
 
 /** The stores a static cohort's members live in: PostgreSQL (decide reads) and ClickHouse (queries read). */
 export interface CohortStores {
