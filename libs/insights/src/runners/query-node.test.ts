@@ -22,11 +22,11 @@ describe('query node dispatch', () => {
   });
 
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
-    expect(parseQueryNode({ kind: 'HogQLQuery', query: 'select 1' })).toBeNull();
+    expect(parseQueryNode({ kind: 'SessionsTimelineQuery' })).toBeNull();
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery']);
+    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'HogQLQuery']);
   });
 
   it('gives every kind its own metric and cache label', () => {
