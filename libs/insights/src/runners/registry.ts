@@ -1,3 +1,4 @@
+import { eventsQueryRunner } from '../events-query/events-query.runner';
 import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
@@ -17,6 +18,7 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationQuery: funnelCorrelationRunner,
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+  EventsQuery: eventsQueryRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
