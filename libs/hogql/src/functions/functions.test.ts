@@ -93,7 +93,7 @@ describe('HogQL function allow-list', () => {
     for (const [name, sample] of Object.entries(FUNCTION_SAMPLES)) {
       const spec = HOGQL_FUNCTIONS.get(name)!;
       if (spec.maxArgs >= MAX_VARIADIC_ARGUMENTS) continue;
-      const count = ((await compiler.parse(sample)) as { args: unknown[] }).args.length;
+      const count = ((await compiler.parse(sample))['args'] as unknown[]).length;
       const extra = Array<string>(spec.maxArgs + 1 - count).fill('1');
       const grown = count === 0 ? `${name}(${extra.join(', ')})` : `${sample.slice(0, -1)}, ${extra.join(', ')})`;
       expect([name, await refusal(grown, false)]).toEqual([
