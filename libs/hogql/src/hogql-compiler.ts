@@ -130,8 +130,13 @@ class Printer implements CallContext {
     }
   }
 
+  /** A call, through the function allow-list (print-call.ts). */
+  protected call(node: Node, depth: number): string {
+    return printCall(this, node, depth);
+  }
+
   /** The generated name of a lambda's name in scope, innermost first. */
-  private lambdaName(name: string): string | undefined {
+  protected lambdaName(name: string): string | undefined {
     for (let i = this.lambdaScopes.length - 1; i >= 0; i--) {
       const generated = this.lambdaScopes[i]!.get(name);
       if (generated !== undefined) return generated;
@@ -273,7 +278,7 @@ class Printer implements CallContext {
       case 'CompareOperation':
         return this.compare(node, d);
       case 'Call':
-        return printCall(this, node, d);
+        return this.call(node, d);
       default:
         throw new HogQLError(`"${String(node.node).slice(0, 40)}" is not allowed in HogQL expressions here.`);
     }
