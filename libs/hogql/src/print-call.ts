@@ -15,6 +15,8 @@ export interface CallContext {
   aggregates: string[];
 }
 
+const isStar = (node: HogQLNode) => node.node === 'Field' && Array.isArray(node['chain']) && node['chain'].length === 1 && node['chain'][0] === '*';
+
 const nodes = (value: unknown): HogQLNode[] | null => (Array.isArray(value) ? (value as HogQLNode[]) : null);
 
 /**
@@ -60,11 +62,15 @@ export function printCall(ctx: CallContext, node: HogQLNode, depth: number): str
   const params = nodes(node['params']);
   if (writtenName === '_caseWithExpression') return caseWithExpression(ctx, args, depth);
   if (nodes(node['order_by'])?.length) throw new HogQLError(`ORDER BY inside '${writtenName.slice(0, 60)}(...)' is not supported.`);
+  if (node['within_group'] !== undefined && node['within_group'] !== null)
+    throw new HogQLError(`WITHIN GROUP after '${writtenName.slice(0, 60)}(...)' is not supported.`);
   let written = writtenName;
   let found = findFunction(written);
   if (!found) throw unsupportedFunction(written);
   const filter = node['filter_expr'] as HogQLNode | null | undefined;
   if (filter) [written, found, args] = withFilter(written, found, args, filter);
+  // count(*) counts rows, as count() does.
+  if (found.name === 'count' && args.length === 1 && isStar(args[0]!)) args = [];
   checkCall(written, found, args, params);
   const { name, spec } = found;
   if (spec.aggregate) {

@@ -108,4 +108,60 @@ describe('every allowed HogQL function on the ClickHouse engine', () => {
     expect(sample.startsWith(`${name}(`)).toBe(true);
     await expect(run(sample, true).then(() => 'ran')).resolves.toBe('ran');
   });
+
+  // posthog/hogql/functions/test/test_mapping.py: test_function_mapping, test_postgres_functions,
+  // test_isValidJSON_function, test_JSONHas_function, test_json_functions_basic.
+  it.each([
+    ['toFloat(3.14)', 3.14],
+    ['toFloat(NULL)', null],
+    ["toFloatOrZero('3.14')", 3.14],
+    ["toFloatOrZero('')", 0],
+    ["toFloatOrZero('bla')", 0],
+    ["date_trunc('hour', toDateTime('2023-01-01 13:45:32', 'UTC'))", '2023-01-01 13:00:00'],
+    ["date_trunc('month', toDateTime('2023-01-01 13:45:32', 'UTC'))", '2023-01-01'],
+    ["toStartOfInterval(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 13:00:00'],
+    ["toYear(toDateTime('2023-01-01 13:45:32'))", 2023],
+    ["to_char(toDateTime('2023-01-01 13:45:32'), '%Y-%m-%d')", '2023-01-01'],
+    ['make_date(2023, 1, 1)', '2023-01-01'],
+    ["date_add(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 14:45:32'],
+    ["date_subtract(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 12:45:32'],
+    ["date_diff('hour', toDateTime('2023-01-01 13:45:32'), toDateTime('2023-01-01 14:45:32'))", 1],
+    ["to_date('2023-01-01')", '2023-01-01'],
+    ["ascii('A')", 65],
+    ["repeat('pg', 3)", 'pgpgpg'],
+    ["initcap('hello world')", 'Hello World'],
+    ["left('hello', 2)", 'he'],
+    ["right('hello', 2)", 'lo'],
+    ["lpad('hi', 5, 'xy')", 'xyxhi'],
+    ["rpad('hi', 5, 'xy')", 'hixyx'],
+    ["ltrim('  hello  ')", 'hello  '],
+    ["rtrim('  hello  ')", '  hello'],
+    ["btrim('  hello  ')", 'hello'],
+    ['isValidJSON(\'{"valid": true}\')', 1],
+    ["isValidJSON('invalid json')", 0],
+    ['JSONHas(\'{"a": "hello", "b": [-100, 200.0, 300]}\', \'b\')', 1],
+    ['JSONHas(\'{"a": "hello", "b": [-100, 200.0, 300]}\', \'nonexistent\')', 0],
+    ['JSONLength(\'{"a": [1, 2, 3], "b": {"c": "hello"}}\')', 2],
+    ["JSONArrayLength('[1, 2, 3, 4, 5]')", 5],
+    ['JSONType(\'{"key": "value"}\', \'key\')', 'String'],
+    ["JSONExtract('{\"num\": 42}', 'num', 'Int32')", 42],
+    ['arrayMap(x -> x * 2, [1, 2, 3])', [2, 4, 6]],
+    ['arrayFilter((x, keep) -> keep = 1, [10, 20, 30], [1, 0, 1])', [10, 30]],
+    ['arrayMap(x -> arrayMap(y -> x + y, [1, 2]), [10])', [[11, 12]]],
+    ["case event when 'signup' then 'S' when 'login' then 'L' else 'other' end", 'S'],
+    ['range(5)', [0, 1, 2, 3, 4]],
+    ["toStartOfWeek(toDateTime('2024-01-03 10:00:00', 'UTC'), 1)", '2024-01-01'],
+  ])('%s is %j', async (expression, value) => {
+    expect(await run(expression, false)).toEqual(value);
+  });
+
+  it.each([
+    ['array_agg(event)', ['signup', 'signup', 'signup']],
+    ["count() filter (where distinct_id = 'd1')", 1],
+    ['argMax(distinct_id, timestamp)', 'd2'],
+    ["sumArrayIf([toFloat(properties.price)], distinct_id != 'd0')", 28],
+    ['quantiles(0, 1)(properties.price)', [12.5, 14.5]],
+  ])('aggregate %s is %j', async (expression, value) => {
+    expect(await run(expression, true)).toEqual(value);
+  });
 });

@@ -257,6 +257,30 @@ describe('HogQL function allow-list', () => {
     );
   });
 
+  it('reads count(*) as count(), and refuses ORDER BY and WITHIN GROUP inside a call', async () => {
+    expect((await compile('count(*)')).sql).toBe('count()');
+    expect((await compile('COUNT(*)')).sql).toBe('count()');
+    expect(await refusal('sum(*)')).toMatch(/^Field "\*" is not allowed/);
+    expect(await refusal('groupArray(event ORDER BY timestamp)')).toBe("ORDER BY inside 'groupArray(...)' is not supported.");
+    expect(await refusal('percentile_cont(0.5) WITHIN GROUP (ORDER BY event)')).toBe("WITHIN GROUP after 'percentile_cont(...)' is not supported.");
+  });
+
+  // posthog/hogql/functions/test/test_mapping.py test_generated_aggregate_combinator_functions_snapshot:
+  // -If, -ArgMin and -ArgMax take one more argument; -State, -Merge and -Map are left out here.
+  it('generates the combinator forms PostHog generates, with their argument counts', () => {
+    const bounds = (name: string) => {
+      const spec = HOGQL_AGGREGATIONS.get(name);
+      return spec && [spec.minArgs, spec.maxArgs];
+    };
+    expect(bounds('avgIf')).toEqual([2, 2]);
+    expect(bounds('sumArrayOrNullIf')).toEqual([2, 2]);
+    expect(bounds('countArgMaxIf')).toEqual([2, 3]);
+    expect(bounds('maxArgMinOrDefault')).toEqual([2, 2]);
+    expect(bounds('medianForEachIf')).toEqual([2, 2]);
+    expect(bounds('countDistinctOrNull')).toEqual([1, 1]);
+    for (const absent of ['sumIfArray', 'sumState', 'sumMerge', 'sumMap', 'avgArgMaxArgMin', 'countOrNullOrDefault']) expect(bounds(absent)).toBeUndefined();
+  });
+
   it('keeps aggregates out of per-event expressions', async () => {
     expect(await refusal('sumIf(1, 1)', false)).toBe('Aggregate function "sumIf" is not allowed here: this expression is evaluated per event.');
     expect(await refusal('avgArray([1])', false)).toBe('Aggregate function "avgArray" is not allowed here: this expression is evaluated per event.');
