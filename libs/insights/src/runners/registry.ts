@@ -3,6 +3,8 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { retentionActorsRunner } from '../retention/retention-actors.runner';
+import { retentionRunner } from '../retention/retention.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -18,6 +20,9 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationQuery: funnelCorrelationRunner,
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+  RetentionQuery: retentionRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
+  RetentionActorsQuery: retentionActorsRunner,
   EventsQuery: eventsQueryRunner,
 };
 
