@@ -2,7 +2,7 @@
 // all-in-one service with generated data: a query run with Ctrl+Enter whose rows, types and count
 // are read from the page, an error shown at its line and column, the CSV export downloaded, the
 // query saved as an insight on a dashboard (whose tile the server computes), and every page state
-// checked with axe-core. Screenshots go to test-output/web-app/ (numbered 40 and up).
+// checked with axe-core. Screenshots go to test-output/web-app/ (numbered 70 and up).
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -94,7 +94,7 @@ describe('the web app’s SQL page in Chromium', () => {
     await editor.fill('SELECT event FROM events LIMIT 3');
     await page.getByRole('button', { name: 'Run' }).click();
     await page.locator('[data-testid="sql-result"][data-rows="3"]').waitFor();
-    await screenshot('40-sql');
+    await screenshot('70-sql');
     expect(await axeFindings(page)).toEqual([]);
   });
 
@@ -110,7 +110,7 @@ describe('the web app’s SQL page in Chromium', () => {
     await expect(error.getByTestId('sql-error-position').textContent()).resolves.toBe('Line 2, column 6');
     expect(await editor.getAttribute('aria-invalid')).toBe('true');
     expect(await editor.evaluate((el: any) => el.selectionStart)).toBe(start);
-    await screenshot('41-sql-error');
+    await screenshot('71-sql-error');
     expect(await axeFindings(page)).toEqual([]);
   });
 
