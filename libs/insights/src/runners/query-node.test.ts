@@ -1,4 +1,4 @@
-import { parseQueryNode, parseSavedInsightQuery, QUERY_API_KINDS } from './query-node';
+import { parseQueryNode, parseSavedInsightQuery, QUERY_API_KINDS, savedInsightAnswer } from './query-node';
 import { QUERY_RUNNERS } from './registry';
 
 const trends = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'signup' }] };
@@ -42,6 +42,7 @@ describe('query node dispatch', () => {
       'FunnelCorrelationActorsQuery',
       'RetentionQuery',
       'RetentionActorsQuery',
+      'EventsQuery',
     ]);
   });
 
@@ -66,5 +67,27 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: null })).toBeNull();
     expect(parseSavedInsightQuery({ filters: { insight: 'SESSIONS', events: [{ id: 'a' }] }, query: null })).toBeNull();
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'FunnelsActorsQuery', source: funnels } })).toBeNull();
+  });
+
+  it('reads a saved table node (DataTableNode, DataVisualizationNode) through to its source, and answers its rows as the result', () => {
+    const events = { kind: 'EventsQuery', select: ['event', 'count()'] };
+    expect(parseSavedInsightQuery({ filters: null, query: { kind: 'DataTableNode', source: events } })?.kind).toBe('EventsQuery');
+    expect(parseSavedInsightQuery({ filters: null, query: { kind: 'DataVisualizationNode', source: events } })?.kind).toBe('EventsQuery');
+    // A bare EventsQuery is no insight; a table node around a kind the query API does not run has nothing to run.
+    expect(parseSavedInsightQuery({ filters: null, query: events })).toBeNull();
+    expect(parseSavedInsightQuery({ filters: null, query: { kind: 'DataTableNode', source: { kind: 'PersonsNode' } } })).toBeNull();
+    const now = Date.parse('2024-01-10T15:00:00Z');
+    expect(savedInsightAnswer({ columns: ['event'], types: ['String'], results: [['a']], hasMore: true, limit: 100 }, 'UTC', now)).toEqual({
+      result: [['a']],
+      columns: ['event'],
+      types: ['String'],
+      hasMore: true,
+      hogql: null,
+      is_cached: false,
+      last_refresh: '2024-01-10T15:00:00.000Z',
+      timezone: 'UTC',
+    });
+    const insight = { result: [1], is_cached: true, last_refresh: '2024-01-09T00:00:00.000Z', timezone: 'Europe/Paris' };
+    expect(savedInsightAnswer(insight, 'UTC', now)).toEqual(insight);
   });
 });
