@@ -13,6 +13,8 @@ export interface QueryReferences {
   extraActionIds?: number[];
   /** A funnel's `funnel_aggregate_by_hogql`. */
   aggregateByHogQL?: string | null;
+  /** Other HogQL expressions it holds, each with the field holding it (an EventsQuery's select, where, orderBy). */
+  hogql?: readonly { text: string; attr: string }[];
   /** The query applies the project's test-account filters. */
   filterTestAccounts: boolean;
 }

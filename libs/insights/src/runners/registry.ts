@@ -1,3 +1,4 @@
+import { eventsQueryRunner } from '../events-query/events-query.runner';
 import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
@@ -22,6 +23,7 @@ export const QUERY_RUNNERS = {
   RetentionQuery: retentionRunner,
   /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
   RetentionActorsQuery: retentionActorsRunner,
+  EventsQuery: eventsQueryRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
