@@ -42,6 +42,7 @@ describe('query node dispatch', () => {
       'FunnelCorrelationActorsQuery',
       'RetentionQuery',
       'RetentionActorsQuery',
+      'EventsQuery',
     ]);
   });
 
