@@ -1,6 +1,7 @@
 import type { QueryService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
 import { createFunnelRoutes } from './funnel.route';
+import { createRetentionRoutes } from './retention.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
@@ -15,7 +16,8 @@ export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService):
   return new RouteTable().include(
     createTrendRoutes(deps, queries),
     createFunnelRoutes(deps, queries),
-    // After trend/ and funnel/: `:insight_id` would otherwise be tried on those paths first.
+    createRetentionRoutes(deps, queries),
+    // After trend/, funnel/ and retention/: `:insight_id` would otherwise be tried on those paths first.
     createSavedInsightsRoutes(deps, queries),
   );
 }
