@@ -20,6 +20,8 @@ export type { QueryProjectRow } from './common/query-project';
 export { parseTrendFilter, type ParsedTrendFilter } from './trends/trend-filter';
 export { trendsQueryToFilter } from './trends/trends-query-node';
 export type { TrendResult, TrendSeries } from './trends/trend-result';
+export { legacyTrendKind } from './runners/legacy-trend-kind';
+export type { StickinessResult, StickinessSeries } from './stickiness/stickiness.query';
 export { parseFunnelFilter, type ParsedFunnelFilter } from './funnels/funnel-filter';
 export { funnelsQueryToFilter } from './funnels/funnels-query-node';
 export type { FunnelResult, FunnelStep } from './funnels/funnels.query';

@@ -26,7 +26,8 @@ describe('query node dispatch', () => {
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery']);
+    expect(QUERY_API_KINDS).toEqual(expect.arrayContaining(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery']));
+    expect(QUERY_API_KINDS).not.toContain('FunnelCorrelationQuery');
   });
 
   it('gives every kind its own metric and cache label', () => {
@@ -40,6 +41,15 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: funnels } })?.kind).toBe('FunnelsQuery');
     expect(parseSavedInsightQuery({ filters: { events: [{ id: 'a' }] }, query: null })?.kind).toBe('TrendsQuery');
     expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
+  });
+
+  it('runs a trend shown as stickiness (shown_as, or insight STICKINESS) and a StickinessQuery node as stickiness', () => {
+    const events = [{ id: 'a' }];
+    expect(parseSavedInsightQuery({ filters: { insight: 'TRENDS', shown_as: 'Stickiness', events }, query: null })?.kind).toBe('StickinessQuery');
+    expect(parseSavedInsightQuery({ filters: { shown_as: 'Stickiness', events }, query: null })?.kind).toBe('StickinessQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'STICKINESS', events }, query: null })?.kind).toBe('StickinessQuery');
+    const node = { kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: 'a' }] };
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('StickinessQuery');
   });
 
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {

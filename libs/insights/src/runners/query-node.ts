@@ -1,4 +1,5 @@
 import { isJsonObject } from '@sightline/json-input';
+import { legacyTrendKind } from './legacy-trend-kind';
 import { isQueryKind, QUERY_RUNNERS, runnerOf, type ParsedQuery, type QueryKind } from './registry';
 
 /** The kinds the query API takes, as its refusal lists them. */
@@ -42,6 +43,7 @@ export function parseSavedInsightQuery(row: { filters: Record<string, unknown> |
   const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
   if (!hasSeries) return null;
   const insight = filters['insight'] === undefined ? 'TRENDS' : filters['insight'];
-  const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
+  // A TRENDS insight shown as stickiness or lifecycle (`shown_as`) runs as that kind.
+  const kind = insight === 'TRENDS' ? legacyTrendKind(filters) : (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
   return kind ? ({ kind, query: runnerOf(kind).parseLegacy(filters) } as ParsedQuery) : null;
 }

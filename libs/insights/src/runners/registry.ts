@@ -2,6 +2,7 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { stickinessRunner } from '../stickiness/stickiness.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -17,6 +18,7 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationQuery: funnelCorrelationRunner,
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+  StickinessQuery: stickinessRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
