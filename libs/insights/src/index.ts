@@ -22,6 +22,7 @@ export { trendsQueryToFilter } from './trends/trends-query-node';
 export type { TrendResult, TrendSeries } from './trends/trend-result';
 export { legacyTrendKind } from './runners/legacy-trend-kind';
 export type { StickinessResult, StickinessSeries } from './stickiness/stickiness.query';
+export type { LifecycleResult, LifecycleSeries } from './lifecycle/lifecycle.query';
 export { parseFunnelFilter, type ParsedFunnelFilter } from './funnels/funnel-filter';
 export { funnelsQueryToFilter } from './funnels/funnels-query-node';
 export type { FunnelResult, FunnelStep } from './funnels/funnels.query';

@@ -52,6 +52,14 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('StickinessQuery');
   });
 
+  it('runs a trend shown as lifecycle (shown_as, or insight LIFECYCLE) and a LifecycleQuery node as lifecycle', () => {
+    const events = [{ id: 'a' }];
+    expect(parseSavedInsightQuery({ filters: { insight: 'TRENDS', shown_as: 'Lifecycle', events }, query: null })?.kind).toBe('LifecycleQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'LIFECYCLE', events }, query: null })?.kind).toBe('LifecycleQuery');
+    const node = { kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: 'a' }] };
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('LifecycleQuery');
+  });
+
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: null })).toBeNull();
     expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', events: [{ id: 'a' }] }, query: null })).toBeNull();

@@ -2,6 +2,7 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
 import { stickinessRunner } from '../stickiness/stickiness.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
@@ -19,6 +20,7 @@ export const QUERY_RUNNERS = {
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
   StickinessQuery: stickinessRunner,
+  LifecycleQuery: lifecycleRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
