@@ -1,8 +1,11 @@
+import { eventsQueryRunner } from '../events-query/events-query.runner';
 import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
 import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
+import { retentionActorsRunner } from '../retention/retention-actors.runner';
+import { retentionRunner } from '../retention/retention.runner';
 import { stickinessRunner } from '../stickiness/stickiness.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
@@ -21,6 +24,10 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
   StickinessQuery: stickinessRunner,
   LifecycleQuery: lifecycleRunner,
+  RetentionQuery: retentionRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
+  RetentionActorsQuery: retentionActorsRunner,
+  EventsQuery: eventsQueryRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
