@@ -40,12 +40,12 @@ import type { AnalyticsOptions } from './http/analytics-config';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle } from './http/throttle';
-import { createInsightsRoutes } from './insights';
+import { createInsightsRoutes, createSavedInsightsService } from './insights';
 import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
-import { createPersonsFunnelRoutes, createPersonsRoutes } from './persons';
+import { createPersonsFunnelRoutes, createPersonsRetentionRoutes, createPersonsRoutes } from './persons';
 import { createPropertyDefinitionsRoutes } from './property-definitions';
 import { createQueryRoutes } from './query';
 import { createRemoteConfigRouter } from './remote-config';
@@ -125,13 +125,15 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     cacheMaxBytes: deps.analytics?.cacheMaxBytes,
     metrics: deps.metrics,
   });
+  // Dashboard tiles are computed as a saved insight's page computes them.
+  const savedInsights = createSavedInsightsService({ db: deps.db, ch, now, metrics: deps.metrics }, queries);
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
     createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger }),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
-    createDashboardsRoutes(deps.db),
+    createDashboardsRoutes(deps.db, (project, row, refresh) => savedInsights.result(project, row, refresh)),
     createCohortsRoutes({
       db: deps.db,
       ch,
@@ -144,6 +146,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createQueryRoutes({ now }, queries),
     // The persons behind a funnel step: before the persons routes, whose `:person_id` would take `funnel`.
     createPersonsFunnelRoutes({ now }, queries),
+    createPersonsRetentionRoutes({ now }, queries),
     createEventsRoutes({ db: deps.db, ch, now }),
     createEventDefinitionsRoutes(deps.db),
     createPropertyDefinitionsRoutes(deps.db),

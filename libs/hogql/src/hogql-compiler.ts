@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { CLICKHOUSE_TIME_ZONES } from '@sightline/clickhouse';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
 import { parse as parseJson } from 'lossless-json';
+import { table } from './functions/function-spec';
+import { printCall, type CallContext } from './print-call';
 
 /** The SQL of the events row a HogQL expression may read. */
 export interface HogQLFields {
@@ -27,21 +28,9 @@ export interface HogQLContext {
   allowAggregations: boolean;
 }
 
-/** A HogQL expression that cannot be used here; the message names what, `start` where (a character offset of the text) when known. */
-export class HogQLError extends Error {
-  constructor(
-    message: string,
-    readonly start?: number,
-  ) {
-    super(message);
-  }
-}
+import { HogQLError, type HogQLNode } from './hogql-error';
 
-/** A parsed expression (PostHog's AST as JSON). */
-export interface HogQLNode {
-  node: string;
-  [key: string]: unknown;
-}
+export { HogQLError, type HogQLNode } from './hogql-error';
 type Node = HogQLNode;
 
 export interface HogQLCompiler {
@@ -63,7 +52,6 @@ export interface HogQLCompiler {
 export const MAX_HOGQL_LENGTH = 1_000;
 export const MAX_HOGQL_NESTING = 6;
 export const HOGQL_PARSE_DEADLINE_MS = 1_000;
-const MAX_DEPTH = 64;
 
 /**
  * Bounds on a whole query (HogQLQuery). Nesting is what makes the parser slow (a call nested
@@ -72,6 +60,7 @@ const MAX_DEPTH = 64;
 export const MAX_SELECT_LENGTH = 20_000;
 export const MAX_SELECT_NESTING = 12;
 export const SELECT_PARSE_DEADLINE_MS = 3_000;
+const MAX_DEPTH = 64;
 
 /**
  * The deepest nesting of ( and [ outside string literals. In a comment (`--`, `//` to the end of
@@ -102,139 +91,6 @@ export function nestingDepth(text: string): number {
   return max;
 }
 
-interface FunctionSpec {
-  sql: string;
-  min: number;
-  max: number;
-}
-
-/**
- * A table of names looked up with the client's text: a Map, so a name that exists on every
- * JavaScript object (`constructor`, `toString`, `__proto__`, `hasOwnProperty`) is not found in it.
- */
-const table = <T>(entries: Record<string, T>): ReadonlyMap<string, T> => new Map(Object.entries(entries));
-
-/** Per-event functions: HogQL name → ClickHouse name and allowed argument counts. */
-const SCALAR_FUNCTIONS = table<FunctionSpec>({
-  lower: { sql: 'lower', min: 1, max: 1 },
-  upper: { sql: 'upper', min: 1, max: 1 },
-  length: { sql: 'length', min: 1, max: 1 },
-  concat: { sql: 'concat', min: 1, max: 20 },
-  substring: { sql: 'substring', min: 2, max: 3 },
-  trim: { sql: 'trimBoth', min: 1, max: 1 },
-  replaceAll: { sql: 'replaceAll', min: 3, max: 3 },
-  replaceOne: { sql: 'replaceOne', min: 3, max: 3 },
-  position: { sql: 'position', min: 2, max: 2 },
-  startsWith: { sql: 'startsWith', min: 2, max: 2 },
-  endsWith: { sql: 'endsWith', min: 2, max: 2 },
-  toString: { sql: 'toString', min: 1, max: 1 },
-  toDate: { sql: 'toDate', min: 1, max: 2 },
-  toDateTime: { sql: 'toDateTime', min: 1, max: 2 },
-  toStartOfMinute: { sql: 'toStartOfMinute', min: 1, max: 2 },
-  toStartOfHour: { sql: 'toStartOfHour', min: 1, max: 2 },
-  toStartOfDay: { sql: 'toStartOfDay', min: 1, max: 2 },
-  toStartOfWeek: { sql: 'toStartOfWeek', min: 1, max: 3 },
-  toStartOfMonth: { sql: 'toStartOfMonth', min: 1, max: 2 },
-  toStartOfYear: { sql: 'toStartOfYear', min: 1, max: 2 },
-  toYear: { sql: 'toYear', min: 1, max: 2 },
-  toMonth: { sql: 'toMonth', min: 1, max: 2 },
-  toDayOfWeek: { sql: 'toDayOfWeek', min: 1, max: 3 },
-  toDayOfMonth: { sql: 'toDayOfMonth', min: 1, max: 2 },
-  toHour: { sql: 'toHour', min: 1, max: 2 },
-  toMinute: { sql: 'toMinute', min: 1, max: 2 },
-  dateDiff: { sql: 'dateDiff', min: 3, max: 4 },
-  now: { sql: 'now', min: 0, max: 0 },
-  today: { sql: 'today', min: 0, max: 0 },
-  toIntervalSecond: { sql: 'toIntervalSecond', min: 1, max: 1 },
-  toIntervalMinute: { sql: 'toIntervalMinute', min: 1, max: 1 },
-  toIntervalHour: { sql: 'toIntervalHour', min: 1, max: 1 },
-  toIntervalDay: { sql: 'toIntervalDay', min: 1, max: 1 },
-  toIntervalWeek: { sql: 'toIntervalWeek', min: 1, max: 1 },
-  toIntervalMonth: { sql: 'toIntervalMonth', min: 1, max: 1 },
-  toIntervalYear: { sql: 'toIntervalYear', min: 1, max: 1 },
-  if: { sql: 'if', min: 3, max: 3 },
-  multiIf: { sql: 'multiIf', min: 3, max: 41 },
-  coalesce: { sql: 'coalesce', min: 1, max: 20 },
-  ifNull: { sql: 'ifNull', min: 2, max: 2 },
-  nullIf: { sql: 'nullIf', min: 2, max: 2 },
-  isNull: { sql: 'isNull', min: 1, max: 1 },
-  isNotNull: { sql: 'isNotNull', min: 1, max: 1 },
-  round: { sql: 'round', min: 1, max: 2 },
-  floor: { sql: 'floor', min: 1, max: 2 },
-  ceil: { sql: 'ceil', min: 1, max: 2 },
-  abs: { sql: 'abs', min: 1, max: 1 },
-  greatest: { sql: 'greatest', min: 2, max: 20 },
-  least: { sql: 'least', min: 2, max: 20 },
-  empty: { sql: 'empty', min: 1, max: 1 },
-  notEmpty: { sql: 'notEmpty', min: 1, max: 1 },
-  extract: { sql: 'extract', min: 2, max: 2 },
-  match: { sql: 'match', min: 2, max: 2 },
-});
-
-/**
- * Which argument of a function names a time zone (ClickHouse's optional last argument of its
- * date functions). A constant one is checked here, so an unknown zone is named in a 400.
- */
-const TIME_ZONE_ARGUMENT = table<number>({
-  toDate: 1,
-  toDateTime: 1,
-  toStartOfMinute: 1,
-  toStartOfHour: 1,
-  toStartOfDay: 1,
-  toStartOfWeek: 2,
-  toStartOfMonth: 1,
-  toStartOfYear: 1,
-  toYear: 1,
-  toMonth: 1,
-  toDayOfWeek: 2,
-  toDayOfMonth: 1,
-  toHour: 1,
-  toMinute: 1,
-  dateDiff: 3,
-});
-
-/** Conversions that never fail on bad input (HogQL's toInt/toFloat answer null). */
-const CONVERSIONS = table<string>({
-  toInt: 'toInt64OrNull',
-  toFloat: 'toFloat64OrNull',
-});
-
-/** Aggregates (math_hogql only): HogQL name → ClickHouse name and argument counts. */
-const AGGREGATES = table<FunctionSpec>({
-  count: { sql: 'count', min: 0, max: 1 },
-  countIf: { sql: 'countIf', min: 1, max: 2 },
-  sum: { sql: 'sum', min: 1, max: 1 },
-  sumIf: { sql: 'sumIf', min: 2, max: 2 },
-  avg: { sql: 'avg', min: 1, max: 1 },
-  avgIf: { sql: 'avgIf', min: 2, max: 2 },
-  min: { sql: 'min', min: 1, max: 1 },
-  max: { sql: 'max', min: 1, max: 1 },
-  uniq: { sql: 'uniq', min: 1, max: 5 },
-  uniqExact: { sql: 'uniqExact', min: 1, max: 5 },
-  median: { sql: 'median', min: 1, max: 1 },
-  quantile: { sql: 'quantile', min: 1, max: 1 },
-  any: { sql: 'any', min: 1, max: 1 },
-});
-
-/**
- * Names HogQL also accepts in any letter case, each to its canonical name (PostHog marks them
- * `case_sensitive=False` in posthog/hogql/functions: `SuM(x)` is `sum(x)`, `IF(…)` is `if(…)`);
- * every other function must be written exactly (`tostring` is not `toString`). Lookup is by the
- * lower-cased name, as PostHog's `_find_function` does after an exact miss.
- */
-const CASE_INSENSITIVE = table<string>(
-  Object.fromEntries(
-    [
-      ...['count', 'min', 'max', 'sum', 'avg'],
-      ...['abs', 'lower', 'upper', 'concat', 'substring', 'position', 'extract', 'trim', 'length'],
-      ...['floor', 'ceil', 'round', 'isNull', 'coalesce', 'ifNull', 'nullIf', 'now', 'if', 'least', 'greatest'],
-    ].map((name) => [name.toLowerCase(), name]),
-  ),
-);
-
-/** The canonical name of a function as written: itself, or its any-case twin. */
-const canonicalFunctionName = (written: string): string => CASE_INSENSITIVE.get(written.toLowerCase()) ?? written;
-
 const COMPARISONS = table<string>({ '==': '=', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' });
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
 
@@ -248,6 +104,12 @@ class IntegerText {
   constructor(readonly digits: string) {}
 }
 const INTEGER = /^-?\d+$/;
+
+/** The type ClickHouse gives an integer literal: the narrowest that holds it. */
+function literalIntegerType(value: number): string {
+  const bits = [8, 16, 32].find((b) => (value >= 0 ? value < 2 ** b : value >= -(2 ** (b - 1))));
+  return `${value >= 0 ? 'UInt' : 'Int'}${bits ?? 64}`;
+}
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -259,11 +121,51 @@ const parseTree = (json: string) =>
     message?: string;
   };
 
-/** Prints an expression tree; the SELECT compiler (select/) extends it with tables, columns and clauses. */
-export class Printer {
-  protected aggregateDepth = 0;
+/** The most names a lambda may take, and the deepest lambdas may nest. */
+const MAX_LAMBDA_NAMES = 10;
 
-  constructor(protected readonly ctx: HogQLContext) {}
+/** Prints an expression tree; the SELECT compiler (select/) extends it with tables, columns and clauses. */
+export class Printer implements CallContext {
+  readonly aggregates: string[] = [];
+  readonly allowAggregations: boolean;
+  /** The names of the lambdas being printed, innermost last: a client's name → the generated one printed. */
+  private readonly lambdaScopes: Map<string, string>[] = [];
+  private lambdaCount = 0;
+
+  constructor(protected readonly ctx: HogQLContext) {
+    this.allowAggregations = ctx.allowAggregations;
+  }
+
+  /** `(x, y) -> body`, its names printed as generated identifiers so no client text reaches the SQL. */
+  lambda(node: Node, depth: number): string {
+    const names = node['args'];
+    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_LAMBDA_NAMES || names.some((n) => typeof n !== 'string')) {
+      throw new HogQLError(`A lambda takes 1 to ${MAX_LAMBDA_NAMES} names.`);
+    }
+    if (new Set(names).size !== names.length) throw new HogQLError('The names of a lambda must differ.');
+    const scope = new Map((names as string[]).map((name) => [name, `__lambda_${this.lambdaCount++}`]));
+    this.lambdaScopes.push(scope);
+    try {
+      const body = this.print(node['expr'] as Node, depth + 1);
+      return `(${[...scope.values()].join(', ')}) -> ${body}`;
+    } finally {
+      this.lambdaScopes.pop();
+    }
+  }
+
+  /** A call, through the function allow-list (print-call.ts). */
+  protected call(node: Node, depth: number): string {
+    return printCall(this, node, depth);
+  }
+
+  /** The generated name of a lambda's name in scope, innermost first. */
+  protected lambdaName(name: string): string | undefined {
+    for (let i = this.lambdaScopes.length - 1; i >= 0; i--) {
+      const generated = this.lambdaScopes[i]!.get(name);
+      if (generated !== undefined) return generated;
+    }
+    return undefined;
+  }
 
   /** A property read as HogQL does: its text, NULL when missing or JSON null. */
   protected property(column: string, key: string): string {
@@ -285,6 +187,8 @@ export class Printer {
     const [head, second, third, ...rest] = chain.map(String);
     const extra = rest.length > 0;
     if (chain.length === 1) {
+      const lambdaName = this.lambdaName(head!);
+      if (lambdaName !== undefined) return lambdaName;
       switch (head) {
         case 'event':
           return f.event;
@@ -312,6 +216,18 @@ export class Printer {
     throw new HogQLError(
       `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use event, timestamp, distinct_id, person_id, elements_chain, properties.<key>, person.properties.<key>, $group_N, group_N.properties.<key>).`,
     );
+  }
+
+  /**
+   * An argument of a function call. An integer constant is typed as ClickHouse types the literal
+   * (the narrowest of UInt8…UInt64, or Int8…Int64 when negative), as PostHog's printer gets by
+   * writing it inline: ClickHouse refuses an Int64 where a function wants a UInt8 mode or size
+   * (toStartOfWeek's mode, ngrams' length, position's start, toDateTime64's scale).
+   */
+  argument(node: Node, depth: number): string {
+    const value = node.node === 'Constant' ? node['value'] : undefined;
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return this.ctx.params.add(value, literalIntegerType(value));
+    return this.print(node, depth);
   }
 
   protected constant(node: Node): string {
@@ -345,7 +261,7 @@ export class Printer {
   }
 
   /** A number for arithmetic and numeric comparison: properties are text, read as numbers. */
-  private numeric(node: Node, depth: number): string {
+  numeric(node: Node, depth: number): string {
     const sql = this.print(node, depth);
     return this.isProperty(node) ? `toFloat64OrNull(${sql})` : sql;
   }
@@ -432,69 +348,6 @@ export class Printer {
       default:
         throw new HogQLError(`Operator "${op.slice(0, 20)}" is not allowed in HogQL expressions here.`);
     }
-  }
-
-  /** A constant time zone argument must be one ClickHouse knows (else every row fails). */
-  private checkTimeZone(name: string, args: Node[]): void {
-    const index = TIME_ZONE_ARGUMENT.get(name);
-    const zone = index === undefined ? undefined : args[index];
-    if (zone?.node === 'Constant' && typeof zone['value'] === 'string' && !CLICKHOUSE_TIME_ZONES.has(zone['value'])) {
-      throw new HogQLError(`Unknown time zone "${zone['value'].slice(0, 60)}" in ${name}().`);
-    }
-  }
-
-  protected call(node: Node, depth: number): string {
-    const name = canonicalFunctionName(String(node['name']));
-    const args = (node['args'] as Node[] | null) ?? [];
-    const params = (node['params'] as Node[] | null) ?? null;
-    const printArgs = () => args.map((a) => this.print(a, depth)).join(', ');
-    const conversion = CONVERSIONS.get(name);
-    if (conversion !== undefined) {
-      if (args.length !== 1) throw new HogQLError(`${name} takes one argument.`);
-      return `${conversion}(toString(${this.print(args[0]!, depth)}))`;
-    }
-    const scalar = SCALAR_FUNCTIONS.get(name);
-    if (scalar) {
-      if (params) throw new HogQLError(`${name} takes no parameters.`);
-      if (args.length < scalar.min || args.length > scalar.max)
-        throw new HogQLError(`${name} takes ${scalar.min === scalar.max ? scalar.min : `${scalar.min} to ${scalar.max}`} arguments.`);
-      if (name === 'match' || name === 'extract') {
-        const pattern = args[1]!;
-        if (pattern.node !== 'Constant' || typeof pattern['value'] !== 'string' || re2Problem(pattern['value']) !== null) {
-          throw new HogQLError(`${name} needs a valid regular expression constant (RE2 syntax).`);
-        }
-      }
-      this.checkTimeZone(name, args);
-      return `${scalar.sql}(${printArgs()})`;
-    }
-    const aggregate = AGGREGATES.get(name);
-    if (aggregate) {
-      if (!this.ctx.allowAggregations) throw new HogQLError(`Aggregate function "${name}" is not allowed here: this expression is evaluated per event.`);
-      if (this.aggregateDepth > 0) throw new HogQLError(`Aggregate function "${name}" cannot be used inside another aggregate.`);
-      if (args.length < aggregate.min || args.length > aggregate.max)
-        throw new HogQLError(`${name} takes ${aggregate.min === aggregate.max ? aggregate.min : `${aggregate.min} to ${aggregate.max}`} arguments.`);
-      this.aggregateDepth++;
-      try {
-        const numericArgs = ['sum', 'avg', 'median', 'quantile', 'sumIf', 'avgIf'].includes(name);
-        const printed = args.map((a, i) => (numericArgs && i === 0 ? this.numeric(a, depth) : this.print(a, depth))).join(', ');
-        if (name === 'quantile') {
-          const level = params?.[0];
-          if (!level || level.node !== 'Constant' || typeof level['value'] !== 'number' || level['value'] < 0 || level['value'] > 1) {
-            throw new HogQLError('quantile needs a level between 0 and 1, as in quantile(0.9)(x).');
-          }
-          return `quantile(${Number(level['value'])})(${printed})`;
-        }
-        if (params) throw new HogQLError(`${name} takes no parameters.`);
-        if (node['distinct'] === true) {
-          if (name !== 'count') throw new HogQLError(`DISTINCT is only allowed in count().`);
-          return `uniqExact(${printed})`;
-        }
-        return `${aggregate.sql}(${printed})`;
-      } finally {
-        this.aggregateDepth--;
-      }
-    }
-    throw new HogQLError(`Function "${name.slice(0, 60)}" is not allowed in HogQL expressions here.`);
   }
 }
 

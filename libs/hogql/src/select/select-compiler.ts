@@ -163,14 +163,14 @@ class SelectCompiler extends Printer {
   }
 
   private selectQuery(node: Node, parent: Scope | null, outer: { limit: number; offset: number } | null): CompiledQuery {
-    const saved = { scope: this.scope, aggregateDepth: this.aggregateDepth };
+    // A subquery is a query of its own: an aggregate around it does not hold its aggregates.
+    const saved = { scope: this.scope, aggregates: this.aggregates.splice(0) };
     this.scope = new Scope(parent);
-    this.aggregateDepth = 0;
     try {
       return this.selectBody(node, outer);
     } finally {
       this.scope = saved.scope;
-      this.aggregateDepth = saved.aggregateDepth;
+      this.aggregates.splice(0, this.aggregates.length, ...saved.aggregates);
     }
   }
 
@@ -468,15 +468,6 @@ class SelectCompiler extends Printer {
       }
       case 'Placeholder':
         return this.placeholder(node);
-      case 'Lambda': {
-        const args = ((node['args'] as unknown[]) ?? []).map((a) => this.userName(String(a), node));
-        this.scope.lambdaArgs.push(args);
-        try {
-          return `((${args.map(quoteIdentifier).join(', ')}) -> ${this.print(node['expr'] as Node, d)})`;
-        } finally {
-          this.scope.lambdaArgs.pop();
-        }
-      }
       case 'BetweenExpr': {
         const not = node['negated'] === true ? 'NOT ' : '';
         return `(${this.print(node['expr'] as Node, d)} ${not}BETWEEN ${this.print(node['low'] as Node, d)} AND ${this.print(node['high'] as Node, d)})`;
@@ -491,13 +482,6 @@ class SelectCompiler extends Printer {
         return `(${this.any(node, this.scope).sql})`;
       case 'WindowFunction':
         return this.windowFunction(node, d);
-      case 'Call': {
-        if (node['filter_expr']) throw new HogQLError('FILTER (WHERE …) is not supported; use the -If form of the aggregate (countIf, sumIf).');
-        if ((node['order_by'] as unknown[] | null)?.length) throw new HogQLError('ORDER BY inside a function call is not supported.');
-        const args = (node['args'] as Node[] | null) ?? [];
-        const star = args.length === 1 && args[0]!.node === 'Field' && (args[0]!['chain'] as unknown[]).join('.') === '*';
-        return super.print(star ? { ...node, args: [] } : node, depth);
-      }
       default:
         return super.print(node, depth);
     }
@@ -547,7 +531,9 @@ class SelectCompiler extends Printer {
     const [head, ...rest] = chain as [string, ...string[]];
     const scope = this.scope;
     if (head === '*') throw new HogQLError('* is only allowed in a SELECT list or count(*).');
-    if (rest.length === 0 && (scope.isLambdaArg(head) || scope.aliases.has(head))) return quoteIdentifier(head);
+    const lambdaName = rest.length === 0 ? this.lambdaName(head) : undefined;
+    if (lambdaName !== undefined) return lambdaName;
+    if (rest.length === 0 && scope.aliases.has(head)) return quoteIdentifier(head);
     const named = scope.tablesByName.get(head);
     if (named && rest.length > 0) return this.tableField(named, rest, chain);
     const matches = scope.tables.filter((ref) => this.hasField(ref, chain));

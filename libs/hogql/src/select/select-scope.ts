@@ -14,14 +14,13 @@ export interface CteTable {
 
 /**
  * The names one SELECT sees: its tables by alias, its CTEs (and those of the queries around it),
- * its column aliases, and the arguments of the lambdas being printed.
+ * and its column aliases.
  */
 export class Scope {
   readonly tables: TableRef[] = [];
   readonly tablesByName = new Map<string, TableRef>();
   readonly ctes = new Map<string, CteTable>();
   readonly aliases = new Set<string>();
-  readonly lambdaArgs: string[][] = [];
 
   constructor(readonly parent: Scope | null) {}
 
@@ -35,10 +34,6 @@ export class Scope {
       this.tablesByName.set(ref.name, ref);
     }
     this.tables.push(ref);
-  }
-
-  isLambdaArg(name: string): boolean {
-    return this.lambdaArgs.some((args) => args.includes(name));
   }
 }
 

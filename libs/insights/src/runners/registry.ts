@@ -1,8 +1,13 @@
+import { eventsQueryRunner } from '../events-query/events-query.runner';
 import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
 import { hogqlQueryRunner } from '../hogql/hogql-query.runner';
+import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
+import { retentionActorsRunner } from '../retention/retention-actors.runner';
+import { retentionRunner } from '../retention/retention.runner';
+import { stickinessRunner } from '../stickiness/stickiness.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -18,6 +23,12 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationQuery: funnelCorrelationRunner,
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+  StickinessQuery: stickinessRunner,
+  LifecycleQuery: lifecycleRunner,
+  RetentionQuery: retentionRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
+  RetentionActorsQuery: retentionActorsRunner,
+  EventsQuery: eventsQueryRunner,
   HogQLQuery: hogqlQueryRunner,
 };
 
