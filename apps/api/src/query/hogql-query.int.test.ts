@@ -176,6 +176,11 @@ describe('POST /query/ runs a HogQLQuery over the project’s tables', () => {
     expect(missing.body.detail).toMatch(/No value given for the placeholder \{nope\} at 7/);
   });
 
+  it('binds a literal longer than a URL of 16 KiB (the test front reads URIs as long as ClickHouse does)', async () => {
+    const long = 'x'.repeat(20_000 - 20);
+    expect(await rows(`SELECT length('${long}')`)).toEqual([[long.length]]);
+  });
+
   it('answers at most the default 100 rows, hasMore when cut, at most 50,000 whatever LIMIT says', async () => {
     const all = await run("SELECT uuid FROM events WHERE event = 'bulk'");
     expect(all.body).toMatchObject({ hasMore: true, limit: 100, offset: 0 });
