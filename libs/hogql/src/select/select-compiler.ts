@@ -317,7 +317,12 @@ class SelectCompiler extends Printer {
   private sourceText(node: Node): string {
     const start = offsetOf(node);
     const end = (node['end'] as { offset?: unknown } | undefined)?.offset;
-    if (this.options.text && start !== undefined && typeof end === 'number') return this.options.text.slice(start, end).slice(0, 200);
+    // Line breaks and other control characters (a name may hold none) read as spaces.
+    if (this.options.text && start !== undefined && typeof end === 'number')
+      return this.options.text
+        .slice(start, end)
+        .replace(/[\s\u0000-\u001f\u007f]+/g, ' ')
+        .slice(0, 200);
     return String(node.node);
   }
 
