@@ -1,6 +1,7 @@
 import type { QueryService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
 import { createFunnelRoutes } from './funnel.route';
+import { createPathRoutes } from './path.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
@@ -14,6 +15,7 @@ export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService):
   return new RouteTable().include(
     createTrendRoutes(deps, queries),
     createFunnelRoutes(deps, queries),
+    createPathRoutes(deps, queries),
     // After trend/ and funnel/: `:insight_id` would otherwise be tried on those paths first.
     createSavedInsightsRoutes(deps, queries),
   );

@@ -26,7 +26,7 @@ describe('query node dispatch', () => {
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery']);
+    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'PathsQuery', 'InsightActorsQuery']);
   });
 
   it('gives every kind its own metric and cache label', () => {
@@ -40,6 +40,11 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: funnels } })?.kind).toBe('FunnelsQuery');
     expect(parseSavedInsightQuery({ filters: { events: [{ id: 'a' }] }, query: null })?.kind).toBe('TrendsQuery');
     expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
+    // A paths insight names no series.
+    expect(parseSavedInsightQuery({ filters: { insight: 'PATHS', include_event_types: ['$pageview'] }, query: null })?.kind).toBe('PathsQuery');
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: { kind: 'PathsQuery', pathsFilter: {} } } })?.kind).toBe(
+      'PathsQuery',
+    );
   });
 
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {

@@ -29,7 +29,7 @@ export interface InsightAnswer {
 /**
  * The query a saved insight runs: its query node (an InsightVizNode read through to its source)
  * when that is an insight kind, else its legacy `filters` by their `insight` (TRENDS when
- * absent) when they have a series. Null: nothing to run (the insight's result is null).
+ * absent) when they have a series (PATHS needs none). Null: nothing to run (the insight's result is null).
  */
 export function parseSavedInsightQuery(row: { filters: Record<string, unknown> | null; query: unknown }): ParsedQuery | null {
   let node = row.query;
@@ -40,8 +40,9 @@ export function parseSavedInsightQuery(row: { filters: Record<string, unknown> |
   }
   const filters = row.filters ?? {};
   const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
-  if (!hasSeries) return null;
   const insight = filters['insight'] === undefined ? 'TRENDS' : filters['insight'];
+  // A paths insight names no series: its filters alone say what to run.
+  if (!hasSeries && insight !== 'PATHS') return null;
   const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
   return kind ? ({ kind, query: runnerOf(kind).parseLegacy(filters) } as ParsedQuery) : null;
 }

@@ -13,6 +13,8 @@ export interface QueryReferences {
   extraActionIds?: number[];
   /** A funnel's `funnel_aggregate_by_hogql`. */
   aggregateByHogQL?: string | null;
+  /** Other HogQL expressions it holds (a paths query's `pathsHogQLExpression`), each with the field it came from. */
+  otherHogQL?: { text: string; attr: string }[];
   /** The query applies the project's test-account filters. */
   filterTestAccounts: boolean;
 }

@@ -2,6 +2,8 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { insightActorsRunner } from '../insight-actors/insight-actors.runner';
+import { pathsRunner } from '../paths/paths.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -17,6 +19,8 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationQuery: funnelCorrelationRunner,
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+  PathsQuery: pathsRunner,
+  InsightActorsQuery: insightActorsRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
