@@ -8,7 +8,7 @@ export const pathsReferences = (filter: ParsedPathsFilter): QueryReferences => (
   series: [],
   properties: filter.properties,
   breakdowns: [],
-  otherHogQL:
+  hogql:
     filter.pathsHogQLExpression && (filter.includeEventTypes.length === 0 || filter.includeEventTypes.includes('hogql'))
       ? [{ text: filter.pathsHogQLExpression, attr: 'paths_hogql_expression' }]
       : [],

@@ -21,12 +21,33 @@ describe('query node dispatch', () => {
     expect(wrapped?.kind === 'FunnelsActorsQuery' && wrapped.query.page.limit).toBe(5);
   });
 
+  it('runs an InsightActorsQuery by the runner of its source kind, bare or as an ActorsQuery source', () => {
+    const cell = { kind: 'InsightActorsQuery', interval: 2, source: { kind: 'RetentionQuery', retentionFilter: { totalIntervals: 7 } } };
+    const bare = parseQueryNode(cell);
+    expect(bare?.kind).toBe('RetentionActorsQuery');
+    const wrapped = parseQueryNode({ kind: 'ActorsQuery', source: cell, limit: 5 });
+    expect(wrapped?.kind === 'RetentionActorsQuery' && [wrapped.query.request.interval, wrapped.query.request.limit]).toEqual([2, 5]);
+    expect(parseQueryNode({ kind: 'InsightActorsQuery', interval: 0, source: { kind: 'WebOverviewQuery' } })).toBeNull();
+    const edge = { kind: 'InsightActorsQuery', source: { kind: 'PathsQuery', pathsFilter: { pathEndKey: '2_/about' } } };
+    expect(parseQueryNode({ kind: 'ActorsQuery', source: edge })?.kind).toBe('PathsActorsQuery');
+  });
+
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
     expect(parseQueryNode({ kind: 'HogQLQuery', query: 'select 1' })).toBeNull();
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'PathsQuery', 'InsightActorsQuery']);
+    expect(QUERY_API_KINDS).toEqual([
+      'TrendsQuery',
+      'FunnelsQuery',
+      'FunnelsActorsQuery',
+      'FunnelCorrelationActorsQuery',
+      'RetentionQuery',
+      'RetentionActorsQuery',
+      'EventsQuery',
+      'PathsQuery',
+      'PathsActorsQuery',
+    ]);
   });
 
   it('gives every kind its own metric and cache label', () => {
@@ -40,7 +61,13 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: funnels } })?.kind).toBe('FunnelsQuery');
     expect(parseSavedInsightQuery({ filters: { events: [{ id: 'a' }] }, query: null })?.kind).toBe('TrendsQuery');
     expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
-    // A paths insight names no series.
+  });
+
+  it('runs legacy retention filters, which name no series', () => {
+    expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', period: 'Week' }, query: null })?.kind).toBe('RetentionQuery');
+  });
+
+  it('runs legacy paths filters and PathsQuery nodes, which name no series', () => {
     expect(parseSavedInsightQuery({ filters: { insight: 'PATHS', include_event_types: ['$pageview'] }, query: null })?.kind).toBe('PathsQuery');
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: { kind: 'PathsQuery', pathsFilter: {} } } })?.kind).toBe(
       'PathsQuery',
@@ -49,7 +76,7 @@ describe('saved insight query', () => {
 
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: null })).toBeNull();
-    expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', events: [{ id: 'a' }] }, query: null })).toBeNull();
+    expect(parseSavedInsightQuery({ filters: { insight: 'SESSIONS', events: [{ id: 'a' }] }, query: null })).toBeNull();
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'FunnelsActorsQuery', source: funnels } })).toBeNull();
   });
 });
