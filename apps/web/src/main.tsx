@@ -9,6 +9,7 @@ import { FunnelsPage } from './pages/funnels';
 import { GroupDetailPage, GroupsPage } from './pages/groups';
 import { InsightPage, InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
+import { PathsPage } from './pages/paths';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
 import { SettingsPage } from './pages/settings';
 import { TrendsPage } from './pages/trends';
@@ -21,6 +22,7 @@ const NAV = [
   { path: '/insights', label: 'Insights' },
   { path: '/trends', label: 'Trends' },
   { path: '/funnels', label: 'Funnels' },
+  { path: '/paths', label: 'Paths' },
   { path: '/persons', label: 'Persons' },
   { path: '/groups', label: 'Groups' },
   { path: '/feature_flags', label: 'Feature flags' },
@@ -71,6 +73,7 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/insights/')) page = <InsightPage projectId={projectId} timezone={timezone} id={path.slice(10)} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/paths') page = <PathsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
   else if (path === '/groups') page = <GroupsPage projectId={projectId} timezone={timezone} url={url} />;
