@@ -9,6 +9,7 @@ import { FunnelsPage } from './pages/funnels';
 import { GroupDetailPage, GroupsPage } from './pages/groups';
 import { InsightPage, InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
+import { PathsPage } from './pages/paths';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
 import { RetentionPage } from './pages/retention';
 import { SettingsPage } from './pages/settings';
@@ -25,6 +26,7 @@ const NAV = [
   { path: '/funnels', label: 'Funnels' },
   { path: '/sql', label: 'SQL' },
   { path: '/retention', label: 'Retention' },
+  { path: '/paths', label: 'Paths' },
   { path: '/persons', label: 'Persons' },
   { path: '/groups', label: 'Groups' },
   { path: '/feature_flags', label: 'Feature flags' },
@@ -77,6 +79,7 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path === '/sql') page = <SqlPage projectId={projectId} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/retention') page = <RetentionPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/paths') page = <PathsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
   else if (path === '/groups') page = <GroupsPage projectId={projectId} timezone={timezone} url={url} />;
