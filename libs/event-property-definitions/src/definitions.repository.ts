@@ -126,6 +126,7 @@ export async function recordDefinitionSightings(db: Sql, sightings: DefinitionSi
 export interface EventDefinitionRow {
   id: number;
   name: string;
+  description: string;
   volume: string;
   created_at: Date;
   last_seen_at: Date;
@@ -135,6 +136,9 @@ export interface PropertyDefinitionRow extends EventDefinitionRow {
   type: number;
   property_type: PropertyType | null;
 }
+
+const EVENT_COLUMNS = 'id, name, description, volume, created_at, last_seen_at';
+const PROPERTY_COLUMNS = 'id, name, description, type, property_type, volume, created_at, last_seen_at';
 
 interface ListOptions {
   search?: string | null;
@@ -147,10 +151,12 @@ export async function listEventDefinitions(db: Sql, teamId: number, options: Lis
   const where = `team_id = $1 AND ($2::text IS NULL OR name ILIKE '%' || $2 || '%')`;
   const search = options.search ? escapeLike(options.search) : null;
   const [rows, counted] = await Promise.all([
-    db.query<EventDefinitionRow>(
-      `SELECT id, name, volume, created_at, last_seen_at FROM event_definitions WHERE ${where} ORDER BY volume DESC, name LIMIT $3 OFFSET $4`,
-      [teamId, search, options.limit, options.offset],
-    ),
+    db.query<EventDefinitionRow>(`SELECT ${EVENT_COLUMNS} FROM event_definitions WHERE ${where} ORDER BY volume DESC, name LIMIT $3 OFFSET $4`, [
+      teamId,
+      search,
+      options.limit,
+      options.offset,
+    ]),
     db.query<{ n: string }>(`SELECT count(*) AS n FROM event_definitions WHERE ${where}`, [teamId, search]),
   ]);
   return { rows, count: Number(counted[0]?.n ?? 0) };
@@ -166,13 +172,67 @@ export async function listPropertyDefinitions(
   const args = [teamId, PROPERTY_DEFINITION_TYPES[options.type], search];
   const [rows, counted] = await Promise.all([
     db.query<PropertyDefinitionRow>(
-      `SELECT id, name, type, property_type, volume, created_at, last_seen_at FROM property_definitions WHERE ${where}
+      `SELECT ${PROPERTY_COLUMNS} FROM property_definitions WHERE ${where}
         ORDER BY volume DESC, name LIMIT $4 OFFSET $5`,
       [...args, options.limit, options.offset],
     ),
     db.query<{ n: string }>(`SELECT count(*) AS n FROM property_definitions WHERE ${where}`, args),
   ]);
   return { rows, count: Number(counted[0]?.n ?? 0) };
+}
+
+export async function findEventDefinition(db: Sql, teamId: number, id: number): Promise<EventDefinitionRow | null> {
+  const rows = await db.query<EventDefinitionRow>(`SELECT ${EVENT_COLUMNS} FROM event_definitions WHERE team_id = $1 AND id = $2`, [teamId, id]);
+  return rows[0] ?? null;
+}
+
+export async function findPropertyDefinition(db: Sql, teamId: number, id: number): Promise<PropertyDefinitionRow | null> {
+  const rows = await db.query<PropertyDefinitionRow>(`SELECT ${PROPERTY_COLUMNS} FROM property_definitions WHERE team_id = $1 AND id = $2`, [teamId, id]);
+  return rows[0] ?? null;
+}
+
+/**
+ * An event named before any event of that name arrives (volume 0, seen "now"); an existing name
+ * is answered as it is, so creating twice never makes two definitions. `created` says which.
+ */
+export async function createEventDefinition(
+  db: Sql,
+  teamId: number,
+  input: { name: string; description: string },
+): Promise<{ row: EventDefinitionRow; created: boolean }> {
+  const inserted = await db.query<EventDefinitionRow>(
+    `INSERT INTO event_definitions (team_id, name, description) VALUES ($1, $2, $3)
+     ON CONFLICT (team_id, name) DO NOTHING RETURNING ${EVENT_COLUMNS}`,
+    [teamId, input.name, input.description],
+  );
+  if (inserted[0]) return { row: inserted[0], created: true };
+  const existing = await db.query<EventDefinitionRow>(`SELECT ${EVENT_COLUMNS} FROM event_definitions WHERE team_id = $1 AND name = $2`, [teamId, input.name]);
+  return { row: existing[0]!, created: false };
+}
+
+export async function updateEventDefinition(db: Sql, teamId: number, id: number, patch: { description?: string }): Promise<EventDefinitionRow | null> {
+  const rows = await db.query<EventDefinitionRow>(
+    `UPDATE event_definitions SET description = COALESCE($3, description) WHERE team_id = $1 AND id = $2 RETURNING ${EVENT_COLUMNS}`,
+    [teamId, id, patch.description ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+/** A property's description, and its type as a person sets it (PostHog lets the type be corrected by hand). */
+export async function updatePropertyDefinition(
+  db: Sql,
+  teamId: number,
+  id: number,
+  patch: { description?: string; propertyType?: PropertyType | null },
+): Promise<PropertyDefinitionRow | null> {
+  const rows = await db.query<PropertyDefinitionRow>(
+    `UPDATE property_definitions
+        SET description = COALESCE($3, description),
+            property_type = CASE WHEN $4::boolean THEN $5 ELSE property_type END
+      WHERE team_id = $1 AND id = $2 RETURNING ${PROPERTY_COLUMNS}`,
+    [teamId, id, patch.description ?? null, patch.propertyType !== undefined, patch.propertyType ?? null],
+  );
+  return rows[0] ?? null;
 }
 
 /** `%` and `_` in a search are literal characters. */

@@ -58,4 +58,42 @@ describe('event and property definitions', () => {
     ]);
     expect((await get('property_definitions/?type=group').expect(400)).body).toMatchObject({ attr: 'type', code: 'invalid_choice' });
   });
+
+  const send = (method: 'post' | 'patch', path: string, body: unknown) =>
+    request(f.app)
+      [method](`/api/projects/${teamId}/${path}`)
+      .set(bearer(ADMIN_KEY))
+      .send(body as object);
+
+  it('describes an event definition, reads it back by id, and refuses another project’s id', async () => {
+    const listed = (await get('event_definitions/?search=signed_up').expect(200)).body.results[0];
+    expect(listed.description).toBe('');
+    const patched = await send('patch', `event_definitions/${listed.id}/`, { description: 'A visitor made an account' }).expect(200);
+    expect(patched.body).toMatchObject({ id: listed.id, name: 'signed_up', description: 'A visitor made an account', volume: 1 });
+    expect((await get(`event_definitions/${listed.id}/`).expect(200)).body.description).toBe('A visitor made an account');
+    const [{ id: otherId }] = (await f.db.query<{ id: number }>('SELECT id FROM event_definitions WHERE team_id <> $1 LIMIT 1', [teamId])) as [{ id: number }];
+    await get(`event_definitions/${otherId}/`).expect(404);
+    await send('patch', `event_definitions/${otherId}/`, { description: 'x' }).expect(404);
+    expect((await send('patch', `event_definitions/${listed.id}/`, { description: 'x'.repeat(4001) }).expect(400)).body).toMatchObject({ attr: 'description' });
+  });
+
+  it('defines an event before it is seen, once, and the worker’s sightings count on it', async () => {
+    const created = await send('post', 'event_definitions/', { name: 'checkout_started', description: 'Opened the checkout' }).expect(201);
+    expect(created.body).toMatchObject({ name: 'checkout_started', description: 'Opened the checkout', volume: 0 });
+    const again = await send('post', 'event_definitions/', { name: 'checkout_started' }).expect(200);
+    expect(again.body).toMatchObject({ id: created.body.id, description: 'Opened the checkout' });
+    await recordDefinitionSightings(f.db, collectDefinitionSightings([{ teamId, event: 'checkout_started', properties: {} }]));
+    expect((await get(`event_definitions/${created.body.id}/`).expect(200)).body).toMatchObject({ volume: 1, description: 'Opened the checkout' });
+    expect((await send('post', 'event_definitions/', {}).expect(400)).body).toMatchObject({ attr: 'name', code: 'required' });
+  });
+
+  it('sets a property’s type and description by hand, is_numerical following the type', async () => {
+    const at = (await get('property_definitions/?search=at').expect(200)).body.results.find((d: { name: string }) => d.name === 'at');
+    const patched = await send('patch', `property_definitions/${at.id}/`, { property_type: 'Numeric', description: 'When it happened' }).expect(200);
+    expect(patched.body).toMatchObject({ name: 'at', property_type: 'Numeric', is_numerical: true, description: 'When it happened' });
+    // A description alone keeps the type.
+    expect((await send('patch', `property_definitions/${at.id}/`, { description: 'Seconds' }).expect(200)).body.property_type).toBe('Numeric');
+    expect((await send('patch', `property_definitions/${at.id}/`, { property_type: 'Decimal' }).expect(400)).body).toMatchObject({ attr: 'property_type' });
+    expect((await get(`property_definitions/${at.id}/`).expect(200)).body).toMatchObject({ property_type: 'Numeric', description: 'Seconds' });
+  });
 });

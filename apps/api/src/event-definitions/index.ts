@@ -1,1 +1,1 @@
-export { createEventDefinitionsRoutes, DEFINITIONS_PAGE_SIZE, searchParam, serializeDefinition } from './event-definitions.route';
+export { createEventDefinitionsRoutes, DEFINITIONS_PAGE_SIZE, parseDescription, searchParam, serializeDefinition } from './event-definitions.route';
