@@ -402,10 +402,13 @@ describe('the web app’s management pages in Chromium', () => {
     await page.getByTestId('flag-activity').waitFor();
     await screenshot('53-flag-editor-phone');
     await noOverflow();
+    // On a phone the nav is behind the menu button.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Persons' }).click();
     await page.getByTestId('persons-table').waitFor();
     await screenshot('54-persons-phone');
     await noOverflow();
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByTestId('test-account-filters').waitFor();
     await screenshot('55-settings-phone');

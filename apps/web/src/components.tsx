@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ComponentChildren, JSX } from 'preact';
+import { ApiFailure } from './api';
+import { linkHandler } from './router';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -147,6 +149,7 @@ export function ListView<T>({
   caption,
   testId,
   head,
+  headClasses = [],
   row,
 }: {
   items: T[] | null;
@@ -158,6 +161,8 @@ export function ListView<T>({
   caption: string;
   testId: string;
   head: ComponentChildren[];
+  /** A class per column heading (e.g. `hide-narrow`, matching its cells). */
+  headClasses?: (string | undefined)[];
   row: (item: T) => ComponentChildren;
 }) {
   if (error) return <ErrorState error={error} retry={retry} />;
@@ -170,7 +175,7 @@ export function ListView<T>({
         <thead>
           <tr>
             {head.map((label, i) => (
-              <th key={i} scope="col">
+              <th key={i} scope="col" class={headClasses[i]}>
                 {label}
               </th>
             ))}
@@ -225,4 +230,35 @@ export function useSaveStatus() {
     </span>
   );
   return { run, line };
+}
+
+/** A page for an address or an object that does not exist: a heading, what was asked for, and a way back. */
+export function NotFound({ what, back }: { what: ComponentChildren; back: { href: string; label: string } }) {
+  return (
+    <section aria-labelledby="not-found-title" class="not-found">
+      <h1 id="not-found-title">Not found</h1>
+      <p>{what}</p>
+      <p>
+        <a href={back.href} onClick={linkHandler(back.href)}>
+          {back.label}
+        </a>
+      </p>
+    </section>
+  );
+}
+
+/** A failed read: "Not found" (with a way back) for a 404, else the error with a retry. */
+export function LoadFailure({
+  error,
+  retry,
+  what,
+  back,
+}: {
+  error: unknown;
+  retry: () => void;
+  what: ComponentChildren;
+  back: { href: string; label: string };
+}) {
+  if (error instanceof ApiFailure && error.status === 404) return <NotFound what={what} back={back} />;
+  return <ErrorState error={error} retry={retry} />;
 }

@@ -153,23 +153,25 @@ export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
         empty={filtered ? 'No flag matches these filters.' : 'No feature flags yet.'}
         caption="Feature flags"
         testId="flags-table"
-        head={['Key', 'Name', 'Type', 'Release', 'Enabled']}
+        // Enabled comes right after the key, so a phone shows it without scrolling the table.
+        head={['Key', 'Enabled', 'Name', 'Type', 'Release']}
+        headClasses={[undefined, undefined, undefined, undefined, 'hide-narrow']}
         row={(flag) => (
           <tr key={flag.id} data-flag={flag.key}>
-            <td>
+            <td class="flag-key">
               <a href={`/feature_flags/${flag.id}`} onClick={linkHandler(`/feature_flags/${flag.id}`)}>
                 <code>{flag.key}</code>
               </a>
             </td>
-            <td>{flag.name}</td>
-            <td>{flagType(flag)}</td>
-            <td>{rolloutSummary(flag)}</td>
             <td>
               <label class="switch">
                 <input type="checkbox" role="switch" checked={flag.active} onChange={() => toggle(flag)} aria-label={`${flag.key} active`} />
                 <span>{flag.active ? 'On' : 'Off'}</span>
               </label>
             </td>
+            <td>{flag.name}</td>
+            <td>{flagType(flag)}</td>
+            <td class="hide-narrow">{rolloutSummary(flag)}</td>
           </tr>
         )}
       />
