@@ -40,7 +40,7 @@ import type { AnalyticsOptions } from './http/analytics-config';
 import { managementCors, managementSecurityHeaders } from './http/management-hardening';
 import { mountRoutes, RouteTable } from './http/route-registry';
 import { createThrottle } from './http/throttle';
-import { createInsightsRoutes } from './insights';
+import { createInsightsRoutes, createSavedInsightsService } from './insights';
 import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
@@ -125,13 +125,15 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     cacheMaxBytes: deps.analytics?.cacheMaxBytes,
     metrics: deps.metrics,
   });
+  // Dashboard tiles are computed as a saved insight's page computes them.
+  const savedInsights = createSavedInsightsService({ db: deps.db, ch, now, metrics: deps.metrics }, queries);
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
     createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger }),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
-    createDashboardsRoutes(deps.db),
+    createDashboardsRoutes(deps.db, (project, row, refresh) => savedInsights.result(project, row, refresh)),
     createCohortsRoutes({
       db: deps.db,
       ch,

@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { CLICKHOUSE_TIME_ZONES } from '@sightline/clickhouse';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
 import { parse as parseJson } from 'lossless-json';
+import { AGGREGATES, canonicalFunctionName, CONVERSIONS, SCALAR_FUNCTIONS, TIME_ZONE_ARGUMENT } from './functions';
+import { table } from './functions/function-spec';
 
 /** The SQL of the events row a HogQL expression may read. */
 export interface HogQLFields {
@@ -72,139 +74,6 @@ export function nestingDepth(text: string): number {
   }
   return max;
 }
-
-interface FunctionSpec {
-  sql: string;
-  min: number;
-  max: number;
-}
-
-/**
- * A table of names looked up with the client's text: a Map, so a name that exists on every
- * JavaScript object (`constructor`, `toString`, `__proto__`, `hasOwnProperty`) is not found in it.
- */
-const table = <T>(entries: Record<string, T>): ReadonlyMap<string, T> => new Map(Object.entries(entries));
-
-/** Per-event functions: HogQL name → ClickHouse name and allowed argument counts. */
-const SCALAR_FUNCTIONS = table<FunctionSpec>({
-  lower: { sql: 'lower', min: 1, max: 1 },
-  upper: { sql: 'upper', min: 1, max: 1 },
-  length: { sql: 'length', min: 1, max: 1 },
-  concat: { sql: 'concat', min: 1, max: 20 },
-  substring: { sql: 'substring', min: 2, max: 3 },
-  trim: { sql: 'trimBoth', min: 1, max: 1 },
-  replaceAll: { sql: 'replaceAll', min: 3, max: 3 },
-  replaceOne: { sql: 'replaceOne', min: 3, max: 3 },
-  position: { sql: 'position', min: 2, max: 2 },
-  startsWith: { sql: 'startsWith', min: 2, max: 2 },
-  endsWith: { sql: 'endsWith', min: 2, max: 2 },
-  toString: { sql: 'toString', min: 1, max: 1 },
-  toDate: { sql: 'toDate', min: 1, max: 2 },
-  toDateTime: { sql: 'toDateTime', min: 1, max: 2 },
-  toStartOfMinute: { sql: 'toStartOfMinute', min: 1, max: 2 },
-  toStartOfHour: { sql: 'toStartOfHour', min: 1, max: 2 },
-  toStartOfDay: { sql: 'toStartOfDay', min: 1, max: 2 },
-  toStartOfWeek: { sql: 'toStartOfWeek', min: 1, max: 3 },
-  toStartOfMonth: { sql: 'toStartOfMonth', min: 1, max: 2 },
-  toStartOfYear: { sql: 'toStartOfYear', min: 1, max: 2 },
-  toYear: { sql: 'toYear', min: 1, max: 2 },
-  toMonth: { sql: 'toMonth', min: 1, max: 2 },
-  toDayOfWeek: { sql: 'toDayOfWeek', min: 1, max: 3 },
-  toDayOfMonth: { sql: 'toDayOfMonth', min: 1, max: 2 },
-  toHour: { sql: 'toHour', min: 1, max: 2 },
-  toMinute: { sql: 'toMinute', min: 1, max: 2 },
-  dateDiff: { sql: 'dateDiff', min: 3, max: 4 },
-  now: { sql: 'now', min: 0, max: 0 },
-  today: { sql: 'today', min: 0, max: 0 },
-  toIntervalSecond: { sql: 'toIntervalSecond', min: 1, max: 1 },
-  toIntervalMinute: { sql: 'toIntervalMinute', min: 1, max: 1 },
-  toIntervalHour: { sql: 'toIntervalHour', min: 1, max: 1 },
-  toIntervalDay: { sql: 'toIntervalDay', min: 1, max: 1 },
-  toIntervalWeek: { sql: 'toIntervalWeek', min: 1, max: 1 },
-  toIntervalMonth: { sql: 'toIntervalMonth', min: 1, max: 1 },
-  toIntervalYear: { sql: 'toIntervalYear', min: 1, max: 1 },
-  if: { sql: 'if', min: 3, max: 3 },
-  multiIf: { sql: 'multiIf', min: 3, max: 41 },
-  coalesce: { sql: 'coalesce', min: 1, max: 20 },
-  ifNull: { sql: 'ifNull', min: 2, max: 2 },
-  nullIf: { sql: 'nullIf', min: 2, max: 2 },
-  isNull: { sql: 'isNull', min: 1, max: 1 },
-  isNotNull: { sql: 'isNotNull', min: 1, max: 1 },
-  round: { sql: 'round', min: 1, max: 2 },
-  floor: { sql: 'floor', min: 1, max: 2 },
-  ceil: { sql: 'ceil', min: 1, max: 2 },
-  abs: { sql: 'abs', min: 1, max: 1 },
-  greatest: { sql: 'greatest', min: 2, max: 20 },
-  least: { sql: 'least', min: 2, max: 20 },
-  empty: { sql: 'empty', min: 1, max: 1 },
-  notEmpty: { sql: 'notEmpty', min: 1, max: 1 },
-  extract: { sql: 'extract', min: 2, max: 2 },
-  match: { sql: 'match', min: 2, max: 2 },
-});
-
-/**
- * Which argument of a function names a time zone (ClickHouse's optional last argument of its
- * date functions). A constant one is checked here, so an unknown zone is named in a 400.
- */
-const TIME_ZONE_ARGUMENT = table<number>({
-  toDate: 1,
-  toDateTime: 1,
-  toStartOfMinute: 1,
-  toStartOfHour: 1,
-  toStartOfDay: 1,
-  toStartOfWeek: 2,
-  toStartOfMonth: 1,
-  toStartOfYear: 1,
-  toYear: 1,
-  toMonth: 1,
-  toDayOfWeek: 2,
-  toDayOfMonth: 1,
-  toHour: 1,
-  toMinute: 1,
-  dateDiff: 3,
-});
-
-/** Conversions that never fail on bad input (HogQL's toInt/toFloat answer null). */
-const CONVERSIONS = table<string>({
-  toInt: 'toInt64OrNull',
-  toFloat: 'toFloat64OrNull',
-});
-
-/** Aggregates (math_hogql only): HogQL name → ClickHouse name and argument counts. */
-const AGGREGATES = table<FunctionSpec>({
-  count: { sql: 'count', min: 0, max: 1 },
-  countIf: { sql: 'countIf', min: 1, max: 2 },
-  sum: { sql: 'sum', min: 1, max: 1 },
-  sumIf: { sql: 'sumIf', min: 2, max: 2 },
-  avg: { sql: 'avg', min: 1, max: 1 },
-  avgIf: { sql: 'avgIf', min: 2, max: 2 },
-  min: { sql: 'min', min: 1, max: 1 },
-  max: { sql: 'max', min: 1, max: 1 },
-  uniq: { sql: 'uniq', min: 1, max: 5 },
-  uniqExact: { sql: 'uniqExact', min: 1, max: 5 },
-  median: { sql: 'median', min: 1, max: 1 },
-  quantile: { sql: 'quantile', min: 1, max: 1 },
-  any: { sql: 'any', min: 1, max: 1 },
-});
-
-/**
- * Names HogQL also accepts in any letter case, each to its canonical name (PostHog marks them
- * `case_sensitive=False` in posthog/hogql/functions: `SuM(x)` is `sum(x)`, `IF(…)` is `if(…)`);
- * every other function must be written exactly (`tostring` is not `toString`). Lookup is by the
- * lower-cased name, as PostHog's `_find_function` does after an exact miss.
- */
-const CASE_INSENSITIVE = table<string>(
-  Object.fromEntries(
-    [
-      ...['count', 'min', 'max', 'sum', 'avg'],
-      ...['abs', 'lower', 'upper', 'concat', 'substring', 'position', 'extract', 'trim', 'length'],
-      ...['floor', 'ceil', 'round', 'isNull', 'coalesce', 'ifNull', 'nullIf', 'now', 'if', 'least', 'greatest'],
-    ].map((name) => [name.toLowerCase(), name]),
-  ),
-);
-
-/** The canonical name of a function as written: itself, or its any-case twin. */
-const canonicalFunctionName = (written: string): string => CASE_INSENSITIVE.get(written.toLowerCase()) ?? written;
 
 const COMPARISONS = table<string>({ '==': '=', '!=': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' });
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);

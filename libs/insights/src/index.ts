@@ -29,6 +29,9 @@ export { parseCorrelationActorsQuery, parseLegacyCorrelationActors } from './fun
 export type { FunnelActorsQuery } from './funnels/funnel-actors.runner';
 export type { CorrelationActorsQuery } from './funnels/funnel-correlation-actors.runner';
 export type { FunnelCorrelationRequest } from './funnels/funnel-correlation.runner';
+export { parseRetentionFilter, retentionQueryToFilter, type ParsedRetentionFilter } from './retention/retention-filter';
+export type { RetentionResult, RetentionRow, RetentionValue } from './retention/retention.query';
+export type { RetentionActorsQuery } from './retention/retention-actors.runner';
 
 // Other reads of ClickHouse: persons and events lists.
 export {

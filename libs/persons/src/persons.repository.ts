@@ -110,3 +110,23 @@ export async function listDistinctIdsOfPerson(sql: Sql, teamId: number, personUu
   );
   return rows.map((row) => row.distinct_id);
 }
+
+/**
+ * The project's persons of these distinct ids, keyed by distinct id (a distinct id of no person
+ * is absent). Read in slices, each distinct id one index lookup.
+ */
+export async function findPersonsByDistinctIds(sql: Sql, teamId: number, distinctIds: readonly string[]): Promise<Map<string, PersonWithDistinctIds>> {
+  const unique = [...new Set(distinctIds)];
+  const found = new Map<string, PersonWithDistinctIds>();
+  for (let start = 0; start < unique.length; start += PERSONS_PER_READ) {
+    const rows = await sql.query<PersonWithDistinctIdsRecord & { listed_distinct_id: string }>(
+      `SELECT listed.distinct_id AS listed_distinct_id, ${PERSON_ROW_COLUMNS}, ${PERSON_DISTINCT_IDS_COLUMN}
+         FROM unnest($2::text[]) AS listed(distinct_id)
+         JOIN person_distinct_ids pd ON pd.team_id = $1 AND pd.distinct_id = listed.distinct_id
+         JOIN persons p ON p.id = pd.person_id`,
+      [teamId, unique.slice(start, start + PERSONS_PER_READ)],
+    );
+    for (const row of rows) found.set(row.listed_distinct_id, personWithDistinctIdsOf(row));
+  }
+  return found;
+}

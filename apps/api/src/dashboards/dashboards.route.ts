@@ -8,6 +8,7 @@ import {
   updateDashboard,
   type DashboardInput,
   type DashboardRow,
+  type QueryProjectRow,
 } from '@sightline/insights';
 import type { Sql } from '@sightline/postgres';
 import { parseBody, parseBoolean, parseList, parseString, queryInteger } from '../http/drf-fields';
@@ -17,6 +18,8 @@ import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { loadBasicUsers } from '@sightline/accounts';
 import { loadInsightRelations, serializeInsights } from '../insights';
+import { computeTiles, type ComputeInsight, type TileOutcome } from './dashboard-tiles';
+import { truthy } from '../http/insight-request';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -36,10 +39,15 @@ function parseDashboardInput(body: Record<string, unknown>): DashboardInput {
 
 const dashboardFields = { name: charField(), description: charField(), pinned: booleanField, deleted: booleanField, tags: listField(charField()) };
 
-/** Dashboards (PostHog's DashboardSerializer fields), their tiles with the insights on them. */
-export function createDashboardsRoutes(db: Sql): RouteTable {
+/**
+ * Dashboards (PostHog's DashboardSerializer fields), their tiles with the insights on them. A
+ * retrieve computes each tile's insight through `computeInsight` (the saved-insight path, its
+ * cache; `?refresh=true` recomputes), so a tile says its `result` and when it was computed.
+ */
+export function createDashboardsRoutes(db: Sql, computeInsight: ComputeInsight): RouteTable {
   const routes = new RouteTable();
-  const serialize = async (rows: DashboardRow[], withTiles: boolean) => {
+  /** `compute`: the tiles' results (retrieve), with `refresh`; absent: tiles as stored (create, update). */
+  const serialize = async (rows: DashboardRow[], withTiles: boolean, compute?: { project: QueryProjectRow; refresh: boolean }) => {
     const users = await loadBasicUsers(
       db,
       rows.map((r) => r.created_by_id),
@@ -64,10 +72,26 @@ export function createDashboardsRoutes(db: Sql): RouteTable {
         if (!withTiles) return base;
         const tiles = await dashboardTiles(db, row.id);
         const insights = (await Promise.all(tiles.map((t) => findInsight(db, row.team_id, t.insight_id)))).filter((i) => i !== null);
-        const serialized = new Map(serializeInsights(insights, await loadInsightRelations(db, insights)).map((i) => [i.id, i]));
+        const outcomes: Map<number, TileOutcome> = compute ? await computeTiles(computeInsight, compute.project, insights, compute.refresh) : new Map();
+        const serialized = new Map(
+          serializeInsights(insights, await loadInsightRelations(db, insights), (insight) => {
+            const outcome = outcomes.get(insight.id);
+            return outcome && 'answer' in outcome ? outcome.answer : {};
+          }).map((i) => [i.id, i]),
+        );
         return {
           ...base,
-          tiles: tiles.map((t) => ({ id: t.tile_id, layouts: t.layouts, color: t.color, insight: serialized.get(t.insight_id) ?? null, text: null })),
+          tiles: tiles.map((t) => {
+            const outcome = outcomes.get(t.insight_id);
+            return {
+              id: t.tile_id,
+              layouts: t.layouts,
+              color: t.color,
+              insight: serialized.get(t.insight_id) ?? null,
+              text: null,
+              error: outcome && 'error' in outcome ? outcome.error : null,
+            };
+          }),
         };
       }),
     );
@@ -93,9 +117,14 @@ export function createDashboardsRoutes(db: Sql): RouteTable {
         res.status(201).json((await serialize([row], true))[0]);
       },
     );
-    project.get(`${base}/:dashboard_id`, { ...read, summary: 'Retrieve a dashboard with its tiles' }, loadDashboard, async (req, res) => {
-      res.json((await serialize([req.dashboard!], true))[0]);
-    });
+    project.get(
+      `${base}/:dashboard_id`,
+      { ...read, summary: 'Retrieve a dashboard with its tiles, each computed (refresh recomputes)', throttle: 'clickhouse' },
+      loadDashboard,
+      async (req, res) => {
+        res.json((await serialize([req.dashboard!], true, { project: req.project!, refresh: truthy(req.query['refresh']) }))[0]);
+      },
+    );
     project.patch(
       `${base}/:dashboard_id`,
       { ...write, summary: 'Update a dashboard', body: objectBody(dashboardFields), example: () => ({ description: 'changed' }) },

@@ -8,6 +8,7 @@ export type { InsightsDeps } from './trend.route';
 export { serializeInsights } from './insight.serializer';
 export { loadInsightRelations } from './insight-relations';
 export { trendResultCsv } from './trend.csv';
+export { createSavedInsightsService } from './saved-insights.service';
 
 /** Insights under `/api/projects/:project_id/insights/…` (and `/api/environments/…`), run by the query service. */
 export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService): RouteTable {

@@ -120,6 +120,11 @@ export function createSavedInsightsService(deps: SavedInsightsDeps, queries: Que
     /** Records the view, then the insight's answer (`refresh` recomputes). */
     async open(project: Project, userId: number, row: InsightRow, refresh: boolean): Promise<SavedInsightResult> {
       await recordInsightView(db, row.team_id, userId, row.id, new Date(deps.now()));
+      return this.result(project, row, refresh);
+    },
+
+    /** The insight's answer through the one cache (`refresh` recomputes); a computed one stamps `last_refresh`. */
+    async result(project: Project, row: InsightRow, refresh: boolean): Promise<SavedInsightResult> {
       const parsed = parseQuery(row);
       if (!parsed)
         return {

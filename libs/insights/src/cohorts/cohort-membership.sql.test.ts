@@ -83,6 +83,11 @@ describe('cohortMembershipSql', () => {
     const { sql } = compile(8, new Map([dynamic(8, { type: 'AND', values: [] })]));
     expect(sql).toMatch(/HAVING argMax\(is_deleted, version\) = 0 AND 1\)$/);
   });
+
+  it('a dynamic cohort whose stored filters are no property group has no members, as flags read it', () => {
+    const unreadable = new Map<number, CohortDefinition>([[9, { id: 9, name: 'flat list', isStatic: false, properties: null }]]);
+    expect(compile(9, unreadable).sql).toBe('0');
+  });
 });
 
 describe('referencedCohortIds', () => {

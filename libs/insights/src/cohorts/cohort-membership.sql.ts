@@ -70,6 +70,10 @@ export function cohortMembershipSql(
     return `${personIdSql} IN (SELECT person_id FROM person_static_cohort WHERE team_id = ${ctx.teamParam} AND cohort_id = ${ctx.params.add(cohortId, 'Int64')}
       GROUP BY person_id HAVING argMax(is_deleted, version) = 0)`;
   }
+  // A dynamic cohort whose stored filters are not a property group (written outside the API,
+  // which refuses such filters) has no members, as the flag engine reads it (libs/flags
+  // isInCohort); read as an empty group it would hold every person.
+  if (!cohort.properties) return '0';
   const compile: CompileContext = {
     params: ctx.params,
     nowMs: ctx.nowMs,
@@ -77,7 +81,7 @@ export function cohortMembershipSql(
     propertiesColumn: (filter) => ((filter.type ?? 'person') === 'person' ? 'argMax(properties, version)' : null),
     cohortMembership: (inner) => cohortMembershipSql(inner, cohorts, 'id', ctx, [...visiting, cohortId]),
   };
-  const match = personGroupSql(cohort.properties ?? { type: 'AND', values: [] }, compile);
+  const match = personGroupSql(cohort.properties, compile);
   return `${personIdSql} IN (SELECT id FROM person WHERE team_id = ${ctx.teamParam}
       GROUP BY id HAVING argMax(is_deleted, version) = 0 AND ${match})`;
 }

@@ -17,6 +17,8 @@ export interface HogQLSources {
   breakdowns: { type: string; property: string | number }[];
   /** A funnel's `funnel_aggregate_by_hogql`. */
   aggregateByHogQL?: string | null;
+  /** Expressions held elsewhere (an EventsQuery's select, where and orderBy). */
+  hogql?: readonly HogQLExpression[];
 }
 
 const hogqlFilters = (group: PropertyGroup, attr: string): HogQLExpression[] =>
@@ -28,6 +30,7 @@ export function hogqlExpressions(query: HogQLSources, testAccountFilters: Proper
     ...query.series.flatMap((s) => (s.math === 'hogql' && s.math_hogql ? [{ text: s.math_hogql, attr: 'math_hogql' }] : [])),
     ...query.breakdowns.flatMap((b) => (b.type === 'hogql' ? [{ text: String(b.property), attr: 'breakdown' }] : [])),
     ...(query.aggregateByHogQL ? [{ text: query.aggregateByHogQL, attr: 'funnel_aggregate_by_hogql' }] : []),
+    ...(query.hogql ?? []),
     ...hogqlFilters(query.properties, 'properties'),
     ...query.series.flatMap((s) => hogqlFilters(s.properties, 'properties')),
     ...hogqlFilters(actionFilters, 'actions'),

@@ -21,12 +21,28 @@ describe('query node dispatch', () => {
     expect(wrapped?.kind === 'FunnelsActorsQuery' && wrapped.query.page.limit).toBe(5);
   });
 
+  it('runs an InsightActorsQuery by the runner of its source kind, bare or as an ActorsQuery source', () => {
+    const cell = { kind: 'InsightActorsQuery', interval: 2, source: { kind: 'RetentionQuery', retentionFilter: { totalIntervals: 7 } } };
+    const bare = parseQueryNode(cell);
+    expect(bare?.kind).toBe('RetentionActorsQuery');
+    const wrapped = parseQueryNode({ kind: 'ActorsQuery', source: cell, limit: 5 });
+    expect(wrapped?.kind === 'RetentionActorsQuery' && [wrapped.query.request.interval, wrapped.query.request.limit]).toEqual([2, 5]);
+    expect(parseQueryNode({ kind: 'InsightActorsQuery', interval: 0, source: { kind: 'WebOverviewQuery' } })).toBeNull();
+  });
+
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
     expect(parseQueryNode({ kind: 'HogQLQuery', query: 'select 1' })).toBeNull();
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery']);
+    expect(QUERY_API_KINDS).toEqual([
+      'TrendsQuery',
+      'FunnelsQuery',
+      'FunnelsActorsQuery',
+      'FunnelCorrelationActorsQuery',
+      'RetentionQuery',
+      'RetentionActorsQuery',
+    ]);
   });
 
   it('gives every kind its own metric and cache label', () => {
@@ -42,9 +58,13 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
   });
 
+  it('runs legacy retention filters, which name no series', () => {
+    expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', period: 'Week' }, query: null })?.kind).toBe('RetentionQuery');
+  });
+
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: null })).toBeNull();
-    expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', events: [{ id: 'a' }] }, query: null })).toBeNull();
+    expect(parseSavedInsightQuery({ filters: { insight: 'SESSIONS', events: [{ id: 'a' }] }, query: null })).toBeNull();
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'FunnelsActorsQuery', source: funnels } })).toBeNull();
   });
 });

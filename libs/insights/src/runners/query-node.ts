@@ -12,10 +12,19 @@ export const QUERY_API_KINDS: readonly QueryKind[] = (Object.keys(QUERY_RUNNERS)
 export function parseQueryNode(node: Record<string, unknown>): ParsedQuery | null {
   const outer = node['kind'] === 'ActorsQuery' ? node : null;
   const source = outer ? outer['source'] : node;
+  if (isJsonObject(source) && source['kind'] === 'InsightActorsQuery') return parseInsightActorsQuery(source, outer);
   if (!isJsonObject(source) || !isQueryKind(source['kind'])) return null;
   const api = runnerOf(source['kind']).queryApi;
   if (!api || (outer && !api.actorsSource)) return null;
   return { kind: source['kind'], query: api.parse(source, outer) } as ParsedQuery;
+}
+
+/** An InsightActorsQuery, by the runner that lists the actors of its source's kind; null when none does. */
+function parseInsightActorsQuery(node: Record<string, unknown>, outer: Record<string, unknown> | null): ParsedQuery | null {
+  const inner = node['source'];
+  if (!isJsonObject(inner)) return null;
+  const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).queryApi?.insightActorsOf === inner['kind']);
+  return kind ? ({ kind, query: runnerOf(kind).queryApi!.parse(node, outer) } as ParsedQuery) : null;
 }
 
 /** What an insight kind (one a saved insight can be) answers. */
@@ -40,8 +49,9 @@ export function parseSavedInsightQuery(row: { filters: Record<string, unknown> |
   }
   const filters = row.filters ?? {};
   const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
-  if (!hasSeries) return null;
   const insight = filters['insight'] === undefined ? 'TRENDS' : filters['insight'];
+  // Retention names its entities in target_entity and returning_entity ($pageview when absent), not in a series.
+  if (!hasSeries && insight !== 'RETENTION') return null;
   const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
   return kind ? ({ kind, query: runnerOf(kind).parseLegacy(filters) } as ParsedQuery) : null;
 }

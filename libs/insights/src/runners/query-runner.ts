@@ -13,6 +13,8 @@ export interface QueryReferences {
   extraActionIds?: number[];
   /** A funnel's `funnel_aggregate_by_hogql`. */
   aggregateByHogQL?: string | null;
+  /** Other HogQL expressions it holds, each with the field holding it (an EventsQuery's select, where, orderBy). */
+  hogql?: readonly { text: string; attr: string }[];
   /** The query applies the project's test-account filters. */
   filterTestAccounts: boolean;
 }
@@ -60,6 +62,12 @@ export interface QueryApiForm<Q, A> {
   parse(node: Record<string, unknown>, outer: Record<string, unknown> | null): Q;
   /** It may also be sent as an ActorsQuery's `source` (the kinds that list actors). */
   actorsSource?: boolean;
+  /**
+   * It answers PostHog's InsightActorsQuery (the actors of one cell of an insight) whose `source`
+   * is a node of this kind, bare or as an ActorsQuery's source; parse then receives the
+   * InsightActorsQuery node.
+   */
+  insightActorsOf?: string;
   /** Shape: the answer as the query API's response (`results`, `is_cached`, `last_refresh`, …). */
   response(answer: A, project: QueryProject, nowMs: number): Record<string, unknown>;
 }

@@ -1,0 +1,92 @@
+import request from 'supertest';
+import { insertEvents } from '@sightline/clickhouse';
+import { testEventRow } from '@sightline/testkit';
+import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
+
+const NOW = Date.parse('2024-01-10T15:00:00Z');
+
+describe('a dashboard’s tiles, computed on retrieve', () => {
+  let f: FlagFixture;
+  const admin = bearer(ADMIN_KEY);
+  let clock = NOW;
+  const trend = { insight: 'TRENDS', events: [{ id: 'signup', math: 'total' }], date_from: '-7d' };
+  const funnel = {
+    insight: 'FUNNELS',
+    events: [
+      { id: 'signup', order: 0 },
+      { id: 'paid', order: 1 },
+    ],
+    date_from: '-7d',
+  };
+
+  beforeAll(async () => {
+    f = await createFlagFixture('dashboard-tiles', () => clock);
+    await insertEvents(f.ch, [
+      testEventRow({ event: 'signup', atMs: NOW - 3_600_000, distinctId: 'a', personId: '00000000-0000-4000-8000-00000000000a' }),
+      testEventRow({ event: 'paid', atMs: NOW - 1_800_000, distinctId: 'a', personId: '00000000-0000-4000-8000-00000000000a' }),
+      testEventRow({ event: 'signup', atMs: NOW - 86_400_000, distinctId: 'b', personId: '00000000-0000-4000-8000-00000000000b' }),
+    ]);
+  });
+  afterAll(() => f.close());
+
+  const save = async (body: Record<string, unknown>) => {
+    const res = await request(f.app).post('/api/environments/1/insights/').set(admin).send(body);
+    expect(res.status).toBe(201);
+    return res.body as { id: number };
+  };
+
+  it('answers each tile’s result as its insight computes it, from the cache until refreshed', async () => {
+    const dashboard = (await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Growth' })).body as { id: number };
+    const trendInsight = await save({ name: 'Signups', filters: trend, dashboards: [dashboard.id] });
+    const funnelInsight = await save({ name: 'Signup to paid', filters: funnel, dashboards: [dashboard.id] });
+
+    const read = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).set(admin);
+    expect(read.status).toBe(200);
+    const tile = (id: number, body = read.body) => body.tiles.find((t: { insight: { id: number } }) => t.insight.id === id);
+    const legacyTrend = (await request(f.app).post('/api/environments/1/insights/trend/').set(admin).send(trend)).body;
+    const legacyFunnel = (await request(f.app).post('/api/environments/1/insights/funnel/').set(admin).send(funnel)).body;
+    expect(tile(trendInsight.id).insight.result.map((s: { data: number[] }) => s.data)).toEqual(legacyTrend.result.map((s: { data: number[] }) => s.data));
+    expect(tile(trendInsight.id).insight.result[0].count).toBe(2);
+    expect(tile(funnelInsight.id).insight.result.map((s: { count: number }) => s.count)).toEqual([2, 1]);
+    expect(legacyFunnel.result.map((s: { count: number }) => s.count)).toEqual([2, 1]);
+    expect(tile(trendInsight.id)).toMatchObject({ error: null, insight: { last_refresh: new Date(NOW).toISOString(), timezone: 'UTC' } });
+
+    // A new event: the next read (a minute later, within the cache's time) still answers the cached count, and says so.
+    await insertEvents(f.ch, [testEventRow({ event: 'signup', atMs: NOW - 60_000 })]);
+    clock = NOW + 30_000;
+    const cached = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).set(admin);
+    expect(tile(trendInsight.id, cached.body).insight).toMatchObject({ is_cached: true, last_refresh: new Date(NOW).toISOString() });
+    expect(tile(trendInsight.id, cached.body).insight.result[0].count).toBe(2);
+    const refreshed = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).query({ refresh: 'true' }).set(admin);
+    expect(tile(trendInsight.id, refreshed.body).insight).toMatchObject({ is_cached: false, last_refresh: new Date(NOW + 30_000).toISOString() });
+    expect(tile(trendInsight.id, refreshed.body).insight.result[0].count).toBe(3);
+    // The insight's own page then reads the refreshed answer.
+    const insightPage = await request(f.app).get(`/api/environments/1/insights/${trendInsight.id}/`).set(admin);
+    expect(insightPage.body).toMatchObject({ is_cached: true, last_refresh: new Date(NOW + 30_000).toISOString() });
+  });
+
+  it('gives a tile whose query is refused its error, and still answers the others', async () => {
+    const dashboard = (await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Mixed' })).body as { id: number };
+    const action = (
+      await request(f.app)
+        .post('/api/projects/1/actions/')
+        .set(admin)
+        .send({ name: 'Signed up', steps: [{ event: 'signup' }] })
+    ).body as {
+      id: number;
+    };
+    const byAction = await save({
+      name: 'By action',
+      filters: { insight: 'TRENDS', actions: [{ id: action.id, type: 'actions', math: 'total' }], date_from: '-7d' },
+      dashboards: [dashboard.id],
+    });
+    const plain = await save({ name: 'Plain', filters: trend, dashboards: [dashboard.id] });
+    expect((await request(f.app).patch(`/api/projects/1/actions/${action.id}/`).set(admin).send({ deleted: true })).status).toBe(200);
+
+    const read = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).set(admin);
+    expect(read.status).toBe(200);
+    const tiles = new Map(read.body.tiles.map((t: { insight: { id: number } }) => [t.insight.id, t]));
+    expect(tiles.get(byAction.id)).toMatchObject({ error: { code: 'action_does_not_exist' }, insight: { result: null } });
+    expect(tiles.get(plain.id)).toMatchObject({ error: null, insight: { result: [expect.objectContaining({ count: expect.any(Number) })] } });
+  });
+});
