@@ -4,7 +4,9 @@
 // edited) and actions (steps by event, URL, selector and text, created and edited), each checked
 // through the API and with axe-core; then every page at 390 × 844 without sideways scrolling, the
 // nav behind a menu button, "Not found" pages with a way back, and focus on the page's heading after
-// navigation. Screenshots 70-89 go to test-output/web-app/ (git-ignored).
+// navigation; a disabled flag's status and its changes in words, variants split evenly, a new API
+// key's Copy button, the name of the insight a builder edits, and the offline state. Screenshots
+// 70-89 go to test-output/web-app/ (git-ignored).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -16,6 +18,7 @@ const PASSWORD = 'a long enough password';
 
 declare const window: any;
 declare const document: any;
+declare const navigator: any;
 
 describe('the web app’s data pages in Chromium', () => {
   let target: SdkTarget;
@@ -268,6 +271,75 @@ describe('the web app’s data pages in Chromium', () => {
     await waitFor(async () => expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Any plan'), { description: 'focus on the cohort' });
   });
 
+  it('says a disabled flag is disabled, words its changes as before → after, and splits new variants evenly', async () => {
+    await page.goto(`${target.base}/feature_flags/${flagId}`);
+    await page.getByRole('heading', { name: 'beta' }).waitFor();
+    await page.getByTestId('flag-activity').waitFor();
+    await page.getByLabel('Enabled').uncheck();
+    await page.locator('input[name="rollout-0"]').fill('30');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.').waitFor();
+    const status = page.getByTestId('flag-status');
+    await waitFor(async () => expect(await status.textContent()).toContain('StatusDisabled: off for everyone'), { description: 'the disabled status' });
+    expect(await status.textContent()).not.toMatch(/Status\s*active/);
+    // The change, in words, not as cut JSON.
+    const activity = page.getByTestId('flag-activity');
+    await waitFor(async () => expect(await activity.locator('tbody tr').first().textContent()).toContain('Condition set 1 rollout: 100 % → 30 %'), {
+      description: 'the rollout change in the activity log',
+    });
+    await expect(activity.locator('tbody tr').first().textContent()).resolves.toContain('Enabled: on → off');
+    await expect(activity.textContent()).resolves.not.toContain('{"');
+
+    // Variants: each one added takes an even share.
+    await page.getByRole('button', { name: 'Add variant' }).click();
+    await expect(page.getByLabel('Variant 1 rollout').inputValue()).resolves.toBe('100');
+    await page.getByRole('button', { name: 'Add variant' }).click();
+    await page.getByRole('button', { name: 'Add variant' }).click();
+    expect(await Promise.all([1, 2, 3].map((n) => page.getByLabel(`Variant ${n} rollout`).inputValue()))).toEqual(['34', '33', '33']);
+    await expect(page.getByTestId('variant-total').textContent()).resolves.toBe('Rollout adds up to 100%.');
+    expect(await seriousViolations()).toEqual([]);
+    await screenshot('78-flag-disabled-activity');
+  });
+
+  it('offers a Copy button for a new personal API key', async () => {
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: target.base });
+    await page.goto(`${target.base}/settings`);
+    await page.getByLabel('Label').fill('Copied key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const issued = await page.getByTestId('issued-key').textContent();
+    expect(issued).toMatch(/^phx_/);
+    await page.getByRole('button', { name: 'Copy the new key Copied key' }).click();
+    await page.getByRole('button', { name: 'Copy the new key Copied key' }).getByText('Copied').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(issued);
+  });
+
+  it('names the saved insight a builder is editing', async () => {
+    const saved = await target.api('POST', '/api/environments/1/insights/', {
+      name: 'Weekly pageviews',
+      saved: true,
+      filters: { insight: 'TRENDS', events: [{ id: '$pageview', type: 'events', math: 'total' }], interval: 'day', date_from: '-7d' },
+    });
+    expect(saved.status).toBe(201);
+    await page.goto(`${target.base}/insights/${saved.body.id}`);
+    await page.getByRole('link', { name: 'Edit the query' }).click();
+    await page.getByTestId('editing-insight').getByText('Weekly pageviews').waitFor();
+  });
+
+  it('shows an offline state with a retry, and a banner while the browser is offline', async () => {
+    await page.goto(`${target.base}/cohorts`);
+    await page.getByTestId('cohorts-table').waitFor();
+    await browser.context.setOffline(true);
+    await page.getByRole('link', { name: 'Actions' }).click();
+    await page.getByText('Sightline cannot be reached.').waitFor();
+    await page.getByText('You are offline').waitFor();
+    expect(await seriousViolations()).toEqual([]);
+    await screenshot('79-offline');
+    await browser.context.setOffline(false);
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByTestId('actions-table').waitFor();
+    await waitFor(async () => (await page.getByText('You are offline').count()) === 0, { description: 'the banner gone' });
+  });
+
   it('has a menu button for the nav at 390 px and no page scrolls sideways', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${target.base}/events`);
@@ -345,6 +417,9 @@ describe('the web app’s data pages in Chromium', () => {
   });
 
   it('logged no console errors beyond the 404s asked for', () => {
-    expect(consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 404/.test(e))).toEqual([]);
+    // The 404s the not-found test asks for, and the failed loads while offline.
+    expect(consoleErrors.filter((e) => !/Failed to load resource: (the server responded with a status of 404|net::ERR_INTERNET_DISCONNECTED)/.test(e))).toEqual(
+      [],
+    );
   });
 });

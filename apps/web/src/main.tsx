@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiFailure, hasSessionCookie, type Me } from './api';
-import { ErrorState, Loading, NotFound } from './components';
+import { ErrorState, Loading, NotFound, OfflineBanner } from './components';
 import { useFocusOnNavigation } from './focus-on-navigation';
 import { ActionPage, ActionsPage } from './pages/actions';
 import { CohortPage, CohortsPage } from './pages/cohorts';
@@ -133,6 +133,7 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
         </button>
       </header>
       <main id="main" tabIndex={-1}>
+        <OfflineBanner />
         {page}
       </main>
     </div>
