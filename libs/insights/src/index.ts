@@ -26,6 +26,8 @@ export type { LifecycleResult, LifecycleSeries } from './lifecycle/lifecycle.que
 export { parseFunnelFilter, type ParsedFunnelFilter } from './funnels/funnel-filter';
 export { funnelsQueryToFilter } from './funnels/funnels-query-node';
 export type { FunnelResult, FunnelStep } from './funnels/funnels.query';
+export { parsePathsFilter, type ParsedPathsFilter } from './paths/paths-filter';
+export type { PathsLink, PathsResult } from './paths/paths.query';
 export { funnelBodyOf, parseCorrelationOptions, type CorrelationOptions, type CorrelationResult } from './funnels/funnel-correlation';
 export { parseLegacyFunnelActors, type FunnelActor, type FunnelActorsPage, type FunnelActorsRequest, type FunnelActorsResult } from './funnels/funnel-actors';
 export { parseCorrelationActorsQuery, parseLegacyCorrelationActors } from './funnels/funnel-correlation-actors';
