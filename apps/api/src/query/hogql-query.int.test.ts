@@ -152,10 +152,10 @@ describe('POST /query/ runs a HogQLQuery over the project’s tables', () => {
       expect.any(String),
       'visit',
       expect.stringContaining('"$browser":"Chrome"'),
-      '2024-01-07 15:00:00.000000',
+      '2024-01-07T15:00:00Z',
       'a',
       '',
-      '2024-01-07 15:00:00.000000',
+      '2024-01-07T15:00:00Z',
       's1',
       '',
       people.a.uuid,
@@ -168,6 +168,15 @@ describe('POST /query/ runs a HogQLQuery over the project’s tables', () => {
       'a',
       'a@one.test',
     ]);
+  });
+
+  it('reads date-times in the project’s time zone and answers them in ISO 8601', async () => {
+    await f.db.query("UPDATE projects SET timezone = 'Asia/Tokyo' WHERE id = 1");
+    try {
+      expect(await rows("SELECT timestamp, toDate(timestamp) FROM events WHERE distinct_id = 'a'")).toEqual([['2024-01-08T00:00:00+09:00', '2024-01-08']]);
+    } finally {
+      await f.db.query("UPDATE projects SET timezone = 'UTC' WHERE id = 1");
+    }
   });
 
   it('reads persons, person_distinct_ids, groups and static_cohort_people, and joins them', async () => {
