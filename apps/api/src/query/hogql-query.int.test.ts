@@ -224,6 +224,15 @@ describe('POST /query/ runs a HogQLQuery over the project’s tables', () => {
     ]);
   });
 
+  it('answers its rows as CSV with format=csv', async () => {
+    const res = await request(f.app)
+      .post('/api/environments/1/query/?format=csv')
+      .set(admin)
+      .send({ query: { kind: 'HogQLQuery', query: "SELECT event, count() AS n FROM events WHERE event != 'bulk' GROUP BY event ORDER BY event" } });
+    expect(res.status).toBe(200);
+    expect(res.text.trim().split(/\r?\n/)).toEqual(['event,n', 'pay,1', 'visit,2']);
+  });
+
   it('binds placeholders from values, never pasting them into the SQL', async () => {
     const hostile = "x' OR 1=1 --";
     expect(await rows('SELECT count() FROM events WHERE distinct_id = {who}', { who: hostile })).toEqual([[0]]);
