@@ -14,3 +14,4 @@ export {
   type FunctionBound,
   type HogQLFunction,
 } from './functions';
+export * from './select';
