@@ -194,7 +194,7 @@ function InsightTile({ projectId, tile, timezone, onRemove }: { projectId: numbe
       ) : result === undefined ? (
         <Loading what={name} />
       ) : (
-        <InsightResult filters={insight.filters ?? {}} result={result} timezone={timezone} />
+        <InsightResult filters={insight.filters ?? {}} result={result} timezone={timezone} table={insight} />
       )}
     </article>
   );

@@ -4,6 +4,7 @@ import { ConfirmDelete, Empty, ErrorState, ListView, Loading, useSaveStatus } fr
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
+import { RowsTable } from '../rows-table';
 import { insightName, type Insight } from '../saved-insight';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { TrendView, type TrendSeries } from './trends';
@@ -108,7 +109,21 @@ function InsightList({ insights, caption, timezone, testId }: { insights: Insigh
 }
 
 /** A saved insight's result drawn as its builder draws it, or null when no view can show it. */
-export function InsightResult({ filters, result, timezone }: { filters: Record<string, unknown>; result: unknown; timezone: string }) {
+export function InsightResult({
+  filters,
+  result,
+  timezone,
+  table,
+}: {
+  filters: Record<string, unknown>;
+  result: unknown;
+  timezone: string;
+  /** A table insight's columns (its rows are `result`). */
+  table?: Pick<Insight, 'columns' | 'types'>;
+}) {
+  if (Array.isArray(table?.columns) && Array.isArray(result)) {
+    return <RowsTable columns={table.columns} types={table.types} results={result as unknown[][]} caption="Rows of the insight" />;
+  }
   if (filters['insight'] === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
     if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
@@ -181,7 +196,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
         {saving.line}
       </form>
       {insight.description ? <p>{insight.description}</p> : null}
-      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
+      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} table={insight} />
       <p />
       <ConfirmDelete
         what="this insight"
