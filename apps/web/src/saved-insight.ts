@@ -13,6 +13,9 @@ export interface Insight {
   /** A table insight's (DataTableNode, DataVisualizationNode) columns and their types, beside its rows in `result`. */
   columns?: unknown[] | null;
   types?: (string | [string, string])[] | null;
+  /** When `result` was computed, and whether it came from the server's cache. */
+  last_refresh?: string | null;
+  is_cached?: boolean;
 }
 
 export const insightName = (insight: Pick<Insight, 'name' | 'derived_name' | 'short_id'>) =>

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
 import { formatTime } from '../format';
+import { linkHandler } from '../router';
 
 export interface EventRow {
   id: string;
@@ -183,6 +184,9 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
   );
 }
 
+/** An event's person: the persons page opens the one holding this distinct id. */
+const personPath = (distinctId: string) => `/persons?distinct_id=${encodeURIComponent(distinctId)}`;
+
 /** Events with their properties one click away (the button is keyboard reachable). */
 export function EventsTable({ events, timezone, testId }: { events: EventRow[]; timezone: string; testId: string }) {
   const [open, setOpen] = useState<string | null>(null);
@@ -209,7 +213,11 @@ export function EventsTable({ events, timezone, testId }: { events: EventRow[]; 
                     {row.event}
                   </button>
                 </td>
-                <td>{row.distinct_id}</td>
+                <td>
+                  <a href={personPath(row.distinct_id)} onClick={linkHandler(personPath(row.distinct_id))} title="Open this person">
+                    {row.distinct_id}
+                  </a>
+                </td>
                 <td class="truncate hide-narrow">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
                 <td>{formatTime(row.timestamp, timezone)}</td>
               </tr>

@@ -1,4 +1,5 @@
 import { isJsonObject } from '@sightline/json-input';
+import { legacyTrendKind } from './legacy-trend-kind';
 import { isQueryKind, QUERY_RUNNERS, runnerOf, type ParsedQuery, type QueryKind } from './registry';
 
 /** The kinds the query API takes, as its refusal lists them. */
@@ -71,9 +72,10 @@ export function parseSavedInsightQuery(row: { filters: Record<string, unknown> |
   const filters = row.filters ?? {};
   const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
   const insight = filters['insight'] === undefined ? 'TRENDS' : filters['insight'];
-  // Retention names its entities in target_entity and returning_entity ($pageview when absent), not in a series.
-  if (!hasSeries && insight !== 'RETENTION') return null;
-  const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
+  // Retention names its entities in target_entity and returning_entity ($pageview when absent), not in a series; paths none.
+  if (!hasSeries && insight !== 'RETENTION' && insight !== 'PATHS') return null;
+  // A TRENDS insight shown as stickiness or lifecycle (`shown_as`) runs as that kind.
+  const kind = insight === 'TRENDS' ? legacyTrendKind(filters) : (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
   return kind ? ({ kind, query: runnerOf(kind).parseLegacy(filters) } as ParsedQuery) : null;
 }
 
