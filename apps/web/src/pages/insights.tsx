@@ -4,6 +4,7 @@ import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading, useSa
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
+import { RowsTable } from '../rows-table';
 import { insightName, type Insight } from '../saved-insight';
 import { ComputedAt } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
@@ -109,7 +110,21 @@ function InsightList({ insights, caption, timezone, testId }: { insights: Insigh
 }
 
 /** A saved insight's result drawn as its builder draws it, or null when no view can show it. */
-export function InsightResult({ filters, result, timezone }: { filters: Record<string, unknown>; result: unknown; timezone: string }) {
+export function InsightResult({
+  filters,
+  result,
+  timezone,
+  table,
+}: {
+  filters: Record<string, unknown>;
+  result: unknown;
+  timezone: string;
+  /** A table insight's columns (its rows are `result`). */
+  table?: Pick<Insight, 'columns' | 'types'>;
+}) {
+  if (Array.isArray(table?.columns) && Array.isArray(result)) {
+    return <RowsTable columns={table.columns} types={table.types} results={result as unknown[][]} caption="Rows of the insight" />;
+  }
   if (filters['insight'] === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
     if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
@@ -201,7 +216,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
       {insight.description ? <p>{insight.description}</p> : null}
       <AddToDashboard projectId={projectId} insight={insight} onChange={setInsight} />
       <ComputedAt lastRefresh={insight.last_refresh} isCached={insight.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
-      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
+      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} table={insight} />
       <p />
       <ConfirmDelete
         what="this insight"
