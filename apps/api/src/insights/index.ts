@@ -2,6 +2,7 @@ import type { QueryService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
 import { createFunnelRoutes } from './funnel.route';
 import { createRetentionRoutes } from './retention.route';
+import { createPathRoutes } from './path.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
@@ -17,7 +18,8 @@ export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService):
     createTrendRoutes(deps, queries),
     createFunnelRoutes(deps, queries),
     createRetentionRoutes(deps, queries),
-    // After trend/, funnel/ and retention/: `:insight_id` would otherwise be tried on those paths first.
+    createPathRoutes(deps, queries),
+    // After trend/, funnel/, retention/ and path/: `:insight_id` would otherwise be tried on those paths first.
     createSavedInsightsRoutes(deps, queries),
   );
 }
