@@ -27,7 +27,7 @@ export const retentionActorsRunner: QueryRunner<RetentionActorsQuery, FunnelActo
     }
     const request = parseRetentionActorsRequest(
       { interval: input['selected_interval'], breakdown: input['breakdown_value'] ?? null },
-      { limit: input['limit'], offset: input['offset'] },
+      { limit: input['limit'], offset: input['offset'], search: input['search'] },
       '',
     );
     return { retention, request: { ...request, select: ['person', 'appearances'] } };
