@@ -28,6 +28,8 @@ describe('query node dispatch', () => {
     const wrapped = parseQueryNode({ kind: 'ActorsQuery', source: cell, limit: 5 });
     expect(wrapped?.kind === 'RetentionActorsQuery' && [wrapped.query.request.interval, wrapped.query.request.limit]).toEqual([2, 5]);
     expect(parseQueryNode({ kind: 'InsightActorsQuery', interval: 0, source: { kind: 'WebOverviewQuery' } })).toBeNull();
+    const edge = { kind: 'InsightActorsQuery', source: { kind: 'PathsQuery', pathsFilter: { pathEndKey: '2_/about' } } };
+    expect(parseQueryNode({ kind: 'ActorsQuery', source: edge })?.kind).toBe('PathsActorsQuery');
   });
 
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
@@ -36,7 +38,7 @@ describe('query node dispatch', () => {
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
     expect(QUERY_API_KINDS).toEqual(
-      expect.arrayContaining(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'RetentionQuery', 'RetentionActorsQuery']),
+      expect.arrayContaining(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'RetentionQuery', 'RetentionActorsQuery', 'EventsQuery', 'PathsQuery', 'PathsActorsQuery']),
     );
     expect(QUERY_API_KINDS).not.toContain('FunnelCorrelationQuery');
   });
@@ -73,6 +75,13 @@ describe('saved insight query', () => {
 
   it('runs legacy retention filters, which name no series', () => {
     expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', period: 'Week' }, query: null })?.kind).toBe('RetentionQuery');
+  });
+
+  it('runs legacy paths filters and PathsQuery nodes, which name no series', () => {
+    expect(parseSavedInsightQuery({ filters: { insight: 'PATHS', include_event_types: ['$pageview'] }, query: null })?.kind).toBe('PathsQuery');
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: { kind: 'PathsQuery', pathsFilter: {} } } })?.kind).toBe(
+      'PathsQuery',
+    );
   });
 
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {

@@ -5,6 +5,8 @@ import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
 import { lifecycleActorsRunner } from '../lifecycle/lifecycle-actors.runner';
 import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
+import { pathsActorsRunner } from '../paths/paths-actors.runner';
+import { pathsRunner } from '../paths/paths.runner';
 import { retentionActorsRunner } from '../retention/retention-actors.runner';
 import { retentionRunner } from '../retention/retention.runner';
 import { stickinessActorsRunner } from '../stickiness/stickiness-actors.runner';
@@ -34,6 +36,9 @@ export const QUERY_RUNNERS = {
   /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
   RetentionActorsQuery: retentionActorsRunner,
   EventsQuery: eventsQueryRunner,
+  PathsQuery: pathsRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a PathsQuery (the persons on an edge). */
+  PathsActorsQuery: pathsActorsRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
