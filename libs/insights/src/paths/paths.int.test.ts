@@ -337,6 +337,21 @@ const CASES: Record<string, Case> = {
       ]),
     ],
   },
+  empty_last: {
+    rows: [
+      ...pageviews('p1', [
+        ['/1', '2012-01-14 03:21:34'],
+        ['', '2012-01-14 03:22:34'],
+      ]),
+      ...pageviews('p2', [
+        ['', '2012-01-14 03:21:34'],
+        ['/2', '2012-01-14 03:22:34'],
+      ]),
+      ['p3', 'signup', '2012-01-14 03:21:34'],
+      ['p3', '$pageview', '2012-01-14 03:22:34', {}],
+      ['p3', 'purchase', '2012-01-14 03:23:34'],
+    ],
+  },
   merged: { rows: pageviews('p1', [['/1', '2012-01-14 03:21:34']]) },
   deleted: {
     rows: [
@@ -757,6 +772,15 @@ describe('PathsQuery (PostHog test_paths_query_runner.py, test_paths_query_runne
       expect(await weights({ minEdgeWeight: 30, maxEdgeWeight: 35 })).toEqual([35, 30]);
       // Without the 1_ → 2_ edge, the rest hangs from no start and is dropped.
       expect(await weights({ maxEdgeWeight: 34 })).toEqual([]);
+    });
+
+    it("a session's empty last item is dropped, as PostHog's collapse of repeats drops it", async () => {
+      // PostHog marks an item kept when it differs from the next, the last compared with '': an empty last item is never kept.
+      expect(edges(await paths('empty_last', { pathsFilter: {} }, now))).toEqual([
+        ['1_', '2_/2', 1],
+        ['1_signup', '2_', 1],
+        ['2_', '3_purchase', 1],
+      ]);
     });
 
     it('test_person_on_events_v2: events sent before a merge follow the distinct id to the merged person', async () => {
