@@ -190,9 +190,9 @@ describe('the web app in Chromium', () => {
     await expect(page.locator('#event-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).resolves.toEqual(
       expect.arrayContaining(['$pageview', 'signed_up', '$identify']),
     );
-    await page.getByLabel('Breakdown by event property').fill('$browser');
-    await page.getByLabel('Breakdown by event property').press('Enter');
-    await page.getByLabel('Breakdown by event property').blur();
+    await page.getByLabel('Breakdown property').fill('$browser');
+    await page.getByLabel('Breakdown property').press('Enter');
+    await page.getByLabel('Breakdown property').blur();
     await waitFor(
       async () =>
         expect(await total()).toEqual([
@@ -431,6 +431,8 @@ describe('the web app in Chromium', () => {
 
   it('is readable on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    // On a phone the nav is behind the menu button.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByTestId('events-table').waitFor();
     await screenshot('15-events-phone');

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { CLICKHOUSE_TIME_ZONES } from '@sightline/clickhouse';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
 import { parse as parseJson } from 'lossless-json';
-import { AGGREGATES, canonicalFunctionName, CONVERSIONS, SCALAR_FUNCTIONS, TIME_ZONE_ARGUMENT } from './functions';
 import { table } from './functions/function-spec';
+import { printCall, type CallContext } from './print-call';
 
 /** The SQL of the events row a HogQL expression may read. */
 export interface HogQLFields {
@@ -29,19 +28,16 @@ export interface HogQLContext {
   allowAggregations: boolean;
 }
 
-/** A HogQL expression that cannot be used here; the message names what. */
-export class HogQLError extends Error {}
+import { HogQLError, type HogQLNode } from './hogql-error';
 
-/** A parsed expression (PostHog's AST as JSON). */
-export interface HogQLNode {
-  node: string;
-  [key: string]: unknown;
-}
+export { HogQLError, type HogQLNode } from './hogql-error';
 type Node = HogQLNode;
 
 export interface HogQLCompiler {
   /** Parses off the main thread within the deadline; a syntax error or a refused shape is a HogQLError. */
   parse(expression: string): Promise<HogQLNode>;
+  /** A whole SELECT (or UNION ALL of them), with the characters' offsets kept in `start`/`end`; bounded as parseSelect's constants say. */
+  parseSelect(query: string): Promise<HogQLNode>;
   /** Prints a parsed expression as ClickHouse SQL (synchronous: queries are built in one pass). */
   print(ast: HogQLNode, ctx: HogQLContext): string;
   close(): Promise<void>;
@@ -56,21 +52,41 @@ export interface HogQLCompiler {
 export const MAX_HOGQL_LENGTH = 1_000;
 export const MAX_HOGQL_NESTING = 6;
 export const HOGQL_PARSE_DEADLINE_MS = 1_000;
+
+/**
+ * Bounds on a whole query (HogQLQuery). Nesting is what makes the parser slow (a call nested
+ * eight deep takes it tens of seconds); the deadline stops what the bound lets through.
+ */
+export const MAX_SELECT_LENGTH = 20_000;
+export const MAX_SELECT_NESTING = 12;
+export const SELECT_PARSE_DEADLINE_MS = 3_000;
 const MAX_DEPTH = 64;
 
-/** The deepest nesting of ( and [ outside string literals. */
+/**
+ * The deepest nesting of ( and [ outside string literals. In a comment (`--`, `//` to the end of
+ * the line, or between slash-star and star-slash) opening brackets still count, closing ones
+ * and quotes do not, so nothing in a comment can hide the brackets after it: the count errs
+ * high, never low.
+ */
 export function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
   let quote: string | null = null;
+  let comment: 'line' | 'block' | null = null;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quote) {
       if (c === '\\') i++;
       else if (c === quote) quote = null;
-    } else if (c === "'" || c === '"' || c === '`') quote = c;
-    else if (c === '(' || c === '[') max = Math.max(max, ++depth);
-    else if (c === ')' || c === ']') depth--;
+      continue;
+    }
+    if (comment === 'line' && (c === '\n' || c === '\r')) comment = null;
+    else if (comment === 'block' && c === '*' && text[i + 1] === '/') comment = null;
+    else if (comment === null && ((c === '-' && text[i + 1] === '-') || (c === '/' && text[i + 1] === '/'))) comment = 'line';
+    else if (comment === null && c === '/' && text[i + 1] === '*') comment = 'block';
+    else if (comment === null && (c === "'" || c === '"' || c === '`')) quote = c;
+    if (c === '(' || c === '[') max = Math.max(max, ++depth);
+    else if ((c === ')' || c === ']') && comment === null) depth--;
   }
   return max;
 }
@@ -88,6 +104,12 @@ class IntegerText {
   constructor(readonly digits: string) {}
 }
 const INTEGER = /^-?\d+$/;
+
+/** The type ClickHouse gives an integer literal: the narrowest that holds it. */
+function literalIntegerType(value: number): string {
+  const bits = [8, 16, 32].find((b) => (value >= 0 ? value < 2 ** b : value >= -(2 ** (b - 1))));
+  return `${value >= 0 ? 'UInt' : 'Int'}${bits ?? 64}`;
+}
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -99,19 +121,60 @@ const parseTree = (json: string) =>
     message?: string;
   };
 
-class Printer {
-  private aggregateDepth = 0;
+/** The most names a lambda may take, and the deepest lambdas may nest. */
+const MAX_LAMBDA_NAMES = 10;
 
-  constructor(private readonly ctx: HogQLContext) {}
+/** Prints an expression tree; the SELECT compiler (select/) extends it with tables, columns and clauses. */
+export class Printer implements CallContext {
+  readonly aggregates: string[] = [];
+  readonly allowAggregations: boolean;
+  /** The names of the lambdas being printed, innermost last: a client's name → the generated one printed. */
+  private readonly lambdaScopes: Map<string, string>[] = [];
+  private lambdaCount = 0;
+
+  constructor(protected readonly ctx: HogQLContext) {
+    this.allowAggregations = ctx.allowAggregations;
+  }
+
+  /** `(x, y) -> body`, its names printed as generated identifiers so no client text reaches the SQL. */
+  lambda(node: Node, depth: number): string {
+    const names = node['args'];
+    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_LAMBDA_NAMES || names.some((n) => typeof n !== 'string')) {
+      throw new HogQLError(`A lambda takes 1 to ${MAX_LAMBDA_NAMES} names.`);
+    }
+    if (new Set(names).size !== names.length) throw new HogQLError('The names of a lambda must differ.');
+    const scope = new Map((names as string[]).map((name) => [name, `__lambda_${this.lambdaCount++}`]));
+    this.lambdaScopes.push(scope);
+    try {
+      const body = this.print(node['expr'] as Node, depth + 1);
+      return `(${[...scope.values()].join(', ')}) -> ${body}`;
+    } finally {
+      this.lambdaScopes.pop();
+    }
+  }
+
+  /** A call, through the function allow-list (print-call.ts). */
+  protected call(node: Node, depth: number): string {
+    return printCall(this, node, depth);
+  }
+
+  /** The generated name of a lambda's name in scope, innermost first. */
+  protected lambdaName(name: string): string | undefined {
+    for (let i = this.lambdaScopes.length - 1; i >= 0; i--) {
+      const generated = this.lambdaScopes[i]!.get(name);
+      if (generated !== undefined) return generated;
+    }
+    return undefined;
+  }
 
   /** A property read as HogQL does: its text, NULL when missing or JSON null. */
-  private property(column: string, key: string): string {
+  protected property(column: string, key: string): string {
     const k = this.ctx.params.add(key, 'String');
     const raw = propertyRawSql(column, k);
     return `if(${raw} IN ('', 'null'), NULL, if(startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw}))`;
   }
 
-  private isProperty(node: Node): boolean {
+  protected isProperty(node: Node): boolean {
     if (node.node === 'Field') {
       const chain = node['chain'] as unknown[];
       return chain[0] === 'properties' || (chain[0] === 'person' && chain[1] === 'properties') || /^group_[0-4]$/.test(String(chain[0]));
@@ -119,11 +182,13 @@ class Printer {
     return node.node === 'ArrayAccess' && this.isProperty(node['array'] as Node);
   }
 
-  private field(chain: unknown[]): string {
+  protected field(chain: unknown[]): string {
     const f = this.ctx.fields;
     const [head, second, third, ...rest] = chain.map(String);
     const extra = rest.length > 0;
     if (chain.length === 1) {
+      const lambdaName = this.lambdaName(head!);
+      if (lambdaName !== undefined) return lambdaName;
       switch (head) {
         case 'event':
           return f.event;
@@ -153,7 +218,19 @@ class Printer {
     );
   }
 
-  private constant(node: Node): string {
+  /**
+   * An argument of a function call. An integer constant is typed as ClickHouse types the literal
+   * (the narrowest of UInt8…UInt64, or Int8…Int64 when negative), as PostHog's printer gets by
+   * writing it inline: ClickHouse refuses an Int64 where a function wants a UInt8 mode or size
+   * (toStartOfWeek's mode, ngrams' length, position's start, toDateTime64's scale).
+   */
+  argument(node: Node, depth: number): string {
+    const value = node.node === 'Constant' ? node['value'] : undefined;
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return this.ctx.params.add(value, literalIntegerType(value));
+    return this.print(node, depth);
+  }
+
+  protected constant(node: Node): string {
     const value = node['value'];
     if (value === null) return 'NULL';
     if (typeof value === 'boolean') return value ? 'true' : 'false';
@@ -184,7 +261,7 @@ class Printer {
   }
 
   /** A number for arithmetic and numeric comparison: properties are text, read as numbers. */
-  private numeric(node: Node, depth: number): string {
+  numeric(node: Node, depth: number): string {
     const sql = this.print(node, depth);
     return this.isProperty(node) ? `toFloat64OrNull(${sql})` : sql;
   }
@@ -230,7 +307,7 @@ class Printer {
     }
   }
 
-  private compare(node: Node, depth: number): string {
+  protected compare(node: Node, depth: number): string {
     const op = String(node['op']);
     const left = node['left'] as Node;
     const right = node['right'] as Node;
@@ -272,69 +349,6 @@ class Printer {
         throw new HogQLError(`Operator "${op.slice(0, 20)}" is not allowed in HogQL expressions here.`);
     }
   }
-
-  /** A constant time zone argument must be one ClickHouse knows (else every row fails). */
-  private checkTimeZone(name: string, args: Node[]): void {
-    const index = TIME_ZONE_ARGUMENT.get(name);
-    const zone = index === undefined ? undefined : args[index];
-    if (zone?.node === 'Constant' && typeof zone['value'] === 'string' && !CLICKHOUSE_TIME_ZONES.has(zone['value'])) {
-      throw new HogQLError(`Unknown time zone "${zone['value'].slice(0, 60)}" in ${name}().`);
-    }
-  }
-
-  private call(node: Node, depth: number): string {
-    const name = canonicalFunctionName(String(node['name']));
-    const args = (node['args'] as Node[] | null) ?? [];
-    const params = (node['params'] as Node[] | null) ?? null;
-    const printArgs = () => args.map((a) => this.print(a, depth)).join(', ');
-    const conversion = CONVERSIONS.get(name);
-    if (conversion !== undefined) {
-      if (args.length !== 1) throw new HogQLError(`${name} takes one argument.`);
-      return `${conversion}(toString(${this.print(args[0]!, depth)}))`;
-    }
-    const scalar = SCALAR_FUNCTIONS.get(name);
-    if (scalar) {
-      if (params) throw new HogQLError(`${name} takes no parameters.`);
-      if (args.length < scalar.min || args.length > scalar.max)
-        throw new HogQLError(`${name} takes ${scalar.min === scalar.max ? scalar.min : `${scalar.min} to ${scalar.max}`} arguments.`);
-      if (name === 'match' || name === 'extract') {
-        const pattern = args[1]!;
-        if (pattern.node !== 'Constant' || typeof pattern['value'] !== 'string' || re2Problem(pattern['value']) !== null) {
-          throw new HogQLError(`${name} needs a valid regular expression constant (RE2 syntax).`);
-        }
-      }
-      this.checkTimeZone(name, args);
-      return `${scalar.sql}(${printArgs()})`;
-    }
-    const aggregate = AGGREGATES.get(name);
-    if (aggregate) {
-      if (!this.ctx.allowAggregations) throw new HogQLError(`Aggregate function "${name}" is not allowed here: this expression is evaluated per event.`);
-      if (this.aggregateDepth > 0) throw new HogQLError(`Aggregate function "${name}" cannot be used inside another aggregate.`);
-      if (args.length < aggregate.min || args.length > aggregate.max)
-        throw new HogQLError(`${name} takes ${aggregate.min === aggregate.max ? aggregate.min : `${aggregate.min} to ${aggregate.max}`} arguments.`);
-      this.aggregateDepth++;
-      try {
-        const numericArgs = ['sum', 'avg', 'median', 'quantile', 'sumIf', 'avgIf'].includes(name);
-        const printed = args.map((a, i) => (numericArgs && i === 0 ? this.numeric(a, depth) : this.print(a, depth))).join(', ');
-        if (name === 'quantile') {
-          const level = params?.[0];
-          if (!level || level.node !== 'Constant' || typeof level['value'] !== 'number' || level['value'] < 0 || level['value'] > 1) {
-            throw new HogQLError('quantile needs a level between 0 and 1, as in quantile(0.9)(x).');
-          }
-          return `quantile(${Number(level['value'])})(${printed})`;
-        }
-        if (params) throw new HogQLError(`${name} takes no parameters.`);
-        if (node['distinct'] === true) {
-          if (name !== 'count') throw new HogQLError(`DISTINCT is only allowed in count().`);
-          return `uniqExact(${printed})`;
-        }
-        return `${aggregate.sql}(${printed})`;
-      } finally {
-        this.aggregateDepth--;
-      }
-    }
-    throw new HogQLError(`Function "${name.slice(0, 60)}" is not allowed in HogQL expressions here.`);
-  }
 }
 
 /**
@@ -343,9 +357,10 @@ class Printer {
  * which is printed to ClickHouse SQL node by node from an allow-list. No text of the expression
  * reaches the SQL except through bound parameters.
  */
-export async function createHogQLCompiler(options: { deadlineMs?: number } = {}): Promise<HogQLCompiler> {
+export async function createHogQLCompiler(options: { deadlineMs?: number; selectDeadlineMs?: number } = {}): Promise<HogQLCompiler> {
   const { Worker } = await import('node:worker_threads');
-  const deadlineMs = options.deadlineMs ?? HOGQL_PARSE_DEADLINE_MS;
+  const expressionDeadlineMs = options.deadlineMs ?? HOGQL_PARSE_DEADLINE_MS;
+  const selectDeadlineMs = options.selectDeadlineMs ?? SELECT_PARSE_DEADLINE_MS;
   type Pending = Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>;
   let worker: { thread: InstanceType<typeof Worker>; pending: Pending; ready: Promise<void> } | null = null;
   let nextId = 0;
@@ -375,7 +390,8 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
     thread.unref();
     return current;
   };
-  const parseText = async (text: string) => {
+  const parseText = async (text: string, kind: 'expr' | 'select') => {
+    const deadlineMs = kind === 'expr' ? expressionDeadlineMs : selectDeadlineMs;
     const current = (worker ??= start());
     // Referenced while a parse is under way (the caller waits on it), unreferenced when idle.
     current.thread.ref();
@@ -390,7 +406,7 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
         // The parse may never end: replace the worker rather than wait for it.
         if (worker === current) worker = null;
         void current.thread.terminate();
-        reject(new HogQLError(`The HogQL expression took longer than ${deadlineMs} ms to parse; simplify it.`));
+        reject(new HogQLError(`The HogQL ${kind === 'expr' ? 'expression' : 'query'} took longer than ${deadlineMs} ms to parse; simplify it.`));
       }, deadlineMs);
       current.pending.set(id, {
         resolve: (json) => {
@@ -404,7 +420,7 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
           reject(error);
         },
       });
-      current.thread.postMessage({ id, text });
+      current.thread.postMessage({ id, text, kind });
     });
   };
   return {
@@ -413,8 +429,20 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
       if (expression.length > MAX_HOGQL_LENGTH) throw new HogQLError(`A HogQL expression may have at most ${MAX_HOGQL_LENGTH} characters.`);
       if (nestingDepth(expression) > MAX_HOGQL_NESTING)
         throw new HogQLError(`A HogQL expression may nest parentheses and brackets at most ${MAX_HOGQL_NESTING} deep.`);
-      const parsed = parseTree(await parseText(expression));
+      const parsed = parseTree(await parseText(expression, 'expr'));
       if (parsed.error) throw new HogQLError(`Syntax error in HogQL expression: ${String(parsed.message).slice(0, 200)}`);
+      return parsed;
+    },
+    async parseSelect(query) {
+      if (typeof query !== 'string' || query.trim() === '') throw new HogQLError('The HogQL query is empty.');
+      if (query.length > MAX_SELECT_LENGTH) throw new HogQLError(`A HogQL query may have at most ${MAX_SELECT_LENGTH} characters.`);
+      if (nestingDepth(query) > MAX_SELECT_NESTING) throw new HogQLError(`A HogQL query may nest parentheses and brackets at most ${MAX_SELECT_NESTING} deep.`);
+      const parsed = parseTree(await parseText(query, 'select'));
+      if (parsed.error) {
+        const start = (parsed['start'] as { offset?: unknown } | undefined)?.offset;
+        const at = typeof start === 'number' ? start : undefined;
+        throw new HogQLError(`Syntax error in HogQL query${at === undefined ? '' : ` at ${at}`}: ${String(parsed.message).slice(0, 200)}`, at);
+      }
       return parsed;
     },
     print(ast, ctx) {

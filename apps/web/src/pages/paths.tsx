@@ -3,7 +3,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import type { PropertyFilter } from '../property-filter';
 import { PropertyFiltersEditor } from '../property-filters-editor';
-import { BUILDER_FILTERS, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BUILDER_FILTERS, DateRangePicker, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
 import { formatDuration } from './funnels';
@@ -23,6 +23,7 @@ export interface PathsBuilderQuery {
   step_limit: number;
   edge_limit: number;
   date_from: string;
+  date_to?: string;
   exclude?: string[];
   groupings?: string[];
   properties?: PropertyFilter[];
@@ -50,6 +51,7 @@ export function pathsFilters(q: PathsBuilderQuery): Record<string, unknown> {
     step_limit: q.step_limit,
     edge_limit: q.edge_limit,
     date_from: q.date_from,
+    date_to: q.date_to || undefined,
     exclude_events: q.exclude?.length ? q.exclude : undefined,
     path_groupings: q.groupings?.length ? q.groupings : undefined,
     properties: q.properties?.length ? q.properties : undefined,
@@ -61,7 +63,7 @@ export function pathsFilters(q: PathsBuilderQuery): Record<string, unknown> {
 function pathsQueryNode(q: PathsBuilderQuery, keys: Record<string, string>): Record<string, unknown> {
   return {
     kind: 'PathsQuery',
-    dateRange: { date_from: q.date_from },
+    dateRange: { date_from: q.date_from, date_to: q.date_to },
     properties: q.properties ?? [],
     filterTestAccounts: q.test_accounts ?? false,
     pathsFilter: {
@@ -176,16 +178,11 @@ export function PathsPage({ projectId, timezone, url }: { projectId: number; tim
             ))}
           </select>
         </label>
-        <label>
-          Date range
-          <select name="date_from" value={query.date_from} onChange={(e) => setQuery({ ...query, date_from: e.currentTarget.value })}>
-            {DATE_RANGES.map((range) => (
-              <option key={range.value} value={range.value}>
-                {range.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <DateRangePicker
+          dateFrom={query.date_from}
+          dateTo={query.date_to}
+          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to })}
+        />
         <label class="checkbox">
           <input
             type="checkbox"

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions, PropertiesTable } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, LoadFailure, NameOptions, PropertiesTable } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { EventsTable, type EventRow } from './events';
@@ -37,6 +37,8 @@ function cellText(value: unknown): string {
 
 export function PersonsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const search = url.searchParams.get('search') ?? '';
+  // `?distinct_id=` (an event's link to its person) opens that person's page.
+  const distinctId = url.searchParams.get('distinct_id') ?? '';
   const [draft, setDraft] = useState(search);
   const [page, setPage] = useState<Page<Person> | null>(null);
   const [persons, setPersons] = useState<Person[] | null>(null);
@@ -49,6 +51,7 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
   const [propertyNames, setPropertyNames] = useState<string[]>([]);
   const listQuery = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (search) listQuery.set('search', search);
+  if (distinctId) listQuery.set('distinct_id', distinctId);
 
   useEffect(() => setDraft(search), [search]);
   useEffect(() => {
@@ -57,11 +60,12 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
     setError(null);
     api<Page<Person>>(`/api/environments/${projectId}/persons/?${listQuery}`)
       .then((first) => {
+        if (distinctId && first.results.length === 1) return navigate(`/persons/${encodeURIComponent(first.results[0]!.uuid)}`, true);
         setPage(first);
         setPersons(first.results);
       })
       .catch(setError);
-  }, [projectId, search, attempt]);
+  }, [projectId, search, distinctId, attempt]);
   useEffect(() => {
     api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
       .then((definitions) => setPropertyNames(definitions.results.map((d) => d.name)))
@@ -197,7 +201,15 @@ export function PersonDetailPage({ projectId, timezone, uuid }: { projectId: num
       .then((page) => setEvents(page.results))
       .catch(setEventsError);
   }, [projectId, uuid]);
-  if (error) return <ErrorState error={error} />;
+  if (error)
+    return (
+      <LoadFailure
+        error={error}
+        retry={() => location.reload()}
+        what="No person with this id exists in this project."
+        back={{ href: '/persons', label: 'Back to persons' }}
+      />
+    );
   if (!person) return <Loading what="the person" />;
   return (
     <section aria-labelledby="person-title">

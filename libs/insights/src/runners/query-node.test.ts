@@ -33,21 +33,25 @@ describe('query node dispatch', () => {
   });
 
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
-    expect(parseQueryNode({ kind: 'HogQLQuery', query: 'select 1' })).toBeNull();
+    expect(parseQueryNode({ kind: 'SessionsTimelineQuery' })).toBeNull();
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual([
-      'TrendsQuery',
-      'FunnelsQuery',
-      'FunnelsActorsQuery',
-      'FunnelCorrelationActorsQuery',
-      'RetentionQuery',
-      'RetentionActorsQuery',
-      'EventsQuery',
-      'PathsQuery',
-      'PathsActorsQuery',
-    ]);
+    expect(QUERY_API_KINDS).toEqual(
+      expect.arrayContaining([
+        'TrendsQuery',
+        'FunnelsQuery',
+        'FunnelsActorsQuery',
+        'FunnelCorrelationActorsQuery',
+        'RetentionQuery',
+        'RetentionActorsQuery',
+        'EventsQuery',
+        'PathsQuery',
+        'PathsActorsQuery',
+        'HogQLQuery',
+      ]),
+    );
+    expect(QUERY_API_KINDS).not.toContain('FunnelCorrelationQuery');
   });
 
   it('gives every kind its own metric and cache label', () => {
@@ -61,6 +65,23 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: funnels } })?.kind).toBe('FunnelsQuery');
     expect(parseSavedInsightQuery({ filters: { events: [{ id: 'a' }] }, query: null })?.kind).toBe('TrendsQuery');
     expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
+  });
+
+  it('runs a trend shown as stickiness (shown_as, or insight STICKINESS) and a StickinessQuery node as stickiness', () => {
+    const events = [{ id: 'a' }];
+    expect(parseSavedInsightQuery({ filters: { insight: 'TRENDS', shown_as: 'Stickiness', events }, query: null })?.kind).toBe('StickinessQuery');
+    expect(parseSavedInsightQuery({ filters: { shown_as: 'Stickiness', events }, query: null })?.kind).toBe('StickinessQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'STICKINESS', events }, query: null })?.kind).toBe('StickinessQuery');
+    const node = { kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: 'a' }] };
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('StickinessQuery');
+  });
+
+  it('runs a trend shown as lifecycle (shown_as, or insight LIFECYCLE) and a LifecycleQuery node as lifecycle', () => {
+    const events = [{ id: 'a' }];
+    expect(parseSavedInsightQuery({ filters: { insight: 'TRENDS', shown_as: 'Lifecycle', events }, query: null })?.kind).toBe('LifecycleQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'LIFECYCLE', events }, query: null })?.kind).toBe('LifecycleQuery');
+    const node = { kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: 'a' }] };
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('LifecycleQuery');
   });
 
   it('runs legacy retention filters, which name no series', () => {
