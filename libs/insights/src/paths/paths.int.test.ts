@@ -793,6 +793,37 @@ describe('PathsQuery (PostHog test_paths_query_runner.py, test_paths_query_runne
       expect(await peopleAt('deleted', { pathsFilter: {} }, { pathEndKey: '2_/2' }, now)).toEqual(who('deleted', 'kept'));
     });
 
+    it('runs points, groupings, cleaning, exclusions, HogQL items and weights together on the engine', async () => {
+      const points = [
+        {},
+        { startPoint: 'custom_event_1' },
+        { endPoint: 'custom_event_3' },
+        { startPoint: 'custom_event_1', endPoint: 'custom_event_3', stepLimit: 2 },
+      ];
+      const items = [
+        {},
+        { includeEventTypes: ['custom_event'], excludeEvents: ['custom_event_2'] },
+        { includeEventTypes: ['hogql', '$pageview'], pathsHogQLExpression: "concat(event, '!')" },
+      ];
+      const shaping = [
+        {},
+        { pathGroupings: ['custom_event_*'] },
+        { localPathCleaningFilters: [{ regex: '_(\\d)$', alias: '#\\1' }], minEdgeWeight: 1, maxEdgeWeight: 5 },
+      ];
+      // Every point with every kind of item, each with one of the shapings in turn (all pairs, in a few seconds).
+      let ran = 0;
+      for (const [p, point] of points.entries()) {
+        for (const [i, item] of items.entries()) {
+          const pathsFilter = { ...point, ...item, ...shaping[(p + i) % shaping.length] };
+          const links = await paths('custom', { pathsFilter }, '2021-05-02T00:00:00Z');
+          expect(links.every((l) => /^\d+_/.test(l.source) && /^\d+_/.test(l.target) && l.value > 0)).toBe(true);
+          if (i === p % items.length) await peopleAt('custom', { pathsFilter }, { pathDropoffKey: '2_x' }, '2021-05-02T00:00:00Z');
+          ran++;
+        }
+      }
+      expect(ran).toBe(12);
+    });
+
     it('refuses what it cannot answer with a 400 naming the field', async () => {
       const refused = (query: Record<string, unknown>) =>
         paths('custom', query, now).then(
