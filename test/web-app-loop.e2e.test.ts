@@ -3,7 +3,7 @@
 // new event (trends and dashboards), an existing insight put on dashboards (from its page and from
 // the dashboard) without a copy, PostHog's date range presets and a custom range, a funnel step's
 // persons (the actors modal and its CSV) equal to the API's actors query, a person-property
-// breakdown and the test-account filter. Screenshots 80 and up go to test-output/web-app/.
+// breakdown (a row's persons as the trend actors query lists them) and the test-account filter. Screenshots 80 and up go to test-output/web-app/.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -102,6 +102,33 @@ describe('the analysis loop in Chromium', () => {
     const plain = await trendApi({ events: [{ id: '$pageview', math: 'total' }], date_from: '-7d', display: 'ActionsBarValue' });
     expect(plain.map((s) => s.aggregated_value)).toEqual([9]);
     expect(await drawn()).toEqual({ labels: ['$pageview'], datasets: [[9]] });
+    // A click on the bar opens the persons behind it: those the API's trend actors query lists.
+    const canvas = page.locator('.chart[data-drawn] canvas');
+    const box = (await canvas.boundingBox())!;
+    await canvas.click({ position: { x: box.width / 2, y: box.height * 0.7 } });
+    const modal = page.getByTestId('actors-modal');
+    await modal.getByTestId('actors-table').waitFor();
+    const shown = (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    const listed = await target.api('POST', '/api/environments/1/query/', {
+      query: {
+        kind: 'ActorsQuery',
+        select: ['id'],
+        source: {
+          kind: 'InsightActorsQuery',
+          series: 0,
+          source: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+            dateRange: { date_from: '-7d' },
+            trendsFilter: { display: 'ActionsBarValue' },
+          },
+        },
+      },
+    });
+    expect(shown).toEqual((listed.body.results as [string][]).map(([id]) => id).sort());
+    expect(shown).toHaveLength(4);
+    await modal.getByRole('button', { name: 'Close' }).click();
+    await modal.waitFor({ state: 'detached' });
 
     await page.goto(trendUrl(target.base, { display: 'bar_value', breakdown: '$browser' }));
     await page.locator('[data-testid="trend-result"][data-display="bar_value"] .chart[data-drawn]').waitFor();
@@ -375,6 +402,37 @@ describe('the analysis loop in Chromium', () => {
     expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toMatchObject({ breakdown: 'plan', breakdown_type: 'person' });
     await screenshot('87-trends-person-breakdown');
     expect(await seriousViolations()).toEqual([]);
+
+    // The persons behind a breakdown row: those the API's actors query lists for that value.
+    await page.getByRole('button', { name: 'Persons behind $pageview · free' }).click();
+    const modal = page.getByTestId('actors-modal');
+    await modal.getByTestId('actors-table').waitFor();
+    const shown = (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    const listed = await target.api('POST', '/api/environments/1/query/', {
+      query: {
+        kind: 'ActorsQuery',
+        select: ['id'],
+        source: {
+          kind: 'InsightActorsQuery',
+          breakdown: 'free',
+          source: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+            dateRange: { date_from: '-7d' },
+            breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' },
+            trendsFilter: { display: 'ActionsTable' },
+          },
+        },
+      },
+    });
+    expect(listed.status).toBe(200);
+    const freeIds = (listed.body.results as [string][]).map(([id]) => id).sort();
+    expect(freeIds).toEqual([(await target.person('bob'))!.uuid, (await target.person('carol'))!.uuid].sort());
+    expect(shown).toEqual(freeIds);
+    await screenshot('88-trends-breakdown-persons');
+    expect(await seriousViolations()).toEqual([]);
+    await modal.getByRole('button', { name: 'Close' }).click();
+    await modal.waitFor({ state: 'detached' });
 
     // Test accounts: the project's filter leaves out Safari; the toggle applies it.
     expect(

@@ -51,6 +51,7 @@ export function ChartCanvas({
   series,
   title,
   time,
+  onPoint,
 }: {
   kind: 'line' | 'bar' | 'pie';
   labels: string[];
@@ -58,8 +59,13 @@ export function ChartCanvas({
   title: string;
   /** Labels are bucket starts (`yyyy-MM-dd[ HH:mm:ss]` in `timezone`): drawn on a time scale. */
   time?: ChartTime;
+  /** A click on a point, bar or slice: its dataset and its index in the labels. */
+  onPoint?: (datasetIndex: number, index: number) => void;
 }) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  // The latest handler, read at click time: the chart is not rebuilt when only the handler changes.
+  const pointHandler = useRef(onPoint);
+  pointHandler.current = onPoint;
   useEffect(() => {
     const x = time ? timeAxis(time) : undefined;
     const config: ChartConfiguration =
@@ -92,6 +98,14 @@ export function ChartCanvas({
               scales: x ? { x, y: { beginAtZero: true } } : { y: { beginAtZero: true } },
             },
           };
+    config.options = {
+      ...config.options,
+      onClick: (event, _elements, chart) => {
+        if (!pointHandler.current || !event.native) return;
+        const [hit] = chart.getElementsAtEventForMode(event.native, 'nearest', { intersect: true }, true);
+        if (hit) pointHandler.current(hit.datasetIndex, hit.index);
+      },
+    } as typeof config.options;
     const chart = new Chart(canvas.current!, config);
     // What Chart.js was given, per dataset: a canvas cannot be read, so tests read this.
     canvas.current!.parentElement!.dataset['drawn'] = JSON.stringify({

@@ -254,7 +254,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
           <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} onActors={(title, url) => setActors({ title, url })} />
         </>
       )}
-      {actors ? <ActorsModal key={actors.url} title={actors.title} url={actors.url} onClose={() => setActors(null)} /> : null}
+      {actors ? <ActorsModal key={actors.url} title={actors.title} source={{ url: actors.url }} onClose={() => setActors(null)} /> : null}
       {viz === 'steps' && answer !== null && !error ? (
         <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />
       ) : null}

@@ -3,11 +3,12 @@ import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
+import { DISPLAYS, queryFromUrl, trendFilters, trendsQueryNode, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
 import {
+  ActorsModal,
   BreakdownPicker,
   BUILDER_FILTERS,
   ComputedAt,
@@ -43,7 +44,7 @@ export interface TrendSeries {
   breakdown_value?: string | number | (string | number)[];
   compare_label?: 'current' | 'previous';
   /** The series' event or action; with a breakdown, `label` is the breakdown value, as PostHog answers. */
-  action: { name?: string } | null;
+  action: { name?: string; order?: number } | null;
 }
 
 /** The trend endpoint's answer: the series, and when they were computed. */
@@ -87,6 +88,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
   const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
   const { answer, error, refresh, refreshing } = usePost<TrendAnswer>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  const [actors, setActors] = useState<{ title: string; node: Record<string, unknown> } | null>(null);
+  // The persons behind a point: an InsightActorsQuery over the trend as the query API takes it.
+  const openActors = (point: TrendPoint, title: string) =>
+    setActors({ title: `Persons: ${title}`, node: { kind: 'InsightActorsQuery', source: trendsQueryNode(query), ...point } });
   const result = answer?.result ?? null;
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
@@ -278,11 +283,31 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       ) : (
         <>
           <ComputedAt lastRefresh={answer?.last_refresh} isCached={answer?.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
-          <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} />
+          <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} onPoint={query.formula ? undefined : openActors} />
         </>
       )}
+      {actors ? (
+        <ActorsModal key={JSON.stringify(actors.node)} title={actors.title} source={{ projectId, node: actors.node }} onClose={() => setActors(null)} />
+      ) : null}
     </section>
   );
+}
+
+/** One point of a trend, as PostHog's InsightActorsQuery names it: whose actors to list. */
+export interface TrendPoint {
+  series: number;
+  /** The bucket (a `days` entry); null: the whole range (total-value displays). */
+  day: string | null;
+  breakdown?: string | number | (string | number)[];
+  compare?: 'current' | 'previous';
+}
+
+const OTHER = '$$_posthog_breakdown_other_$$';
+
+/** The point behind result `s` (at bucket `index`), or null when its actors cannot be listed (the "other" value, a formula). */
+function pointOf(s: TrendSeries, day: string | null): TrendPoint | null {
+  if (s.action?.order === undefined || [s.breakdown_value].flat().includes(OTHER)) return null;
+  return { series: s.action.order, day, breakdown: s.breakdown_value === '' ? undefined : s.breakdown_value, compare: s.compare_label };
 }
 
 export function TrendView({
@@ -290,11 +315,14 @@ export function TrendView({
   display,
   interval = 'day',
   timezone,
+  onPoint,
 }: {
   result: TrendSeries[];
   display: Display;
   interval?: TrendQuery['interval'];
   timezone: string;
+  /** Given: a click on a point, bar, slice or table row opens the persons behind it. */
+  onPoint?: (point: TrendPoint, title: string) => void;
 }) {
   // A pie draws each series' total (aggregated displays answer no per-interval data); a bar of
   // totals one bar per series (or breakdown value), its height the server's aggregated_value.
@@ -328,6 +356,17 @@ export function TrendView({
           series={series}
           title={title}
           time={timeSeries ? { timezone, unit: interval } : undefined}
+          onPoint={
+            onPoint
+              ? (datasetIndex, index) => {
+                  // Totals (bar of totals, pie): one dataset, a bar or slice per result; otherwise a dataset per result.
+                  const s = timeSeries ? result[datasetIndex] : result[index];
+                  const day = timeSeries ? (s?.days[index] ?? null) : null;
+                  const point = s ? pointOf(s, day) : null;
+                  if (s && point) onPoint(point, `${seriesName(s)}${day ? ` on ${s.labels?.[index] ?? day}` : ''}`);
+                }
+              : undefined
+          }
         />
       )}
       {/* The numbers drawn: visible as the table display and under the map, otherwise hidden from view but read by tests and screen readers. */}
@@ -359,7 +398,15 @@ export function TrendView({
               >
                 <th scope="row">{seriesName(s)}</th>
                 {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
-                <td>{formatNumber(seriesTotal(s))}</td>
+                <td>
+                  {onPoint && display === 'table' && pointOf(s, null) && seriesTotal(s) > 0 ? (
+                    <button type="button" class="link" aria-label={`Persons behind ${seriesName(s)}`} onClick={() => onPoint(pointOf(s, null)!, seriesName(s))}>
+                      {formatNumber(seriesTotal(s))}
+                    </button>
+                  ) : (
+                    formatNumber(seriesTotal(s))
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

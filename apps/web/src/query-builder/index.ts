@@ -8,4 +8,4 @@ export { useEventNames, useEventPropertyNames, usePersonPropertyNames } from './
 export { SaveInsight } from './save-insight';
 export { ComputedAt } from './computed-at';
 export { BreakdownPicker } from './breakdown-picker';
-export { ActorsModal } from './actors-modal';
+export { ActorsModal, type ActorsSource } from './actors-modal';

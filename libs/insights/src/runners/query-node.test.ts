@@ -42,6 +42,8 @@ describe('query node dispatch', () => {
       'FunnelCorrelationActorsQuery',
       'RetentionQuery',
       'RetentionActorsQuery',
+      'EventsQuery',
+      'TrendsActorsQuery',
     ]);
   });
 

@@ -5,6 +5,7 @@ import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
 import { retentionActorsRunner } from '../retention/retention-actors.runner';
 import { retentionRunner } from '../retention/retention.runner';
+import { trendActorsRunner } from '../trends/trend-actors.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -24,6 +25,8 @@ export const QUERY_RUNNERS = {
   /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
   RetentionActorsQuery: retentionActorsRunner,
   EventsQuery: eventsQueryRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a TrendsQuery. */
+  TrendsActorsQuery: trendActorsRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
