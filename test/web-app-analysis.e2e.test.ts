@@ -415,7 +415,7 @@ describe('the web app’s analysis pages in Chromium', () => {
     await screenshot('30-trends-error');
     expect(await seriousViolations()).toEqual([]);
     await page.goto(`${target.base}/insights/999999`);
-    await page.getByRole('alert').waitFor();
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
     // The browser logs the 400 and 404 answers themselves as console errors: only those are expected here.
     const added = consoleErrors.splice(errorsBefore);
     expect(added.filter((e) => !/Failed to load resource: the server responded with a status of (400|404)/.test(e))).toEqual([]);

@@ -132,7 +132,8 @@ describe('the web app’s groups pages in Chromium', () => {
 
     // A key no group has: the page says so.
     await page.goto(`${target.base}/groups/0/${encodeURIComponent('no such group')}`);
-    await page.getByRole('alert').getByText('Not found.').waitFor();
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    await page.getByRole('link', { name: 'Back to groups' }).waitFor();
     await screenshot('63-group-not-found');
   });
 

@@ -225,6 +225,9 @@ describe('the web app’s management pages in Chromium', () => {
     await page.getByRole('button', { name: 'Add variant' }).click();
     await page.getByRole('button', { name: 'Add variant' }).click();
     await page.getByLabel('Variant 2 key').fill('treatment');
+    // A new variant takes an even share.
+    await expect(page.getByTestId('variant-total').textContent()).resolves.toBe('Rollout adds up to 100%.');
+    await page.getByLabel('Variant 2 rollout').fill('70');
     await expect(page.getByTestId('variant-total').textContent()).resolves.toContain('it must be 100%');
     await page.getByRole('button', { name: 'Split evenly' }).click();
     await expect(page.getByTestId('variant-total').textContent()).resolves.toBe('Rollout adds up to 100%.');
@@ -288,7 +291,7 @@ describe('the web app’s management pages in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
 
     await page.goto(`${target.base}/feature_flags/999999`);
-    await page.getByRole('alert').waitFor();
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
     await screenshot('47-flag-not-found');
     expect(await seriousViolations()).toEqual([]);
   });
@@ -402,10 +405,13 @@ describe('the web app’s management pages in Chromium', () => {
     await page.getByTestId('flag-activity').waitFor();
     await screenshot('53-flag-editor-phone');
     await noOverflow();
+    // On a phone the nav is behind the menu button.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Persons' }).click();
     await page.getByTestId('persons-table').waitFor();
     await screenshot('54-persons-phone');
     await noOverflow();
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByTestId('test-account-filters').waitFor();
     await screenshot('55-settings-phone');

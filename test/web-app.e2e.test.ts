@@ -431,6 +431,8 @@ describe('the web app in Chromium', () => {
 
   it('is readable on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    // On a phone the nav is behind the menu button.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByTestId('events-table').waitFor();
     await screenshot('15-events-phone');

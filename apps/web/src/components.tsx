@@ -1,5 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { ComponentChildren, JSX } from 'preact';
+import { ApiFailure } from './api';
+import { linkHandler } from './router';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -10,6 +12,18 @@ export function Loading({ what }: { what: string }) {
 }
 
 export function ErrorState({ error, retry }: { error: unknown; retry?: () => void }) {
+  // No answer at all (offline, the server down): say so, and always offer to try again.
+  if (error instanceof ApiFailure && error.status === 0)
+    return (
+      <div class="state error offline" role="alert">
+        <p>
+          <strong>Sightline cannot be reached.</strong> Check the connection; nothing was lost.
+        </p>
+        <button type="button" onClick={retry ?? (() => location.reload())}>
+          Try again
+        </button>
+      </div>
+    );
   return (
     <div class="state error" role="alert">
       <p>{error instanceof Error ? error.message : String(error)}</p>
@@ -147,6 +161,7 @@ export function ListView<T>({
   caption,
   testId,
   head,
+  headClasses = [],
   row,
 }: {
   items: T[] | null;
@@ -158,6 +173,8 @@ export function ListView<T>({
   caption: string;
   testId: string;
   head: ComponentChildren[];
+  /** A class per column heading (e.g. `hide-narrow`, matching its cells). */
+  headClasses?: (string | undefined)[];
   row: (item: T) => ComponentChildren;
 }) {
   if (error) return <ErrorState error={error} retry={retry} />;
@@ -170,7 +187,7 @@ export function ListView<T>({
         <thead>
           <tr>
             {head.map((label, i) => (
-              <th key={i} scope="col">
+              <th key={i} scope="col" class={headClasses[i]}>
                 {label}
               </th>
             ))}
@@ -225,4 +242,74 @@ export function useSaveStatus() {
     </span>
   );
   return { run, line };
+}
+
+/** A page for an address or an object that does not exist: a heading, what was asked for, and a way back. */
+export function NotFound({ what, back }: { what: ComponentChildren; back: { href: string; label: string } }) {
+  return (
+    <section aria-labelledby="not-found-title" class="not-found">
+      <h1 id="not-found-title">Not found</h1>
+      <p>{what}</p>
+      <p>
+        <a href={back.href} onClick={linkHandler(back.href)}>
+          {back.label}
+        </a>
+      </p>
+    </section>
+  );
+}
+
+/** A failed read: "Not found" (with a way back) for a 404, else the error with a retry. */
+export function LoadFailure({
+  error,
+  retry,
+  what,
+  back,
+}: {
+  error: unknown;
+  retry: () => void;
+  what: ComponentChildren;
+  back: { href: string; label: string };
+}) {
+  if (error instanceof ApiFailure && error.status === 404) return <NotFound what={what} back={back} />;
+  return <ErrorState error={error} retry={retry} />;
+}
+
+/** Copies `text` to the clipboard; says "Copied" for a moment, or that it could not (the text stays selectable). */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+      setTimeout(() => setState('idle'), 2000);
+    } catch {
+      setState('failed');
+    }
+  };
+  return (
+    <button type="button" class="secondary" onClick={copy} aria-label={label}>
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select it' : 'Copy'}
+    </button>
+  );
+}
+
+/** A line across the top while the browser says it is offline (its `offline` / `online` events). */
+export function OfflineBanner() {
+  const [offline, setOffline] = useState(() => typeof navigator !== 'undefined' && navigator.onLine === false);
+  useEffect(() => {
+    const update = () => setOffline(navigator.onLine === false);
+    window.addEventListener('online', update);
+    window.addEventListener('offline', update);
+    return () => {
+      window.removeEventListener('online', update);
+      window.removeEventListener('offline', update);
+    };
+  }, []);
+  if (!offline) return null;
+  return (
+    <p class="offline-banner" role="status">
+      You are offline: what you do now may not be saved until the connection is back.
+    </p>
+  );
 }

@@ -1,16 +1,23 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiFailure, hasSessionCookie, type Me } from './api';
-import { ErrorState, Loading } from './components';
+import { ErrorState, Loading, NotFound, OfflineBanner } from './components';
+import { useFocusOnNavigation } from './focus-on-navigation';
+import { ActionPage, ActionsPage } from './pages/actions';
+import { CohortPage, CohortsPage } from './pages/cohorts';
 import { DashboardPage, DashboardsPage } from './pages/dashboards';
+import { DefinitionPage, DefinitionsPage } from './pages/definitions';
 import { EventsPage } from './pages/events';
 import { FlagDetailPage, FlagsPage } from './pages/flags';
 import { FunnelsPage } from './pages/funnels';
 import { GroupDetailPage, GroupsPage } from './pages/groups';
 import { InsightPage, InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
+import { PathsPage } from './pages/paths';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
+import { RetentionPage } from './pages/retention';
 import { SettingsPage } from './pages/settings';
+import { SqlPage } from './pages/sql';
 import { TrendsPage } from './pages/trends';
 import { linkHandler, navigate, useLocation } from './router';
 import './styles.css';
@@ -21,8 +28,14 @@ const NAV = [
   { path: '/insights', label: 'Insights' },
   { path: '/trends', label: 'Trends' },
   { path: '/funnels', label: 'Funnels' },
+  { path: '/sql', label: 'SQL' },
+  { path: '/retention', label: 'Retention' },
+  { path: '/paths', label: 'Paths' },
   { path: '/persons', label: 'Persons' },
   { path: '/groups', label: 'Groups' },
+  { path: '/cohorts', label: 'Cohorts' },
+  { path: '/actions', label: 'Actions' },
+  { path: '/definitions', label: 'Definitions' },
   { path: '/feature_flags', label: 'Feature flags' },
   { path: '/settings', label: 'Settings' },
 ];
@@ -63,6 +76,10 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
     navigate('/login', true);
   };
   const path = url.pathname;
+  // On a narrow screen the nav is behind the menu button; going to a page closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
+  useFocusOnNavigation(path);
   let page;
   if (path === '/events') page = <EventsPage projectId={projectId} timezone={timezone} />;
   else if (path === '/trends') page = <TrendsPage projectId={projectId} timezone={timezone} url={url} />;
@@ -70,7 +87,10 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path.startsWith('/dashboards/')) page = <DashboardPage projectId={projectId} id={path.slice(12)} timezone={timezone} />;
   else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/insights/')) page = <InsightPage projectId={projectId} timezone={timezone} id={path.slice(10)} />;
+  else if (path === '/sql') page = <SqlPage projectId={projectId} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/retention') page = <RetentionPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/paths') page = <PathsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
   else if (path === '/groups') page = <GroupsPage projectId={projectId} timezone={timezone} url={url} />;
@@ -79,14 +99,23 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path === '/settings') page = <SettingsPage projectId={projectId} timezone={timezone} onProjectChanged={onProjectChanged} />;
   else if (path === '/feature_flags') page = <FlagsPage projectId={projectId} url={url} />;
   else if (path.startsWith('/feature_flags/')) page = <FlagDetailPage projectId={projectId} id={path.slice(15)} timezone={timezone} />;
+  else if (path === '/definitions') page = <DefinitionsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (/^\/definitions\/(events|properties)\/[^/]+$/.test(path))
+    page = <DefinitionPage projectId={projectId} timezone={timezone} kind={path.split('/')[2] as 'events' | 'properties'} id={path.split('/')[3]!} />;
+  else if (path === '/cohorts') page = <CohortsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (/^\/cohorts\/[^/]+$/.test(path)) page = <CohortPage projectId={projectId} timezone={timezone} id={path.slice(9)} />;
+  else if (path === '/actions') page = <ActionsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (/^\/actions\/[^/]+$/.test(path)) page = <ActionPage projectId={projectId} id={path.slice(9)} />;
   else
     page = (
-      <section>
-        <h1>Page not found</h1>
-        <p>
-          There is nothing at <code>{path}</code>.
-        </p>
-      </section>
+      <NotFound
+        what={
+          <>
+            There is no page at <code>{path}</code>.
+          </>
+        }
+        back={{ href: '/events', label: 'Go to Events' }}
+      />
     );
   return (
     <div class="shell">
@@ -95,7 +124,10 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
       </a>
       <header class="topbar">
         <span class="brand">Sightline</span>
-        <nav aria-label="Main">
+        <button type="button" class="secondary menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <nav id="main-nav" aria-label="Main" class={menuOpen ? 'open' : undefined}>
           {NAV.map((item) => (
             <a key={item.path} href={item.path} onClick={linkHandler(item.path)} aria-current={path.startsWith(item.path) ? 'page' : undefined}>
               {item.label}
@@ -105,11 +137,12 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
         <span class="meta" data-testid="timezone" title={`Project: ${me.team.name}`}>
           Times in {timezone}
         </span>
-        <button type="button" class="secondary" onClick={signOut} title={`Signed in as ${me.email}`}>
+        <button type="button" class="secondary sign-out" onClick={signOut} title={`Signed in as ${me.email}`}>
           Sign out
         </button>
       </header>
       <main id="main" tabIndex={-1}>
+        <OfflineBanner />
         {page}
       </main>
     </div>

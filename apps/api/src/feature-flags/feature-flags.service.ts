@@ -19,7 +19,7 @@ import {
   WRITABLE_COLUMNS,
   type FlagRow,
 } from './feature-flags.repository';
-import { createUsageDashboard } from './usage-dashboard';
+import { createUsageDashboard, followKeyChange } from './usage-dashboard';
 
 export const ACTIVITY_SCOPE = 'FeatureFlag';
 /** Fields whose changes the activity log records: the stored ones a client writes, and the linked dashboards. */
@@ -179,6 +179,8 @@ export async function updateFeatureFlag(db: MetadataStore, actor: FlagActor, fla
       const before = await loggedState(tx, locked);
       const updated = await updateFlag(tx, locked, userId, input, now);
       await setAnalyticsDashboards(tx, updated.id, input.analytics_dashboards ?? []);
+      // The usage dashboard follows a renamed key (not the key a soft delete frees).
+      if (!updated.deleted) await followKeyChange(tx, updated, locked.key, userId);
       const changes = changesBetween(ACTIVITY_SCOPE, before, await loggedState(tx, updated), LOGGED_FIELDS);
       const deletedChange = changes.find((c) => c.field === 'deleted');
       const activity = deletedChange ? (deletedChange.after ? 'deleted' : 'restored') : 'updated';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmAction, ConfirmDelete, ErrorState, ListView } from '../components';
+import { ConfirmAction, ConfirmDelete, CopyButton, ErrorState, ListView } from '../components';
 import { formatTime } from '../format';
 
 interface PersonalKey {
@@ -155,7 +155,8 @@ export function ApiKeysSection({ timezone }: { timezone: string }) {
       {issued?.value ? (
         <div class="card wide issued" role="status">
           <p>
-            <strong>{issued.label}</strong>: copy this key now, it is not shown again.
+            <strong>{issued.label}</strong>: copy this key now, it is not shown again.{' '}
+            <CopyButton text={issued.value} label={`Copy the new key ${issued.label}`} />
           </p>
           <pre tabIndex={0}>
             <code data-testid="issued-key">{issued.value}</code>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, Loading, useSaveStatus } from '../components';
+import { ConfirmDelete, Empty, ErrorState, LoadFailure, Loading, useSaveStatus } from '../components';
 import { formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { insightName, type Insight } from '../saved-insight';
@@ -99,7 +99,15 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
     setRefreshing(true);
     load(true).finally(() => setRefreshing(false));
   };
-  if (error) return <ErrorState error={error} retry={() => (setError(null), load())} />;
+  if (error)
+    return (
+      <LoadFailure
+        error={error}
+        retry={() => (setError(null), load())}
+        what="No dashboard with this id exists in this project."
+        back={{ href: '/dashboards', label: 'Back to dashboards' }}
+      />
+    );
   if (!dashboard) return <Loading what="the dashboard" />;
   const tiles = (dashboard.tiles ?? []).filter((t) => t.insight !== null).sort(byLayout);
   const rename = (event: Event) => {

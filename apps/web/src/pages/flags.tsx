@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading, NameOptions } from '../components';
 import { formatNumber, formatTime } from '../format';
 import type { PropertyFilter } from '../property-filter';
+import { describeFlagChange } from '../flag-changes';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 import { linkHandler, navigate } from '../router';
 
@@ -48,6 +49,12 @@ interface Activity {
   user: { first_name: string; email: string | null } | null;
   created_at: string;
   detail: { changes?: { field?: string; before?: unknown; after?: unknown }[] | null } | null;
+}
+
+/** Variants with 100 % shared evenly, the first taking what does not divide. */
+function evenSplit(variants: Variant[]): Variant[] {
+  const share = Math.floor(100 / variants.length);
+  return variants.map((v, i) => ({ ...v, rollout_percentage: i === 0 ? 100 - share * (variants.length - 1) : share }));
 }
 
 function variantsOf(filters: FlagFilters): Variant[] {
@@ -153,23 +160,25 @@ export function FlagsPage({ projectId, url }: { projectId: number; url: URL }) {
         empty={filtered ? 'No flag matches these filters.' : 'No feature flags yet.'}
         caption="Feature flags"
         testId="flags-table"
-        head={['Key', 'Name', 'Type', 'Release', 'Enabled']}
+        // Enabled comes right after the key, so a phone shows it without scrolling the table.
+        head={['Key', 'Enabled', 'Name', 'Type', 'Release']}
+        headClasses={[undefined, undefined, undefined, undefined, 'hide-narrow']}
         row={(flag) => (
           <tr key={flag.id} data-flag={flag.key}>
-            <td>
+            <td class="flag-key">
               <a href={`/feature_flags/${flag.id}`} onClick={linkHandler(`/feature_flags/${flag.id}`)}>
                 <code>{flag.key}</code>
               </a>
             </td>
-            <td>{flag.name}</td>
-            <td>{flagType(flag)}</td>
-            <td>{rolloutSummary(flag)}</td>
             <td>
               <label class="switch">
                 <input type="checkbox" role="switch" checked={flag.active} onChange={() => toggle(flag)} aria-label={`${flag.key} active`} />
                 <span>{flag.active ? 'On' : 'Off'}</span>
               </label>
             </td>
+            <td>{flag.name}</td>
+            <td>{flagType(flag)}</td>
+            <td class="hide-narrow">{rolloutSummary(flag)}</td>
           </tr>
         )}
       />
@@ -253,7 +262,15 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
       .catch(() => setCohorts([]));
   }, [projectId]);
 
-  if (error && !flag) return <ErrorState error={error} />;
+  if (error && !flag)
+    return (
+      <LoadFailure
+        error={error}
+        retry={() => location.reload()}
+        what="No feature flag with this id exists in this project."
+        back={{ href: '/feature_flags', label: 'Back to feature flags' }}
+      />
+    );
   // Until the flag this address names is loaded (after "Create flag" the form's state is still the new one's).
   if (!flag || !draft || (!isNew && String(flag.id) !== id)) return <Loading what="the flag" />;
 
@@ -458,20 +475,14 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
             type="button"
             class="secondary"
             onClick={() =>
-              setVariants([...variants, { key: variants.length === 0 ? 'control' : `variant-${variants.length}`, name: '', rollout_percentage: 0 }])
+              // A new variant takes an even share, as PostHog's editor splits on adding one.
+              setVariants(evenSplit([...variants, { key: variants.length === 0 ? 'control' : `variant-${variants.length}`, name: '', rollout_percentage: 0 }]))
             }
           >
             Add variant
           </button>{' '}
           {variants.length > 1 ? (
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => {
-                const share = Math.floor(100 / variants.length);
-                setVariants(variants.map((v, i) => ({ ...v, rollout_percentage: i === 0 ? 100 - share * (variants.length - 1) : share })));
-              }}
-            >
+            <button type="button" class="secondary" onClick={() => setVariants(evenSplit(variants))}>
               Split evenly
             </button>
           ) : null}
@@ -543,7 +554,7 @@ function FlagStatusPanel({ projectId, flag, timezone, revision }: { projectId: n
       </div>
       <div>
         <dt>Status</dt>
-        <dd>{error ? 'could not be read' : status ? `${status.status}: ${status.reason}` : 'loading…'}</dd>
+        <dd>{statusText(flag, status, error)}</dd>
       </div>
       <div>
         <dt>Last evaluated</dt>
@@ -560,12 +571,15 @@ function FlagStatusPanel({ projectId, flag, timezone, revision }: { projectId: n
   );
 }
 
-function changeText(change: { field?: string; before?: unknown; after?: unknown }): string {
-  const show = (value: unknown) => {
-    const text = JSON.stringify(value) ?? '–';
-    return text.length > 80 ? `${text.slice(0, 77)}…` : text;
-  };
-  return `${change.field ?? 'flag'}: ${show(change.before)} → ${show(change.after)}`;
+/**
+ * The status line: a disabled flag is off for everyone, whatever the lifecycle status says (the
+ * API answers PostHog's "active" for any flag neither stale nor deleted, enabled or not).
+ */
+function statusText(flag: Flag, status: FlagStatus | null, error: unknown): string {
+  if (!flag.active) return 'Disabled: off for everyone';
+  if (error) return 'could not be read';
+  if (!status) return 'loading…';
+  return `${status.status}: ${status.reason}`;
 }
 
 /** Who changed what on the flag, newest first (its activity log). */
@@ -596,7 +610,15 @@ function FlagActivity({ projectId, flagId, timezone, revision }: { projectId: nu
             <td>{formatTime(entry.created_at, timezone)}</td>
             <td>{entry.user?.email ?? entry.user?.first_name ?? '–'}</td>
             <td>{entry.activity}</td>
-            <td class="changes">{(entry.detail?.changes ?? []).map(changeText).join('; ')}</td>
+            <td class="changes">
+              <ul>
+                {(entry.detail?.changes ?? [])
+                  .flatMap((change) => describeFlagChange(change, entry.activity === 'created'))
+                  .map((line, i) => (
+                    <li key={i}>{line}</li>
+                  ))}
+              </ul>
+            </td>
           </tr>
         )}
       />

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { Empty, ErrorState, ListView, Loading, PropertiesTable, useSaveStatus } from '../components';
+import { Empty, ErrorState, ListView, LoadFailure, Loading, PropertiesTable, useSaveStatus } from '../components';
 import { formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { EventsTable, type EventRow } from './events';
@@ -271,7 +271,15 @@ export function GroupDetailPage({ projectId, timezone, index, encodedKey }: { pr
 
   const type = types?.find((t) => t.group_type_index === index) ?? null;
   const listPath = `/groups?type=${index}`;
-  if (error) return <ErrorState error={error} />;
+  if (error)
+    return (
+      <LoadFailure
+        error={error}
+        retry={() => location.reload()}
+        what="No group with this key exists in this project."
+        back={{ href: '/groups', label: 'Back to groups' }}
+      />
+    );
   if (!group) return <Loading what="the group" />;
   const persons = (related ?? []).filter((a): a is Extract<RelatedActor, { type: 'person' }> => a.type === 'person');
   const groups = (related ?? []).filter((a): a is Extract<RelatedActor, { type: 'group' }> => a.type === 'group');

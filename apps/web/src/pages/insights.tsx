@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, Loading, useSaveStatus } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading, useSaveStatus } from '../components';
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
@@ -148,7 +148,15 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
       .catch(setError)
       .finally(() => setRefreshing(false));
   };
-  if (error) return <ErrorState error={error} />;
+  if (error)
+    return (
+      <LoadFailure
+        error={error}
+        retry={() => location.reload()}
+        what="No insight with this id exists in this project."
+        back={{ href: '/insights', label: 'Back to saved insights' }}
+      />
+    );
   if (!insight) return <Loading what="the insight" />;
   const builder = insightPath(insight.filters ?? {}, insight.id);
   const save = (event: Event) => {

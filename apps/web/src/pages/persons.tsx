@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, Loading, NameOptions, PropertiesTable } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, LoadFailure, NameOptions, PropertiesTable } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { EventsTable, type EventRow } from './events';
@@ -201,7 +201,15 @@ export function PersonDetailPage({ projectId, timezone, uuid }: { projectId: num
       .then((page) => setEvents(page.results))
       .catch(setEventsError);
   }, [projectId, uuid]);
-  if (error) return <ErrorState error={error} />;
+  if (error)
+    return (
+      <LoadFailure
+        error={error}
+        retry={() => location.reload()}
+        what="No person with this id exists in this project."
+        back={{ href: '/persons', label: 'Back to persons' }}
+      />
+    );
   if (!person) return <Loading what="the person" />;
   return (
     <section aria-labelledby="person-title">

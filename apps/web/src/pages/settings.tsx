@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ErrorState, Loading, NameOptions } from '../components';
+import { CopyButton, ErrorState, Loading, NameOptions } from '../components';
 import type { PropertyFilter } from '../property-filter';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 import { ApiKeysSection } from './api-keys';
@@ -166,23 +166,10 @@ await posthog.shutdown();`;
 }
 
 function Snippet({ title, text }: { title: string; text: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 2000);
-    } catch {
-      setCopied(false);
-    }
-  };
   return (
     <figure class="snippet">
       <figcaption>
-        {title}{' '}
-        <button type="button" class="secondary" onClick={copy} aria-label={`Copy: ${title}`}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
+        {title} <CopyButton text={text} label={`Copy: ${title}`} />
       </figcaption>
       <pre tabIndex={0} data-testid="snippet">
         <code>{text}</code>

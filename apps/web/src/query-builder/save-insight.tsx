@@ -13,6 +13,15 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
       .then((page) => setDashboards(page.results))
       .catch(() => setDashboards([]));
   }, [projectId]);
+  // The insight being edited, by name, so the page says which one a save changes.
+  const [editingName, setEditingName] = useState<string | null>(null);
+  useEffect(() => {
+    setEditingName(null);
+    if (!editing) return;
+    api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing)}/`)
+      .then((insight) => setEditingName(insightName(insight)))
+      .catch(() => setEditingName(null));
+  }, [projectId, editing]);
   const saving = useSaveStatus();
   const save = (event: Event) => {
     event.preventDefault();
@@ -32,6 +41,11 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
     });
   return (
     <form class="filters save-insight" onSubmit={save}>
+      {editing ? (
+        <p class="editing" data-testid="editing-insight">
+          Editing <strong>{editingName ?? `insight ${editing}`}</strong>
+        </p>
+      ) : null}
       {editing ? (
         <button type="button" onClick={update}>
           Save changes to the insight
