@@ -96,7 +96,13 @@ describe('the analysis loop in Chromium', () => {
   };
 
   it('draws a bar of totals whose bars are the API’s aggregated values, with and without a breakdown', async () => {
-    const drawn = async () => JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as { labels: string[]; datasets: number[][] };
+    const drawn = async () => {
+      const { labels, datasets } = JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as {
+        labels: string[];
+        datasets: number[][];
+      };
+      return { labels, datasets };
+    };
     await page.goto(trendUrl(target.base, { display: 'bar_value' }));
     await page.locator('[data-testid="trend-result"][data-display="bar_value"] .chart[data-drawn]').waitFor();
     const plain = await trendApi({ events: [{ id: '$pageview', math: 'total' }], date_from: '-7d', display: 'ActionsBarValue' });
@@ -444,6 +450,57 @@ describe('the analysis loop in Chromium', () => {
     await page.getByLabel('Filter out internal and test users').check();
     await waitFor(async () => expect(await total()).toBe(all - 1), { description: 'dave’s Safari pageview left out' });
     expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toMatchObject({ filter_test_accounts: true });
+  });
+
+  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour and starts a funnel from the top events', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(trendUrl(target.base, {}));
+    const chart = page.locator('[data-testid="trend-result"] .chart');
+    await chart.waitFor();
+    const box = (await chart.boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(900);
+    await screenshot('89-trends-chart-first');
+
+    // The number: what, over which range, and the change from the previous period.
+    await page.goto(trendUrl(target.base, { display: 'number', compare: true }));
+    const caption = page.getByTestId('number-caption');
+    await caption.waitFor();
+    expect(await caption.textContent()).toMatch(/^\$pageview · Last 7 days · (▲ [\d.,]+% vs the previous period \(0\)|previous period 0)$/);
+
+    // Pie slices say their value and share.
+    await page.goto(trendUrl(target.base, { display: 'pie', breakdown: '$browser' }));
+    await page.locator('.chart[data-drawn]').waitFor();
+    const pie = JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as { labels: string[] };
+    const totals = await trendApi({ events: [{ id: '$pageview', math: 'total' }], date_from: '-7d', display: 'ActionsPie', breakdown: '$browser' });
+    const whole = totals.reduce((sum, s) => sum + (s.aggregated_value ?? 0), 0);
+    expect(pie.labels[0]).toBe(
+      `$pageview · ${String(totals[0]!.breakdown_value)}: ${totals[0]!.aggregated_value} (${Math.round((totals[0]!.aggregated_value! / whole) * 10_000) / 100}%)`,
+    );
+
+    // A breakdown value keeps its colour whatever the other values are.
+    const colours = async (q: Record<string, unknown>) => {
+      await page.goto(trendUrl(target.base, { breakdown: '$browser', ...q }));
+      await page.locator('.chart[data-drawn][data-x-axis="time"]').waitFor();
+      const rows = await page
+        .getByTestId('trend-series')
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((r) => r.getAttribute('data-breakdown')));
+      const { colors } = JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as { colors: string[] };
+      return Object.fromEntries(rows.map((value, i) => [value, colors[i]]));
+    };
+    const all = await colours({});
+    const withoutChrome = await colours({ properties: [{ key: '$browser', operator: 'is_not', value: 'Chrome', type: 'event' }] });
+    expect(Object.keys(withoutChrome).sort()).toEqual(['Firefox', 'Safari']);
+    expect(withoutChrome).toEqual({ Firefox: all['Firefox'], Safari: all['Safari'] });
+
+    // A new funnel: the project's two most common events, as the definitions rank them.
+    const top = (await target.api('GET', '/api/projects/1/event_definitions/?limit=2')).body.results.map((d: { name: string }) => d.name);
+    await page.goto(`${target.base}/funnels`);
+    await page.getByTestId('funnel-result').waitFor();
+    expect(JSON.parse(new URL(page.url()).searchParams.get('q')!).steps).toEqual(top);
+    expect(top).toEqual(['$pageview', 'signed_up']);
+    await screenshot('90-funnels-chart-first');
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it('logged no console errors', () => {

@@ -5,7 +5,7 @@ import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
 import { insightName, type Insight } from '../saved-insight';
-import { ComputedAt } from '../query-builder';
+import { ComputedAt, describeRange } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { TrendView, type TrendSeries } from './trends';
 
@@ -115,7 +115,16 @@ export function InsightResult({ filters, result, timezone }: { filters: Record<s
     if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
   } else {
     const query = trendQueryFromFilters(filters);
-    if (query) return <TrendView result={(result ?? []) as TrendSeries[]} display={query.display} interval={query.interval} timezone={timezone} />;
+    if (query)
+      return (
+        <TrendView
+          result={(result ?? []) as TrendSeries[]}
+          display={query.display}
+          interval={query.interval}
+          timezone={timezone}
+          rangeLabel={describeRange(query.date_from, query.date_to)}
+        />
+      );
   }
   return <Empty>This insight uses features the app cannot show yet.</Empty>;
 }

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
-import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { ChartSkeleton, CommitInput, Empty, ErrorState, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { DISPLAYS, queryFromUrl, trendFilters, trendsQueryNode, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
 import { navigate } from '../router';
@@ -10,6 +10,7 @@ import { WorldMap } from '../world-map';
 import {
   ActorsModal,
   BreakdownPicker,
+  describeRange,
   BUILDER_FILTERS,
   ComputedAt,
   DateRangePicker,
@@ -111,6 +112,80 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       <NameOptions id="event-names" names={eventNames} />
       <NameOptions id="event-property-names" names={propertyNames} />
       <NameOptions id="person-property-names" names={personPropertyNames} />
+      <div class="filters query-bar" role="group" aria-label="Query">
+        <BreakdownPicker
+          projectId={projectId}
+          name="breakdown"
+          value={
+            query.display === 'world_map'
+              ? { breakdown: WORLD_MAP_BREAKDOWN }
+              : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
+          }
+          disabled={query.display === 'world_map'}
+          lists={PROPERTY_LISTS}
+          onChange={(choice) => setQuery({ ...query, ...choice })}
+        />
+        <label>
+          Interval
+          <select name="interval" value={query.interval} onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as TrendQuery['interval'] })}>
+            <option value="hour">Hour</option>
+            <option value="day">Day</option>
+            <option value="week">Week</option>
+            <option value="month">Month</option>
+          </select>
+        </label>
+        <DateRangePicker
+          dateFrom={query.date_from}
+          dateTo={query.date_to}
+          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to, interval: range.interval })}
+        />
+        <label class="inline">
+          <input
+            type="checkbox"
+            name="filter_test_accounts"
+            checked={query.filter_test_accounts === true}
+            onChange={(e) => setQuery({ ...query, filter_test_accounts: e.currentTarget.checked || undefined })}
+          />{' '}
+          Filter out internal and test users
+        </label>
+        <label class="inline">
+          <input type="checkbox" name="compare" checked={query.compare === true} onChange={(e) => setQuery({ ...query, compare: e.currentTarget.checked })} />{' '}
+          Compare to previous period
+        </label>
+        <label>
+          Display
+          <select name="display" value={query.display} onChange={(e) => setQuery({ ...query, display: e.currentTarget.value as Display })}>
+            {(Object.keys(DISPLAYS) as Display[]).map((key) => (
+              <option key={key} value={key}>
+                {DISPLAYS[key].label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <p class="hint">Dates in {timezone}.</p>
+      {unchosen !== -1 ? (
+        <Empty>Choose the action of series {String.fromCharCode(65 + unchosen)}.</Empty>
+      ) : error ? (
+        <ErrorState error={error} />
+      ) : result === null ? (
+        <ChartSkeleton what="the trend" />
+      ) : (
+        <>
+          <ComputedAt lastRefresh={answer?.last_refresh} isCached={answer?.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
+          <TrendView
+            result={result}
+            display={query.display}
+            interval={query.interval}
+            timezone={timezone}
+            onPoint={query.formula ? undefined : openActors}
+            rangeLabel={describeRange(query.date_from, query.date_to)}
+          />
+        </>
+      )}
+      {actors ? (
+        <ActorsModal key={JSON.stringify(actors.node)} title={actors.title} source={{ projectId, node: actors.node }} onClose={() => setActors(null)} />
+      ) : null}
       <fieldset class="builder">
         <legend>Series</legend>
         {query.series.map((s, index) => (
@@ -221,74 +296,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           />
         </label>
       </fieldset>
-      <div class="filters">
-        <BreakdownPicker
-          projectId={projectId}
-          name="breakdown"
-          value={
-            query.display === 'world_map'
-              ? { breakdown: WORLD_MAP_BREAKDOWN }
-              : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
-          }
-          disabled={query.display === 'world_map'}
-          lists={PROPERTY_LISTS}
-          onChange={(choice) => setQuery({ ...query, ...choice })}
-        />
-        <label>
-          Interval
-          <select name="interval" value={query.interval} onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as TrendQuery['interval'] })}>
-            <option value="hour">Hour</option>
-            <option value="day">Day</option>
-            <option value="week">Week</option>
-            <option value="month">Month</option>
-          </select>
-        </label>
-        <DateRangePicker
-          dateFrom={query.date_from}
-          dateTo={query.date_to}
-          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to, interval: range.interval })}
-        />
-        <label class="inline">
-          <input
-            type="checkbox"
-            name="filter_test_accounts"
-            checked={query.filter_test_accounts === true}
-            onChange={(e) => setQuery({ ...query, filter_test_accounts: e.currentTarget.checked || undefined })}
-          />{' '}
-          Filter out internal and test users
-        </label>
-        <label class="inline">
-          <input type="checkbox" name="compare" checked={query.compare === true} onChange={(e) => setQuery({ ...query, compare: e.currentTarget.checked })} />{' '}
-          Compare to previous period
-        </label>
-        <label>
-          Display
-          <select name="display" value={query.display} onChange={(e) => setQuery({ ...query, display: e.currentTarget.value as Display })}>
-            {(Object.keys(DISPLAYS) as Display[]).map((key) => (
-              <option key={key} value={key}>
-                {DISPLAYS[key].label}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      <p class="hint">Dates in {timezone}.</p>
       <SaveInsight projectId={projectId} filters={trendFilters(query)} editing={editing} />
-      {unchosen !== -1 ? (
-        <Empty>Choose the action of series {String.fromCharCode(65 + unchosen)}.</Empty>
-      ) : error ? (
-        <ErrorState error={error} />
-      ) : result === null ? (
-        <Loading what="the trend" />
-      ) : (
-        <>
-          <ComputedAt lastRefresh={answer?.last_refresh} isCached={answer?.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
-          <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} onPoint={query.formula ? undefined : openActors} />
-        </>
-      )}
-      {actors ? (
-        <ActorsModal key={JSON.stringify(actors.node)} title={actors.title} source={{ projectId, node: actors.node }} onClose={() => setActors(null)} />
-      ) : null}
     </section>
   );
 }
@@ -316,11 +324,14 @@ export function TrendView({
   interval = 'day',
   timezone,
   onPoint,
+  rangeLabel,
 }: {
   result: TrendSeries[];
   display: Display;
   interval?: TrendQuery['interval'];
   timezone: string;
+  /** The date range in words, for the number display's caption. */
+  rangeLabel?: string;
   /** Given: a click on a point, bar, slice or table row opens the persons behind it. */
   onPoint?: (point: TrendPoint, title: string) => void;
 }) {
@@ -330,7 +341,11 @@ export function TrendView({
     () =>
       display === 'bar_value'
         ? [{ label: 'Total', values: result.map(seriesTotal) }]
-        : result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })),
+        : result.map((s) => ({
+            label: seriesName(s),
+            values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []),
+            colorKey: s.breakdown_value === undefined || s.breakdown_value === '' ? undefined : String(s.breakdown_value),
+          })),
     [result, display],
   );
   const countries = useMemo(
@@ -346,7 +361,7 @@ export function TrendView({
   return (
     <div class="trend" data-testid="trend-result" data-display={display} data-days={JSON.stringify(days)}>
       {display === 'number' ? (
-        <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
+        <NumberView result={result} rangeLabel={rangeLabel} />
       ) : display === 'table' ? null : display === 'world_map' ? (
         <WorldMap values={countries} title={title} />
       ) : (
@@ -413,5 +428,32 @@ export function TrendView({
         </table>
       </div>
     </div>
+  );
+}
+
+/**
+ * The number display: the total, what it counts over which range, and with "compare" its change
+ * from the previous period (PostHog's BoldNumber caption).
+ */
+function NumberView({ result, rangeLabel }: { result: TrendSeries[]; rangeLabel?: string }) {
+  const current = result.filter((s) => s.compare_label !== 'previous');
+  const previous = result.filter((s) => s.compare_label === 'previous');
+  const total = current.reduce((sum, s) => sum + seriesTotal(s), 0);
+  const before = previous.reduce((sum, s) => sum + seriesTotal(s), 0);
+  const what = [...new Set(current.map((s) => baseSeriesName(s)))].join(', ');
+  const change = previous.length === 0 ? null : before === 0 ? null : ((total - before) / before) * 100;
+  return (
+    <figure class="number-display">
+      <p class="big-number">{formatNumber(total)}</p>
+      <figcaption class="hint" data-testid="number-caption">
+        {what}
+        {rangeLabel ? ` · ${rangeLabel}` : ''}
+        {previous.length > 0
+          ? change === null
+            ? ` · previous period ${formatNumber(before)}`
+            : ` · ${change >= 0 ? '▲' : '▼'} ${formatNumber(Math.abs(change))}% vs the previous period (${formatNumber(before)})`
+          : ''}
+      </figcaption>
+    </figure>
   );
 }
