@@ -1,1 +1,2 @@
 export * from './hogql-compiler';
+export * from './select';

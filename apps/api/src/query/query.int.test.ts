@@ -211,7 +211,7 @@ describe('POST /query/ runs TrendsQuery, FunnelsQuery and EventsQuery on the ins
     const unknown = await request(f.app)
       .post('/api/environments/1/query/')
       .set(admin)
-      .send({ query: { kind: 'HogQLQuery', query: 'select 1' } });
+      .send({ query: { kind: 'SessionsTimelineQuery' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body).toMatchObject({ attr: 'query', code: 'not_supported' });
     expect((await request(f.app).post('/api/environments/1/query/').set(admin).send({})).body).toMatchObject({ attr: 'query', code: 'required' });

@@ -3,6 +3,7 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { hogqlQueryRunner } from '../hogql/hogql-query.runner';
 import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
 import { pathsActorsRunner } from '../paths/paths-actors.runner';
 import { pathsRunner } from '../paths/paths.runner';
@@ -34,6 +35,7 @@ export const QUERY_RUNNERS = {
   PathsQuery: pathsRunner,
   /** No node kind of its own in PostHog: its InsightActorsQuery over a PathsQuery (the persons on an edge). */
   PathsActorsQuery: pathsActorsRunner,
+  HogQLQuery: hogqlQueryRunner,
   /** No node kind of its own in PostHog: its InsightActorsQuery over a TrendsQuery. */
   TrendsActorsQuery: trendActorsRunner,
 };
