@@ -6,7 +6,7 @@ import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query'
 import { linkHandler, navigate } from '../router';
 import { RowsTable } from '../rows-table';
 import { insightName, type Insight } from '../saved-insight';
-import { ComputedAt } from '../query-builder';
+import { ComputedAt, describeRange } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { PathsResultView, pathsQueryFromFilters } from './paths';
 import { TrendView, type TrendSeries } from './trends';
@@ -140,7 +140,16 @@ export function InsightResult({
     return <PathsResultView result={result} />;
   } else {
     const query = trendQueryFromFilters(filters);
-    if (query) return <TrendView result={(result ?? []) as TrendSeries[]} display={query.display} interval={query.interval} timezone={timezone} />;
+    if (query)
+      return (
+        <TrendView
+          result={(result ?? []) as TrendSeries[]}
+          display={query.display}
+          interval={query.interval}
+          timezone={timezone}
+          rangeLabel={describeRange(query.date_from, query.date_to)}
+        />
+      );
   }
   return <Empty>This insight uses features the app cannot show yet.</Empty>;
 }

@@ -12,6 +12,7 @@ import { retentionActorsRunner } from '../retention/retention-actors.runner';
 import { retentionRunner } from '../retention/retention.runner';
 import { stickinessActorsRunner } from '../stickiness/stickiness-actors.runner';
 import { stickinessRunner } from '../stickiness/stickiness.runner';
+import { trendActorsRunner } from '../trends/trend-actors.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -41,6 +42,8 @@ export const QUERY_RUNNERS = {
   /** No node kind of its own in PostHog: its InsightActorsQuery over a PathsQuery (the persons on an edge). */
   PathsActorsQuery: pathsActorsRunner,
   HogQLQuery: hogqlQueryRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a TrendsQuery. */
+  TrendsActorsQuery: trendActorsRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;
