@@ -216,7 +216,7 @@ describe('the web app’s analysis pages in Chromium', () => {
     await page.getByRole('heading', { name: 'Funnels' }).waitFor();
     await enter(page.getByLabel('Step 1 event'), '$pageview');
     await enter(page.getByLabel('Step 2 event'), 'signed_up');
-    await enter(page.getByLabel('Breakdown by event property'), '$browser');
+    await enter(page.getByLabel('Breakdown property'), '$browser');
     // By the browser of each person's first step: alice and bob (Chrome) converted; carol (Firefox) and dave (Safari) did not.
     const breakdown = () =>
       page

@@ -190,9 +190,9 @@ describe('the web app in Chromium', () => {
     await expect(page.locator('#event-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).resolves.toEqual(
       expect.arrayContaining(['$pageview', 'signed_up', '$identify']),
     );
-    await page.getByLabel('Breakdown by event property').fill('$browser');
-    await page.getByLabel('Breakdown by event property').press('Enter');
-    await page.getByLabel('Breakdown by event property').blur();
+    await page.getByLabel('Breakdown property').fill('$browser');
+    await page.getByLabel('Breakdown property').press('Enter');
+    await page.getByLabel('Breakdown property').blur();
     await waitFor(
       async () =>
         expect(await total()).toEqual([

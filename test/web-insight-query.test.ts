@@ -13,6 +13,7 @@ import {
   type FunnelQuery,
   type TrendQuery,
 } from '../apps/web/src/insight-query';
+import { customRangeInterval, describeRange } from '../apps/web/src/query-builder/date-ranges';
 
 const trend: TrendQuery = {
   series: [
@@ -68,6 +69,42 @@ describe('trend queries', () => {
     expect(queryFromUrl(url)).toEqual(trend);
     expect(queryFromUrl(new URL('http://x/trends?q=%7Bbroken')).series).toEqual([{ event: '$pageview', math: 'total' }]);
     expect(queryFromUrl(new URL('http://x/trends?q=' + encodeURIComponent('{"series":[]}'))).series).toHaveLength(1);
+  });
+
+  it('carry a person, group or HogQL breakdown, a closed date range and the test-account filter both ways', () => {
+    const query: TrendQuery = {
+      ...trend,
+      breakdown: 'plan',
+      breakdown_type: 'person',
+      date_from: '-1mStart',
+      date_to: '-1mEnd',
+      filter_test_accounts: true,
+    };
+    const filters = trendFilters(query);
+    expect(filters).toMatchObject({ breakdown: 'plan', breakdown_type: 'person', date_from: '-1mStart', date_to: '-1mEnd', filter_test_accounts: true });
+    expect(filters['breakdown_group_type_index']).toBeUndefined();
+    expect(trendQueryFromFilters(JSON.parse(JSON.stringify(filters)) as Record<string, unknown>)).toMatchObject({
+      breakdown: 'plan',
+      breakdown_type: 'person',
+      date_to: '-1mEnd',
+      filter_test_accounts: true,
+    });
+    expect(trendFilters({ ...trend, breakdown: 'industry', breakdown_type: 'group', breakdown_group_type_index: 1 })).toMatchObject({
+      breakdown_type: 'group',
+      breakdown_group_type_index: 1,
+    });
+    expect(trendFilters({ ...trend, breakdown: '', breakdown_type: 'hogql' })).toMatchObject({ breakdown: undefined, breakdown_type: undefined });
+    expect(
+      funnelFilters({
+        steps: ['a', 'b'],
+        order: 'ordered',
+        window_days: 14,
+        date_from: '-7d',
+        breakdown: 'properties.$os',
+        breakdown_type: 'hogql',
+        filter_test_accounts: true,
+      }),
+    ).toMatchObject({ breakdown: 'properties.$os', breakdown_type: 'hogql', filter_test_accounts: true });
   });
 
   it('are not read from filters without series', () => {
@@ -152,5 +189,26 @@ describe('funnel queries', () => {
     expect(funnelQueryFromFilters(saved)).toEqual({ ...funnel, breakdown: undefined, viz: 'time_to_convert', interval: undefined, from_step: 1, to_step: 2 });
     expect(funnelQueryFromFilters({ insight: 'FUNNELS', events: [{ id: 'one' }] })).toBeNull();
     expect(funnelQueryFromUrl(new URL('http://x/funnels?q=' + encodeURIComponent('{"steps":["only"]}'))).steps).toEqual(['$pageview', 'signed_up']);
+  });
+});
+
+describe('date ranges', () => {
+  it('name a range the presets do not hold as PostHog words it, else as it is stored', () => {
+    expect(describeRange('-7d')).toBe('Last 7 days');
+    expect(describeRange('-1mStart', '-1mEnd')).toBe('Previous month');
+    expect(describeRange('-45d')).toBe('Last 45 days');
+    expect(describeRange('-1w')).toBe('Last 1 week');
+    expect(describeRange('-3m')).toBe('Last 3 months');
+    expect(describeRange('2024-01-01')).toBe('From 2024-01-01');
+    expect(describeRange('2024-01-01', '2024-01-31')).toBe('2024-01-01 – 2024-01-31');
+    expect(describeRange('mStart', '-1dEnd')).toBe('mStart – -1dEnd');
+  });
+
+  it('give a custom range PostHog’s default interval for its length', () => {
+    expect(customRangeInterval('2024-01-01', '2024-01-01')).toBe('hour');
+    expect(customRangeInterval('2024-01-01', '2024-01-05')).toBe('day');
+    expect(customRangeInterval('2024-01-01', '2024-01-20')).toBe('week');
+    expect(customRangeInterval('2024-01-01', '2024-03-15')).toBe('month');
+    expect(customRangeInterval('2024-01-01', undefined, new Date('2024-01-03T10:00:00Z'))).toBe('day');
   });
 });

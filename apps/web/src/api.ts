@@ -7,6 +7,8 @@ export class ApiFailure extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The error's JSON body (DRF's {type, code, detail, attr}, and what a kind adds, such as a query's position). */
+    readonly body: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
@@ -49,9 +51,25 @@ export async function api<T>(path: string, options: { method?: string; body?: un
   const json = text ? (safeJson(text) as Record<string, unknown> | null) : null;
   if (!response.ok) {
     const detail = json && typeof json['detail'] === 'string' ? json['detail'] : `Request failed (${response.status}).`;
-    throw new ApiFailure(response.status, detail);
+    throw new ApiFailure(response.status, detail, json);
   }
   return json as T;
+}
+
+/** A POST whose answer is text (a CSV export); a failure reads as api()'s does. */
+export async function apiPostText(path: string, body: unknown): Promise<string> {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { Accept: 'text/csv, application/json', 'Content-Type': 'application/json', 'X-CSRFToken': csrfToken() },
+    credentials: 'same-origin',
+    body: JSON.stringify(body),
+  }).catch(() => {
+    throw new ApiFailure(0, 'The server could not be reached.');
+  });
+  const text = await response.text();
+  if (response.ok) return text;
+  const json = safeJson(text) as Record<string, unknown> | null;
+  throw new ApiFailure(response.status, json && typeof json['detail'] === 'string' ? json['detail'] : `Request failed (${response.status}).`, json);
 }
 
 function safeJson(text: string): unknown {

@@ -54,8 +54,16 @@ export interface SeriesQuery {
 export interface TrendQuery {
   series: SeriesQuery[];
   breakdown: string;
+  /** What the breakdown names: an event property (default), a person or group property, or a HogQL expression. */
+  breakdown_type?: BreakdownType;
+  /** A group breakdown's group type. */
+  breakdown_group_type_index?: number;
   interval: 'hour' | 'day' | 'week' | 'month';
   date_from: string;
+  /** The range's end (PostHog's `date_to`): absent, now. */
+  date_to?: string;
+  /** Leave out the project's test accounts (PostHog's "Filter out internal and test users"). */
+  filter_test_accounts?: boolean;
   display: Display;
   /** Also the previous period of the same length. */
   compare?: boolean;
@@ -63,6 +71,35 @@ export interface TrendQuery {
   properties?: PropertyFilter[];
   /** Combines the series by letter, e.g. `A / B * 100`. */
   formula?: string;
+}
+
+export type BreakdownType = 'event' | 'person' | 'group' | 'hogql';
+
+export const BREAKDOWN_TYPES: Record<BreakdownType, string> = {
+  event: 'Event property',
+  person: 'Person property',
+  group: 'Group property',
+  hogql: 'HogQL expression',
+};
+
+/** The breakdown fields of PostHog's filter: the type (and group type) only with a breakdown. */
+function breakdownFields(breakdown: string | undefined, type: BreakdownType | undefined, groupTypeIndex: number | undefined) {
+  if (!breakdown) return { breakdown: undefined, breakdown_type: undefined };
+  const kind = type ?? 'event';
+  return {
+    breakdown,
+    breakdown_type: kind,
+    breakdown_group_type_index: kind === 'group' ? (groupTypeIndex ?? 0) : undefined,
+  };
+}
+
+function breakdownFromFilters(filters: Record<string, unknown>) {
+  const type = (Object.keys(BREAKDOWN_TYPES) as BreakdownType[]).find((t) => t === filters['breakdown_type']);
+  return {
+    breakdown_type: type && type !== 'event' ? type : undefined,
+    breakdown_group_type_index:
+      type === 'group' && typeof filters['breakdown_group_type_index'] === 'number' ? filters['breakdown_group_type_index'] : undefined,
+  };
 }
 
 export type Display = 'line' | 'cumulative' | 'bar' | 'bar_value' | 'table' | 'number' | 'pie' | 'world_map';
@@ -116,10 +153,11 @@ export function trendFilters(query: TrendQuery): Record<string, unknown> {
     events: entities.filter((e) => e.type === 'events'),
     actions: entities.some((e) => e.type === 'actions') ? entities.filter((e) => e.type === 'actions') : undefined,
     properties: properties.length > 0 ? properties : undefined,
-    breakdown: breakdown || undefined,
-    breakdown_type: breakdown ? 'event' : undefined,
+    ...breakdownFields(breakdown, query.display === 'world_map' ? 'event' : query.breakdown_type, query.breakdown_group_type_index),
     interval: query.interval,
     date_from: query.date_from,
+    date_to: query.date_to || undefined,
+    filter_test_accounts: query.filter_test_accounts || undefined,
     display: DISPLAYS[query.display].api,
     compare: query.compare || undefined,
     formula: query.formula?.trim() || undefined,
@@ -145,8 +183,11 @@ export function trendQueryFromFilters(filters: Record<string, unknown>): TrendQu
       properties: filtersFromApi(e.properties).length > 0 ? filtersFromApi(e.properties) : undefined,
     })),
     breakdown: typeof filters['breakdown'] === 'string' && display !== 'world_map' ? filters['breakdown'] : '',
+    ...(typeof filters['breakdown'] === 'string' && display !== 'world_map' ? breakdownFromFilters(filters) : {}),
     interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']) ?? 'day',
     date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-7d',
+    date_to: typeof filters['date_to'] === 'string' ? filters['date_to'] : undefined,
+    filter_test_accounts: filters['filter_test_accounts'] === true ? true : undefined,
     display,
     compare: filters['compare'] === true,
     properties: properties.length > 0 ? properties : undefined,
@@ -161,8 +202,12 @@ export interface FunnelQuery {
   order: 'ordered' | 'strict' | 'unordered';
   window_days: number;
   date_from: string;
-  /** Steps view: one funnel per value of this event property (of the first step). */
+  date_to?: string;
+  /** Steps view: one funnel per value of this property (of the first step) or HogQL expression. */
   breakdown?: string;
+  breakdown_type?: BreakdownType;
+  breakdown_group_type_index?: number;
+  filter_test_accounts?: boolean;
   /** Steps, the time from step 1 to the last (bins), or the conversion rate over time. */
   viz?: FunnelViz;
   interval?: 'hour' | 'day' | 'week' | 'month';
@@ -198,8 +243,9 @@ export function funnelFilters(query: FunnelQuery): Record<string, unknown> {
     funnel_viz_type: viz,
     date_from: query.date_from,
     properties: properties.length > 0 ? properties : undefined,
-    breakdown: viz === 'steps' && query.breakdown ? query.breakdown : undefined,
-    breakdown_type: viz === 'steps' && query.breakdown ? 'event' : undefined,
+    ...breakdownFields(viz === 'steps' ? query.breakdown : undefined, query.breakdown_type, query.breakdown_group_type_index),
+    date_to: query.date_to || undefined,
+    filter_test_accounts: query.filter_test_accounts || undefined,
     interval: viz === 'trends' ? (query.interval ?? 'day') : undefined,
     ...(viz === 'time_to_convert' ? convertSpan(query) : {}),
   };
@@ -230,7 +276,10 @@ export function funnelQueryFromFilters(filters: Record<string, unknown>): Funnel
     order,
     window_days: Number.isFinite(windowDays) && windowDays >= 1 ? windowDays : 14,
     date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : '-30d',
+    date_to: typeof filters['date_to'] === 'string' ? filters['date_to'] : undefined,
     breakdown: typeof filters['breakdown'] === 'string' ? filters['breakdown'] : undefined,
+    ...(typeof filters['breakdown'] === 'string' ? breakdownFromFilters(filters) : {}),
+    filter_test_accounts: filters['filter_test_accounts'] === true ? true : undefined,
     viz: (['steps', 'time_to_convert', 'trends'] as const).find((v) => v === filters['funnel_viz_type']) ?? 'steps',
     interval: (['hour', 'day', 'week', 'month'] as const).find((i) => i === filters['interval']),
     properties: filtersFromApi(filters['properties']).length > 0 ? filtersFromApi(filters['properties']) : undefined,

@@ -13,8 +13,11 @@ import { FunnelsPage } from './pages/funnels';
 import { GroupDetailPage, GroupsPage } from './pages/groups';
 import { InsightPage, InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
+import { PathsPage } from './pages/paths';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
+import { RetentionPage } from './pages/retention';
 import { SettingsPage } from './pages/settings';
+import { SqlPage } from './pages/sql';
 import { TrendsPage } from './pages/trends';
 import { linkHandler, navigate, useLocation } from './router';
 import './styles.css';
@@ -25,6 +28,9 @@ const NAV = [
   { path: '/insights', label: 'Insights' },
   { path: '/trends', label: 'Trends' },
   { path: '/funnels', label: 'Funnels' },
+  { path: '/sql', label: 'SQL' },
+  { path: '/retention', label: 'Retention' },
+  { path: '/paths', label: 'Paths' },
   { path: '/persons', label: 'Persons' },
   { path: '/groups', label: 'Groups' },
   { path: '/cohorts', label: 'Cohorts' },
@@ -81,7 +87,10 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path.startsWith('/dashboards/')) page = <DashboardPage projectId={projectId} id={path.slice(12)} timezone={timezone} />;
   else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/insights/')) page = <InsightPage projectId={projectId} timezone={timezone} id={path.slice(10)} />;
+  else if (path === '/sql') page = <SqlPage projectId={projectId} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/retention') page = <RetentionPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/paths') page = <PathsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;
   else if (path === '/groups') page = <GroupsPage projectId={projectId} timezone={timezone} url={url} />;

@@ -10,6 +10,9 @@ export interface Insight {
   last_modified_at: string;
   dashboards?: number[];
   result?: unknown;
+  /** When `result` was computed, and whether it came from the server's cache. */
+  last_refresh?: string | null;
+  is_cached?: boolean;
 }
 
 export const insightName = (insight: Pick<Insight, 'name' | 'derived_name' | 'short_id'>) =>

@@ -44,27 +44,27 @@ describe('HogQL compiler (PostHog parser in a worker, allow-list printer)', () =
     expect((await compile('quantile(0.9)(properties.price)', true)).sql).toMatch(/^quantile\(0\.9\)\(/);
     expect((await compile('count(distinct person_id)', true)).sql).toBe('uniqExact(e.person_id)');
     await expect(compile('sum(properties.price)')).rejects.toThrow(/Aggregate function "sum" is not allowed here/);
-    await expect(compile('sum(count())', true)).rejects.toThrow(/inside another aggregate/);
+    await expect(compile('sum(count())', true)).rejects.toThrow(new HogQLError("Aggregation 'count' cannot be nested inside another aggregation 'sum'."));
   });
 
   // posthog/hogql/test/test_printer.py test_case_insensitive_functions and test_mapping.py
   // test_find_case_insensitive_function / test_find_case_sensitive_function.
   it('reads the functions PostHog marks case-insensitive in any case, and only those', async () => {
-    expect((await compile('CoALESce(1)')).sql).toBe('coalesce({p0:Int64})');
+    expect((await compile('CoALESce(1)')).sql).toBe('coalesce({p0:UInt8})');
     expect((await compile('SuM(1)', true)).sql).toBe((await compile('sum(1)', true)).sql);
     expect((await compile('sum(1)', true)).sql).toMatch(/^sum\(/);
     expect((await compile("IF(event = 'a', 1, 2)")).sql).toBe((await compile("if(event = 'a', 1, 2)")).sql);
     expect((await compile('ISNULL(event)')).sql).toBe('isNull(e.event)');
     expect((await compile('Length(event)')).sql).toBe('length(e.event)');
     expect((await compile('COUNT()', true)).sql).toBe('count()');
-    await expect(compile('tostring(event)')).rejects.toThrow(/Function "tostring" is not allowed/);
-    await expect(compile('COUNTIF(1)', true)).rejects.toThrow(/Function "COUNTIF" is not allowed/);
+    await expect(compile('tostring(event)')).rejects.toThrow(new HogQLError("Unsupported function call 'tostring(...)'. Perhaps you meant 'toString(...)'?"));
+    await expect(compile('COUNTIF(1)', true)).rejects.toThrow(new HogQLError("Unsupported function call 'COUNTIF(...)'. Perhaps you meant 'countIf(...)'?"));
   });
 
   it.each([
-    ['sleep', 'sleep(3)', /Function "sleep" is not allowed/],
-    ['url', "url('http://evil.test/')", /Function "url" is not allowed/],
-    ['file', "file('/etc/passwd')", /Function "file" is not allowed/],
+    ['sleep', 'sleep(3)', /^Unsupported function call 'sleep\(\.\.\.\)'/],
+    ['url', "url('http://evil.test/')", /^Unsupported function call 'url\(\.\.\.\)'/],
+    ['file', "file('/etc/passwd')", /^Unsupported function call 'file\(\.\.\.\)'/],
     ['a system table', 'system.tables.name', /Field "system.tables.name" is not allowed/],
     ['a lambda', 'x -> x', /"Lambda" is not allowed/],
     ['a placeholder', 'event = {x}', /"Placeholder" is not allowed/],
@@ -82,7 +82,7 @@ describe('HogQL compiler (PostHog parser in a worker, allow-list printer)', () =
   it.each(['constructor', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf', 'toLocaleString', 'propertyIsEnumerable', '__defineGetter__'])(
     'looks functions up by name only: %s(event), a name every JavaScript object has, is unknown',
     async (name) => {
-      await expect(compile(`${name}(event)`, true)).rejects.toThrow(new HogQLError(`Function "${name}" is not allowed in HogQL expressions here.`));
+      await expect(compile(`${name}(event)`, true)).rejects.toThrow(`Unsupported function call '${name}(...)'`);
     },
   );
 

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { CLICKHOUSE_TIME_ZONES } from '@sightline/clickhouse';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
 import { parse as parseJson } from 'lossless-json';
-import { AGGREGATES, canonicalFunctionName, CONVERSIONS, SCALAR_FUNCTIONS, TIME_ZONE_ARGUMENT } from './functions';
 import { table } from './functions/function-spec';
+import { printCall, type CallContext } from './print-call';
 
 /** The SQL of the events row a HogQL expression may read. */
 export interface HogQLFields {
@@ -29,14 +28,9 @@ export interface HogQLContext {
   allowAggregations: boolean;
 }
 
-/** A HogQL expression that cannot be used here; the message names what. */
-export class HogQLError extends Error {}
+import { HogQLError, type HogQLNode } from './hogql-error';
 
-/** A parsed expression (PostHog's AST as JSON). */
-export interface HogQLNode {
-  node: string;
-  [key: string]: unknown;
-}
+export { HogQLError, type HogQLNode } from './hogql-error';
 type Node = HogQLNode;
 
 export interface HogQLCompiler {
@@ -88,6 +82,12 @@ class IntegerText {
   constructor(readonly digits: string) {}
 }
 const INTEGER = /^-?\d+$/;
+
+/** The type ClickHouse gives an integer literal: the narrowest that holds it. */
+function literalIntegerType(value: number): string {
+  const bits = [8, 16, 32].find((b) => (value >= 0 ? value < 2 ** b : value >= -(2 ** (b - 1))));
+  return `${value >= 0 ? 'UInt' : 'Int'}${bits ?? 64}`;
+}
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -99,10 +99,50 @@ const parseTree = (json: string) =>
     message?: string;
   };
 
-class Printer {
-  private aggregateDepth = 0;
+/** The most names a lambda may take, and the deepest lambdas may nest. */
+const MAX_LAMBDA_NAMES = 10;
 
-  constructor(private readonly ctx: HogQLContext) {}
+class Printer implements CallContext {
+  readonly aggregates: string[] = [];
+  readonly allowAggregations: boolean;
+  /** The names of the lambdas being printed, innermost last: a client's name → the generated one printed. */
+  private readonly lambdaScopes: Map<string, string>[] = [];
+  private lambdaCount = 0;
+
+  constructor(private readonly ctx: HogQLContext) {
+    this.allowAggregations = ctx.allowAggregations;
+  }
+
+  /** `(x, y) -> body`, its names printed as generated identifiers so no client text reaches the SQL. */
+  lambda(node: Node, depth: number): string {
+    const names = node['args'];
+    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_LAMBDA_NAMES || names.some((n) => typeof n !== 'string')) {
+      throw new HogQLError(`A lambda takes 1 to ${MAX_LAMBDA_NAMES} names.`);
+    }
+    if (new Set(names).size !== names.length) throw new HogQLError('The names of a lambda must differ.');
+    const scope = new Map((names as string[]).map((name) => [name, `__lambda_${this.lambdaCount++}`]));
+    this.lambdaScopes.push(scope);
+    try {
+      const body = this.print(node['expr'] as Node, depth + 1);
+      return `(${[...scope.values()].join(', ')}) -> ${body}`;
+    } finally {
+      this.lambdaScopes.pop();
+    }
+  }
+
+  /** A call, through the function allow-list (print-call.ts). */
+  protected call(node: Node, depth: number): string {
+    return printCall(this, node, depth);
+  }
+
+  /** The generated name of a lambda's name in scope, innermost first. */
+  protected lambdaName(name: string): string | undefined {
+    for (let i = this.lambdaScopes.length - 1; i >= 0; i--) {
+      const generated = this.lambdaScopes[i]!.get(name);
+      if (generated !== undefined) return generated;
+    }
+    return undefined;
+  }
 
   /** A property read as HogQL does: its text, NULL when missing or JSON null. */
   private property(column: string, key: string): string {
@@ -124,6 +164,8 @@ class Printer {
     const [head, second, third, ...rest] = chain.map(String);
     const extra = rest.length > 0;
     if (chain.length === 1) {
+      const lambdaName = this.lambdaName(head!);
+      if (lambdaName !== undefined) return lambdaName;
       switch (head) {
         case 'event':
           return f.event;
@@ -151,6 +193,18 @@ class Printer {
     throw new HogQLError(
       `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use event, timestamp, distinct_id, person_id, elements_chain, properties.<key>, person.properties.<key>, $group_N, group_N.properties.<key>).`,
     );
+  }
+
+  /**
+   * An argument of a function call. An integer constant is typed as ClickHouse types the literal
+   * (the narrowest of UInt8…UInt64, or Int8…Int64 when negative), as PostHog's printer gets by
+   * writing it inline: ClickHouse refuses an Int64 where a function wants a UInt8 mode or size
+   * (toStartOfWeek's mode, ngrams' length, position's start, toDateTime64's scale).
+   */
+  argument(node: Node, depth: number): string {
+    const value = node.node === 'Constant' ? node['value'] : undefined;
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return this.ctx.params.add(value, literalIntegerType(value));
+    return this.print(node, depth);
   }
 
   private constant(node: Node): string {
@@ -184,7 +238,7 @@ class Printer {
   }
 
   /** A number for arithmetic and numeric comparison: properties are text, read as numbers. */
-  private numeric(node: Node, depth: number): string {
+  numeric(node: Node, depth: number): string {
     const sql = this.print(node, depth);
     return this.isProperty(node) ? `toFloat64OrNull(${sql})` : sql;
   }
@@ -271,69 +325,6 @@ class Printer {
       default:
         throw new HogQLError(`Operator "${op.slice(0, 20)}" is not allowed in HogQL expressions here.`);
     }
-  }
-
-  /** A constant time zone argument must be one ClickHouse knows (else every row fails). */
-  private checkTimeZone(name: string, args: Node[]): void {
-    const index = TIME_ZONE_ARGUMENT.get(name);
-    const zone = index === undefined ? undefined : args[index];
-    if (zone?.node === 'Constant' && typeof zone['value'] === 'string' && !CLICKHOUSE_TIME_ZONES.has(zone['value'])) {
-      throw new HogQLError(`Unknown time zone "${zone['value'].slice(0, 60)}" in ${name}().`);
-    }
-  }
-
-  private call(node: Node, depth: number): string {
-    const name = canonicalFunctionName(String(node['name']));
-    const args = (node['args'] as Node[] | null) ?? [];
-    const params = (node['params'] as Node[] | null) ?? null;
-    const printArgs = () => args.map((a) => this.print(a, depth)).join(', ');
-    const conversion = CONVERSIONS.get(name);
-    if (conversion !== undefined) {
-      if (args.length !== 1) throw new HogQLError(`${name} takes one argument.`);
-      return `${conversion}(toString(${this.print(args[0]!, depth)}))`;
-    }
-    const scalar = SCALAR_FUNCTIONS.get(name);
-    if (scalar) {
-      if (params) throw new HogQLError(`${name} takes no parameters.`);
-      if (args.length < scalar.min || args.length > scalar.max)
-        throw new HogQLError(`${name} takes ${scalar.min === scalar.max ? scalar.min : `${scalar.min} to ${scalar.max}`} arguments.`);
-      if (name === 'match' || name === 'extract') {
-        const pattern = args[1]!;
-        if (pattern.node !== 'Constant' || typeof pattern['value'] !== 'string' || re2Problem(pattern['value']) !== null) {
-          throw new HogQLError(`${name} needs a valid regular expression constant (RE2 syntax).`);
-        }
-      }
-      this.checkTimeZone(name, args);
-      return `${scalar.sql}(${printArgs()})`;
-    }
-    const aggregate = AGGREGATES.get(name);
-    if (aggregate) {
-      if (!this.ctx.allowAggregations) throw new HogQLError(`Aggregate function "${name}" is not allowed here: this expression is evaluated per event.`);
-      if (this.aggregateDepth > 0) throw new HogQLError(`Aggregate function "${name}" cannot be used inside another aggregate.`);
-      if (args.length < aggregate.min || args.length > aggregate.max)
-        throw new HogQLError(`${name} takes ${aggregate.min === aggregate.max ? aggregate.min : `${aggregate.min} to ${aggregate.max}`} arguments.`);
-      this.aggregateDepth++;
-      try {
-        const numericArgs = ['sum', 'avg', 'median', 'quantile', 'sumIf', 'avgIf'].includes(name);
-        const printed = args.map((a, i) => (numericArgs && i === 0 ? this.numeric(a, depth) : this.print(a, depth))).join(', ');
-        if (name === 'quantile') {
-          const level = params?.[0];
-          if (!level || level.node !== 'Constant' || typeof level['value'] !== 'number' || level['value'] < 0 || level['value'] > 1) {
-            throw new HogQLError('quantile needs a level between 0 and 1, as in quantile(0.9)(x).');
-          }
-          return `quantile(${Number(level['value'])})(${printed})`;
-        }
-        if (params) throw new HogQLError(`${name} takes no parameters.`);
-        if (node['distinct'] === true) {
-          if (name !== 'count') throw new HogQLError(`DISTINCT is only allowed in count().`);
-          return `uniqExact(${printed})`;
-        }
-        return `${aggregate.sql}(${printed})`;
-      } finally {
-        this.aggregateDepth--;
-      }
-    }
-    throw new HogQLError(`Function "${name.slice(0, 60)}" is not allowed in HogQL expressions here.`);
   }
 }
 

@@ -4,7 +4,7 @@
 // Running queries: the one service, its registry of runners, and how a query reaches one.
 export { createQueryService, MAX_ANSWER_BYTES, type QueryService, type QueryServiceDeps, type RunOptions } from './runners/query-service';
 export { QUERY_RUNNERS, type AnswerOf, type ParsedQuery, type QueryKind, type QueryOf } from './runners/registry';
-export { parseQueryNode, parseSavedInsightQuery, QUERY_API_KINDS, type InsightAnswer } from './runners/query-node';
+export { parseQueryNode, parseSavedInsightQuery, QUERY_API_KINDS, savedInsightAnswer, type InsightAnswer, type SavedInsightAnswer } from './runners/query-node';
 export type { QueryRunner, QueryApiForm, QueryContext, QueryReferences } from './runners/query-runner';
 
 // Errors a query answers as a 400.
@@ -20,9 +20,14 @@ export type { QueryProjectRow } from './common/query-project';
 export { parseTrendFilter, type ParsedTrendFilter } from './trends/trend-filter';
 export { trendsQueryToFilter } from './trends/trends-query-node';
 export type { TrendResult, TrendSeries } from './trends/trend-result';
+export { legacyTrendKind } from './runners/legacy-trend-kind';
+export type { StickinessResult, StickinessSeries } from './stickiness/stickiness.query';
+export type { LifecycleResult, LifecycleSeries } from './lifecycle/lifecycle.query';
 export { parseFunnelFilter, type ParsedFunnelFilter } from './funnels/funnel-filter';
 export { funnelsQueryToFilter } from './funnels/funnels-query-node';
 export type { FunnelResult, FunnelStep } from './funnels/funnels.query';
+export { parsePathsFilter, type ParsedPathsFilter } from './paths/paths-filter';
+export type { PathsLink, PathsResult } from './paths/paths.query';
 export { funnelBodyOf, parseCorrelationOptions, type CorrelationOptions, type CorrelationResult } from './funnels/funnel-correlation';
 export { parseLegacyFunnelActors, type FunnelActor, type FunnelActorsPage, type FunnelActorsRequest, type FunnelActorsResult } from './funnels/funnel-actors';
 export { parseCorrelationActorsQuery, parseLegacyCorrelationActors } from './funnels/funnel-correlation-actors';

@@ -35,6 +35,8 @@ export interface JourneyOptions {
   distinctIds?: Record<string, string[]>;
   /** Write the persons to PostgreSQL and ClickHouse's person tables too (default true). */
   createPeople?: boolean;
+  /** When each person was created (by journey key, an ISO date-time as `timestamp`); default createTestPerson's. */
+  personCreatedAt?: Record<string, string>;
 }
 
 /** A stable person uuid for a journey key, so tests can name a person's id. */
@@ -65,7 +67,15 @@ export async function insertJourneys(
     persons[key] =
       options.createPeople === false
         ? { id: 0, uuid }
-        : await createTestPerson(stores, { teamId, uuid, distinctIds, properties: options.personProperties?.[key] ?? {} });
+        : await createTestPerson(stores, {
+            teamId,
+            uuid,
+            distinctIds,
+            properties: options.personProperties?.[key] ?? {},
+            ...(options.personCreatedAt?.[key]
+              ? { createdAt: new Date(journeyTimeMs(options.personCreatedAt[key])).toISOString().slice(0, 19).replace('T', ' ') }
+              : {}),
+          });
   }
   const rows = Object.entries(people).flatMap(([key, events]) =>
     events.map((e) =>

@@ -65,6 +65,32 @@ describe('a dashboard’s tiles, computed on retrieve', () => {
     expect(insightPage.body).toMatchObject({ is_cached: true, last_refresh: new Date(NOW + 30_000).toISOString() });
   });
 
+  it('computes a tile and an insight holding a table query (a DataTableNode around an EventsQuery) through the registry', async () => {
+    const dashboard = (await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Tables' })).body as { id: number };
+    const query = {
+      kind: 'DataTableNode',
+      source: { kind: 'EventsQuery', select: ['event', 'count()'], after: '-7d', orderBy: ['event ASC'] },
+    };
+    const table = await save({ name: 'Events by name', query, dashboards: [dashboard.id] });
+    const read = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).set(admin);
+    const tile = read.body.tiles.find((t: { insight: { id: number } }) => t.insight.id === table.id);
+    expect(tile).toMatchObject({ error: null, insight: { columns: ['event', 'count()'], types: ['String', 'UInt64'], hasMore: false, is_cached: false } });
+    // The events of the first case's insert included: every signup and paid event of the last week.
+    expect(tile.insight.result).toEqual([
+      ['paid', 1],
+      ['signup', expect.any(Number)],
+    ]);
+    const insight = await request(f.app).get(`/api/environments/1/insights/${table.id}/`).set(admin);
+    expect(insight.body).toMatchObject({ result: tile.insight.result, columns: ['event', 'count()'], last_refresh: expect.any(String) });
+    // A table query no read could run is refused when saved, naming the field.
+    const bad = await request(f.app)
+      .post('/api/environments/1/insights/')
+      .set(admin)
+      .send({ name: 'Bad', query: { kind: 'DataTableNode', source: { kind: 'EventsQuery', select: 'event' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ attr: 'select', code: 'not_a_list' });
+  });
+
   it('gives a tile whose query is refused its error, and still answers the others', async () => {
     const dashboard = (await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Mixed' })).body as { id: number };
     const action = (

@@ -96,7 +96,7 @@ describe.each(['pg', 'chdb'] as const)('HogQL and numeric filters (ClickHouse: %
     expect((await trend(ENTRY_POINTS['math_hogql']!('constructor(event)'))).json).toEqual({
       type: 'validation_error',
       code: 'invalid_hogql',
-      detail: 'HogQL expression "constructor(event)": Function "constructor" is not allowed in HogQL expressions here.',
+      detail: 'HogQL expression "constructor(event)": Unsupported function call \'constructor(...)\'',
       attr: 'math_hogql',
     });
     expect((await trend(ENTRY_POINTS['breakdown']!("toDateTime(timestamp, 'Invalid/Zone')"))).json['detail']).toBe(

@@ -1,6 +1,8 @@
 import type { QueryService } from '@sightline/insights';
 import { RouteTable } from '../http/route-registry';
 import { createFunnelRoutes } from './funnel.route';
+import { createRetentionRoutes } from './retention.route';
+import { createPathRoutes } from './path.route';
 import { createSavedInsightsRoutes } from './saved-insights.route';
 import { createTrendRoutes, type InsightsDeps } from './trend.route';
 
@@ -15,7 +17,9 @@ export function createInsightsRoutes(deps: InsightsDeps, queries: QueryService):
   return new RouteTable().include(
     createTrendRoutes(deps, queries),
     createFunnelRoutes(deps, queries),
-    // After trend/ and funnel/: `:insight_id` would otherwise be tried on those paths first.
+    createRetentionRoutes(deps, queries),
+    createPathRoutes(deps, queries),
+    // After trend/, funnel/, retention/ and path/: `:insight_id` would otherwise be tried on those paths first.
     createSavedInsightsRoutes(deps, queries),
   );
 }

@@ -8,10 +8,10 @@ import {
   listInsights,
   parseSavedInsightQuery,
   recordInsightView,
+  savedInsightAnswer,
   setInsightDashboards,
   setInsightRefreshed,
   updateInsight,
-  type InsightAnswer,
   type InsightListFilter,
   type InsightRow,
   type QueryProjectRow,
@@ -34,12 +34,16 @@ export interface SavedInsightsDeps {
 /** How many insights my_last_viewed lists (PostHog's). */
 const LAST_VIEWED = 5;
 
-/** What a read of a saved insight answers besides the row: its result, computed through the one cache. */
+/** What a read of a saved insight answers besides the row: its result (with a table query's columns), computed through the one cache. */
 export type SavedInsightResult = {
   result: unknown;
   is_cached: boolean;
   last_refresh: string | null;
   timezone: string;
+  columns?: unknown;
+  types?: unknown;
+  hasMore?: unknown;
+  hogql?: unknown;
 };
 
 type Project = QueryProjectRow;
@@ -134,10 +138,10 @@ export function createSavedInsightsService(deps: SavedInsightsDeps, queries: Que
           timezone: project.timezone,
         };
       try {
-        // Only insight kinds (TrendsQuery, FunnelsQuery) come out of parseSavedInsightQuery.
-        const answer = (await queries.runParsed(project, parsed, deps.now(), { refresh })) as InsightAnswer;
+        const now = deps.now();
+        const answer = savedInsightAnswer(await queries.runParsed(project, parsed, now, { refresh }), project.timezone, now);
         if (!answer.is_cached) await setInsightRefreshed(db, row.id, new Date(answer.last_refresh));
-        return { result: answer.result, is_cached: answer.is_cached, last_refresh: answer.last_refresh, timezone: answer.timezone };
+        return answer;
       } catch (error) {
         throw asValidationError(error);
       }

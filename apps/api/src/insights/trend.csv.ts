@@ -1,11 +1,15 @@
-import type { TrendResult } from '@sightline/insights';
 import { csvText } from '../http/csv-response';
+
+/** What the CSV reads of a trend (or stickiness) answer. */
+export interface CsvSeriesAnswer {
+  result: { label: string; data?: number[] | null; days: (string | number)[]; breakdown_value?: unknown; aggregated_value?: number }[];
+}
 
 /**
  * `format=csv`: one row per series. Time series: series label, breakdown value, then one
  * column per bucket (headed by its day); total-value displays: label, breakdown value, total.
  */
-export function trendResultCsv(result: TrendResult): string {
+export function trendResultCsv<A extends CsvSeriesAnswer>(result: A): string {
   const first = result.result[0];
   if (!first) return 'series\r\n';
   const totalValue = first.aggregated_value !== undefined;

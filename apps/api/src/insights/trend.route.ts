@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { sendJson } from '@sightline/http';
-import type { QueryService, TrendResult } from '@sightline/insights';
+import { legacyTrendKind, type QueryService, type LifecycleResult, type StickinessResult, type TrendResult } from '@sightline/insights';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
 import { RouteTable } from '../http/route-registry';
@@ -20,14 +20,17 @@ export interface InsightsDeps {
 /** Trends under both prefixes: environments (current) and projects (legacy). */
 export function createTrendRoutes(deps: InsightsDeps, queries: QueryService): RouteTable {
   const routes = new RouteTable();
-  const trend = async (req: Request, input: Record<string, unknown>): Promise<TrendResult> => {
+  const trend = async (req: Request, input: Record<string, unknown>): Promise<TrendResult | StickinessResult | LifecycleResult> => {
     try {
-      return await queries.runLegacy('TrendsQuery', req.project!, input, deps.now(), { refresh: truthy(input['refresh']) || truthy(req.query['refresh']) });
+      // `shown_as` (or `insight`) picks the kind: a trend, its stickiness or its lifecycle.
+      return await queries.runLegacy(legacyTrendKind(input), req.project!, input, deps.now(), {
+        refresh: truthy(input['refresh']) || truthy(req.query['refresh']),
+      });
     } catch (error) {
       throw asValidationError(error);
     }
   };
-  const send = async (req: Request, res: Response, result: TrendResult) => {
+  const send = async (req: Request, res: Response, result: TrendResult | StickinessResult | LifecycleResult) => {
     if (req.query['format'] === 'csv') {
       res.type('text/csv').send(trendResultCsv(result));
       return;

@@ -4,7 +4,7 @@ import { absoluteUrlWith } from '../http/pagination';
 import { orderDistinctIds, personDisplayName } from './person-name';
 
 /** An actor as PostHog's legacy actor endpoints serialize it (SerializedPerson / SerializedGroup). */
-function legacyActor(actor: FunnelActor): Record<string, unknown> {
+export function legacyActor(actor: FunnelActor): Record<string, unknown> {
   if ('distinct_ids' in actor) {
     const distinctIds = orderDistinctIds(actor.distinct_ids);
     return {

@@ -6,7 +6,7 @@ import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testi
 const NOW = Date.parse('2024-01-10T15:00:00Z');
 const HOUR = 3_600_000;
 
-describe('POST /query/ runs TrendsQuery and FunnelsQuery on the insight engines', () => {
+describe('POST /query/ runs TrendsQuery, FunnelsQuery and EventsQuery on the insight engines', () => {
   let f: FlagFixture;
   const admin = bearer(ADMIN_KEY);
 
@@ -144,6 +144,67 @@ describe('POST /query/ runs TrendsQuery and FunnelsQuery on the insight engines'
     expect(noEntity.body).toMatchObject({ type: 'validation_error', attr: 'query__source__funnelCorrelationPersonEntity', code: 'required' });
     const badSelect = await correlationActors({ funnelCorrelationPersonEntity: browse }, ['person.properties.email']);
     expect(badSelect.body).toMatchObject({ attr: 'query__select', code: 'not_supported' });
+  });
+
+  it('answers an EventsQuery, and its rows as CSV with format=csv (query string or body)', async () => {
+    const eventsQuery = {
+      kind: 'EventsQuery',
+      select: ['event', 'properties.$browser', 'count()'],
+      after: '-7d',
+      orderBy: ['event ASC', 'properties.$browser ASC'],
+    };
+    const res = await request(f.app).post('/api/environments/1/query/').set(admin).send({ query: eventsQuery });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      columns: ['event', 'properties.$browser', 'count()'],
+      types: ['String', 'Nullable(String)', 'UInt64'],
+      results: [
+        ['browse', null, 2],
+        ['pay', null, 2],
+        ['visit', 'Chrome', 1],
+        ['visit', 'Firefox', 2],
+      ],
+      hasMore: false,
+      limit: 100,
+      offset: 0,
+    });
+    const expected = 'event,properties.$browser,count()\r\nbrowse,,2\r\npay,,2\r\nvisit,Chrome,1\r\nvisit,Firefox,2\r\n';
+    for (const [path, body] of [
+      ['/api/environments/1/query/?format=csv', { query: eventsQuery }],
+      ['/api/projects/1/query/', { query: eventsQuery, format: 'csv' }],
+    ] as const) {
+      const csv = await request(f.app).post(path).set(admin).send(body);
+      expect(csv.status).toBe(200);
+      expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(csv.text).toBe(expected);
+    }
+  });
+
+  it('writes CSV cells as RFC 4180 has them and never as a formula a spreadsheet would run', async () => {
+    await insertEvents(f.ch, [
+      testEventRow({ event: 'csv', atMs: NOW - HOUR, distinctId: 'q', properties: { note: '=HYPERLINK("http://x","a, b")', line: 'one\ntwo' } }),
+    ]);
+    const csv = await request(f.app)
+      .post('/api/environments/1/query/?format=csv')
+      .set(admin)
+      .send({ query: { kind: 'EventsQuery', select: ['properties.note', 'properties.line', '-1', 'person'], event: 'csv' } });
+    expect(csv.status).toBe(200);
+    expect(csv.text).toBe('properties.note,properties.line,"\'-1",person\r\n"\'=HYPERLINK(""http://x"",""a, b"")","one\ntwo",-1,"{""distinct_id"":""q""}"\r\n');
+  });
+
+  it('refuses format=csv for a kind that answers no rows, and an unknown format, with a 400', async () => {
+    const trends = await request(f.app)
+      .post('/api/environments/1/query/?format=csv')
+      .set(admin)
+      .send({ query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'visit' }] } });
+    expect(trends.status).toBe(400);
+    expect(trends.body).toMatchObject({ type: 'validation_error', attr: 'format', code: 'not_supported' });
+    const xml = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send({ query: { kind: 'EventsQuery' }, format: 'xml' });
+    expect(xml.status).toBe(400);
+    expect(xml.body).toMatchObject({ attr: 'format', code: 'invalid_choice' });
   });
 
   it('refuses what it cannot run with a 400, and needs query:read', async () => {

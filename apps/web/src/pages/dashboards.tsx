@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ConfirmDelete, Empty, ErrorState, LoadFailure, Loading, useSaveStatus } from '../components';
-import { funnelFilters, funnelQueryFromFilters, trendFilters, trendQueryFromFilters } from '../insight-query';
+import { formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { insightName, type Insight } from '../saved-insight';
 import { InsightResult } from './insights';
@@ -63,7 +63,10 @@ export function DashboardsPage({ projectId }: { projectId: number }) {
 interface Tile {
   id: number;
   layouts?: { sm?: { x?: number; y?: number; w?: number; h?: number } } | null;
-  insight: (Insight & { dashboards?: number[] }) | null;
+  /** Computed by the dashboard's retrieve: `result`, `last_refresh` (when), `is_cached`. */
+  insight: (Insight & { dashboards?: number[]; last_refresh?: string | null; is_cached?: boolean }) | null;
+  /** The tile's query was refused (an action deleted since, an answer too large). */
+  error?: { code: string; detail: string } | null;
 }
 
 /** Tiles in reading order of their saved grid positions (PostHog's 12-column `sm` layout); unplaced ones last. */
@@ -79,9 +82,11 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
   const saving = useSaveStatus();
+  const [refreshing, setRefreshing] = useState(false);
   const path = `/api/environments/${projectId}/dashboards/${encodeURIComponent(id)}/`;
-  const load = () =>
-    api<Dashboard>(path)
+  // The retrieve computes every tile (from the server's cache); `refresh` computes them again.
+  const load = (refresh = false) =>
+    api<Dashboard>(refresh ? `${path}?refresh=true` : path)
       .then((loaded) => {
         setDashboard(loaded);
         setName(loaded.name);
@@ -90,6 +95,10 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
   useEffect(() => {
     load();
   }, [path]);
+  const refreshAll = () => {
+    setRefreshing(true);
+    load(true).finally(() => setRefreshing(false));
+  };
   if (error)
     return (
       <LoadFailure
@@ -136,11 +145,17 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
         </button>
         {saving.line}
       </form>
-      <p class="hint">Tiles are computed now; dates in {timezone}.</p>
-      {tiles.length === 0 ? <Empty>No insights on this dashboard yet: save a trend or funnel and pick this dashboard.</Empty> : null}
+      <p class="hint computed-at">
+        Each tile says when it was computed (results are kept for a while); dates in {timezone}.{' '}
+        <button type="button" class="secondary" onClick={refreshAll} disabled={refreshing}>
+          {refreshing ? 'Computing every tile…' : 'Refresh all tiles'}
+        </button>
+      </p>
+      <AddInsight projectId={projectId} dashboardId={dashboard.id} onAdded={() => load()} />
+      {tiles.length === 0 ? <Empty>No insights on this dashboard yet: add one above, or save a trend or funnel and pick this dashboard.</Empty> : null}
       <div class="tiles">
         {tiles.map((tile) => (
-          <InsightTile key={tile.id} projectId={projectId} tile={tile} timezone={timezone} onRemove={() => removeTile(tile)} />
+          <InsightTile key={tile.id} tile={tile} timezone={timezone} onRemove={() => removeTile(tile)} />
         ))}
       </div>
       <p />
@@ -157,24 +172,60 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
   );
 }
 
-/** One saved insight, computed now from its filters, in the same view its builder shows; wide tiles span both columns. */
-function InsightTile({ projectId, tile, timezone, onRemove }: { projectId: number; tile: Tile; timezone: string; onRemove: () => Promise<void> }) {
+/** A saved insight not on this dashboard yet, put on it (its `dashboards` list grows by this one: no copy is made). */
+function AddInsight({ projectId, dashboardId, onAdded }: { projectId: number; dashboardId: number; onAdded: () => void }) {
+  const [insights, setInsights] = useState<Insight[]>([]);
+  const [chosen, setChosen] = useState('');
+  const saving = useSaveStatus();
+  useEffect(() => {
+    api<Page<Insight>>(`/api/environments/${projectId}/insights/?saved=true&limit=200`)
+      .then((page) => setInsights(page.results))
+      .catch(() => setInsights([]));
+  }, [projectId, dashboardId]);
+  const offered = insights.filter((i) => !(i.dashboards ?? []).includes(dashboardId));
+  if (offered.length === 0) return null;
+  const add = (event: Event) => {
+    event.preventDefault();
+    const insight = offered.find((i) => String(i.id) === chosen);
+    if (!insight) return;
+    void saving.run(async () => {
+      const saved = await api<Insight>(`/api/environments/${projectId}/insights/${insight.id}/`, {
+        method: 'PATCH',
+        body: { dashboards: [...(insight.dashboards ?? []), dashboardId] },
+      });
+      setInsights(insights.map((i) => (i.id === saved.id ? saved : i)));
+      setChosen('');
+      onAdded();
+      return `Added “${insightName(saved)}”.`;
+    });
+  };
+  return (
+    <form class="filters" onSubmit={add} aria-label="Add an insight to this dashboard">
+      <label>
+        Saved insight
+        <select name="add_insight" value={chosen} onChange={(e) => setChosen(e.currentTarget.value)}>
+          <option value="">Choose an insight…</option>
+          {offered.map((i) => (
+            <option key={i.id} value={String(i.id)}>
+              {insightName(i)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="secondary" disabled={!chosen}>
+        Add to this dashboard
+      </button>
+      {saving.line}
+    </form>
+  );
+}
+
+/** One saved insight as the dashboard's retrieve computed it, in the same view its builder shows; wide tiles span both columns. */
+function InsightTile({ tile, timezone, onRemove }: { tile: Tile; timezone: string; onRemove: () => Promise<void> }) {
   const insight = tile.insight!;
   const name = insightName(insight);
-  const [result, setResult] = useState<unknown>(undefined);
   const [error, setError] = useState<unknown>(null);
   const [removing, setRemoving] = useState(false);
-  useEffect(() => {
-    const filters = insight.filters ?? {};
-    const funnel = filters['insight'] === 'FUNNELS' ? funnelQueryFromFilters(filters) : null;
-    const trend = funnel ? null : trendQueryFromFilters(filters);
-    const request = funnel
-      ? api<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, { method: 'POST', body: funnelFilters(funnel) })
-      : trend
-        ? api<{ result: unknown }>(`/api/environments/${projectId}/insights/trend/`, { method: 'POST', body: trendFilters(trend) })
-        : Promise.resolve({ result: null });
-    request.then((answer) => setResult(answer.result)).catch(setError);
-  }, [projectId, insight.id]);
   const wide = (tile.layouts?.sm?.w ?? 6) > 6;
   return (
     <article class={wide ? 'tile wide' : 'tile'} aria-label={name} data-testid="dashboard-tile" data-insight={name}>
@@ -197,12 +248,17 @@ function InsightTile({ projectId, tile, timezone, onRemove }: { projectId: numbe
           Remove
         </button>
       </div>
+      <p class="hint" data-testid="tile-computed-at" data-last-refresh={insight.last_refresh ?? ''}>
+        {insight.last_refresh ? `Computed ${formatTime(insight.last_refresh, timezone)}${insight.is_cached ? ' (from the cache)' : ''}` : 'Not computed'}
+      </p>
       {error ? (
         <ErrorState error={error} />
-      ) : result === undefined ? (
-        <Loading what={name} />
+      ) : tile.error ? (
+        <ErrorState error={new Error(tile.error.detail)} />
+      ) : insight.result === null || insight.result === undefined ? (
+        <Empty>Not computed on this read: open the insight to see it.</Empty>
       ) : (
-        <InsightResult filters={insight.filters ?? {}} result={result} timezone={timezone} />
+        <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
       )}
     </article>
   );

@@ -1,8 +1,9 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type Page } from '../api';
+import { api } from '../api';
 import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
 import { formatTime } from '../format';
+import { linkHandler } from '../router';
 
 export interface EventRow {
   id: string;
@@ -16,41 +17,83 @@ export interface EventRow {
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 50;
 
+/** The windows the list reads (EventsQuery's `after`); PostHog's events table reads the last 24 hours by default. */
+const WINDOWS = [
+  { after: '-24h', label: 'Last 24 hours' },
+  { after: '-7d', label: 'Last 7 days' },
+  { after: '-30d', label: 'Last 30 days' },
+  { after: 'all', label: 'All time' },
+];
+
+/** The EventsQuery answer the list reads: one `*` column, the event as an object. */
+interface EventsAnswer {
+  results: [{ uuid: string; event: string; distinct_id: string; timestamp: string; properties: Record<string, unknown> }][];
+  hasMore: boolean;
+}
+
+/** A page of the project's events, newest first, through the query API's EventsQuery (as PostHog's events table reads them). */
+async function queryEvents(projectId: number, filters: EventsFilters, offset: number): Promise<{ rows: EventRow[]; hasMore: boolean }> {
+  const properties: Record<string, unknown>[] = [];
+  if (filters.distinctId) properties.push({ type: 'event_metadata', key: 'distinct_id', operator: 'exact', value: filters.distinctId });
+  if (filters.propertyKey) properties.push({ type: 'event', key: filters.propertyKey, operator: 'exact', value: filters.propertyValue });
+  const answer = await api<EventsAnswer>(`/api/environments/${projectId}/query/`, {
+    method: 'POST',
+    body: {
+      query: {
+        kind: 'EventsQuery',
+        select: ['*'],
+        event: filters.event || undefined,
+        properties,
+        after: filters.after,
+        orderBy: ['timestamp DESC'],
+        limit: PAGE_SIZE,
+        offset,
+      },
+    },
+  });
+  return {
+    hasMore: answer.hasMore,
+    rows: answer.results.map(([e]) => ({ id: e.uuid, event: e.event, distinct_id: e.distinct_id, timestamp: e.timestamp, properties: e.properties })),
+  };
+}
+
+interface EventsFilters {
+  event: string;
+  distinctId: string;
+  propertyKey: string;
+  propertyValue: string;
+  after: string;
+}
+
 export function EventsPage({ projectId, timezone }: { projectId: number; timezone: string }) {
-  const [filters, setFilters] = useState({ event: '', distinctId: '', propertyKey: '', propertyValue: '' });
+  const [filters, setFilters] = useState<EventsFilters>({ event: '', distinctId: '', propertyKey: '', propertyValue: '', after: '-24h' });
   const [draft, setDraft] = useState(filters);
   const [events, setEvents] = useState<EventRow[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
+  const [hasMore, setHasMore] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [live, setLive] = useState(true);
   const shown = useRef<EventRow[]>([]);
-
-  const listUrl = () => {
-    const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    if (filters.event) params.set('event', filters.event);
-    if (filters.distinctId) params.set('distinct_id', filters.distinctId);
-    if (filters.propertyKey) {
-      params.set('properties', JSON.stringify([{ key: filters.propertyKey, value: filters.propertyValue, operator: 'exact', type: 'event' }]));
-    }
-    return `/api/environments/${projectId}/events/?${params}`;
-  };
+  /** How many rows of the newest-first order the first page and "load older" have read (new events shift it; duplicates are dropped). */
+  const read = useRef(0);
 
   useEffect(() => {
     let cancelled = false;
     setEvents(null);
     setError(null);
     shown.current = [];
+    read.current = 0;
     const load = async (first: boolean) => {
       try {
-        const page = await api<Page<EventRow>>(listUrl());
+        const page = await queryEvents(projectId, filters, 0);
         if (cancelled) return;
         if (first) {
-          shown.current = page.results;
-          setNext(page.next);
+          shown.current = page.rows;
+          read.current = page.rows.length;
+          setHasMore(page.hasMore);
         } else {
           // New events go on top; the ones already shown stay where they are.
           const known = new Set(shown.current.map((row) => row.id));
-          const fresh = page.results.filter((row) => !known.has(row.id));
+          const fresh = page.rows.filter((row) => !known.has(row.id));
           if (fresh.length === 0) return;
           shown.current = [...fresh, ...shown.current];
         }
@@ -69,12 +112,14 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
   }, [projectId, filters, live]);
 
   const loadMore = async () => {
-    if (!next) return;
     try {
-      const page = await api<Page<EventRow>>(next);
-      shown.current = [...shown.current, ...page.results];
+      // Offsets never skip an event: events that arrived since only push older ones further, and repeats are dropped.
+      const page = await queryEvents(projectId, filters, read.current);
+      read.current += page.rows.length;
+      const known = new Set(shown.current.map((row) => row.id));
+      shown.current = [...shown.current, ...page.rows.filter((row) => !known.has(row.id))];
       setEvents(shown.current);
-      setNext(page.next);
+      setHasMore(page.hasMore);
     } catch (failure) {
       setError(failure);
     }
@@ -111,6 +156,16 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
             placeholder="value"
           />
         </label>
+        <label>
+          Time range
+          <select name="after" value={draft.after} onChange={(e) => setDraft({ ...draft, after: e.currentTarget.value })}>
+            {WINDOWS.map((w) => (
+              <option key={w.after} value={w.after}>
+                {w.label}
+              </option>
+            ))}
+          </select>
+        </label>
         <button type="submit">Apply</button>
         <label class="inline">
           <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live (every {REFRESH_MS / 1000} s)
@@ -118,9 +173,9 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
       </form>
       {error ? <ErrorState error={error} /> : null}
       {events === null && !error ? <Loading what="events" /> : null}
-      {events !== null && events.length === 0 ? <Empty>No events match yet. Events appear here within seconds of being captured.</Empty> : null}
+      {events !== null && events.length === 0 ? <Empty>No events match in this time range. Events appear here within seconds of being captured.</Empty> : null}
       {events !== null && events.length > 0 ? <EventsTable events={events} timezone={timezone} testId="events-table" /> : null}
-      {next ? (
+      {hasMore ? (
         <button type="button" class="secondary" onClick={loadMore}>
           Load older events
         </button>
@@ -128,6 +183,9 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
     </section>
   );
 }
+
+/** An event's person: the persons page opens the one holding this distinct id. */
+const personPath = (distinctId: string) => `/persons?distinct_id=${encodeURIComponent(distinctId)}`;
 
 /** Events with their properties one click away (the button is keyboard reachable). */
 export function EventsTable({ events, timezone, testId }: { events: EventRow[]; timezone: string; testId: string }) {
@@ -155,7 +213,11 @@ export function EventsTable({ events, timezone, testId }: { events: EventRow[]; 
                     {row.event}
                   </button>
                 </td>
-                <td>{row.distinct_id}</td>
+                <td>
+                  <a href={personPath(row.distinct_id)} onClick={linkHandler(personPath(row.distinct_id))} title="Open this person">
+                    {row.distinct_id}
+                  </a>
+                </td>
                 <td class="truncate hide-narrow">{String(row.properties['$current_url'] ?? row.properties['$screen_name'] ?? '')}</td>
                 <td>{formatTime(row.timestamp, timezone)}</td>
               </tr>

@@ -5,7 +5,17 @@ import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
-import { BUILDER_FILTERS, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import {
+  ActorsModal,
+  BreakdownPicker,
+  BUILDER_FILTERS,
+  ComputedAt,
+  DateRangePicker,
+  SaveInsight,
+  useEventNames,
+  useEventPropertyNames,
+  usePersonPropertyNames,
+} from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
 export interface FunnelStep {
@@ -15,7 +25,13 @@ export interface FunnelStep {
   average_conversion_time: number | null;
   median_conversion_time: number | null;
   breakdown_value?: unknown;
+  /** The actors route listing who reached this step, and who reached the previous one but not this. */
+  converted_people_url?: string | null;
+  dropped_people_url?: string | null;
 }
+
+/** Opens the persons behind a number: a title and the actors route that lists them. */
+export type OpenActors = (title: string, url: string) => void;
 
 /** The funnel endpoint's answer, one shape per view. */
 export type FunnelAnswer =
@@ -69,7 +85,11 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
   const viz = query.viz ?? 'steps';
-  const response = usePost<{ result: unknown }>(`/api/environments/${projectId}/insights/funnel/`, requestBody);
+  const response = usePost<{ result: unknown; last_refresh?: string | null; is_cached?: boolean }>(
+    `/api/environments/${projectId}/insights/funnel/`,
+    requestBody,
+  );
+  const [actors, setActors] = useState<{ title: string; url: string } | null>(null);
   const answer = useMemo(() => (response.answer ? funnelAnswer(viz, response.answer.result) : null), [response.answer]);
   const error = response.error;
 
@@ -125,16 +145,13 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
           </select>
         </label>
         {viz === 'steps' ? (
-          <label>
-            Breakdown by event property
-            <CommitInput
-              list="funnel-property-names"
-              name="funnel_breakdown"
-              value={query.breakdown ?? ''}
-              placeholder="none"
-              onCommit={(breakdown) => setQuery({ ...query, breakdown: breakdown || undefined })}
-            />
-          </label>
+          <BreakdownPicker
+            projectId={projectId}
+            name="funnel_breakdown"
+            value={{ breakdown: query.breakdown ?? '', breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }}
+            lists={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+            onChange={(choice) => setQuery({ ...query, ...choice, breakdown: choice.breakdown || undefined })}
+          />
         ) : null}
         {viz === 'time_to_convert' && query.steps.length > 2 ? (
           <>
@@ -204,15 +221,19 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             onChange={(e) => setQuery({ ...query, window_days: Math.max(1, Math.min(365, Number(e.currentTarget.value) || 14)) })}
           />
         </label>
-        <label>
-          Date range
-          <select name="date_from" value={query.date_from} onChange={(e) => setQuery({ ...query, date_from: e.currentTarget.value })}>
-            {DATE_RANGES.map((range) => (
-              <option key={range.value} value={range.value}>
-                {range.label}
-              </option>
-            ))}
-          </select>
+        <DateRangePicker
+          dateFrom={query.date_from}
+          dateTo={query.date_to}
+          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to })}
+        />
+        <label class="inline">
+          <input
+            type="checkbox"
+            name="filter_test_accounts"
+            checked={query.filter_test_accounts === true}
+            onChange={(e) => setQuery({ ...query, filter_test_accounts: e.currentTarget.checked || undefined })}
+          />{' '}
+          Filter out internal and test users
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
@@ -222,8 +243,18 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
       ) : answer === null ? (
         <Loading what="the funnel" />
       ) : (
-        <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} />
+        <>
+          <ComputedAt
+            lastRefresh={response.answer?.last_refresh}
+            isCached={response.answer?.is_cached}
+            timezone={timezone}
+            onRefresh={response.refresh}
+            refreshing={response.refreshing}
+          />
+          <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} onActors={(title, url) => setActors({ title, url })} />
+        </>
       )}
+      {actors ? <ActorsModal key={actors.url} title={actors.title} url={actors.url} onClose={() => setActors(null)} /> : null}
       {viz === 'steps' && answer !== null && !error ? (
         <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />
       ) : null}
@@ -232,10 +263,21 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
 }
 
 /** Whichever view the funnel was asked for. */
-export function FunnelResultView({ answer, timezone, interval }: { answer: FunnelAnswer; timezone: string; interval?: FunnelQuery['interval'] }) {
+export function FunnelResultView({
+  answer,
+  timezone,
+  interval,
+  onActors,
+}: {
+  answer: FunnelAnswer;
+  timezone: string;
+  interval?: FunnelQuery['interval'];
+  /** Given: each step's counts open the persons behind them. */
+  onActors?: OpenActors;
+}) {
   if (answer.viz === 'time_to_convert') return <TimeToConvertView bins={answer.bins} average={answer.average} />;
   if (answer.viz === 'trends') return <ConversionTrendView answer={answer} timezone={timezone} interval={interval ?? 'day'} />;
-  return <FunnelView steps={answer.steps} />;
+  return <FunnelView steps={answer.steps} onActors={onActors} />;
 }
 
 const isBrokenDown = (steps: FunnelStep[] | FunnelStep[][]): steps is FunnelStep[][] => Array.isArray(steps[0]);
@@ -245,7 +287,7 @@ function breakdownName(value: unknown): string {
   return text === '' || text === '$$_posthog_breakdown_null_$$' ? '(none)' : text === '$$_posthog_breakdown_other_$$' ? 'Other' : text;
 }
 
-export function FunnelView({ steps: answer }: { steps: FunnelStep[] | FunnelStep[][] }) {
+export function FunnelView({ steps: answer, onActors }: { steps: FunnelStep[] | FunnelStep[][]; onActors?: OpenActors }) {
   // Broken down: the bars show every value together, the table each value's funnel.
   const groups = isBrokenDown(answer) ? answer : null;
   const steps = groups
@@ -281,6 +323,7 @@ export function FunnelView({ steps: answer }: { steps: FunnelStep[] | FunnelStep
               <div class="funnel-bar" role="img" aria-label={`${formatNumber(ofFirst)}% of step 1`}>
                 <div style={{ width: `${Math.max(ofFirst, 0.5)}%` }} />
               </div>
+              {onActors && !groups ? <StepActors step={step} index={index} previous={previous} onActors={onActors} /> : null}
             </li>
           );
         })}
@@ -308,7 +351,22 @@ export function FunnelView({ steps: answer }: { steps: FunnelStep[] | FunnelStep
                   <tr key={g} data-breakdown={breakdownName(group[0]?.breakdown_value)} data-counts={JSON.stringify(group.map((s) => s.count))}>
                     <th scope="row">{breakdownName(group[0]?.breakdown_value)}</th>
                     {group.map((step, i) => (
-                      <td key={i}>{formatNumber(step.count)}</td>
+                      <td key={i}>
+                        {onActors && step.converted_people_url && step.count > 0 ? (
+                          <button
+                            type="button"
+                            class="link"
+                            aria-label={`Persons of ${breakdownName(group[0]?.breakdown_value)} who reached step ${i + 1}`}
+                            onClick={() =>
+                              onActors(`${breakdownName(group[0]?.breakdown_value)}: reached step ${i + 1} (${step.name})`, step.converted_people_url!)
+                            }
+                          >
+                            {formatNumber(step.count)}
+                          </button>
+                        ) : (
+                          formatNumber(step.count)
+                        )}
+                      </td>
                     ))}
                     <td>{entered === 0 ? '–' : `${formatNumber((converted / entered) * 100)}%`}</td>
                   </tr>
@@ -317,6 +375,29 @@ export function FunnelView({ steps: answer }: { steps: FunnelStep[] | FunnelStep
             </tbody>
           </table>
         </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** A step's "converted" and "dropped off" persons, as PostHog's funnel bar offers them. */
+function StepActors({ step, index, previous, onActors }: { step: FunnelStep; index: number; previous: number; onActors: OpenActors }) {
+  const dropped = previous - step.count;
+  return (
+    <div class="step-actors">
+      {step.converted_people_url && step.count > 0 ? (
+        <button
+          type="button"
+          class="link"
+          onClick={() => onActors(`Step ${index + 1} (${step.name}): ${index === 0 ? 'entered' : 'converted'}`, step.converted_people_url!)}
+        >
+          {index === 0 ? 'Entered' : 'Converted'}: {formatNumber(step.count)}
+        </button>
+      ) : null}
+      {index > 0 && step.dropped_people_url && dropped > 0 ? (
+        <button type="button" class="link" onClick={() => onActors(`Step ${index + 1} (${step.name}): dropped off`, step.dropped_people_url!)}>
+          Dropped off: {formatNumber(dropped)}
+        </button>
       ) : null}
     </div>
   );

@@ -5,6 +5,7 @@ import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
 import { insightName, type Insight } from '../saved-insight';
+import { ComputedAt } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { TrendView, type TrendSeries } from './trends';
 
@@ -125,6 +126,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
+  const [refreshing, setRefreshing] = useState(false);
   const saving = useSaveStatus();
   const path = `/api/environments/${projectId}/insights/${encodeURIComponent(id)}/`;
   useEffect(() => {
@@ -138,6 +140,14 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
       })
       .catch(setError);
   }, [path]);
+  // The retrieve answers the cached result; `refresh=true` computes it again.
+  const refresh = () => {
+    setRefreshing(true);
+    api<Insight>(`${path}?refresh=true`)
+      .then((loaded) => setInsight(loaded))
+      .catch(setError)
+      .finally(() => setRefreshing(false));
+  };
   if (error)
     return (
       <LoadFailure
@@ -189,6 +199,8 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
         {saving.line}
       </form>
       {insight.description ? <p>{insight.description}</p> : null}
+      <AddToDashboard projectId={projectId} insight={insight} onChange={setInsight} />
+      <ComputedAt lastRefresh={insight.last_refresh} isCached={insight.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
       <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
       <p />
       <ConfirmDelete
@@ -199,5 +211,86 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
         }}
       />
     </section>
+  );
+}
+
+const NEW_DASHBOARD = 'new';
+
+/**
+ * "Add to dashboard": the insight itself goes on a dashboard picked from the project's, or on one
+ * created here; its `dashboards` list grows, so the insight is never copied.
+ */
+function AddToDashboard({ projectId, insight, onChange }: { projectId: number; insight: Insight; onChange: (insight: Insight) => void }) {
+  const [dashboards, setDashboards] = useState<{ id: number; name: string }[]>([]);
+  const [chosen, setChosen] = useState('');
+  const [newName, setNewName] = useState('');
+  const saving = useSaveStatus();
+  useEffect(() => {
+    api<Page<{ id: number; name: string }>>(`/api/environments/${projectId}/dashboards/?limit=100`)
+      .then((page) => setDashboards(page.results))
+      .catch(() => setDashboards([]));
+  }, [projectId]);
+  const on = insight.dashboards ?? [];
+  const offered = dashboards.filter((d) => !on.includes(d.id));
+  const add = (event: Event) => {
+    event.preventDefault();
+    void saving.run(async () => {
+      let target = dashboards.find((d) => String(d.id) === chosen);
+      if (chosen === NEW_DASHBOARD) {
+        target = await api<{ id: number; name: string }>(`/api/environments/${projectId}/dashboards/`, { method: 'POST', body: { name: newName } });
+        setDashboards([...dashboards, target]);
+      }
+      if (!target) return 'Choose a dashboard.';
+      const saved = await api<Insight>(`/api/environments/${projectId}/insights/${insight.id}/`, {
+        method: 'PATCH',
+        body: { dashboards: [...on, target.id] },
+      });
+      onChange({ ...insight, dashboards: saved.dashboards });
+      setChosen('');
+      setNewName('');
+      return `Added to “${target.name}”.`;
+    });
+  };
+  return (
+    <form class="filters" onSubmit={add} aria-label="Dashboards of this insight">
+      {on.length > 0 ? (
+        <p class="hint" data-testid="insight-dashboards">
+          On{' '}
+          {on.map((id, i) => {
+            const dashboard = dashboards.find((d) => d.id === id);
+            return (
+              <span key={id}>
+                {i > 0 ? ', ' : ''}
+                <a href={`/dashboards/${id}`} onClick={linkHandler(`/dashboards/${id}`)}>
+                  {dashboard?.name ?? `dashboard ${id}`}
+                </a>
+              </span>
+            );
+          })}
+        </p>
+      ) : null}
+      <label>
+        Add to dashboard
+        <select name="add_to_dashboard" value={chosen} onChange={(e) => setChosen(e.currentTarget.value)}>
+          <option value="">Choose a dashboard…</option>
+          {offered.map((d) => (
+            <option key={d.id} value={String(d.id)}>
+              {d.name}
+            </option>
+          ))}
+          <option value={NEW_DASHBOARD}>New dashboard…</option>
+        </select>
+      </label>
+      {chosen === NEW_DASHBOARD ? (
+        <label>
+          New dashboard name
+          <input name="new_dashboard_name" required maxLength={400} value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />
+        </label>
+      ) : null}
+      <button type="submit" class="secondary" disabled={!chosen}>
+        Add
+      </button>
+      {saving.line}
+    </form>
   );
 }

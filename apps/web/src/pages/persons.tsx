@@ -37,6 +37,8 @@ function cellText(value: unknown): string {
 
 export function PersonsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const search = url.searchParams.get('search') ?? '';
+  // `?distinct_id=` (an event's link to its person) opens that person's page.
+  const distinctId = url.searchParams.get('distinct_id') ?? '';
   const [draft, setDraft] = useState(search);
   const [page, setPage] = useState<Page<Person> | null>(null);
   const [persons, setPersons] = useState<Person[] | null>(null);
@@ -49,6 +51,7 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
   const [propertyNames, setPropertyNames] = useState<string[]>([]);
   const listQuery = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (search) listQuery.set('search', search);
+  if (distinctId) listQuery.set('distinct_id', distinctId);
 
   useEffect(() => setDraft(search), [search]);
   useEffect(() => {
@@ -57,11 +60,12 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
     setError(null);
     api<Page<Person>>(`/api/environments/${projectId}/persons/?${listQuery}`)
       .then((first) => {
+        if (distinctId && first.results.length === 1) return navigate(`/persons/${encodeURIComponent(first.results[0]!.uuid)}`, true);
         setPage(first);
         setPersons(first.results);
       })
       .catch(setError);
-  }, [projectId, search, attempt]);
+  }, [projectId, search, distinctId, attempt]);
   useEffect(() => {
     api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
       .then((definitions) => setPropertyNames(definitions.results.map((d) => d.name)))

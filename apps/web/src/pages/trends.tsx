@@ -7,7 +7,16 @@ import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
-import { BUILDER_FILTERS, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import {
+  BreakdownPicker,
+  BUILDER_FILTERS,
+  ComputedAt,
+  DateRangePicker,
+  SaveInsight,
+  useEventNames,
+  useEventPropertyNames,
+  usePersonPropertyNames,
+} from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
 const PROPERTY_LISTS = { event: 'event-property-names', person: 'person-property-names' };
@@ -35,6 +44,13 @@ export interface TrendSeries {
   compare_label?: 'current' | 'previous';
   /** The series' event or action; with a breakdown, `label` is the breakdown value, as PostHog answers. */
   action: { name?: string } | null;
+}
+
+/** The trend endpoint's answer: the series, and when they were computed. */
+export interface TrendAnswer {
+  result: TrendSeries[];
+  last_refresh?: string | null;
+  is_cached?: boolean;
 }
 
 function seriesName(series: TrendSeries): string {
@@ -70,7 +86,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   // An action series without its action yet (the list still loading, or none picked) asks nothing.
   const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
   const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
-  const { answer, error } = usePost<{ result: TrendSeries[] }>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  const { answer, error, refresh, refreshing } = usePost<TrendAnswer>(`/api/environments/${projectId}/insights/trend/`, requestBody);
   const result = answer?.result ?? null;
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
@@ -201,17 +217,18 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
         </label>
       </fieldset>
       <div class="filters">
-        <label>
-          Breakdown by event property
-          <CommitInput
-            list="event-property-names"
-            name="breakdown"
-            value={query.display === 'world_map' ? WORLD_MAP_BREAKDOWN : query.breakdown}
-            disabled={query.display === 'world_map'}
-            placeholder="none"
-            onCommit={(breakdown) => setQuery({ ...query, breakdown })}
-          />
-        </label>
+        <BreakdownPicker
+          projectId={projectId}
+          name="breakdown"
+          value={
+            query.display === 'world_map'
+              ? { breakdown: WORLD_MAP_BREAKDOWN }
+              : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
+          }
+          disabled={query.display === 'world_map'}
+          lists={PROPERTY_LISTS}
+          onChange={(choice) => setQuery({ ...query, ...choice })}
+        />
         <label>
           Interval
           <select name="interval" value={query.interval} onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as TrendQuery['interval'] })}>
@@ -221,15 +238,19 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
             <option value="month">Month</option>
           </select>
         </label>
-        <label>
-          Date range
-          <select name="date_from" value={query.date_from} onChange={(e) => setQuery({ ...query, date_from: e.currentTarget.value })}>
-            {DATE_RANGES.map((range) => (
-              <option key={range.value} value={range.value}>
-                {range.label}
-              </option>
-            ))}
-          </select>
+        <DateRangePicker
+          dateFrom={query.date_from}
+          dateTo={query.date_to}
+          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to, interval: range.interval })}
+        />
+        <label class="inline">
+          <input
+            type="checkbox"
+            name="filter_test_accounts"
+            checked={query.filter_test_accounts === true}
+            onChange={(e) => setQuery({ ...query, filter_test_accounts: e.currentTarget.checked || undefined })}
+          />{' '}
+          Filter out internal and test users
         </label>
         <label class="inline">
           <input type="checkbox" name="compare" checked={query.compare === true} onChange={(e) => setQuery({ ...query, compare: e.currentTarget.checked })} />{' '}
@@ -255,7 +276,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       ) : result === null ? (
         <Loading what="the trend" />
       ) : (
-        <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} />
+        <>
+          <ComputedAt lastRefresh={answer?.last_refresh} isCached={answer?.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
+          <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} />
+        </>
       )}
     </section>
   );
@@ -272,8 +296,15 @@ export function TrendView({
   interval?: TrendQuery['interval'];
   timezone: string;
 }) {
-  // A pie draws each series' total (aggregated displays answer no per-interval data).
-  const series = useMemo(() => result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })), [result, display]);
+  // A pie draws each series' total (aggregated displays answer no per-interval data); a bar of
+  // totals one bar per series (or breakdown value), its height the server's aggregated_value.
+  const series = useMemo(
+    () =>
+      display === 'bar_value'
+        ? [{ label: 'Total', values: result.map(seriesTotal) }]
+        : result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })),
+    [result, display],
+  );
   const countries = useMemo(
     () => new Map(display === 'world_map' ? result.map((s) => [String(s.breakdown_value ?? ''), seriesTotal(s)] as const) : []),
     [result, display],
@@ -283,9 +314,9 @@ export function TrendView({
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
   if (result.every((s) => seriesTotal(s) === 0)) return <Empty>No matching events in this date range.</Empty>;
   const timeSeries = display === 'line' || display === 'cumulative' || display === 'bar';
-  const title = `Trend: ${series.map((s) => s.label).join(', ')}`;
+  const title = `Trend: ${result.map(seriesName).join(', ')}`;
   return (
-    <div class="trend" data-testid="trend-result" data-display={display}>
+    <div class="trend" data-testid="trend-result" data-display={display} data-days={JSON.stringify(days)}>
       {display === 'number' ? (
         <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
       ) : display === 'table' ? null : display === 'world_map' ? (
@@ -293,7 +324,7 @@ export function TrendView({
       ) : (
         <ChartCanvas
           kind={display === 'bar' || display === 'bar_value' ? 'bar' : timeSeries ? 'line' : 'pie'}
-          labels={display === 'bar_value' ? ['Total'] : timeSeries ? days : labels}
+          labels={display === 'bar_value' ? result.map(seriesName) : timeSeries ? days : labels}
           series={series}
           title={title}
           time={timeSeries ? { timezone, unit: interval } : undefined}

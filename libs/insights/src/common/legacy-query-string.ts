@@ -14,6 +14,11 @@ const JSON_FIELDS = new Set([
   'funnel_correlation_exclude_event_names',
   'funnel_correlation_exclude_names',
   'funnel_correlation_event_exclude_property_names',
+  'include_event_types',
+  'exclude_events',
+  'path_groupings',
+  'local_path_cleaning_filters',
+  'funnel_filter',
 ]);
 
 /** The legacy GET form of a trend or funnel sends lists and objects as JSON strings in the query string. */

@@ -121,11 +121,17 @@ export function parseRetentionFilter(input: unknown): ParsedRetentionFilter {
       'not_supported',
     );
   }
-  const breakdowns = parseBreakdowns(body);
+  // PostHog's retention reads any breakdown that is not a person, group or cohort one from the
+  // event's properties (retention_query_runner.py, breakdown_extract_expr): event_metadata too.
+  const breakdowns = parseBreakdowns(body).map((b) => (b.type === 'event_metadata' ? { ...b, type: 'event' } : b));
   const propertyBreakdowns = breakdowns.filter((b) => b.type !== 'cohort');
   for (const b of breakdowns) {
     if (!BREAKDOWN_TYPES_SERVED.has(b.type))
-      throw new QueryFilterError('breakdown_type', `Retention breaks down by event, person or group properties, or cohorts; not "${b.type}".`, 'not_supported');
+      throw new QueryFilterError(
+        'breakdown_type',
+        `Retention breaks down by event (or event_metadata), person or group properties, or cohorts; not "${b.type}".`,
+        'not_supported',
+      );
     if (b.histogram_bin_count !== null || b.normalize_url)
       throw new QueryFilterError('breakdown', 'Retention breakdowns take no histogram bins or URL normalising.', 'not_supported');
   }

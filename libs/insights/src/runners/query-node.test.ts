@@ -28,6 +28,8 @@ describe('query node dispatch', () => {
     const wrapped = parseQueryNode({ kind: 'ActorsQuery', source: cell, limit: 5 });
     expect(wrapped?.kind === 'RetentionActorsQuery' && [wrapped.query.request.interval, wrapped.query.request.limit]).toEqual([2, 5]);
     expect(parseQueryNode({ kind: 'InsightActorsQuery', interval: 0, source: { kind: 'WebOverviewQuery' } })).toBeNull();
+    const edge = { kind: 'InsightActorsQuery', source: { kind: 'PathsQuery', pathsFilter: { pathEndKey: '2_/about' } } };
+    expect(parseQueryNode({ kind: 'ActorsQuery', source: edge })?.kind).toBe('PathsActorsQuery');
   });
 
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
@@ -35,14 +37,10 @@ describe('query node dispatch', () => {
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
-    expect(QUERY_API_KINDS).toEqual([
-      'TrendsQuery',
-      'FunnelsQuery',
-      'FunnelsActorsQuery',
-      'FunnelCorrelationActorsQuery',
-      'RetentionQuery',
-      'RetentionActorsQuery',
-    ]);
+    expect(QUERY_API_KINDS).toEqual(
+      expect.arrayContaining(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'RetentionQuery', 'RetentionActorsQuery', 'EventsQuery', 'PathsQuery', 'PathsActorsQuery']),
+    );
+    expect(QUERY_API_KINDS).not.toContain('FunnelCorrelationQuery');
   });
 
   it('gives every kind its own metric and cache label', () => {
@@ -58,8 +56,32 @@ describe('saved insight query', () => {
     expect(parseSavedInsightQuery({ filters: { insight: 'FUNNELS', events: [{ id: 'a' }, { id: 'b' }] }, query: null })?.kind).toBe('FunnelsQuery');
   });
 
+  it('runs a trend shown as stickiness (shown_as, or insight STICKINESS) and a StickinessQuery node as stickiness', () => {
+    const events = [{ id: 'a' }];
+    expect(parseSavedInsightQuery({ filters: { insight: 'TRENDS', shown_as: 'Stickiness', events }, query: null })?.kind).toBe('StickinessQuery');
+    expect(parseSavedInsightQuery({ filters: { shown_as: 'Stickiness', events }, query: null })?.kind).toBe('StickinessQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'STICKINESS', events }, query: null })?.kind).toBe('StickinessQuery');
+    const node = { kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: 'a' }] };
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('StickinessQuery');
+  });
+
+  it('runs a trend shown as lifecycle (shown_as, or insight LIFECYCLE) and a LifecycleQuery node as lifecycle', () => {
+    const events = [{ id: 'a' }];
+    expect(parseSavedInsightQuery({ filters: { insight: 'TRENDS', shown_as: 'Lifecycle', events }, query: null })?.kind).toBe('LifecycleQuery');
+    expect(parseSavedInsightQuery({ filters: { insight: 'LIFECYCLE', events }, query: null })?.kind).toBe('LifecycleQuery');
+    const node = { kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: 'a' }] };
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: node } })?.kind).toBe('LifecycleQuery');
+  });
+
   it('runs legacy retention filters, which name no series', () => {
     expect(parseSavedInsightQuery({ filters: { insight: 'RETENTION', period: 'Week' }, query: null })?.kind).toBe('RetentionQuery');
+  });
+
+  it('runs legacy paths filters and PathsQuery nodes, which name no series', () => {
+    expect(parseSavedInsightQuery({ filters: { insight: 'PATHS', include_event_types: ['$pageview'] }, query: null })?.kind).toBe('PathsQuery');
+    expect(parseSavedInsightQuery({ filters: {}, query: { kind: 'InsightVizNode', source: { kind: 'PathsQuery', pathsFilter: {} } } })?.kind).toBe(
+      'PathsQuery',
+    );
   });
 
   it('has nothing to run without a series, for another insight type, or for a non-insight node', () => {

@@ -1,4 +1,5 @@
 import { isJsonObject } from '@sightline/json-input';
+import { legacyTrendKind } from './legacy-trend-kind';
 import { isQueryKind, QUERY_RUNNERS, runnerOf, type ParsedQuery, type QueryKind } from './registry';
 
 /** The kinds the query API takes, as its refusal lists them. */
@@ -35,13 +36,34 @@ export interface InsightAnswer {
   timezone: string;
 }
 
+/** What a saved insight answers of any kind: an insight kind's answer, or a table kind's rows as `result` beside their columns. */
+export interface SavedInsightAnswer extends InsightAnswer {
+  columns?: unknown;
+  types?: unknown;
+  hasMore?: unknown;
+  hogql?: unknown;
+}
+
+/**
+ * Nodes PostHog saves around a table query (a DataTableNode around an EventsQuery, a
+ * DataVisualizationNode around a HogQLQuery): read through to their source, whatever kind of the
+ * query API it is.
+ */
+const TABLE_NODES: ReadonlySet<unknown> = new Set(['DataTableNode', 'DataVisualizationNode']);
+
 /**
  * The query a saved insight runs: its query node (an InsightVizNode read through to its source)
- * when that is an insight kind, else its legacy `filters` by their `insight` (TRENDS when
- * absent) when they have a series. Null: nothing to run (the insight's result is null).
+ * when that is an insight kind, or a table node's source the query API runs, else its legacy
+ * `filters` by their `insight` (TRENDS when absent) when they have a series. Null: nothing to run
+ * (the insight's result is null).
  */
 export function parseSavedInsightQuery(row: { filters: Record<string, unknown> | null; query: unknown }): ParsedQuery | null {
   let node = row.query;
+  if (isJsonObject(node) && TABLE_NODES.has(node['kind'])) {
+    const source = node['source'];
+    if (!isJsonObject(source) || !isQueryKind(source['kind']) || !runnerOf(source['kind']).queryApi) return null;
+    return { kind: source['kind'], query: runnerOf(source['kind']).queryApi!.parse(source, null) } as ParsedQuery;
+  }
   if (isJsonObject(node) && node['kind'] === 'InsightVizNode') node = node['source'];
   if (isJsonObject(node) && isQueryKind(node['kind'])) {
     const runner = runnerOf(node['kind']);
@@ -50,8 +72,33 @@ export function parseSavedInsightQuery(row: { filters: Record<string, unknown> |
   const filters = row.filters ?? {};
   const hasSeries = (Array.isArray(filters['events']) && filters['events'].length > 0) || (Array.isArray(filters['actions']) && filters['actions'].length > 0);
   const insight = filters['insight'] === undefined ? 'TRENDS' : filters['insight'];
-  // Retention names its entities in target_entity and returning_entity ($pageview when absent), not in a series.
-  if (!hasSeries && insight !== 'RETENTION') return null;
-  const kind = (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
+  // Retention names its entities in target_entity and returning_entity ($pageview when absent), not in a series; paths none.
+  if (!hasSeries && insight !== 'RETENTION' && insight !== 'PATHS') return null;
+  // A TRENDS insight shown as stickiness or lifecycle (`shown_as`) runs as that kind.
+  const kind = insight === 'TRENDS' ? legacyTrendKind(filters) : (Object.keys(QUERY_RUNNERS) as QueryKind[]).find((k) => runnerOf(k).legacyInsight === insight);
   return kind ? ({ kind, query: runnerOf(kind).parseLegacy(filters) } as ParsedQuery) : null;
+}
+
+/**
+ * A saved insight's answer from its kind's: an insight kind's as it is; a table kind's rows as
+ * `result` with their `columns`, `types`, `hasMore` and `hogql`, as PostHog's insight of a
+ * DataTableNode or DataVisualizationNode answers (calculate_for_query_based_insight). An answer the
+ * cache did not keep is fresh: computed now.
+ */
+export function savedInsightAnswer(answer: unknown, timezone: string, nowMs: number): SavedInsightAnswer {
+  const a = (isJsonObject(answer) ? answer : {}) as Record<string, unknown>;
+  const freshness = {
+    is_cached: a['is_cached'] === true,
+    last_refresh: typeof a['last_refresh'] === 'string' ? a['last_refresh'] : new Date(nowMs).toISOString(),
+    timezone: typeof a['timezone'] === 'string' ? a['timezone'] : timezone,
+  };
+  if (!('results' in a) || 'result' in a) return { result: a['result'], ...freshness };
+  return {
+    result: a['results'],
+    ...freshness,
+    columns: a['columns'] ?? null,
+    types: a['types'] ?? null,
+    hasMore: a['hasMore'] ?? null,
+    hogql: a['hogql'] ?? null,
+  };
 }

@@ -3,8 +3,12 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
+import { pathsActorsRunner } from '../paths/paths-actors.runner';
+import { pathsRunner } from '../paths/paths.runner';
 import { retentionActorsRunner } from '../retention/retention-actors.runner';
 import { retentionRunner } from '../retention/retention.runner';
+import { stickinessRunner } from '../stickiness/stickiness.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -20,10 +24,15 @@ export const QUERY_RUNNERS = {
   FunnelCorrelationQuery: funnelCorrelationRunner,
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
+  StickinessQuery: stickinessRunner,
+  LifecycleQuery: lifecycleRunner,
   RetentionQuery: retentionRunner,
   /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
   RetentionActorsQuery: retentionActorsRunner,
   EventsQuery: eventsQueryRunner,
+  PathsQuery: pathsRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a PathsQuery (the persons on an edge). */
+  PathsActorsQuery: pathsActorsRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;

@@ -1,0 +1,298 @@
+import { useMemo, useState } from 'preact/hooks';
+import { ChartCanvas } from '../chart';
+import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { formatNumber } from '../format';
+import { linkHandler, navigate } from '../router';
+import { usePost } from '../use-post';
+import { useEventNames } from '../query-builder';
+
+/** The retention builder's state, kept in the address (`?q=`). */
+export interface RetentionForm {
+  target: string;
+  returning: string;
+  type: 'retention_recurring' | 'retention_first_time';
+  period: 'Hour' | 'Day' | 'Week' | 'Month';
+  intervals: number;
+  cumulative: boolean;
+}
+
+const DEFAULT_FORM: RetentionForm = {
+  target: '$pageview',
+  returning: '$pageview',
+  type: 'retention_recurring',
+  period: 'Day',
+  intervals: 8,
+  cumulative: false,
+};
+
+export function retentionFormFromUrl(url: URL): RetentionForm {
+  try {
+    const parsed = JSON.parse(url.searchParams.get('q') ?? '{}') as Partial<RetentionForm>;
+    return { ...DEFAULT_FORM, ...parsed };
+  } catch {
+    return DEFAULT_FORM;
+  }
+}
+
+/** The RetentionQuery node the form asks the query API for. */
+export function retentionQuery(form: RetentionForm): Record<string, unknown> {
+  const entity = (event: string) => ({ id: event || null, name: event || 'All events', type: 'events' });
+  return {
+    kind: 'RetentionQuery',
+    retentionFilter: {
+      targetEntity: entity(form.target),
+      returningEntity: entity(form.returning),
+      retentionType: form.type,
+      period: form.period,
+      totalIntervals: form.intervals,
+      cumulative: form.cumulative,
+    },
+  };
+}
+
+interface RetentionRow {
+  label: string;
+  date: string;
+  values: { count: number; label: string }[];
+}
+
+/** The share of a cohort still there, in percent (0 for an empty cohort). */
+const percent = (count: number, size: number) => (size === 0 ? 0 : (count / size) * 100);
+
+/** A cohort's start as the period reads it, in the project's timezone. */
+function cohortName(row: RetentionRow, period: RetentionForm['period'], timezone: string): string {
+  const options: Intl.DateTimeFormatOptions =
+    period === 'Hour'
+      ? { timeZone: timezone, month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }
+      : period === 'Month'
+        ? { timeZone: timezone, month: 'short', year: 'numeric' }
+        : { timeZone: timezone, month: 'short', day: 'numeric', year: 'numeric' };
+  return new Intl.DateTimeFormat('en-GB', options).format(new Date(row.date));
+}
+
+export function RetentionPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
+  const form = useMemo(() => retentionFormFromUrl(url), [url.search]);
+  const setForm = (next: RetentionForm) => navigate(`/retention?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const eventNames = useEventNames(projectId);
+  const query = useMemo(() => retentionQuery(form), [form]);
+  const { answer, error } = usePost<{ results: RetentionRow[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
+  const [cell, setCell] = useState<{ row: number; offset: number; key: string } | null>(null);
+  const formKey = JSON.stringify(query);
+  const selected = cell && cell.key === formKey ? cell : null;
+
+  return (
+    <section aria-labelledby="retention-title">
+      <h1 id="retention-title">Retention</h1>
+      <NameOptions id="retention-event-names" names={eventNames} />
+      <fieldset class="builder">
+        <legend>Who comes back</legend>
+        <label>
+          Cohort: persons who did
+          <CommitInput
+            list="retention-event-names"
+            name="target"
+            value={form.target}
+            placeholder="any event"
+            onCommit={(target) => setForm({ ...form, target })}
+          />
+        </label>
+        <label>
+          Came back when they did
+          <CommitInput
+            list="retention-event-names"
+            name="returning"
+            value={form.returning}
+            placeholder="any event"
+            onCommit={(returning) => setForm({ ...form, returning })}
+          />
+        </label>
+      </fieldset>
+      <div class="filters">
+        <label>
+          Cohorts by
+          <select name="retention_type" value={form.type} onChange={(e) => setForm({ ...form, type: e.currentTarget.value as RetentionForm['type'] })}>
+            <option value="retention_recurring">Every time they did it</option>
+            <option value="retention_first_time">The first time they did it</option>
+          </select>
+        </label>
+        <label>
+          Period
+          <select name="period" value={form.period} onChange={(e) => setForm({ ...form, period: e.currentTarget.value as RetentionForm['period'] })}>
+            <option value="Hour">Hour</option>
+            <option value="Day">Day</option>
+            <option value="Week">Week</option>
+            <option value="Month">Month</option>
+          </select>
+        </label>
+        <label>
+          Periods
+          <input
+            type="number"
+            name="intervals"
+            min={1}
+            max={60}
+            value={form.intervals}
+            onChange={(e) => setForm({ ...form, intervals: Math.max(1, Math.min(60, Number(e.currentTarget.value) || DEFAULT_FORM.intervals)) })}
+          />
+        </label>
+        <label>
+          <input type="checkbox" name="cumulative" checked={form.cumulative} onChange={(e) => setForm({ ...form, cumulative: e.currentTarget.checked })} />
+          Cumulative (on or after)
+        </label>
+      </div>
+      <p class="hint">Cohorts in {timezone}. Choose a cell to see its persons.</p>
+      {error ? (
+        <ErrorState error={error} />
+      ) : answer === null ? (
+        <Loading what="retention" />
+      ) : (
+        <>
+          <RetentionView rows={answer.results} period={form.period} timezone={timezone} onCell={(row, offset) => setCell({ row, offset, key: formKey })} />
+          {selected ? (
+            <CellPersons
+              projectId={projectId}
+              query={query}
+              row={selected.row}
+              offset={selected.offset}
+              title={`${cohortName(answer.results[selected.row]!, form.period, timezone)}, ${form.period} ${selected.offset}`}
+            />
+          ) : null}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The triangle of cohorts (size, then the share back in each later period) and a line per cohort. */
+function RetentionView({
+  rows,
+  period,
+  timezone,
+  onCell,
+}: {
+  rows: RetentionRow[];
+  period: RetentionForm['period'];
+  timezone: string;
+  onCell: (row: number, offset: number) => void;
+}) {
+  const width = rows[0]?.values.length ?? 0;
+  const series = useMemo(
+    () =>
+      rows
+        .map((row, i) => ({ row, i }))
+        .filter(({ row }) => (row.values[0]?.count ?? 0) > 0)
+        .slice(-10)
+        .map(({ row, i }) => ({
+          label: cohortName(row, period, timezone),
+          // Periods not yet reached are left off the line.
+          values: row.values.slice(0, Math.max(1, rows.length - i)).map((v) => percent(v.count, row.values[0]!.count)),
+        })),
+    [rows],
+  );
+  const labels = useMemo(() => Array.from({ length: width }, (_, i) => `${period} ${i}`), [width, period]);
+  if (rows.every((row) => (row.values[0]?.count ?? 0) === 0)) return <Empty>No cohort in this date range.</Empty>;
+  return (
+    <div class="retention" data-testid="retention-result">
+      <ChartCanvas kind="line" labels={labels} series={series} title="Share of each cohort back in each period" />
+      <div class="table-scroll">
+        <table class="list retention-table" data-testid="retention-table">
+          <caption class="sr-only">Retention by cohort: its size, then the share back in each later period</caption>
+          <thead>
+            <tr>
+              <th scope="col">Cohort ({timezone})</th>
+              <th scope="col">Persons</th>
+              {labels.map((label) => (
+                <th scope="col" key={label}>
+                  {label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row, i) => {
+              const size = row.values[0]?.count ?? 0;
+              return (
+                <tr key={row.date} data-date={row.date} data-counts={JSON.stringify(row.values.map((v) => v.count))}>
+                  <th scope="row">{cohortName(row, period, timezone)}</th>
+                  <td>{formatNumber(size)}</td>
+                  {row.values.map((value, offset) =>
+                    // Periods after the last cohort's have not happened yet.
+                    i + offset >= rows.length ? (
+                      <td key={offset} class="future" />
+                    ) : (
+                      <td key={offset} data-offset={offset} data-count={value.count} data-percent={percent(value.count, size)}>
+                        <button
+                          type="button"
+                          class="cell"
+                          style={{ '--share': `${percent(value.count, size)}%` }}
+                          aria-label={`${cohortName(row, period, timezone)}, ${value.label}: ${formatNumber(value.count)} persons, ${formatNumber(percent(value.count, size))}%`}
+                          onClick={() => onCell(i, offset)}
+                        >
+                          {formatNumber(percent(value.count, size))}%
+                        </button>
+                      </td>
+                    ),
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+interface ActorsAnswer {
+  results: [{ id: string; properties?: Record<string, unknown>; distinct_ids?: string[] }, number[]][];
+  hasMore: boolean;
+}
+
+/** The persons of one cell: the cohort's persons (a page of the first 1,000) back in that period. */
+function CellPersons({
+  projectId,
+  query,
+  row,
+  offset,
+  title,
+}: {
+  projectId: number;
+  query: Record<string, unknown>;
+  row: number;
+  offset: number;
+  title: string;
+}) {
+  const body = JSON.stringify({
+    query: { kind: 'ActorsQuery', select: ['person', 'appearances'], limit: 1000, source: { kind: 'InsightActorsQuery', interval: row, source: query } },
+  });
+  const { answer, error } = usePost<ActorsAnswer>(`/api/environments/${projectId}/query/`, body);
+  const persons = answer ? answer.results.filter(([, appearances]) => appearances.includes(offset)) : null;
+  return (
+    <section class="cell-persons" aria-labelledby="cell-persons-title" data-testid="retention-persons">
+      <h2 id="cell-persons-title">Persons: {title}</h2>
+      {error ? (
+        <ErrorState error={error} />
+      ) : persons === null ? (
+        <Loading what="the persons" />
+      ) : persons.length === 0 ? (
+        <Empty>Nobody in this cell.</Empty>
+      ) : (
+        <>
+          {answer!.hasMore ? <p class="hint">The first 1,000 persons of the cohort are looked at.</p> : null}
+          <ul class="person-list">
+            {persons.map(([person, appearances]) => {
+              const name = String(person.properties?.['email'] ?? person.distinct_ids?.[0] ?? person.id);
+              return (
+                <li key={person.id} data-person={person.id} data-appearances={JSON.stringify(appearances)}>
+                  <a href={`/persons/${encodeURIComponent(person.id)}`} onClick={linkHandler(`/persons/${encodeURIComponent(person.id)}`)}>
+                    {name}
+                  </a>
+                </li>
+              );
+            })}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}

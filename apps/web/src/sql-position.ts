@@ -1,0 +1,28 @@
+/** Where in a query an error is: a character offset from its start (0-based). */
+export interface QueryPosition {
+  start: number;
+}
+
+/** "… at 14" / "… at position 14" / "(at 14)" ending a message: the offset the API wrote into the error's text. */
+const MESSAGE_POSITION = /\bat (?:position |character |offset )?(\d{1,9})\)?\.?\s*$/;
+
+/**
+ * The position of a query error: the API's `start` (or `position`) field when its body has one,
+ * else the offset its message ends with ("Unknown table 'evnts' at 14"). Null when it names none,
+ * or one outside the query.
+ */
+export function errorPosition(body: Record<string, unknown> | null, message: string, text: string): QueryPosition | null {
+  const field = body?.['start'] ?? body?.['position'];
+  const raw =
+    typeof field === 'number' ? field : typeof field === 'string' && /^\d+$/.test(field) ? Number(field) : Number(MESSAGE_POSITION.exec(message)?.[1] ?? NaN);
+  return Number.isInteger(raw) && raw >= 0 && raw <= text.length ? { start: raw } : null;
+}
+
+/** A character offset as the editor shows it: line and column (both from 1) and the line's text. */
+export function lineAndColumn(text: string, start: number): { line: number; column: number; text: string } {
+  const before = text.slice(0, start);
+  const line = before.split('\n').length;
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const lineEnd = text.indexOf('\n', lineStart);
+  return { line, column: start - lineStart + 1, text: text.slice(lineStart, lineEnd === -1 ? undefined : lineEnd) };
+}

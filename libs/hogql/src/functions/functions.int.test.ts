@@ -1,0 +1,167 @@
+import { createAnalyticsStore, queryClickhouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { QueryParams } from '@sightline/properties';
+import { createTestClickHouseDatabase, type TestClickHouseDatabase } from '@sightline/testkit';
+import { createHogQLCompiler, type HogQLCompiler, type HogQLContext } from '../hogql-compiler';
+import { AGGREGATE_SAMPLES, FUNCTION_SAMPLES } from '../testing/function-samples';
+import { HOGQL_AGGREGATIONS, HOGQL_FUNCTIONS } from './index';
+
+/**
+ * Every allowed function compiled from HogQL and run on the real ClickHouse engine (chdb): each
+ * mapping is SQL ClickHouse accepts, with the arguments HogQL allows. PostHog checks its own
+ * mapping the same way in posthog/hogql/functions/test/test_mapping.py (test_function_mapping,
+ * test_postgres_functions), running queries through execute_hogql_query.
+ */
+const fields = {
+  event: 'e.event',
+  timestamp: 'e.timestamp',
+  distinct_id: 'e.distinct_id',
+  person_id: 'e.person_id',
+  elements_chain: 'e.elements_chain',
+  properties: 'e.properties',
+  person_properties: 'e.person_properties',
+  group_properties: (i: number) => `e.group${i}_properties`,
+};
+
+/** Three events of one person: what the samples read. */
+const EVENTS = `(
+  SELECT
+    'signup' AS event,
+    toDateTime64('2024-01-02 03:04:05', 6, 'UTC') + toIntervalHour(number) AS timestamp,
+    concat('d', toString(number)) AS distinct_id,
+    toUUID('0190f2c3-6b1a-7c3d-8e4f-123456789abc') AS person_id,
+    'a:href="/x"' AS elements_chain,
+    concat('{"price": "', toString(12.5 + number), '", "n": ', toString(number + 1), ', "url": "https://www.example.com/a/b?x=1#f"}') AS properties,
+    '{"plan": "pro"}' AS person_properties,
+    '{}' AS group0_properties, '{}' AS group1_properties, '{}' AS group2_properties, '{}' AS group3_properties, '{}' AS group4_properties
+  FROM system.numbers LIMIT 3
+) AS e`;
+
+/** The extra arguments each combinator suffix takes, in the order ClickHouse reads them. */
+const COMBINATOR_ARGUMENTS: Record<string, string[]> = { If: ["event = 'signup'"], ArgMin: ['timestamp'], ArgMax: ['timestamp'] };
+const COMBINED_BASE_ARGUMENT: Record<string, string> = {
+  avg: 'toFloat(properties.price)',
+  sum: 'toFloat(properties.price)',
+  min: 'timestamp',
+  max: 'timestamp',
+  count: 'event',
+  countDistinct: 'event',
+  median: 'toFloat(properties.price)',
+};
+
+/** A call of a generated combinator form (sumArrayIf, countArgMax, …) from its base and suffixes. */
+function combinatorSample(name: string): string {
+  const base = Object.keys(COMBINED_BASE_ARGUMENT)
+    .sort((a, b) => b.length - a.length)
+    .find((candidate) => name.startsWith(candidate))!;
+  const suffixes: string[] = name.slice(base.length).match(/If|Array|ForEach|OrDefault|OrNull|ArgMin|ArgMax/g) ?? [];
+  let first = COMBINED_BASE_ARGUMENT[base]!;
+  if (suffixes.includes('Array') || suffixes.includes('ForEach')) first = `[${first}]`;
+  const args = [first, ...suffixes.flatMap((suffix) => COMBINATOR_ARGUMENTS[suffix] ?? [])];
+  return `${name}(${args.join(', ')})`;
+}
+
+export const aggregateSample = (name: string): string => AGGREGATE_SAMPLES[name] ?? combinatorSample(name);
+
+describe('every allowed HogQL function on the ClickHouse engine', () => {
+  let database: TestClickHouseDatabase;
+  let ch: ClickHouseClient;
+  let compiler: HogQLCompiler;
+  beforeAll(async () => {
+    database = await createTestClickHouseDatabase('hogql_functions');
+    ch = createAnalyticsStore({ url: database.url, user: 'default', password: '', database: database.database });
+    compiler = await createHogQLCompiler();
+  });
+  afterAll(async () => {
+    await compiler.close();
+    await ch.close();
+    await database.drop();
+  });
+
+  /** Compiles a HogQL expression and runs it over the events above; answers the first row's value. */
+  async function run(expression: string, aggregate: boolean): Promise<unknown> {
+    const params = new QueryParams();
+    const ctx: HogQLContext = { params, fields, allowAggregations: aggregate };
+    const sql = compiler.print(await compiler.parse(expression), ctx);
+    const rows = await queryClickhouse<{ value: unknown }>(ch, {
+      kind: 'test.hogql_functions',
+      teamId: null,
+      sql: `SELECT ${sql} AS value FROM ${EVENTS}`,
+      params: params.values,
+    });
+    return rows[0]?.value;
+  }
+
+  it('has a sample for every per-row function and every explicit aggregate', () => {
+    expect([...HOGQL_FUNCTIONS.keys()].filter((name) => !(name in FUNCTION_SAMPLES))).toEqual([]);
+    expect(Object.keys(FUNCTION_SAMPLES).filter((name) => !HOGQL_FUNCTIONS.has(name))).toEqual([]);
+    expect(Object.keys(AGGREGATE_SAMPLES).filter((name) => !HOGQL_AGGREGATIONS.has(name))).toEqual([]);
+  });
+
+  it.each([...HOGQL_FUNCTIONS.keys()].sort())('%s', async (name) => {
+    const sample = FUNCTION_SAMPLES[name]!;
+    expect(sample.startsWith(`${name}(`)).toBe(true);
+    await expect(run(sample, false).then(() => 'ran')).resolves.toBe('ran');
+  });
+
+  it.each([...HOGQL_AGGREGATIONS.keys()].sort())('aggregate %s', async (name) => {
+    const sample = aggregateSample(name);
+    expect(sample.startsWith(`${name}(`)).toBe(true);
+    await expect(run(sample, true).then(() => 'ran')).resolves.toBe('ran');
+  });
+
+  // posthog/hogql/functions/test/test_mapping.py: test_function_mapping, test_postgres_functions,
+  // test_isValidJSON_function, test_JSONHas_function, test_json_functions_basic.
+  it.each([
+    ['toFloat(3.14)', 3.14],
+    ['toFloat(NULL)', null],
+    ["toFloatOrZero('3.14')", 3.14],
+    ["toFloatOrZero('')", 0],
+    ["toFloatOrZero('bla')", 0],
+    ["date_trunc('hour', toDateTime('2023-01-01 13:45:32', 'UTC'))", '2023-01-01 13:00:00'],
+    ["date_trunc('month', toDateTime('2023-01-01 13:45:32', 'UTC'))", '2023-01-01'],
+    ["toStartOfInterval(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 13:00:00'],
+    ["toYear(toDateTime('2023-01-01 13:45:32'))", 2023],
+    ["to_char(toDateTime('2023-01-01 13:45:32'), '%Y-%m-%d')", '2023-01-01'],
+    ['make_date(2023, 1, 1)', '2023-01-01'],
+    ["date_add(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 14:45:32'],
+    ["date_subtract(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 12:45:32'],
+    ["date_diff('hour', toDateTime('2023-01-01 13:45:32'), toDateTime('2023-01-01 14:45:32'))", 1],
+    ["to_date('2023-01-01')", '2023-01-01'],
+    ["ascii('A')", 65],
+    ["repeat('pg', 3)", 'pgpgpg'],
+    ["initcap('hello world')", 'Hello World'],
+    ["left('hello', 2)", 'he'],
+    ["right('hello', 2)", 'lo'],
+    ["lpad('hi', 5, 'xy')", 'xyxhi'],
+    ["rpad('hi', 5, 'xy')", 'hixyx'],
+    ["ltrim('  hello  ')", 'hello  '],
+    ["rtrim('  hello  ')", '  hello'],
+    ["btrim('  hello  ')", 'hello'],
+    ['isValidJSON(\'{"valid": true}\')', 1],
+    ["isValidJSON('invalid json')", 0],
+    ['JSONHas(\'{"a": "hello", "b": [-100, 200.0, 300]}\', \'b\')', 1],
+    ['JSONHas(\'{"a": "hello", "b": [-100, 200.0, 300]}\', \'nonexistent\')', 0],
+    ['JSONLength(\'{"a": [1, 2, 3], "b": {"c": "hello"}}\')', 2],
+    ["JSONArrayLength('[1, 2, 3, 4, 5]')", 5],
+    ['JSONType(\'{"key": "value"}\', \'key\')', 'String'],
+    ["JSONExtract('{\"num\": 42}', 'num', 'Int32')", 42],
+    ['arrayMap(x -> x * 2, [1, 2, 3])', [2, 4, 6]],
+    ['arrayFilter((x, keep) -> keep = 1, [10, 20, 30], [1, 0, 1])', [10, 30]],
+    ['arrayMap(x -> arrayMap(y -> x + y, [1, 2]), [10])', [[11, 12]]],
+    ["case event when 'signup' then 'S' when 'login' then 'L' else 'other' end", 'S'],
+    ['range(5)', [0, 1, 2, 3, 4]],
+    ["toStartOfWeek(toDateTime('2024-01-03 10:00:00', 'UTC'), 1)", '2024-01-01'],
+  ])('%s is %j', async (expression, value) => {
+    expect(await run(expression, false)).toEqual(value);
+  });
+
+  it.each([
+    ['array_agg(event)', ['signup', 'signup', 'signup']],
+    ["count() filter (where distinct_id = 'd1')", 1],
+    ['argMax(distinct_id, timestamp)', 'd2'],
+    ["sumArrayIf([toFloat(properties.price)], distinct_id != 'd0')", 28],
+    ['quantiles(0, 1)(properties.price)', [12.5, 14.5]],
+  ])('aggregate %s is %j', async (expression, value) => {
+    expect(await run(expression, true)).toEqual(value);
+  });
+});
