@@ -4,8 +4,9 @@ import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading, useSa
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
+import { RowsTable } from '../rows-table';
 import { insightName, type Insight } from '../saved-insight';
-import { ComputedAt } from '../query-builder';
+import { ComputedAt, describeRange } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { PathsResultView, pathsQueryFromFilters } from './paths';
 import { TrendView, type TrendSeries } from './trends';
@@ -117,7 +118,21 @@ function InsightList({ insights, caption, timezone, testId }: { insights: Insigh
 }
 
 /** A saved insight's result drawn as its builder draws it, or null when no view can show it. */
-export function InsightResult({ filters, result, timezone }: { filters: Record<string, unknown>; result: unknown; timezone: string }) {
+export function InsightResult({
+  filters,
+  result,
+  timezone,
+  table,
+}: {
+  filters: Record<string, unknown>;
+  result: unknown;
+  timezone: string;
+  /** A table insight's columns (its rows are `result`). */
+  table?: Pick<Insight, 'columns' | 'types'>;
+}) {
+  if (Array.isArray(table?.columns) && Array.isArray(result)) {
+    return <RowsTable columns={table.columns} types={table.types} results={result as unknown[][]} caption="Rows of the insight" />;
+  }
   if (filters['insight'] === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
     if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
@@ -125,7 +140,16 @@ export function InsightResult({ filters, result, timezone }: { filters: Record<s
     return <PathsResultView result={result} />;
   } else {
     const query = trendQueryFromFilters(filters);
-    if (query) return <TrendView result={(result ?? []) as TrendSeries[]} display={query.display} interval={query.interval} timezone={timezone} />;
+    if (query)
+      return (
+        <TrendView
+          result={(result ?? []) as TrendSeries[]}
+          display={query.display}
+          interval={query.interval}
+          timezone={timezone}
+          rangeLabel={describeRange(query.date_from, query.date_to)}
+        />
+      );
   }
   return <Empty>This insight uses features the app cannot show yet.</Empty>;
 }
@@ -211,7 +235,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
       {insight.description ? <p>{insight.description}</p> : null}
       <AddToDashboard projectId={projectId} insight={insight} onChange={setInsight} />
       <ComputedAt lastRefresh={insight.last_refresh} isCached={insight.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
-      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
+      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} table={insight} />
       <p />
       <ConfirmDelete
         what="this insight"
