@@ -23,6 +23,7 @@ const BIG = 15;
 const PAGES = 16;
 const OTHER = 17;
 const DATES_PHOENIX = 18;
+const CHAINS = 19;
 
 describe('EventsQuery', () => {
   let stores: TestStores;
@@ -172,6 +173,43 @@ describe('EventsQuery', () => {
       properties: [{ type: 'event_metadata', operator: 'exact', key: 'distinct_id', value: ['p3'] }],
     });
     expect(answer.results.map((row) => (row[0] as { timestamp: string }).timestamp)).toEqual(['2020-01-12T12:00:00Z', '2020-01-13T02:00:00Z']);
+  });
+
+  it('filters on the elements chain as the event property $elements_chain (test_element_chain_property_filter)', async () => {
+    await insertEvents(stores.ch, [
+      testEventRow({
+        teamId: CHAINS,
+        event: '$autocapture',
+        distinctId: 'test_user',
+        atMs: at('2020-01-11T11:00:00Z'),
+        properties: { attr: 'has div' },
+        elementsChain:
+          'a.link:href="/test-url"nth-child="1"nth-of-type="0"text="Click me";div.container:attr_id="main-container"nth-child="0"nth-of-type="0";button.btn.btn-primary:nth-child="0"nth-of-type="0"text="Submit"',
+      }),
+      testEventRow({
+        teamId: CHAINS,
+        event: '$autocapture',
+        distinctId: 'test_user',
+        atMs: at('2020-01-11T11:00:01Z'),
+        properties: { attr: 'no div' },
+        elementsChain: 'a.link:href="/test-url"nth-child="1"nth-of-type="0"text="Click me";button.btn.btn-primary:nth-child="0"nth-of-type="0"text="Submit"',
+      }),
+    ]);
+    const answer = await run(CHAINS, {
+      after: '-24h',
+      event: '$autocapture',
+      orderBy: ['timestamp ASC'],
+      select: ['*'],
+      properties: [{ key: '$elements_chain', value: 'div', operator: 'not_icontains', type: 'event' }],
+    });
+    expect(answer.results).toHaveLength(1);
+    const event = answer.results[0]![0] as { properties: { attr: string }; elements: { tag_name: string; text: string | null }[] };
+    expect(event.properties.attr).toBe('no div');
+    // `*` reads the chain back into elements, as PostHog's ElementSerializer answers them.
+    expect(event.elements.map((e) => [e.tag_name, e.text])).toEqual([
+      ['a', 'Click me'],
+      ['button', 'Submit'],
+    ]);
   });
 
   it('answers big integers in properties as numbers (test_big_int)', async () => {

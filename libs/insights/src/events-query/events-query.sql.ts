@@ -73,6 +73,8 @@ export class EventsQuerySql extends EventsSql {
     return {
       ...base,
       computedProperty: (filter: PropertyFilter) => {
+        // PostHog's property_to_expr reads the event property `$elements_chain` as the row's chain.
+        if ((filter.type ?? 'event') === 'event' && filter.key === '$elements_chain') return 'e.elements_chain';
         if (filter.type !== 'event_metadata') return base.computedProperty?.(filter) ?? null;
         const column = metadata[filter.key];
         if (!column) {
