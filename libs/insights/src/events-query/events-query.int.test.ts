@@ -230,7 +230,7 @@ describe('EventsQuery', () => {
           distinctId: 'id1',
           personId: merged.uuid,
           atMs: at('2020-01-11T12:00:01Z'),
-          personProperties: { email: 'user@email.com' },
+          personProperties: { email: 'user@email.com', name: 'Test User' },
         }),
         testEventRow({ teamId: PERSONS, event: '$pageview', distinctId: 'id2', atMs: at('2020-01-11T12:00:02Z'), properties: { some: 'other' } }),
         testEventRow({ teamId: PERSONS, event: '$pageview', distinctId: 'anon', atMs: at('2020-01-11T12:00:03Z') }),
@@ -266,6 +266,19 @@ describe('EventsQuery', () => {
       expect(answer.columns).toEqual(['event', 'person_display_name -- Person']);
       expect(answer.results.map((row) => (row[1] as { display_name: string }).display_name)).toEqual(['user@email.com', 'id2', 'anon']);
       expect(answer.results[0]![1]).toEqual({ display_name: 'user@email.com', id: merged.uuid, distinct_id: 'id1' });
+    });
+
+    it('reads the project`s own display properties, then the distinct id (test_person_display_name_field_2, _fallback)', async () => {
+      const displayNames = async (properties: string[]) => {
+        const answer = (await service.runNode(
+          { id: PERSONS, timezone: 'UTC', person_display_name_properties: properties },
+          { kind: 'EventsQuery', select: ['event', 'person_display_name -- Person'], orderBy: ['timestamp ASC'] },
+          NOW,
+        )) as { results: [string, { display_name: string }][] };
+        return answer.results.map((row) => row[1].display_name);
+      };
+      expect(await displayNames(['name'])).toEqual(['Test User', 'id2', 'anon']);
+      expect(await displayNames(['nonexistent'])).toEqual(['id1', 'id2', 'anon']);
     });
   });
 
