@@ -317,7 +317,12 @@ class SelectCompiler extends Printer {
   private sourceText(node: Node): string {
     const start = offsetOf(node);
     const end = (node['end'] as { offset?: unknown } | undefined)?.offset;
-    if (this.options.text && start !== undefined && typeof end === 'number') return this.options.text.slice(start, end).slice(0, 200);
+    // Line breaks and other control characters (a name may hold none) read as spaces.
+    if (this.options.text && start !== undefined && typeof end === 'number')
+      return this.options.text
+        .slice(start, end)
+        .replace(/[\s\u0000-\u001f\u007f]+/g, ' ')
+        .slice(0, 200);
     return String(node.node);
   }
 
@@ -580,6 +585,15 @@ class SelectCompiler extends Printer {
   private propertyOf(sql: string, key: string): string {
     this.lastWasProperty = true;
     return this.property(sql, key);
+  }
+
+  /**
+   * A property as HogQL reads it (a string unescaped, any other value as its JSON text, NULL when
+   * missing or null), in one parse of the JSON: a whole query reads properties of every row, where
+   * the expression printer's form parses each value up to four times.
+   */
+  protected override property(column: string, key: string): string {
+    return `JSONExtract(${column}, ${this.ctx.params.add(key, 'String')}, 'Nullable(String)')`;
   }
 }
 

@@ -49,6 +49,7 @@ describe('query node dispatch', () => {
         'PathsQuery',
         'PathsActorsQuery',
         'HogQLQuery',
+        'TrendsActorsQuery',
       ]),
     );
     expect(QUERY_API_KINDS).not.toContain('FunnelCorrelationQuery');

@@ -293,4 +293,61 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
     expect((await run('zones', range))[0]!.data).toEqual([0, 1, 0]);
     expect((await run('zones', range, { project: { timezone: 'Asia/Tokyo' } }))[0]!.data).toEqual([1, 0, 0]);
   });
+
+  /** The actor ids of an ActorsQuery around `source` (a StickinessActorsQuery or an InsightActorsQuery). */
+  const actors = async (dataset: Dataset, source: Record<string, unknown>): Promise<string[]> => {
+    const response = await queries.runNode({ id: teams[dataset], timezone: 'UTC' }, { kind: 'ActorsQuery', source }, journeyTimeMs('2020-01-25T00:00:00Z'));
+    return (response!['results'] as unknown[][]).map((row) => (row[0] as { id: string }).id);
+  };
+  const stickinessQuery = (query: Record<string, unknown> = {}) => ({
+    kind: 'StickinessQuery',
+    series: [{ kind: 'EventsNode', event: '$pageview' }],
+    dateRange: { date_from: '2020-01-11', date_to: '2020-01-13' },
+    interval: 'day',
+    ...query,
+  });
+  const person = (dataset: Dataset, key: string) => journeyPersonUuid(key, teams[dataset]);
+
+  it('test_interval_2_day_filtering: the actors of a bar (StickinessActorsQuery, day and operator)', async () => {
+    const source = stickinessQuery({ dateRange: { date_from: '2020-01-11', date_to: '2020-01-20' }, intervalCount: 2 });
+    expect(await actors('twoDay', { kind: 'StickinessActorsQuery', source, day: 1, operator: 'exact' })).toEqual([]);
+    expect((await actors('twoDay', { kind: 'StickinessActorsQuery', source, day: 3, operator: 'gte' })).sort()).toEqual(
+      [person('twoDay', 'p1'), person('twoDay', 'p2')].sort(),
+    );
+  });
+
+  it('test_actor_query_cumulative: bar N lists the actors active on N or more days', async () => {
+    const source = stickinessQuery({ stickinessFilter: { computedAs: 'cumulative' } });
+    const counts = await Promise.all([1, 2, 3].map(async (day) => (await actors('three', { kind: 'InsightActorsQuery', source, day })).length));
+    expect(counts).toEqual([3, 2, 1]);
+  });
+
+  it('test_actor_query_non_cumulative: bar N lists the actors active on exactly N days (InsightActorsQuery)', async () => {
+    const source = stickinessQuery();
+    expect(await actors('three', { kind: 'InsightActorsQuery', source, day: 1 })).toEqual([person('three', 'p3')]);
+    expect(await actors('three', { kind: 'InsightActorsQuery', source, day: 2 })).toEqual([person('three', 'p2')]);
+    expect(await actors('three', { kind: 'InsightActorsQuery', source, day: 3 })).toEqual([person('three', 'p1')]);
+  });
+
+  it('test_actor_query_with_operator', async () => {
+    const source = stickinessQuery();
+    expect((await actors('three', { kind: 'StickinessActorsQuery', source, day: 2, operator: 'gte' })).length).toBe(2);
+    expect((await actors('three', { kind: 'StickinessActorsQuery', source, day: 2, operator: 'lte' })).length).toBe(2);
+  });
+
+  it('lists the persons of a bar as the person rows, merged persons once, and the previous period when asked', async () => {
+    const source = stickinessQuery({ dateRange: { date_from: '2020-01-11', date_to: '2020-01-14' } });
+    const response = await queries.runNode(
+      { id: teams.persons, timezone: 'UTC' },
+      { kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source, day: 4 } },
+      journeyTimeMs('2020-01-25T00:00:00Z'),
+    );
+    expect(response).toMatchObject({ columns: ['person', 'id', 'person.$delete'], hasMore: false });
+    expect((response!['results'] as unknown[][]).map((row) => row[1])).toEqual([person('persons', 'merged')]);
+    const compared = { ...source, compareFilter: { compare: true } };
+    expect(await actors('persons', { kind: 'InsightActorsQuery', source: compared, day: 1, compare: 'previous' })).toEqual([]);
+    await expect(actors('persons', { kind: 'InsightActorsQuery', source, day: 1, compare: 'previous' })).rejects.toMatchObject({
+      attr: 'query__source__compare',
+    });
+  });
 });
