@@ -452,7 +452,7 @@ describe('the analysis loop in Chromium', () => {
     expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toMatchObject({ filter_test_accounts: true });
   });
 
-  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour and starts a funnel from the top events', async () => {
+  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour, flags unknown names and starts a funnel from the top events', async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(trendUrl(target.base, {}));
     const chart = page.locator('[data-testid="trend-result"] .chart');
@@ -492,6 +492,15 @@ describe('the analysis loop in Chromium', () => {
     const withoutChrome = await colours({ properties: [{ key: '$browser', operator: 'is_not', value: 'Chrome', type: 'event' }] });
     expect(Object.keys(withoutChrome).sort()).toEqual(['Firefox', 'Safari']);
     expect(withoutChrome).toEqual({ Firefox: all['Firefox'], Safari: all['Safari'] });
+
+    // A name the project never saw is flagged before the empty chart says so; a known one is not.
+    await page.goto(trendUrl(target.base, { series: [{ event: 'signed_upp', math: 'total' }], breakdown: '$browsr' }));
+    await page.getByText('Event never seen in this project').waitFor();
+    await page.getByText('Property never seen in this project').waitFor();
+    await page.goto(trendUrl(target.base, { breakdown: '$browser' }));
+    await page.getByTestId('trend-result').waitFor();
+    await page.locator('#event-names option').first().waitFor({ state: 'attached' });
+    expect(await page.getByTestId('unknown-name').count()).toBe(0);
 
     // A new funnel: the project's two most common events, as the definitions rank them.
     const top = (await target.api('GET', '/api/projects/1/event_definitions/?limit=2')).body.results.map((d: { name: string }) => d.name);

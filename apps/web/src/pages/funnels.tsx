@@ -16,6 +16,7 @@ import {
   useEventPropertyNames,
   usePersonPropertyNames,
   useTopEvents,
+  UnknownName,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
@@ -124,6 +125,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             name="funnel_breakdown"
             value={{ breakdown: query.breakdown ?? '', breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }}
             lists={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+            known={{ event: propertyNames, person: personPropertyNames }}
             onChange={(choice) => setQuery({ ...query, ...choice, breakdown: choice.breakdown || undefined })}
           />
         ) : null}
@@ -238,6 +240,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             <label>
               Step {index + 1} event
               <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
+              <UnknownName name={step} known={eventNames} what="Event" />
             </label>
             {query.steps.length > 2 ? (
               <button

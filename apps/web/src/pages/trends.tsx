@@ -18,6 +18,7 @@ import {
   useEventNames,
   useEventPropertyNames,
   usePersonPropertyNames,
+  UnknownName,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
@@ -123,6 +124,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           }
           disabled={query.display === 'world_map'}
           lists={PROPERTY_LISTS}
+          known={{ event: propertyNames, person: personPropertyNames }}
           onChange={(choice) => setQuery({ ...query, ...choice })}
         />
         <label>
@@ -231,6 +233,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               <label>
                 Event
                 <CommitInput list="event-names" name={`series-${index}-event`} value={s.event} onCommit={(event) => updateSeries(index, { event })} />
+                <UnknownName name={s.event} known={eventNames} what="Event" />
               </label>
             )}
             <label>
