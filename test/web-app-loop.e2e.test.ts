@@ -247,6 +247,20 @@ describe('the analysis loop in Chromium', () => {
     const read = (await target.api('GET', `/api/environments/1/dashboards/${team.id}/`)).body as { tiles: { insight: { id: number } }[] };
     expect(read.tiles.map((t) => t.insight.id).sort()).toEqual([signups.id, weekly.id].sort());
     expect((await target.api('GET', `/api/environments/1/insights/${weekly.id}/`)).body.dashboards).toEqual([team.id]);
+
+    // A dashboard created while saving a new insight: the insight lands on it, once.
+    await page.goto(trendUrl(target.base, { display: 'table' }));
+    await page.getByTestId('trend-result').waitFor();
+    await page.getByLabel('Insight name').fill('Pageviews for the board');
+    await page.getByLabel('Add to dashboard').selectOption({ label: 'New dashboard…' });
+    await page.getByLabel('New dashboard name').fill('Made while saving');
+    await page.getByRole('button', { name: 'Save as insight' }).click();
+    await page.getByText('Saved as “Pageviews for the board”.').waitFor();
+    const boards = (await target.api('GET', '/api/environments/1/dashboards/?limit=100')).body.results as { id: number; name: string }[];
+    const made = boards.filter((d) => d.name === 'Made while saving');
+    expect(made).toHaveLength(1);
+    const board = (await target.api('GET', `/api/environments/1/dashboards/${made[0]!.id}/`)).body as { tiles: { insight: { name: string } }[] };
+    expect(board.tiles.map((t) => t.insight.name)).toEqual(['Pageviews for the board']);
   });
 
   it('offers PostHog’s date ranges and a custom one, each asking the API for the range it names', async () => {
