@@ -466,7 +466,7 @@ describe('the analysis loop in Chromium', () => {
     expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toMatchObject({ filter_test_accounts: true });
   });
 
-  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour, flags unknown names and starts a funnel from the top events', async () => {
+  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour, flags unknown names, picks events by search and starts a funnel from the top events', async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(trendUrl(target.base, {}));
     const chart = page.locator('[data-testid="trend-result"] .chart');
@@ -515,6 +515,20 @@ describe('the analysis loop in Chromium', () => {
     await page.getByTestId('trend-result').waitFor();
     await page.locator('#event-names option').first().waitFor({ state: 'attached' });
     expect(await page.getByTestId('unknown-name').count()).toBe(0);
+
+    // The event picker: typing narrows the project's events, each with its volume and when it was last seen.
+    const picker = page.getByRole('combobox', { name: 'Event' });
+    await picker.fill('sign');
+    const options = page.getByRole('listbox', { name: 'Event: suggestions' }).getByRole('option');
+    await options.first().waitFor();
+    expect(await options.evaluateAll((items) => items.map((li) => li.getAttribute('data-event')))).toEqual(['signed_up']);
+    expect(await options.first().textContent()).toMatch(/^signed_up\d+ events · seen \d+ (min|h) ago$/);
+    await picker.press('ArrowDown');
+    await picker.press('Enter');
+    await waitFor(async () => expect(JSON.parse(new URL(page.url()).searchParams.get('q')!).series[0].event).toBe('signed_up'), {
+      description: 'the picked event in the query',
+    });
+    expect(await seriousViolations()).toEqual([]);
 
     // A new funnel: the project's two most common events, as the definitions rank them.
     const top = (await target.api('GET', '/api/projects/1/event_definitions/?limit=2')).body.results.map((d: { name: string }) => d.name);

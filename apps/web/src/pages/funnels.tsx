@@ -12,7 +12,8 @@ import {
   ComputedAt,
   DateRangePicker,
   SaveInsight,
-  useEventNames,
+  EventPicker,
+  useEventDefinitions,
   useEventPropertyNames,
   usePersonPropertyNames,
   useTopEvents,
@@ -90,7 +91,8 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   // The query in the address; `insight` names the saved insight being edited, kept while editing.
   const setQuery = (next: FunnelQuery) =>
     navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
+  const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
   const viz = query.viz ?? 'steps';
@@ -237,11 +239,16 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             <span class="series-letter" aria-hidden="true">
               {index + 1}
             </span>
-            <label>
-              Step {index + 1} event
-              <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
+            <span class="picker-field">
+              <EventPicker
+                label={`Step ${index + 1} event`}
+                name={`step-${index}`}
+                value={step}
+                definitions={eventDefinitions}
+                onCommit={(event) => setStep(index, event)}
+              />
               <UnknownName name={step} known={eventNames} what="Event" />
-            </label>
+            </span>
             {query.steps.length > 2 ? (
               <button
                 type="button"
