@@ -519,7 +519,7 @@ describe('the analysis loop in Chromium', () => {
     // The event picker: typing narrows the project's events, each with its volume and when it was last seen.
     const picker = page.getByRole('combobox', { name: 'Event' });
     await picker.fill('sign');
-    const options = page.getByRole('listbox', { name: 'Event: suggestions' }).getByRole('option');
+    const options = page.getByRole('listbox', { name: 'Matching events' }).getByRole('option');
     await options.first().waitFor();
     expect(await options.evaluateAll((items) => items.map((li) => li.getAttribute('data-event')))).toEqual(['signed_up']);
     expect(await options.first().textContent()).toMatch(/^signed_up\d+ events · seen \d+ (min|h) ago$/);

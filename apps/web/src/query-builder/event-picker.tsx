@@ -108,7 +108,7 @@ export function EventPicker({
         />
       </label>
       {expanded ? (
-        <ul role="listbox" id={listId} class="picker-options" aria-label={`${label}: suggestions`}>
+        <ul role="listbox" id={listId} class="picker-options" aria-label="Matching events">
           {options.map((d, i) => (
             <li
               key={d.name}
