@@ -3,7 +3,7 @@
 // new event (trends and dashboards), an existing insight put on dashboards (from its page and from
 // the dashboard) without a copy, PostHog's date range presets and a custom range, a funnel step's
 // persons (the actors modal and its CSV) equal to the API's actors query, a person-property
-// breakdown and the test-account filter. Screenshots 80 and up go to test-output/web-app/.
+// breakdown (a row's persons as the trend actors query lists them) and the test-account filter. Screenshots 80 and up go to test-output/web-app/.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,12 +96,45 @@ describe('the analysis loop in Chromium', () => {
   };
 
   it('draws a bar of totals whose bars are the API’s aggregated values, with and without a breakdown', async () => {
-    const drawn = async () => JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as { labels: string[]; datasets: number[][] };
+    const drawn = async () => {
+      const { labels, datasets } = JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as {
+        labels: string[];
+        datasets: number[][];
+      };
+      return { labels, datasets };
+    };
     await page.goto(trendUrl(target.base, { display: 'bar_value' }));
     await page.locator('[data-testid="trend-result"][data-display="bar_value"] .chart[data-drawn]').waitFor();
     const plain = await trendApi({ events: [{ id: '$pageview', math: 'total' }], date_from: '-7d', display: 'ActionsBarValue' });
     expect(plain.map((s) => s.aggregated_value)).toEqual([9]);
     expect(await drawn()).toEqual({ labels: ['$pageview'], datasets: [[9]] });
+    // A click on the bar opens the persons behind it: those the API's trend actors query lists.
+    const canvas = page.locator('.chart[data-drawn] canvas');
+    const box = (await canvas.boundingBox())!;
+    await canvas.click({ position: { x: box.width / 2, y: box.height * 0.7 } });
+    const modal = page.getByTestId('actors-modal');
+    await modal.getByTestId('actors-table').waitFor();
+    const shown = (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    const listed = await target.api('POST', '/api/environments/1/query/', {
+      query: {
+        kind: 'ActorsQuery',
+        select: ['id'],
+        source: {
+          kind: 'InsightActorsQuery',
+          series: 0,
+          source: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+            dateRange: { date_from: '-7d' },
+            trendsFilter: { display: 'ActionsBarValue' },
+          },
+        },
+      },
+    });
+    expect(shown).toEqual((listed.body.results as [string][]).map(([id]) => id).sort());
+    expect(shown).toHaveLength(4);
+    await modal.getByRole('button', { name: 'Close' }).click();
+    await modal.waitFor({ state: 'detached' });
 
     await page.goto(trendUrl(target.base, { display: 'bar_value', breakdown: '$browser' }));
     await page.locator('[data-testid="trend-result"][data-display="bar_value"] .chart[data-drawn]').waitFor();
@@ -376,6 +409,37 @@ describe('the analysis loop in Chromium', () => {
     await screenshot('87-trends-person-breakdown');
     expect(await seriousViolations()).toEqual([]);
 
+    // The persons behind a breakdown row: those the API's actors query lists for that value.
+    await page.getByRole('button', { name: 'Persons behind $pageview · free' }).click();
+    const modal = page.getByTestId('actors-modal');
+    await modal.getByTestId('actors-table').waitFor();
+    const shown = (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    const listed = await target.api('POST', '/api/environments/1/query/', {
+      query: {
+        kind: 'ActorsQuery',
+        select: ['id'],
+        source: {
+          kind: 'InsightActorsQuery',
+          breakdown: 'free',
+          source: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+            dateRange: { date_from: '-7d' },
+            breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' },
+            trendsFilter: { display: 'ActionsTable' },
+          },
+        },
+      },
+    });
+    expect(listed.status).toBe(200);
+    const freeIds = (listed.body.results as [string][]).map(([id]) => id).sort();
+    expect(freeIds).toEqual([(await target.person('bob'))!.uuid, (await target.person('carol'))!.uuid].sort());
+    expect(shown).toEqual(freeIds);
+    await screenshot('88-trends-breakdown-persons');
+    expect(await seriousViolations()).toEqual([]);
+    await modal.getByRole('button', { name: 'Close' }).click();
+    await modal.waitFor({ state: 'detached' });
+
     // Test accounts: the project's filter leaves out Safari; the toggle applies it.
     expect(
       (await target.api('PATCH', '/api/projects/1/', { test_account_filters: [{ key: '$browser', value: 'Safari', operator: 'is_not', type: 'event' }] }))
@@ -386,6 +450,57 @@ describe('the analysis loop in Chromium', () => {
     await page.getByLabel('Filter out internal and test users').check();
     await waitFor(async () => expect(await total()).toBe(all - 1), { description: 'dave’s Safari pageview left out' });
     expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toMatchObject({ filter_test_accounts: true });
+  });
+
+  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour and starts a funnel from the top events', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(trendUrl(target.base, {}));
+    const chart = page.locator('[data-testid="trend-result"] .chart');
+    await chart.waitFor();
+    const box = (await chart.boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(900);
+    await screenshot('89-trends-chart-first');
+
+    // The number: what, over which range, and the change from the previous period.
+    await page.goto(trendUrl(target.base, { display: 'number', compare: true }));
+    const caption = page.getByTestId('number-caption');
+    await caption.waitFor();
+    expect(await caption.textContent()).toMatch(/^\$pageview · Last 7 days · (▲ [\d.,]+% vs the previous period \(0\)|previous period 0)$/);
+
+    // Pie slices say their value and share.
+    await page.goto(trendUrl(target.base, { display: 'pie', breakdown: '$browser' }));
+    await page.locator('.chart[data-drawn]').waitFor();
+    const pie = JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as { labels: string[] };
+    const totals = await trendApi({ events: [{ id: '$pageview', math: 'total' }], date_from: '-7d', display: 'ActionsPie', breakdown: '$browser' });
+    const whole = totals.reduce((sum, s) => sum + (s.aggregated_value ?? 0), 0);
+    expect(pie.labels[0]).toBe(
+      `$pageview · ${String(totals[0]!.breakdown_value)}: ${totals[0]!.aggregated_value} (${Math.round((totals[0]!.aggregated_value! / whole) * 10_000) / 100}%)`,
+    );
+
+    // A breakdown value keeps its colour whatever the other values are.
+    const colours = async (q: Record<string, unknown>) => {
+      await page.goto(trendUrl(target.base, { breakdown: '$browser', ...q }));
+      await page.locator('.chart[data-drawn][data-x-axis="time"]').waitFor();
+      const rows = await page
+        .getByTestId('trend-series')
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((r) => r.getAttribute('data-breakdown')));
+      const { colors } = JSON.parse((await page.locator('.chart[data-drawn]').getAttribute('data-drawn'))!) as { colors: string[] };
+      return Object.fromEntries(rows.map((value, i) => [value, colors[i]]));
+    };
+    const all = await colours({});
+    const withoutChrome = await colours({ properties: [{ key: '$browser', operator: 'is_not', value: 'Chrome', type: 'event' }] });
+    expect(Object.keys(withoutChrome).sort()).toEqual(['Firefox', 'Safari']);
+    expect(withoutChrome).toEqual({ Firefox: all['Firefox'], Safari: all['Safari'] });
+
+    // A new funnel: the project's two most common events, as the definitions rank them.
+    const top = (await target.api('GET', '/api/projects/1/event_definitions/?limit=2')).body.results.map((d: { name: string }) => d.name);
+    await page.goto(`${target.base}/funnels`);
+    await page.getByTestId('funnel-result').waitFor();
+    expect(JSON.parse(new URL(page.url()).searchParams.get('q')!).steps).toEqual(top);
+    expect(top).toEqual(['$pageview', 'signed_up']);
+    await screenshot('90-funnels-chart-first');
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it('logged no console errors', () => {

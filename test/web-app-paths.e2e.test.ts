@@ -98,6 +98,17 @@ describe('the web app’s Paths page in Chromium', () => {
     await page.getByLabel(/^Group as one/).press('Enter');
     await waitFor(async () => expect((await drawnLinks()).map((l) => l[1])).toContain('2_*/pricing'), { description: 'the grouped paths' });
     expect(decodeURIComponent(new URL(page.url()).search)).toContain('"groupings":["*/pricing","*/signup"]');
+
+    // Saved, then opened from the saved insights: the same diagram, and back to its builder.
+    const grouped = (await drawnLinks()).sort();
+    await page.getByLabel('Insight name').fill('Shop paths');
+    await page.getByRole('button', { name: 'Save as insight' }).click();
+    await page.getByText('Saved as “Shop paths”.').waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Insights' }).click();
+    await page.getByRole('link', { name: 'Shop paths' }).first().click();
+    await page.getByTestId('paths-sankey').waitFor();
+    await waitFor(async () => expect((await drawnLinks()).sort()).toEqual(grouped), { description: 'the saved insight drawn' });
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('logged no console errors', () => {

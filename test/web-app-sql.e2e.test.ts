@@ -134,6 +134,13 @@ describe('the web app’s SQL page in Chromium', () => {
     const dashboard = await target.api('GET', `/api/environments/1/dashboards/${saved.dashboards[0]}/`);
     const tile = dashboard.body.tiles.find((t: { insight: { id: number } }) => t.insight.id === saved.id);
     expect(tile.insight).toMatchObject({ result: [[2]], columns: ['signups'] });
+    // The insight's page shows its rows under their columns.
+    await page.goto(new URL(`/insights/${saved.id}`, page.url()).toString());
+    const table = page.getByRole('table', { name: 'Rows of the insight' });
+    await table.waitFor();
+    expect(await table.locator('th').evaluateAll((ths) => ths.map((th) => th.getAttribute('data-column')))).toEqual(['signups']);
+    expect(await table.locator('tbody td').allTextContents()).toEqual(['2']);
+    expect(await axeFindings(page)).toEqual([]);
   });
 
   it('logged no console errors but the refused query’s 400', () => {

@@ -18,6 +18,9 @@ import {
 import 'chartjs-adapter-luxon';
 import { DateTime } from 'luxon';
 import { useEffect, useRef } from 'preact/hooks';
+import { formatNumber } from './format';
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 // Only the pieces the app draws, so the rest of Chart.js stays out of the bundle.
 Chart.register(
@@ -42,6 +45,23 @@ export const PALETTE = ['#1d4aff', '#f04f58', '#2aa876', '#f7a501', '#8a2be2', '
 export interface ChartSeries {
   label: string;
   values: number[];
+  /** Names the colour: a breakdown value keeps its colour across charts. Absent: by position. */
+  colorKey?: string;
+}
+
+/** A colour chosen by a name (FNV-1a over its characters), so the same value is drawn alike everywhere. */
+export function colorOf(key: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return PALETTE[(hash >>> 0) % PALETTE.length]!;
+}
+
+const seriesColor = (s: ChartSeries, i: number) => (s.colorKey === undefined ? PALETTE[i % PALETTE.length]! : colorOf(s.colorKey));
+
+/** A pie slice's legend: its value and its share of the whole. */
+function sliceLabel(label: string, value: number, whole: number): string {
+  const share = whole === 0 ? 0 : (value / whole) * 100;
+  return `${label}: ${formatNumber(value)} (${formatNumber(share)}%)`;
 }
 
 /** A Chart.js canvas; the numbers it draws are also in the caller's hidden table (a canvas cannot be read). */
@@ -51,6 +71,7 @@ export function ChartCanvas({
   series,
   title,
   time,
+  onPoint,
 }: {
   kind: 'line' | 'bar' | 'pie';
   labels: string[];
@@ -58,8 +79,13 @@ export function ChartCanvas({
   title: string;
   /** Labels are bucket starts (`yyyy-MM-dd[ HH:mm:ss]` in `timezone`): drawn on a time scale. */
   time?: ChartTime;
+  /** A click on a point, bar or slice: its dataset and its index in the labels. */
+  onPoint?: (datasetIndex: number, index: number) => void;
 }) {
   const canvas = useRef<HTMLCanvasElement>(null);
+  // The latest handler, read at click time: the chart is not rebuilt when only the handler changes.
+  const pointHandler = useRef(onPoint);
+  pointHandler.current = onPoint;
   useEffect(() => {
     const x = time ? timeAxis(time) : undefined;
     const config: ChartConfiguration =
@@ -67,8 +93,14 @@ export function ChartCanvas({
         ? {
             type: 'pie',
             data: {
-              labels: series.map((s) => s.label),
-              datasets: [{ data: series.map((s) => s.values.reduce((a, b) => a + b, 0)), backgroundColor: series.map((_, i) => PALETTE[i % PALETTE.length]!) }],
+              labels: series.map((s) =>
+                sliceLabel(
+                  s.label,
+                  sum(s.values),
+                  series.reduce((all, t) => all + sum(t.values), 0),
+                ),
+              ),
+              datasets: [{ data: series.map((s) => sum(s.values)), backgroundColor: series.map(seriesColor) }],
             },
             options: { responsive: true, maintainAspectRatio: false },
           }
@@ -79,8 +111,8 @@ export function ChartCanvas({
               datasets: series.map((s, i) => ({
                 label: s.label,
                 data: s.values,
-                borderColor: PALETTE[i % PALETTE.length],
-                backgroundColor: PALETTE[i % PALETTE.length],
+                borderColor: seriesColor(s, i),
+                backgroundColor: seriesColor(s, i),
                 tension: 0,
                 pointRadius: 2,
               })),
@@ -92,11 +124,20 @@ export function ChartCanvas({
               scales: x ? { x, y: { beginAtZero: true } } : { y: { beginAtZero: true } },
             },
           };
+    config.options = {
+      ...config.options,
+      onClick: (event, _elements, chart) => {
+        if (!pointHandler.current || !event.native) return;
+        const [hit] = chart.getElementsAtEventForMode(event.native, 'nearest', { intersect: true }, true);
+        if (hit) pointHandler.current(hit.datasetIndex, hit.index);
+      },
+    } as typeof config.options;
     const chart = new Chart(canvas.current!, config);
     // What Chart.js was given, per dataset: a canvas cannot be read, so tests read this.
     canvas.current!.parentElement!.dataset['drawn'] = JSON.stringify({
       labels: config.data.labels,
       datasets: config.data.datasets.map((d) => d.data),
+      colors: config.data.datasets.map((d) => d.backgroundColor),
     });
     return () => chart.destroy();
   }, [kind, labels, series, time?.timezone, time?.unit]);
@@ -121,7 +162,12 @@ function timeAxis(time: ChartTime) {
   return {
     type: 'time' as const,
     adapters: { date: { zone: time.timezone } },
-    time: { unit: time.unit, tooltipFormat: time.unit === 'hour' ? 'd LLL yyyy HH:mm' : 'd LLL yyyy' },
+    // Hours name their day too: a range over midnight reads without guessing.
+    time: {
+      unit: time.unit,
+      tooltipFormat: time.unit === 'hour' ? 'd LLL yyyy HH:mm' : 'd LLL yyyy',
+      displayFormats: { hour: 'd LLL HH:mm', day: 'd LLL', week: 'd LLL', month: 'LLL yyyy' },
+    },
     title: { display: true, text: `Time (${time.timezone})` },
     ticks: { maxRotation: 0, autoSkip: true },
   };

@@ -11,6 +11,15 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
+/** A chart's place while its result loads: a grey box of the chart's size, named for screen readers. */
+export function ChartSkeleton({ what }: { what: string }) {
+  return (
+    <div class="skeleton" role="status" aria-live="polite" data-testid="chart-skeleton">
+      <span class="sr-only">Loading {what}…</span>
+    </div>
+  );
+}
+
 export function ErrorState({ error, retry }: { error: unknown; retry?: () => void }) {
   // No answer at all (offline, the server down): say so, and always offer to try again.
   if (error instanceof ApiFailure && error.status === 0)

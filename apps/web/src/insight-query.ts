@@ -287,3 +287,39 @@ export function funnelQueryFromFilters(filters: Record<string, unknown>): Funnel
     to_step: typeof filters['funnel_to_step'] === 'number' ? filters['funnel_to_step'] : undefined,
   };
 }
+
+/**
+ * The trend as PostHog's TrendsQuery node (the query API's form), for the queries only it takes:
+ * the actors behind a point (an InsightActorsQuery over it).
+ */
+export function trendsQueryNode(query: TrendQuery): Record<string, unknown> {
+  const filters = trendFilters(query);
+  type Entity = { id: string | number; type: string; order: number; math: string; math_property?: string; properties?: unknown };
+  const entities = [...((filters['events'] as Entity[]) ?? []), ...((filters['actions'] as Entity[] | undefined) ?? [])].sort((a, b) => a.order - b.order);
+  const defined = (object: Record<string, unknown>) => Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined));
+  return defined({
+    kind: 'TrendsQuery',
+    series: entities.map((e) =>
+      defined({
+        kind: e.type === 'actions' ? 'ActionsNode' : 'EventsNode',
+        ...(e.type === 'actions' ? { id: e.id } : { event: e.id }),
+        math: e.math,
+        math_property: e.math_property,
+        properties: e.properties,
+      }),
+    ),
+    dateRange: defined({ date_from: filters['date_from'], date_to: filters['date_to'] }),
+    interval: filters['interval'],
+    properties: filters['properties'],
+    filterTestAccounts: filters['filter_test_accounts'],
+    breakdownFilter: filters['breakdown']
+      ? defined({
+          breakdown: filters['breakdown'],
+          breakdown_type: filters['breakdown_type'],
+          breakdown_group_type_index: filters['breakdown_group_type_index'],
+        })
+      : undefined,
+    trendsFilter: defined({ display: filters['display'], formula: filters['formula'] }),
+    compareFilter: filters['compare'] ? { compare: true } : undefined,
+  });
+}

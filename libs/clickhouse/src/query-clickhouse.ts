@@ -16,6 +16,12 @@ export interface ClickhouseQuery {
   params?: Record<string, unknown>;
   /** Settings of this query; the limits of a bounded client override the same ones. */
   settings?: ClickHouseSettings;
+  /**
+   * JSONEachRow (the default): each row an object. JSONCompactEachRowWithNamesAndTypes: each row
+   * an array, after a first row of the column names and a second of their types (a HogQL
+   * query's columns may repeat a name, and its answer lists their types).
+   */
+  format?: 'JSONEachRow' | 'JSONCompactEachRowWithNamesAndTypes';
 }
 
 const KIND = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
@@ -47,12 +53,12 @@ export async function queryClickhouse<T>(ch: ClickHouseClient, query: Clickhouse
   const started = performance.now();
   let outcome: QueryOutcome = 'error';
   try {
-    let result: ResultSet<'JSONEachRow'>;
+    let result: ResultSet<'JSONEachRow' | 'JSONCompactEachRowWithNamesAndTypes'>;
     try {
       result = await ch.query({
         query: query.sql,
         query_params: query.params,
-        format: 'JSONEachRow',
+        format: query.format ?? 'JSONEachRow',
         clickhouse_settings: { ...query.settings, ...context?.settings, log_comment },
       });
     } finally {
@@ -75,12 +81,15 @@ export async function queryClickhouse<T>(ch: ClickHouseClient, query: Clickhouse
  * ResultSet.json() would parse a large result (a trend of many buckets and breakdown values)
  * in one go while other requests wait.
  */
-async function readRows<T>(result: ResultSet<'JSONEachRow'>, nextTurn: (() => Promise<void>) | undefined): Promise<T[]> {
-  if (!nextTurn) return result.json<T>();
+async function readRows<T>(
+  result: ResultSet<'JSONEachRow' | 'JSONCompactEachRowWithNamesAndTypes'>,
+  nextTurn: (() => Promise<void>) | undefined,
+): Promise<T[]> {
+  if (!nextTurn) return (await result.json()) as T[];
   const rows: T[] = [];
   for await (const batch of result.stream<T>()) {
     for (const row of batch) {
-      rows.push(row.json());
+      rows.push(row.json() as T);
       if (rows.length % ROWS_PER_TURN === 0) await nextTurn();
     }
   }

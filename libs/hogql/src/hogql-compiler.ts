@@ -36,6 +36,8 @@ type Node = HogQLNode;
 export interface HogQLCompiler {
   /** Parses off the main thread within the deadline; a syntax error or a refused shape is a HogQLError. */
   parse(expression: string): Promise<HogQLNode>;
+  /** A whole SELECT (or UNION ALL of them), with the characters' offsets kept in `start`/`end`; bounded as parseSelect's constants say. */
+  parseSelect(query: string): Promise<HogQLNode>;
   /** Prints a parsed expression as ClickHouse SQL (synchronous: queries are built in one pass). */
   print(ast: HogQLNode, ctx: HogQLContext): string;
   close(): Promise<void>;
@@ -50,21 +52,41 @@ export interface HogQLCompiler {
 export const MAX_HOGQL_LENGTH = 1_000;
 export const MAX_HOGQL_NESTING = 6;
 export const HOGQL_PARSE_DEADLINE_MS = 1_000;
+
+/**
+ * Bounds on a whole query (HogQLQuery). Nesting is what makes the parser slow (a call nested
+ * eight deep takes it tens of seconds); the deadline stops what the bound lets through.
+ */
+export const MAX_SELECT_LENGTH = 20_000;
+export const MAX_SELECT_NESTING = 12;
+export const SELECT_PARSE_DEADLINE_MS = 3_000;
 const MAX_DEPTH = 64;
 
-/** The deepest nesting of ( and [ outside string literals. */
+/**
+ * The deepest nesting of ( and [ outside string literals. In a comment (`--`, `//` to the end of
+ * the line, or between slash-star and star-slash) opening brackets still count, closing ones
+ * and quotes do not, so nothing in a comment can hide the brackets after it: the count errs
+ * high, never low.
+ */
 export function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
   let quote: string | null = null;
+  let comment: 'line' | 'block' | null = null;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quote) {
       if (c === '\\') i++;
       else if (c === quote) quote = null;
-    } else if (c === "'" || c === '"' || c === '`') quote = c;
-    else if (c === '(' || c === '[') max = Math.max(max, ++depth);
-    else if (c === ')' || c === ']') depth--;
+      continue;
+    }
+    if (comment === 'line' && (c === '\n' || c === '\r')) comment = null;
+    else if (comment === 'block' && c === '*' && text[i + 1] === '/') comment = null;
+    else if (comment === null && ((c === '-' && text[i + 1] === '-') || (c === '/' && text[i + 1] === '/'))) comment = 'line';
+    else if (comment === null && c === '/' && text[i + 1] === '*') comment = 'block';
+    else if (comment === null && (c === "'" || c === '"' || c === '`')) quote = c;
+    if (c === '(' || c === '[') max = Math.max(max, ++depth);
+    else if ((c === ')' || c === ']') && comment === null) depth--;
   }
   return max;
 }
@@ -102,14 +124,15 @@ const parseTree = (json: string) =>
 /** The most names a lambda may take, and the deepest lambdas may nest. */
 const MAX_LAMBDA_NAMES = 10;
 
-class Printer implements CallContext {
+/** Prints an expression tree; the SELECT compiler (select/) extends it with tables, columns and clauses. */
+export class Printer implements CallContext {
   readonly aggregates: string[] = [];
   readonly allowAggregations: boolean;
   /** The names of the lambdas being printed, innermost last: a client's name → the generated one printed. */
   private readonly lambdaScopes: Map<string, string>[] = [];
   private lambdaCount = 0;
 
-  constructor(private readonly ctx: HogQLContext) {
+  constructor(protected readonly ctx: HogQLContext) {
     this.allowAggregations = ctx.allowAggregations;
   }
 
@@ -145,13 +168,13 @@ class Printer implements CallContext {
   }
 
   /** A property read as HogQL does: its text, NULL when missing or JSON null. */
-  private property(column: string, key: string): string {
+  protected property(column: string, key: string): string {
     const k = this.ctx.params.add(key, 'String');
     const raw = propertyRawSql(column, k);
     return `if(${raw} IN ('', 'null'), NULL, if(startsWith(${raw}, '"'), JSONExtractString(${raw}), ${raw}))`;
   }
 
-  private isProperty(node: Node): boolean {
+  protected isProperty(node: Node): boolean {
     if (node.node === 'Field') {
       const chain = node['chain'] as unknown[];
       return chain[0] === 'properties' || (chain[0] === 'person' && chain[1] === 'properties') || /^group_[0-4]$/.test(String(chain[0]));
@@ -159,7 +182,7 @@ class Printer implements CallContext {
     return node.node === 'ArrayAccess' && this.isProperty(node['array'] as Node);
   }
 
-  private field(chain: unknown[]): string {
+  protected field(chain: unknown[]): string {
     const f = this.ctx.fields;
     const [head, second, third, ...rest] = chain.map(String);
     const extra = rest.length > 0;
@@ -207,7 +230,7 @@ class Printer implements CallContext {
     return this.print(node, depth);
   }
 
-  private constant(node: Node): string {
+  protected constant(node: Node): string {
     const value = node['value'];
     if (value === null) return 'NULL';
     if (typeof value === 'boolean') return value ? 'true' : 'false';
@@ -284,7 +307,7 @@ class Printer implements CallContext {
     }
   }
 
-  private compare(node: Node, depth: number): string {
+  protected compare(node: Node, depth: number): string {
     const op = String(node['op']);
     const left = node['left'] as Node;
     const right = node['right'] as Node;
@@ -334,9 +357,10 @@ class Printer implements CallContext {
  * which is printed to ClickHouse SQL node by node from an allow-list. No text of the expression
  * reaches the SQL except through bound parameters.
  */
-export async function createHogQLCompiler(options: { deadlineMs?: number } = {}): Promise<HogQLCompiler> {
+export async function createHogQLCompiler(options: { deadlineMs?: number; selectDeadlineMs?: number } = {}): Promise<HogQLCompiler> {
   const { Worker } = await import('node:worker_threads');
-  const deadlineMs = options.deadlineMs ?? HOGQL_PARSE_DEADLINE_MS;
+  const expressionDeadlineMs = options.deadlineMs ?? HOGQL_PARSE_DEADLINE_MS;
+  const selectDeadlineMs = options.selectDeadlineMs ?? SELECT_PARSE_DEADLINE_MS;
   type Pending = Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>;
   let worker: { thread: InstanceType<typeof Worker>; pending: Pending; ready: Promise<void> } | null = null;
   let nextId = 0;
@@ -366,7 +390,8 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
     thread.unref();
     return current;
   };
-  const parseText = async (text: string) => {
+  const parseText = async (text: string, kind: 'expr' | 'select') => {
+    const deadlineMs = kind === 'expr' ? expressionDeadlineMs : selectDeadlineMs;
     const current = (worker ??= start());
     // Referenced while a parse is under way (the caller waits on it), unreferenced when idle.
     current.thread.ref();
@@ -381,7 +406,7 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
         // The parse may never end: replace the worker rather than wait for it.
         if (worker === current) worker = null;
         void current.thread.terminate();
-        reject(new HogQLError(`The HogQL expression took longer than ${deadlineMs} ms to parse; simplify it.`));
+        reject(new HogQLError(`The HogQL ${kind === 'expr' ? 'expression' : 'query'} took longer than ${deadlineMs} ms to parse; simplify it.`));
       }, deadlineMs);
       current.pending.set(id, {
         resolve: (json) => {
@@ -395,7 +420,7 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
           reject(error);
         },
       });
-      current.thread.postMessage({ id, text });
+      current.thread.postMessage({ id, text, kind });
     });
   };
   return {
@@ -404,8 +429,20 @@ export async function createHogQLCompiler(options: { deadlineMs?: number } = {})
       if (expression.length > MAX_HOGQL_LENGTH) throw new HogQLError(`A HogQL expression may have at most ${MAX_HOGQL_LENGTH} characters.`);
       if (nestingDepth(expression) > MAX_HOGQL_NESTING)
         throw new HogQLError(`A HogQL expression may nest parentheses and brackets at most ${MAX_HOGQL_NESTING} deep.`);
-      const parsed = parseTree(await parseText(expression));
+      const parsed = parseTree(await parseText(expression, 'expr'));
       if (parsed.error) throw new HogQLError(`Syntax error in HogQL expression: ${String(parsed.message).slice(0, 200)}`);
+      return parsed;
+    },
+    async parseSelect(query) {
+      if (typeof query !== 'string' || query.trim() === '') throw new HogQLError('The HogQL query is empty.');
+      if (query.length > MAX_SELECT_LENGTH) throw new HogQLError(`A HogQL query may have at most ${MAX_SELECT_LENGTH} characters.`);
+      if (nestingDepth(query) > MAX_SELECT_NESTING) throw new HogQLError(`A HogQL query may nest parentheses and brackets at most ${MAX_SELECT_NESTING} deep.`);
+      const parsed = parseTree(await parseText(query, 'select'));
+      if (parsed.error) {
+        const start = (parsed['start'] as { offset?: unknown } | undefined)?.offset;
+        const at = typeof start === 'number' ? start : undefined;
+        throw new HogQLError(`Syntax error in HogQL query${at === undefined ? '' : ` at ${at}`}: ${String(parsed.message).slice(0, 200)}`, at);
+      }
       return parsed;
     },
     print(ast, ctx) {

@@ -15,7 +15,7 @@ import type { DecidePersonCache } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { createInProcessClickHouseTestStores, createTestClickHouseDatabase, createTestStores, type TestClickHouseDatabase } from '@sightline/testkit';
 import { listen } from '@sightline/http';
-import { createApiApp, type AccessOptions } from '../app';
+import { createApiApp, type AccessOptions, type ApiDeps } from '../app';
 
 export const ADMIN_KEY = 'phx_flags_admin';
 
@@ -42,7 +42,14 @@ export async function createFlagFixture(
   name: string,
   now: () => number,
   store: 'pg' | 'pglite' | 'chdb' = 'pg',
-  options: { access?: AccessOptions; metrics?: Metrics; decidePersons?: DecidePersonCache; jobs?: JobOperator; projectTokenChanges?: ProjectTokenChanges } = {},
+  options: {
+    access?: AccessOptions;
+    metrics?: Metrics;
+    decidePersons?: DecidePersonCache;
+    jobs?: JobOperator;
+    projectTokenChanges?: ProjectTokenChanges;
+    analytics?: ApiDeps['analytics'];
+  } = {},
 ): Promise<FlagFixture> {
   let stores: { db: MetadataStore; ch: ClickHouseClient; close(): Promise<void> };
   if (store === 'pg') stores = await createTestStores(name, { personalApiKey: ADMIN_KEY });
@@ -83,6 +90,7 @@ export async function createFlagFixture(
     decidePersons: options.decidePersons,
     jobs: options.jobs,
     projectTokenChanges: options.projectTokenChanges,
+    analytics: options.analytics,
     readiness: [],
     isShuttingDown: () => false,
     flagChanges: {

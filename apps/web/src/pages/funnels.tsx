@@ -1,6 +1,6 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
-import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { ChartSkeleton, CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
 import { navigate } from '../router';
@@ -15,6 +15,7 @@ import {
   useEventNames,
   useEventPropertyNames,
   usePersonPropertyNames,
+  useTopEvents,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
@@ -75,8 +76,15 @@ export function formatDuration(seconds: number | null): string {
 
 export function FunnelsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
+  // A new funnel starts from the project's two most common events (asked for before anything runs).
+  const fresh = !url.searchParams.get('q');
+  const topEvents = useTopEvents(projectId);
+  useEffect(() => {
+    if (fresh && topEvents && topEvents.length >= 2) setQuery({ ...query, steps: topEvents.slice(0, 2) });
+  }, [fresh, topEvents]);
+  const waiting = fresh && (topEvents === null || topEvents.length >= 2);
   // Asked again only when the request changes (not for a filter still being filled in).
-  const requestBody = JSON.stringify(funnelFilters(query));
+  const requestBody = waiting ? null : JSON.stringify(funnelFilters(query));
   const editing = url.searchParams.get('insight');
   // The query in the address; `insight` names the saved insight being edited, kept while editing.
   const setQuery = (next: FunnelQuery) =>
@@ -101,41 +109,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
       <NameOptions id="funnel-event-names" names={eventNames} />
       <NameOptions id="funnel-property-names" names={propertyNames} />
       <NameOptions id="funnel-person-property-names" names={personPropertyNames} />
-      <fieldset class="builder">
-        <legend>Steps</legend>
-        {query.steps.map((step, index) => (
-          <div class="series-row" key={index}>
-            <span class="series-letter" aria-hidden="true">
-              {index + 1}
-            </span>
-            <label>
-              Step {index + 1} event
-              <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
-            </label>
-            {query.steps.length > 2 ? (
-              <button
-                type="button"
-                class="secondary"
-                aria-label={`Remove step ${index + 1}`}
-                onClick={() => setQuery({ ...query, steps: query.steps.filter((_, i) => i !== index) })}
-              >
-                Remove
-              </button>
-            ) : null}
-          </div>
-        ))}
-        <button type="button" class="secondary" onClick={() => setQuery({ ...query, steps: [...query.steps, '$pageview'] })}>
-          Add step
-        </button>
-        <PropertyFiltersEditor
-          filters={query.properties ?? []}
-          onChange={(properties) => setQuery({ ...query, properties })}
-          label="Filters on every step"
-          {...BUILDER_FILTERS}
-          listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
-        />
-      </fieldset>
-      <div class="filters">
+      <div class="filters query-bar" role="group" aria-label="Query">
         <label>
           Show
           <select name="viz" value={viz} onChange={(e) => setQuery({ ...query, viz: e.currentTarget.value as FunnelViz })}>
@@ -237,11 +211,10 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         </label>
       </div>
       <p class="hint">Dates in {timezone}.</p>
-      <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
       {error ? (
         <ErrorState error={error} />
       ) : answer === null ? (
-        <Loading what="the funnel" />
+        <ChartSkeleton what="the funnel" />
       ) : (
         <>
           <ComputedAt
@@ -254,7 +227,42 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
           <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} onActors={(title, url) => setActors({ title, url })} />
         </>
       )}
-      {actors ? <ActorsModal key={actors.url} title={actors.title} url={actors.url} onClose={() => setActors(null)} /> : null}
+      {actors ? <ActorsModal key={actors.url} title={actors.title} source={{ url: actors.url }} onClose={() => setActors(null)} /> : null}
+      <fieldset class="builder">
+        <legend>Steps</legend>
+        {query.steps.map((step, index) => (
+          <div class="series-row" key={index}>
+            <span class="series-letter" aria-hidden="true">
+              {index + 1}
+            </span>
+            <label>
+              Step {index + 1} event
+              <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
+            </label>
+            {query.steps.length > 2 ? (
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Remove step ${index + 1}`}
+                onClick={() => setQuery({ ...query, steps: query.steps.filter((_, i) => i !== index) })}
+              >
+                Remove
+              </button>
+            ) : null}
+          </div>
+        ))}
+        <button type="button" class="secondary" onClick={() => setQuery({ ...query, steps: [...query.steps, '$pageview'] })}>
+          Add step
+        </button>
+        <PropertyFiltersEditor
+          filters={query.properties ?? []}
+          onChange={(properties) => setQuery({ ...query, properties })}
+          label="Filters on every step"
+          {...BUILDER_FILTERS}
+          listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+        />
+      </fieldset>
+      <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
       {viz === 'steps' && answer !== null && !error ? (
         <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />
       ) : null}

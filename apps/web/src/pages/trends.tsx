@@ -1,14 +1,16 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
-import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { ChartSkeleton, CommitInput, Empty, ErrorState, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DISPLAYS, queryFromUrl, trendFilters, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
+import { DISPLAYS, queryFromUrl, trendFilters, trendsQueryNode, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
 import {
+  ActorsModal,
   BreakdownPicker,
+  describeRange,
   BUILDER_FILTERS,
   ComputedAt,
   DateRangePicker,
@@ -43,7 +45,7 @@ export interface TrendSeries {
   breakdown_value?: string | number | (string | number)[];
   compare_label?: 'current' | 'previous';
   /** The series' event or action; with a breakdown, `label` is the breakdown value, as PostHog answers. */
-  action: { name?: string } | null;
+  action: { name?: string; order?: number } | null;
 }
 
 /** The trend endpoint's answer: the series, and when they were computed. */
@@ -87,6 +89,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
   const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
   const { answer, error, refresh, refreshing } = usePost<TrendAnswer>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  const [actors, setActors] = useState<{ title: string; node: Record<string, unknown> } | null>(null);
+  // The persons behind a point: an InsightActorsQuery over the trend as the query API takes it.
+  const openActors = (point: TrendPoint, title: string) =>
+    setActors({ title: `Persons: ${title}`, node: { kind: 'InsightActorsQuery', source: trendsQueryNode(query), ...point } });
   const result = answer?.result ?? null;
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
@@ -106,6 +112,80 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
       <NameOptions id="event-names" names={eventNames} />
       <NameOptions id="event-property-names" names={propertyNames} />
       <NameOptions id="person-property-names" names={personPropertyNames} />
+      <div class="filters query-bar" role="group" aria-label="Query">
+        <BreakdownPicker
+          projectId={projectId}
+          name="breakdown"
+          value={
+            query.display === 'world_map'
+              ? { breakdown: WORLD_MAP_BREAKDOWN }
+              : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
+          }
+          disabled={query.display === 'world_map'}
+          lists={PROPERTY_LISTS}
+          onChange={(choice) => setQuery({ ...query, ...choice })}
+        />
+        <label>
+          Interval
+          <select name="interval" value={query.interval} onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as TrendQuery['interval'] })}>
+            <option value="hour">Hour</option>
+            <option value="day">Day</option>
+            <option value="week">Week</option>
+            <option value="month">Month</option>
+          </select>
+        </label>
+        <DateRangePicker
+          dateFrom={query.date_from}
+          dateTo={query.date_to}
+          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to, interval: range.interval })}
+        />
+        <label class="inline">
+          <input
+            type="checkbox"
+            name="filter_test_accounts"
+            checked={query.filter_test_accounts === true}
+            onChange={(e) => setQuery({ ...query, filter_test_accounts: e.currentTarget.checked || undefined })}
+          />{' '}
+          Filter out internal and test users
+        </label>
+        <label class="inline">
+          <input type="checkbox" name="compare" checked={query.compare === true} onChange={(e) => setQuery({ ...query, compare: e.currentTarget.checked })} />{' '}
+          Compare to previous period
+        </label>
+        <label>
+          Display
+          <select name="display" value={query.display} onChange={(e) => setQuery({ ...query, display: e.currentTarget.value as Display })}>
+            {(Object.keys(DISPLAYS) as Display[]).map((key) => (
+              <option key={key} value={key}>
+                {DISPLAYS[key].label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <p class="hint">Dates in {timezone}.</p>
+      {unchosen !== -1 ? (
+        <Empty>Choose the action of series {String.fromCharCode(65 + unchosen)}.</Empty>
+      ) : error ? (
+        <ErrorState error={error} />
+      ) : result === null ? (
+        <ChartSkeleton what="the trend" />
+      ) : (
+        <>
+          <ComputedAt lastRefresh={answer?.last_refresh} isCached={answer?.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
+          <TrendView
+            result={result}
+            display={query.display}
+            interval={query.interval}
+            timezone={timezone}
+            onPoint={query.formula ? undefined : openActors}
+            rangeLabel={describeRange(query.date_from, query.date_to)}
+          />
+        </>
+      )}
+      {actors ? (
+        <ActorsModal key={JSON.stringify(actors.node)} title={actors.title} source={{ projectId, node: actors.node }} onClose={() => setActors(null)} />
+      ) : null}
       <fieldset class="builder">
         <legend>Series</legend>
         {query.series.map((s, index) => (
@@ -216,73 +296,26 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           />
         </label>
       </fieldset>
-      <div class="filters">
-        <BreakdownPicker
-          projectId={projectId}
-          name="breakdown"
-          value={
-            query.display === 'world_map'
-              ? { breakdown: WORLD_MAP_BREAKDOWN }
-              : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
-          }
-          disabled={query.display === 'world_map'}
-          lists={PROPERTY_LISTS}
-          onChange={(choice) => setQuery({ ...query, ...choice })}
-        />
-        <label>
-          Interval
-          <select name="interval" value={query.interval} onChange={(e) => setQuery({ ...query, interval: e.currentTarget.value as TrendQuery['interval'] })}>
-            <option value="hour">Hour</option>
-            <option value="day">Day</option>
-            <option value="week">Week</option>
-            <option value="month">Month</option>
-          </select>
-        </label>
-        <DateRangePicker
-          dateFrom={query.date_from}
-          dateTo={query.date_to}
-          onChange={(range) => setQuery({ ...query, date_from: range.date_from, date_to: range.date_to, interval: range.interval })}
-        />
-        <label class="inline">
-          <input
-            type="checkbox"
-            name="filter_test_accounts"
-            checked={query.filter_test_accounts === true}
-            onChange={(e) => setQuery({ ...query, filter_test_accounts: e.currentTarget.checked || undefined })}
-          />{' '}
-          Filter out internal and test users
-        </label>
-        <label class="inline">
-          <input type="checkbox" name="compare" checked={query.compare === true} onChange={(e) => setQuery({ ...query, compare: e.currentTarget.checked })} />{' '}
-          Compare to previous period
-        </label>
-        <label>
-          Display
-          <select name="display" value={query.display} onChange={(e) => setQuery({ ...query, display: e.currentTarget.value as Display })}>
-            {(Object.keys(DISPLAYS) as Display[]).map((key) => (
-              <option key={key} value={key}>
-                {DISPLAYS[key].label}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
-      <p class="hint">Dates in {timezone}.</p>
       <SaveInsight projectId={projectId} filters={trendFilters(query)} editing={editing} />
-      {unchosen !== -1 ? (
-        <Empty>Choose the action of series {String.fromCharCode(65 + unchosen)}.</Empty>
-      ) : error ? (
-        <ErrorState error={error} />
-      ) : result === null ? (
-        <Loading what="the trend" />
-      ) : (
-        <>
-          <ComputedAt lastRefresh={answer?.last_refresh} isCached={answer?.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
-          <TrendView result={result} display={query.display} interval={query.interval} timezone={timezone} />
-        </>
-      )}
     </section>
   );
+}
+
+/** One point of a trend, as PostHog's InsightActorsQuery names it: whose actors to list. */
+export interface TrendPoint {
+  series: number;
+  /** The bucket (a `days` entry); null: the whole range (total-value displays). */
+  day: string | null;
+  breakdown?: string | number | (string | number)[];
+  compare?: 'current' | 'previous';
+}
+
+const OTHER = '$$_posthog_breakdown_other_$$';
+
+/** The point behind result `s` (at bucket `index`), or null when its actors cannot be listed (the "other" value, a formula). */
+function pointOf(s: TrendSeries, day: string | null): TrendPoint | null {
+  if (s.action?.order === undefined || [s.breakdown_value].flat().includes(OTHER)) return null;
+  return { series: s.action.order, day, breakdown: s.breakdown_value === '' ? undefined : s.breakdown_value, compare: s.compare_label };
 }
 
 export function TrendView({
@@ -290,11 +323,17 @@ export function TrendView({
   display,
   interval = 'day',
   timezone,
+  onPoint,
+  rangeLabel,
 }: {
   result: TrendSeries[];
   display: Display;
   interval?: TrendQuery['interval'];
   timezone: string;
+  /** The date range in words, for the number display's caption. */
+  rangeLabel?: string;
+  /** Given: a click on a point, bar, slice or table row opens the persons behind it. */
+  onPoint?: (point: TrendPoint, title: string) => void;
 }) {
   // A pie draws each series' total (aggregated displays answer no per-interval data); a bar of
   // totals one bar per series (or breakdown value), its height the server's aggregated_value.
@@ -302,7 +341,11 @@ export function TrendView({
     () =>
       display === 'bar_value'
         ? [{ label: 'Total', values: result.map(seriesTotal) }]
-        : result.map((s) => ({ label: seriesName(s), values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []) })),
+        : result.map((s) => ({
+            label: seriesName(s),
+            values: display === 'pie' ? [seriesTotal(s)] : (s.data ?? []),
+            colorKey: s.breakdown_value === undefined || s.breakdown_value === '' ? undefined : String(s.breakdown_value),
+          })),
     [result, display],
   );
   const countries = useMemo(
@@ -318,7 +361,7 @@ export function TrendView({
   return (
     <div class="trend" data-testid="trend-result" data-display={display} data-days={JSON.stringify(days)}>
       {display === 'number' ? (
-        <p class="big-number">{formatNumber(result.reduce((sum, s) => sum + seriesTotal(s), 0))}</p>
+        <NumberView result={result} rangeLabel={rangeLabel} />
       ) : display === 'table' ? null : display === 'world_map' ? (
         <WorldMap values={countries} title={title} />
       ) : (
@@ -328,6 +371,17 @@ export function TrendView({
           series={series}
           title={title}
           time={timeSeries ? { timezone, unit: interval } : undefined}
+          onPoint={
+            onPoint
+              ? (datasetIndex, index) => {
+                  // Totals (bar of totals, pie): one dataset, a bar or slice per result; otherwise a dataset per result.
+                  const s = timeSeries ? result[datasetIndex] : result[index];
+                  const day = timeSeries ? (s?.days[index] ?? null) : null;
+                  const point = s ? pointOf(s, day) : null;
+                  if (s && point) onPoint(point, `${seriesName(s)}${day ? ` on ${s.labels?.[index] ?? day}` : ''}`);
+                }
+              : undefined
+          }
         />
       )}
       {/* The numbers drawn: visible as the table display and under the map, otherwise hidden from view but read by tests and screen readers. */}
@@ -359,12 +413,47 @@ export function TrendView({
               >
                 <th scope="row">{seriesName(s)}</th>
                 {timeSeries ? (s.data ?? []).map((value, i) => <td key={i}>{formatNumber(value)}</td>) : null}
-                <td>{formatNumber(seriesTotal(s))}</td>
+                <td>
+                  {onPoint && display === 'table' && pointOf(s, null) && seriesTotal(s) > 0 ? (
+                    <button type="button" class="link" aria-label={`Persons behind ${seriesName(s)}`} onClick={() => onPoint(pointOf(s, null)!, seriesName(s))}>
+                      {formatNumber(seriesTotal(s))}
+                    </button>
+                  ) : (
+                    formatNumber(seriesTotal(s))
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
     </div>
+  );
+}
+
+/**
+ * The number display: the total, what it counts over which range, and with "compare" its change
+ * from the previous period (PostHog's BoldNumber caption).
+ */
+function NumberView({ result, rangeLabel }: { result: TrendSeries[]; rangeLabel?: string }) {
+  const current = result.filter((s) => s.compare_label !== 'previous');
+  const previous = result.filter((s) => s.compare_label === 'previous');
+  const total = current.reduce((sum, s) => sum + seriesTotal(s), 0);
+  const before = previous.reduce((sum, s) => sum + seriesTotal(s), 0);
+  const what = [...new Set(current.map((s) => baseSeriesName(s)))].join(', ');
+  const change = previous.length === 0 ? null : before === 0 ? null : ((total - before) / before) * 100;
+  return (
+    <figure class="number-display">
+      <p class="big-number">{formatNumber(total)}</p>
+      <figcaption class="hint" data-testid="number-caption">
+        {what}
+        {rangeLabel ? ` · ${rangeLabel}` : ''}
+        {previous.length > 0
+          ? change === null
+            ? ` · previous period ${formatNumber(before)}`
+            : ` · ${change >= 0 ? '▲' : '▼'} ${formatNumber(Math.abs(change))}% vs the previous period (${formatNumber(before)})`
+          : ''}
+      </figcaption>
+    </figure>
   );
 }

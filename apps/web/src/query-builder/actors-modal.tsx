@@ -19,6 +19,43 @@ interface ActorsPage {
   next: string | null;
 }
 
+/**
+ * Where the actors come from: a legacy actors route (a funnel step's people URL, paged by its
+ * `next`), or the query API with an actors node (an InsightActorsQuery), paged by offset.
+ */
+export type ActorsSource = { url: string } | { projectId: number; node: Record<string, unknown> };
+
+/** A person as the query API's ActorsQuery answers it (its `person` column). */
+interface QueryPerson {
+  id: string;
+  properties?: Record<string, unknown>;
+  distinct_ids?: string[];
+}
+
+const QUERY_PAGE = 100;
+
+/** One page of actors from either source; `next` says how to read the following one. */
+async function readPage(source: ActorsSource, next: string | number | null): Promise<{ actors: Actor[]; next: string | number | null }> {
+  if ('url' in source) {
+    const page = await api<ActorsPage>(typeof next === 'string' ? next : source.url);
+    return { actors: page.results[0]?.people ?? [], next: page.next ? samePath(page.next) : null };
+  }
+  const offset = typeof next === 'number' ? next : 0;
+  const answer = await api<{ results: [QueryPerson][]; hasMore: boolean }>(`/api/environments/${source.projectId}/query/`, {
+    method: 'POST',
+    body: { query: { kind: 'ActorsQuery', select: ['person'], limit: QUERY_PAGE, offset, source: source.node } },
+  });
+  const actors = answer.results.map(([person]) => ({
+    type: 'person' as const,
+    id: person.id,
+    uuid: person.id,
+    name: String(person.properties?.['email'] ?? person.properties?.['name'] ?? person.distinct_ids?.[0] ?? person.id),
+    distinct_ids: person.distinct_ids ?? [],
+    properties: person.properties,
+  }));
+  return { actors, next: answer.hasMore ? offset + QUERY_PAGE : null };
+}
+
 /** How many actors the CSV holds at most (pages of the route's own size are read until then). */
 const CSV_LIMIT = 10_000;
 
@@ -41,32 +78,34 @@ function actorsCsv(actors: Actor[]): string {
 
 /**
  * PostHog's actors modal: the persons behind a number (a funnel step's converted or dropped-off
- * persons), read from the actors route the answer names, page by page, each linked to its page,
- * and the whole list as CSV.
+ * persons, a trend point's), page by page, each linked to its page, and the whole list as CSV.
  */
-export function ActorsModal({ title, url, onClose }: { title: string; url: string; onClose: () => void }) {
+export function ActorsModal({ title, source, onClose }: { title: string; source: ActorsSource; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [actors, setActors] = useState<Actor[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
+  const [next, setNext] = useState<string | number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [exporting, setExporting] = useState(false);
   useEffect(() => {
     dialog.current?.showModal();
-    const controller = new AbortController();
-    api<ActorsPage>(url, { signal: controller.signal })
+    let current = true;
+    readPage(source, null)
       .then((page) => {
-        setActors(page.results[0]?.people ?? []);
-        setNext(page.next ? samePath(page.next) : null);
+        if (!current) return;
+        setActors(page.actors);
+        setNext(page.next);
       })
-      .catch((failure) => (failure as Error).name !== 'AbortError' && setError(failure));
-    return () => controller.abort();
-  }, [url]);
+      .catch((failure) => current && setError(failure));
+    return () => {
+      current = false;
+    };
+  }, []);
   const more = async () => {
-    if (!next) return;
+    if (next === null) return;
     try {
-      const page = await api<ActorsPage>(next);
-      setActors([...(actors ?? []), ...(page.results[0]?.people ?? [])]);
-      setNext(page.next ? samePath(page.next) : null);
+      const page = await readPage(source, next);
+      setActors([...(actors ?? []), ...page.actors]);
+      setNext(page.next);
     } catch (failure) {
       setError(failure);
     }
@@ -75,11 +114,11 @@ export function ActorsModal({ title, url, onClose }: { title: string; url: strin
     setExporting(true);
     try {
       const all: Actor[] = [];
-      let page: string | null = url;
-      while (page && all.length < CSV_LIMIT) {
-        const answer: ActorsPage = await api<ActorsPage>(page);
-        all.push(...(answer.results[0]?.people ?? []));
-        page = answer.next ? samePath(answer.next) : null;
+      let page = await readPage(source, null);
+      all.push(...page.actors);
+      while (page.next !== null && all.length < CSV_LIMIT) {
+        page = await readPage(source, page.next);
+        all.push(...page.actors);
       }
       const link = document.createElement('a');
       link.href = URL.createObjectURL(new Blob([actorsCsv(all.slice(0, CSV_LIMIT))], { type: 'text/csv' }));
@@ -139,7 +178,7 @@ export function ActorsModal({ title, url, onClose }: { title: string; url: strin
               </tbody>
             </table>
           </div>
-          {next ? (
+          {next !== null ? (
             <button type="button" class="secondary" onClick={more}>
               Load more
             </button>

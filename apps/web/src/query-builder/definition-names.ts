@@ -15,3 +15,17 @@ function useDefinitionNames(path: string): string[] {
 export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
 export const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
 export const usePersonPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`);
+
+/**
+ * The project's two most common events (event definitions by volume), for a funnel nobody has
+ * built yet; null while they load, fewer than two when the project has fewer.
+ */
+export function useTopEvents(projectId: number): string[] | null {
+  const [names, setNames] = useState<string[] | null>(null);
+  useEffect(() => {
+    api<Page<{ name: string }>>(`/api/projects/${projectId}/event_definitions/?limit=2`)
+      .then((page) => setNames(page.results.map((row) => row.name)))
+      .catch(() => setNames([]));
+  }, [projectId]);
+  return names;
+}

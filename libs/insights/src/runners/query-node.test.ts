@@ -33,12 +33,24 @@ describe('query node dispatch', () => {
   });
 
   it('takes no kind the query API does not run, nor an ActorsQuery around a non-actors kind', () => {
-    expect(parseQueryNode({ kind: 'HogQLQuery', query: 'select 1' })).toBeNull();
+    expect(parseQueryNode({ kind: 'SessionsTimelineQuery' })).toBeNull();
     expect(parseQueryNode({ kind: 'ActorsQuery', source: trends })).toBeNull();
     expect(parseQueryNode({ kind: 'FunnelCorrelationQuery', source: {} })).toBeNull();
     expect(parseQueryNode({ kind: 'toString' })).toBeNull();
     expect(QUERY_API_KINDS).toEqual(
-      expect.arrayContaining(['TrendsQuery', 'FunnelsQuery', 'FunnelsActorsQuery', 'FunnelCorrelationActorsQuery', 'RetentionQuery', 'RetentionActorsQuery', 'EventsQuery', 'PathsQuery', 'PathsActorsQuery']),
+      expect.arrayContaining([
+        'TrendsQuery',
+        'FunnelsQuery',
+        'FunnelsActorsQuery',
+        'FunnelCorrelationActorsQuery',
+        'RetentionQuery',
+        'RetentionActorsQuery',
+        'EventsQuery',
+        'PathsQuery',
+        'PathsActorsQuery',
+        'HogQLQuery',
+        'TrendsActorsQuery',
+      ]),
     );
     expect(QUERY_API_KINDS).not.toContain('FunnelCorrelationQuery');
   });

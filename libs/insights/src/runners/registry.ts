@@ -3,6 +3,7 @@ import { funnelActorsRunner } from '../funnels/funnel-actors.runner';
 import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-actors.runner';
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
+import { hogqlQueryRunner } from '../hogql/hogql-query.runner';
 import { lifecycleActorsRunner } from '../lifecycle/lifecycle-actors.runner';
 import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
 import { pathsActorsRunner } from '../paths/paths-actors.runner';
@@ -11,6 +12,7 @@ import { retentionActorsRunner } from '../retention/retention-actors.runner';
 import { retentionRunner } from '../retention/retention.runner';
 import { stickinessActorsRunner } from '../stickiness/stickiness-actors.runner';
 import { stickinessRunner } from '../stickiness/stickiness.runner';
+import { trendActorsRunner } from '../trends/trend-actors.runner';
 import { trendsRunner } from '../trends/trends.runner';
 import type { QueryRunner } from './query-runner';
 
@@ -39,6 +41,9 @@ export const QUERY_RUNNERS = {
   PathsQuery: pathsRunner,
   /** No node kind of its own in PostHog: its InsightActorsQuery over a PathsQuery (the persons on an edge). */
   PathsActorsQuery: pathsActorsRunner,
+  HogQLQuery: hogqlQueryRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a TrendsQuery. */
+  TrendsActorsQuery: trendActorsRunner,
 };
 
 export type QueryKind = keyof typeof QUERY_RUNNERS;

@@ -249,6 +249,27 @@ GROUP BY b${bv ? ', bv' : ''}`;
   }
 
   /**
+   * The actors behind one point of the series (PostHog's InsightActorsQuery over a TrendsQuery):
+   * each actor with a matching event in [fromMs, toMs] (and, broken down, the given raw value),
+   * with how many such events it has, ordered by actor id; `limit` + 1 rows tell whether more follow.
+   */
+  actorsSql(window: { fromMs: number; toMs: number }, breakdownValue: string[] | null, page: { limit: number; offset: number }): SeriesQuery {
+    const bv = this.rawBreakdownArraySql();
+    const conditions = [this.whereSql(this.dateTime(window.fromMs), this.dateTime(window.toMs), { withFilters: true }), this.actorPresentSql()];
+    if (bv && breakdownValue) {
+      const single = this.input.breakdowns.length === 1;
+      conditions.push(`${bv} = ${single ? this.params.add(breakdownValue[0] ?? '', 'String') : this.params.add(breakdownValue, 'Array(String)')}`);
+    }
+    const sql = `SELECT toString(${this.actorSql()}) AS actor_id, count() AS event_count
+  {FROM}
+  WHERE ${conditions.join('\n  AND ')}
+  GROUP BY actor_id
+  ORDER BY actor_id
+  LIMIT ${this.params.add(page.limit + 1, 'UInt32')} OFFSET ${this.params.add(page.offset, 'UInt64')}`;
+    return { sql: sql.split('{FROM}').join(this.fromSql(sql, window)), params: this.params.values, timeSeries: false };
+  }
+
+  /**
    * The smallest and largest numeric value of each histogram breakdown among the series' events
    * in the range (`min<i>`, `max<i>`; NULL when none is numeric), which its bins divide evenly.
    */
