@@ -13,10 +13,11 @@ import { startAnalyticsBench } from './analytics-data';
 import { printRatioTable, ratioRow, timeAgainstBaseline } from './bench-process';
 import type { InsightBenchKind } from './insights-kind';
 import { RETENTION_KINDS } from './insights-retention';
+import { STICKINESS_LIFECYCLE_KINDS } from './insights-stickiness-lifecycle';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 10_000_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
-const KINDS: InsightBenchKind[] = [...RETENTION_KINDS];
+const KINDS: InsightBenchKind[] = [...RETENTION_KINDS, ...STICKINESS_LIFECYCLE_KINDS];
 
 async function main(): Promise<void> {
   const bench = await startAnalyticsBench(EVENTS);
