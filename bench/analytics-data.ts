@@ -32,6 +32,8 @@ export const COHORT_ID = 1;
 export interface AnalyticsBench {
   ch: ClickHouseClient;
   db: MetadataStore;
+  /** The api app's address (it serves the web app too). */
+  base: string;
   /** POSTs a body to an api path and answers the parsed JSON (throws unless 200). */
   post<T>(apiPath: string, body: Record<string, unknown>): Promise<T>;
   close(): Promise<void>;
@@ -63,6 +65,7 @@ export async function startAnalyticsBench(events: number): Promise<AnalyticsBenc
   return {
     ch,
     db,
+    base: `http://127.0.0.1:${server.port}`,
     async post<T>(apiPath: string, body: Record<string, unknown>) {
       const res = await fetch(`http://127.0.0.1:${server.port}${apiPath}`, {
         method: 'POST',

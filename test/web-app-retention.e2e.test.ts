@@ -14,15 +14,15 @@ const DAY = 86_400_000;
 
 /**
  * Pageviews at noon UTC, days before today: alice 3, 2 and 1 days ago, bob 3 and 1 days ago,
- * carol 2 days ago. The cohort of 3 days ago is alice and bob: 1 back a day later (alice), 2
- * back two days later.
+ * carol 2 days ago (bob on Firefox, the others on Chrome). The cohort of 3 days ago is alice and
+ * bob: 1 back a day later (alice), 2 back two days later.
  */
 function generatedEvents(todayNoon: number) {
   const view = (distinctId: string, daysAgo: number) => ({
     event: '$pageview',
     distinct_id: distinctId,
     timestamp: new Date(todayNoon - daysAgo * DAY).toISOString(),
-    properties: { $set: { email: `${distinctId}@example.com` } },
+    properties: { $browser: distinctId === 'bob' ? 'Firefox' : 'Chrome', $set: { email: `${distinctId}@example.com` } },
   });
   return [view('alice', 3), view('alice', 2), view('alice', 1), view('bob', 3), view('bob', 1), view('carol', 2)];
 }
@@ -108,6 +108,27 @@ describe('the web app’s Retention page in Chromium', () => {
     // Only carol's first visit is 2 days ago; alice and bob first came 3 days ago.
     expect(expected[5]![0]).toBe(1);
     await waitFor(async () => expect(await drawnCounts()).toEqual(expected), { description: 'the first-time counts' });
+  });
+
+  it('breaks the cohorts down by an event property and a date range, one value at a time', async () => {
+    await page.getByLabel('Cohorts by').selectOption('retention_recurring');
+    await page.getByLabel('Breakdown by').selectOption('event');
+    await page.getByLabel('Breakdown property').fill('$browser');
+    await page.getByLabel('Breakdown property').press('Enter');
+    await page.getByLabel('Cohorts from').selectOption({ label: 'Last 7 days' });
+    const api = await target.api('POST', '/api/environments/1/query/', {
+      query: { ...query, dateRange: { date_from: '-7d', date_to: null }, breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } },
+    });
+    expect(api.status).toBe(200);
+    const rows = api.body.results as { breakdown_value: string; values: { count: number }[] }[];
+    const of = (value: string) => rows.filter((r) => r.breakdown_value === value).map((r) => r.values.map((v) => v.count));
+    // Chrome: alice and carol; ranked first (3 cohort entries against Firefox's 2).
+    expect([...new Set(rows.map((r) => r.breakdown_value))]).toEqual(['Chrome', 'Firefox']);
+    await waitFor(async () => expect(await drawnCounts()).toEqual(of('Chrome')), { description: 'the Chrome cohorts' });
+    await page.getByLabel('Breakdown value').selectOption('Firefox');
+    await waitFor(async () => expect(await drawnCounts()).toEqual(of('Firefox')), { description: 'the Firefox cohorts' });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(OUTPUT_DIR, '41-retention-breakdown.png'), fullPage: true });
   });
 
   it('logged no console errors', () => {

@@ -8,6 +8,7 @@ describe('the SQL page places an error in the query', () => {
     expect(errorPosition({ position: '18' }, 'Unknown table', text)).toEqual({ start: 18 });
     expect(errorPosition(null, "Unknown table 'evnts' at 18", text)).toEqual({ start: 18 });
     expect(errorPosition({ detail: 'x' }, 'Syntax error at position 7.', text)).toEqual({ start: 7 });
+    expect(errorPosition(null, "Unknown table 'evnts' at 18 (tables: events, persons)", text)).toEqual({ start: 18 });
   });
 
   it('names no position when there is none, or one outside the query', () => {
@@ -16,6 +17,7 @@ describe('the SQL page places an error in the query', () => {
     expect(errorPosition({ start: -1 }, 'x', text)).toBeNull();
     // A number inside the message is not a position.
     expect(errorPosition(null, 'LIMIT at most 50000 rows', text)).toBeNull();
+    expect(errorPosition(null, 'Runs at 10x the cost', text)).toBeNull();
   });
 
   it('shows an offset as its line and column and the line itself', () => {

@@ -22,6 +22,30 @@ function bundleSizeReport(): Plugin {
   };
 }
 
+/**
+ * Fails the build on a stylesheet whose braces do not pair up: the minifier accepts one, and every
+ * rule after an unclosed block is then silently lost (a merge of two appended blocks did that once).
+ */
+function balancedStylesheets(): Plugin {
+  return {
+    name: 'sightline-balanced-css',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.endsWith('.css')) return null;
+      const text = code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
+      let depth = 0;
+      let line = 1;
+      for (const char of text) {
+        if (char === '\n') line++;
+        else if (char === '{') depth++;
+        else if (char === '}' && --depth < 0) this.error(`${id}: a '}' with no '{' before it (line ${line} without comments)`);
+      }
+      if (depth !== 0) this.error(`${id}: ${depth} '{' never closed`);
+      return null;
+    },
+  };
+}
+
 export default defineConfig({
   // JSX through esbuild's automatic runtime with Preact: no Babel preset to install.
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
@@ -35,5 +59,5 @@ export default defineConfig({
     sourcemap: false,
     reportCompressedSize: false,
   },
-  plugins: [bundleSizeReport()],
+  plugins: [balancedStylesheets(), bundleSizeReport()],
 });

@@ -45,7 +45,7 @@ import { createJobsRoutes } from './jobs';
 import { createLoginRouter, createSignInThrottle } from './login';
 import { createOrganizationRoutes } from './organization';
 import { createPersonalApiKeysRoutes } from './personal-api-keys';
-import { createPersonsFunnelRoutes, createPersonsRetentionRoutes, createPersonsRoutes } from './persons';
+import { createPersonsFunnelRoutes, createPersonsPathRoutes, createPersonsRetentionRoutes, createPersonsRoutes } from './persons';
 import { createPropertyDefinitionsRoutes } from './property-definitions';
 import { createQueryRoutes } from './query';
 import { createRemoteConfigRouter } from './remote-config';
@@ -146,6 +146,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createQueryRoutes({ now }, queries),
     // The persons behind a funnel step: before the persons routes, whose `:person_id` would take `funnel`.
     createPersonsFunnelRoutes({ now }, queries),
+    createPersonsPathRoutes({ now }, queries),
     createPersonsRetentionRoutes({ now }, queries),
     createEventsRoutes({ db: deps.db, ch, now }),
     createEventDefinitionsRoutes(deps.db),

@@ -15,7 +15,9 @@ import { InsightPage, InsightsPage } from './pages/insights';
 import { LoginPage, SetupPage } from './pages/login';
 import { PathsPage } from './pages/paths';
 import { PersonDetailPage, PersonsPage } from './pages/persons';
+import { LifecyclePage } from './pages/lifecycle';
 import { RetentionPage } from './pages/retention';
+import { StickinessPage } from './pages/stickiness';
 import { SettingsPage } from './pages/settings';
 import { SqlPage } from './pages/sql';
 import { TrendsPage } from './pages/trends';
@@ -30,6 +32,8 @@ const NAV = [
   { path: '/funnels', label: 'Funnels' },
   { path: '/sql', label: 'SQL' },
   { path: '/retention', label: 'Retention' },
+  { path: '/stickiness', label: 'Stickiness' },
+  { path: '/lifecycle', label: 'Lifecycle' },
   { path: '/paths', label: 'Paths' },
   { path: '/persons', label: 'Persons' },
   { path: '/groups', label: 'Groups' },
@@ -90,6 +94,8 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path === '/sql') page = <SqlPage projectId={projectId} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/retention') page = <RetentionPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/stickiness') page = <StickinessPage projectId={projectId} timezone={timezone} url={url} />;
+  else if (path === '/lifecycle') page = <LifecyclePage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/paths') page = <PathsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/persons') page = <PersonsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/persons/')) page = <PersonDetailPage projectId={projectId} timezone={timezone} uuid={decodeURIComponent(path.slice(9))} />;

@@ -10,6 +10,9 @@ export interface Insight {
   last_modified_at: string;
   dashboards?: number[];
   result?: unknown;
+  /** A table insight's (DataTableNode, DataVisualizationNode) columns and their types, beside its rows in `result`. */
+  columns?: unknown[] | null;
+  types?: (string | [string, string])[] | null;
   /** When `result` was computed, and whether it came from the server's cache. */
   last_refresh?: string | null;
   is_cached?: boolean;

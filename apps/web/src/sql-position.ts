@@ -3,8 +3,11 @@ export interface QueryPosition {
   start: number;
 }
 
-/** "… at 14" / "… at position 14" / "(at 14)" ending a message: the offset the API wrote into the error's text. */
-const MESSAGE_POSITION = /\bat (?:position |character |offset )?(\d{1,9})\)?\.?\s*$/;
+/**
+ * "… at 14", "… at position 14 (tables: …)": the offset the API wrote into the error's text, a
+ * number standing alone after "at" (the last one when several).
+ */
+const MESSAGE_POSITION = /\bat (?:position |character |offset )?(\d{1,9})(?=$|[\s).,;:])/g;
 
 /**
  * The position of a query error: the API's `start` (or `position`) field when its body has one,
@@ -14,7 +17,11 @@ const MESSAGE_POSITION = /\bat (?:position |character |offset )?(\d{1,9})\)?\.?\
 export function errorPosition(body: Record<string, unknown> | null, message: string, text: string): QueryPosition | null {
   const field = body?.['start'] ?? body?.['position'];
   const raw =
-    typeof field === 'number' ? field : typeof field === 'string' && /^\d+$/.test(field) ? Number(field) : Number(MESSAGE_POSITION.exec(message)?.[1] ?? NaN);
+    typeof field === 'number'
+      ? field
+      : typeof field === 'string' && /^\d+$/.test(field)
+        ? Number(field)
+        : Number([...message.matchAll(MESSAGE_POSITION)].at(-1)?.[1] ?? NaN);
   return Number.isInteger(raw) && raw >= 0 && raw <= text.length ? { start: raw } : null;
 }
 

@@ -437,7 +437,9 @@ export interface ChdbHttpFront {
 export async function startChdbHttpFront(options: { dataDir: string; port: number; host?: string }): Promise<ChdbHttpFront> {
   const engine = new ChdbEngine(options.dataDir);
 
-  const server = http.createServer((req, res) => {
+  // ClickHouse reads a URI of up to http_max_uri_size (1 MiB); Node's default header limit (16 KiB)
+  // would refuse the long query parameters (a HogQL query's literals) ClickHouse takes.
+  const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const queryId = url.searchParams.get('query_id') || randomUUID();
     if (url.pathname === '/ping' || (url.pathname === '/' && req.method === 'GET' && !url.searchParams.has('query'))) {

@@ -6,6 +6,7 @@
  * JavaScript object has (`constructor`, `__proto__`) and names nothing has, and text near the
  * grammar (a generated expression cut, or with a character put in).
  */
+import { HOGQL_AGGREGATIONS, HOGQL_FUNCTIONS } from '@sightline/hogql';
 import fc from 'fast-check';
 
 /** Fields HogQL resolves, and some it must refuse. */
@@ -31,6 +32,8 @@ const FIELDS = [
   'system.tables.name',
   'constructor',
   '__proto__',
+  // A lambda's name (`x -> …`), and a field outside one.
+  'x',
 ];
 
 /** Numbers at the edges of Int64, UInt64, Float64 and JavaScript's safe integers. */
@@ -84,72 +87,11 @@ const STRINGS = [
   'signup',
 ];
 
-/** Every function the printer allows, and its aggregates. */
-const FUNCTIONS = [
-  'lower',
-  'upper',
-  'length',
-  'concat',
-  'substring',
-  'trim',
-  'replaceAll',
-  'replaceOne',
-  'position',
-  'startsWith',
-  'endsWith',
-  'toString',
-  'toDate',
-  'toDateTime',
-  'toStartOfMinute',
-  'toStartOfHour',
-  'toStartOfDay',
-  'toStartOfWeek',
-  'toStartOfMonth',
-  'toStartOfYear',
-  'toYear',
-  'toMonth',
-  'toDayOfWeek',
-  'toDayOfMonth',
-  'toHour',
-  'toMinute',
-  'dateDiff',
-  'now',
-  'today',
-  'toIntervalSecond',
-  'toIntervalDay',
-  'toIntervalYear',
-  'if',
-  'multiIf',
-  'coalesce',
-  'ifNull',
-  'nullIf',
-  'isNull',
-  'isNotNull',
-  'round',
-  'floor',
-  'ceil',
-  'abs',
-  'greatest',
-  'least',
-  'empty',
-  'notEmpty',
-  'extract',
-  'match',
-  'toInt',
-  'toFloat',
-  'count',
-  'countIf',
-  'sum',
-  'sumIf',
-  'avg',
-  'avgIf',
-  'min',
-  'max',
-  'uniq',
-  'uniqExact',
-  'median',
-  'any',
-];
+/** Every function the printer allows, and its aggregates (libs/hogql/src/functions). */
+const FUNCTIONS = [...HOGQL_FUNCTIONS.keys(), ...HOGQL_AGGREGATIONS.keys()];
+
+/** The functions that take a lambda, for `f(x -> …, …)`. */
+const LAMBDA_FUNCTIONS = [...HOGQL_FUNCTIONS].filter(([, spec]) => spec.lambdas).map(([name]) => name);
 
 /** Names on every JavaScript object, and names nothing defines. */
 const FOREIGN_FUNCTIONS = [
@@ -164,9 +106,14 @@ const FOREIGN_FUNCTIONS = [
   'sleep',
   'file',
   'url',
-  'repeat',
-  'intDiv',
-  'arrayJoin',
+  'remote',
+  's3',
+  'numbers',
+  'generateSeries',
+  'dictGet',
+  'getSetting',
+  'space',
+  'timeSlots',
   'noSuchFunction',
 ];
 
@@ -207,6 +154,12 @@ const shaped: fc.Arbitrary<string> = fc.letrec<{ expression: string }>((tie) => 
     { weight: 1, arbitrary: fc.tuple(tie('expression'), tie('expression')).map(([a, i]) => `${a}[${i}]`) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom('0.5', '0.9', '2', '-1', "'x'"), tie('expression')).map(([p, x]) => `quantile(${p})(${x})`) },
     { weight: 1, arbitrary: tie('expression').map((e) => `count(distinct ${e})`) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...LAMBDA_FUNCTIONS), tie('expression'), tie('expression'))
+        .map(([name, body, array]) => `${name}(x -> ${body}, ${array})`),
+    },
   ),
 })).expression;
 

@@ -40,4 +40,6 @@ export { getJson, postJson, requestJson, type JsonAnswer } from './http-json';
 export { startRecordingProxy, type RecordingProxy } from './recording-proxy';
 export { distributedReadsWithoutGlobal, formatWithClickHouse, recordStatements, type RecordedStatements } from './cluster-sql';
 export { hogqlExpression } from './hogql-expressions';
+export { hostileHogQLQuery } from './hogql-queries';
+export { AGGREGATE_SAMPLES, aggregateSample, FUNCTION_SAMPLES, SAMPLE_EVENT_FIELDS, SAMPLE_EVENTS_SQL } from './hogql-function-samples';
 export { insertJourneys, journeyPersonUuid, journeyTimeMs, type JourneyEvent, type JourneyOptions, type JourneyPeople } from './journeys';

@@ -65,7 +65,7 @@ describe('a dashboard’s tiles, computed on retrieve', () => {
     expect(insightPage.body).toMatchObject({ is_cached: true, last_refresh: new Date(NOW + 30_000).toISOString() });
   });
 
-  it('computes a tile and an insight holding a table query (a DataTableNode around an EventsQuery) through the registry', async () => {
+  it('computes a tile and an insight holding a table query (a DataTableNode around an EventsQuery, a DataVisualizationNode around a HogQLQuery) through the registry', async () => {
     const dashboard = (await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Tables' })).body as { id: number };
     const query = {
       kind: 'DataTableNode',
@@ -82,6 +82,16 @@ describe('a dashboard’s tiles, computed on retrieve', () => {
     ]);
     const insight = await request(f.app).get(`/api/environments/1/insights/${table.id}/`).set(admin);
     expect(insight.body).toMatchObject({ result: tile.insight.result, columns: ['event', 'count()'], last_refresh: expect.any(String) });
+    // A SQL insight (PostHog's DataVisualizationNode around a HogQLQuery) computes the same way.
+    const sql = await save({
+      name: 'Events by name (SQL)',
+      query: { kind: 'DataVisualizationNode', source: { kind: 'HogQLQuery', query: 'SELECT event, count() AS n FROM events GROUP BY event ORDER BY event' } },
+      dashboards: [dashboard.id],
+    });
+    const withSql = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).set(admin);
+    const sqlTile = withSql.body.tiles.find((t: { insight: { id: number } }) => t.insight.id === sql.id);
+    expect(sqlTile).toMatchObject({ error: null, insight: { columns: ['event', 'n'], hasMore: false } });
+    expect(sqlTile.insight.result).toEqual(tile.insight.result);
     // A table query no read could run is refused when saved, naming the field.
     const bad = await request(f.app)
       .post('/api/environments/1/insights/')
@@ -89,6 +99,12 @@ describe('a dashboard’s tiles, computed on retrieve', () => {
       .send({ name: 'Bad', query: { kind: 'DataTableNode', source: { kind: 'EventsQuery', select: 'event' } } });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ attr: 'select', code: 'not_a_list' });
+    const badSql = await request(f.app)
+      .post('/api/environments/1/insights/')
+      .set(admin)
+      .send({ name: 'Bad SQL', query: { kind: 'DataVisualizationNode', source: { kind: 'HogQLQuery' } } });
+    expect(badSql.status).toBe(400);
+    expect(badSql.body).toMatchObject({ attr: 'query' });
   });
 
   it('gives a tile whose query is refused its error, and still answers the others', async () => {

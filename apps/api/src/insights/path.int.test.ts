@@ -84,6 +84,21 @@ describe('insights/path/ and PathsQuery on /query/', () => {
     expect((await actors({ pathDropoffKey: '2_/pricing' })).body.results).toEqual([[person(1)]]);
   });
 
+  it('answers the legacy persons/path/ (PostHog ee/clickhouse/views/person.py `path`)', async () => {
+    const res = await request(f.app)
+      .get('/api/projects/1/persons/path/')
+      .query({ include_event_types: JSON.stringify(['$pageview']), path_start_key: '1_/', path_end_key: '2_/pricing', limit: '1' })
+      .set(admin);
+    expect(res.status).toBe(200);
+    expect(res.body.results[0].people.map((p: { id: string }) => p.id)).toEqual([person(0)]);
+    expect(res.body.next).toContain('offset=1');
+    const dropoff = await request(f.app)
+      .post('/api/environments/1/persons/path/')
+      .set(admin)
+      .send({ include_event_types: ['$pageview'], path_dropoff_key: '3_/signup' });
+    expect(dropoff.body.results[0]).toMatchObject({ count: 1, people: [{ id: person(0) }] });
+  });
+
   it('runs a saved PATHS insight', async () => {
     const created = await request(f.app)
       .post('/api/projects/1/insights/')

@@ -93,6 +93,26 @@ describe('retention endpoints: insights/retention/, RetentionQuery on /query/, p
     expect(actors.body.results).toEqual([[expect.objectContaining({ id: uuids['r4'] }), [0, 1, 2]]]);
   });
 
+  it('is a saved insight and a dashboard tile: its query node, or legacy filters with insight RETENTION', async () => {
+    const dashboard = await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Retention' });
+    expect(dashboard.status).toBe(201);
+    const saved = await request(f.app)
+      .post('/api/environments/1/insights/')
+      .set(admin)
+      .send({ name: 'Sign-up retention', query: { kind: 'InsightVizNode', source: retentionQuery }, saved: true, dashboards: [dashboard.body.id] });
+    expect(saved.status).toBe(201);
+    const read = await request(f.app).get(`/api/environments/1/insights/${saved.body.id}/`).set(admin);
+    expect(counts(read.body.result)).toEqual(EXPECTED);
+    const legacyInsight = await request(f.app)
+      .post('/api/environments/1/insights/')
+      .set(admin)
+      .send({ name: 'Legacy retention', filters: { insight: 'RETENTION', ...legacy }, saved: true });
+    expect(legacyInsight.status).toBe(201);
+    expect(counts((await request(f.app).get(`/api/environments/1/insights/${legacyInsight.body.id}/`).set(admin)).body.result)).toEqual(EXPECTED);
+    const tiles = (await request(f.app).get(`/api/environments/1/dashboards/${dashboard.body.id}/`).set(admin)).body.tiles;
+    expect(tiles.map((t: { insight: { result: { values: { count: number }[] }[] } }) => counts(t.insight.result))).toEqual([EXPECTED]);
+  });
+
   it('refuses a bad filter with a DRF 400 naming the field', async () => {
     const bad = await request(f.app)
       .post('/api/projects/1/insights/retention/')
@@ -114,5 +134,8 @@ describe('retention endpoints: insights/retention/, RetentionQuery on /query/, p
       .send({ query: { kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source: retentionQuery } } });
     expect(noInterval.status).toBe(400);
     expect(noInterval.body.code).toBe('required');
+    const legacyPeople = await request(f.app).get('/api/projects/1/persons/retention/').query({ period: 'Day' }).set(admin);
+    expect(legacyPeople.status).toBe(400);
+    expect(legacyPeople.body).toMatchObject({ attr: 'selected_interval', code: 'required' });
   });
 });

@@ -180,6 +180,23 @@ describe('POST /query/ runs TrendsQuery, FunnelsQuery and EventsQuery on the ins
     }
   });
 
+  it('writes a HogQLQuery`s rows as CSV, and its error as the DRF 400', async () => {
+    const csv = await request(f.app)
+      .post('/api/environments/1/query/?format=csv')
+      .set(admin)
+      .send({ query: { kind: 'HogQLQuery', query: "SELECT event, count() AS n FROM events WHERE event IN ('visit', 'pay') GROUP BY event ORDER BY event" } });
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.text).toBe('event,n\r\npay,2\r\nvisit,3\r\n');
+    const bad = await request(f.app)
+      .post('/api/environments/1/query/?format=csv')
+      .set(admin)
+      .send({ query: { kind: 'HogQLQuery', query: 'SELECT * FROM evnts' } });
+    expect(bad.status).toBe(400);
+    expect(bad.headers['content-type']).toMatch(/^application\/json/);
+    expect(bad.body).toMatchObject({ type: 'validation_error', detail: expect.stringContaining("Unknown table 'evnts' at 14") });
+  });
+
   it('writes CSV cells as RFC 4180 has them and never as a formula a spreadsheet would run', async () => {
     await insertEvents(f.ch, [
       testEventRow({ event: 'csv', atMs: NOW - HOUR, distinctId: 'q', properties: { note: '=HYPERLINK("http://x","a, b")', line: 'one\ntwo' } }),

@@ -259,7 +259,7 @@ function InsightTile({ tile, timezone, onRemove }: { tile: Tile; timezone: strin
       ) : insight.result === null || insight.result === undefined ? (
         <Empty>Not computed on this read: open the insight to see it.</Empty>
       ) : (
-        <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
+        <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} table={insight} />
       )}
     </article>
   );

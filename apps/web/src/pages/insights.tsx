@@ -4,13 +4,21 @@ import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading, useSa
 import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
+import { RowsTable } from '../rows-table';
 import { insightName, type Insight } from '../saved-insight';
 import { ComputedAt, describeRange } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
+import { PathsResultView, pathsQueryFromFilters } from './paths';
 import { TrendView, type TrendSeries } from './trends';
 
 const insightKind = (filters: Record<string, unknown> | undefined) =>
-  filters?.['insight'] === 'FUNNELS' ? 'Funnel' : filters?.['insight'] === 'TRENDS' || filters?.['insight'] === undefined ? 'Trend' : 'Other';
+  filters?.['insight'] === 'FUNNELS'
+    ? 'Funnel'
+    : filters?.['insight'] === 'PATHS'
+      ? 'Paths'
+      : filters?.['insight'] === 'TRENDS' || filters?.['insight'] === undefined
+        ? 'Trend'
+        : 'Other';
 
 /** Where the app shows a saved insight (its query in the address), or null when no page can. */
 export function insightPath(filters: Record<string, unknown>, editing?: number): string | null {
@@ -19,6 +27,7 @@ export function insightPath(filters: Record<string, unknown>, editing?: number):
     const query = funnelQueryFromFilters(filters);
     return query ? `/funnels?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
   }
+  if (filters['insight'] === 'PATHS') return `/paths?q=${encodeURIComponent(JSON.stringify(pathsQueryFromFilters(filters)))}${suffix}`;
   if (filters['insight'] === 'TRENDS' || filters['insight'] === undefined) {
     const query = trendQueryFromFilters(filters);
     return query ? `/trends?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
@@ -109,10 +118,26 @@ function InsightList({ insights, caption, timezone, testId }: { insights: Insigh
 }
 
 /** A saved insight's result drawn as its builder draws it, or null when no view can show it. */
-export function InsightResult({ filters, result, timezone }: { filters: Record<string, unknown>; result: unknown; timezone: string }) {
+export function InsightResult({
+  filters,
+  result,
+  timezone,
+  table,
+}: {
+  filters: Record<string, unknown>;
+  result: unknown;
+  timezone: string;
+  /** A table insight's columns (its rows are `result`). */
+  table?: Pick<Insight, 'columns' | 'types'>;
+}) {
+  if (Array.isArray(table?.columns) && Array.isArray(result)) {
+    return <RowsTable columns={table.columns} types={table.types} results={result as unknown[][]} caption="Rows of the insight" />;
+  }
   if (filters['insight'] === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
     if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
+  } else if (filters['insight'] === 'PATHS') {
+    return <PathsResultView result={result} />;
   } else {
     const query = trendQueryFromFilters(filters);
     if (query)
@@ -210,7 +235,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
       {insight.description ? <p>{insight.description}</p> : null}
       <AddToDashboard projectId={projectId} insight={insight} onChange={setInsight} />
       <ComputedAt lastRefresh={insight.last_refresh} isCached={insight.is_cached} timezone={timezone} onRefresh={refresh} refreshing={refreshing} />
-      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} />
+      <InsightResult filters={insight.filters ?? {}} result={insight.result} timezone={timezone} table={insight} />
       <p />
       <ConfirmDelete
         what="this insight"

@@ -59,6 +59,36 @@ export function pathsFilters(q: PathsBuilderQuery): Record<string, unknown> {
   };
 }
 
+/** A saved PATHS filter read back into the builder's state (what the builder does not edit is left out). */
+export function pathsQueryFromFilters(filters: Record<string, unknown>): PathsBuilderQuery {
+  const texts = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined);
+  const number = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 ? value : fallback);
+  return {
+    types: texts(filters['include_event_types']) ?? [],
+    start: typeof filters['start_point'] === 'string' ? filters['start_point'] : undefined,
+    end: typeof filters['end_point'] === 'string' ? filters['end_point'] : undefined,
+    step_limit: number(filters['step_limit'], DEFAULT_QUERY.step_limit),
+    edge_limit: number(filters['edge_limit'], DEFAULT_QUERY.edge_limit),
+    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : DEFAULT_QUERY.date_from,
+    exclude: texts(filters['exclude_events']),
+    groupings: texts(filters['path_groupings']),
+    properties: Array.isArray(filters['properties']) ? (filters['properties'] as PropertyFilter[]) : undefined,
+    test_accounts: filters['filter_test_accounts'] === true || undefined,
+  };
+}
+
+/** A paths answer (a saved insight's, a dashboard tile's) as the diagram and table, without the persons. */
+export function PathsResultView({ result }: { result: unknown }) {
+  const edges = (Array.isArray(result) ? result : []) as PathsEdge[];
+  if (edges.length === 0) return <Empty>No paths in this date range.</Empty>;
+  return (
+    <>
+      <PathsSankey edges={edges} selected={null} onSelect={() => undefined} />
+      <PathsTable edges={edges} />
+    </>
+  );
+}
+
 /** The same query as a PathsQuery node (for the persons on an edge, an InsightActorsQuery over it). */
 function pathsQueryNode(q: PathsBuilderQuery, keys: Record<string, string>): Record<string, unknown> {
   return {
@@ -214,9 +244,9 @@ export function PathsPage({ projectId, timezone, url }: { projectId: number; tim
   );
 }
 
-function PathsTable({ edges, onSelect }: { edges: PathsEdge[]; onSelect: (edge: PathsEdge) => void }) {
+function PathsTable({ edges, onSelect }: { edges: PathsEdge[]; onSelect?: (edge: PathsEdge) => void }) {
   return (
-    <div class="table-scroll">
+    <div class="table-scroll paths-table">
       <table class="list" data-testid="paths-edges">
         <caption>Edges: the persons' steps from one item to the next</caption>
         <thead>
@@ -225,9 +255,11 @@ function PathsTable({ edges, onSelect }: { edges: PathsEdge[]; onSelect: (edge: 
             <th scope="col">To</th>
             <th scope="col">Steps taken</th>
             <th scope="col">Average time</th>
-            <th scope="col">
-              <span class="sr-only">Persons</span>
-            </th>
+            {onSelect ? (
+              <th scope="col">
+                <span class="sr-only">Persons</span>
+              </th>
+            ) : null}
           </tr>
         </thead>
         <tbody>
@@ -237,11 +269,13 @@ function PathsTable({ edges, onSelect }: { edges: PathsEdge[]; onSelect: (edge: 
               <td>{edge.target}</td>
               <td>{formatNumber(edge.value)}</td>
               <td>{formatDuration(edge.average_conversion_time / 1000)}</td>
-              <td>
-                <button type="button" class="secondary" onClick={() => onSelect(edge)} aria-label={`Persons from ${edge.source} to ${edge.target}`}>
-                  Persons
-                </button>
-              </td>
+              {onSelect ? (
+                <td>
+                  <button type="button" class="secondary" onClick={() => onSelect(edge)} aria-label={`Persons from ${edge.source} to ${edge.target}`}>
+                    Persons
+                  </button>
+                </td>
+              ) : null}
             </tr>
           ))}
         </tbody>

@@ -4,7 +4,8 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
-import { useEventNames } from '../query-builder';
+import { BreakdownPicker, DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import type { BreakdownChoice } from '../query-builder/breakdown-picker';
 
 /** The retention builder's state, kept in the address (`?q=`). */
 export interface RetentionForm {
@@ -14,6 +15,10 @@ export interface RetentionForm {
   period: 'Hour' | 'Day' | 'Week' | 'Month';
   intervals: number;
   cumulative: boolean;
+  /** The range of start intervals (default: `intervals` of them up to now). */
+  date_from?: string;
+  date_to?: string;
+  breakdown?: BreakdownChoice;
 }
 
 const DEFAULT_FORM: RetentionForm = {
@@ -37,8 +42,19 @@ export function retentionFormFromUrl(url: URL): RetentionForm {
 /** The RetentionQuery node the form asks the query API for. */
 export function retentionQuery(form: RetentionForm): Record<string, unknown> {
   const entity = (event: string) => ({ id: event || null, name: event || 'All events', type: 'events' });
+  const breakdown = form.breakdown?.breakdown ? form.breakdown : null;
   return {
     kind: 'RetentionQuery',
+    ...(form.date_from ? { dateRange: { date_from: form.date_from, date_to: form.date_to ?? null } } : {}),
+    ...(breakdown
+      ? {
+          breakdownFilter: {
+            breakdown: breakdown.breakdown,
+            breakdown_type: breakdown.breakdown_type ?? 'event',
+            ...(breakdown.breakdown_group_type_index !== undefined ? { breakdown_group_type_index: breakdown.breakdown_group_type_index } : {}),
+          },
+        }
+      : {}),
     retentionFilter: {
       targetEntity: entity(form.target),
       returningEntity: entity(form.returning),
@@ -54,7 +70,11 @@ interface RetentionRow {
   label: string;
   date: string;
   values: { count: number; label: string }[];
+  breakdown_value?: string;
 }
+
+/** A breakdown value as shown: PostHog's "other" sentinel and an empty value named. */
+const breakdownName = (value: string) => (value === '$$_posthog_breakdown_other_$$' ? 'Other' : value === '' ? '(none)' : value);
 
 /** The share of a cohort still there, in percent (0 for an empty cohort). */
 const percent = (count: number, size: number) => (size === 0 ? 0 : (count / size) * 100);
@@ -74,16 +94,25 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
   const form = useMemo(() => retentionFormFromUrl(url), [url.search]);
   const setForm = (next: RetentionForm) => navigate(`/retention?q=${encodeURIComponent(JSON.stringify(next))}`, true);
   const eventNames = useEventNames(projectId);
+  const propertyNames = useEventPropertyNames(projectId);
+  const personPropertyNames = usePersonPropertyNames(projectId);
   const query = useMemo(() => retentionQuery(form), [form]);
   const { answer, error } = usePost<{ results: RetentionRow[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
   const [cell, setCell] = useState<{ row: number; offset: number; key: string } | null>(null);
+  const [pickedValue, setPickedValue] = useState<{ value: string; key: string } | null>(null);
   const formKey = JSON.stringify(query);
-  const selected = cell && cell.key === formKey ? cell : null;
+  // Broken down, the answer holds every value's rows in turn: one value's triangle is shown at a time.
+  const values = useMemo(() => [...new Set((answer?.results ?? []).flatMap((r) => (r.breakdown_value === undefined ? [] : [r.breakdown_value])))], [answer]);
+  const value = values.length === 0 ? null : pickedValue && pickedValue.key === formKey && values.includes(pickedValue.value) ? pickedValue.value : values[0]!;
+  const rows = useMemo(() => (answer ? answer.results.filter((r) => value === null || r.breakdown_value === value) : null), [answer, value]);
+  const selected = cell && cell.key === `${formKey}|${value}` ? cell : null;
 
   return (
     <section aria-labelledby="retention-title">
       <h1 id="retention-title">Retention</h1>
       <NameOptions id="retention-event-names" names={eventNames} />
+      <NameOptions id="retention-property-names" names={propertyNames} />
+      <NameOptions id="retention-person-property-names" names={personPropertyNames} />
       <fieldset class="builder">
         <legend>Who comes back</legend>
         <label>
@@ -139,22 +168,60 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
           <input type="checkbox" name="cumulative" checked={form.cumulative} onChange={(e) => setForm({ ...form, cumulative: e.currentTarget.checked })} />
           Cumulative (on or after)
         </label>
+        <label>
+          Cohorts from
+          <select
+            name="date_range"
+            value={form.date_from ? `${form.date_from}|${form.date_to ?? ''}` : ''}
+            onChange={(e) => {
+              const [dateFrom, dateTo] = e.currentTarget.value.split('|');
+              setForm({ ...form, date_from: dateFrom || undefined, date_to: dateTo || undefined });
+            }}
+          >
+            <option value="">The last {form.intervals} periods</option>
+            {DATE_RANGES.map((range) => (
+              <option key={range.label} value={`${range.date_from}|${range.date_to ?? ''}`}>
+                {range.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <BreakdownPicker
+          projectId={projectId}
+          name="retention_breakdown"
+          value={form.breakdown ?? { breakdown: '' }}
+          lists={{ event: 'retention-property-names', person: 'retention-person-property-names' }}
+          onChange={(breakdown) => setForm({ ...form, breakdown: breakdown.breakdown ? breakdown : undefined })}
+        />
+        {values.length > 0 ? (
+          <label>
+            Breakdown value
+            <select name="breakdown_value" value={value ?? ''} onChange={(e) => setPickedValue({ value: e.currentTarget.value, key: formKey })}>
+              {values.map((v) => (
+                <option key={v} value={v}>
+                  {breakdownName(v)}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
       </div>
       <p class="hint">Cohorts in {timezone}. Choose a cell to see its persons.</p>
       {error ? (
         <ErrorState error={error} />
-      ) : answer === null ? (
+      ) : rows === null ? (
         <Loading what="retention" />
       ) : (
         <>
-          <RetentionView rows={answer.results} period={form.period} timezone={timezone} onCell={(row, offset) => setCell({ row, offset, key: formKey })} />
+          <RetentionView rows={rows} period={form.period} timezone={timezone} onCell={(row, offset) => setCell({ row, offset, key: `${formKey}|${value}` })} />
           {selected ? (
             <CellPersons
               projectId={projectId}
               query={query}
+              breakdownValue={value}
               row={selected.row}
               offset={selected.offset}
-              title={`${cohortName(answer.results[selected.row]!, form.period, timezone)}, ${form.period} ${selected.offset}`}
+              title={`${cohortName(rows[selected.row]!, form.period, timezone)}, ${form.period} ${selected.offset}${value === null ? '' : `, ${breakdownName(value)}`}`}
             />
           ) : null}
         </>
@@ -252,19 +319,20 @@ interface ActorsAnswer {
 function CellPersons({
   projectId,
   query,
+  breakdownValue,
   row,
   offset,
   title,
 }: {
   projectId: number;
   query: Record<string, unknown>;
+  breakdownValue: string | null;
   row: number;
   offset: number;
   title: string;
 }) {
-  const body = JSON.stringify({
-    query: { kind: 'ActorsQuery', select: ['person', 'appearances'], limit: 1000, source: { kind: 'InsightActorsQuery', interval: row, source: query } },
-  });
+  const source = { kind: 'InsightActorsQuery', interval: row, ...(breakdownValue === null ? {} : { breakdown: breakdownValue }), source: query };
+  const body = JSON.stringify({ query: { kind: 'ActorsQuery', select: ['person', 'appearances'], limit: 1000, source } });
   const { answer, error } = usePost<ActorsAnswer>(`/api/environments/${projectId}/query/`, body);
   const persons = answer ? answer.results.filter(([, appearances]) => appearances.includes(offset)) : null;
   return (

@@ -2,12 +2,13 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiFailure, apiPostText, type Page } from '../api';
 import { Empty, useSaveStatus } from '../components';
 import { formatNumber } from '../format';
+import { RowsTable, type ColumnTypes } from '../rows-table';
 import { errorPosition, lineAndColumn, type QueryPosition } from '../sql-position';
 
 /** PostHog's HogQLQueryResponse as the page reads it; `types` are [name, type] pairs (EventsQuery's are bare types). */
 interface SqlAnswer {
   columns: string[];
-  types?: (string | [string, string])[] | null;
+  types?: ColumnTypes;
   results: unknown[][];
   hasMore?: boolean;
 }
@@ -18,14 +19,6 @@ interface RunFailure {
 }
 
 const FIRST_QUERY = 'SELECT event, count() AS events\nFROM events\nWHERE timestamp > now() - INTERVAL 7 DAY\nGROUP BY event\nORDER BY events DESC\nLIMIT 100';
-
-const typeOf = (types: SqlAnswer['types'], i: number): string => {
-  const type = types?.[i];
-  return Array.isArray(type) ? String(type[1]) : (type ?? '');
-};
-
-const cellText = (value: unknown): string =>
-  value === null || value === undefined ? 'null' : typeof value === 'object' ? JSON.stringify(value) : String(value);
 
 /** The HogQL query node the page runs and saves. */
 const hogqlQuery = (text: string) => ({ kind: 'HogQLQuery', query: text });
@@ -171,32 +164,7 @@ function SqlResult({ answer, ms }: { answer: SqlAnswer; ms: number }) {
       {count === 0 ? (
         <Empty>The query answered no rows.</Empty>
       ) : (
-        <div class="table-scroll">
-          <table class="list sql-rows">
-            <caption class="sr-only">Rows of the query</caption>
-            <thead>
-              <tr>
-                {answer.columns.map((column, i) => (
-                  <th scope="col" key={i} data-column={column} data-type={typeOf(answer.types, i)}>
-                    {column}
-                    <span class="sql-type">{typeOf(answer.types, i)}</span>
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {answer.results.map((row, r) => (
-                <tr key={r}>
-                  {row.map((value, c) => (
-                    <td key={c} class={value === null ? 'sql-null' : undefined}>
-                      {cellText(value)}
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RowsTable columns={answer.columns} types={answer.types} results={answer.results} caption="Rows of the query" />
       )}
     </div>
   );

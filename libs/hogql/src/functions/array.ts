@@ -4,15 +4,15 @@ import { fn, type HogQLFunction } from './function-spec';
 export const MAX_BUILT_ARRAY_ELEMENTS = 10_000;
 
 const lambda = (clickhouse: string, min: number, max: number | null) => fn(clickhouse, min, max, { lambdas: true });
-const sized = (clickhouse: string, min: number, max: number, argument: number) =>
-  fn(clickhouse, min, max, { bound: { kind: 'size-argument', argument, max: MAX_BUILT_ARRAY_ELEMENTS } });
+const sized = (clickhouse: string, min: number, max: number, argument: number, smallest: number) =>
+  fn(clickhouse, min, max, { bound: { kind: 'size-argument', argument, min: smallest, max: MAX_BUILT_ARRAY_ELEMENTS } });
 
 /**
  * Array functions and those shared by arrays and strings (posthog/hogql/functions/clickhouse/
  * arrays.py), with the tuple functions of mapping.py. The higher-order ones take lambdas. Those
  * that build an array of a size they are told take that size as a constant up to
  * MAX_BUILT_ARRAY_ELEMENTS (PostHog leaves it to the query's memory limit). Left out:
- * generateSeries (a table function).
+ * generateSeries (a table function) and untuple (it spreads a tuple into columns of a SELECT).
  */
 export const ARRAY_FUNCTIONS: Record<string, HogQLFunction> = {
   empty: fn('empty', 1, 1),
@@ -38,7 +38,8 @@ export const ARRAY_FUNCTIONS: Record<string, HogQLFunction> = {
   arrayPopFront: fn('arrayPopFront', 1, 1),
   arrayPushBack: fn('arrayPushBack', 2, 2),
   arrayPushFront: fn('arrayPushFront', 2, 2),
-  arrayResize: sized('arrayResize', 2, 3, 1),
+  // A negative size keeps the array's end.
+  arrayResize: sized('arrayResize', 2, 3, 1, -MAX_BUILT_ARRAY_ELEMENTS),
   arraySlice: fn('arraySlice', 2, 3),
   arraySort: lambda('arraySort', 1, null),
   arrayReverseSort: lambda('arrayReverseSort', 1, null),
@@ -58,7 +59,7 @@ export const ARRAY_FUNCTIONS: Record<string, HogQLFunction> = {
   arrayMap: lambda('arrayMap', 2, null),
   arrayFill: lambda('arrayFill', 2, null),
   arrayFold: lambda('arrayFold', 3, null),
-  arrayWithConstant: sized('arrayWithConstant', 2, 2, 0),
+  arrayWithConstant: sized('arrayWithConstant', 2, 2, 0, 0),
   arraySplit: lambda('arraySplit', 2, null),
   arrayReverseFill: lambda('arrayReverseFill', 2, null),
   arrayReverseSplit: lambda('arrayReverseSplit', 2, null),
@@ -80,7 +81,6 @@ export const ARRAY_FUNCTIONS: Record<string, HogQLFunction> = {
   arrayStringConcat: fn('arrayStringConcat', 1, 2),
   tuple: fn('tuple', 0, null),
   tupleElement: fn('tupleElement', 2, 3),
-  untuple: fn('untuple', 1, 1),
   tupleHammingDistance: fn('tupleHammingDistance', 2, 2),
   tupleToNameValuePairs: fn('tupleToNameValuePairs', 1, 1),
   tuplePlus: fn('tuplePlus', 2, 2),

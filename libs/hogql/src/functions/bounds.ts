@@ -17,6 +17,26 @@ const constantInteger = (node: HogQLNode | undefined): number | null => {
   return typeof value === 'number' && Number.isInteger(value) ? value : null;
 };
 
+/**
+ * The data type families a JSONExtract may name (ClickHouse's): a type is these names, numbers,
+ * quoted names (Tuple's and Enum's), parentheses, commas and spaces, so ClickHouse parses it
+ * rather than refusing the whole query on a name it does not know.
+ */
+const TYPE_FAMILIES = new Set([
+  ...['UInt8', 'UInt16', 'UInt32', 'UInt64', 'UInt128', 'UInt256', 'Int8', 'Int16', 'Int32', 'Int64', 'Int128', 'Int256'],
+  ...['Float32', 'Float64', 'Decimal', 'Decimal32', 'Decimal64', 'Decimal128', 'Decimal256', 'Bool', 'String', 'FixedString'],
+  ...['UUID', 'Date', 'Date32', 'DateTime', 'DateTime64', 'IPv4', 'IPv6', 'Enum8', 'Enum16', 'Nullable', 'LowCardinality'],
+  ...['Array', 'Tuple', 'Map', 'Nothing'],
+]);
+const TYPE_TEXT = /^[A-Za-z0-9_(), ']+$/;
+
+function checkTypeName(name: string, type: unknown): void {
+  const words = typeof type === 'string' && TYPE_TEXT.test(type) ? type.replace(/'[^']*'/g, '').match(/[A-Za-z_][A-Za-z0-9_]*/g) : null;
+  if (!words || words.some((word) => !TYPE_FAMILIES.has(word))) {
+    throw new HogQLError(`${name} needs a ClickHouse data type as a constant last argument, as in ${name}(json, 'key', 'Array(String)').`);
+  }
+}
+
 /** Checks what a call's constants must be before it reaches ClickHouse: time zone, pattern, bound, levels. */
 export function checkConstants(name: string, spec: HogQLFunction, args: HogQLNode[], params: HogQLNode[]): void {
   if (spec.timeZoneArgument !== undefined) {
@@ -29,6 +49,9 @@ export function checkConstants(name: string, spec: HogQLFunction, args: HogQLNod
       throw new HogQLError(`${name} needs a valid regular expression constant (RE2 syntax).`);
     }
   }
+  for (const index of spec.constantStrings ?? []) {
+    if (typeof constantValue(args[index]) !== 'string') throw new HogQLError(`Function '${name}' takes a constant string as argument ${index + 1}.`);
+  }
   if (spec.minParams !== undefined && name.startsWith('quantile')) {
     for (const level of params) {
       const value = constantValue(level);
@@ -40,8 +63,9 @@ export function checkConstants(name: string, spec: HogQLFunction, args: HogQLNod
   switch (bound.kind) {
     case 'size-argument': {
       const size = constantInteger(args[bound.argument]);
-      if (size === null || Math.abs(size) > bound.max) {
-        throw new HogQLError(`Function '${name}' takes its size as a constant integer of at most ${bound.max}.`);
+      const min = bound.min ?? 0;
+      if (size === null || size < min || size > bound.max) {
+        throw new HogQLError(`Function '${name}' takes its size as a constant integer from ${min} to ${bound.max}.`);
       }
       return;
     }
@@ -62,6 +86,8 @@ export function checkConstants(name: string, spec: HogQLFunction, args: HogQLNod
       }
       return;
     }
+    case 'type-name':
+      return checkTypeName(name, constantValue(args[args.length - 1]));
     case 'aggregate-name': {
       const aggregate = constantValue(args[bound.argument]);
       if (typeof aggregate !== 'string' || !PERMITTED_PARAMETRIC_AGGREGATES.has(aggregate)) {

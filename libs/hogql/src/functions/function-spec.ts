@@ -26,23 +26,28 @@ export interface HogQLFunction {
   numericFirstArgument?: boolean;
   /** Its arguments are read as text first (HogQL's toInt/toFloat of any value answer null on bad input). */
   textArguments?: boolean;
-  /** A bound on what it may build (see bounds.ts). */
+  /** A bound on what it may build or read (see bounds.ts). */
   bound?: FunctionBound;
+  /** Arguments that must be constant strings (a format pattern). */
+  constantStrings?: number[];
 }
 
 /**
- * What keeps a function from building without end (checked in bounds.ts):
- * - `size-argument`: argument `argument` is a constant integer between -max and max;
+ * What keeps a function from building without end, or from failing on what it cannot read
+ * (checked in bounds.ts):
+ * - `size-argument`: argument `argument` is a constant integer from `min` to `max`;
  * - `range`: every argument is a constant integer and the range holds at most `max` elements;
  * - `max-size-parameter`: the first parameter (the most elements kept) is a constant up to `max`,
  *   and `max` when not given;
  * - `aggregate-name`: argument `argument` is a constant naming an aggregate PostHog permits there
- *   (HOGQL_PERMITTED_PARAMETRIC_FUNCTIONS in posthog/hogql/functions/config.py).
+ *   (HOGQL_PERMITTED_PARAMETRIC_FUNCTIONS in posthog/hogql/functions/config.py);
+ * - `type-name`: the last argument is a constant naming a ClickHouse data type (JSONExtract's).
  */
 export interface FunctionBound {
-  kind: 'size-argument' | 'range' | 'max-size-parameter' | 'aggregate-name';
+  kind: 'size-argument' | 'range' | 'max-size-parameter' | 'aggregate-name' | 'type-name';
   argument: number;
   max: number;
+  min?: number;
 }
 
 /** How many arguments a variadic function takes at most: PostHog sets no bound; a query is bounded in length anyway. */

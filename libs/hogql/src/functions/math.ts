@@ -83,7 +83,6 @@ export const MATH_FUNCTIONS: Record<string, HogQLFunction> = {
   bitShiftRight: fn('bitShiftRight', 2, 2),
   bitRotateLeft: fn('bitRotateLeft', 2, 2),
   bitRotateRight: fn('bitRotateRight', 2, 2),
-  bitTest: fn('bitTest', 2, 2),
   bitCount: fn('bitCount', 1, 1),
   bitHammingDistance: fn('bitHammingDistance', 2, 2),
 };

@@ -1,12 +1,14 @@
 import { fn, type HogQLFunction } from './function-spec';
 
 const regex = (clickhouse: string, min: number, max: number, regexArgument = 1) => fn(clickhouse, min, max, { regexArgument });
-const padded = (clickhouse: string, min: number, max: number) => fn(clickhouse, min, max, { bound: { kind: 'size-argument', argument: 1, max: 10_000 } });
+const padded = (clickhouse: string, min: number, max: number) =>
+  fn(clickhouse, min, max, { bound: { kind: 'size-argument', argument: 1, min: 0, max: 10_000 } });
 
 /**
  * String functions (posthog/hogql/functions/clickhouse/strings.py). Left out: the
  * multiMatch and multiFuzzyMatch families (Hyperscan, whose pattern compilation has no bound
- * of its own).
+ * of its own), and what fails the whole query on a value a row may hold (convertCharset on an
+ * unknown charset, regexpExtract on a group the pattern lacks).
  */
 export const STRING_FUNCTIONS: Record<string, HogQLFunction> = {
   left: fn('leftUTF8', 2, 2),
@@ -22,7 +24,7 @@ export const STRING_FUNCTIONS: Record<string, HogQLFunction> = {
   upperUTF8: fn('upperUTF8', 1, 1),
   isValidUTF8: fn('isValidUTF8', 1, 1),
   toValidUTF8: fn('toValidUTF8', 1, 1),
-  format: fn('format', 2, null),
+  format: fn('format', 2, null, { constantStrings: [0] }),
   reverseUTF8: fn('reverseUTF8', 1, 1),
   // PostHog asks for two; Sightline has taken one since HogQL expressions arrived.
   concat: fn('concat', 1, null, { caseInsensitive: true }),
@@ -30,12 +32,12 @@ export const STRING_FUNCTIONS: Record<string, HogQLFunction> = {
   substring: fn('substring', 2, 3, { caseInsensitive: true }),
   substringUTF8: fn('substringUTF8', 3, 3),
   appendTrailingCharIfAbsent: fn('appendTrailingCharIfAbsent', 2, 2),
-  convertCharset: fn('convertCharset', 3, 3),
   base58Encode: fn('base58Encode', 1, 1),
-  base58Decode: fn('base58Decode', 1, 1),
   tryBase58Decode: fn('tryBase58Decode', 1, 1),
   base64Encode: fn('base64Encode', 1, 1),
-  base64Decode: fn('base64Decode', 1, 1),
+  // Decoding what is not base58/base64 fails the whole query in ClickHouse; the try- forms answer ''.
+  base58Decode: fn('tryBase58Decode', 1, 1),
+  base64Decode: fn('tryBase64Decode', 1, 1),
   tryBase64Decode: fn('tryBase64Decode', 1, 1),
   endsWith: fn('endsWith', 2, 2),
   startsWith: fn('startsWith', 2, 2),
@@ -62,7 +64,6 @@ export const STRING_FUNCTIONS: Record<string, HogQLFunction> = {
   extractAllGroupsVertical: regex('extractAllGroupsVertical', 2, 2),
   extractGroups: regex('extractGroups', 2, 2),
   extractAllGroups: regex('extractAllGroups', 2, 2),
-  regexpExtract: regex('regexpExtract', 2, 3),
   countMatches: regex('countMatches', 2, 2),
   countMatchesCaseInsensitive: regex('countMatchesCaseInsensitive', 2, 2),
   like: fn('like', 2, 2),
@@ -96,7 +97,7 @@ export const STRING_FUNCTIONS: Record<string, HogQLFunction> = {
   alphaTokens: fn('alphaTokens', 1, 2),
   ngrams: fn('ngrams', 2, 2),
   // PostgreSQL style.
-  repeat: fn('repeat', 2, 2, { bound: { kind: 'size-argument', argument: 1, max: 1_000 } }),
+  repeat: fn('repeat', 2, 2, { bound: { kind: 'size-argument', argument: 1, min: 0, max: 1_000 } }),
   initcap: fn('initcap', 1, 1),
   lpad: padded('lpad', 3, 3),
   rpad: padded('rpad', 3, 3),

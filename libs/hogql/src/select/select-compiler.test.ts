@@ -64,6 +64,10 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
     expect(await refusal(text)).toEqual({ message: expect.stringContaining(message), start });
   });
 
+  it('names a column by the text of its expression, line breaks read as spaces', async () => {
+    expect((await compile('SELECT count(\n)\t+ 1 FROM events')).columns).toEqual(['count( ) + 1']);
+  });
+
   it('asks for one row past the limit, at most the maximum', async () => {
     expect((await compile('SELECT 1 LIMIT 1000000')).limit).toBe(50_000);
     const { params, limit, offset } = await compile('SELECT 1 LIMIT 7 OFFSET 3');

@@ -53,7 +53,13 @@ function actorPageSql(
  * search: a person by id, a distinct id, or its `email` or `name` property (latest version); a
  * group by key or `name` property; a funnel_aggregate_by_hogql value by itself.
  */
-export function actorSearchSql(filter: ParsedFunnelFilter, params: QueryParams, team: string, pattern: string, global: string): string {
+export function actorSearchSql(
+  filter: Pick<ParsedFunnelFilter, 'aggregation_group_type_index' | 'aggregateByHogQL'>,
+  params: QueryParams,
+  team: string,
+  pattern: string,
+  global: string,
+): string {
   const groupIndex = filter.aggregation_group_type_index;
   const named = (props: string) => `JSONExtractString(${props}, 'name') ILIKE ${pattern}`;
   if (groupIndex !== null) {

@@ -352,4 +352,41 @@ describe('LifecycleQuery: PostHog test_lifecycle_query_runner.py cases', () => {
       dormant: [0, 0, -1],
     });
   });
+
+  /** The actor ids of an ActorsQuery over an InsightActorsQuery of a lifecycle bar. */
+  const actors = async (dataset: Dataset, source: Record<string, unknown>, extra: Record<string, unknown>): Promise<string[]> => {
+    const response = await queries.runNode(
+      { id: teams[dataset], timezone: 'UTC' },
+      { kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source, ...extra } },
+      journeyTimeMs('2025-06-01T00:00:00Z'),
+    );
+    return (response!['results'] as unknown[][]).map((row) => (row[0] as { id: string }).id).sort();
+  };
+
+  it('lists the actors of a bar: a status on a day (LifecycleQueryRunner.to_actors_query)', async () => {
+    const source = { kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], interval: 'day', ...range('2020-01-12', '2020-01-19') };
+    const person = (key: string) => journeyPersonUuid(key, teams.test);
+    expect(await actors('test', source, { day: '2020-01-12', status: 'new' })).toEqual([person('p3')]);
+    expect(await actors('test', source, { day: '2020-01-12', status: 'returning' })).toEqual([person('p1')]);
+    expect(await actors('test', source, { day: '2020-01-12', status: 'resurrecting' })).toEqual([person('p2')]);
+    expect(await actors('test', source, { day: '2020-01-13', status: 'dormant' })).toEqual([person('p2'), person('p3')].sort());
+    // A date-time names the interval it falls in.
+    expect(await actors('test', source, { day: '2020-01-13T18:30:00', status: 'dormant' })).toEqual([person('p2'), person('p3')].sort());
+    await expect(actors('test', source, { day: '2020-01-13', status: 'sleepy' })).rejects.toMatchObject({ attr: 'query__source__status' });
+  });
+
+  it('lists groups for a lifecycle of groups', async () => {
+    const source = {
+      kind: 'LifecycleQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview' }],
+      aggregation_group_type_index: 1,
+      ...range('2020-01-09', '2020-01-19'),
+    };
+    const response = await queries.runNode(
+      { id: teams.group1, timezone: 'UTC' },
+      { kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source, day: '2020-01-12', status: 'new' } },
+      journeyTimeMs('2025-06-01T00:00:00Z'),
+    );
+    expect(response).toMatchObject({ columns: ['group'], results: [[expect.objectContaining({ group_key: 'company:2', group_type_index: 1 })]] });
+  });
 });

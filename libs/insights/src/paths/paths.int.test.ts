@@ -337,6 +337,21 @@ const CASES: Record<string, Case> = {
       ]),
     ],
   },
+  empty_last: {
+    rows: [
+      ...pageviews('p1', [
+        ['/1', '2012-01-14 03:21:34'],
+        ['', '2012-01-14 03:22:34'],
+      ]),
+      ...pageviews('p2', [
+        ['', '2012-01-14 03:21:34'],
+        ['/2', '2012-01-14 03:22:34'],
+      ]),
+      ['p3', 'signup', '2012-01-14 03:21:34'],
+      ['p3', '$pageview', '2012-01-14 03:22:34', {}],
+      ['p3', 'purchase', '2012-01-14 03:23:34'],
+    ],
+  },
   merged: { rows: pageviews('p1', [['/1', '2012-01-14 03:21:34']]) },
   deleted: {
     rows: [
@@ -759,6 +774,15 @@ describe('PathsQuery (PostHog test_paths_query_runner.py, test_paths_query_runne
       expect(await weights({ maxEdgeWeight: 34 })).toEqual([]);
     });
 
+    it("a session's empty last item is dropped, as PostHog's collapse of repeats drops it", async () => {
+      // PostHog marks an item kept when it differs from the next, the last compared with '': an empty last item is never kept.
+      expect(edges(await paths('empty_last', { pathsFilter: {} }, now))).toEqual([
+        ['1_', '2_/2', 1],
+        ['1_signup', '2_', 1],
+        ['2_', '3_purchase', 1],
+      ]);
+    });
+
     it('test_person_on_events_v2: events sent before a merge follow the distinct id to the merged person', async () => {
       expect(await paths('merged', { pathsFilter: {} }, now)).toEqual([link('1_/1', '2_/2', 1, ONE_MINUTE)]);
       expect(await peopleAt('merged', { pathsFilter: {} }, { pathEndKey: '2_/2' }, now)).toEqual(who('merged', 'p1'));
@@ -767,6 +791,37 @@ describe('PathsQuery (PostHog test_paths_query_runner.py, test_paths_query_runne
     it("a deleted person's events count for no one, on the edges and among the persons", async () => {
       expect(edges(await paths('deleted', { pathsFilter: {} }, now))).toEqual([['1_/1', '2_/2', 1]]);
       expect(await peopleAt('deleted', { pathsFilter: {} }, { pathEndKey: '2_/2' }, now)).toEqual(who('deleted', 'kept'));
+    });
+
+    it('runs points, groupings, cleaning, exclusions, HogQL items and weights together on the engine', async () => {
+      const points = [
+        {},
+        { startPoint: 'custom_event_1' },
+        { endPoint: 'custom_event_3' },
+        { startPoint: 'custom_event_1', endPoint: 'custom_event_3', stepLimit: 2 },
+      ];
+      const items = [
+        {},
+        { includeEventTypes: ['custom_event'], excludeEvents: ['custom_event_2'] },
+        { includeEventTypes: ['hogql', '$pageview'], pathsHogQLExpression: "concat(event, '!')" },
+      ];
+      const shaping = [
+        {},
+        { pathGroupings: ['custom_event_*'] },
+        { localPathCleaningFilters: [{ regex: '_(\\d)$', alias: '#\\1' }], minEdgeWeight: 1, maxEdgeWeight: 5 },
+      ];
+      // Every point with every kind of item, each with one of the shapings in turn (all pairs, in a few seconds).
+      let ran = 0;
+      for (const [p, point] of points.entries()) {
+        for (const [i, item] of items.entries()) {
+          const pathsFilter = { ...point, ...item, ...shaping[(p + i) % shaping.length] };
+          const links = await paths('custom', { pathsFilter }, '2021-05-02T00:00:00Z');
+          expect(links.every((l) => /^\d+_/.test(l.source) && /^\d+_/.test(l.target) && l.value > 0)).toBe(true);
+          if (i === p % items.length) await peopleAt('custom', { pathsFilter }, { pathDropoffKey: '2_x' }, '2021-05-02T00:00:00Z');
+          ran++;
+        }
+      }
+      expect(ran).toBe(12);
     });
 
     it('refuses what it cannot answer with a 400 naming the field', async () => {

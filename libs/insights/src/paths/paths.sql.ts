@@ -152,7 +152,8 @@ export class PathsSqlBuilder extends EventsSql {
     const keep = (field: string) => (endPoint ? `arraySlice(${field}, -${limit})` : `arraySlice(${field}, 1, ${limit})`);
     return {
       selects: [
-        `indexOf(compact_path, ${this.text(target ?? '')}) AS target_index`,
+        // No start or end point: no target (PostHog's indexOf of NULL), not the first empty item.
+        `${target === null ? '0' : `indexOf(compact_path, ${this.text(target)})`} AS target_index`,
         `if(target_index > 0, ${cut}(compact_path, target_index), compact_path) AS filtered_path`,
         `${keep('filtered_path')} AS limited_path`,
         `if(target_index > 0, ${cut}(timings, target_index), timings) AS filtered_timings`,

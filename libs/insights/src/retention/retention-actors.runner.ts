@@ -22,9 +22,12 @@ export const retentionActorsRunner: QueryRunner<RetentionActorsQuery, FunnelActo
   label: 'retention_actors',
   parseLegacy: (input) => {
     const retention = parseRetentionFilter(input);
+    if (input['selected_interval'] === undefined || input['selected_interval'] === null || input['selected_interval'] === '') {
+      throw new QueryFilterError('selected_interval', 'The persons of a retention row need its start interval (selected_interval).', 'required');
+    }
     const request = parseRetentionActorsRequest(
       { interval: input['selected_interval'], breakdown: input['breakdown_value'] ?? null },
-      { limit: input['limit'], offset: input['offset'] },
+      { limit: input['limit'], offset: input['offset'], search: input['search'] },
       '',
     );
     return { retention, request: { ...request, select: ['person', 'appearances'] } };

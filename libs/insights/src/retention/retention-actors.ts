@@ -14,6 +14,7 @@ import { RetentionSqlBuilder } from './retention.sql';
 const ACTOR_COLUMNS = ['person', 'actor', 'group', 'id', 'key', 'person.$delete', 'created_at'] as const;
 /** PostHog's retention actors order (ActorsQuery over an InsightActorsQuery of a RetentionQuery). */
 const DEFAULT_ORDER = ['length(appearances) DESC', 'actor_id'];
+const MAX_SEARCH_LENGTH = 200;
 
 /** Which actors of a retention table: a start interval's cohort (of one breakdown value), a page of them. */
 export interface RetentionActorsRequest {
@@ -21,6 +22,8 @@ export interface RetentionActorsRequest {
   interval: number;
   /** A breakdown value's actors only (a list is joined with "::", as PostHog joins it). */
   breakdownValue: string | null;
+  /** Only actors matching this text: a person's id, distinct id, email or name; a group's key or name. */
+  search: string | null;
   /** The columns answered: actor columns, `appearances` (the offsets an actor is back in) and `<period>_<n>` (back in offset n). */
   select: string[] | null;
   limit: number;
@@ -42,8 +45,8 @@ function integer(node: Record<string, unknown>, key: string, attr: string, min: 
 /**
  * An InsightActorsQuery over a RetentionQuery (its `interval`, or the RetentionQuery's
  * `retentionFilter.selectedInterval`, and `breakdown`), with the page of the ActorsQuery around it
- * (`select`, `limit` default 100 and at most 50,000, `offset`). Filtering, searching or another
- * order of the actors is refused rather than ignored.
+ * (`select`, `search`, `limit` default 100 and at most 50,000, `offset`). Filtering the actors
+ * by properties or another order is refused rather than ignored.
  */
 export function parseRetentionActorsRequest(node: Record<string, unknown>, outer: Record<string, unknown> | null, prefix: string): RetentionActorsRequest {
   const source = isJsonObject(node['source']) ? node['source'] : {};
@@ -85,14 +88,26 @@ export function parseRetentionActorsRequest(node: Record<string, unknown>, outer
   ) {
     fail('query__orderBy', `Retention actors are ordered by ${DEFAULT_ORDER.join(', ')} only.`, 'not_supported');
   }
-  for (const key of ['properties', 'fixedProperties', 'search']) {
+  const rawSearch = page['search'];
+  if (rawSearch !== undefined && rawSearch !== null && (typeof rawSearch !== 'string' || rawSearch.length > MAX_SEARCH_LENGTH)) {
+    fail('query__search', `search must be a text of at most ${MAX_SEARCH_LENGTH} characters.`);
+  }
+  const search = typeof rawSearch === 'string' && rawSearch.trim() !== '' ? rawSearch.trim() : null;
+  for (const key of ['properties', 'fixedProperties']) {
     const value = page[key];
     const empty = value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
     if (!empty) fail(`query__${key}`, `${key} is not served for retention actors.`, 'not_supported');
   }
   const limit = integer(page, 'limit', 'query__limit', 1, Number.MAX_SAFE_INTEGER);
   const offset = integer(page, 'offset', 'query__offset', 0, 1e9);
-  return { interval: interval!, breakdownValue, select, limit: Math.min(limit ?? DEFAULT_FUNNEL_ACTORS_LIMIT, MAX_FUNNEL_ACTORS_LIMIT), offset: offset ?? 0 };
+  return {
+    interval: interval!,
+    breakdownValue,
+    search,
+    select,
+    limit: Math.min(limit ?? DEFAULT_FUNNEL_ACTORS_LIMIT, MAX_FUNNEL_ACTORS_LIMIT),
+    offset: offset ?? 0,
+  };
 }
 
 /**
@@ -113,7 +128,13 @@ export async function runRetentionActorsQuery(
   const found = await queryClickhouse<{ actor_id: string; appearances: (string | number)[] }>(stores.ch, {
     kind: 'retention.actors',
     teamId: project.id,
-    sql: builder.actorsSql({ startIndex: request.interval, breakdownValue: request.breakdownValue, limit: request.limit, offset: request.offset }),
+    sql: builder.actorsSql({
+      startIndex: request.interval,
+      breakdownValue: request.breakdownValue,
+      search: request.search,
+      limit: request.limit,
+      offset: request.offset,
+    }),
     params: builder.params.values,
   });
   const page = { select: null, search: null, limit: request.limit, offset: request.offset };

@@ -57,6 +57,10 @@ describe('retention filter', () => {
     expect(refused({ returning_entity: '{"id": ' })).toEqual({ attr: 'returning_entity', code: 'parse_error' });
     expect(refused({ breakdowns: [{ property: 'a' }, { property: 'b' }] })).toEqual({ attr: 'breakdowns', code: 'max_length' });
     expect(refused({ breakdown: 'x', breakdown_type: 'hogql' })).toEqual({ attr: 'breakdown_type', code: 'not_supported' });
+    // An entity sent as JSON text (the GET form) is checked as a body is: depth, NULs.
+    const deep = `{"id": "a", "properties": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
+    expect(refused({ target_entity: deep })?.attr).toMatch(/^target_entity/);
+    expect(refused({ target_entity: '{"id": "a\\u0000"}' })?.code).toBe('null_characters_not_allowed');
   });
 
   it('reads an event_metadata breakdown from the event, as PostHog retention does', () => {

@@ -1,4 +1,4 @@
-import { isJsonObject } from '@sightline/json-input';
+import { findInputProblem, isJsonObject } from '@sightline/json-input';
 import type { PropertyGroup } from '@sightline/properties';
 import { DEFAULT_BREAKDOWN_LIMIT, parseBreakdowns } from '../common/breakdowns';
 import type { BreakdownInput } from '../common/events-sql';
@@ -70,11 +70,16 @@ function choice<T extends string>(body: Record<string, unknown>, key: string, ch
 /** A JSON object sent as a string (the legacy GET form), else the value as it is. */
 function objectOrJson(value: unknown, attr: string): unknown {
   if (typeof value !== 'string' || !/^\s*\{/.test(value)) return value;
+  let parsed: unknown;
   try {
-    return JSON.parse(value) as unknown;
+    parsed = JSON.parse(value) as unknown;
   } catch {
     throw new QueryFilterError(attr, `${attr} is not valid JSON.`, 'parse_error');
   }
+  // Parsed here, after the request's own checks saw a string: its depth and values are checked again.
+  const problem = findInputProblem(parsed, undefined, attr);
+  if (problem) throw new QueryFilterError(problem.attr, problem.detail, problem.code);
+  return parsed;
 }
 
 /** A RetentionEntity (legacy `target_entity` or the node's `targetEntity`); absent: `$pageview`. */

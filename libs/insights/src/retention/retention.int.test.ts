@@ -367,7 +367,7 @@ describe('retention (PostHog test_retention_query_runner.py)', () => {
     expect(counts(rows)).toEqual(pad([[2, 1, 1, 0, 0], [1, 1, 0, 0], [3, 1, 0], [3, 0], [0]]));
   });
 
-  test('test_all_events: any event as target; an action with an any-event step', async () => {
+  test('test_all_events: any event as target', async () => {
     const teamId = await team(journeys(DEFAULT_EVENTS, '$pageview', { alias1: 'person1' }), { person1: ['alias1'] });
     const rows = await run(teamId, {
       dateRange: { date_to: date(10, 6) },
@@ -503,6 +503,37 @@ describe('retention (PostHog test_retention_query_runner.py)', () => {
     expect(third.map(([person]) => person.id)).toEqual([journeyPersonUuid('person2', teamId), journeyPersonUuid('person1', teamId)]);
     expect(third[0]![1]).toEqual([0, 1, 4, 5]);
     expect(third[1]![1]).toEqual([0, 3, 4]);
+  });
+
+  test('test_retention_people_search: actors matching a text (an email here)', async () => {
+    const teamId = nextTeam++;
+    const events: [string, string][] = [...DEFAULT_EVENTS, ['person2', date(7)]];
+    await insertJourneys(stores, journeys(events, '$pageview', { alias1: 'person1' }), {
+      teamId,
+      distinctIds: { person1: ['alias1'] },
+      personProperties: { person1: { email: 'person1@test.com' }, person2: { email: 'person2@test.com' } },
+    });
+    const search = async (text: string) =>
+      (
+        (await service.runNode(
+          project(teamId),
+          {
+            kind: 'ActorsQuery',
+            search: text,
+            select: ['person', 'appearances'],
+            source: {
+              kind: 'InsightActorsQuery',
+              interval: 2,
+              source: { kind: 'RetentionQuery', dateRange: { date_to: date(10, 6) }, retentionFilter: { totalIntervals: 11 } },
+            },
+          },
+          NOW,
+        ))!['results'] as [{ id: string }, number[]][]
+      ).map(([person]) => person.id);
+    expect(await search('test')).toHaveLength(2);
+    expect(await search('PERSON2@')).toEqual([journeyPersonUuid('person2', teamId)]);
+    expect(await search('alias1')).toEqual([journeyPersonUuid('person1', teamId)]);
+    expect(await search('nobody')).toEqual([]);
   });
 
   test('test_groups_aggregating and test_groups_in_period: groups instead of persons', async () => {

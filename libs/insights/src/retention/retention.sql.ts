@@ -1,6 +1,8 @@
+import { globalPrefix, SINGLE_SERVER } from '@sightline/clickhouse';
 import { compilePropertyGroup, filtersOf, type PropertyGroup } from '@sightline/properties';
 import { EventsSql, PERSON_ID } from '../common/events-sql';
 import type { QuerySqlPorts } from '../common/query-ports';
+import { actorSearchSql } from '../funnels/funnel-actors.sql';
 import type { RetentionDateRange } from './retention-date-range';
 import type { ParsedRetentionFilter, RetentionEntity } from './retention-filter';
 
@@ -15,6 +17,8 @@ export interface RetentionSqlInput {
 export interface RetentionActorsCondition {
   startIndex: number;
   breakdownValue: string | null;
+  /** Only actors matching this text, as PostHog's actor search (actorSearchSql). */
+  search: string | null;
   limit: number;
   offset: number;
 }
@@ -108,11 +112,11 @@ export class RetentionSqlBuilder extends EventsSql {
     } else where.push(inRange);
     if (cohort !== null && cohort.id !== 'all' && Number(cohort.id) !== 0) where.push(this.ports.cohortMembership(Number(cohort.id), PERSON_ID, this.params));
 
-    const startsInRange = `groupUniqArrayIf(${index}, ${start} AND ${inRange})`;
-    let starts = startsInRange;
-    if (filter.retentionType === 'retention_first_time') {
-      const first = `minIf(e.timestamp, ${start})`;
-      starts = `if(${first} >= ${this.fromSqlParam()} AND ${first} < ${this.toSqlParam()}, [${this.intervalIndexSql(first)}], CAST([], 'Array(Int64)'))`;
+    let starts = `groupUniqArrayIf(${index}, ${start} AND ${inRange})`;
+    // First time: the interval of the actor's first-ever target event, when it is in the range.
+    const firstStart = filter.retentionType === 'retention_first_time' ? [`minIf(e.timestamp, ${start}) AS first_start`] : [];
+    if (firstStart.length > 0) {
+      starts = `if(first_start >= ${this.fromSqlParam()} AND first_start < ${this.toSqlParam()}, [${this.intervalIndexSql('first_start')}], CAST([], 'Array(Int64)'))`;
     }
     // With a minimum of occurrences, every returning event's interval is kept (not only distinct ones) to count them.
     const returnEvents = filter.minimumOccurrences > 1 ? [`groupArrayIf(${index}, ${ret} AND ${inRange}) AS return_events`] : [];
@@ -124,6 +128,7 @@ export class RetentionSqlBuilder extends EventsSql {
     const select = [
       `${this.actorSql()} AS actor_id`,
       ...(breakdown ? [`${breakdown} AS breakdown_value`] : []),
+      ...firstStart,
       `${starts} AS starts`,
       ...returnEvents,
       `${returns} AS returns`,
@@ -180,11 +185,16 @@ ORDER BY ${this.hasBreakdown ? 'breakdown_value, ' : ''}start_index, intervals_f
   actorsSql(condition: RetentionActorsCondition): string {
     const where = [`start_index = ${this.params.add(condition.startIndex, 'Int64')}`];
     if (condition.breakdownValue !== null && this.hasBreakdown) where.push(`breakdown_value = ${this.params.add(condition.breakdownValue, 'String')}`);
-    return `SELECT toString(actor_id) AS actor_id, arraySort(groupArray(intervals_from_base)) AS appearances
-FROM (${this.actorOffsetsSql(false)})
+    if (condition.search !== null) {
+      const pattern = this.params.add(`%${condition.search}%`, 'String');
+      const filter = { aggregation_group_type_index: this.input.filter.aggregation_group_type_index, aggregateByHogQL: null };
+      where.push(actorSearchSql(filter, this.params, this.team, pattern, globalPrefix(this.ports.layout ?? SINGLE_SERVER)));
+    }
+    return `SELECT toString(actor) AS actor_id, arraySort(groupArray(intervals_from_base)) AS appearances
+FROM (SELECT actor_id AS actor, start_index, intervals_from_base${this.hasBreakdown ? ', breakdown_value' : ''} FROM (${this.actorOffsetsSql(false)}))
 WHERE ${where.join(' AND ')}
-GROUP BY actor_id
-ORDER BY length(appearances) DESC, actor_id
+GROUP BY actor
+ORDER BY length(appearances) DESC, actor
 LIMIT ${this.params.add(condition.limit + 1, 'UInt64')} OFFSET ${this.params.add(condition.offset, 'UInt64')}`;
   }
 }

@@ -4,11 +4,13 @@ import { funnelCorrelationActorsRunner } from '../funnels/funnel-correlation-act
 import { funnelCorrelationRunner } from '../funnels/funnel-correlation.runner';
 import { funnelsRunner } from '../funnels/funnels.runner';
 import { hogqlQueryRunner } from '../hogql/hogql-query.runner';
+import { lifecycleActorsRunner } from '../lifecycle/lifecycle-actors.runner';
 import { lifecycleRunner } from '../lifecycle/lifecycle.runner';
 import { pathsActorsRunner } from '../paths/paths-actors.runner';
 import { pathsRunner } from '../paths/paths.runner';
 import { retentionActorsRunner } from '../retention/retention-actors.runner';
 import { retentionRunner } from '../retention/retention.runner';
+import { stickinessActorsRunner } from '../stickiness/stickiness-actors.runner';
 import { stickinessRunner } from '../stickiness/stickiness.runner';
 import { trendActorsRunner } from '../trends/trend-actors.runner';
 import { trendsRunner } from '../trends/trends.runner';
@@ -27,7 +29,11 @@ export const QUERY_RUNNERS = {
   FunnelsActorsQuery: funnelActorsRunner,
   FunnelCorrelationActorsQuery: funnelCorrelationActorsRunner,
   StickinessQuery: stickinessRunner,
+  /** PostHog's StickinessActorsQuery; also its InsightActorsQuery over a StickinessQuery (queryApi.insightActorsOf). */
+  StickinessActorsQuery: stickinessActorsRunner,
   LifecycleQuery: lifecycleRunner,
+  /** No node kind of its own in PostHog: its InsightActorsQuery over a LifecycleQuery (queryApi.insightActorsOf). */
+  LifecycleActorsQuery: lifecycleActorsRunner,
   RetentionQuery: retentionRunner,
   /** No node kind of its own in PostHog: its InsightActorsQuery over a RetentionQuery (queryApi.insightActorsOf). */
   RetentionActorsQuery: retentionActorsRunner,

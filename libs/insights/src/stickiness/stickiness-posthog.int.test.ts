@@ -1,4 +1,5 @@
-import { createTestStores, insertJourneys, journeyPersonUuid, journeyTimeMs, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { insertEvents } from '@sightline/clickhouse';
+import { createTestStores, insertJourneys, journeyPersonUuid, journeyTimeMs, testEventRow, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { createQueryService, type QueryService } from '../runners/query-service';
 import type { QueryProjectRow } from '../common/query-project';
 import type { StickinessSeries } from './stickiness.query';
@@ -62,6 +63,8 @@ const DATASETS = {
     deleted: pageviews([at(11), at(12), at(13)]),
     kept: pageviews([at(11)]),
   },
+  // One event delivered twice (the same uuid), inserted below.
+  redelivered: {},
   // Timezone: late evening UTC is the next day in Asia/Tokyo.
   zones: { p1: pageviews(['2020-01-11T23:30:00Z', '2020-01-12T00:30:00Z']) },
 } satisfies Record<string, JourneyPeople>;
@@ -91,6 +94,18 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
       JSON.stringify([{ event: '$pageview', properties: [{ key: '$browser', type: 'event', value: 'Chrome', operator: 'exact' }] }]),
     ]);
     action = row!.id;
+    const twice = testEventRow({
+      event: '$pageview',
+      atMs: journeyTimeMs(at(11)),
+      teamId: teams.redelivered,
+      distinctId: 'r1',
+      personId: journeyPersonUuid('r1'),
+    });
+    // Two different blocks (an identical block could be dropped on insert), the second with another
+    // event, kept apart (this file's own database) so the copies stay until FINAL folds them.
+    await stores.ch.command({ query: 'SYSTEM STOP MERGES events' });
+    await insertEvents(stores.ch, [twice]);
+    await insertEvents(stores.ch, [twice, testEventRow({ event: 'other', atMs: journeyTimeMs(at(11)), teamId: teams.redelivered, distinctId: 'r1' })]);
     // mergedAway's distinct id now belongs to merged (a merge re-points it with a higher version).
     const team = teams.persons;
     await stores.ch.insert({
@@ -104,6 +119,7 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
   }, 120_000);
 
   afterAll(async () => {
+    await stores?.ch.command({ query: 'SYSTEM START MERGES events' });
     await stores?.close();
   });
 
@@ -288,9 +304,74 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
     expect(r!.data).toEqual([1, 0, 0, 1]);
   });
 
+  it('counts an event delivered twice once, with or without criteria', async () => {
+    const rows = await (await stores.ch.query({ query: `SELECT count() AS n FROM events WHERE team_id = ${teams.redelivered}`, format: 'JSONEachRow' })).json();
+    expect(rows).toEqual([{ n: 3 }]);
+    const range = { dateRange: { date_from: '2020-01-11', date_to: '2020-01-12' } };
+    expect((await run('redelivered', range))[0]!.data).toEqual([1, 0]);
+    expect((await run('redelivered', { ...range, stickinessFilter: { stickinessCriteria: { operator: 'gte', value: 2 } } }))[0]!.data).toEqual([0, 0]);
+  });
+
   it("cuts days in the project's timezone", async () => {
     const range = { dateRange: { date_from: '2020-01-11', date_to: '2020-01-13' } };
     expect((await run('zones', range))[0]!.data).toEqual([0, 1, 0]);
     expect((await run('zones', range, { project: { timezone: 'Asia/Tokyo' } }))[0]!.data).toEqual([1, 0, 0]);
+  });
+
+  /** The actor ids of an ActorsQuery around `source` (a StickinessActorsQuery or an InsightActorsQuery). */
+  const actors = async (dataset: Dataset, source: Record<string, unknown>): Promise<string[]> => {
+    const response = await queries.runNode({ id: teams[dataset], timezone: 'UTC' }, { kind: 'ActorsQuery', source }, journeyTimeMs('2020-01-25T00:00:00Z'));
+    return (response!['results'] as unknown[][]).map((row) => (row[0] as { id: string }).id);
+  };
+  const stickinessQuery = (query: Record<string, unknown> = {}) => ({
+    kind: 'StickinessQuery',
+    series: [{ kind: 'EventsNode', event: '$pageview' }],
+    dateRange: { date_from: '2020-01-11', date_to: '2020-01-13' },
+    interval: 'day',
+    ...query,
+  });
+  const person = (dataset: Dataset, key: string) => journeyPersonUuid(key, teams[dataset]);
+
+  it('test_interval_2_day_filtering: the actors of a bar (StickinessActorsQuery, day and operator)', async () => {
+    const source = stickinessQuery({ dateRange: { date_from: '2020-01-11', date_to: '2020-01-20' }, intervalCount: 2 });
+    expect(await actors('twoDay', { kind: 'StickinessActorsQuery', source, day: 1, operator: 'exact' })).toEqual([]);
+    expect((await actors('twoDay', { kind: 'StickinessActorsQuery', source, day: 3, operator: 'gte' })).sort()).toEqual(
+      [person('twoDay', 'p1'), person('twoDay', 'p2')].sort(),
+    );
+  });
+
+  it('test_actor_query_cumulative: bar N lists the actors active on N or more days', async () => {
+    const source = stickinessQuery({ stickinessFilter: { computedAs: 'cumulative' } });
+    const counts = await Promise.all([1, 2, 3].map(async (day) => (await actors('three', { kind: 'InsightActorsQuery', source, day })).length));
+    expect(counts).toEqual([3, 2, 1]);
+  });
+
+  it('test_actor_query_non_cumulative: bar N lists the actors active on exactly N days (InsightActorsQuery)', async () => {
+    const source = stickinessQuery();
+    expect(await actors('three', { kind: 'InsightActorsQuery', source, day: 1 })).toEqual([person('three', 'p3')]);
+    expect(await actors('three', { kind: 'InsightActorsQuery', source, day: 2 })).toEqual([person('three', 'p2')]);
+    expect(await actors('three', { kind: 'InsightActorsQuery', source, day: 3 })).toEqual([person('three', 'p1')]);
+  });
+
+  it('test_actor_query_with_operator', async () => {
+    const source = stickinessQuery();
+    expect((await actors('three', { kind: 'StickinessActorsQuery', source, day: 2, operator: 'gte' })).length).toBe(2);
+    expect((await actors('three', { kind: 'StickinessActorsQuery', source, day: 2, operator: 'lte' })).length).toBe(2);
+  });
+
+  it('lists the persons of a bar as the person rows, merged persons once, and the previous period when asked', async () => {
+    const source = stickinessQuery({ dateRange: { date_from: '2020-01-11', date_to: '2020-01-14' } });
+    const response = await queries.runNode(
+      { id: teams.persons, timezone: 'UTC' },
+      { kind: 'ActorsQuery', source: { kind: 'InsightActorsQuery', source, day: 4 } },
+      journeyTimeMs('2020-01-25T00:00:00Z'),
+    );
+    expect(response).toMatchObject({ columns: ['person', 'id', 'person.$delete'], hasMore: false });
+    expect((response!['results'] as unknown[][]).map((row) => row[1])).toEqual([person('persons', 'merged')]);
+    const compared = { ...source, compareFilter: { compare: true } };
+    expect(await actors('persons', { kind: 'InsightActorsQuery', source: compared, day: 1, compare: 'previous' })).toEqual([]);
+    await expect(actors('persons', { kind: 'InsightActorsQuery', source, day: 1, compare: 'previous' })).rejects.toMatchObject({
+      attr: 'query__source__compare',
+    });
   });
 });

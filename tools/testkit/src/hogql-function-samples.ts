@@ -1,9 +1,9 @@
 /**
  * A call of every allowed HogQL function with arguments it accepts, as HogQL text over the
  * fields of an event (event, timestamp, distinct_id, person_id, properties.…): the function
- * tests compile each and run it on ClickHouse, and grow or shrink its arguments to check arity.
- * Combinator forms of aggregates (sumIf, avgArrayOrNull, …) are built from their base's sample
- * in functions.int.test.ts.
+ * tests compile each and run it on ClickHouse, grow its arguments to check arity, and put
+ * hostile values in its arguments. Combinator forms of aggregates (sumIf, avgArrayOrNull, …)
+ * are built from their base's sample (aggregateSample).
  */
 export const FUNCTION_SAMPLES: Record<string, string> = {
   // Arithmetic, maths, bits.
@@ -84,7 +84,6 @@ export const FUNCTION_SAMPLES: Record<string, string> = {
   bitShiftRight: 'bitShiftRight(16, 2)',
   bitRotateLeft: 'bitRotateLeft(1, 4)',
   bitRotateRight: 'bitRotateRight(16, 2)',
-  bitTest: 'bitTest(5, 0)',
   bitCount: 'bitCount(7)',
   bitHammingDistance: 'bitHammingDistance(111, 121)',
   // Arrays and tuples.
@@ -153,7 +152,6 @@ export const FUNCTION_SAMPLES: Record<string, string> = {
   arrayStringConcat: "arrayStringConcat(['a', 'b'], '-')",
   tuple: "tuple(1, 'a')",
   tupleElement: "tupleElement(tuple(1, 'a'), 2)",
-  untuple: "untuple(tuple(1, 'a'))",
   tupleHammingDistance: 'tupleHammingDistance(tuple(1, 2), tuple(1, 3))',
   tupleToNameValuePairs: 'tupleToNameValuePairs(tuple(1, 2))',
   tuplePlus: 'tuplePlus(tuple(1, 2), tuple(3, 4))',
@@ -353,7 +351,6 @@ export const FUNCTION_SAMPLES: Record<string, string> = {
   substring: 'substring(event, 2, 3)',
   substringUTF8: 'substringUTF8(event, 2, 3)',
   appendTrailingCharIfAbsent: "appendTrailingCharIfAbsent(event, '/')",
-  convertCharset: "convertCharset(event, 'UTF-8', 'UTF-16')",
   base58Encode: 'base58Encode(event)',
   base58Decode: "base58Decode('3yZe7d')",
   tryBase58Decode: "tryBase58Decode('3yZe7d')",
@@ -384,7 +381,6 @@ export const FUNCTION_SAMPLES: Record<string, string> = {
   extractAllGroupsVertical: "extractAllGroupsVertical(event, '(s)(i)')",
   extractGroups: "extractGroups(event, '(s)(i)')",
   extractAllGroups: "extractAllGroups(event, '(s)(i)')",
-  regexpExtract: "regexpExtract(event, '(s)(i)', 2)",
   countMatches: "countMatches(event, 'n')",
   countMatchesCaseInsensitive: "countMatchesCaseInsensitive(event, 'N')",
   like: "like(event, 'sign%')",
@@ -531,4 +527,59 @@ export const AGGREGATE_SAMPLES: Record<string, string> = {
   theilsU: 'theilsU(event, distinct_id)',
   maxIntersections: 'maxIntersections(toInt(properties.n), toInt(properties.n) + 2)',
   maxIntersectionsPosition: 'maxIntersectionsPosition(toInt(properties.n), toInt(properties.n) + 2)',
+};
+
+/** The extra arguments each combinator suffix takes, in the order ClickHouse reads them. */
+const COMBINATOR_ARGUMENTS: Record<string, string[]> = { If: ["event = 'signup'"], ArgMin: ['timestamp'], ArgMax: ['timestamp'] };
+const COMBINED_BASE_ARGUMENT: Record<string, string> = {
+  avg: 'toFloat(properties.price)',
+  sum: 'toFloat(properties.price)',
+  min: 'timestamp',
+  max: 'timestamp',
+  count: 'event',
+  countDistinct: 'event',
+  median: 'toFloat(properties.price)',
+};
+
+/** A call of a generated combinator form (sumArrayIf, countArgMax, …) from its base and suffixes. */
+function combinatorSample(name: string): string {
+  const base = Object.keys(COMBINED_BASE_ARGUMENT)
+    .sort((a, b) => b.length - a.length)
+    .find((candidate) => name.startsWith(candidate));
+  if (base === undefined) throw new Error(`no sample for the aggregate ${name}`);
+  const suffixes: string[] = name.slice(base.length).match(/If|Array|ForEach|OrDefault|OrNull|ArgMin|ArgMax/g) ?? [];
+  let first = COMBINED_BASE_ARGUMENT[base]!;
+  if (suffixes.includes('Array') || suffixes.includes('ForEach')) first = `[${first}]`;
+  const args = [first, ...suffixes.flatMap((suffix) => COMBINATOR_ARGUMENTS[suffix] ?? [])];
+  return `${name}(${args.join(', ')})`;
+}
+
+/** A call of an allowed aggregate with arguments it accepts. */
+export const aggregateSample = (name: string): string => AGGREGATE_SAMPLES[name] ?? combinatorSample(name);
+
+/**
+ * Three events of one person over the fields the samples read, as a ClickHouse subquery aliased
+ * `e`, and the HogQL fields (HogQLFields) naming its columns.
+ */
+export const SAMPLE_EVENTS_SQL = `(
+  SELECT
+    'signup' AS event,
+    toDateTime64('2024-01-02 03:04:05', 6, 'UTC') + toIntervalHour(number) AS timestamp,
+    concat('d', toString(number)) AS distinct_id,
+    toUUID('0190f2c3-6b1a-7c3d-8e4f-123456789abc') AS person_id,
+    'a:href="/x"' AS elements_chain,
+    concat('{"price": "', toString(12.5 + number), '", "n": ', toString(number + 1), ', "url": "https://www.example.com/a/b?x=1#f"}') AS properties,
+    '{"plan": "pro"}' AS person_properties,
+    '{}' AS group0_properties, '{}' AS group1_properties, '{}' AS group2_properties, '{}' AS group3_properties, '{}' AS group4_properties
+  FROM system.numbers LIMIT 3
+) AS e`;
+export const SAMPLE_EVENT_FIELDS = {
+  event: 'e.event',
+  timestamp: 'e.timestamp',
+  distinct_id: 'e.distinct_id',
+  person_id: 'e.person_id',
+  elements_chain: 'e.elements_chain',
+  properties: 'e.properties',
+  person_properties: 'e.person_properties',
+  group_properties: (i: number) => `e.group${i}_properties`,
 };

@@ -1,0 +1,188 @@
+import { Chart } from 'chart.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+// chart.tsx registers the bar pieces with Chart.js.
+import '../chart';
+import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { formatNumber } from '../format';
+import { DateRangePicker, useEventNames } from '../query-builder';
+import { navigate } from '../router';
+import { usePost } from '../use-post';
+import { BarPersons } from './bar-persons';
+
+const STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const;
+type Status = (typeof STATUSES)[number];
+/** PostHog's lifecycle colours: new blue, returning green, resurrecting purple, dormant red. */
+const COLOURS: Record<Status, string> = { new: '#1d4aff', returning: '#2aa876', resurrecting: '#8a2be2', dormant: '#f04f58' };
+
+/** The lifecycle builder's state, kept in the address (`?q=`). */
+export interface LifecycleForm {
+  event: string;
+  interval: 'hour' | 'day' | 'week' | 'month';
+  date_from: string;
+  date_to?: string;
+  /** The statuses drawn (PostHog's toggledLifecycles); the answer holds all four. */
+  shown: Status[];
+}
+
+const DEFAULT_FORM: LifecycleForm = { event: '$pageview', interval: 'day', date_from: '-7d', shown: [...STATUSES] };
+
+function formFromUrl(url: URL): LifecycleForm {
+  try {
+    return { ...DEFAULT_FORM, ...(JSON.parse(url.searchParams.get('q') ?? '{}') as Partial<LifecycleForm>) };
+  } catch {
+    return DEFAULT_FORM;
+  }
+}
+
+/** The LifecycleQuery node the form asks the query API for. */
+export function lifecycleQuery(form: LifecycleForm): Record<string, unknown> {
+  return {
+    kind: 'LifecycleQuery',
+    series: [{ kind: 'EventsNode', event: form.event || null }],
+    dateRange: { date_from: form.date_from, ...(form.date_to ? { date_to: form.date_to } : {}) },
+    interval: form.interval,
+    lifecycleFilter: { toggledLifecycles: form.shown },
+  };
+}
+
+interface LifecycleSeries {
+  status: Status;
+  label: string;
+  data: number[];
+  days: string[];
+  labels: string[];
+  count: number;
+}
+
+/** Who is new, returning, resurrecting or dormant per interval: stacked bars, dormant below zero. */
+export function LifecyclePage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
+  const form = useMemo(() => formFromUrl(url), [url.search]);
+  const setForm = (next: LifecycleForm) => navigate(`/lifecycle?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const eventNames = useEventNames(projectId);
+  const query = useMemo(() => lifecycleQuery(form), [form]);
+  const { answer, error } = usePost<{ results: LifecycleSeries[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
+  const [bar, setBar] = useState<{ day: string; status: Status; title: string; key: string } | null>(null);
+  const formKey = JSON.stringify(query);
+  const selected = bar && bar.key === formKey ? bar : null;
+  const toggle = (status: Status, on: boolean) => setForm({ ...form, shown: STATUSES.filter((s) => (s === status ? on : form.shown.includes(s))) });
+  return (
+    <section aria-labelledby="lifecycle-title">
+      <h1 id="lifecycle-title">Lifecycle</h1>
+      <NameOptions id="lifecycle-event-names" names={eventNames} />
+      <div class="filters">
+        <label>
+          Persons who did
+          <CommitInput list="lifecycle-event-names" name="event" value={form.event} placeholder="any event" onCommit={(event) => setForm({ ...form, event })} />
+        </label>
+        <label>
+          Interval
+          <select name="interval" value={form.interval} onChange={(e) => setForm({ ...form, interval: e.currentTarget.value as LifecycleForm['interval'] })}>
+            <option value="hour">Hour</option>
+            <option value="day">Day</option>
+            <option value="week">Week</option>
+            <option value="month">Month</option>
+          </select>
+        </label>
+        <DateRangePicker
+          dateFrom={form.date_from}
+          dateTo={form.date_to}
+          onChange={(range) => setForm({ ...form, date_from: range.date_from, date_to: range.date_to, interval: range.interval })}
+        />
+      </div>
+      <fieldset class="builder">
+        <legend>Show</legend>
+        {STATUSES.map((status) => (
+          <label class="inline" key={status}>
+            <input type="checkbox" name={`show-${status}`} checked={form.shown.includes(status)} onChange={(e) => toggle(status, e.currentTarget.checked)} />{' '}
+            {status}
+          </label>
+        ))}
+      </fieldset>
+      <p class="hint">Intervals in {timezone}. Choose a number to see its persons.</p>
+      {error ? (
+        <ErrorState error={error} />
+      ) : answer === null ? (
+        <Loading what="the lifecycle" />
+      ) : (
+        <>
+          <LifecycleView
+            results={answer.results.filter((s) => form.shown.includes(s.status))}
+            onBar={(day, status, title) => setBar({ day, status, title, key: formKey })}
+          />
+          {selected ? (
+            <BarPersons
+              projectId={projectId}
+              source={{ kind: 'InsightActorsQuery', source: query, day: selected.day, status: selected.status }}
+              title={selected.title}
+              testId="lifecycle-persons"
+            />
+          ) : null}
+        </>
+      )}
+    </section>
+  );
+}
+
+function LifecycleView({ results, onBar }: { results: LifecycleSeries[]; onBar: (day: string, status: Status, title: string) => void }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const labels = results[0]?.labels ?? [];
+  useEffect(() => {
+    if (!canvas.current) return;
+    const chart = new Chart(canvas.current, {
+      type: 'bar',
+      data: { labels, datasets: results.map((s) => ({ label: s.status, data: s.data, backgroundColor: COLOURS[s.status], stack: 'lifecycle' })) },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        interaction: { mode: 'index', intersect: false },
+        scales: { x: { stacked: true }, y: { stacked: true } },
+      },
+    });
+    return () => chart.destroy();
+  }, [results]);
+  if (results.length === 0) return <Empty>No status shown: tick one above.</Empty>;
+  if (results.every((s) => s.data.every((v) => v === 0))) return <Empty>No matching events in this date range.</Empty>;
+  return (
+    <div class="trend" data-testid="lifecycle-result">
+      <div class="chart">
+        <canvas ref={canvas} role="img" aria-label="Lifecycle: new, returning, resurrecting and dormant persons per interval" />
+      </div>
+      {/* The numbers drawn, each a button opening its persons. */}
+      <div class="table-scroll">
+        <table class="list" data-testid="lifecycle-table">
+          <caption>Persons per interval and status</caption>
+          <thead>
+            <tr>
+              <th scope="col">Status</th>
+              {labels.map((label) => (
+                <th scope="col" key={label}>
+                  {label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {results.map((s) => (
+              <tr key={s.status} data-status={s.status} data-values={JSON.stringify(s.data)}>
+                <th scope="row">{s.status}</th>
+                {s.data.map((value, i) => (
+                  <td key={i} data-day={s.days[i]}>
+                    <button
+                      type="button"
+                      class="link"
+                      disabled={value === 0}
+                      onClick={() => onBar(s.days[i]!, s.status, `${s.status}, ${s.labels[i]}`)}
+                      aria-label={`${s.status}, ${s.labels[i]}: ${formatNumber(Math.abs(value))} persons`}
+                    >
+                      {formatNumber(value)}
+                    </button>
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
