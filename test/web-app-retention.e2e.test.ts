@@ -131,6 +131,35 @@ describe('the web app’s Retention page in Chromium', () => {
     await page.screenshot({ path: join(OUTPUT_DIR, '41-retention-breakdown.png'), fullPage: true });
   });
 
+  it('saves the broken-down retention as an insight whose page draws the API’s saved answer', async () => {
+    await page.getByLabel('Insight name').fill('Browser retention');
+    await page.getByRole('button', { name: 'Save as insight' }).click();
+    await page.getByText('Saved as “Browser retention”.').waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Insights' }).click();
+    await page.getByRole('link', { name: 'Browser retention' }).first().click();
+    await page.getByRole('heading', { name: 'Browser retention' }).waitFor();
+    await page.getByText(/^Retention · last modified/).waitFor();
+    const id = /\/insights\/(\d+)/.exec(page.url())?.[1];
+    expect(id).toBeDefined();
+    const saved = await target.api('GET', `/api/environments/1/insights/${id}/`);
+    expect(saved.status).toBe(200);
+    expect(saved.body.filters).toMatchObject({ insight: 'RETENTION', period: 'Day', total_intervals: 8, breakdown: '$browser', date_from: '-7d' });
+    const rows = saved.body.result as { breakdown_value: string; values: { count: number }[] }[];
+    const of = (value: string) => rows.filter((r) => r.breakdown_value === value).map((r) => r.values.map((v) => v.count));
+    expect([...new Set(rows.map((r) => r.breakdown_value))]).toEqual(['Chrome', 'Firefox']);
+    await waitFor(async () => expect(await drawnCounts()).toEqual(of('Chrome')), { description: 'the saved Chrome cohorts' });
+    await page.getByLabel('Breakdown value').selectOption('Firefox');
+    await waitFor(async () => expect(await drawnCounts()).toEqual(of('Firefox')), { description: 'the saved Firefox cohorts' });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(OUTPUT_DIR, '42-retention-insight.png'), fullPage: true });
+
+    // "Edit the query" opens the same form on the Retention page, editing this insight.
+    await page.getByRole('link', { name: 'Edit the query' }).click();
+    await page.getByTestId('editing-insight').waitFor();
+    expect(await page.getByLabel('Breakdown property').inputValue()).toBe('$browser');
+    await waitFor(async () => expect(await drawnCounts()).toEqual(of('Chrome')), { description: 'the edited query drawn' });
+  });
+
   it('logged no console errors', () => {
     expect(consoleErrors).toEqual([]);
   });

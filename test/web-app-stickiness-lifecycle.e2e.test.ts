@@ -49,6 +49,21 @@ describe('the web app’s Stickiness and Lifecycle pages in Chromium', () => {
     await target?.close();
   });
 
+  /** Saves the page's query under `name`, opens it from the saved insights, and answers the API's saved insight (GET …/insights/<id>/). */
+  async function saveAndOpen(name: string): Promise<{ filters: Record<string, unknown>; result: any }> {
+    await page.getByLabel('Insight name').fill(name);
+    await page.getByRole('button', { name: 'Save as insight' }).click();
+    await page.getByText(`Saved as “${name}”.`).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Insights' }).click();
+    await page.getByRole('link', { name }).first().click();
+    await page.getByRole('heading', { name }).waitFor();
+    const id = /\/insights\/(\d+)/.exec(page.url())?.[1];
+    expect(id).toBeDefined();
+    const saved = await target.api('GET', `/api/environments/1/insights/${id}/`);
+    expect(saved.status).toBe(200);
+    return saved.body;
+  }
+
   it('draws the stickiness bars the query API answers, and a bar opens its persons', async () => {
     const query = {
       kind: 'StickinessQuery',
@@ -79,6 +94,16 @@ describe('the web app’s Stickiness and Lifecycle pages in Chromium', () => {
       description: 'cumulative bars',
     });
     expect(await seriousViolations(page)).toEqual([]);
+
+    // Saved, then opened from the saved insights: the bars of the API's saved answer.
+    const insight = await saveAndOpen('Sticky pageviews');
+    expect(insight.filters).toMatchObject({ insight: 'STICKINESS', interval: 'day', stickiness_computed_as: 'cumulative' });
+    const savedBars = insight.result[0].data as number[];
+    expect(savedBars.slice(0, 3)).toEqual([3, 2, 1]);
+    await page.getByText(/^Stickiness · last modified/).waitFor();
+    await waitFor(async () => expect(JSON.parse((await bars.getAttribute('data-values')) ?? '[]')).toEqual(savedBars), { description: 'the saved bars' });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(OUTPUT_DIR, '52-stickiness-insight.png'), fullPage: true });
   });
 
   it('draws the lifecycle the query API answers, dormant below zero, and a number opens its persons', async () => {
@@ -110,6 +135,21 @@ describe('the web app’s Stickiness and Lifecycle pages in Chromium', () => {
     await page.getByLabel('dormant', { exact: true }).uncheck();
     await waitFor(async () => expect(Object.keys(await drawn())).toEqual(['new', 'returning', 'resurrecting']), { description: 'dormant hidden' });
     expect(await seriousViolations(page)).toEqual([]);
+
+    // Saved, then opened from the saved insights: the statuses shown, as the API's saved answer holds them.
+    const insight = await saveAndOpen('Pageview lifecycle');
+    expect(insight.filters).toMatchObject({ insight: 'LIFECYCLE', interval: 'day', toggledLifecycles: ['new', 'returning', 'resurrecting'] });
+    const saved = (insight.result as { status: string; data: number[] }[]).filter((s) => s.status !== 'dormant');
+    expect(saved.map((s) => s.status)).toEqual(['new', 'returning', 'resurrecting']);
+    await page.getByText(/^Lifecycle · last modified/).waitFor();
+    await waitFor(async () => expect(await drawn()).toEqual(Object.fromEntries(saved.map((s) => [s.status, s.data]))), { description: 'the saved statuses' });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(OUTPUT_DIR, '53-lifecycle-insight.png'), fullPage: true });
+
+    // "Edit the query" opens the same form on the Lifecycle page, editing this insight.
+    await page.getByRole('link', { name: 'Edit the query' }).click();
+    await page.getByTestId('editing-insight').waitFor();
+    expect(await page.getByLabel('dormant', { exact: true }).isChecked()).toBe(false);
   });
 
   it('logged no console errors', () => {

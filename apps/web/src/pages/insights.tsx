@@ -8,31 +8,59 @@ import { RowsTable } from '../rows-table';
 import { insightName, sqlPathOf, type Insight } from '../saved-insight';
 import { ComputedAt, describeRange } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
+import { LifecycleResultView, lifecycleFormFromFilters } from './lifecycle';
 import { PathsResultView, pathsQueryFromFilters } from './paths';
+import { RetentionResultView, retentionFormFromFilters } from './retention';
+import { StickinessResultView, stickinessFormFromFilters } from './stickiness';
 import { TrendView, type TrendSeries } from './trends';
 
-const insightKind = (filters: Record<string, unknown> | undefined) =>
-  filters?.['insight'] === 'FUNNELS'
-    ? 'Funnel'
-    : filters?.['insight'] === 'PATHS'
-      ? 'Paths'
-      : filters?.['insight'] === 'TRENDS' || filters?.['insight'] === undefined
-        ? 'Trend'
-        : 'Other';
+/**
+ * The kind a saved insight's legacy filters run as: their `insight` (TRENDS when absent), a TRENDS
+ * one shown as stickiness or lifecycle (`shown_as`) being that kind, as the API reads them
+ * (legacy-trend-kind.ts).
+ */
+function legacyKind(filters: Record<string, unknown> | undefined): string {
+  const insight = filters?.['insight'] ?? 'TRENDS';
+  if (insight === 'TRENDS' && filters?.['shown_as'] === 'Stickiness') return 'STICKINESS';
+  if (insight === 'TRENDS' && filters?.['shown_as'] === 'Lifecycle') return 'LIFECYCLE';
+  return typeof insight === 'string' ? insight : 'OTHER';
+}
+
+const KIND_NAMES: Record<string, string> = {
+  FUNNELS: 'Funnel',
+  PATHS: 'Paths',
+  RETENTION: 'Retention',
+  STICKINESS: 'Stickiness',
+  LIFECYCLE: 'Lifecycle',
+  TRENDS: 'Trend',
+};
+
+const insightKind = (filters: Record<string, unknown> | undefined) => KIND_NAMES[legacyKind(filters)] ?? 'Other';
 
 /** Where the app shows a saved insight (its query in the address), or null when no page can. */
 export function insightPath(filters: Record<string, unknown>, editing?: number): string | null {
   const suffix = editing === undefined ? '' : `&insight=${editing}`;
-  if (filters['insight'] === 'FUNNELS') {
-    const query = funnelQueryFromFilters(filters);
-    return query ? `/funnels?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
+  const at = (page: string, query: unknown) => `/${page}?q=${encodeURIComponent(JSON.stringify(query))}${suffix}`;
+  switch (legacyKind(filters)) {
+    case 'FUNNELS': {
+      const query = funnelQueryFromFilters(filters);
+      return query ? at('funnels', query) : null;
+    }
+    case 'PATHS':
+      return at('paths', pathsQueryFromFilters(filters));
+    case 'RETENTION':
+      return at('retention', retentionFormFromFilters(filters));
+    case 'STICKINESS':
+      return at('stickiness', stickinessFormFromFilters(filters));
+    case 'LIFECYCLE':
+      return at('lifecycle', lifecycleFormFromFilters(filters));
+    case 'TRENDS': {
+      const query = trendQueryFromFilters(filters);
+      return query ? at('trends', query) : null;
+    }
+    default:
+      return null;
   }
-  if (filters['insight'] === 'PATHS') return `/paths?q=${encodeURIComponent(JSON.stringify(pathsQueryFromFilters(filters)))}${suffix}`;
-  if (filters['insight'] === 'TRENDS' || filters['insight'] === undefined) {
-    const query = trendQueryFromFilters(filters);
-    return query ? `/trends?q=${encodeURIComponent(JSON.stringify(query))}${suffix}` : null;
-  }
-  return null;
 }
 
 export function InsightsPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
@@ -133,12 +161,19 @@ export function InsightResult({
   if (Array.isArray(table?.columns) && Array.isArray(result)) {
     return <RowsTable columns={table.columns} types={table.types} results={result as unknown[][]} caption="Rows of the insight" />;
   }
-  if (filters['insight'] === 'FUNNELS') {
+  const kind = legacyKind(filters);
+  if (kind === 'FUNNELS') {
     const query = funnelQueryFromFilters(filters);
     if (query) return <FunnelResultView answer={funnelAnswer(query.viz ?? 'steps', result)} timezone={timezone} interval={query.interval} />;
-  } else if (filters['insight'] === 'PATHS') {
+  } else if (kind === 'PATHS') {
     return <PathsResultView result={result} />;
-  } else {
+  } else if (kind === 'RETENTION') {
+    return <RetentionResultView result={result} filters={filters} timezone={timezone} />;
+  } else if (kind === 'STICKINESS') {
+    return <StickinessResultView result={result} />;
+  } else if (kind === 'LIFECYCLE') {
+    return <LifecycleResultView result={result} filters={filters} />;
+  } else if (kind === 'TRENDS') {
     const query = trendQueryFromFilters(filters);
     if (query)
       return (

@@ -4,10 +4,11 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DateRangePicker, useEventNames } from '../query-builder';
+import { DateRangePicker, SaveInsight, useEventNames } from '../query-builder';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { BarPersons } from './bar-persons';
+import { firstEventOf } from './stickiness';
 
 const STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const;
 type Status = (typeof STATUSES)[number];
@@ -45,6 +46,36 @@ export function lifecycleQuery(form: LifecycleForm): Record<string, unknown> {
   };
 }
 
+const INTERVALS: readonly LifecycleForm['interval'][] = ['hour', 'day', 'week', 'month'];
+
+/**
+ * The legacy LIFECYCLE filter of the same query (what a saved insight keeps): the event as the one
+ * series, the dates, the interval and the statuses shown as `toggledLifecycles`, as the API's
+ * lifecycle filter reads them (lifecycle-filter.ts).
+ */
+export function lifecycleFilters(form: LifecycleForm): Record<string, unknown> {
+  return {
+    insight: 'LIFECYCLE',
+    events: [{ id: form.event || null, name: form.event || 'All events', type: 'events', order: 0 }],
+    date_from: form.date_from,
+    date_to: form.date_to || undefined,
+    interval: form.interval,
+    toggledLifecycles: form.shown,
+  };
+}
+
+/** A saved LIFECYCLE filter read back into the form (what the form does not edit is left out). */
+export function lifecycleFormFromFilters(filters: Record<string, unknown>): LifecycleForm {
+  const toggles = filters['toggledLifecycles'] ?? filters['lifecycle_toggles'];
+  return {
+    event: firstEventOf(filters, DEFAULT_FORM.event),
+    interval: INTERVALS.find((i) => i === filters['interval']) ?? DEFAULT_FORM.interval,
+    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : DEFAULT_FORM.date_from,
+    date_to: typeof filters['date_to'] === 'string' && filters['date_to'] !== '' ? filters['date_to'] : undefined,
+    shown: Array.isArray(toggles) ? STATUSES.filter((s) => toggles.includes(s)) : [...STATUSES],
+  };
+}
+
 interface LifecycleSeries {
   status: Status;
   label: string;
@@ -57,7 +88,9 @@ interface LifecycleSeries {
 /** Who is new, returning, resurrecting or dormant per interval: stacked bars, dormant below zero. */
 export function LifecyclePage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const form = useMemo(() => formFromUrl(url), [url.search]);
-  const setForm = (next: LifecycleForm) => navigate(`/lifecycle?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const editing = url.searchParams.get('insight');
+  const setForm = (next: LifecycleForm) =>
+    navigate(`/lifecycle?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
   const query = useMemo(() => lifecycleQuery(form), [form]);
   const { answer, error } = usePost<{ results: LifecycleSeries[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
@@ -99,6 +132,7 @@ export function LifecyclePage({ projectId, timezone, url }: { projectId: number;
         ))}
       </fieldset>
       <p class="hint">Intervals in {timezone}. Choose a number to see its persons.</p>
+      <SaveInsight projectId={projectId} filters={lifecycleFilters(form)} editing={editing} />
       {error ? (
         <ErrorState error={error} />
       ) : answer === null ? (
@@ -123,7 +157,15 @@ export function LifecyclePage({ projectId, timezone, url }: { projectId: number;
   );
 }
 
-function LifecycleView({ results, onBar }: { results: LifecycleSeries[]; onBar: (day: string, status: Status, title: string) => void }) {
+/** A lifecycle answer (a saved insight's, a dashboard tile's) as the page draws it, the statuses its filter shows, without the persons. */
+export function LifecycleResultView({ result, filters }: { result: unknown; filters: Record<string, unknown> }) {
+  const shown = lifecycleFormFromFilters(filters).shown;
+  const results = useMemo(() => (Array.isArray(result) ? (result as LifecycleSeries[]) : []).filter((s) => shown.includes(s.status)), [result, shown.join()]);
+  return <LifecycleView results={results} />;
+}
+
+/** The stacked bars and their numbers; without `onBar` (a saved insight) the numbers are not buttons. */
+function LifecycleView({ results, onBar }: { results: LifecycleSeries[]; onBar?: (day: string, status: Status, title: string) => void }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const labels = results[0]?.labels ?? [];
   useEffect(() => {
@@ -167,15 +209,19 @@ function LifecycleView({ results, onBar }: { results: LifecycleSeries[]; onBar: 
                 <th scope="row">{s.status}</th>
                 {s.data.map((value, i) => (
                   <td key={i} data-day={s.days[i]}>
-                    <button
-                      type="button"
-                      class="link"
-                      disabled={value === 0}
-                      onClick={() => onBar(s.days[i]!, s.status, `${s.status}, ${s.labels[i]}`)}
-                      aria-label={`${s.status}, ${s.labels[i]}: ${formatNumber(Math.abs(value))} persons`}
-                    >
-                      {formatNumber(value)}
-                    </button>
+                    {onBar ? (
+                      <button
+                        type="button"
+                        class="link"
+                        disabled={value === 0}
+                        onClick={() => onBar(s.days[i]!, s.status, `${s.status}, ${s.labels[i]}`)}
+                        aria-label={`${s.status}, ${s.labels[i]}: ${formatNumber(Math.abs(value))} persons`}
+                      >
+                        {formatNumber(value)}
+                      </button>
+                    ) : (
+                      formatNumber(value)
+                    )}
                   </td>
                 ))}
               </tr>

@@ -4,7 +4,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
-import { BreakdownPicker, DATE_RANGES, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BreakdownPicker, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 import type { BreakdownChoice } from '../query-builder/breakdown-picker';
 
 /** The retention builder's state, kept in the address (`?q=`). */
@@ -66,6 +66,68 @@ export function retentionQuery(form: RetentionForm): Record<string, unknown> {
   };
 }
 
+/**
+ * The legacy RETENTION filter of the same query (what a saved insight keeps): PostHog's
+ * target_entity, returning_entity, retention_type, period, total_intervals, cumulative, the dates
+ * and the breakdown, as the API's retention filter reads them (retention-filter.ts).
+ */
+export function retentionFilters(form: RetentionForm): Record<string, unknown> {
+  const entity = (event: string) => ({ id: event || null, name: event || 'All events', type: 'events' });
+  const breakdown = form.breakdown?.breakdown ? form.breakdown : null;
+  return {
+    insight: 'RETENTION',
+    target_entity: entity(form.target),
+    returning_entity: entity(form.returning),
+    retention_type: form.type,
+    period: form.period,
+    total_intervals: form.intervals,
+    cumulative: form.cumulative,
+    date_from: form.date_from || undefined,
+    date_to: form.date_from ? form.date_to || undefined : undefined,
+    breakdown: breakdown?.breakdown,
+    breakdown_type: breakdown ? (breakdown.breakdown_type ?? 'event') : undefined,
+    breakdown_group_type_index: breakdown?.breakdown_group_type_index,
+  };
+}
+
+/** A saved RETENTION filter read back into the form (what the form does not edit is left out). */
+export function retentionFormFromFilters(filters: Record<string, unknown>): RetentionForm {
+  const event = (value: unknown) => {
+    const entity = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+    const id = entity !== null && typeof entity === 'object' ? (entity as Record<string, unknown>)['id'] : undefined;
+    return typeof id === 'string' ? id : id === null ? '' : DEFAULT_FORM.target;
+  };
+  const text = (key: string) => (typeof filters[key] === 'string' && filters[key] !== '' ? (filters[key] as string) : undefined);
+  const period = text('period');
+  const intervals = filters['total_intervals'];
+  const breakdown = text('breakdown');
+  let target = DEFAULT_FORM.target;
+  let returning = DEFAULT_FORM.returning;
+  try {
+    target = event(filters['target_entity']);
+    returning = event(filters['returning_entity']);
+  } catch {
+    // A target sent as text that is not JSON: the default entity, as the API reads an absent one.
+  }
+  return {
+    target,
+    returning,
+    type: filters['retention_type'] === 'retention_first_time' ? 'retention_first_time' : 'retention_recurring',
+    period: period === 'Hour' || period === 'Week' || period === 'Month' ? period : 'Day',
+    intervals: typeof intervals === 'number' && intervals >= 1 ? Math.min(60, intervals) : 11,
+    cumulative: filters['cumulative'] === true,
+    date_from: text('date_from'),
+    date_to: text('date_from') ? text('date_to') : undefined,
+    breakdown: breakdown
+      ? {
+          breakdown,
+          breakdown_type: text('breakdown_type') as BreakdownChoice['breakdown_type'],
+          ...(typeof filters['breakdown_group_type_index'] === 'number' ? { breakdown_group_type_index: filters['breakdown_group_type_index'] } : {}),
+        }
+      : undefined,
+  };
+}
+
 interface RetentionRow {
   label: string;
   date: string;
@@ -92,7 +154,9 @@ function cohortName(row: RetentionRow, period: RetentionForm['period'], timezone
 
 export function RetentionPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const form = useMemo(() => retentionFormFromUrl(url), [url.search]);
-  const setForm = (next: RetentionForm) => navigate(`/retention?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const editing = url.searchParams.get('insight');
+  const setForm = (next: RetentionForm) =>
+    navigate(`/retention?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
@@ -207,6 +271,7 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
         ) : null}
       </div>
       <p class="hint">Cohorts in {timezone}. Choose a cell to see its persons.</p>
+      <SaveInsight projectId={projectId} filters={retentionFilters(form)} editing={editing} />
       {error ? (
         <ErrorState error={error} />
       ) : rows === null ? (
@@ -230,6 +295,36 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
   );
 }
 
+/** A retention answer (a saved insight's, a dashboard tile's) as the page draws it, one breakdown value at a time, without the persons. */
+export function RetentionResultView({ result, filters, timezone }: { result: unknown; filters: Record<string, unknown>; timezone: string }) {
+  const period = retentionFormFromFilters(filters).period;
+  const all = (Array.isArray(result) ? result : []) as RetentionRow[];
+  const values = [...new Set(all.flatMap((r) => (r.breakdown_value === undefined ? [] : [r.breakdown_value])))];
+  const [picked, setPicked] = useState<string | null>(null);
+  const value = values.length === 0 ? null : picked !== null && values.includes(picked) ? picked : values[0]!;
+  const rows = all.filter((r) => value === null || r.breakdown_value === value);
+  if (rows.length === 0) return <Empty>No cohort in this date range.</Empty>;
+  return (
+    <>
+      {values.length > 0 ? (
+        <div class="filters">
+          <label>
+            Breakdown value
+            <select name="breakdown_value" value={value ?? ''} onChange={(e) => setPicked(e.currentTarget.value)}>
+              {values.map((v) => (
+                <option key={v} value={v}>
+                  {breakdownName(v)}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      ) : null}
+      <RetentionView rows={rows} period={period} timezone={timezone} />
+    </>
+  );
+}
+
 /** The triangle of cohorts (size, then the share back in each later period) and a line per cohort. */
 function RetentionView({
   rows,
@@ -240,7 +335,8 @@ function RetentionView({
   rows: RetentionRow[];
   period: RetentionForm['period'];
   timezone: string;
-  onCell: (row: number, offset: number) => void;
+  /** Without it (a saved insight), the cells are not buttons. */
+  onCell?: (row: number, offset: number) => void;
 }) {
   const width = rows[0]?.values.length ?? 0;
   const series = useMemo(
@@ -288,15 +384,21 @@ function RetentionView({
                       <td key={offset} class="future" />
                     ) : (
                       <td key={offset} data-offset={offset} data-count={value.count} data-percent={percent(value.count, size)}>
-                        <button
-                          type="button"
-                          class="cell"
-                          style={{ '--share': `${percent(value.count, size)}%` }}
-                          aria-label={`${cohortName(row, period, timezone)}, ${value.label}: ${formatNumber(value.count)} persons, ${formatNumber(percent(value.count, size))}%`}
-                          onClick={() => onCell(i, offset)}
-                        >
-                          {formatNumber(percent(value.count, size))}%
-                        </button>
+                        {onCell ? (
+                          <button
+                            type="button"
+                            class="cell"
+                            style={{ '--share': `${percent(value.count, size)}%` }}
+                            aria-label={`${cohortName(row, period, timezone)}, ${value.label}: ${formatNumber(value.count)} persons, ${formatNumber(percent(value.count, size))}%`}
+                            onClick={() => onCell(i, offset)}
+                          >
+                            {formatNumber(percent(value.count, size))}%
+                          </button>
+                        ) : (
+                          <span class="cell" style={{ '--share': `${percent(value.count, size)}%` }}>
+                            {formatNumber(percent(value.count, size))}%
+                          </span>
+                        )}
                       </td>
                     ),
                   )}

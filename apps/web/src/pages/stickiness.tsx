@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DateRangePicker, useEventNames } from '../query-builder';
+import { DateRangePicker, SaveInsight, useEventNames } from '../query-builder';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { BarPersons } from './bar-persons';
@@ -37,6 +37,44 @@ export function stickinessQuery(form: StickinessForm): Record<string, unknown> {
   };
 }
 
+const INTERVALS: readonly StickinessForm['interval'][] = ['hour', 'day', 'week', 'month'];
+
+/**
+ * The legacy STICKINESS filter of the same query (what a saved insight keeps): the event as the
+ * one series, the dates, the interval, and `stickiness_computed_as` as the API's stickiness filter
+ * reads it (stickiness-filter.ts).
+ */
+export function stickinessFilters(form: StickinessForm): Record<string, unknown> {
+  return {
+    insight: 'STICKINESS',
+    events: [{ id: form.event || null, name: form.event || 'All events', type: 'events', order: 0 }],
+    date_from: form.date_from,
+    date_to: form.date_to || undefined,
+    interval: form.interval,
+    stickiness_computed_as: form.cumulative ? 'cumulative' : undefined,
+  };
+}
+
+/** A saved STICKINESS filter's first event series, or '' for any event (an action keeps the default). */
+export function firstEventOf(filters: Record<string, unknown>, fallback: string): string {
+  const events = Array.isArray(filters['events']) ? (filters['events'] as unknown[]) : [];
+  const first = events[0] as Record<string, unknown> | undefined;
+  const id = first?.['id'];
+  return typeof id === 'string' ? id : first && id === null ? '' : fallback;
+}
+
+/** A saved STICKINESS filter read back into the form (what the form does not edit is left out). */
+export function stickinessFormFromFilters(filters: Record<string, unknown>): StickinessForm {
+  const interval = INTERVALS.find((i) => i === filters['interval']) ?? DEFAULT_FORM.interval;
+  return {
+    event: firstEventOf(filters, DEFAULT_FORM.event),
+    interval,
+    date_from: typeof filters['date_from'] === 'string' ? filters['date_from'] : DEFAULT_FORM.date_from,
+    date_to: typeof filters['date_to'] === 'string' && filters['date_to'] !== '' ? filters['date_to'] : undefined,
+    cumulative: filters['stickiness_computed_as'] === 'cumulative',
+  };
+}
+
 interface StickinessSeries {
   label: string;
   labels: string[];
@@ -48,7 +86,9 @@ interface StickinessSeries {
 /** How often persons come back: the persons who did the event on 1, 2, … N intervals of the range, as bars. */
 export function StickinessPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
   const form = useMemo(() => formFromUrl(url), [url.search]);
-  const setForm = (next: StickinessForm) => navigate(`/stickiness?q=${encodeURIComponent(JSON.stringify(next))}`, true);
+  const editing = url.searchParams.get('insight');
+  const setForm = (next: StickinessForm) =>
+    navigate(`/stickiness?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
   const query = useMemo(() => stickinessQuery(form), [form]);
   const { answer, error } = usePost<{ results: StickinessSeries[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
@@ -91,6 +131,7 @@ export function StickinessPage({ projectId, timezone, url }: { projectId: number
         </label>
       </div>
       <p class="hint">Intervals in {timezone}. Choose a bar to see its persons.</p>
+      <SaveInsight projectId={projectId} filters={stickinessFilters(form)} editing={editing} />
       {error ? (
         <ErrorState error={error} />
       ) : series === null ? (
@@ -116,7 +157,15 @@ export function StickinessPage({ projectId, timezone, url }: { projectId: number
   );
 }
 
-function StickinessView({ series, onBar }: { series: StickinessSeries; onBar: (day: number) => void }) {
+/** A stickiness answer (a saved insight's, a dashboard tile's) as the page draws it, without the persons. */
+export function StickinessResultView({ result }: { result: unknown }) {
+  const series = Array.isArray(result) ? (result[0] as StickinessSeries | undefined) : undefined;
+  if (!series) return <Empty>No series to show.</Empty>;
+  return <StickinessView series={series} />;
+}
+
+/** The bars; without `onBar` (a saved insight) the numbers are not buttons. */
+function StickinessView({ series, onBar }: { series: StickinessSeries; onBar?: (day: number) => void }) {
   const drawn = useMemo(() => [{ label: series.label, values: series.data }], [series]);
   if (series.count === 0) return <Empty>No matching events in this date range.</Empty>;
   return (
@@ -137,15 +186,19 @@ function StickinessView({ series, onBar }: { series: StickinessSeries; onBar: (d
               <tr key={day} data-day={day} data-value={series.data[i]}>
                 <th scope="row">{series.labels[i]}</th>
                 <td>
-                  <button
-                    type="button"
-                    class="link"
-                    onClick={() => onBar(day)}
-                    disabled={series.data[i] === 0}
-                    aria-label={`${series.labels[i]}: ${formatNumber(series.data[i]!)} persons`}
-                  >
-                    {formatNumber(series.data[i]!)}
-                  </button>
+                  {onBar ? (
+                    <button
+                      type="button"
+                      class="link"
+                      onClick={() => onBar(day)}
+                      disabled={series.data[i] === 0}
+                      aria-label={`${series.labels[i]}: ${formatNumber(series.data[i]!)} persons`}
+                    >
+                      {formatNumber(series.data[i]!)}
+                    </button>
+                  ) : (
+                    formatNumber(series.data[i]!)
+                  )}
                 </td>
               </tr>
             ))}
