@@ -28,6 +28,8 @@ describe('the web app’s Stickiness and Lifecycle pages in Chromium', () => {
   let browser: Chromium;
   let page: Page;
   let consoleErrors: string[];
+  /** The stickiness insight's saved bars, for its dashboard tile. */
+  let stickinessBars: number[] = [];
 
   beforeAll(async () => {
     mkdirSync(OUTPUT_DIR, { recursive: true });
@@ -104,6 +106,11 @@ describe('the web app’s Stickiness and Lifecycle pages in Chromium', () => {
     await waitFor(async () => expect(JSON.parse((await bars.getAttribute('data-values')) ?? '[]')).toEqual(savedBars), { description: 'the saved bars' });
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(OUTPUT_DIR, '52-stickiness-insight.png'), fullPage: true });
+    stickinessBars = savedBars;
+    await page.getByLabel('Add to dashboard').selectOption({ label: 'New dashboard…' });
+    await page.getByLabel('New dashboard name').fill('Activity tiles');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('Added to “Activity tiles”.').waitFor();
   });
 
   it('draws the lifecycle the query API answers, dormant below zero, and a number opens its persons', async () => {
@@ -145,6 +152,21 @@ describe('the web app’s Stickiness and Lifecycle pages in Chromium', () => {
     await waitFor(async () => expect(await drawn()).toEqual(Object.fromEntries(saved.map((s) => [s.status, s.data]))), { description: 'the saved statuses' });
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(OUTPUT_DIR, '53-lifecycle-insight.png'), fullPage: true });
+
+    // On the same dashboard as the stickiness insight: both tiles draw their saved answers.
+    await page.getByLabel('Add to dashboard').selectOption({ label: 'Activity tiles' });
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('Added to “Activity tiles”.').waitFor();
+    await page.getByTestId('insight-dashboards').getByRole('link', { name: 'Activity tiles' }).click();
+    await page.getByRole('heading', { name: 'Activity tiles' }).waitFor();
+    await waitFor(async () => expect(await drawn()).toEqual(Object.fromEntries(saved.map((s) => [s.status, s.data]))), { description: 'the lifecycle tile' });
+    await waitFor(async () => expect(JSON.parse((await page.getByTestId('stickiness-bars').getAttribute('data-values')) ?? '[]')).toEqual(stickinessBars), {
+      description: 'the stickiness tile',
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(OUTPUT_DIR, '54-activity-dashboard.png'), fullPage: true });
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Pageview lifecycle' }).waitFor();
 
     // "Edit the query" opens the same form on the Lifecycle page, editing this insight.
     await page.getByRole('link', { name: 'Edit the query' }).click();
