@@ -25,7 +25,7 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { bootstrapInstance } from '@sightline/accounts';
 import { topicNames, type ConsumedBatch, type EventBus } from '@sightline/bus';
 import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, type IngestMessage } from '@sightline/ingestion';
+import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, parseBusTime, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
@@ -75,11 +75,11 @@ async function insertFloor(ch: ClickHouseClient, batch: ConsumedBatch): Promise<
     uuid: m.uuid,
     event: m.event,
     properties: m.data.properties,
-    timestamp: Date.parse(m.timestamp),
+    timestamp: parseBusTime(m.timestamp),
     team_id: 1,
     distinct_id: m.distinct_id,
     elements_chain: '',
-    created_at: Date.parse(m.now),
+    created_at: parseBusTime(m.now),
     person_id: FLOOR_PERSON_ID,
     person_created_at: null,
     person_properties: '{}',
