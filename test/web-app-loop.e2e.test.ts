@@ -247,6 +247,20 @@ describe('the analysis loop in Chromium', () => {
     const read = (await target.api('GET', `/api/environments/1/dashboards/${team.id}/`)).body as { tiles: { insight: { id: number } }[] };
     expect(read.tiles.map((t) => t.insight.id).sort()).toEqual([signups.id, weekly.id].sort());
     expect((await target.api('GET', `/api/environments/1/insights/${weekly.id}/`)).body.dashboards).toEqual([team.id]);
+
+    // A dashboard created while saving a new insight: the insight lands on it, once.
+    await page.goto(trendUrl(target.base, { display: 'table' }));
+    await page.getByTestId('trend-result').waitFor();
+    await page.getByLabel('Insight name').fill('Pageviews for the board');
+    await page.getByLabel('Add to dashboard').selectOption({ label: 'New dashboard…' });
+    await page.getByLabel('New dashboard name').fill('Made while saving');
+    await page.getByRole('button', { name: 'Save as insight' }).click();
+    await page.getByText('Saved as “Pageviews for the board”.').waitFor();
+    const boards = (await target.api('GET', '/api/environments/1/dashboards/?limit=100')).body.results as { id: number; name: string }[];
+    const made = boards.filter((d) => d.name === 'Made while saving');
+    expect(made).toHaveLength(1);
+    const board = (await target.api('GET', `/api/environments/1/dashboards/${made[0]!.id}/`)).body as { tiles: { insight: { name: string } }[] };
+    expect(board.tiles.map((t) => t.insight.name)).toEqual(['Pageviews for the board']);
   });
 
   it('offers PostHog’s date ranges and a custom one, each asking the API for the range it names', async () => {
@@ -452,7 +466,7 @@ describe('the analysis loop in Chromium', () => {
     expect(JSON.parse(new URL(page.url()).searchParams.get('q')!)).toMatchObject({ filter_test_accounts: true });
   });
 
-  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour and starts a funnel from the top events', async () => {
+  it('puts the chart first, captions the number, labels pie slices, keeps a value’s colour, flags unknown names, picks events by search and starts a funnel from the top events', async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(trendUrl(target.base, {}));
     const chart = page.locator('[data-testid="trend-result"] .chart');
@@ -492,6 +506,29 @@ describe('the analysis loop in Chromium', () => {
     const withoutChrome = await colours({ properties: [{ key: '$browser', operator: 'is_not', value: 'Chrome', type: 'event' }] });
     expect(Object.keys(withoutChrome).sort()).toEqual(['Firefox', 'Safari']);
     expect(withoutChrome).toEqual({ Firefox: all['Firefox'], Safari: all['Safari'] });
+
+    // A name the project never saw is flagged before the empty chart says so; a known one is not.
+    await page.goto(trendUrl(target.base, { series: [{ event: 'signed_upp', math: 'total' }], breakdown: '$browsr' }));
+    await page.getByText('Event never seen in this project').waitFor();
+    await page.getByText('Property never seen in this project').waitFor();
+    await page.goto(trendUrl(target.base, { breakdown: '$browser' }));
+    await page.getByTestId('trend-result').waitFor();
+    await page.locator('#event-names option').first().waitFor({ state: 'attached' });
+    expect(await page.getByTestId('unknown-name').count()).toBe(0);
+
+    // The event picker: typing narrows the project's events, each with its volume and when it was last seen.
+    const picker = page.getByRole('combobox', { name: 'Event' });
+    await picker.fill('sign');
+    const options = page.getByRole('listbox', { name: 'Matching events' }).getByRole('option');
+    await options.first().waitFor();
+    expect(await options.evaluateAll((items) => items.map((li) => li.getAttribute('data-event')))).toEqual(['signed_up']);
+    expect(await options.first().textContent()).toMatch(/^signed_up\d+ events · seen \d+ (min|h) ago$/);
+    await picker.press('ArrowDown');
+    await picker.press('Enter');
+    await waitFor(async () => expect(JSON.parse(new URL(page.url()).searchParams.get('q')!).series[0].event).toBe('signed_up'), {
+      description: 'the picked event in the query',
+    });
+    expect(await seriousViolations()).toEqual([]);
 
     // A new funnel: the project's two most common events, as the definitions rank them.
     const top = (await target.api('GET', '/api/projects/1/event_definitions/?limit=2')).body.results.map((d: { name: string }) => d.name);

@@ -1,12 +1,15 @@
 // The web app's Paths page in headless Chromium against `npm start`'s all-in-one service: page
 // views sent as posthog-js sends them go through the worker; the page draws their paths as a
 // Sankey diagram whose links carry the values the API answers, lists the persons on an edge,
-// and passes axe-core. Screenshots 70-71 go to test-output/web-app/ (git-ignored).
+// and passes axe-core. Screenshots 70-72 go to test-output/web-app/ (git-ignored).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
 import { openPage, sendBatch, seriousViolations, WEB_APP_OUTPUT_DIR } from './web-app-browser';
+
+declare const window: { innerWidth: number };
+declare const document: { documentElement: { scrollWidth: number } };
 
 const EMAIL = 'paths@example.com';
 const PASSWORD = 'a long enough password';
@@ -108,6 +111,15 @@ describe('the web app’s Paths page in Chromium', () => {
     await page.getByRole('link', { name: 'Shop paths' }).first().click();
     await page.getByTestId('paths-sankey').waitFor();
     await waitFor(async () => expect((await drawnLinks()).sort()).toEqual(grouped), { description: 'the saved insight drawn' });
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('is readable on a phone: the diagram scrolls inside its frame, the page not sideways', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${target.base}/paths`);
+    await page.getByTestId('paths-sankey').waitFor();
+    await screenshot('72-paths-phone');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
     expect(await seriousViolations(page)).toEqual([]);
   });
 

@@ -141,6 +141,13 @@ describe('the web app’s SQL page in Chromium', () => {
     expect(await table.locator('th').evaluateAll((ths) => ths.map((th) => th.getAttribute('data-column')))).toEqual(['signups']);
     expect(await table.locator('tbody td').allTextContents()).toEqual(['2']);
     expect(await axeFindings(page)).toEqual([]);
+    // So does its tile on the dashboard.
+    await page.goto(new URL(`/dashboards/${saved.dashboards[0]}`, page.url()).toString());
+    const tileCells = page.locator('[data-testid="dashboard-tile"][data-insight="Sign-ups (SQL)"] table.sql-rows tbody td');
+    await tileCells.first().waitFor();
+    expect(await tileCells.allTextContents()).toEqual(['2']);
+    await screenshot('72-sql-tile');
+    expect(await axeFindings(page)).toEqual([]);
   });
 
   it('logged no console errors but the refused query’s 400', () => {

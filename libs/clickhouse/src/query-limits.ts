@@ -111,9 +111,10 @@ export class QueryLimitError extends Error {
 
 function limitMessage(kind: QueryLimitKind, limits: AnalyticsQueryLimits): string {
   const narrow = 'Narrow the date range, add filters, or ask for fewer breakdown values.';
-  if (kind === 'time') return `The query ran longer than ${limits.maxExecutionSeconds} s, the most one query may take. ${narrow}`;
-  if (kind === 'memory') return `The query needed more than ${Math.round(limits.maxMemoryBytes / 1024 ** 2)} MiB, the most one query may use. ${narrow}`;
-  return `The query's result is larger than ${limits.maxResultRows} rows or ${Math.round(limits.maxResultBytes / 1024 ** 2)} MiB, the most one query may return. ${narrow}`;
+  if (kind === 'time') return `The query ran longer than ${limits.maxExecutionSeconds} s (max_execution_time), the most one query may take. ${narrow}`;
+  if (kind === 'memory')
+    return `The query needed more than ${Math.round(limits.maxMemoryBytes / 1024 ** 2)} MiB (max_memory_usage), the most one query may use. ${narrow}`;
+  return `The query's result is larger than ${limits.maxResultRows} rows or ${Math.round(limits.maxResultBytes / 1024 ** 2)} MiB (max_result_rows, max_result_bytes), the most one query may return. ${narrow}`;
 }
 
 /** A QueryLimitError for a ClickHouse error that is one of the limits, else the error itself. */

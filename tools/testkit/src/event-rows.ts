@@ -28,7 +28,8 @@ export function testEventRow(e: {
     created_at: toClickHouseDateTime(e.atMs),
     person_id: e.personId ?? randomUUID(),
     person_properties: e.personProperties ? JSON.stringify(e.personProperties) : '',
-    person_mode: 'full',
+    // As the worker writes it: an event that does not process a person profile is personless.
+    person_mode: e.properties?.['$process_person_profile'] === false ? 'propertyless' : 'full',
     ...Object.fromEntries(Object.entries(e.groupProperties ?? {}).map(([index, props]) => [`group${index}_properties`, JSON.stringify(props)])),
   };
 }

@@ -63,7 +63,11 @@ describe('the OpenAPI document’s examples', () => {
       if (example && typeof example === 'object') return Object.fromEntries(Object.entries(example).map(([k, v]) => [k, bodyFor(v, k)]));
       return example;
     };
-    const urlOf = (path: string) => path.replace(/\{([a-z_]+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`);
+    // A definition route's {id} is a definition of its own kind, not the flag the other {id}s name.
+    const definitionId = (path: string) =>
+      path.includes('/property_definitions/') ? ids['property_definition_id'] : path.includes('/event_definitions/') ? ids['event_definition_id'] : undefined;
+    const urlOf = (path: string) =>
+      path.replace(/\{([a-z_]+)\}/g, (_, name: string) => (name === 'id' ? definitionId(path) : undefined) ?? ids[name] ?? `missing-${name}`);
     const failures: unknown[] = [];
     const send = async (operation: Operation) => {
       const res = await request(f.app)
@@ -86,6 +90,11 @@ describe('the OpenAPI document’s examples', () => {
     ids['dashboard_id'] = await made('/api/projects/1/dashboards/', { name: 'Examples dashboard' });
     ids['cohort_id'] = await made('/api/projects/1/cohorts/', { name: 'Examples cohort', is_static: true });
     ids['insight_id'] = await made('/api/projects/1/insights/', { name: 'Examples insight' });
+    ids['event_definition_id'] = await made('/api/projects/1/event_definitions/', { name: 'examples_event' });
+    const [definition] = await f.db.query<{ id: number }>(
+      "INSERT INTO property_definitions (team_id, name, type) VALUES (1, 'examples_property', 1) RETURNING id",
+    );
+    ids['property_definition_id'] = String(definition!.id);
     let flags = 0;
     /** A flag of its own, with the events its enriched usage dashboard looks for. */
     const freshFlag = async () => {

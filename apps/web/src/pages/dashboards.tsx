@@ -183,7 +183,8 @@ function AddInsight({ projectId, dashboardId, onAdded }: { projectId: number; da
       .catch(() => setInsights([]));
   }, [projectId, dashboardId]);
   const offered = insights.filter((i) => !(i.dashboards ?? []).includes(dashboardId));
-  if (offered.length === 0) return null;
+  // Every saved insight on it already: only the last add's outcome is left to say.
+  if (offered.length === 0) return <p class="hint">{saving.line}</p>;
   const add = (event: Event) => {
     event.preventDefault();
     const insight = offered.find((i) => String(i.id) === chosen);

@@ -12,10 +12,12 @@ import {
   ComputedAt,
   DateRangePicker,
   SaveInsight,
-  useEventNames,
+  EventPicker,
+  useEventDefinitions,
   useEventPropertyNames,
   usePersonPropertyNames,
   useTopEvents,
+  UnknownName,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
@@ -89,7 +91,8 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   // The query in the address; `insight` names the saved insight being edited, kept while editing.
   const setQuery = (next: FunnelQuery) =>
     navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
+  const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
   const viz = query.viz ?? 'steps';
@@ -124,6 +127,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             name="funnel_breakdown"
             value={{ breakdown: query.breakdown ?? '', breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }}
             lists={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+            known={{ event: propertyNames, person: personPropertyNames }}
             onChange={(choice) => setQuery({ ...query, ...choice, breakdown: choice.breakdown || undefined })}
           />
         ) : null}
@@ -235,10 +239,16 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             <span class="series-letter" aria-hidden="true">
               {index + 1}
             </span>
-            <label>
-              Step {index + 1} event
-              <CommitInput list="funnel-event-names" name={`step-${index}`} value={step} onCommit={(event) => setStep(index, event)} />
-            </label>
+            <span class="picker-field">
+              <EventPicker
+                label={`Step ${index + 1} event`}
+                name={`step-${index}`}
+                value={step}
+                definitions={eventDefinitions}
+                onCommit={(event) => setStep(index, event)}
+              />
+              <UnknownName name={step} known={eventNames} what="Event" />
+            </span>
             {query.steps.length > 2 ? (
               <button
                 type="button"

@@ -48,7 +48,8 @@ export function PathsSankey({ edges, selected, onSelect }: { edges: PathsEdge[];
   }, [edges]);
   const path = sankeyLinkHorizontal<{ key: string }, { edge: PathsEdge }>();
   return (
-    <figure class="paths-sankey">
+    // Focusable: on a narrow screen the diagram scrolls sideways inside it, by keyboard too.
+    <figure class="paths-sankey" tabIndex={0} aria-label="Paths diagram">
       <svg
         viewBox={`0 0 ${WIDTH} ${layout.height}`}
         role="img"

@@ -246,7 +246,7 @@ export function PathsPage({ projectId, timezone, url }: { projectId: number; tim
 
 function PathsTable({ edges, onSelect }: { edges: PathsEdge[]; onSelect?: (edge: PathsEdge) => void }) {
   return (
-    <div class="table-scroll">
+    <div class="table-scroll paths-table">
       <table class="list" data-testid="paths-edges">
         <caption>Edges: the persons' steps from one item to the next</caption>
         <thead>

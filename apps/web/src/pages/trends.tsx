@@ -15,9 +15,11 @@ import {
   ComputedAt,
   DateRangePicker,
   SaveInsight,
-  useEventNames,
+  EventPicker,
+  useEventDefinitions,
   useEventPropertyNames,
   usePersonPropertyNames,
+  UnknownName,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
@@ -94,7 +96,8 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const openActors = (point: TrendPoint, title: string) =>
     setActors({ title: `Persons: ${title}`, node: { kind: 'InsightActorsQuery', source: trendsQueryNode(query), ...point } });
   const result = answer?.result ?? null;
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
+  const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
   const propertyNames = useEventPropertyNames(projectId);
   const personPropertyNames = usePersonPropertyNames(projectId);
   const actions = useActions(projectId);
@@ -123,6 +126,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           }
           disabled={query.display === 'world_map'}
           lists={PROPERTY_LISTS}
+          known={{ event: propertyNames, person: personPropertyNames }}
           onChange={(choice) => setQuery({ ...query, ...choice })}
         />
         <label>
@@ -228,10 +232,16 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
                 </select>
               </label>
             ) : (
-              <label>
-                Event
-                <CommitInput list="event-names" name={`series-${index}-event`} value={s.event} onCommit={(event) => updateSeries(index, { event })} />
-              </label>
+              <span class="picker-field">
+                <EventPicker
+                  label="Event"
+                  name={`series-${index}-event`}
+                  value={s.event}
+                  definitions={eventDefinitions}
+                  onCommit={(event) => updateSeries(index, { event })}
+                />
+                <UnknownName name={s.event} known={eventNames} what="Event" />
+              </span>
             )}
             <label>
               Math

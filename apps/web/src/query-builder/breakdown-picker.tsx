@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { CommitInput } from '../components';
 import { BREAKDOWN_TYPES, type BreakdownType } from '../insight-query';
+import { UnknownName } from './unknown-name';
 
 export interface BreakdownChoice {
   breakdown: string;
@@ -29,6 +30,7 @@ export function BreakdownPicker({
   value,
   onChange,
   lists,
+  known,
   disabled,
   name,
 }: {
@@ -36,6 +38,8 @@ export function BreakdownPicker({
   value: BreakdownChoice;
   onChange: (next: BreakdownChoice) => void;
   lists: { event: string; person: string };
+  /** The property names the project has, to flag one it has never seen. */
+  known?: { event: string[]; person: string[] };
   disabled?: boolean;
   name: string;
 }) {
@@ -92,6 +96,7 @@ export function BreakdownPicker({
           placeholder={type === 'hogql' ? 'e.g. properties.$browser' : 'none'}
           onCommit={(breakdown) => onChange({ ...value, breakdown })}
         />
+        {known && (type === 'event' || type === 'person') ? <UnknownName name={value.breakdown} known={known[type]} what="Property" /> : null}
       </label>
     </>
   );

@@ -9,3 +9,5 @@ export { SaveInsight } from './save-insight';
 export { ComputedAt } from './computed-at';
 export { BreakdownPicker } from './breakdown-picker';
 export { ActorsModal, type ActorsSource } from './actors-modal';
+export { UnknownName } from './unknown-name';
+export { EventPicker, useEventDefinitions, type EventDefinition } from './event-picker';

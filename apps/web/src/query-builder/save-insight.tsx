@@ -3,11 +3,14 @@ import { api, type Page } from '../api';
 import { useSaveStatus } from '../components';
 import { insightName, type Insight } from '../saved-insight';
 
-/** Saves what a builder shows as a named insight. */
+const NEW_DASHBOARD = 'new';
+
+/** Saves what a builder shows as a named insight, onto a dashboard picked or created here. */
 export function SaveInsight({ projectId, filters, editing }: { projectId: number; filters: Record<string, unknown>; editing?: string | null }) {
   const [name, setName] = useState('');
   const [dashboards, setDashboards] = useState<{ id: number; name: string }[]>([]);
   const [dashboard, setDashboard] = useState('');
+  const [newDashboard, setNewDashboard] = useState('');
   useEffect(() => {
     api<Page<{ id: number; name: string }>>(`/api/environments/${projectId}/dashboards/?limit=100`)
       .then((page) => setDashboards(page.results))
@@ -26,11 +29,20 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
   const save = (event: Event) => {
     event.preventDefault();
     void saving.run(async () => {
+      // "New dashboard…": created first, then the insight is saved onto it.
+      let target = dashboard;
+      if (dashboard === NEW_DASHBOARD) {
+        const created = await api<{ id: number; name: string }>(`/api/environments/${projectId}/dashboards/`, { method: 'POST', body: { name: newDashboard } });
+        setDashboards([...dashboards, created]);
+        target = String(created.id);
+      }
       await api(`/api/environments/${projectId}/insights/`, {
         method: 'POST',
-        body: { name, filters, saved: true, dashboards: dashboard ? [Number(dashboard)] : undefined },
+        body: { name, filters, saved: true, dashboards: target ? [Number(target)] : undefined },
       });
       setName('');
+      setDashboard(target);
+      setNewDashboard('');
       return `Saved as “${name}”.`;
     });
   };
@@ -55,17 +67,22 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
         Insight name
         <input name="insight_name" required maxLength={400} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      {dashboards.length > 0 ? (
+      <label>
+        Add to dashboard
+        <select name="dashboard" value={dashboard} onChange={(e) => setDashboard(e.currentTarget.value)}>
+          <option value="">None</option>
+          {dashboards.map((d) => (
+            <option key={d.id} value={String(d.id)}>
+              {d.name}
+            </option>
+          ))}
+          <option value={NEW_DASHBOARD}>New dashboard…</option>
+        </select>
+      </label>
+      {dashboard === NEW_DASHBOARD ? (
         <label>
-          Add to dashboard
-          <select name="dashboard" value={dashboard} onChange={(e) => setDashboard(e.currentTarget.value)}>
-            <option value="">None</option>
-            {dashboards.map((d) => (
-              <option key={d.id} value={String(d.id)}>
-                {d.name}
-              </option>
-            ))}
-          </select>
+          New dashboard name
+          <input name="new_dashboard_name" required maxLength={400} value={newDashboard} onInput={(e) => setNewDashboard(e.currentTarget.value)} />
         </label>
       ) : null}
       <button type="submit" class="secondary">

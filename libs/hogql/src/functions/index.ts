@@ -7,9 +7,10 @@ import { CONDITIONAL_FUNCTIONS } from './conditional';
 import { CONVERSION_FUNCTIONS } from './conversion';
 import { DATE_FUNCTIONS } from './date';
 import { table, type HogQLFunction } from './function-spec';
-import { JSON_FUNCTIONS, URL_FUNCTIONS } from './json';
+import { JSON_FUNCTIONS } from './json';
 import { MATH_FUNCTIONS } from './math';
 import { STRING_FUNCTIONS } from './string';
+import { URL_FUNCTIONS } from './url';
 
 export type { FunctionBound, HogQLFunction } from './function-spec';
 export { MAX_VARIADIC_ARGUMENTS } from './function-spec';

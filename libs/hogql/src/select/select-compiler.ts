@@ -21,6 +21,8 @@ export interface CompileSelectOptions {
   limits?: { default: number; max: number };
   /** The query's text, for column names written as expressions and what the parser leaves out of the tree (WITH ROLLUP). */
   text?: string;
+  /** The project's time zone: date-time fields are read in it (default UTC). */
+  timezone?: string;
 }
 
 export interface CompiledSelect {
@@ -111,6 +113,7 @@ class SelectCompiler extends Printer {
   private readonly propertyNodes = new WeakSet<Node>();
   private lastWasProperty = false;
   private readonly team: string;
+  private readonly timezone: string;
 
   constructor(
     params: QueryParams,
@@ -118,6 +121,7 @@ class SelectCompiler extends Printer {
   ) {
     super({ params, fields: NO_EVENT_FIELDS, allowAggregations: true });
     this.team = params.add(options.teamId, 'Int64');
+    this.timezone = params.add(options.timezone ?? 'UTC', 'String');
   }
 
   private get values() {
@@ -434,7 +438,7 @@ class SelectCompiler extends Printer {
   /** A table reference as SQL: its subquery, with the bound project's rows only. */
   private tableSql(ref: TableRef): string {
     if (ref.kind === 'subquery') return `(${ref.sql}) AS ${ref.sqlAlias}`;
-    return `(${tableSubquery(ref.table, [...ref.used], this.team)}) AS ${ref.sqlAlias}`;
+    return `(${tableSubquery(ref.table, [...ref.used], this.team, this.timezone)}) AS ${ref.sqlAlias}`;
   }
 
   // ---- expressions ----
@@ -616,11 +620,13 @@ function bindValue(params: QueryParams, value: PlaceholderValue, name: string): 
 }
 
 /** A table's subquery: the fields used (one constant column when none), the project's rows only. */
-export function tableSubquery(table: TableSpec, used: string[], team: string): string {
+export function tableSubquery(table: TableSpec, used: string[], team: string, timezone: string): string {
   const fields = used.map((name) => [name, table.fields.get(name)!] as const);
   const overrides = fields.some(([, spec]) => spec.needsOverrides);
   const source = table.source(team, overrides);
-  const columns = fields.length ? fields.map(([name, spec]) => `${spec.sql} AS ${quoteIdentifier(name)}`).join(', ') : '1 AS `__row`';
+  const columns = fields.length
+    ? fields.map(([name, spec]) => `${spec.dateTime ? `toTimeZone(${spec.sql}, ${timezone})` : spec.sql} AS ${quoteIdentifier(name)}`).join(', ')
+    : '1 AS `__row`';
   return [
     `SELECT ${columns}`,
     `FROM ${source.from}`,

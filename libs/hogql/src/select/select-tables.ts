@@ -16,6 +16,8 @@ export interface FieldSpec {
   json?: boolean;
   /** Needs the person-override join (`pdi`): distinct ids re-pointed by merges. */
   needsOverrides?: boolean;
+  /** A date-time: read in the project's time zone, as PostHog's printer reads them (toTimeZone). */
+  dateTime?: boolean;
 }
 
 /** A dotted name that reads another field (`person.id` is `person_id`), or a property of one. */
@@ -66,17 +68,17 @@ const EVENTS: TableSpec = {
     uuid: { sql: 'src.uuid' },
     event: { sql: 'src.event' },
     properties: { sql: 'src.properties', json: true },
-    timestamp: { sql: 'src.timestamp' },
+    timestamp: { sql: 'src.timestamp', dateTime: true },
     distinct_id: { sql: 'src.distinct_id' },
     elements_chain: { sql: 'src.elements_chain' },
-    created_at: { sql: 'src.created_at' },
+    created_at: { sql: 'src.created_at', dateTime: true },
     person_id: { sql: 'if(empty(pdi.distinct_id), src.person_id, pdi.person_id)', needsOverrides: true },
     $session_id: { sql: property('$session_id') },
     $window_id: { sql: property('$window_id') },
     ...groupFields,
     // Person on events: the person's properties as they were when the event was ingested.
     person_properties: { sql: 'src.person_properties', json: true },
-    person_created_at: { sql: 'src.person_created_at' },
+    person_created_at: { sql: 'src.person_created_at', dateTime: true },
     ...groupPropertyFields,
   }),
   virtual: map<VirtualField>({
@@ -118,7 +120,7 @@ const PERSONS: TableSpec = {
   name: 'persons',
   fields: map<FieldSpec>({
     id: { sql: 'src.id' },
-    created_at: { sql: 'argMax(src.created_at, src.version)' },
+    created_at: { sql: 'argMax(src.created_at, src.version)', dateTime: true },
     properties: { sql: 'argMax(src.properties, src.version)', json: true },
     is_identified: { sql: 'argMax(src.is_identified, src.version)' },
   }),
@@ -150,7 +152,7 @@ const GROUPS: TableSpec = {
   fields: map<FieldSpec>({
     index: { sql: 'src.group_type_index' },
     key: { sql: 'src.group_key' },
-    created_at: { sql: 'argMax(src.created_at, src.version)' },
+    created_at: { sql: 'argMax(src.created_at, src.version)', dateTime: true },
     properties: { sql: 'argMax(src.group_properties, src.version)', json: true },
   }),
   virtual: map<VirtualField>({}),

@@ -345,7 +345,7 @@ export class EventsSql {
   }
 
   /** FROM with the joins the rest of the SQL uses (decided from the SQL text itself). */
-  protected fromSql(sqlUsingSources: string, sessionWindow: { fromMs: number; toMs: number }): string {
+  protected fromSql(sqlUsingSources: string, sessionWindow: { fromMs: number; toMs: number }, options: { final?: boolean } = {}): string {
     const joins: string[] = [];
     // On a cluster (clickhouse/src/cluster/layout.ts) each shard runs this FROM: person_distinct_id2
     // is whole on every node, so its join stays local; the sessions' events are spread over the
@@ -370,7 +370,8 @@ export class EventsSql {
     GROUP BY session_id
   ) AS s ON s.session_id = ${SESSION_ID}`);
     }
-    // FINAL: a redelivered event (same uuid) must never be counted twice.
-    return [`FROM ${EVENTS_TABLE} AS e FINAL`, ...joins].join('\n  ');
+    // FINAL: a redelivered event (same uuid) must never be counted twice. A query that only asks
+    // whether an actor had an event in an interval (`final: false`) cannot count one twice.
+    return [`FROM ${EVENTS_TABLE} AS e${options.final === false ? '' : ' FINAL'}`, ...joins].join('\n  ');
   }
 }

@@ -7,6 +7,8 @@ export interface QueryProject {
   /** 0: weeks start on Sunday; 1: on Monday. */
   weekStartDay: 0 | 1;
   testAccountFilters: PropertyGroup;
+  /** The person properties a display name is read from, first present wins; absent: PostHog's defaults. */
+  personDisplayNameProperties?: readonly string[];
 }
 
 /** The project columns a query reads (a `projects` row). */
@@ -15,6 +17,7 @@ export interface QueryProjectRow {
   timezone: string;
   week_start_day?: number | null;
   test_account_filters?: unknown;
+  person_display_name_properties?: readonly string[] | null;
 }
 
 /** A project row as queries read it; unusable test-account filters are kept as the reason, for the queries that apply them. */
@@ -36,6 +39,8 @@ export function queryProject(row: QueryProjectRow): QueryProject & { testAccount
     timezone: row.timezone || 'UTC',
     weekStartDay: row.week_start_day === 1 ? 1 : 0,
     testAccountFilters,
+    // Only when set: a project without its own list keeps the answer cache's keys it had.
+    ...(row.person_display_name_properties?.length ? { personDisplayNameProperties: [...row.person_display_name_properties] } : {}),
     ...(testAccountFiltersProblem === undefined ? {} : { testAccountFiltersProblem }),
   };
 }

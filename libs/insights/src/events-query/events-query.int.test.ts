@@ -23,6 +23,7 @@ const BIG = 15;
 const PAGES = 16;
 const OTHER = 17;
 const DATES_PHOENIX = 18;
+const CHAINS = 19;
 
 describe('EventsQuery', () => {
   let stores: TestStores;
@@ -174,6 +175,43 @@ describe('EventsQuery', () => {
     expect(answer.results.map((row) => (row[0] as { timestamp: string }).timestamp)).toEqual(['2020-01-12T12:00:00Z', '2020-01-13T02:00:00Z']);
   });
 
+  it('filters on the elements chain as the event property $elements_chain (test_element_chain_property_filter)', async () => {
+    await insertEvents(stores.ch, [
+      testEventRow({
+        teamId: CHAINS,
+        event: '$autocapture',
+        distinctId: 'test_user',
+        atMs: at('2020-01-11T11:00:00Z'),
+        properties: { attr: 'has div' },
+        elementsChain:
+          'a.link:href="/test-url"nth-child="1"nth-of-type="0"text="Click me";div.container:attr_id="main-container"nth-child="0"nth-of-type="0";button.btn.btn-primary:nth-child="0"nth-of-type="0"text="Submit"',
+      }),
+      testEventRow({
+        teamId: CHAINS,
+        event: '$autocapture',
+        distinctId: 'test_user',
+        atMs: at('2020-01-11T11:00:01Z'),
+        properties: { attr: 'no div' },
+        elementsChain: 'a.link:href="/test-url"nth-child="1"nth-of-type="0"text="Click me";button.btn.btn-primary:nth-child="0"nth-of-type="0"text="Submit"',
+      }),
+    ]);
+    const answer = await run(CHAINS, {
+      after: '-24h',
+      event: '$autocapture',
+      orderBy: ['timestamp ASC'],
+      select: ['*'],
+      properties: [{ key: '$elements_chain', value: 'div', operator: 'not_icontains', type: 'event' }],
+    });
+    expect(answer.results).toHaveLength(1);
+    const event = answer.results[0]![0] as { properties: { attr: string }; elements: { tag_name: string; text: string | null }[] };
+    expect(event.properties.attr).toBe('no div');
+    // `*` reads the chain back into elements, as PostHog's ElementSerializer answers them.
+    expect(event.elements.map((e) => [e.tag_name, e.text])).toEqual([
+      ['a', 'Click me'],
+      ['button', 'Submit'],
+    ]);
+  });
+
   it('answers big integers in properties as numbers (test_big_int)', async () => {
     const answer = await run(BIG, { after: '-24h', event: '$pageview', orderBy: ['timestamp ASC'], select: ['*'] });
     expect((answer.results[0]![0] as { properties: { bigInt: number } }).properties.bigInt).toBe(2 ** 159 - 24);
@@ -192,7 +230,7 @@ describe('EventsQuery', () => {
           distinctId: 'id1',
           personId: merged.uuid,
           atMs: at('2020-01-11T12:00:01Z'),
-          personProperties: { email: 'user@email.com' },
+          personProperties: { email: 'user@email.com', name: 'Test User' },
         }),
         testEventRow({ teamId: PERSONS, event: '$pageview', distinctId: 'id2', atMs: at('2020-01-11T12:00:02Z'), properties: { some: 'other' } }),
         testEventRow({ teamId: PERSONS, event: '$pageview', distinctId: 'anon', atMs: at('2020-01-11T12:00:03Z') }),
@@ -228,6 +266,19 @@ describe('EventsQuery', () => {
       expect(answer.columns).toEqual(['event', 'person_display_name -- Person']);
       expect(answer.results.map((row) => (row[1] as { display_name: string }).display_name)).toEqual(['user@email.com', 'id2', 'anon']);
       expect(answer.results[0]![1]).toEqual({ display_name: 'user@email.com', id: merged.uuid, distinct_id: 'id1' });
+    });
+
+    it('reads the project`s own display properties, then the distinct id (test_person_display_name_field_2, _fallback)', async () => {
+      const displayNames = async (properties: string[]) => {
+        const answer = (await service.runNode(
+          { id: PERSONS, timezone: 'UTC', person_display_name_properties: properties },
+          { kind: 'EventsQuery', select: ['event', 'person_display_name -- Person'], orderBy: ['timestamp ASC'] },
+          NOW,
+        )) as { results: [string, { display_name: string }][] };
+        return answer.results.map((row) => row[1].display_name);
+      };
+      expect(await displayNames(['name'])).toEqual(['Test User', 'id2', 'anon']);
+      expect(await displayNames(['nonexistent'])).toEqual(['id1', 'id2', 'anon']);
     });
   });
 

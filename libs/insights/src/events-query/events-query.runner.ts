@@ -122,14 +122,7 @@ async function calculate(context: QueryContext, query: EventsQuery): Promise<Eve
     // A person of another project, or none, names no distinct id: no events.
     personDistinctIds = ((await findPersonByRef(db, project.id, ref))?.distinctIds ?? []).slice(0, MAX_PERSON_DISTINCT_IDS);
   }
-  const statement = new EventsQuerySql(
-    query,
-    window,
-    personDistinctIds,
-    { testAccountFilters: project.testAccountFilters },
-    { ...ports, teamId: project.id, nowMs },
-    project.timezone,
-  ).build();
+  const statement = new EventsQuerySql(query, window, personDistinctIds, project, { ...ports, teamId: project.id, nowMs }, project.timezone).build();
   const rows = await queryClickhouse<Record<string, unknown>>(ch, {
     kind: 'events_query',
     teamId: project.id,

@@ -10,8 +10,8 @@ import { columnName, orderExpression, type EventsQuery } from './events-query-no
 export const STAR_FIELDS = ['uuid', 'event', 'properties', 'timestamp', 'team_id', 'distinct_id', 'elements_chain', 'created_at', 'person_mode'] as const;
 
 /**
- * The person properties a display name is read from, first present wins, then the distinct id
- * (PERSON_DEFAULT_DISPLAY_NAME_PROPERTIES, posthog/api/person.py).
+ * The person properties a display name is read from when the project names none, first present
+ * wins, then the distinct id (PERSON_DEFAULT_DISPLAY_NAME_PROPERTIES, posthog/api/person.py).
  */
 const DISPLAY_NAME_PROPERTIES = ['email', 'Email', '$email', 'name', 'Name', 'username', 'Username', 'UserName'];
 
@@ -53,7 +53,7 @@ export class EventsQuerySql extends EventsSql {
     private readonly window: EventsQueryWindow,
     /** The distinct ids of `personId`'s person (empty when it names no person of the project); null without personId. */
     private readonly personDistinctIds: readonly string[] | null,
-    private readonly filters: { testAccountFilters: PropertyGroup },
+    private readonly project: { testAccountFilters: PropertyGroup; personDisplayNameProperties?: readonly string[] },
     ports: QuerySqlPorts,
     timezone: string,
   ) {
@@ -73,6 +73,8 @@ export class EventsQuerySql extends EventsSql {
     return {
       ...base,
       computedProperty: (filter: PropertyFilter) => {
+        // PostHog's property_to_expr reads the event property `$elements_chain` as the row's chain.
+        if ((filter.type ?? 'event') === 'event' && filter.key === '$elements_chain') return 'e.elements_chain';
         if (filter.type !== 'event_metadata') return base.computedProperty?.(filter) ?? null;
         const column = metadata[filter.key];
         if (!column) {
@@ -107,7 +109,8 @@ export class EventsQuerySql extends EventsSql {
     }
     if (name === 'person') return { kind: 'person', aggregate: false, sql: 'e.distinct_id' };
     if (name === 'person_display_name') {
-      const names = DISPLAY_NAME_PROPERTIES.map((key) => `nullIf(JSONExtractString(e.person_properties, ${this.params.add(key, 'String')}), '')`);
+      const keys = this.project.personDisplayNameProperties ?? DISPLAY_NAME_PROPERTIES;
+      const names = keys.map((key) => `nullIf(JSONExtractString(e.person_properties, ${this.params.add(key, 'String')}), '')`);
       return {
         kind: 'person_display_name',
         aggregate: false,
@@ -152,7 +155,7 @@ export class EventsQuerySql extends EventsSql {
     if (q.actionId !== null) where.push(this.ports.actionMatch(q.actionId, ctx));
     const filters: PropertyGroup = {
       type: 'AND',
-      values: [q.properties, q.fixedProperties, ...(q.filterTestAccounts ? [this.filters.testAccountFilters] : [])],
+      values: [q.properties, q.fixedProperties, ...(q.filterTestAccounts ? [this.project.testAccountFilters] : [])],
     };
     where.push(compilePropertyGroup(filters, ctx));
     where.push(...conditions.filter((c) => !c.aggregate).map((c) => `(${c.sql})`));

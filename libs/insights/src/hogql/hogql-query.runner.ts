@@ -24,7 +24,7 @@ export const hogqlQueryRunner: QueryRunner<HogQLQueryInput, HogQLQueryResult> = 
   references: () => NO_REFERENCES,
   cacheKey: (query) => query,
   calculate: async ({ ch, project, nowMs }, query) => ({
-    ...(await runHogQLQuery(ch, project.id, query)),
+    ...(await runHogQLQuery(ch, project, query)),
     is_cached: false,
     last_refresh: new Date(nowMs).toISOString(),
   }),

@@ -3,6 +3,7 @@ import { queryClickhouse, QueryLimitError } from '@sightline/clickhouse';
 import { compileSelect, createHogQLCompiler, HogQLError, type HogQLCompiler, type PlaceholderValue } from '@sightline/hogql';
 import { isJsonObject } from '@sightline/json-input';
 import { clickHouseInputError } from '../common/clickhouse-input-errors';
+import { dateTimeInZone } from '../common/date-time-values';
 import { QueryInputError } from '../common/events-sql';
 
 /**
@@ -102,14 +103,17 @@ function queryError(error: unknown): unknown {
   return new QueryInputError('query', `ClickHouse could not run the query: ${known?.explanation ?? 'it refused it'} (${type}).`, 'query_error');
 }
 
-/** A 64-bit integer ClickHouse wrote as text: a number when it fits a double exactly. */
 const WIDE_INTEGER = /^U?Int(64|128|256)$/;
-function readValue(value: unknown, type: string): unknown {
+/**
+ * A value as the answer gives it: a 64-bit integer (which ClickHouse writes as text) a number when
+ * it fits a double exactly, a date-time ISO 8601 in the project's time zone, as PostHog answers.
+ */
+function readValue(value: unknown, type: string, timezone: string): unknown {
   if (typeof value === 'string' && WIDE_INTEGER.test(type.replace(/^(Nullable|LowCardinality)\((.*)\)$/, '$2'))) {
     const number = Number(value);
     return Number.isSafeInteger(number) ? number : value;
   }
-  return value;
+  return dateTimeInZone(value, type, timezone);
 }
 
 /**
@@ -117,12 +121,14 @@ function readValue(value: unknown, type: string): unknown {
  * the project's rows (select-compiler in libs/hogql), run with the limits every analytics read
  * has, one row past the LIMIT asked for so `hasMore` tells there are more.
  */
-export async function runHogQLQuery(ch: ClickHouseClient, teamId: number, input: HogQLQueryInput): Promise<HogQLQueryAnswer> {
+export async function runHogQLQuery(ch: ClickHouseClient, project: { id: number; timezone: string }, input: HogQLQueryInput): Promise<HogQLQueryAnswer> {
+  const teamId = project.id;
   let compiled;
   try {
     const ast = await (await compiler()).parseSelect(input.query);
     compiled = compileSelect(ast, {
       teamId,
+      timezone: project.timezone,
       values: input.values,
       text: input.query,
       limits: { default: DEFAULT_RETURNED_ROWS, max: MAX_SELECT_RETURNED_ROWS },
@@ -146,7 +152,7 @@ export async function runHogQLQuery(ch: ClickHouseClient, teamId: number, input:
   const types = ((rows[1] ?? []) as string[]).map(String);
   const limit = compiled.limit ?? DEFAULT_RETURNED_ROWS;
   const body = rows.slice(2);
-  const results = body.slice(0, limit).map((row) => row.map((value, i) => readValue(value, types[i] ?? '')));
+  const results = body.slice(0, limit).map((row) => row.map((value, i) => readValue(value, types[i] ?? '', project.timezone)));
   return {
     columns: compiled.columns,
     types: compiled.columns.map((name, i) => [name, types[i] ?? 'String']),

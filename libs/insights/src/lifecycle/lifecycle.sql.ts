@@ -59,8 +59,11 @@ export class LifecycleSqlBuilder extends EventsSql {
     const toMs = last.plus({ [`${range.interval}s`]: 1 }).toMillis();
     const ctx = this.compileContext();
     const where = [`e.team_id = ${this.team}`, `e.timestamp >= ${this.dateTime(fromMs)}`, `e.timestamp < ${this.dateTime(toMs)}`];
-    // Personless events ($process_person_profile false) have no lifecycle, as in PostHog.
-    where.push(`JSONExtractRaw(e.properties, ${this.params.add('$process_person_profile', 'String')}) NOT IN ('false', '"false"')`);
+    // Personless events ($process_person_profile false, which the worker writes as person_mode
+    // propertyless) have no lifecycle, as in PostHog; the column is read rather than the JSON.
+    // The active intervals are a set, so a redelivered event changes nothing: no FINAL.
+    // (IN rather than !=: ClickHouse filters an Enum8 by a set several times faster.)
+    where.push(`e.person_mode IN ('full', 'force_upgrade')`);
     for (const s of series) {
       if (s.kind === 'events') {
         if (s.id !== null) where.push(`e.event = ${this.params.add(s.id, 'String')}`);
@@ -73,7 +76,7 @@ export class LifecycleSqlBuilder extends EventsSql {
     WHERE ${where.filter((p) => p !== '1').join('\n      AND ')}
     GROUP BY actor`;
     const withCreated = `SELECT a.actor AS actor, a.activity AS activity, ${this.bucketSql('c.created_at')} AS created
-    FROM (${perActor.split('{FROM}').join(this.fromSql(perActor, { fromMs, toMs }))}) AS a
+    FROM (${perActor.split('{FROM}').join(this.fromSql(perActor, { fromMs, toMs }, { final: false }))}) AS a
     LEFT JOIN (${this.createdAtSql()}) AS c ON c.actor = a.actor`;
     // A bucket start as the buckets are typed: a Date (local calendar day) or a DateTime (an instant).
     const hourly = range.interval === 'hour' || range.interval === 'minute';
@@ -104,7 +107,8 @@ export class LifecycleSqlBuilder extends EventsSql {
 
   /** Rows `start_of_period` (text), `status`, `actors`: the distinct actors of each status per interval. */
   countsSql(): { sql: string; params: Record<string, unknown> } {
-    const sql = `SELECT toString(start_of_period) AS start_of_period, status, uniqExact(actor) AS actors FROM (${this.statusesSql()}) GROUP BY start_of_period, status`;
+    // An actor has one status per interval (its active intervals are distinct, dormant ones are not active): count() counts actors.
+    const sql = `SELECT toString(start_of_period) AS start_of_period, status, count() AS actors FROM (${this.statusesSql()}) GROUP BY start_of_period, status`;
     return { sql, params: this.params.values };
   }
 

@@ -504,6 +504,74 @@ describe('retention entities, filters and breakdowns (PostHog test_retention_que
     expect(uk.map(([p, appearances]) => [p.id, appearances])).toEqual([[uuid('person2'), [0, 1]]]);
   });
 
+  test('test_retention_actor_query_with_breakdown_and_minimum_occurrences', async () => {
+    const twice = (person: string, day: number): Row[] => [
+      [person, date(day)],
+      [person, date(day)],
+    ];
+    const project = await team(
+      events([
+        ['person1', date(0)],
+        ...twice('person1', 1),
+        ...twice('person1', 2),
+        ['person1', date(3)],
+        ['person2', date(0)],
+        ...twice('person2', 1),
+        ...twice('person2', 2),
+        ['person2', date(3)],
+        ['person3', date(0)],
+        ...twice('person3', 1),
+        ['person3', date(3)],
+      ]),
+      { person1: { country: 'US' }, person2: { country: 'UK' }, person3: { country: 'US' } },
+    );
+    const query = {
+      dateRange: { date_to: date(2, 0) },
+      retentionFilter: { totalIntervals: 3, period: 'Day', minimumOccurrences: 2 },
+      breakdownFilter: { breakdowns: [{ property: 'country', type: 'person' }] },
+    };
+    const uuid = (person: string) => journeyPersonUuid(person, project.id);
+    expect((await actors(project, 0, query, ['US'])).map(([p, appearances]) => [p.id, appearances])).toEqual([
+      [uuid('person1'), [0, 1, 2]],
+      [uuid('person3'), [0, 1]],
+    ]);
+    expect((await actors(project, 1, query, ['UK'])).map(([p, appearances]) => [p.id, appearances])).toEqual([[uuid('person2'), [0, 1]]]);
+  });
+
+  test('test_retention_with_multiple_cohort_breakdowns', async () => {
+    const teamId = await newProject();
+    await team(
+      events([
+        ['person1', date(0)],
+        ['person2', date(0)],
+        ['person3', date(0)],
+        ['person1', date(1)],
+        ['person2', date(2)],
+        ['person3', date(3)],
+      ]),
+      { person1: { name: 'person1' }, person2: { name: 'person2' }, person3: { name: 'person3' } },
+      teamId,
+    );
+    const cohortOf = (name: string) =>
+      insertCohort(stores.db, teamId, {
+        isStatic: false,
+        filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'name', value: name, type: 'person' }] }] } },
+      });
+    const [first, second] = [await cohortOf('person1'), await cohortOf('person2')];
+    const rows = await run(
+      { id: teamId },
+      {
+        dateRange: { date_to: date(4, 0) },
+        retentionFilter: { totalIntervals: 5, period: 'Day' },
+        breakdownFilter: { breakdown_type: 'cohort', breakdown: [first, second] },
+      },
+    );
+    expect(new Set(rows.map((r) => r.breakdown_value))).toEqual(new Set([String(first), String(second)]));
+    // Each cohort's one member: person1 back a day later, person2 two days later.
+    expect(countsOf(rows, String(first))[0]).toEqual([1, 1, 0, 0, 0]);
+    expect(countsOf(rows, String(second))[0]).toEqual([1, 0, 1, 0, 0]);
+  });
+
   test('test_retention_with_breakdown_event_properties (and minimum occurrences)', async () => {
     const browserRows: Row[] = [
       ['person1', date(0), { browser: 'Chrome' }],

@@ -112,11 +112,11 @@ export class RetentionSqlBuilder extends EventsSql {
     } else where.push(inRange);
     if (cohort !== null && cohort.id !== 'all' && Number(cohort.id) !== 0) where.push(this.ports.cohortMembership(Number(cohort.id), PERSON_ID, this.params));
 
-    const startsInRange = `groupUniqArrayIf(${index}, ${start} AND ${inRange})`;
-    let starts = startsInRange;
-    if (filter.retentionType === 'retention_first_time') {
-      const first = `minIf(e.timestamp, ${start})`;
-      starts = `if(${first} >= ${this.fromSqlParam()} AND ${first} < ${this.toSqlParam()}, [${this.intervalIndexSql(first)}], CAST([], 'Array(Int64)'))`;
+    let starts = `groupUniqArrayIf(${index}, ${start} AND ${inRange})`;
+    // First time: the interval of the actor's first-ever target event, when it is in the range.
+    const firstStart = filter.retentionType === 'retention_first_time' ? [`minIf(e.timestamp, ${start}) AS first_start`] : [];
+    if (firstStart.length > 0) {
+      starts = `if(first_start >= ${this.fromSqlParam()} AND first_start < ${this.toSqlParam()}, [${this.intervalIndexSql('first_start')}], CAST([], 'Array(Int64)'))`;
     }
     // With a minimum of occurrences, every returning event's interval is kept (not only distinct ones) to count them.
     const returnEvents = filter.minimumOccurrences > 1 ? [`groupArrayIf(${index}, ${ret} AND ${inRange}) AS return_events`] : [];
@@ -128,6 +128,7 @@ export class RetentionSqlBuilder extends EventsSql {
     const select = [
       `${this.actorSql()} AS actor_id`,
       ...(breakdown ? [`${breakdown} AS breakdown_value`] : []),
+      ...firstStart,
       `${starts} AS starts`,
       ...returnEvents,
       `${returns} AS returns`,

@@ -1,4 +1,5 @@
-import { createTestStores, insertJourneys, journeyPersonUuid, journeyTimeMs, type JourneyPeople, type TestStores } from '@sightline/testkit';
+import { insertEvents } from '@sightline/clickhouse';
+import { createTestStores, insertJourneys, journeyPersonUuid, journeyTimeMs, testEventRow, type JourneyPeople, type TestStores } from '@sightline/testkit';
 import { createQueryService, type QueryService } from '../runners/query-service';
 import type { QueryProjectRow } from '../common/query-project';
 import type { StickinessSeries } from './stickiness.query';
@@ -62,6 +63,8 @@ const DATASETS = {
     deleted: pageviews([at(11), at(12), at(13)]),
     kept: pageviews([at(11)]),
   },
+  // One event delivered twice (the same uuid), inserted below.
+  redelivered: {},
   // Timezone: late evening UTC is the next day in Asia/Tokyo.
   zones: { p1: pageviews(['2020-01-11T23:30:00Z', '2020-01-12T00:30:00Z']) },
 } satisfies Record<string, JourneyPeople>;
@@ -91,6 +94,18 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
       JSON.stringify([{ event: '$pageview', properties: [{ key: '$browser', type: 'event', value: 'Chrome', operator: 'exact' }] }]),
     ]);
     action = row!.id;
+    const twice = testEventRow({
+      event: '$pageview',
+      atMs: journeyTimeMs(at(11)),
+      teamId: teams.redelivered,
+      distinctId: 'r1',
+      personId: journeyPersonUuid('r1'),
+    });
+    // Two different blocks (an identical block could be dropped on insert), the second with another
+    // event, kept apart (this file's own database) so the copies stay until FINAL folds them.
+    await stores.ch.command({ query: 'SYSTEM STOP MERGES events' });
+    await insertEvents(stores.ch, [twice]);
+    await insertEvents(stores.ch, [twice, testEventRow({ event: 'other', atMs: journeyTimeMs(at(11)), teamId: teams.redelivered, distinctId: 'r1' })]);
     // mergedAway's distinct id now belongs to merged (a merge re-points it with a higher version).
     const team = teams.persons;
     await stores.ch.insert({
@@ -104,6 +119,7 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
   }, 120_000);
 
   afterAll(async () => {
+    await stores?.ch.command({ query: 'SYSTEM START MERGES events' });
     await stores?.close();
   });
 
@@ -286,6 +302,14 @@ describe('StickinessQuery: PostHog test_stickiness_query_runner.py cases', () =>
     // merged: the 11th to the 14th through both distinct ids (4 days); deleted: left out; kept: 1 day.
     const [r] = await run('persons', { dateRange: { date_from: '2020-01-11', date_to: '2020-01-14' } });
     expect(r!.data).toEqual([1, 0, 0, 1]);
+  });
+
+  it('counts an event delivered twice once, with or without criteria', async () => {
+    const rows = await (await stores.ch.query({ query: `SELECT count() AS n FROM events WHERE team_id = ${teams.redelivered}`, format: 'JSONEachRow' })).json();
+    expect(rows).toEqual([{ n: 3 }]);
+    const range = { dateRange: { date_from: '2020-01-11', date_to: '2020-01-12' } };
+    expect((await run('redelivered', range))[0]!.data).toEqual([1, 0]);
+    expect((await run('redelivered', { ...range, stickinessFilter: { stickinessCriteria: { operator: 'gte', value: 2 } } }))[0]!.data).toEqual([0, 0]);
   });
 
   it("cuts days in the project's timezone", async () => {

@@ -85,14 +85,24 @@ export class StickinessSqlBuilder extends EventsSql {
     where.push(compilePropertyGroup({ type: 'AND', values: [this.input.properties, series.properties] }, ctx));
     // A hogql actor is any value; persons and groups must exist (a group key, a person not deleted).
     if (!(series.math === 'hogql' && series.math_hogql)) where.push(this.actorPresentSql());
-    const having = criteria ? `count() ${STICKINESS_OPERATORS[criteria.operator]} ${this.params.add(criteria.value, 'UInt64')}` : 'count() > 0';
-    const perInterval = `SELECT ${this.actorExpression()} AS actor, ${this.intervalKey()} AS k
+    const conditions = where.filter((p) => p !== '1').join('\n      AND ');
+    // Without criteria an interval counts when it has any event: the actor's distinct intervals,
+    // in one grouping. Criteria count the events of each interval first.
+    const sql = criteria
+      ? `SELECT actor, count() AS num_intervals FROM (
+    SELECT ${this.actorExpression()} AS actor, ${this.intervalKey()} AS k
     {FROM}
-    WHERE ${where.filter((p) => p !== '1').join('\n      AND ')}
+    WHERE ${conditions}
     GROUP BY actor, k
-    HAVING ${having}`;
-    const sql = `SELECT actor, count() AS num_intervals FROM (${perInterval}) GROUP BY actor`;
-    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.eventsFrom.toMillis(), toMs: range.to.toMillis() }));
+    HAVING count() ${STICKINESS_OPERATORS[criteria.operator]} ${this.params.add(criteria.value, 'UInt64')}
+  ) GROUP BY actor`
+      : `SELECT ${this.actorExpression()} AS actor, uniqExact(${this.intervalKey()}) AS num_intervals
+    {FROM}
+    WHERE ${conditions}
+    GROUP BY actor`;
+    // Without criteria an interval counts when it has any event, so a redelivered event changes
+    // nothing and the events need no FINAL; criteria count events, which must each count once.
+    return sql.split('{FROM}').join(this.fromSql(sql, { fromMs: range.eventsFrom.toMillis(), toMs: range.to.toMillis() }, { final: criteria !== null }));
   }
 
   /** How many actors were active on each number of intervals: rows `num_intervals`, `actors`. */

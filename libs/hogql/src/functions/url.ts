@@ -1,0 +1,33 @@
+import { fn, type HogQLFunction } from './function-spec';
+
+/** URL functions (the URL section of posthog/hogql/functions/mapping.py). */
+export const URL_FUNCTIONS: Record<string, HogQLFunction> = {
+  protocol: fn('protocol', 1, 1),
+  domain: fn('domain', 1, 1),
+  domainWithoutWWW: fn('domainWithoutWWW', 1, 1),
+  topLevelDomain: fn('topLevelDomain', 1, 1),
+  firstSignificantSubdomain: fn('firstSignificantSubdomain', 1, 1),
+  cutToFirstSignificantSubdomain: fn('cutToFirstSignificantSubdomain', 1, 1),
+  cutToFirstSignificantSubdomainWithWWW: fn('cutToFirstSignificantSubdomainWithWWW', 1, 1),
+  port: fn('port', 1, 2),
+  path: fn('path', 1, 1),
+  pathFull: fn('pathFull', 1, 1),
+  queryString: fn('queryString', 1, 1),
+  fragment: fn('fragment', 1, 1),
+  queryStringAndFragment: fn('queryStringAndFragment', 1, 1),
+  extractURLParameter: fn('extractURLParameter', 2, 2),
+  extractURLParameters: fn('extractURLParameters', 1, 1),
+  extractURLParameterNames: fn('extractURLParameterNames', 1, 1),
+  URLHierarchy: fn('URLHierarchy', 1, 1),
+  URLPathHierarchy: fn('URLPathHierarchy', 1, 1),
+  encodeURLComponent: fn('encodeURLComponent', 1, 1),
+  decodeURLComponent: fn('decodeURLComponent', 1, 1),
+  encodeURLFormComponent: fn('encodeURLFormComponent', 1, 1),
+  decodeURLFormComponent: fn('decodeURLFormComponent', 1, 1),
+  netloc: fn('netloc', 1, 1),
+  cutWWW: fn('cutWWW', 1, 1),
+  cutQueryString: fn('cutQueryString', 1, 1),
+  cutFragment: fn('cutFragment', 1, 1),
+  cutQueryStringAndFragment: fn('cutQueryStringAndFragment', 1, 1),
+  cutURLParameter: fn('cutURLParameter', 2, 2),
+};
