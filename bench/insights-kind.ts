@@ -7,10 +7,10 @@ import type { AnalyticsBench } from './analytics-data';
  */
 export interface InsightBenchKind {
   name: string;
-  /** Our answer (over HTTP, refresh=true) as the numbers to compare. */
-  ours(bench: AnalyticsBench): Promise<number[]>;
+  /** Our answer (over HTTP, refresh=true) as the values to compare (numbers, and names such as a path's edges). */
+  ours(bench: AnalyticsBench): Promise<(number | string)[]>;
   /** The hand-written query. */
   baseline: string;
-  /** The hand-written query's rows as the same numbers. */
-  numbers(rows: Record<string, unknown>[]): number[];
+  /** The hand-written query's rows as the same values. */
+  numbers(rows: Record<string, unknown>[]): (number | string)[];
 }

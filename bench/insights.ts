@@ -4,7 +4,8 @@
  * generated events (bench/analytics-data.ts), in one run. Each kind keeps its queries in its own
  * `insights-<kind>.ts`, listed below.
  *
- *   npm run bench:insights          (BENCH_EVENTS, default 10,000,000; BENCH_RUNS, default 5)
+ *   npm run bench:insights          (BENCH_EVENTS, default 10,000,000; BENCH_RUNS, default 5;
+ *                                    BENCH_KINDS=retention,paths for some kinds only)
  *
  * Prints, per query, the median latency of each and the ratio (target ≤ 1.5×), and checks that
  * both answered the same numbers.
@@ -12,11 +13,16 @@
 import { startAnalyticsBench } from './analytics-data';
 import { printRatioTable, ratioRow, timeAgainstBaseline } from './bench-process';
 import type { InsightBenchKind } from './insights-kind';
+import { PATHS_KINDS } from './insights-paths';
 import { RETENTION_KINDS } from './insights-retention';
+import { STICKINESS_LIFECYCLE_KINDS } from './insights-stickiness-lifecycle';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 10_000_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
-const KINDS: InsightBenchKind[] = [...RETENTION_KINDS];
+const ALL_KINDS: InsightBenchKind[] = [...RETENTION_KINDS, ...STICKINESS_LIFECYCLE_KINDS, ...PATHS_KINDS];
+/** BENCH_KINDS=paths,stickiness runs only the queries whose name starts with one of these. */
+const ONLY = process.env['BENCH_KINDS']?.split(',').filter(Boolean);
+const KINDS = ONLY ? ALL_KINDS.filter((k) => ONLY.some((prefix) => k.name.startsWith(prefix))) : ALL_KINDS;
 
 async function main(): Promise<void> {
   const bench = await startAnalyticsBench(EVENTS);

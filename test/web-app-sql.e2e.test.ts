@@ -141,6 +141,10 @@ describe('the web app’s SQL page in Chromium', () => {
     expect(await table.locator('th').evaluateAll((ths) => ths.map((th) => th.getAttribute('data-column')))).toEqual(['signups']);
     expect(await table.locator('tbody td').allTextContents()).toEqual(['2']);
     expect(await axeFindings(page)).toEqual([]);
+    // Its query opens in the SQL page.
+    await page.getByRole('link', { name: 'Edit the query' }).click();
+    await page.getByRole('heading', { name: 'SQL' }).waitFor();
+    expect(await page.getByLabel('SQL query').inputValue()).toBe(sql);
     // So does its tile on the dashboard.
     await page.goto(new URL(`/dashboards/${saved.dashboards[0]}`, page.url()).toString());
     const tileCells = page.locator('[data-testid="dashboard-tile"][data-insight="Sign-ups (SQL)"] table.sql-rows tbody td');

@@ -91,7 +91,7 @@ function Shell({ me, url, onSignedOut, onProjectChanged }: { me: Me; url: URL; o
   else if (path.startsWith('/dashboards/')) page = <DashboardPage projectId={projectId} id={path.slice(12)} timezone={timezone} />;
   else if (path === '/insights') page = <InsightsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path.startsWith('/insights/')) page = <InsightPage projectId={projectId} timezone={timezone} id={path.slice(10)} />;
-  else if (path === '/sql') page = <SqlPage projectId={projectId} />;
+  else if (path === '/sql') page = <SqlPage projectId={projectId} url={url} />;
   else if (path === '/funnels') page = <FunnelsPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/retention') page = <RetentionPage projectId={projectId} timezone={timezone} url={url} />;
   else if (path === '/stickiness') page = <StickinessPage projectId={projectId} timezone={timezone} url={url} />;

@@ -232,46 +232,53 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
         </>
       )}
       {actors ? <ActorsModal key={actors.url} title={actors.title} source={{ url: actors.url }} onClose={() => setActors(null)} /> : null}
-      <fieldset class="builder">
-        <legend>Steps</legend>
-        {query.steps.map((step, index) => (
-          <div class="series-row" key={index}>
-            <span class="series-letter" aria-hidden="true">
-              {index + 1}
-            </span>
-            <span class="picker-field">
-              <EventPicker
-                label={`Step ${index + 1} event`}
-                name={`step-${index}`}
-                value={step}
-                definitions={eventDefinitions}
-                onCommit={(event) => setStep(index, event)}
-              />
-              <UnknownName name={step} known={eventNames} what="Event" />
-            </span>
-            {query.steps.length > 2 ? (
-              <button
-                type="button"
-                class="secondary"
-                aria-label={`Remove step ${index + 1}`}
-                onClick={() => setQuery({ ...query, steps: query.steps.filter((_, i) => i !== index) })}
-              >
-                Remove
-              </button>
-            ) : null}
-          </div>
-        ))}
-        <button type="button" class="secondary" onClick={() => setQuery({ ...query, steps: [...query.steps, '$pageview'] })}>
-          Add step
-        </button>
-        <PropertyFiltersEditor
-          filters={query.properties ?? []}
-          onChange={(properties) => setQuery({ ...query, properties })}
-          label="Filters on every step"
-          {...BUILDER_FILTERS}
-          listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
-        />
-      </fieldset>
+      {waiting ? (
+        // Until the first steps are known, nothing to edit: an edit now would be replaced by them.
+        <p class="hint" role="status">
+          Starting from the project’s two most common events…
+        </p>
+      ) : (
+        <fieldset class="builder">
+          <legend>Steps</legend>
+          {query.steps.map((step, index) => (
+            <div class="series-row" key={index}>
+              <span class="series-letter" aria-hidden="true">
+                {index + 1}
+              </span>
+              <span class="picker-field">
+                <EventPicker
+                  label={`Step ${index + 1} event`}
+                  name={`step-${index}`}
+                  value={step}
+                  definitions={eventDefinitions}
+                  onCommit={(event) => setStep(index, event)}
+                />
+                <UnknownName name={step} known={eventNames} what="Event" />
+              </span>
+              {query.steps.length > 2 ? (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Remove step ${index + 1}`}
+                  onClick={() => setQuery({ ...query, steps: query.steps.filter((_, i) => i !== index) })}
+                >
+                  Remove
+                </button>
+              ) : null}
+            </div>
+          ))}
+          <button type="button" class="secondary" onClick={() => setQuery({ ...query, steps: [...query.steps, '$pageview'] })}>
+            Add step
+          </button>
+          <PropertyFiltersEditor
+            filters={query.properties ?? []}
+            onChange={(properties) => setQuery({ ...query, properties })}
+            label="Filters on every step"
+            {...BUILDER_FILTERS}
+            listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+          />
+        </fieldset>
+      )}
       <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
       {viz === 'steps' && answer !== null && !error ? (
         <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />

@@ -5,7 +5,7 @@ import { formatTime } from '../format';
 import { funnelQueryFromFilters, trendQueryFromFilters } from '../insight-query';
 import { linkHandler, navigate } from '../router';
 import { RowsTable } from '../rows-table';
-import { insightName, type Insight } from '../saved-insight';
+import { insightName, sqlPathOf, type Insight } from '../saved-insight';
 import { ComputedAt, describeRange } from '../query-builder';
 import { funnelAnswer, FunnelResultView } from './funnels';
 import { PathsResultView, pathsQueryFromFilters } from './paths';
@@ -192,7 +192,7 @@ export function InsightPage({ projectId, timezone, id }: { projectId: number; ti
       />
     );
   if (!insight) return <Loading what="the insight" />;
-  const builder = insightPath(insight.filters ?? {}, insight.id);
+  const builder = sqlPathOf(insight) ?? insightPath(insight.filters ?? {}, insight.id);
   const save = (event: Event) => {
     event.preventDefault();
     void saving.run(async () => {

@@ -30,8 +30,9 @@ const hogqlQuery = (text: string) => ({ kind: 'HogQLQuery', query: text });
  * An error the API places in the query is shown at its line and column, and the editor's cursor
  * moved there.
  */
-export function SqlPage({ projectId }: { projectId: number }) {
-  const [text, setText] = useState(FIRST_QUERY);
+export function SqlPage({ projectId, url }: { projectId: number; url: URL }) {
+  // A saved SQL insight opens here with its query in the address (`?q=`).
+  const [text, setText] = useState(url.searchParams.get('q') ?? FIRST_QUERY);
   const [answer, setAnswer] = useState<{ data: SqlAnswer; ms: number; text: string } | null>(null);
   const [failure, setFailure] = useState<RunFailure | null>(null);
   const [running, setRunning] = useState(false);

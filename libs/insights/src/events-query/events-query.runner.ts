@@ -3,6 +3,7 @@ import { findPersonByRef, findPersonsByDistinctIds } from '@sightline/persons';
 import { DateTime } from 'luxon';
 import { chainToElements } from '../funnels/chain-elements';
 import { parseQueryDate } from '../common/date-range';
+import { dateTimeInZone } from '../common/date-time-values';
 import type { QueryContext, QueryRunner } from '../runners/query-runner';
 import { columnName, MAX_PERSON_DISTINCT_IDS, orderExpression, parseEventsQueryNode, type EventsQuery } from './events-query-node';
 import { EventsQuerySql, STAR_FIELDS, type EventsColumnKind, type EventsQueryWindow } from './events-query.sql';
@@ -32,17 +33,6 @@ export function eventsQueryWindow(query: EventsQuery, timezone: string, nowMs: n
   };
 }
 
-/** The zone a ClickHouse DateTime type writes its values in ('UTC' when it names none: the server's). */
-const DATE_TIME_TYPE = /^(?:Nullable\()?DateTime(?:64)?(?:\((?:\d+)?(?:,\s*)?(?:'([^']+)')?\))?\)?$/;
-
-/** A ClickHouse date-time value as ISO 8601 in the project's time zone (as PostHog answers them), or the value as it was. */
-function isoInZone(value: unknown, type: string, timezone: string): unknown {
-  const match = DATE_TIME_TYPE.exec(type);
-  if (!match || typeof value !== 'string') return value;
-  const at = DateTime.fromSQL(value, { zone: match[1] ?? 'UTC' });
-  return at.isValid ? at.setZone(timezone).toISO({ suppressMilliseconds: true }) : value;
-}
-
 /** The JSON of a properties column; text that is not an object reads as none. */
 function jsonObject(text: unknown): Record<string, unknown> {
   try {
@@ -58,8 +48,8 @@ function starObject(tuple: unknown, timezone: string): Record<string, unknown> {
   const values = Array.isArray(tuple) ? tuple : [];
   const event: Record<string, unknown> = Object.fromEntries(STAR_FIELDS.map((field, i) => [field, values[i]]));
   event['properties'] = jsonObject(event['properties']);
-  event['timestamp'] = isoInZone(event['timestamp'], "DateTime64(6, 'UTC')", timezone);
-  event['created_at'] = isoInZone(event['created_at'], "DateTime64(6, 'UTC')", timezone);
+  event['timestamp'] = dateTimeInZone(event['timestamp'], "DateTime64(6, 'UTC')", timezone);
+  event['created_at'] = dateTimeInZone(event['created_at'], "DateTime64(6, 'UTC')", timezone);
   if (typeof event['elements_chain'] === 'string' && event['elements_chain'] !== '') event['elements'] = chainToElements(event['elements_chain']);
   return event;
 }
@@ -88,7 +78,7 @@ async function answerRows(context: QueryContext, kinds: EventsColumnKind[], type
           return { display_name: displayName, id: String(id), distinct_id: String(distinctId) };
         }
         default:
-          return isoInZone(value, types[i] ?? '', timezone);
+          return dateTimeInZone(value, types[i] ?? '', timezone);
       }
     }),
   );
