@@ -9,6 +9,14 @@
  *   BENCH_EVENTS=40000 BENCH_PASSES=5 BENCH_SCENARIO=persons node --import tsx bench/worker-cpu.ts
  *   BENCH_CPU_PROFILE=FILE node --import tsx bench/worker-cpu.ts   (a .cpuprofile of the timed passes)
  *   BENCH_HEAP_PROFILE=FILE node --import tsx bench/worker-cpu.ts  (a sampled .heapprofile of what they allocate)
+ *   BENCH_SCENARIO=floor node --import tsx bench/worker-cpu.ts      (the minimal pipeline, below)
+ *
+ * Scenarios: personless (events with $process_person_profile=false over 10,000 distinct ids),
+ * persons ($set over 100,000 distinct ids), floor: the personless events through only what no
+ * pipeline can skip, the bus decode and the RowBinary insert of the same rows (no team step,
+ * normalize, persons or definitions; person_id a fixed uuid of the same size, no person lookup),
+ * four partitions' batches inserted at once as the worker does. Full minus floor is what the
+ * steps between cost per event.
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -16,8 +24,8 @@ import os from 'node:os';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { bootstrapInstance } from '@sightline/accounts';
 import { topicNames, type ConsumedBatch, type EventBus } from '@sightline/bus';
-import { createAnalyticsStore, migrateClickHouse } from '@sightline/clickhouse';
-import { encodeIngestMessage, normalizeEvent } from '@sightline/ingestion';
+import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, parseBusTime, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
@@ -29,7 +37,9 @@ import { median } from './bench-process';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 40_000);
 const PASSES = Number(process.env.BENCH_PASSES ?? 5);
 const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);
-const SCENARIO = (process.env.BENCH_SCENARIO ?? 'personless') as 'personless' | 'persons';
+const SCENARIO = (process.env.BENCH_SCENARIO ?? 'personless') as 'personless' | 'persons' | 'floor';
+/** The floor's person_id: a uuid's 16 bytes like any other, with no lookup behind it. */
+const FLOOR_PERSON_ID = '00000000-0000-5000-8000-000000000000';
 const PROFILE = process.env.BENCH_CPU_PROFILE;
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
 const TOKEN = 'phc_bench_worker_key';
@@ -58,6 +68,26 @@ function buildBatches(pass: number): ConsumedBatch[] {
   return batches;
 }
 
+/** The floor: each message decoded from the bus and its row inserted, nothing in between. */
+async function insertFloor(ch: ClickHouseClient, batch: ConsumedBatch): Promise<void> {
+  const messages = batch.messages.map((m) => decodeIngestMessage(m.value) as IngestMessage & { data: { properties: Record<string, unknown> } });
+  await insertEventValues(ch, messages, (m) => ({
+    uuid: m.uuid,
+    event: m.event,
+    properties: m.data.properties,
+    timestamp: parseBusTime(m.timestamp),
+    team_id: 1,
+    distinct_id: m.distinct_id,
+    elements_chain: '',
+    created_at: parseBusTime(m.now),
+    person_id: FLOOR_PERSON_ID,
+    person_created_at: null,
+    person_properties: '{}',
+    person_mode: 'propertyless',
+    groups: [],
+  }));
+}
+
 async function main() {
   const services = createBenchLauncher('worker-cpu');
   const { launcher } = services;
@@ -81,7 +111,9 @@ async function main() {
         throw new Error('no dead letters expected');
       },
     } as unknown as EventBus;
-    const handler = createEventsConsumer({ ch, db, bus, topics: topicNames('bench.'), resolveTeam: async () => 1, metrics: createMetrics(), logger });
+    const pipeline = createEventsConsumer({ ch, db, bus, topics: topicNames('bench.'), resolveTeam: async () => 1, metrics: createMetrics(), logger });
+
+    const handler = SCENARIO === 'floor' ? (batch: ConsumedBatch) => insertFloor(ch, batch) : pipeline;
 
     let gcMs = 0;
     let scavenges = 0;

@@ -86,40 +86,56 @@ const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${disti
  * the oldest entries are forgotten first. Each also keeps the id's person uuid once asked for
  * it: every personless event of an id without a person carries that uuid, and the SHA-1 and
  * text behind it cost more than the lookup.
+ *
+ * Held per project, keyed by the distinct id string itself: a string made per lookup
+ * (project and id joined) would be allocated, flattened and hashed on every event, where the
+ * id parsed from the message is hashed once and that hash kept on the string.
  */
 export class PersonlessDistinctIdCache {
-  /** Key → the id's person uuid, '' until first asked for. */
-  private readonly known = new Map<string, string>();
+  /** Per project: distinct id → its person uuid, '' until first asked for. */
+  private readonly known = new Map<number, Map<string, string>>();
+  /** Insertion order, a ring of `capacity` slots: the next entry to forget is at `oldest`. */
+  private readonly orderTeams: number[] = [];
+  private readonly orderIds: string[] = [];
+  private oldest = 0;
+  private size = 0;
   constructor(private readonly capacity = 200_000) {}
 
   has(teamId: number, distinctId: string): boolean {
-    return this.hasKey(entryKey(teamId, distinctId));
+    return this.known.get(teamId)?.has(distinctId) ?? false;
   }
 
-  /** has() for an entryKey the caller already made. */
-  hasKey(key: string): boolean {
-    return this.known.has(key);
-  }
-
-  add(teamId: number, distinctId: string): void {
-    const key = entryKey(teamId, distinctId);
-    if (this.known.has(key)) return;
-    this.known.set(key, '');
-    if (this.known.size > this.capacity) this.known.delete(this.known.keys().next().value!);
+  /** `personUuid`: personUuidFor(teamId, distinctId) when the caller has it already. */
+  add(teamId: number, distinctId: string, personUuid = ''): void {
+    let ids = this.known.get(teamId);
+    if (!ids) this.known.set(teamId, (ids = new Map()));
+    if (ids.has(distinctId)) return;
+    ids.set(distinctId, personUuid);
+    if (this.size === this.capacity) {
+      this.known.get(this.orderTeams[this.oldest]!)!.delete(this.orderIds[this.oldest]!);
+      this.orderTeams[this.oldest] = teamId;
+      this.orderIds[this.oldest] = distinctId;
+      this.oldest = (this.oldest + 1) % this.capacity;
+    } else {
+      this.orderTeams.push(teamId);
+      this.orderIds.push(distinctId);
+      this.size++;
+    }
   }
 
   /** personUuidFor(teamId, distinctId), remembered for ids the cache knows. */
   personUuid(teamId: number, distinctId: string): string {
-    return this.personUuidOfKey(entryKey(teamId, distinctId), teamId, distinctId);
+    return this.knownPersonUuid(teamId, distinctId) ?? personUuidFor(teamId, distinctId);
   }
 
-  /** personUuid() for an entryKey the caller already made. */
-  personUuidOfKey(key: string, teamId: number, distinctId: string): string {
-    const known = this.known.get(key);
-    if (known) return known;
+  /** The person uuid of an id the cache knows (worked out once, then remembered); undefined for an unknown id. */
+  knownPersonUuid(teamId: number, distinctId: string): string | undefined {
+    const ids = this.known.get(teamId);
+    const known = ids?.get(distinctId);
+    if (known === undefined || known !== '') return known;
     const uuid = personUuidFor(teamId, distinctId);
-    // Setting a key already there keeps its place in the eviction order.
-    if (known === '') this.known.set(key, uuid);
+    // Setting a key already there keeps its place (the eviction order is the ring's anyway).
+    ids!.set(distinctId, uuid);
     return uuid;
   }
 }
@@ -170,7 +186,8 @@ export class PersonBatch {
   private readonly merges: PendingMerge[] = [];
   /** Distinct ids seen on personless events before they had a person (docs/data-model.md#personless-events). */
   private readonly personlessSeen = new Set<string>();
-  private readonly personlessToRecord = new Map<string, { teamId: number; distinctId: string }>();
+  /** Keyed by entryKey; each with the person uuid worked out for its event, which the personless cache keeps. */
+  private readonly personlessToRecord = new Map<string, { teamId: number; distinctId: string; personUuid: string }>();
   /**
    * Versions of deleted persons (by uuid) and distinct ids (docs/data-model.md#deleting-persons):
    * a person created again from the same distinct id gets the same uuid, and its copies must
@@ -387,15 +404,22 @@ export class PersonBatch {
   /**
    * A personless event's person: its distinct id's, if it has one; otherwise the uuid its person
    * would get, and the id is remembered as personless, so that a later person for it gets a
-   * version-1 row. The id's key is made once for all of it (a run holds thousands of them).
+   * version-1 row. An id the personless cache knows is answered without making its batch key.
    */
   personOfPersonlessEvent(teamId: number, distinctId: string): PersonState | string {
+    // A run of personless events whose ids have no person loads none: then no key is made per event.
+    if (this.byDistinctId.size > 0) {
+      const existing = this.byDistinctId.get(entryKey(teamId, distinctId))?.person;
+      if (existing) return existing;
+    }
+    const cached = this.personlessCache?.knownPersonUuid(teamId, distinctId);
+    if (cached !== undefined) return cached;
     const key = entryKey(teamId, distinctId);
-    const existing = this.byDistinctId.get(key)?.person;
-    if (existing) return existing;
-    const cache = this.personlessCache;
-    if (!this.personlessSeen.has(key) && !cache?.hasKey(key)) this.personlessToRecord.set(key, { teamId, distinctId });
-    return cache ? cache.personUuidOfKey(key, teamId, distinctId) : personUuidFor(teamId, distinctId);
+    const toRecord = this.personlessToRecord.get(key);
+    if (toRecord) return toRecord.personUuid;
+    const personUuid = personUuidFor(teamId, distinctId);
+    if (!this.personlessSeen.has(key)) this.personlessToRecord.set(key, { teamId, distinctId, personUuid });
+    return personUuid;
   }
 
   /** JSON of the person's properties now (cached until the next change). */
@@ -414,7 +438,7 @@ export class PersonBatch {
          SELECT * FROM unnest($1::int[], $2::text[]) ON CONFLICT DO NOTHING`,
         [rows.map((r) => r.teamId), rows.map((r) => r.distinctId)],
       );
-      for (const r of rows) this.personlessCache?.add(r.teamId, r.distinctId);
+      for (const r of rows) this.personlessCache?.add(r.teamId, r.distinctId, r.personUuid);
     }
     return this.copies(movedDistinctIds);
   }

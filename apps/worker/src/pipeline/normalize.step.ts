@@ -1,4 +1,4 @@
-import type { IngestMessage } from '@sightline/ingestion';
+import { parseBusTime, type IngestMessage } from '@sightline/ingestion';
 import { hasLoneSurrogate, isJsonObject, withoutLoneSurrogates } from '@sightline/json-input';
 import { elementsChainFromElements } from './elements-chain';
 import { deadLetter, ok, type StepResult } from './step-result';
@@ -122,8 +122,8 @@ export function normalizeStep(message: IngestMessage, teamId: number, handedOver
         ? message.event
         : cleanText(message.event.slice(0, MAX_EVENT_NAME_LENGTH)),
     properties,
-    timestampMs: Date.parse(message.timestamp),
-    createdAtMs: Date.parse(message.now),
+    timestampMs: parseBusTime(message.timestamp),
+    createdAtMs: parseBusTime(message.now),
     processPerson: properties['$process_person_profile'] !== false,
     historical: message.historical_migration === true,
     elementsChain,

@@ -1,4 +1,4 @@
-import { decodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
+import { decodeIngestMessage, parseBusTime, type IngestMessage } from '@sightline/ingestion';
 import { deadLetter, ok, type StepResult } from './step-result';
 
 /** The field that is missing or not a string, in the order they are checked; null when all are strings. */
@@ -35,6 +35,6 @@ export function checkIngestMessage(parsed: unknown): StepResult<IngestMessage> {
   const m = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<IngestMessage>;
   const missing = missingString(m);
   if (missing !== null) return deadLetter(`field ${missing} is missing or not a string`);
-  if (Number.isNaN(Date.parse(m.timestamp!))) return deadLetter('timestamp is not a date');
+  if (Number.isNaN(parseBusTime(m.timestamp!))) return deadLetter('timestamp is not a date');
   return ok(m as IngestMessage);
 }

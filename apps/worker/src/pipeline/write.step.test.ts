@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { RowBinaryWriter, writeEventValues, type ClickHouseClient } from '@sightline/clickhouse';
 import { WrittenCopies } from '@sightline/persons';
@@ -5,7 +6,7 @@ import { normalizeStep, type PreparedEvent } from './normalize.step';
 import type { Enrichment } from './persons.step';
 import { StepError } from './step-result';
 import { ingestMessage } from '../testing/ingest-message';
-import { writeStep } from './write.step';
+import { deduplicationTokenOf, writeStep } from './write.step';
 import { toEventValues } from './event-row';
 
 /**
@@ -121,5 +122,17 @@ describe('write step', () => {
     const failure = await writeStep(client, [prepared('0190a6f0-0000-7000-8000-000000000003')], [enrichment], {}).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(StepError);
     expect(failure).toMatchObject({ step: 'write', outage: true });
+  });
+});
+
+describe('deduplicationTokenOf', () => {
+  it('is the SHA-1 of "team:uuid," per event, so a run retried across an upgrade keeps its token', () => {
+    const events = [
+      { teamId: 1, uuid: '0190a1b2-0000-7000-8000-000000000001' },
+      { teamId: 2, uuid: '0190a1b2-0000-7000-8000-000000000002' },
+    ];
+    const expected = createHash('sha1').update('1:0190a1b2-0000-7000-8000-000000000001,').update('2:0190a1b2-0000-7000-8000-000000000002,').digest('hex');
+    expect(deduplicationTokenOf(events)).toBe(expected);
+    expect(deduplicationTokenOf([])).toBe(createHash('sha1').digest('hex'));
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { insertEventValues, type ClickHouseClient } from '@sightline/clickhouse';
 import { writeCopies, type GroupCopy, type PersonBatchCopies, type WrittenCopies } from '@sightline/persons';
 import { isClickHouseOutage } from './dependency-errors';
@@ -36,7 +36,8 @@ export async function writeStep(
 
 /** ClickHouse skips an insert whose token it saw among its last blocks, so the token names each row's project too. */
 export function deduplicationTokenOf(events: readonly Pick<PreparedEvent, 'teamId' | 'uuid'>[]): string {
-  const hash = createHash('sha1');
-  for (const event of events) hash.update(`${event.teamId}:${event.uuid},`);
-  return hash.digest('hex');
+  // The same bytes as one "team:uuid," per event, hashed in one native call rather than one per event.
+  let text = '';
+  for (const event of events) text += `${event.teamId}:${event.uuid},`;
+  return hash('sha1', text, 'hex');
 }
