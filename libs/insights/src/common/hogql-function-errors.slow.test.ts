@@ -14,11 +14,11 @@ import { clickHouseInputError } from './clickhouse-input-errors';
 /** Values that break functions: empty and odd text, edges of the integer types, null, an empty array, a property (text). */
 const ALL_HOSTILE = ["''", "'zz'", "'\\0'", '-1', '0', '300', '1e308', '-9223372036854775808', 'NULL', '[]', 'properties.price'];
 /**
- * The values that found server errors when the sweep was written (odd and empty text, a NUL,
- * a negative and an out-of-range integer, an empty array): every function with each of them
- * takes about a minute, which npm test can afford; HOGQL_FUNCTION_ERRORS_ALL=1 sweeps all of them.
+ * The values that found most server errors when the sweep was written (odd and empty text, a
+ * negative integer, an empty array): every function with each of them takes about half a
+ * minute, which npm test can afford; HOGQL_FUNCTION_ERRORS_ALL=1 sweeps all of them.
  */
-const HOSTILE = process.env['HOGQL_FUNCTION_ERRORS_ALL'] === '1' ? ALL_HOSTILE : ["''", "'zz'", "'\\0'", '-1', '300', '[]'];
+const HOSTILE = process.env['HOGQL_FUNCTION_ERRORS_ALL'] === '1' ? ALL_HOSTILE : ["''", "'zz'", '-1', '[]'];
 
 /**
  * Every allowed function with each of its arguments replaced by a hostile value, run on the
