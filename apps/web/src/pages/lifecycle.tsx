@@ -4,7 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DateRangePicker, SaveInsight, useEventNames } from '../query-builder';
+import { DateRangePicker, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { BarPersons } from './bar-persons';
@@ -26,14 +26,6 @@ export interface LifecycleForm {
 }
 
 const DEFAULT_FORM: LifecycleForm = { event: '$pageview', interval: 'day', date_from: '-7d', shown: [...STATUSES] };
-
-function formFromUrl(url: URL): LifecycleForm {
-  try {
-    return { ...DEFAULT_FORM, ...(JSON.parse(url.searchParams.get('q') ?? '{}') as Partial<LifecycleForm>) };
-  } catch {
-    return DEFAULT_FORM;
-  }
-}
 
 /** The LifecycleQuery node the form asks the query API for. */
 export function lifecycleQuery(form: LifecycleForm): Record<string, unknown> {
@@ -87,7 +79,7 @@ interface LifecycleSeries {
 
 /** Who is new, returning, resurrecting or dormant per interval: stacked bars, dormant below zero. */
 export function LifecyclePage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
-  const form = useMemo(() => formFromUrl(url), [url.search]);
+  const form = useMemo(() => formFromAddress(url, DEFAULT_FORM), [url.search]);
   const editing = url.searchParams.get('insight');
   const setForm = (next: LifecycleForm) =>
     navigate(`/lifecycle?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);

@@ -3,7 +3,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import type { PropertyFilter } from '../property-filter';
 import { PropertyFiltersEditor } from '../property-filters-editor';
-import { BUILDER_FILTERS, DateRangePicker, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BUILDER_FILTERS, DateRangePicker, formFromAddress, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
 import { formatDuration } from './funnels';
@@ -33,12 +33,8 @@ export interface PathsBuilderQuery {
 const DEFAULT_QUERY: PathsBuilderQuery = { types: ['$pageview'], step_limit: 5, edge_limit: 50, date_from: '-7d' };
 
 function pathsQueryFromUrl(url: URL): PathsBuilderQuery {
-  try {
-    const parsed = JSON.parse(url.searchParams.get('q') ?? '{}') as Partial<PathsBuilderQuery>;
-    return { ...DEFAULT_QUERY, ...parsed, types: Array.isArray(parsed.types) ? parsed.types : DEFAULT_QUERY.types };
-  } catch {
-    return DEFAULT_QUERY;
-  }
+  const query = formFromAddress(url, DEFAULT_QUERY);
+  return Array.isArray(query.types) ? query : { ...query, types: DEFAULT_QUERY.types };
 }
 
 /** The legacy PATHS filter the builder asks insights/path/ for (and saves). */

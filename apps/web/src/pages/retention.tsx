@@ -4,7 +4,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
-import { BreakdownPicker, DATE_RANGES, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BreakdownPicker, DATE_RANGES, formFromAddress, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
 import type { BreakdownChoice } from '../query-builder/breakdown-picker';
 
 /** The retention builder's state, kept in the address (`?q=`). */
@@ -31,12 +31,7 @@ const DEFAULT_FORM: RetentionForm = {
 };
 
 export function retentionFormFromUrl(url: URL): RetentionForm {
-  try {
-    const parsed = JSON.parse(url.searchParams.get('q') ?? '{}') as Partial<RetentionForm>;
-    return { ...DEFAULT_FORM, ...parsed };
-  } catch {
-    return DEFAULT_FORM;
-  }
+  return formFromAddress(url, DEFAULT_FORM);
 }
 
 /** The RetentionQuery node the form asks the query API for. */

@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
 import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DateRangePicker, SaveInsight, useEventNames } from '../query-builder';
+import { DateRangePicker, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { BarPersons } from './bar-persons';
@@ -17,14 +17,6 @@ export interface StickinessForm {
 }
 
 const DEFAULT_FORM: StickinessForm = { event: '$pageview', interval: 'day', date_from: '-7d', cumulative: false };
-
-function formFromUrl(url: URL): StickinessForm {
-  try {
-    return { ...DEFAULT_FORM, ...(JSON.parse(url.searchParams.get('q') ?? '{}') as Partial<StickinessForm>) };
-  } catch {
-    return DEFAULT_FORM;
-  }
-}
 
 /** The StickinessQuery node the form asks the query API for. */
 export function stickinessQuery(form: StickinessForm): Record<string, unknown> {
@@ -85,7 +77,7 @@ interface StickinessSeries {
 
 /** How often persons come back: the persons who did the event on 1, 2, … N intervals of the range, as bars. */
 export function StickinessPage({ projectId, timezone, url }: { projectId: number; timezone: string; url: URL }) {
-  const form = useMemo(() => formFromUrl(url), [url.search]);
+  const form = useMemo(() => formFromAddress(url, DEFAULT_FORM), [url.search]);
   const editing = url.searchParams.get('insight');
   const setForm = (next: StickinessForm) =>
     navigate(`/stickiness?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);

@@ -11,3 +11,4 @@ export { BreakdownPicker } from './breakdown-picker';
 export { ActorsModal, type ActorsSource } from './actors-modal';
 export { UnknownName } from './unknown-name';
 export { EventPicker, useEventDefinitions, type EventDefinition } from './event-picker';
+export { formFromAddress } from './form-in-address';
