@@ -5,7 +5,8 @@
 #   npm run test:e2e     scripts/test.sh e2e     type-check, then e2e
 #   npm run test:slow    scripts/test.sh slow    type-check, then slow
 #   npm test             scripts/test.sh all     type-check, lint, unit and integration on both
-#                                                cores, then e2e and slow on one, and the slowest
+#                                                cores, then e2e and slow on both but for the
+#                                                timing-sensitive files (run alone), and the slowest
 #                                                test files (CI runs this as root on a fresh
 #                                                Debian 12 machine after `npm ci`)
 # Extra arguments go to jest, e.g. `npm test -- tools/testkit`.
@@ -74,19 +75,31 @@ run_jest() {
   npx jest "${args[@]}"
 }
 
+# e2e and slow files that measure latency, startup time or heap, or kill and stop processes: they run
+# one at a time so that a neighbour's load cannot move what they measure. Every other e2e and slow
+# file (browser pages, SDKs, fuzz and query sweeps) runs on both cores.
+serial_files=(
+  test/cluster-faults.slow.test.ts
+  test/worker-crash.slow.test.ts
+  test/exhaustion.e2e.test.ts
+  test/distributed.e2e.test.ts
+  test/embedded.e2e.test.ts
+)
+
 case "$tier" in
   # Unit and integration files share nothing but the services (each file makes its own databases,
-  # topics and keys), so they run on both cores; e2e and slow files measure latency and kill
-  # processes, so they run one at a time, as jest's default on 2 cores has them. The ten slowest
-  # files of both runs print at the end.
+  # topics and keys), so they run on both cores; then the e2e and slow files, the serial ones above
+  # last and alone. The ten slowest files of all runs print at the end.
   all)
     carry="$(mktemp)"
     rm -f "$carry"
     export SLOWEST_FILES_CARRY="$carry"
     reporters=(--reporters=default --reporters=./tools/testkit/src/slowest-files-reporter.cjs --passWithNoTests)
+    serial_pattern="$(IFS='|'; echo "${serial_files[*]//./\\.}")"
     failed=0
     run_jest 2 unit integration -- "${reporters[@]}" "$@" || failed=1
-    run_jest "" e2e slow -- "${reporters[@]}" "$@" || failed=1
+    run_jest 2 e2e slow -- "${reporters[@]}" --testPathIgnorePatterns "$serial_pattern" '/node_modules/' "$@" || failed=1
+    run_jest 1 e2e slow -- "${reporters[@]}" --runTestsByPath "${serial_files[@]}" "$@" || failed=1
     rm -f "$carry"
     exit "$failed"
     ;;
