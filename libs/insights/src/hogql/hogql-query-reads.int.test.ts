@@ -1,6 +1,7 @@
 import { insertEvents, queryClickhouse } from '@sightline/clickhouse';
 import { compileSelect, createHogQLCompiler, type HogQLCompiler } from '@sightline/hogql';
 import { createTestStores, testEventRow, type TestStores } from '@sightline/testkit';
+import { runHogQLQuery } from './hogql-query';
 
 /**
  * What a HogQL query reads of events: a time range is served by the table's primary key
@@ -45,5 +46,29 @@ describe('HogQL reads only the events its time range needs', () => {
     await expect(count(february, 'UTC')).resolves.toBe(PER_MONTH);
     // The bound is real: a query over every month is stopped by it.
     await expect(count('SELECT count() AS n FROM events', 'UTC')).rejects.toMatchObject({ code: '158' });
+  });
+
+  it('counts a redelivered event once (the same row written again by a later insert), as trends do', async () => {
+    const team = 2;
+    const redelivered = testEventRow({ teamId: team, event: 'e', atMs: Date.parse('2024-02-10T00:00:00Z'), distinctId: 'r' });
+    await insertEvents(stores.ch, [redelivered]);
+    // The retried batch holds it beside a new event (an identical block would be skipped as a duplicate insert).
+    await insertEvents(stores.ch, [redelivered, testEventRow({ teamId: team, event: 'e', atMs: Date.parse('2024-02-10T00:00:01Z'), distinctId: 's' })]);
+    const stored = await queryClickhouse<{ n: string }>(stores.ch, {
+      kind: 'test',
+      teamId: team,
+      sql: 'SELECT count() AS n FROM events WHERE team_id = {team:Int64} AND uuid = {uuid:UUID}',
+      params: { team, uuid: redelivered.uuid },
+    });
+    expect(Number(stored[0]!['n'])).toBe(2);
+    const answer = await runHogQLQuery(
+      stores.ch,
+      { id: team, timezone: 'UTC' },
+      { query: 'SELECT distinct_id, count() FROM events GROUP BY distinct_id ORDER BY distinct_id', values: {} },
+    );
+    expect(answer.results).toEqual([
+      ['r', 1],
+      ['s', 1],
+    ]);
   });
 });
