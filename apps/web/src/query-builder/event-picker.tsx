@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
+import { afterFirstResult } from '../first-result';
 import { formatNumber } from '../format';
 
 /** An event as the project's definitions know it: how often and how lately it was seen. */
@@ -13,7 +14,7 @@ export interface EventDefinition {
 export function useEventDefinitions(projectId: number): EventDefinition[] {
   const [definitions, setDefinitions] = useState<EventDefinition[]>([]);
   useEffect(() => {
-    api<Page<EventDefinition>>(`/api/projects/${projectId}/event_definitions/?limit=500`)
+    afterFirstResult(() => api<Page<EventDefinition>>(`/api/projects/${projectId}/event_definitions/?limit=500`))
       .then((page) => setDefinitions(page.results))
       .catch(() => setDefinitions([]));
   }, [projectId]);
