@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
-import { ChartSkeleton, CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { ChartSkeleton, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
 import { navigate } from '../router';
@@ -14,10 +14,9 @@ import {
   SaveInsight,
   EventPicker,
   useEventDefinitions,
-  useEventPropertyNames,
-  usePersonPropertyNames,
   useTopEvents,
   UnknownName,
+  PropertyPicker,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 
@@ -93,8 +92,6 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventDefinitions = useEventDefinitions(projectId);
   const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
-  const propertyNames = useEventPropertyNames(projectId);
-  const personPropertyNames = usePersonPropertyNames(projectId);
   const viz = query.viz ?? 'steps';
   const response = usePost<{ result: unknown; last_refresh?: string | null; is_cached?: boolean }>(
     `/api/environments/${projectId}/insights/funnel/`,
@@ -110,8 +107,6 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     <section aria-labelledby="funnels-title">
       <h1 id="funnels-title">Funnels</h1>
       <NameOptions id="funnel-event-names" names={eventNames} />
-      <NameOptions id="funnel-property-names" names={propertyNames} />
-      <NameOptions id="funnel-person-property-names" names={personPropertyNames} />
       <div class="filters query-bar" role="group" aria-label="Query">
         <label>
           Show
@@ -126,8 +121,6 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             projectId={projectId}
             name="funnel_breakdown"
             value={{ breakdown: query.breakdown ?? '', breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }}
-            lists={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
-            known={{ event: propertyNames, person: personPropertyNames }}
             onChange={(choice) => setQuery({ ...query, ...choice, breakdown: choice.breakdown || undefined })}
           />
         ) : null}
@@ -275,14 +268,12 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             onChange={(properties) => setQuery({ ...query, properties })}
             label="Filters on every step"
             {...BUILDER_FILTERS}
-            listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+            projectId={projectId}
           />
         </fieldset>
       )}
       <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
-      {viz === 'steps' && answer !== null && !error ? (
-        <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />
-      ) : null}
+      {viz === 'steps' && answer !== null && !error ? <FunnelCorrelation projectId={projectId} query={query} /> : null}
     </section>
   );
 }
@@ -516,7 +507,7 @@ interface CorrelationRow {
  * Which events (or person property values) the persons who converted did more, or less, than
  * those who dropped off: PostHog's odds ratios with the success and failure counts.
  */
-function FunnelCorrelation({ projectId, query, personList }: { projectId: number; query: FunnelQuery; personList: string }) {
+function FunnelCorrelation({ projectId, query }: { projectId: number; query: FunnelQuery }) {
   const [type, setType] = useState<'events' | 'properties'>('events');
   const [names, setNames] = useState('');
   const nameList = names
@@ -546,10 +537,15 @@ function FunnelCorrelation({ projectId, query, personList }: { projectId: number
           </select>
         </label>
         {type === 'properties' ? (
-          <label>
-            Person properties (comma separated)
-            <CommitInput name="correlation_names" list={personList} value={names} onCommit={setNames} />
-          </label>
+          <PropertyPicker
+            projectId={projectId}
+            type="person"
+            list
+            name="correlation_names"
+            label="Person properties (comma separated)"
+            value={names}
+            onCommit={setNames}
+          />
         ) : null}
       </div>
       {!asked ? (

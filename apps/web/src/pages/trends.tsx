@@ -17,13 +17,10 @@ import {
   SaveInsight,
   EventPicker,
   useEventDefinitions,
-  useEventPropertyNames,
-  usePersonPropertyNames,
   UnknownName,
+  PropertyPicker,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
-
-const PROPERTY_LISTS = { event: 'event-property-names', person: 'person-property-names' };
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'total', label: 'Total count' },
@@ -98,8 +95,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const result = answer?.result ?? null;
   const eventDefinitions = useEventDefinitions(projectId);
   const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
-  const propertyNames = useEventPropertyNames(projectId);
-  const personPropertyNames = usePersonPropertyNames(projectId);
   const actions = useActions(projectId);
   const editing = url.searchParams.get('insight');
   // The query in the address; `insight` names the saved insight being edited, kept while editing.
@@ -113,8 +108,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
     <section aria-labelledby="trends-title">
       <h1 id="trends-title">Trends</h1>
       <NameOptions id="event-names" names={eventNames} />
-      <NameOptions id="event-property-names" names={propertyNames} />
-      <NameOptions id="person-property-names" names={personPropertyNames} />
       <div class="filters query-bar" role="group" aria-label="Query">
         <BreakdownPicker
           projectId={projectId}
@@ -125,8 +118,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
           }
           disabled={query.display === 'world_map'}
-          lists={PROPERTY_LISTS}
-          known={{ event: propertyNames, person: personPropertyNames }}
           onChange={(choice) => setQuery({ ...query, ...choice })}
         />
         <label>
@@ -254,15 +245,14 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               </select>
             </label>
             {MATHS.find((m) => m.value === s.math)?.property ? (
-              <label>
-                Property
-                <CommitInput
-                  list="event-property-names"
-                  name={`series-${index}-math-property`}
-                  value={s.math_property ?? ''}
-                  onCommit={(math_property) => updateSeries(index, { math_property })}
-                />
-              </label>
+              <PropertyPicker
+                projectId={projectId}
+                type="event"
+                label="Property"
+                name={`series-${index}-math-property`}
+                value={s.math_property ?? ''}
+                onCommit={(math_property) => updateSeries(index, { math_property })}
+              />
             ) : null}
             {query.series.length > 1 ? (
               <button
@@ -279,7 +269,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               onChange={(properties) => updateSeries(index, { properties })}
               label={`Filters of series ${String.fromCharCode(65 + index)}`}
               {...BUILDER_FILTERS}
-              listIds={PROPERTY_LISTS}
+              projectId={projectId}
             />
           </div>
         ))}
@@ -294,7 +284,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           onChange={(properties) => setQuery({ ...query, properties })}
           label="Filters on every series"
           {...BUILDER_FILTERS}
-          listIds={PROPERTY_LISTS}
+          projectId={projectId}
         />
         <label>
           Formula (series by letter, e.g. A / B * 100)
