@@ -1,8 +1,9 @@
 // The builders' pickers and drill-downs in headless Chromium against `npm start`'s all-in-one
 // service: searchable property and value pickers (volume and last seen, recent first, keyboard,
-// values searched server-side). Screenshots 95 and up go to test-output/web-app/.
+// values searched server-side), the funnel's conversion-over-time persons equal to the API's actors
+// query. Screenshots 95 and up go to test-output/web-app/.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startSdkTarget, waitFor, type Chromium, type SdkTarget } from '@sightline/testkit';
@@ -189,6 +190,78 @@ describe('pickers and drill-downs in Chromium', () => {
       description: 'the funnel filter',
     });
     expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('opens the persons behind a conversion-over-time period, converted and dropped off, as the API’s actors query lists them', async () => {
+    const funnel = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-7d', viz: 'trends', interval: 'day' };
+    await page.goto(`${target.base}/funnels?q=${encodeURIComponent(JSON.stringify(funnel))}`);
+    const today = page.getByTestId('funnel-trend-values').locator('tbody tr').last();
+    await today.waitFor();
+    const day = (await today.getAttribute('data-day'))!;
+    expect(await today.getAttribute('data-rate')).toBe('60');
+    const label = (await today.locator('th').textContent())!;
+    // PostHog's FunnelsActorsQuery for one entrance period (funnelTrendsEntrancePeriodStart, funnelTrendsDropOff).
+    const actorsOf = async (dropOff: boolean) => {
+      const answer = await target.api('POST', '/api/environments/1/query/', {
+        query: {
+          kind: 'ActorsQuery',
+          source: {
+            kind: 'FunnelsActorsQuery',
+            funnelTrendsDropOff: dropOff,
+            funnelTrendsEntrancePeriodStart: `${day.slice(0, 10)} 00:00:00`,
+            source: {
+              kind: 'FunnelsQuery',
+              series: [
+                { kind: 'EventsNode', event: '$pageview' },
+                { kind: 'EventsNode', event: 'signed_up' },
+              ],
+              interval: 'day',
+              dateRange: { date_from: '-7d' },
+              funnelsFilter: { funnelVizType: 'trends', funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day' },
+            },
+          },
+        },
+      });
+      expect(answer.status).toBe(200);
+      return (answer.body.results as [{ id: string }][]).map((row) => row[0].id).sort();
+    };
+    const uuids = async (...names: string[]) => (await Promise.all(names.map(async (n) => (await target.person(n))!.uuid))).sort();
+    const modalIds = async () => {
+      const modal = page.getByTestId('actors-modal');
+      await modal.getByTestId('actors-table').waitFor();
+      return (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    };
+
+    await today.getByRole('button', { name: `Persons who entered ${label} and converted` }).click();
+    const converted = await actorsOf(false);
+    expect(converted).toEqual(await uuids('alice', 'bob', 'erin'));
+    expect(await modalIds()).toEqual(converted);
+    await page
+      .getByTestId('actors-modal')
+      .getByRole('heading', { name: `Entered ${label}: converted` })
+      .waitFor();
+    await screenshot('96-funnel-trend-persons');
+    expect(await seriousViolations()).toEqual([]);
+    // The CSV lists the same persons.
+    const download = page.waitForEvent('download');
+    await page.getByTestId('actors-modal').getByRole('button', { name: 'Download CSV' }).click();
+    const csv = readFileSync((await (await download).path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(
+      csv
+        .slice(1)
+        .map((line) => line.split(',')[0])
+        .sort(),
+    ).toEqual(converted);
+    await page.getByTestId('actors-modal').getByRole('button', { name: 'Close' }).click();
+    await page.getByTestId('actors-modal').waitFor({ state: 'detached' });
+
+    await today.getByRole('button', { name: `Persons who entered ${label} and dropped off` }).click();
+    const dropped = await actorsOf(true);
+    expect(dropped).toEqual(await uuids('carol', 'dave'));
+    expect(await modalIds()).toEqual(dropped);
+    await page.getByTestId('actors-modal').getByRole('button', { name: 'Close' }).click();
   });
 
   it('logged no console errors', () => {

@@ -19,6 +19,7 @@ import {
   PropertyPicker,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
+import { ConversionTrendView, funnelPeriodPeopleUrl, type FunnelTrendAnswer, type OpenPeriodActors } from './funnel-trend-view';
 
 export interface FunnelStep {
   name: string;
@@ -37,9 +38,7 @@ export type OpenActors = (title: string, url: string) => void;
 
 /** The funnel endpoint's answer, one shape per view. */
 export type FunnelAnswer =
-  | { viz: 'steps'; steps: FunnelStep[] | FunnelStep[][] }
-  | { viz: 'time_to_convert'; bins: [number, number][]; average: number | null }
-  | { viz: 'trends'; days: string[]; labels: string[]; data: number[] };
+  { viz: 'steps'; steps: FunnelStep[] | FunnelStep[][] } | { viz: 'time_to_convert'; bins: [number, number][]; average: number | null } | FunnelTrendAnswer;
 
 export function funnelAnswer(viz: FunnelViz, result: unknown): FunnelAnswer {
   if (viz === 'time_to_convert') {
@@ -221,7 +220,18 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             onRefresh={response.refresh}
             refreshing={response.refreshing}
           />
-          <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} onActors={(title, url) => setActors({ title, url })} />
+          <FunnelResultView
+            answer={answer}
+            timezone={timezone}
+            interval={query.interval}
+            onActors={(title, url) => setActors({ title, url })}
+            onPeriodActors={(start, label, dropOff) =>
+              setActors({
+                title: `Entered ${label}: ${dropOff ? 'dropped off' : 'converted'}`,
+                url: funnelPeriodPeopleUrl(projectId, funnelFilters(query), start, dropOff),
+              })
+            }
+          />
         </>
       )}
       {actors ? <ActorsModal key={actors.url} title={actors.title} source={{ url: actors.url }} onClose={() => setActors(null)} /> : null}
@@ -284,15 +294,18 @@ export function FunnelResultView({
   timezone,
   interval,
   onActors,
+  onPeriodActors,
 }: {
   answer: FunnelAnswer;
   timezone: string;
   interval?: FunnelQuery['interval'];
   /** Given: each step's counts open the persons behind them. */
   onActors?: OpenActors;
+  /** Given: each period of the conversion over time opens who entered then and converted (or dropped off). */
+  onPeriodActors?: OpenPeriodActors;
 }) {
   if (answer.viz === 'time_to_convert') return <TimeToConvertView bins={answer.bins} average={answer.average} />;
-  if (answer.viz === 'trends') return <ConversionTrendView answer={answer} timezone={timezone} interval={interval ?? 'day'} />;
+  if (answer.viz === 'trends') return <ConversionTrendView answer={answer} timezone={timezone} interval={interval ?? 'day'} onPeriodActors={onPeriodActors} />;
   return <FunnelView steps={answer.steps} onActors={onActors} />;
 }
 
@@ -449,43 +462,6 @@ function TimeToConvertView({ bins, average }: { bins: [number, number][]; averag
               <tr key={start} data-from-seconds={start} data-to-seconds={upperEdge(i)} data-count={count}>
                 <th scope="row">{labels[i]}</th>
                 <td>{formatNumber(count)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </div>
-  );
-}
-
-function ConversionTrendView({
-  answer,
-  timezone,
-  interval,
-}: {
-  answer: Extract<FunnelAnswer, { viz: 'trends' }>;
-  timezone: string;
-  interval: NonNullable<FunnelQuery['interval']>;
-}) {
-  const series = useMemo(() => [{ label: 'Conversion rate (%)', values: answer.data }], [answer]);
-  if (answer.days.length === 0) return <Empty>No conversion data in this date range.</Empty>;
-  return (
-    <div class="funnel" data-testid="funnel-trends">
-      <ChartCanvas kind="line" labels={answer.days} series={series} title="Conversion rate over time" time={{ timezone, unit: interval }} />
-      <div class="sr-only">
-        <table data-testid="funnel-trend-values">
-          <caption>Conversion rate of the persons who started in each period</caption>
-          <thead>
-            <tr>
-              <th scope="col">Period ({timezone})</th>
-              <th scope="col">Conversion rate</th>
-            </tr>
-          </thead>
-          <tbody>
-            {answer.days.map((day, i) => (
-              <tr key={day} data-day={day} data-rate={answer.data[i]}>
-                <th scope="row">{answer.labels[i] ?? day}</th>
-                <td>{formatNumber(answer.data[i])}%</td>
               </tr>
             ))}
           </tbody>
