@@ -1,7 +1,7 @@
 // The builders' pickers and drill-downs in headless Chromium against `npm start`'s all-in-one
 // service: searchable property and value pickers (volume and last seen, recent first, keyboard,
 // values searched server-side), the funnel's conversion-over-time persons equal to the API's actors
-// query. Screenshots 95 and up go to test-output/web-app/.
+// query, and the world map's table ordered by value, largest first. Screenshots 95 and up go to test-output/web-app/.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,8 @@ const MINUTE = 60_000;
 
 /**
  * Five people view pages from four countries; alice, bob and erin sign up. Browsers: Chrome 5,
- * Firefox 3, Safari 1. Plans (person property): pro (alice), free (bob, carol, erin).
+ * Firefox 3, Safari 1. Plans (person property): pro (alice), free (bob, carol, erin). Visits:
+ * US 2, DE 1, no country 3.
  */
 function generatedEvents(base: number) {
   const event = (name: string, distinctId: string, at: number, properties: Record<string, unknown> = {}) => ({
@@ -36,6 +37,13 @@ function generatedEvents(base: number) {
     event('$pageview', 'erin', 12, { $browser: 'Chrome', $geoip_country_code: 'US', $set: { plan: 'free' } }),
     event('$pageview', 'erin', 13, { $browser: 'Chrome', $geoip_country_code: 'US' }),
     event('signed_up', 'erin', 14),
+    // Visits for the world map: more without a country (dave's) than from any one country.
+    event('visit', 'alice', 20, { $geoip_country_code: 'US' }),
+    event('visit', 'carol', 21, { $geoip_country_code: 'US' }),
+    event('visit', 'bob', 22, { $geoip_country_code: 'DE' }),
+    event('visit', 'dave', 23),
+    event('visit', 'dave', 24),
+    event('visit', 'dave', 25),
   ];
 }
 
@@ -262,6 +270,36 @@ describe('pickers and drill-downs in Chromium', () => {
     expect(dropped).toEqual(await uuids('carol', 'dave'));
     expect(await modalIds()).toEqual(dropped);
     await page.getByTestId('actors-modal').getByRole('button', { name: 'Close' }).click();
+  });
+
+  it('lists the world map’s values largest first', async () => {
+    await page.goto(trendUrl(target.base, { series: [{ event: 'visit', math: 'total' }], display: 'world_map' }));
+    await page.getByTestId('world-map').locator('path[data-country="US"][data-value="2"]').waitFor();
+    const rows = await page
+      .getByTestId('trend-series')
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((r) => [r.getAttribute('data-breakdown'), Number(r.getAttribute('data-total'))] as [string, number]));
+    const answer = await target.api('POST', '/api/environments/1/insights/trend/', {
+      events: [{ id: 'visit', math: 'total' }],
+      date_from: '-7d',
+      display: 'WorldMap',
+      breakdown: '$geoip_country_code',
+    });
+    expect(answer.status).toBe(200);
+    const api = (answer.body.result as { breakdown_value: unknown; aggregated_value: number }[]).map((s) => [String(s.breakdown_value), s.aggregated_value]);
+    // The API ranks the countries before the events without one (PostHog's null sentinel); the table ranks by value alone.
+    expect(api).toEqual([
+      ['US', 2],
+      ['DE', 1],
+      ['$$_posthog_breakdown_null_$$', 3],
+    ]);
+    expect(rows).toEqual([
+      ['$$_posthog_breakdown_null_$$', 3],
+      ['US', 2],
+      ['DE', 1],
+    ]);
+    await screenshot('97-trends-world-map-ranked');
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it('logged no console errors', () => {

@@ -352,6 +352,14 @@ export function TrendView({
     () => new Map(display === 'world_map' ? result.map((s) => [String(s.breakdown_value ?? ''), seriesTotal(s)] as const) : []),
     [result, display],
   );
+  // Under the world map the table reads as a ranking: the largest value first (ties by value name).
+  const rows = useMemo(
+    () =>
+      display === 'world_map'
+        ? [...result].sort((a, b) => seriesTotal(b) - seriesTotal(a) || String(a.breakdown_value ?? '').localeCompare(String(b.breakdown_value ?? '')))
+        : result,
+    [result, display],
+  );
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
   const days = result[0]?.days ?? [];
   if (result.length === 0) return <Empty>No series to show: pick an event.</Empty>;
@@ -403,7 +411,7 @@ export function TrendView({
             </tr>
           </thead>
           <tbody>
-            {result.map((s, index) => (
+            {rows.map((s, index) => (
               <tr
                 key={index}
                 data-series={seriesName(s)}
