@@ -1,11 +1,18 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 import { restoreCrashSignalDefaults } from './crash-signals';
 import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limits';
 
 export type { ClickHouseClient };
+
+/**
+ * The client's own log is off: every caller receives the error and answers or logs it itself,
+ * where the client also printed each refused query (an analyst's bad HogQL, a limit that fired)
+ * as an ERROR with its stack.
+ */
+const CLIENT_LOG = { level: ClickHouseLogLevel.OFF };
 
 /** Clients over the in-process chdb engine: its connection takes insert bodies as text only. */
 const inProcessStores = new WeakSet<ClickHouseClient>();
@@ -40,6 +47,7 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
       password: config.password,
       database: config.database,
       request_timeout: 60_000,
+      log: CLIENT_LOG,
       // A busy event loop can hand out a keep-alive socket the server already closed (EPIPE,
       // ECONNRESET): the batch then fails and is retried after a backoff. Dropped before use instead.
       keep_alive: { eagerly_destroy_stale_sockets: true },
@@ -64,6 +72,7 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   restoreCrashSignalDefaults();
   const client = createClient({
     connection,
+    log: CLIENT_LOG,
     // Settings are SET on the engine's one session and outlast their query: a request's limits
     // and tag (queryClickhouse) are lifted again by the next query of anyone else.
     clickhouse_settings: {
