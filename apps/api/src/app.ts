@@ -134,7 +134,9 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger, maxQueryTimeoutSeconds: queryLimits.maxExecutionSeconds }),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
-    createDashboardsRoutes(deps.db, (project, row, refresh) => savedInsights.result(project, row, refresh)),
+    createDashboardsRoutes(deps.db, async (project, row, refresh) =>
+      refresh === 'cache_only' ? savedInsights.cachedResult(project, row) : savedInsights.result(project, row, refresh === 'recompute'),
+    ),
     createCohortsRoutes({
       db: deps.db,
       ch,
