@@ -185,11 +185,14 @@ describe('the web app in Chromium', () => {
         .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-series'), Number(r.getAttribute('data-total'))]));
     await waitFor(async () => expect(await total()).toEqual([['$pageview', 10]]), { description: 'ten pageviews' });
 
-    const offered = await page.locator('#event-property-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
-    expect(offered).toEqual(expect.arrayContaining(['$browser', '$current_url']));
-    await expect(page.locator('#event-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).resolves.toEqual(
-      expect.arrayContaining(['$pageview', 'signed_up', '$identify']),
-    );
+    // The pickers' lists are asked for once the chart is drawn.
+    const offered = (list: string) => page.locator(`#${list} option`).evaluateAll((options) => options.map((o) => o.getAttribute('value')));
+    await waitFor(async () => expect(await offered('event-property-names')).toEqual(expect.arrayContaining(['$browser', '$current_url'])), {
+      description: 'the event property names offered',
+    });
+    await waitFor(async () => expect(await offered('event-names')).toEqual(expect.arrayContaining(['$pageview', 'signed_up', '$identify'])), {
+      description: 'the event names offered',
+    });
     await page.getByLabel('Breakdown property').fill('$browser');
     await page.getByLabel('Breakdown property').press('Enter');
     await page.getByLabel('Breakdown property').blur();
