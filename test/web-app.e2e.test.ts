@@ -185,12 +185,15 @@ describe('the web app in Chromium', () => {
         .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-series'), Number(r.getAttribute('data-total'))]));
     await waitFor(async () => expect(await total()).toEqual([['$pageview', 10]]), { description: 'ten pageviews' });
 
-    // The pickers' lists are asked for once the chart is drawn.
-    const offered = (list: string) => page.locator(`#${list} option`).evaluateAll((options) => options.map((o) => o.getAttribute('value')));
-    await waitFor(async () => expect(await offered('event-property-names')).toEqual(expect.arrayContaining(['$browser', '$current_url'])), {
-      description: 'the event property names offered',
-    });
-    await waitFor(async () => expect(await offered('event-names')).toEqual(expect.arrayContaining(['$pageview', 'signed_up', '$identify'])), {
+    // The breakdown's property picker offers the recorded keys (the pickers' lists are asked for once the chart is drawn).
+    await page.getByLabel('Breakdown property').focus();
+    const offered = page.getByRole('listbox', { name: 'Matching properties' }).getByRole('option');
+    await offered.first().waitFor();
+    expect(await offered.evaluateAll((options) => options.map((o) => o.getAttribute('data-option')))).toEqual(
+      expect.arrayContaining(['$browser', '$current_url']),
+    );
+    const eventNames = () => page.locator('#event-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
+    await waitFor(async () => expect(await eventNames()).toEqual(expect.arrayContaining(['$pageview', 'signed_up', '$identify'])), {
       description: 'the event names offered',
     });
     await page.getByLabel('Breakdown property').fill('$browser');

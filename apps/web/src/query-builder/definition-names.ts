@@ -4,7 +4,7 @@ import { takeEarlyRequest } from '../early-requests';
 import { afterFirstResult } from '../first-result';
 import { TOP_EVENTS_PATH } from '../top-events-path';
 
-/** Names for a picker from the event or property definitions the worker records, most seen first. */
+/** Names for a picker from the event definitions the worker records, most seen first. */
 function useDefinitionNames(path: string): string[] {
   const [names, setNames] = useState<string[]>([]);
   useEffect(() => {
@@ -16,8 +16,6 @@ function useDefinitionNames(path: string): string[] {
 }
 
 export const useEventNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/event_definitions/?limit=500`);
-export const useEventPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=event&limit=500`);
-export const usePersonPropertyNames = (projectId: number) => useDefinitionNames(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`);
 
 /**
  * The project's two most common events (event definitions by volume), for a funnel nobody has

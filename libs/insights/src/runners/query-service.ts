@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ClickHouseLayout } from '@sightline/clickhouse';
+import { withQueryTimeLimit, type ClickHouseLayout } from '@sightline/clickhouse';
 import { jsonByteLength } from '@sightline/http';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
@@ -119,7 +119,9 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
     const compute = async () => {
       checkProjectSettings(project, references.filterTestAccounts);
       const { ports, expressions } = await preparation.prepare(project, references, nowMs);
-      return withInputErrors(project, expressions, () => runner.calculate({ ch: deps.ch, db: deps.db, project, ports, nowMs }, query));
+      // The project's own time limit (projects.query_timeout_seconds), when lower than the server's.
+      const ch = withQueryTimeLimit(deps.ch, row.query_timeout_seconds);
+      return withInputErrors(project, expressions, () => runner.calculate({ ch, db: deps.db, project, ports, nowMs }, query));
     };
     if (!runner.cacheKey) return compute();
     return cached(runner.label, project, runner.cacheKey(query), nowMs, options.refresh ?? false, compute);
