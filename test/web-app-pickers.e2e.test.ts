@@ -1,7 +1,7 @@
 // The builders' pickers and drill-downs in headless Chromium against `npm start`'s all-in-one
 // service: searchable property and value pickers (volume and last seen, recent first, keyboard,
 // values searched server-side), the funnel's conversion-over-time persons equal to the API's actors
-// query, and the world map's table ordered by value, largest first. Screenshots 95 and up go to test-output/web-app/.
+// query, the world map's table ordered by value, largest first, and the "other" row's persons. Screenshots 95 and up go to test-output/web-app/.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +44,10 @@ function generatedEvents(base: number) {
     event('visit', 'dave', 23),
     event('visit', 'dave', 24),
     event('visit', 'dave', 25),
+    // 27 values of `n`: past the breakdown limit of 25, n26 (carol's) and n27 (dave's) are "other".
+    ...Array.from({ length: 27 }, (_, i) =>
+      event('tick', ['alice', 'bob', 'erin', 'carol', 'dave'][Math.min(4, Math.max(0, i - 22))]!, 30 + i / 10, { n: `n${String(i + 1).padStart(2, '0')}` }),
+    ),
   ];
 }
 
@@ -300,6 +304,40 @@ describe('pickers and drill-downs in Chromium', () => {
     ]);
     await screenshot('97-trends-world-map-ranked');
     expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('opens the persons behind the "other" breakdown row, as the API’s trend actors query lists them', async () => {
+    const q = { series: [{ event: 'tick', math: 'total' }], breakdown: 'n', display: 'table' };
+    await page.goto(trendUrl(target.base, q));
+    const other = page.getByTestId('trend-series').locator('tbody tr[data-breakdown="$$_posthog_breakdown_other_$$"]');
+    await other.waitFor();
+    expect(await other.getAttribute('data-total')).toBe('2');
+    await other.getByRole('button', { name: /^Persons behind/ }).click();
+    const modal = page.getByTestId('actors-modal');
+    await modal.getByTestId('actors-table').waitFor();
+    const shown = (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    const answer = await target.api('POST', '/api/environments/1/query/', {
+      query: {
+        kind: 'ActorsQuery',
+        select: ['person'],
+        source: {
+          kind: 'InsightActorsQuery',
+          breakdown: '$$_posthog_breakdown_other_$$',
+          source: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: 'tick', math: 'total' }],
+            dateRange: { date_from: '-7d' },
+            breakdownFilter: { breakdown: 'n', breakdown_type: 'event' },
+            trendsFilter: { display: 'ActionsTable' },
+          },
+        },
+      },
+    });
+    expect(answer.status).toBe(200);
+    const api = (answer.body.results as [{ id: string }][]).map(([person]) => person.id).sort();
+    expect(api).toEqual([(await target.person('carol'))!.uuid, (await target.person('dave'))!.uuid].sort());
+    expect(shown).toEqual(api);
+    await modal.getByRole('button', { name: 'Close' }).click();
   });
 
   it('logged no console errors', () => {
