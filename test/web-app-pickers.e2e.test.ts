@@ -204,6 +204,40 @@ describe('pickers and drill-downs in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
   });
 
+  it('shows a saved cohort’s filter in its editor, and adds values to its list from the picker', async () => {
+    const created = await target.api('POST', '/api/projects/1/cohorts/', {
+      name: 'Paying',
+      filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: ['pro'], operator: 'exact', type: 'person' }] }] } },
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`${target.base}/cohorts/${created.body.id}`);
+    await page.getByRole('heading', { name: 'Paying' }).waitFor();
+    const property = page.getByLabel('Group 1 filter 1 property');
+    const value = page.getByLabel('Group 1 filter 1 value (comma-separated)');
+    // The stored filter, not the empty one the form starts from before the cohort arrives.
+    await waitFor(async () => expect([await property.inputValue(), await value.inputValue()]).toEqual(['plan', 'pro']), {
+      description: 'the stored filter',
+    });
+    // A picked value is added after the last comma: the list's last item is what is searched.
+    await value.focus();
+    await value.press('End');
+    await value.pressSequentially(', fr');
+    await waitFor(async () => expect(await optionNames('values')).toEqual(['free']), { description: 'free offered' });
+    await value.press('ArrowDown');
+    await value.press('Enter');
+    expect(await value.inputValue()).toBe('pro, free');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await waitFor(
+      async () =>
+        expect((await target.api('GET', `/api/projects/1/cohorts/${created.body.id}/`)).body.filters.properties.values[0].values[0]).toMatchObject({
+          key: 'plan',
+          value: ['pro', 'free'],
+        }),
+      { description: 'the saved values' },
+    );
+    expect(await seriousViolations()).toEqual([]);
+  });
+
   it('opens the persons behind a conversion-over-time period, converted and dropped off, as the API’s actors query lists them', async () => {
     const funnel = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-7d', viz: 'trends', interval: 'day' };
     await page.goto(`${target.base}/funnels?q=${encodeURIComponent(JSON.stringify(funnel))}`);
