@@ -15,6 +15,11 @@ import { createEventsConsumer } from './events.consumer';
 import { createLagMonitor, type MonitoredSubscription } from './lag-monitor';
 
 export { createEventsConsumer } from './events.consumer';
+// The pipeline's steps one by one, for bench/embedded-floors.ts (each piece's cost alone).
+export { checkIngestMessage } from './pipeline/parse.step';
+export { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
+export { personsStep, type PersonsStepResult } from './pipeline/persons.step';
+export { toEventValues } from './pipeline/event-row';
 
 export interface WorkerDeps {
   bus: EventBus;

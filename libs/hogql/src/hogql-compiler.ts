@@ -17,6 +17,11 @@ export interface HogQLFields {
   person_properties: string;
   /** JSON text of group N's properties. */
   group_properties(index: number): string;
+  /**
+   * The row's other columns by their HogQL name, dotted for a virtual table's (`uuid`,
+   * `created_at`, `person_mode`, `person.created_at`); a name absent here is refused.
+   */
+  columns?: Readonly<Record<string, string>>;
   /** SQL of a person property computed rather than stored (`person.$virt_…`); null or absent: none. */
   virtualPersonProperty?(key: string, params: QueryParams): string | null;
 }
@@ -201,9 +206,12 @@ export class Printer implements CallContext {
         case 'elements_chain':
           return f.elements_chain;
       }
-      const group = /^\$group_([0-4])$/.exec(head!);
-      if (group) return `JSONExtractString(${f.properties}, ${this.ctx.params.add(head, 'String')})`;
+      // Materialized from the properties in PostHog's events table (posthog/hogql/database/schema/events.py).
+      if (/^\$group_[0-4]$/.test(head!) || head === '$session_id' || head === '$window_id')
+        return `JSONExtractString(${f.properties}, ${this.ctx.params.add(head, 'String')})`;
     }
+    const column = chain.join('.');
+    if (f.columns && Object.hasOwn(f.columns, column)) return f.columns[column]!;
     if (head === 'properties' && second !== undefined && third === undefined) return this.property(f.properties, second);
     if (head === 'person' && second === 'id' && third === undefined) return f.person_id;
     if (head === 'person' && second === 'properties' && third !== undefined && !extra) return this.property(f.person_properties, third);
@@ -214,7 +222,20 @@ export class Printer implements CallContext {
     const group = /^group_([0-4])$/.exec(head ?? '');
     if (group && second === 'properties' && third !== undefined && !extra) return this.property(f.group_properties(Number(group[1])), third);
     throw new HogQLError(
-      `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use event, timestamp, distinct_id, person_id, elements_chain, properties.<key>, person.properties.<key>, $group_N, group_N.properties.<key>).`,
+      `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use ${[
+        'event',
+        'timestamp',
+        'distinct_id',
+        'person_id',
+        'elements_chain',
+        ...Object.keys(f.columns ?? {}),
+        '$session_id',
+        '$window_id',
+        'properties.<key>',
+        'person.properties.<key>',
+        '$group_N',
+        'group_N.properties.<key>',
+      ].join(', ')}).`,
     );
   }
 
