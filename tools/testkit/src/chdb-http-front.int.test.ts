@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createTestClickHouseDatabase, testServices, type TestClickHouseDatabase } from './index';
 
@@ -95,7 +96,7 @@ describe('chdb ClickHouse HTTP front', () => {
     await insert(3); // no token: the last request's setting did not stay on the engine's session
     const { stream } = await client.exec({
       query: "INSERT INTO tokens SETTINGS insert_deduplication_token = 'same' FORMAT JSONEachRow",
-      values: JSON.stringify({ id: 4 }),
+      values: Readable.from([JSON.stringify({ id: 4 })]),
       clickhouse_settings: { date_time_input_format: 'best_effort' },
     });
     for await (const _ of stream) void _;
