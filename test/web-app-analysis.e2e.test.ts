@@ -140,8 +140,13 @@ describe('the web app’s analysis pages in Chromium', () => {
       { description: 'both series without France' },
     );
     // The property pickers offer the recorded keys.
-    const offered = await page.locator('#event-property-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
-    expect(offered).toEqual(expect.arrayContaining(['$browser', '$geoip_country_code']));
+    await global.getByLabel('Property', { exact: true }).focus();
+    const offered = page.getByRole('listbox', { name: 'Matching properties' }).getByRole('option');
+    await offered.first().waitFor();
+    expect(await offered.evaluateAll((options) => options.map((o) => o.getAttribute('data-option')))).toEqual(
+      expect.arrayContaining(['$browser', '$geoip_country_code']),
+    );
+    await page.keyboard.press('Escape');
 
     // B − A: the non-Chrome pageviews outside France (bob's Firefox, dave's Safari), per day summed.
     await enter(page.getByLabel(/^Formula/), 'B - A');

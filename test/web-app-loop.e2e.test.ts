@@ -521,8 +521,8 @@ describe('the analysis loop in Chromium', () => {
     await picker.fill('sign');
     const options = page.getByRole('listbox', { name: 'Matching events' }).getByRole('option');
     await options.first().waitFor();
-    expect(await options.evaluateAll((items) => items.map((li) => li.getAttribute('data-event')))).toEqual(['signed_up']);
-    expect(await options.first().textContent()).toMatch(/^signed_up\d+ events · seen \d+ (min|h) ago$/);
+    expect(await options.evaluateAll((items) => items.map((li) => li.getAttribute('data-option')))).toEqual(['signed_up']);
+    expect(await options.first().textContent()).toMatch(/^signed_up\d+ events? · seen \d+ (min|h) ago$/);
     await picker.press('ArrowDown');
     await picker.press('Enter');
     await waitFor(async () => expect(JSON.parse(new URL(page.url()).searchParams.get('q')!).series[0].event).toBe('signed_up'), {

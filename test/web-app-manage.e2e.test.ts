@@ -187,15 +187,12 @@ describe('the web app’s management pages in Chromium', () => {
     // PostHog's status of a flag not fully rolled out, and no evaluation time (the API does not record one).
     await page.getByTestId('flag-status').getByText('active: Flag is not fully rolled out and may still be active').waitFor();
     await expect(page.getByTestId('flag-status').textContent()).resolves.toContain('Last evaluatednot recorded');
-    // The property picker offers the person properties the worker recorded.
-    await waitFor(
-      async () =>
-        expect(await page.locator('#person-property-names option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual(
-          expect.arrayContaining(['plan', 'email']),
-        ),
-      { description: 'person property suggestions' },
-    );
     await page.getByRole('button', { name: 'Add property filter to set 1' }).click();
+    // The property picker offers the person properties the worker recorded.
+    await page.getByLabel('Set 1 filter 1 property').focus();
+    const offered = page.getByRole('listbox', { name: 'Matching properties' }).getByRole('option');
+    await offered.first().waitFor();
+    expect(await offered.evaluateAll((options) => options.map((o) => o.getAttribute('data-option')))).toEqual(expect.arrayContaining(['plan', 'email']));
     await page.getByLabel('Set 1 filter 1 property').fill('plan');
     await page.getByLabel('Set 1 filter 1 operator').selectOption('exact');
     await page.getByLabel('Set 1 filter 1 value').fill('pro');

@@ -1,5 +1,4 @@
-import { useState } from 'preact/hooks';
-import { CommitInput } from './components';
+import { PropertyPicker, PropertyValuePicker } from './query-builder/property-pickers';
 import { PROPERTY_OPERATORS, textOfValue, valueFromText, type PropertyFilter } from './property-filter';
 
 const TYPE_LABELS: Record<string, string> = { event: 'Event property', person: 'Person property', cohort: 'Cohort' };
@@ -15,8 +14,8 @@ export interface RowOptions {
   apply: 'on-leave' | 'as-typed';
   /** Kinds the user may choose between (`event`, `person`, `cohort`); one kind: no choice shown. */
   types: string[];
-  /** The datalist of property names offered for each kind. */
-  listIds: Record<string, string>;
+  /** The project whose property names and values the pickers offer. */
+  projectId: number;
   /** The project's cohorts, for a `cohort` filter (PostHog's `{"key": "id", "type": "cohort", "value": <id>}`). */
   cohorts?: { id: number; name: string }[];
 }
@@ -29,7 +28,7 @@ export function PropertyFilterRow({
   filter,
   apply,
   types,
-  listIds,
+  projectId,
   cohorts = [],
   rowLabel,
   removeLabel,
@@ -101,10 +100,15 @@ export function PropertyFilterRow({
         </label>
       ) : (
         <>
-          <label>
-            {fieldLabel('property')}
-            <TextInput apply={apply} list={listIds[filter.type]} required={apply === 'as-typed'} value={filter.key} onText={(key) => onChange({ key })} />
-          </label>
+          <PropertyPicker
+            projectId={projectId}
+            type={filter.type}
+            label={fieldLabel('property')}
+            apply={apply}
+            required={apply === 'as-typed'}
+            value={filter.key}
+            onCommit={(key) => onChange({ key })}
+          />
           <label>
             {fieldLabel('operator')}
             <select
@@ -125,48 +129,22 @@ export function PropertyFilterRow({
             </select>
           </label>
           {operator?.valueless ? null : (
-            <label>
-              {fieldLabel('value')}
-              {apply === 'as-typed' && (filter.operator === 'exact' || filter.operator === 'is_not') ? ' (comma-separated)' : ''}
-              <TextInput
-                apply={apply}
-                value={textOfValue(filter.value)}
-                inputMode={operator?.numeric ? 'decimal' : undefined}
-                onText={(text) => onChange({ value: parse(filter.operator, text) })}
-              />
-            </label>
+            <PropertyValuePicker
+              projectId={projectId}
+              type={filter.type}
+              propertyKey={filter.key}
+              label={fieldLabel('value')}
+              hint={apply === 'as-typed' && (filter.operator === 'exact' || filter.operator === 'is_not') ? ' (comma-separated)' : undefined}
+              list={apply === 'as-typed' && (filter.operator === 'exact' || filter.operator === 'is_not')}
+              apply={apply}
+              value={textOfValue(filter.value)}
+              inputMode={operator?.numeric ? 'decimal' : undefined}
+              onCommit={(text) => onChange({ value: parse(filter.operator, text) })}
+            />
           )}
         </>
       )}
       {remove}
     </div>
-  );
-}
-
-/** A text field applied when left (`on-leave`) or as typed; as typed, it shows the text itself, so a comma being typed survives. */
-function TextInput({
-  apply,
-  value,
-  onText,
-  ...rest
-}: {
-  apply: RowOptions['apply'];
-  value: string;
-  onText: (text: string) => void;
-  list?: string;
-  required?: boolean;
-  inputMode?: 'decimal';
-}) {
-  const [text, setText] = useState(value);
-  if (apply === 'on-leave') return <CommitInput {...rest} value={value} onCommit={onText} />;
-  return (
-    <input
-      {...rest}
-      value={text}
-      onInput={(e) => {
-        setText(e.currentTarget.value);
-        onText(e.currentTarget.value);
-      }}
-    />
   );
 }

@@ -1,11 +1,18 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { createClient, parseError, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, parseError, type ClickHouseClient } from '@clickhouse/client';
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 import { restoreCrashSignalDefaults } from './crash-signals';
 import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limits';
 
 export type { ClickHouseClient };
+
+/**
+ * The client's own log is off: every caller receives the error and answers or logs it itself,
+ * where the client also printed each refused query (an analyst's bad HogQL, a limit that fired)
+ * as an ERROR with its stack.
+ */
+const CLIENT_LOG = { level: ClickHouseLogLevel.OFF };
 
 /** A text-format insert handed to the in-process engine as it is, settings in its SETTINGS clause. */
 export type InProcessInsert = (insert: { table: string; format: 'JSONEachRow'; body: Buffer; settings: Record<string, string | number> }) => Promise<void>;
@@ -63,6 +70,7 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
       password: config.password,
       database: config.database,
       request_timeout: 60_000,
+      log: CLIENT_LOG,
       // A busy event loop can hand out a keep-alive socket the server already closed (EPIPE,
       // ECONNRESET): the batch then fails and is retried after a backoff. Dropped before use instead.
       keep_alive: { eagerly_destroy_stale_sockets: true },
@@ -85,7 +93,7 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   const connection = createChdbConnection({ path });
   // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
   restoreCrashSignalDefaults();
-  const client = createClient({ connection, clickhouse_settings: IN_PROCESS_SETTINGS });
+  const client = createClient({ connection, log: CLIENT_LOG, clickhouse_settings: IN_PROCESS_SETTINGS });
   inProcessStores.set(client, rawInsertOf(connection.chdb));
   return client;
 }

@@ -47,6 +47,7 @@ export {
   type PersonsQuery,
   type PersonsQueryRow,
 } from './persons/persons.query';
+export { eventPropertyValues, EVENT_PROPERTY_VALUES_LIMIT } from './events/event-property-values.query';
 export { listEvents, type EventsCursor, type EventsListQuery, type EventsListRow } from './events/events-list.query';
 
 // Actions and cohorts as queries read them.

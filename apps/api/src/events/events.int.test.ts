@@ -88,4 +88,24 @@ describe('GET /api/environments/:id/events/', () => {
     expect((await list(`?properties=${cohort}`).expect(400)).body.type).toBe('validation_error');
     await request(f.app).get(`/api/environments/${teamId}/events/`).expect(401);
   });
+  // PostHog's EventViewSet.values (posthog/queries/property_values.py): the last 7 days, `value`
+  // searched in the query, at most 10; here with each value's count, most common first.
+  it('answers the values of an event property, searched and capped server-side', async () => {
+    const values = (query: string) => request(f.app).get(`/api/projects/${teamId}/events/values/${query}`).set(bearer(ADMIN_KEY));
+    const many = Array.from({ length: 12 }, (_, i) =>
+      testEventRow({ event: 'tagged', atMs: T0 + i, teamId, properties: { tag: `t${String(i).padStart(2, '0')}` } }),
+    );
+    const old = testEventRow({ event: '$pageview', atMs: T0 - 9 * 86_400_000, teamId, properties: { plan: 'ancient' } });
+    await insertEvents(f.ch, [...many, old]);
+    expect((await values('?key=plan').expect(200)).body).toEqual([
+      { name: 'free', count: 20 },
+      { name: 'pro', count: 5 },
+    ]);
+    expect((await values('?key=plan&value=PR').expect(200)).body).toEqual([{ name: 'pro', count: 5 }]);
+    expect((await values('?key=plan&event_name=signed_up').expect(200)).body).toEqual([]);
+    expect((await values('?key=n&event_name=signed_up&event_name=other').expect(200)).body).toEqual([{ name: '99', count: 1 }]);
+    expect((await values('?key=tag').expect(200)).body).toHaveLength(10);
+    expect((await values('?key=tag&value=t11').expect(200)).body).toEqual([{ name: 't11', count: 1 }]);
+    expect((await values('').expect(400)).body).toMatchObject({ type: 'validation_error', attr: 'key' });
+  });
 });

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import { errors } from '@sightline/http';
-import { listEvents } from '@sightline/insights';
+import { eventPropertyValues, listEvents } from '@sightline/insights';
 import { UUID_PATTERN } from '@sightline/json-input';
 import { listDistinctIdsOfPerson } from '@sightline/persons';
 import type { Sql } from '@sightline/postgres';
@@ -39,6 +39,15 @@ function instant(req: Request, name: string): number | null {
 export function createEventsRoutes(deps: { db: Sql; ch: ClickHouseClient; now: () => number }): RouteTable {
   const routes = new RouteTable();
   routes.inProject((project) => {
+    // PostHog's EventViewSet.values: what a value picker offers for an event property, searched here.
+    const values = { scope: 'query:read', summary: 'Values of an event property (last 7 days, at most 10)', throttle: 'clickhouse' } as const;
+    project.get('/events/values', values, async (req, res) => {
+      const key = queryText(req, 'key');
+      if (key === null) throw errors.validation('This field is required.', 'key', 'required');
+      const raw = req.query['event_name'];
+      const eventNames = (Array.isArray(raw) ? raw : [raw]).filter((name): name is string => typeof name === 'string' && name !== '');
+      res.json(await eventPropertyValues(deps.ch, { teamId: req.project!.id, key, value: queryText(req, 'value'), eventNames, nowMs: deps.now() }));
+    });
     project.get('/events', { scope: 'query:read', summary: 'List events, newest first, in cursor pages', throttle: 'clickhouse' }, async (req, res) => {
       const limit = Math.min(queryInteger(req.query['limit'], DEFAULT_LIMIT, 1), MAX_LIMIT);
       const cursorText = queryText(req, 'cursor');

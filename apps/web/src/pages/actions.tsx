@@ -4,7 +4,7 @@ import { ConfirmDelete, ListView, Loading, LoadFailure, NameOptions, useSaveStat
 import { formatTime } from '../format';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 import type { PropertyFilter } from '../property-filter';
-import { useEventNames, useEventPropertyNames } from '../query-builder';
+import { useEventNames } from '../query-builder';
 import { linkHandler, navigate } from '../router';
 import { useGet } from '../use-get';
 
@@ -119,7 +119,6 @@ export function ActionPage({ projectId, id }: { projectId: number; id: string })
   const base = `/api/projects/${projectId}/actions/`;
   const loaded = useGet<Action>(isNew ? null : `${base}${encodeURIComponent(id)}/`);
   const eventNames = useEventNames(projectId);
-  const propertyNames = useEventPropertyNames(projectId);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [steps, setSteps] = useState<ActionStep[]>([{ event: '$pageview', url_matching: 'contains' }]);
@@ -157,7 +156,6 @@ export function ActionPage({ projectId, id }: { projectId: number; id: string })
       </p>
       <h1 id="action-title">{isNew ? 'New action' : action!.name}</h1>
       <NameOptions id="action-event-names" names={eventNames} />
-      <NameOptions id="action-property-names" names={propertyNames} />
       <form class="card wide editor" onSubmit={save}>
         <label>
           Name
@@ -232,7 +230,7 @@ export function ActionPage({ projectId, id }: { projectId: number; id: string })
                 newFilter={{ key: '', type: 'event', operator: 'exact', value: [] }}
                 apply="as-typed"
                 types={['event']}
-                listIds={{ event: 'action-property-names' }}
+                projectId={projectId}
               />
               {steps.length > 1 ? (
                 <button type="button" class="secondary" onClick={() => setSteps(steps.filter((_, i) => i !== index))}>

@@ -1,10 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, Loading, LoadFailure, NameOptions, useSaveStatus } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, LoadFailure, useSaveStatus } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 import type { PropertyFilter } from '../property-filter';
-import { usePersonPropertyNames } from '../query-builder';
 import { linkHandler, navigate } from '../router';
 import { useGet } from '../use-get';
 
@@ -102,7 +101,6 @@ export function CohortPage({ projectId, timezone, id }: { projectId: number; tim
   const isNew = id === 'new';
   const base = `/api/projects/${projectId}/cohorts/`;
   const loaded = useGet<Cohort>(isNew ? null : `${base}${encodeURIComponent(id)}/`);
-  const personProperties = usePersonPropertyNames(projectId);
   const cohorts = useGet<Page<{ id: number; name: string }>>(`${base}?limit=500`);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
@@ -173,7 +171,6 @@ export function CohortPage({ projectId, timezone, id }: { projectId: number; tim
           </div>
         </dl>
       ) : null}
-      <NameOptions id="cohort-person-properties" names={personProperties} />
       <form class="card wide editor" onSubmit={save}>
         <label>
           Name
@@ -215,7 +212,7 @@ export function CohortPage({ projectId, timezone, id }: { projectId: number; tim
                   newFilter={NEW_FILTER}
                   apply="as-typed"
                   types={['person', 'cohort']}
-                  listIds={{ person: 'cohort-person-properties' }}
+                  projectId={projectId}
                   cohorts={otherCohorts}
                 />
                 {groups.length > 1 ? (

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading, NameOptions } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, LoadFailure, Loading } from '../components';
 import { formatNumber, formatTime } from '../format';
 import type { PropertyFilter } from '../property-filter';
 import { describeFlagChange } from '../flag-changes';
@@ -227,7 +227,6 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
   const [error, setError] = useState<unknown>(null);
   const [saveError, setSaveError] = useState<unknown>(null);
   const [status, setStatus] = useState<string>('');
-  const [personProperties, setPersonProperties] = useState<string[]>([]);
   const [cohorts, setCohorts] = useState<{ id: number; name: string }[]>([]);
   const [revision, setRevision] = useState(0);
 
@@ -254,9 +253,6 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
       .catch(setError);
   }, [projectId, id]);
   useEffect(() => {
-    api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
-      .then((page) => setPersonProperties(page.results.map((d) => d.name)))
-      .catch(() => setPersonProperties([]));
     api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/cohorts/?limit=500`)
       .then((page) => setCohorts(page.results))
       .catch(() => setCohorts([]));
@@ -330,7 +326,6 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
       </p>
       <h1 id="flag-title">{isNew ? 'New feature flag' : <code>{flag.key}</code>}</h1>
       {isNew ? null : <FlagStatusPanel projectId={projectId} flag={flag} timezone={timezone} revision={revision} />}
-      <NameOptions id="person-property-names" names={personProperties} />
       <form class="card wide editor flag-editor" onSubmit={save}>
         {isNew ? (
           <label>
@@ -363,7 +358,7 @@ export function FlagDetailPage({ projectId, id, timezone = 'UTC' }: { projectId:
               newFilter={{ key: '', type: 'person', operator: 'exact', value: [] }}
               apply="as-typed"
               types={['person', 'cohort']}
-              listIds={{ person: 'person-property-names' }}
+              projectId={projectId}
               cohorts={cohorts}
             />
             <label>

@@ -1,9 +1,10 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
-import { ChartSkeleton, CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { ChartSkeleton, Empty, ErrorState, Loading, NameOptions } from '../components';
 import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
 import { navigate } from '../router';
+import { useHoldUntilFirstResult } from '../first-result';
 import { usePost } from '../use-post';
 import {
   ActorsModal,
@@ -14,12 +15,12 @@ import {
   SaveInsight,
   EventPicker,
   useEventDefinitions,
-  useEventPropertyNames,
-  usePersonPropertyNames,
   useTopEvents,
   UnknownName,
+  PropertyPicker,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
+import { ConversionTrendView, funnelPeriodPeopleUrl, type FunnelTrendAnswer, type OpenPeriodActors } from './funnel-trend-view';
 
 export interface FunnelStep {
   name: string;
@@ -38,9 +39,7 @@ export type OpenActors = (title: string, url: string) => void;
 
 /** The funnel endpoint's answer, one shape per view. */
 export type FunnelAnswer =
-  | { viz: 'steps'; steps: FunnelStep[] | FunnelStep[][] }
-  | { viz: 'time_to_convert'; bins: [number, number][]; average: number | null }
-  | { viz: 'trends'; days: string[]; labels: string[]; data: number[] };
+  { viz: 'steps'; steps: FunnelStep[] | FunnelStep[][] } | { viz: 'time_to_convert'; bins: [number, number][]; average: number | null } | FunnelTrendAnswer;
 
 export function funnelAnswer(viz: FunnelViz, result: unknown): FunnelAnswer {
   if (viz === 'time_to_convert') {
@@ -80,7 +79,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
   // A new funnel starts from the project's two most common events (asked for before anything runs).
   const fresh = !url.searchParams.get('q');
-  const topEvents = useTopEvents(projectId);
+  const topEvents = useTopEvents(fresh ? projectId : null);
   useEffect(() => {
     if (fresh && topEvents && topEvents.length >= 2) setQuery({ ...query, steps: topEvents.slice(0, 2) });
   }, [fresh, topEvents]);
@@ -93,13 +92,13 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     navigate(`/funnels?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventDefinitions = useEventDefinitions(projectId);
   const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
-  const propertyNames = useEventPropertyNames(projectId);
-  const personPropertyNames = usePersonPropertyNames(projectId);
   const viz = query.viz ?? 'steps';
   const response = usePost<{ result: unknown; last_refresh?: string | null; is_cached?: boolean }>(
     `/api/environments/${projectId}/insights/funnel/`,
     requestBody,
   );
+  // The pickers' lists wait until the steps are drawn: they would queue before its query.
+  useHoldUntilFirstResult(response.answer !== null || response.error !== null);
   const [actors, setActors] = useState<{ title: string; url: string } | null>(null);
   const answer = useMemo(() => (response.answer ? funnelAnswer(viz, response.answer.result) : null), [response.answer]);
   const error = response.error;
@@ -110,8 +109,6 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     <section aria-labelledby="funnels-title">
       <h1 id="funnels-title">Funnels</h1>
       <NameOptions id="funnel-event-names" names={eventNames} />
-      <NameOptions id="funnel-property-names" names={propertyNames} />
-      <NameOptions id="funnel-person-property-names" names={personPropertyNames} />
       <div class="filters query-bar" role="group" aria-label="Query">
         <label>
           Show
@@ -126,8 +123,6 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             projectId={projectId}
             name="funnel_breakdown"
             value={{ breakdown: query.breakdown ?? '', breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }}
-            lists={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
-            known={{ event: propertyNames, person: personPropertyNames }}
             onChange={(choice) => setQuery({ ...query, ...choice, breakdown: choice.breakdown || undefined })}
           />
         ) : null}
@@ -228,7 +223,18 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             onRefresh={response.refresh}
             refreshing={response.refreshing}
           />
-          <FunnelResultView answer={answer} timezone={timezone} interval={query.interval} onActors={(title, url) => setActors({ title, url })} />
+          <FunnelResultView
+            answer={answer}
+            timezone={timezone}
+            interval={query.interval}
+            onActors={(title, url) => setActors({ title, url })}
+            onPeriodActors={(start, label, dropOff) =>
+              setActors({
+                title: `Entered ${label}: ${dropOff ? 'dropped off' : 'converted'}`,
+                url: funnelPeriodPeopleUrl(projectId, funnelFilters(query), start, dropOff),
+              })
+            }
+          />
         </>
       )}
       {actors ? <ActorsModal key={actors.url} title={actors.title} source={{ url: actors.url }} onClose={() => setActors(null)} /> : null}
@@ -275,14 +281,12 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
             onChange={(properties) => setQuery({ ...query, properties })}
             label="Filters on every step"
             {...BUILDER_FILTERS}
-            listIds={{ event: 'funnel-property-names', person: 'funnel-person-property-names' }}
+            projectId={projectId}
           />
         </fieldset>
       )}
       <SaveInsight projectId={projectId} filters={funnelFilters(query)} editing={editing} />
-      {viz === 'steps' && answer !== null && !error ? (
-        <FunnelCorrelation projectId={projectId} query={query} personList="funnel-person-property-names" />
-      ) : null}
+      {viz === 'steps' && answer !== null && !error ? <FunnelCorrelation projectId={projectId} query={query} /> : null}
     </section>
   );
 }
@@ -293,15 +297,18 @@ export function FunnelResultView({
   timezone,
   interval,
   onActors,
+  onPeriodActors,
 }: {
   answer: FunnelAnswer;
   timezone: string;
   interval?: FunnelQuery['interval'];
   /** Given: each step's counts open the persons behind them. */
   onActors?: OpenActors;
+  /** Given: each period of the conversion over time opens who entered then and converted (or dropped off). */
+  onPeriodActors?: OpenPeriodActors;
 }) {
   if (answer.viz === 'time_to_convert') return <TimeToConvertView bins={answer.bins} average={answer.average} />;
-  if (answer.viz === 'trends') return <ConversionTrendView answer={answer} timezone={timezone} interval={interval ?? 'day'} />;
+  if (answer.viz === 'trends') return <ConversionTrendView answer={answer} timezone={timezone} interval={interval ?? 'day'} onPeriodActors={onPeriodActors} />;
   return <FunnelView steps={answer.steps} onActors={onActors} />;
 }
 
@@ -467,43 +474,6 @@ function TimeToConvertView({ bins, average }: { bins: [number, number][]; averag
   );
 }
 
-function ConversionTrendView({
-  answer,
-  timezone,
-  interval,
-}: {
-  answer: Extract<FunnelAnswer, { viz: 'trends' }>;
-  timezone: string;
-  interval: NonNullable<FunnelQuery['interval']>;
-}) {
-  const series = useMemo(() => [{ label: 'Conversion rate (%)', values: answer.data }], [answer]);
-  if (answer.days.length === 0) return <Empty>No conversion data in this date range.</Empty>;
-  return (
-    <div class="funnel" data-testid="funnel-trends">
-      <ChartCanvas kind="line" labels={answer.days} series={series} title="Conversion rate over time" time={{ timezone, unit: interval }} />
-      <div class="sr-only">
-        <table data-testid="funnel-trend-values">
-          <caption>Conversion rate of the persons who started in each period</caption>
-          <thead>
-            <tr>
-              <th scope="col">Period ({timezone})</th>
-              <th scope="col">Conversion rate</th>
-            </tr>
-          </thead>
-          <tbody>
-            {answer.days.map((day, i) => (
-              <tr key={day} data-day={day} data-rate={answer.data[i]}>
-                <th scope="row">{answer.labels[i] ?? day}</th>
-                <td>{formatNumber(answer.data[i])}%</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </div>
-  );
-}
-
 interface CorrelationRow {
   event: { event: string };
   success_count: number;
@@ -516,7 +486,7 @@ interface CorrelationRow {
  * Which events (or person property values) the persons who converted did more, or less, than
  * those who dropped off: PostHog's odds ratios with the success and failure counts.
  */
-function FunnelCorrelation({ projectId, query, personList }: { projectId: number; query: FunnelQuery; personList: string }) {
+function FunnelCorrelation({ projectId, query }: { projectId: number; query: FunnelQuery }) {
   const [type, setType] = useState<'events' | 'properties'>('events');
   const [names, setNames] = useState('');
   const nameList = names
@@ -546,10 +516,15 @@ function FunnelCorrelation({ projectId, query, personList }: { projectId: number
           </select>
         </label>
         {type === 'properties' ? (
-          <label>
-            Person properties (comma separated)
-            <CommitInput name="correlation_names" list={personList} value={names} onCommit={setNames} />
-          </label>
+          <PropertyPicker
+            projectId={projectId}
+            type="person"
+            list
+            name="correlation_names"
+            label="Person properties (comma separated)"
+            value={names}
+            onCommit={setNames}
+          />
         ) : null}
       </div>
       {!asked ? (

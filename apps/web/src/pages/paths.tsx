@@ -3,7 +3,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import type { PropertyFilter } from '../property-filter';
 import { PropertyFiltersEditor } from '../property-filters-editor';
-import { BUILDER_FILTERS, DateRangePicker, formFromAddress, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BUILDER_FILTERS, DateRangePicker, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
 import { formatDuration } from './funnels';
@@ -117,8 +117,6 @@ export function PathsPage({ projectId, timezone, url }: { projectId: number; tim
   const setQuery = (next: PathsBuilderQuery) =>
     navigate(`/paths?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
-  const propertyNames = useEventPropertyNames(projectId);
-  const personPropertyNames = usePersonPropertyNames(projectId);
   const asked = query.types.length > 0;
   const response = usePost<{ result: PathsEdge[] }>(`/api/environments/${projectId}/insights/path/`, asked ? JSON.stringify(pathsFilters(query)) : null);
   const [selected, setSelected] = useState<PathsEdge | null>(null);
@@ -129,8 +127,6 @@ export function PathsPage({ projectId, timezone, url }: { projectId: number; tim
     <section aria-labelledby="paths-title">
       <h1 id="paths-title">Paths</h1>
       <NameOptions id="paths-item-names" names={eventNames} />
-      <NameOptions id="paths-property-names" names={propertyNames} />
-      <NameOptions id="paths-person-property-names" names={personPropertyNames} />
       <fieldset class="builder">
         <legend>What the paths go through</legend>
         <div class="filters">
@@ -180,7 +176,7 @@ export function PathsPage({ projectId, timezone, url }: { projectId: number; tim
           onChange={(properties) => setQuery({ ...query, properties })}
           label="Filters on every event"
           {...BUILDER_FILTERS}
-          listIds={{ event: 'paths-property-names', person: 'paths-person-property-names' }}
+          projectId={projectId}
         />
       </fieldset>
       <div class="filters">

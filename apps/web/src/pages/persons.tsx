@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, ListView, Loading, LoadFailure, NameOptions, PropertiesTable } from '../components';
+import { ConfirmDelete, Empty, ErrorState, ListView, Loading, LoadFailure, PropertiesTable } from '../components';
 import { formatNumber, formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
+import { PropertyPicker } from '../query-builder';
 import { EventsTable, type EventRow } from './events';
 
 interface Person {
@@ -48,7 +49,6 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
   const [attempt, setAttempt] = useState(0);
   const [columns, setColumns] = useState<string[]>(() => storedColumns(projectId));
   const [newColumn, setNewColumn] = useState('');
-  const [propertyNames, setPropertyNames] = useState<string[]>([]);
   const listQuery = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (search) listQuery.set('search', search);
   if (distinctId) listQuery.set('distinct_id', distinctId);
@@ -66,11 +66,6 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
       })
       .catch(setError);
   }, [projectId, search, distinctId, attempt]);
-  useEffect(() => {
-    api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=person&limit=500`)
-      .then((definitions) => setPropertyNames(definitions.results.map((d) => d.name)))
-      .catch(() => setPropertyNames([]));
-  }, [projectId]);
 
   const chooseColumns = (next: string[]) => {
     setColumns(next);
@@ -121,7 +116,6 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
       </form>
       <details class="columns" data-testid="person-columns">
         <summary>Columns ({columns.length ? columns.join(', ') : 'no property columns'})</summary>
-        <NameOptions id="person-column-names" names={propertyNames.filter((name) => !columns.includes(name))} />
         <ul class="chips">
           {columns.map((column) => (
             <li key={column}>
@@ -141,10 +135,17 @@ export function PersonsPage({ projectId, timezone, url }: { projectId: number; t
             setNewColumn('');
           }}
         >
-          <label>
-            Person property to show as a column
-            <input list="person-column-names" name="column" value={newColumn} onInput={(e) => setNewColumn(e.currentTarget.value)} />
-          </label>
+          <PropertyPicker
+            // A new picker once a column is added: its text starts empty again.
+            key={columns.join('\n')}
+            projectId={projectId}
+            type="person"
+            name="column"
+            label="Person property to show as a column"
+            apply="as-typed"
+            value={newColumn}
+            onCommit={setNewColumn}
+          />
           <button type="submit" class="secondary">
             Add column
           </button>

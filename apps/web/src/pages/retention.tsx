@@ -4,7 +4,7 @@ import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../compone
 import { formatNumber } from '../format';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
-import { BreakdownPicker, DATE_RANGES, formFromAddress, SaveInsight, useEventNames, useEventPropertyNames, usePersonPropertyNames } from '../query-builder';
+import { BreakdownPicker, DATE_RANGES, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
 import type { BreakdownChoice } from '../query-builder/breakdown-picker';
 
 /** The retention builder's state, kept in the address (`?q=`). */
@@ -153,8 +153,6 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
   const setForm = (next: RetentionForm) =>
     navigate(`/retention?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
   const eventNames = useEventNames(projectId);
-  const propertyNames = useEventPropertyNames(projectId);
-  const personPropertyNames = usePersonPropertyNames(projectId);
   const query = useMemo(() => retentionQuery(form), [form]);
   const { answer, error } = usePost<{ results: RetentionRow[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
   const [cell, setCell] = useState<{ row: number; offset: number; key: string } | null>(null);
@@ -170,8 +168,6 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
     <section aria-labelledby="retention-title">
       <h1 id="retention-title">Retention</h1>
       <NameOptions id="retention-event-names" names={eventNames} />
-      <NameOptions id="retention-property-names" names={propertyNames} />
-      <NameOptions id="retention-person-property-names" names={personPropertyNames} />
       <fieldset class="builder">
         <legend>Who comes back</legend>
         <label>
@@ -249,7 +245,6 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
           projectId={projectId}
           name="retention_breakdown"
           value={form.breakdown ?? { breakdown: '' }}
-          lists={{ event: 'retention-property-names', person: 'retention-person-property-names' }}
           onChange={(breakdown) => setForm({ ...form, breakdown: breakdown.breakdown ? breakdown : undefined })}
         />
         {values.length > 0 ? (

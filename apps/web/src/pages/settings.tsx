@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Page } from '../api';
-import { CopyButton, ErrorState, Loading, NameOptions } from '../components';
+import { api } from '../api';
+import { CopyButton, ErrorState, Loading } from '../components';
 import type { PropertyFilter } from '../property-filter';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 import { ApiKeysSection } from './api-keys';
@@ -26,14 +26,6 @@ export function SettingsPage({ projectId, timezone, onProjectChanged }: { projec
   const [draft, setDraft] = useState<ProjectSettings | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState('');
-  const [propertyNames, setPropertyNames] = useState<{ event: string[]; person: string[] }>({ event: [], person: [] });
-  useEffect(() => {
-    const names = (type: string) =>
-      api<Page<{ name: string }>>(`/api/projects/${projectId}/property_definitions/?type=${type}&limit=500`)
-        .then((page) => page.results.map((d) => d.name))
-        .catch(() => [] as string[]);
-    void Promise.all([names('event'), names('person')]).then(([event, person]) => setPropertyNames({ event, person }));
-  }, [projectId]);
   useEffect(() => {
     api<ProjectSettings>(`/api/projects/${projectId}/`)
       .then((loaded) => {
@@ -130,8 +122,6 @@ await posthog.shutdown();`;
           <p class="hint">
             Events matching all of these are internal or test traffic; insights leave them out when “Filter out internal and test users” is on.
           </p>
-          <NameOptions id="settings-event-properties" names={propertyNames.event} />
-          <NameOptions id="settings-person-properties" names={propertyNames.person} />
           {filters.length === 0 ? <p class="hint">No test-account filters.</p> : null}
           <PropertyFiltersEditor
             filters={filters}
@@ -142,7 +132,7 @@ await posthog.shutdown();`;
             newFilter={{ key: '', type: 'person', operator: 'not_icontains', value: '' }}
             apply="as-typed"
             types={['event', 'person']}
-            listIds={{ event: 'settings-event-properties', person: 'settings-person-properties' }}
+            projectId={projectId}
           />
         </fieldset>
         {error ? <ErrorState error={error} /> : null}

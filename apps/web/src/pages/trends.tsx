@@ -3,7 +3,18 @@ import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
 import { ChartSkeleton, CommitInput, Empty, ErrorState, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DISPLAYS, queryFromUrl, trendFilters, trendsQueryNode, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
+import {
+  DISPLAYS,
+  queryFromUrl,
+  trendFilters,
+  trendRequestBody,
+  trendsQueryNode,
+  WORLD_MAP_BREAKDOWN,
+  type Display,
+  type SeriesQuery,
+  type TrendQuery,
+} from '../insight-query';
+import { useHoldUntilFirstResult, afterFirstResult } from '../first-result';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
@@ -17,13 +28,10 @@ import {
   SaveInsight,
   EventPicker,
   useEventDefinitions,
-  useEventPropertyNames,
-  usePersonPropertyNames,
   UnknownName,
+  PropertyPicker,
 } from '../query-builder';
 import { PropertyFiltersEditor } from '../property-filters-editor';
-
-const PROPERTY_LISTS = { event: 'event-property-names', person: 'person-property-names' };
 
 const MATHS: { value: string; label: string; property?: boolean }[] = [
   { value: 'total', label: 'Total count' },
@@ -77,7 +85,7 @@ function seriesTotal(series: TrendSeries): number {
 function useActions(projectId: number): { id: number; name: string }[] {
   const [actions, setActions] = useState<{ id: number; name: string }[]>([]);
   useEffect(() => {
-    api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/actions/?limit=500`)
+    afterFirstResult(() => api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/actions/?limit=500`))
       .then((page) => setActions(page.results))
       .catch(() => setActions([]));
   }, [projectId]);
@@ -89,8 +97,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   // Asked again only when the request changes (not for a filter still being filled in).
   // An action series without its action yet (the list still loading, or none picked) asks nothing.
   const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
-  const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
+  const requestBody = trendRequestBody(query);
   const { answer, error, refresh, refreshing } = usePost<TrendAnswer>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  // The pickers' lists wait until the chart is drawn: they would queue before its query.
+  useHoldUntilFirstResult(answer !== null || error !== null || unchosen !== -1);
   const [actors, setActors] = useState<{ title: string; node: Record<string, unknown> } | null>(null);
   // The persons behind a point: an InsightActorsQuery over the trend as the query API takes it.
   const openActors = (point: TrendPoint, title: string) =>
@@ -98,8 +108,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   const result = answer?.result ?? null;
   const eventDefinitions = useEventDefinitions(projectId);
   const eventNames = useMemo(() => eventDefinitions.map((d) => d.name), [eventDefinitions]);
-  const propertyNames = useEventPropertyNames(projectId);
-  const personPropertyNames = usePersonPropertyNames(projectId);
   const actions = useActions(projectId);
   const editing = url.searchParams.get('insight');
   // The query in the address; `insight` names the saved insight being edited, kept while editing.
@@ -113,8 +121,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
     <section aria-labelledby="trends-title">
       <h1 id="trends-title">Trends</h1>
       <NameOptions id="event-names" names={eventNames} />
-      <NameOptions id="event-property-names" names={propertyNames} />
-      <NameOptions id="person-property-names" names={personPropertyNames} />
       <div class="filters query-bar" role="group" aria-label="Query">
         <BreakdownPicker
           projectId={projectId}
@@ -125,8 +131,6 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               : { breakdown: query.breakdown, breakdown_type: query.breakdown_type, breakdown_group_type_index: query.breakdown_group_type_index }
           }
           disabled={query.display === 'world_map'}
-          lists={PROPERTY_LISTS}
-          known={{ event: propertyNames, person: personPropertyNames }}
           onChange={(choice) => setQuery({ ...query, ...choice })}
         />
         <label>
@@ -254,15 +258,14 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               </select>
             </label>
             {MATHS.find((m) => m.value === s.math)?.property ? (
-              <label>
-                Property
-                <CommitInput
-                  list="event-property-names"
-                  name={`series-${index}-math-property`}
-                  value={s.math_property ?? ''}
-                  onCommit={(math_property) => updateSeries(index, { math_property })}
-                />
-              </label>
+              <PropertyPicker
+                projectId={projectId}
+                type="event"
+                label="Property"
+                name={`series-${index}-math-property`}
+                value={s.math_property ?? ''}
+                onCommit={(math_property) => updateSeries(index, { math_property })}
+              />
             ) : null}
             {query.series.length > 1 ? (
               <button
@@ -279,7 +282,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
               onChange={(properties) => updateSeries(index, { properties })}
               label={`Filters of series ${String.fromCharCode(65 + index)}`}
               {...BUILDER_FILTERS}
-              listIds={PROPERTY_LISTS}
+              projectId={projectId}
             />
           </div>
         ))}
@@ -294,7 +297,7 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
           onChange={(properties) => setQuery({ ...query, properties })}
           label="Filters on every series"
           {...BUILDER_FILTERS}
-          listIds={PROPERTY_LISTS}
+          projectId={projectId}
         />
         <label>
           Formula (series by letter, e.g. A / B * 100)
@@ -320,11 +323,9 @@ export interface TrendPoint {
   compare?: 'current' | 'previous';
 }
 
-const OTHER = '$$_posthog_breakdown_other_$$';
-
-/** The point behind result `s` (at bucket `index`), or null when its actors cannot be listed (the "other" value, a formula). */
+/** The point behind result `s` (at bucket `index`), or null when its actors cannot be listed (a formula). */
 function pointOf(s: TrendSeries, day: string | null): TrendPoint | null {
-  if (s.action?.order === undefined || [s.breakdown_value].flat().includes(OTHER)) return null;
+  if (s.action?.order === undefined) return null;
   return { series: s.action.order, day, breakdown: s.breakdown_value === '' ? undefined : s.breakdown_value, compare: s.compare_label };
 }
 
@@ -360,6 +361,14 @@ export function TrendView({
   );
   const countries = useMemo(
     () => new Map(display === 'world_map' ? result.map((s) => [String(s.breakdown_value ?? ''), seriesTotal(s)] as const) : []),
+    [result, display],
+  );
+  // Under the world map the table reads as a ranking: the largest value first (ties by value name).
+  const rows = useMemo(
+    () =>
+      display === 'world_map'
+        ? [...result].sort((a, b) => seriesTotal(b) - seriesTotal(a) || String(a.breakdown_value ?? '').localeCompare(String(b.breakdown_value ?? '')))
+        : result,
     [result, display],
   );
   const labels = result[0]?.labels ?? result[0]?.days ?? [];
@@ -413,7 +422,7 @@ export function TrendView({
             </tr>
           </thead>
           <tbody>
-            {result.map((s, index) => (
+            {rows.map((s, index) => (
               <tr
                 key={index}
                 data-series={seriesName(s)}

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { afterFirstResult } from '../first-result';
 import { CommitInput } from '../components';
 import { BREAKDOWN_TYPES, type BreakdownType } from '../insight-query';
-import { UnknownName } from './unknown-name';
+import { PropertyPicker } from './property-pickers';
 
 export interface BreakdownChoice {
   breakdown: string;
@@ -14,7 +15,7 @@ export interface BreakdownChoice {
 function useGroupTypes(projectId: number): { group_type_index: number; group_type: string }[] {
   const [types, setTypes] = useState<{ group_type_index: number; group_type: string }[]>([]);
   useEffect(() => {
-    api<{ group_type_index: number; group_type: string }[]>(`/api/projects/${projectId}/groups_types/`)
+    afterFirstResult(() => api<{ group_type_index: number; group_type: string }[]>(`/api/projects/${projectId}/groups_types/`))
       .then((list) => setTypes(Array.isArray(list) ? list : []))
       .catch(() => setTypes([]));
   }, [projectId]);
@@ -23,23 +24,18 @@ function useGroupTypes(projectId: number): { group_type_index: number; group_typ
 
 /**
  * A breakdown by an event, person or group property (PostHog's `breakdown_type`), or by a HogQL
- * expression; `lists` are the datalists of event and person property names.
+ * expression; property names come from a searchable picker of the project's properties.
  */
 export function BreakdownPicker({
   projectId,
   value,
   onChange,
-  lists,
-  known,
   disabled,
   name,
 }: {
   projectId: number;
   value: BreakdownChoice;
   onChange: (next: BreakdownChoice) => void;
-  lists: { event: string; person: string };
-  /** The property names the project has, to flag one it has never seen. */
-  known?: { event: string[]; person: string[] };
   disabled?: boolean;
   name: string;
 }) {
@@ -86,18 +82,29 @@ export function BreakdownPicker({
           </select>
         </label>
       ) : null}
-      <label>
-        {type === 'hogql' ? 'Breakdown expression' : 'Breakdown property'}
-        <CommitInput
-          list={type === 'person' ? lists.person : type === 'event' ? lists.event : undefined}
+      {type === 'hogql' ? (
+        <label>
+          Breakdown expression
+          <CommitInput
+            name={name}
+            value={value.breakdown}
+            disabled={disabled}
+            placeholder="e.g. properties.$browser"
+            onCommit={(breakdown) => onChange({ ...value, breakdown })}
+          />
+        </label>
+      ) : (
+        <PropertyPicker
+          projectId={projectId}
+          type={type}
           name={name}
+          label="Breakdown property"
           value={value.breakdown}
           disabled={disabled}
-          placeholder={type === 'hogql' ? 'e.g. properties.$browser' : 'none'}
+          placeholder="none"
           onCommit={(breakdown) => onChange({ ...value, breakdown })}
         />
-        {known && (type === 'event' || type === 'person') ? <UnknownName name={value.breakdown} known={known[type]} what="Property" /> : null}
-      </label>
+      )}
     </>
   );
 }
