@@ -180,7 +180,7 @@ async function main() {
       gateway.child.kill('SIGTERM');
     }
     const metrics = await metricsText(service.base);
-    const steps = ['prepare', 'persons', 'write'].map((step) => {
+    const steps = ['prepare', 'persons', 'write', 'definitions'].map((step) => {
       const seconds = sumOf(metrics, 'worker_pipeline_step_duration_seconds_sum', `step="${step}"`);
       return `${step} ${seconds.toFixed(1)} s`;
     });

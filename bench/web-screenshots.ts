@@ -6,8 +6,9 @@
  * Starts the all-in-one service (embedded stores, a fresh data directory), sends two weeks of
  * generated events from 40 people (pageviews, sign-ups, purchases, a company group), makes a
  * flag, a cohort, an action, saved insights on a dashboard through the API, sets the first
- * password through the start banner's link, then visits every page the nav lists and each
- * kind of detail page, full-page, at both sizes. It prints one line per page: its heading, how
+ * password through the start banner's link (the set-up page is shot first), then visits every
+ * page the nav lists and each kind of detail page, full-page, at both sizes, and last the sign-in
+ * page once signed out. It prints one line per page: its heading, how
  * long until the heading and data were drawn, and whether it scrolls sideways at 390 px (it exits
  * non-zero if any does).
  */
@@ -155,12 +156,25 @@ async function main(): Promise<void> {
     });
     const person = (await api('GET', '/api/environments/1/persons/?search=user-0%40example.com')).results[0];
     const definition = (await api('GET', '/api/projects/1/event_definitions/?search=%24pageview')).results[0];
+    const property = (await api('GET', '/api/projects/1/property_definitions/?search=%24browser')).results[0];
 
     const link = /(http:\/\/localhost:\d+\/setup\?token=[A-Za-z0-9_-]+)/.exec(service.app.output())?.[1]?.replace('http://localhost:', 'http://127.0.0.1:');
     if (!link) throw new Error('the start banner printed no set-up link');
     const page = await browser.context.newPage();
     await page.setViewportSize(VIEWPORTS[0]);
+    /** The signed-out pages (set-up, sign-in): as they are, at both sizes. */
+    const shootAsIs = async (name: string, path: string) => {
+      for (const viewport of VIEWPORTS) {
+        await page.setViewportSize(viewport);
+        await page.locator('main h1, h1').first().waitFor();
+        await page.screenshot({ path: join(OUT, `${name}-${viewport.name}.png`), fullPage: true });
+      }
+      const heading = ((await page.locator('main h1, h1').first().textContent()) ?? '').trim();
+      console.log(`${path.padEnd(44)} ${heading.slice(0, 28).padEnd(28)}`);
+      await page.setViewportSize(VIEWPORTS[0]);
+    };
     await page.goto(link);
+    await shootAsIs('00-setup', '/setup?token=…');
     await page.getByLabel('E-mail').fill(EMAIL);
     await page.getByLabel('Password (at least 8 characters)').fill(PASSWORD);
     await page.getByRole('button', { name: 'Save and sign in' }).click();
@@ -181,6 +195,7 @@ async function main(): Promise<void> {
       `/actions/${action.id}`,
       '/actions/new',
       `/definitions/events/${definition.id}`,
+      `/definitions/properties/${property.id}`,
       '/definitions?tab=person-properties',
       '/no-such-page',
     ];
@@ -215,7 +230,10 @@ async function main(): Promise<void> {
         `${path.slice(0, 44).padEnd(44)} ${heading.slice(0, 28).padEnd(28)} ${String(times[0]).padStart(10)} ${String(times[1]).padStart(9)}  ${overflow > 0 ? `YES, ${overflow} px` : 'no'}`,
       );
     }
-    console.log(`\n${pages.length} pages × ${VIEWPORTS.length} sizes written to ${OUT}`);
+    await browser.context.clearCookies();
+    await page.goto(`${base}/login`);
+    await shootAsIs('99-login', '/login (signed out)');
+    console.log(`\n${pages.length + 2} pages × ${VIEWPORTS.length} sizes written to ${OUT}`);
   } finally {
     await browser.close();
     await stopStartedProcesses();

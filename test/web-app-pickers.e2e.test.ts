@@ -1,7 +1,7 @@
 // The builders' pickers and drill-downs in headless Chromium against `npm start`'s all-in-one
 // service: searchable property and value pickers (volume and last seen, recent first, keyboard,
 // values searched server-side), the funnel's conversion-over-time persons equal to the API's actors
-// query, and the world map's table ordered by value, largest first. Screenshots 95 and up go to test-output/web-app/.
+// query, the world map's table ordered by value, largest first, and the "other" row's persons. Screenshots 95 and up go to test-output/web-app/.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +44,10 @@ function generatedEvents(base: number) {
     event('visit', 'dave', 23),
     event('visit', 'dave', 24),
     event('visit', 'dave', 25),
+    // 27 values of `n`: past the breakdown limit of 25, n26 (carol's) and n27 (dave's) are "other".
+    ...Array.from({ length: 27 }, (_, i) =>
+      event('tick', ['alice', 'bob', 'erin', 'carol', 'dave'][Math.min(4, Math.max(0, i - 22))]!, 30 + i / 10, { n: `n${String(i + 1).padStart(2, '0')}` }),
+    ),
   ];
 }
 
@@ -200,6 +204,40 @@ describe('pickers and drill-downs in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
   });
 
+  it('shows a saved cohort’s filter in its editor, and adds values to its list from the picker', async () => {
+    const created = await target.api('POST', '/api/projects/1/cohorts/', {
+      name: 'Paying',
+      filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: ['pro'], operator: 'exact', type: 'person' }] }] } },
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`${target.base}/cohorts/${created.body.id}`);
+    await page.getByRole('heading', { name: 'Paying' }).waitFor();
+    const property = page.getByLabel('Group 1 filter 1 property');
+    const value = page.getByLabel('Group 1 filter 1 value (comma-separated)');
+    // The stored filter, not the empty one the form starts from before the cohort arrives.
+    await waitFor(async () => expect([await property.inputValue(), await value.inputValue()]).toEqual(['plan', 'pro']), {
+      description: 'the stored filter',
+    });
+    // A picked value is added after the last comma: the list's last item is what is searched.
+    await value.focus();
+    await value.press('End');
+    await value.pressSequentially(', fr');
+    await waitFor(async () => expect(await optionNames('values')).toEqual(['free']), { description: 'free offered' });
+    await value.press('ArrowDown');
+    await value.press('Enter');
+    expect(await value.inputValue()).toBe('pro, free');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await waitFor(
+      async () =>
+        expect((await target.api('GET', `/api/projects/1/cohorts/${created.body.id}/`)).body.filters.properties.values[0].values[0]).toMatchObject({
+          key: 'plan',
+          value: ['pro', 'free'],
+        }),
+      { description: 'the saved values' },
+    );
+    expect(await seriousViolations()).toEqual([]);
+  });
+
   it('opens the persons behind a conversion-over-time period, converted and dropped off, as the API’s actors query lists them', async () => {
     const funnel = { steps: ['$pageview', 'signed_up'], order: 'ordered', window_days: 14, date_from: '-7d', viz: 'trends', interval: 'day' };
     await page.goto(`${target.base}/funnels?q=${encodeURIComponent(JSON.stringify(funnel))}`);
@@ -300,6 +338,40 @@ describe('pickers and drill-downs in Chromium', () => {
     ]);
     await screenshot('97-trends-world-map-ranked');
     expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('opens the persons behind the "other" breakdown row, as the API’s trend actors query lists them', async () => {
+    const q = { series: [{ event: 'tick', math: 'total' }], breakdown: 'n', display: 'table' };
+    await page.goto(trendUrl(target.base, q));
+    const other = page.getByTestId('trend-series').locator('tbody tr[data-breakdown="$$_posthog_breakdown_other_$$"]');
+    await other.waitFor();
+    expect(await other.getAttribute('data-total')).toBe('2');
+    await other.getByRole('button', { name: /^Persons behind/ }).click();
+    const modal = page.getByTestId('actors-modal');
+    await modal.getByTestId('actors-table').waitFor();
+    const shown = (await modal.locator('tr[data-actor-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-actor-id')))).sort();
+    const answer = await target.api('POST', '/api/environments/1/query/', {
+      query: {
+        kind: 'ActorsQuery',
+        select: ['person'],
+        source: {
+          kind: 'InsightActorsQuery',
+          breakdown: '$$_posthog_breakdown_other_$$',
+          source: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: 'tick', math: 'total' }],
+            dateRange: { date_from: '-7d' },
+            breakdownFilter: { breakdown: 'n', breakdown_type: 'event' },
+            trendsFilter: { display: 'ActionsTable' },
+          },
+        },
+      },
+    });
+    expect(answer.status).toBe(200);
+    const api = (answer.body.results as [{ id: string }][]).map(([person]) => person.id).sort();
+    expect(api).toEqual([(await target.person('carol'))!.uuid, (await target.person('dave'))!.uuid].sort());
+    expect(shown).toEqual(api);
+    await modal.getByRole('button', { name: 'Close' }).click();
   });
 
   it('logged no console errors', () => {

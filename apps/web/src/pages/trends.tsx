@@ -323,11 +323,9 @@ export interface TrendPoint {
   compare?: 'current' | 'previous';
 }
 
-const OTHER = '$$_posthog_breakdown_other_$$';
-
-/** The point behind result `s` (at bucket `index`), or null when its actors cannot be listed (the "other" value, a formula). */
+/** The point behind result `s` (at bucket `index`), or null when its actors cannot be listed (a formula). */
 function pointOf(s: TrendSeries, day: string | null): TrendPoint | null {
-  if (s.action?.order === undefined || [s.breakdown_value].flat().includes(OTHER)) return null;
+  if (s.action?.order === undefined) return null;
   return { series: s.action.order, day, breakdown: s.breakdown_value === '' ? undefined : s.breakdown_value, compare: s.compare_label };
 }
 

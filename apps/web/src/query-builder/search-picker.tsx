@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 
 /** One suggestion: the text it puts in the field, and what is known of it (volume, last seen, count). */
 export interface PickerOption {
@@ -65,6 +65,12 @@ export function SearchPicker({
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(-1);
   const [listId] = useState(() => `picker-${Math.random().toString(36).slice(2, 10)}`);
+  const field = useRef<HTMLInputElement>(null);
+  // As typed, the text is the field's own; a value changed from outside (a form loaded or reset)
+  // replaces it unless the field is being typed in, where a change is the echo of the typing.
+  useEffect(() => {
+    if (live && document.activeElement !== field.current) setDraft(value);
+  }, [value]);
   const text = draft ?? value;
   const { head, term } = lastTerm(text, list);
   const searched = draft === null && !live ? '' : term.trim().toLowerCase();
@@ -94,6 +100,7 @@ export function SearchPicker({
         {hint}
         <input
           {...input}
+          ref={field}
           name={name}
           role="combobox"
           autocomplete="off"

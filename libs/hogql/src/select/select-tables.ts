@@ -16,7 +16,7 @@ export interface FieldSpec {
   json?: boolean;
   /** Needs the person-override join (`pdi`): distinct ids re-pointed by merges. */
   needsOverrides?: boolean;
-  /** A date-time: read in the project's time zone, as PostHog's printer reads them (toTimeZone). */
+  /** A date-time stored in UTC: read in the project's time zone, as PostHog's printer reads them (toTimeZone). */
   dateTime?: boolean;
 }
 

@@ -96,13 +96,11 @@ describe('trend actors (InsightActorsQuery over a TrendsQuery)', () => {
     expect([first.results.length, first.hasMore, second.results.length, second.hasMore]).toEqual([2, true, 1, false]);
   });
 
-  it('refuses a day outside the trend, the "other" value and first-time maths', async () => {
+  // "Other", cohort and histogram breakdowns and first-time and group maths: trend-actors-posthog.int.test.ts.
+  it('refuses a day outside the trend, a breakdown value of the wrong shape and a search', async () => {
     await expect(actors(trendsQuery(), { day: '2023-01-01' })).rejects.toThrow(QueryFilterError);
     const byBrowser = trendsQuery({ breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } });
-    await expect(actors(byBrowser, { day: '2024-03-09', breakdown: '$$_posthog_breakdown_other_$$' })).rejects.toMatchObject({ code: 'not_supported' });
-    await expect(
-      actors(trendsQuery({ series: [{ kind: 'EventsNode', event: 'view', math: 'first_time_for_user' }] }), { day: '2024-03-08' }),
-    ).rejects.toMatchObject({ code: 'not_supported' });
+    await expect(actors(byBrowser, { day: '2024-03-09', breakdown: ['Chrome', 'Firefox'] })).rejects.toMatchObject({ attr: 'query__source__breakdown' });
     await expect(actors(trendsQuery(), { day: '2024-03-08' }, { search: 'ann' })).rejects.toBeInstanceOf(QueryFilterError);
   });
 });

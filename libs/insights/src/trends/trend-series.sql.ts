@@ -14,6 +14,9 @@ import {
 import type { QuerySqlPorts } from '../common/query-ports';
 import { COUNT_PER_ACTOR_MATHS, PROPERTY_MATHS, type SeriesInput } from '../common/series';
 
+/** How one breakdown's value picks a point's actors (SeriesSqlBuilder.breakdownMatchSql). */
+export type BreakdownMatch = { kind: 'value'; value: string } | { kind: 'range'; from: number; to: number } | { kind: 'no_number' } | { kind: 'any' };
+
 export interface SeriesQuery {
   sql: string;
   params: Record<string, unknown>;
@@ -249,23 +252,69 @@ GROUP BY b${bv ? ', bv' : ''}`;
   }
 
   /**
-   * The actors behind one point of the series (PostHog's InsightActorsQuery over a TrendsQuery):
-   * each actor with a matching event in [fromMs, toMs] (and, broken down, the given raw value),
-   * with how many such events it has, ordered by actor id; `limit` + 1 rows tell whether more follow.
+   * The condition an event's breakdown values meet for the actors of one breakdown value, one
+   * match per value breakdown (cohorts aside): its raw value (empties as the null sentinel); for a
+   * histogram breakdown a bin `[lo,hi]` (lo <= value < hi), the null sentinel (no number) or
+   * every event (PostHog's `["",""]`).
    */
-  actorsSql(window: { fromMs: number; toMs: number }, breakdownValue: string[] | null, page: { limit: number; offset: number }): SeriesQuery {
+  breakdownMatchSql(matches: BreakdownMatch[]): string {
+    const breakdowns = this.input.breakdowns.filter((b) => b.type !== 'cohort');
+    const nullSentinel = this.params.add(BREAKDOWN_NULL, 'String');
+    const parts = matches.map((match, i) => {
+      const raw = this.breakdownValueSql({ ...breakdowns[i]!, histogram_bin_count: null }, i);
+      const number = `toFloat64OrNull(${raw})`;
+      if (match.kind === 'any') return '1';
+      if (match.kind === 'no_number') return `isNull(${number})`;
+      if (match.kind === 'range') return `(${number} >= ${this.params.add(match.from, 'Float64')} AND ${number} < ${this.params.add(match.to, 'Float64')})`;
+      return `if(empty(${raw}), ${nullSentinel}, ${raw}) = ${this.params.add(match.value, 'String')}`;
+    });
+    return parts.filter((p) => p !== '1').join(' AND ') || '1';
+  }
+
+  /** The condition of PostHog's "other" value: the breakdown value (binned as the trend bins it) is none of those the trend kept. */
+  otherMatchSql(kept: string[][]): string {
     const bv = this.rawBreakdownArraySql();
-    const conditions = [this.whereSql(this.dateTime(window.fromMs), this.dateTime(window.toMs), { withFilters: true }), this.actorPresentSql()];
-    if (bv && breakdownValue) {
-      const single = this.input.breakdowns.length === 1;
-      conditions.push(`${bv} = ${single ? this.params.add(breakdownValue[0] ?? '', 'String') : this.params.add(breakdownValue, 'Array(String)')}`);
-    }
-    const sql = `SELECT toString(${this.actorSql()}) AS actor_id, count() AS event_count
+    if (!bv) return '1';
+    return this.input.breakdowns.filter((b) => b.type !== 'cohort').length === 1
+      ? `NOT has(${this.params.add(
+          kept.map((k) => k[0] ?? ''),
+          'Array(String)',
+        )}, ${bv})`
+      : `NOT has(${this.params.add(kept, 'Array(Array(String))')}, ${bv})`;
+  }
+
+  /**
+   * The actors behind one point of the series (PostHog's InsightActorsQuery over a TrendsQuery):
+   * each actor with a matching event in [fromMs, toMs] that meets `breakdownCondition`, with how
+   * many such events it has, ordered by actor id; `limit` + 1 rows tell whether more follow. A
+   * first-time math lists the actors whose first event (of the series, or the first matching the
+   * filters) falls in the window and meets the condition, each with that one event.
+   */
+  actorsSql(window: { fromMs: number; toMs: number }, breakdownCondition: string, page: { limit: number; offset: number }): SeriesQuery {
+    const math = this.input.series.math;
+    const paging = `ORDER BY actor_id
+  LIMIT ${this.params.add(page.limit + 1, 'UInt32')} OFFSET ${this.params.add(page.offset, 'UInt64')}`;
+    let sql: string;
+    if (math === 'first_time_for_user' || math === 'first_matching_event_for_user') {
+      const matching = math === 'first_matching_event_for_user';
+      const matches = matching ? '1' : this.filtersSql();
+      sql = `SELECT toString(actor) AS actor_id, 1 AS event_count FROM (
+  SELECT ${this.actorSql()} AS actor, min(e.timestamp) AS first_ts, argMin(${matches}, e.timestamp) AS first_matches,
+    argMin(${breakdownCondition}, e.timestamp) AS first_in_value
+  {FROM}
+  WHERE ${this.whereSql(null, this.dateTime(window.toMs), { withFilters: matching })}
+  GROUP BY actor
+  HAVING first_ts >= ${this.dateTime(window.fromMs)} AND first_matches AND first_in_value)
+  ${paging}`;
+    } else {
+      const conditions = [this.whereSql(this.dateTime(window.fromMs), this.dateTime(window.toMs), { withFilters: true }), this.actorPresentSql()];
+      if (breakdownCondition !== '1') conditions.push(breakdownCondition);
+      sql = `SELECT toString(${this.actorSql()}) AS actor_id, count() AS event_count
   {FROM}
   WHERE ${conditions.join('\n  AND ')}
   GROUP BY actor_id
-  ORDER BY actor_id
-  LIMIT ${this.params.add(page.limit + 1, 'UInt32')} OFFSET ${this.params.add(page.offset, 'UInt64')}`;
+  ${paging}`;
+    }
     return { sql: sql.split('{FROM}').join(this.fromSql(sql, window)), params: this.params.values, timeSeries: false };
   }
 
