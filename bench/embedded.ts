@@ -19,41 +19,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedSightline, stopStartedProcesses } from '@sightline/testkit';
 import { median, startBenchServer } from './bench-process';
+import { EMBEDDED_PROJECT_KEY, EVENTS_PER_POST, embeddedBenchBodies } from './embedded-events';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 500_000);
 const USERS = Number(process.env['BENCH_USERS'] ?? 20_000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const CONCURRENCY = 4;
-const EVENTS_PER_POST = 1_000;
-// The token bench/gateway-server.ts knows.
-const PROJECT_KEY = 'phc_bench_token_0001';
+const PROJECT_KEY = EMBEDDED_PROJECT_KEY;
 const PERSONAL_KEY = 'phx_bench_embedded_personal_key';
-
-function bodies(run: number): string[] {
-  const out: string[] = [];
-  for (let start = 0; start < EVENTS; start += EVENTS_PER_POST) {
-    const batch: string[] = [];
-    for (let i = start; i < Math.min(EVENTS, start + EVENTS_PER_POST); i++) {
-      const user = `run${run}-user-${i % USERS}`;
-      batch.push(
-        JSON.stringify({
-          event: i % 5 === 0 ? '$identify' : '$pageview',
-          distinct_id: user,
-          timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
-          properties: {
-            $current_url: 'https://example.com/pricing',
-            $browser: 'Chrome',
-            n: i,
-            $set: { plan: i % 3 ? 'pro' : 'free', last_n: i },
-            ...(i % 5 === 0 ? { $anon_distinct_id: `run${run}-anon-${i % USERS}` } : {}),
-          },
-        }),
-      );
-    }
-    out.push(`{"api_key":"${PROJECT_KEY}","historical_migration":true,"batch":[${batch.join(',')}]}`);
-  }
-  return out;
-}
+const bodies = (run: number) => embeddedBenchBodies(run, EVENTS, USERS);
 
 /**
  * CPU seconds per thread name of a process (Linux /proc; empty elsewhere): which thread the
@@ -206,7 +180,7 @@ async function main() {
       gateway.child.kill('SIGTERM');
     }
     const metrics = await metricsText(service.base);
-    const steps = ['prepare', 'persons', 'write'].map((step) => {
+    const steps = ['prepare', 'persons', 'write', 'definitions'].map((step) => {
       const seconds = sumOf(metrics, 'worker_pipeline_step_duration_seconds_sum', `step="${step}"`);
       return `${step} ${seconds.toFixed(1)} s`;
     });

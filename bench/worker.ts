@@ -55,6 +55,8 @@ const RUNS_AT_ONCE = process.env.BENCH_RUNS_AT_ONCE ? Number(process.env.BENCH_R
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',') as Scenario[];
 const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
+/** BENCH_GATHER_WRITES=0: each run inserts its own rows (the worker before it gathered writes). */
+const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
 
 type Scenario = 'personless' | 'persons';
 
@@ -317,6 +319,8 @@ async function main() {
           metrics,
           logger,
           runsAtOnce: RUNS_AT_ONCE,
+          // As the worker process runs it (createWorker): runs share an insert of up to a run's size.
+          gatherWrites: GATHER_WRITES ? { maxEvents: WORKER_BATCH } : undefined,
         });
         let busyMs = 0;
         let handled = 0;
@@ -375,8 +379,10 @@ async function main() {
         }
         const rate = EVENTS / (busyMs / 1000);
         results[scenario].push(rate);
+        let writes = 0;
         for (const v of (await metrics.pipelineStepDuration.get()).values) {
           if (v.metricName?.endsWith('_sum')) steps[scenario][v.labels.step as string] = (steps[scenario][v.labels.step as string] ?? 0) + v.value;
+          if (v.metricName?.endsWith('_count') && v.labels.step === 'write') writes = v.value;
         }
         ratios[scenario].ch.push(rate / rawRate);
         for (const [service, ms] of Object.entries(cpuSpent)) (cpuPerThousand[scenario][service] ??= []).push((1000 * ms) / EVENTS);
@@ -384,7 +390,7 @@ async function main() {
         console.log(
           `run ${run + 1} ${scenario.padEnd(10)} worker ${fmt(rate)} ev/s   raw ClickHouse insert of the same rows ${fmt(rawRate)} rows/s, ratio ${(rate / rawRate).toFixed(2)}` +
             (rawPgRate === null ? '' : `   raw PostgreSQL write of the same person rows ${fmt(rawPgRate)} ev/s, ratio ${(rate / rawPgRate).toFixed(2)}`) +
-            `   (${fmt(handled / batches)} events per batch, load ${os.loadavg()[0]!.toFixed(1)})`,
+            `   (${fmt(handled / batches)} events per batch, ${fmt(handled / writes)} per insert, load ${os.loadavg()[0]!.toFixed(1)})`,
         );
         await db.close();
         await wch.close();

@@ -57,6 +57,8 @@ runService({
         // slower end to end (bench:embedded), the gathered steps waiting on each other; the option
         // stays for a version that overlaps them.
         gatherRuns: false,
+        // Left as the embedded service was measured (bench:embedded); the distributed worker gathers writes.
+        gatherWrites: false,
       },
       maxInflightRequests: config.GATEWAY_MAX_INFLIGHT_REQUESTS,
       readiness: [

@@ -111,7 +111,8 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   const personsChanged = (teamId: number) => deps.decidePersons?.announce(teamId) ?? Promise.resolve();
   // Every ClickHouse read a request makes goes through queryClickhouse on this client: the limits of
   // one query, the read gate, the duration histogram, and the turns a large result is parsed in.
-  const ch = boundAnalyticsReads(deps.ch, deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS, {
+  const queryLimits = deps.analytics?.queryLimits ?? DEFAULT_ANALYTICS_QUERY_LIMITS;
+  const ch = boundAnalyticsReads(deps.ch, queryLimits, {
     duration: deps.metrics.clickhouseQueryDuration,
     nextTurn: nextWorkTurn,
   });
@@ -130,10 +131,12 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
-    createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger }),
+    createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger, maxQueryTimeoutSeconds: queryLimits.maxExecutionSeconds }),
     createPersonalApiKeysRoutes(deps.db),
     createActionsRoutes(deps.db),
-    createDashboardsRoutes(deps.db, (project, row, refresh) => savedInsights.result(project, row, refresh)),
+    createDashboardsRoutes(deps.db, async (project, row, refresh) =>
+      refresh === 'cache_only' ? savedInsights.cachedResult(project, row) : savedInsights.result(project, row, refresh === 'recompute'),
+    ),
     createCohortsRoutes({
       db: deps.db,
       ch,

@@ -132,6 +132,14 @@ export function queryFromUrl(url: URL): TrendQuery {
   }
 }
 
+/**
+ * What the Trends page posts for `query` (its filters as JSON text), or null while a series is
+ * an action not chosen yet (nothing can be asked).
+ */
+export function trendRequestBody(query: TrendQuery): string | null {
+  return query.series.some((s) => s.kind === 'actions' && !/^\d+$/.test(s.event)) ? null : JSON.stringify(trendFilters(query));
+}
+
 /** The trend as PostHog's insight filters: the trend endpoint's body and a saved insight's `filters`. */
 export function trendFilters(query: TrendQuery): Record<string, unknown> {
   const entity = (s: SeriesQuery, order: number) => {

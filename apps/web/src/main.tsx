@@ -1,3 +1,5 @@
+// First: the user and the page's query are asked for while the rest of the bundle is evaluated.
+import { takeEarlyMe } from './early-requests';
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiFailure, hasSessionCookie, type Me } from './api';
@@ -54,7 +56,7 @@ function App() {
       setMe(null);
       return;
     }
-    api<Me>('/api/users/@me/')
+    (takeEarlyMe() ?? api<Me>('/api/users/@me/'))
       .then(setMe)
       .catch((failure) => (failure instanceof ApiFailure && failure.status === 401 ? setMe(null) : setError(failure)));
   }, []);

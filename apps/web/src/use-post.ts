@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
+import { takeEarlyRequest } from './early-requests';
 
 /**
  * POSTs a query and holds its answer: `body` is the request as JSON text, so an equal request is
@@ -22,7 +23,9 @@ export function usePost<T>(path: string, body: string | null): { answer: T | nul
     const controller = new AbortController();
     const parsed = JSON.parse(body) as Record<string, unknown>;
     setRefreshing(refreshCount > 0);
-    api<T>(path, { method: 'POST', body: refreshCount > 0 ? { ...parsed, refresh: true } : parsed, signal: controller.signal })
+    // The page's first query may have been started at boot, beside the user (early-requests.ts).
+    const early = refreshCount > 0 ? null : takeEarlyRequest<T>('POST', path, body);
+    (early ?? api<T>(path, { method: 'POST', body: refreshCount > 0 ? { ...parsed, refresh: true } : parsed, signal: controller.signal }))
       .then((answer) => setOutcome({ request, answer, error: null }))
       .catch((failure) => {
         if ((failure as Error).name !== 'AbortError') setOutcome({ request, answer: null, error: failure });

@@ -35,6 +35,13 @@ export interface EventsConsumerDeps {
    * pay a fixed cost per call (embedded PGlite and chdb); absent: each run on its own.
    */
   gatherRuns?: { maxEvents: number };
+  /**
+   * Runs gather at the ClickHouse write only (persons transactions stay side by side), up to
+   * `maxEvents` per insert: a run that reaches its write while other runs are still before
+   * theirs waits for them (at most `maxHoldMs`, default 250), so the runs started together (one
+   * per partition of a fetch) share one insert. Ignored when gatherRuns is set.
+   */
+  gatherWrites?: { maxEvents: number; maxHoldMs?: number };
 }
 
 /**
@@ -195,24 +202,47 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         retryAlone: isDataError,
       })
     : persons;
-  const gatheredWrite = gather
+  const gatherWrite = gather ?? deps.gatherWrites;
+  const gatheredWrite = gatherWrite
     ? gatherWhileBusy<PersonsGroup, void>({
         execute: async (groups) => {
           await write(groups);
           return groups.map(() => undefined);
         },
         sizeOf: (group) => group.events.length,
-        maxSize: gather.maxEvents,
+        maxSize: gatherWrite.maxEvents,
         retryAlone: isDataError,
+        // Runs started together (one per partition of a fetch) write together; gathered runs
+        // (gatherRuns) already reach the write together.
+        holdWhile: gather ? undefined : () => runsBeforeWrite > 0,
+        maxHoldMs: deps.gatherWrites?.maxHoldMs,
       })
-    : (group: PersonsGroup) => write([group]);
+    : Object.assign((group: PersonsGroup) => write([group]), { wake: () => undefined });
+  /** Runs started and not yet at their write (or finished without one). */
+  let runsBeforeWrite = 0;
 
   async function processRun(entries: readonly Entry[]): Promise<void> {
+    runsBeforeWrite++;
+    let beforeWrite = true;
+    const reachedWrite = () => {
+      if (!beforeWrite) return;
+      beforeWrite = false;
+      if (--runsBeforeWrite === 0) gatheredWrite.wake();
+    };
+    try {
+      await processRunCounted(entries, reachedWrite);
+    } finally {
+      reachedWrite();
+    }
+  }
+
+  async function processRunCounted(entries: readonly Entry[], reachedWrite: () => void): Promise<void> {
     let done = timer('prepare');
     const { events, perTopic, deadLetters } = await prepare(entries);
     done();
     if (events.length > 0) {
       const group = await gatheredPersons(events);
+      reachedWrite();
       // The runs of one persons group share its write (a run is done once all of it is written).
       group.written ??= gatheredWrite(group);
       try {

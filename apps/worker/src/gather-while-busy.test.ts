@@ -83,4 +83,56 @@ describe('gatherWhileBusy', () => {
     down = false;
     expect(await Promise.all([submit(3), submit(4)])).toEqual([3, 4]);
   });
+
+  describe('holdWhile', () => {
+    const gatherer = (hold: () => boolean, options: { maxSize?: number; maxHoldMs?: number } = {}) => {
+      const executions: number[][] = [];
+      const submit = gatherWhileBusy<number, number>({
+        execute: async (inputs) => {
+          executions.push([...inputs]);
+          return [...inputs];
+        },
+        sizeOf: () => 1,
+        maxSize: options.maxSize ?? 10,
+        retryAlone: () => false,
+        holdWhile: hold,
+        maxHoldMs: options.maxHoldMs ?? 60_000,
+      });
+      return { submit, executions };
+    };
+
+    it('holds inputs while more are on their way, and takes them together once woken', async () => {
+      let onTheirWay = 2;
+      const { submit, executions } = gatherer(() => onTheirWay > 0);
+      const first = submit(1);
+      await tick();
+      await tick();
+      expect(executions).toEqual([]);
+      onTheirWay = 1;
+      const second = submit(2);
+      submit.wake();
+      await tick();
+      expect(executions).toEqual([]);
+      onTheirWay = 0;
+      const third = submit(3);
+      submit.wake();
+      expect(await Promise.all([first, second, third])).toEqual([1, 2, 3]);
+      expect(executions).toEqual([[1, 2, 3]]);
+    });
+
+    it('stops holding once maxSize inputs wait', async () => {
+      const { submit, executions } = gatherer(() => true, { maxSize: 2 });
+      const all = [submit(1), submit(2)];
+      expect(await Promise.all(all)).toEqual([1, 2]);
+      expect(executions).toEqual([[1, 2]]);
+    });
+
+    it('holds an input no longer than maxHoldMs', async () => {
+      const { submit, executions } = gatherer(() => true, { maxHoldMs: 20 });
+      const startedAt = Date.now();
+      expect(await submit(7)).toBe(7);
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(15);
+      expect(executions).toEqual([[7]]);
+    });
+  });
 });

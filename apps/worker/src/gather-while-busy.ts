@@ -1,5 +1,8 @@
 /** Submits an input; resolves to its own share of the output of the execution that took it. */
-export type Gathered<In, Out> = (input: In) => Promise<Out>;
+export type Gathered<In, Out> = ((input: In) => Promise<Out>) & {
+  /** Tells the gatherer that `holdWhile` may have turned false: held inputs start if so. */
+  wake(): void;
+};
 
 export interface GatherOptions<In, Out> {
   /** Runs inputs together; returns one output per input, in their order. */
@@ -13,6 +16,14 @@ export interface GatherOptions<In, Out> {
    * data does not fail the others. Otherwise (an outage) every input of the execution fails.
    */
   retryAlone: (error: unknown) => boolean;
+  /**
+   * While true, waiting inputs are held for more to come (inputs known to be on their way),
+   * unless they reach `maxSize` or the oldest has waited `maxHoldMs`; call `wake()` once it may
+   * have turned false. Absent: never held.
+   */
+  holdWhile?: () => boolean;
+  /** The longest an input is held by `holdWhile` (default 250 ms). */
+  maxHoldMs?: number;
 }
 
 /**
@@ -56,18 +67,46 @@ export function gatherWhileBusy<In, Out>(options: GatherOptions<In, Out>): Gathe
     }
   };
 
+  const waitingSize = () => {
+    let size = 0;
+    for (const w of waiting) size += options.sizeOf(w.input);
+    return size;
+  };
+  /** Since when the oldest waiting input is held, and the timer that ends its hold. */
+  let heldSince = 0;
+  let holdTimer: NodeJS.Timeout | undefined;
+  const maxHoldMs = options.maxHoldMs ?? 250;
+  const held = (): boolean => {
+    if (!options.holdWhile?.() || waitingSize() >= options.maxSize) return false;
+    if (heldSince === 0) heldSince = Date.now();
+    const left = heldSince + maxHoldMs - Date.now();
+    if (left <= 0) return false;
+    holdTimer ??= setTimeout(() => {
+      holdTimer = undefined;
+      wake();
+    }, left).unref();
+    return true;
+  };
+
   const drain = async () => {
-    running = true;
-    while (waiting.length > 0) await settle(takeNext());
+    while (waiting.length > 0 && !held()) {
+      heldSince = 0;
+      await settle(takeNext());
+    }
     running = false;
   };
 
-  return (input) =>
+  const start = () => {
+    if (running || waiting.length === 0) return;
+    running = true;
+    setImmediate(() => void drain());
+  };
+  const wake = () => start();
+
+  const submit = (input: In) =>
     new Promise<Out>((resolve, reject) => {
       waiting.push({ input, resolve, reject });
-      if (!running) {
-        running = true;
-        setImmediate(() => void drain());
-      }
+      start();
     });
+  return Object.assign(submit, { wake });
 }

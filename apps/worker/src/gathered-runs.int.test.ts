@@ -101,4 +101,32 @@ describe('events consumer gathering runs (PGlite, ClickHouse)', () => {
     expect(await count("SELECT count() AS c FROM events WHERE event = 'gathered-unwritable'")).toBe(0);
     expect(deadLettered).toEqual(['write']);
   });
+
+  it('with gatherWrites, runs started together keep their own persons transactions and share one insert', async () => {
+    const writesGathered = createEventsConsumer({
+      ch,
+      db,
+      bus,
+      topics,
+      resolveTeam: async () => TEAM,
+      metrics,
+      logger: silentLogger(),
+      // No hold deadline in the test: a loaded machine must not split the insert.
+      gatherWrites: { maxEvents: 10_000, maxHoldMs: 60_000 },
+    });
+    const batch = (partition: number) =>
+      writesGathered({
+        topic: 'gathered.events',
+        partition,
+        messages: [0, 1].map((n) =>
+          message({ event: `write-gathered-${partition}`, distinct_id: `wg-${partition}-${n}`, properties: { $set: { w: partition } } }),
+        ),
+      });
+    await Promise.all([batch(0), batch(1), batch(2)]);
+    expect(await count("SELECT count() AS c FROM events WHERE event LIKE 'write-gathered-%'")).toBe(6);
+    expect(await stepRuns('persons')).toBe(3);
+    expect(await stepRuns('write')).toBe(1);
+    const person = await findPersonByDistinctId(db, TEAM, 'wg-2-1');
+    expect((await readPersonCopy(ch, TEAM, person!.uuid))?.properties).toEqual({ w: 2 });
+  });
 });

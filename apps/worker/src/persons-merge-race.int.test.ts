@@ -105,7 +105,7 @@ function pausingAfterPersonRead(db: MetadataStore): MetadataStore {
   const pausing = (tx: Sql): Sql => ({
     query: async <R>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
       const rows = await tx.query<R>(text, params, options);
-      if (text.includes('FROM person_distinct_ids d JOIN persons p')) await sleep(PAUSE_AFTER_PERSON_READ_MS);
+      if (text.includes('JOIN persons p ON p.id = d.person_id')) await sleep(PAUSE_AFTER_PERSON_READ_MS);
       return rows;
     },
     exec: (script) => tx.exec(script),

@@ -23,7 +23,7 @@ function withHookAfterPersonRead(db: MetadataStore, hook: { armed: (() => Promis
   const hooked = (tx: Sql): Sql => ({
     query: async <R>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
       const rows = await tx.query<R>(text, params, options);
-      if (text.includes('FROM person_distinct_ids d JOIN persons p') && hook.armed) {
+      if (text.includes('JOIN persons p ON p.id = d.person_id') && hook.armed) {
         const run = hook.armed;
         hook.armed = null;
         await run();

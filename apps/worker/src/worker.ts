@@ -15,6 +15,11 @@ import { createEventsConsumer } from './events.consumer';
 import { createLagMonitor, type MonitoredSubscription } from './lag-monitor';
 
 export { createEventsConsumer } from './events.consumer';
+// The pipeline's steps one by one, for bench/embedded-floors.ts (each piece's cost alone).
+export { checkIngestMessage } from './pipeline/parse.step';
+export { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
+export { personsStep, type PersonsStepResult } from './pipeline/persons.step';
+export { toEventValues } from './pipeline/event-row';
 
 export interface WorkerDeps {
   bus: EventBus;
@@ -54,6 +59,13 @@ export interface WorkerConsumerOptions {
    * PGlite and chdb run one call at a time and pay a fixed cost per call.
    */
   gatherRuns?: boolean;
+  /**
+   * Gather concurrent runs' rows into one ClickHouse insert (up to `batchSize` events; see
+   * EventsConsumerDeps.gatherWrites), their persons transactions still side by side. Default on:
+   * each insert is a part ClickHouse writes and later merges, and costs the same fixed work
+   * whatever its size, so the runs of one fetch's partitions write together.
+   */
+  gatherWrites?: boolean;
 }
 
 export interface Worker {
@@ -79,12 +91,14 @@ export function createWorker(deps: WorkerDeps): Worker {
     lagReadinessTimeoutMs = workerConsumerEnv.WORKER_LAG_READINESS_TIMEOUT_MS.default,
     lagPollMs = Math.min(15_000, Math.max(1_000, Math.round((lagReadinessTimeoutMs || 150_000) / 10))),
     gatherRuns = false,
+    gatherWrites = true,
   } = deps.consumer ?? {};
   const eventsConsumer = () =>
     createEventsConsumer({
       ...deps,
       resolveTeam,
       gatherRuns: gatherRuns ? { maxEvents: batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default } : undefined,
+      gatherWrites: gatherWrites ? { maxEvents: batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default } : undefined,
     });
   // Historical imports queue up by design: only the live events' lag decides readiness.
   const lag = createLagMonitor({

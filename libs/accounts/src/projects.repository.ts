@@ -15,6 +15,8 @@ export interface Project extends ProjectSdkSettings {
   test_account_filters: unknown;
   /** Person properties that name a person in lists; null: PostHog's defaults. */
   person_display_name_properties: string[] | null;
+  /** The longest one analytics query of the project may run, in seconds; null: the server's bound. */
+  query_timeout_seconds: number | null;
   created_at: Date;
 }
 
@@ -43,6 +45,7 @@ export interface ProjectSettingsChange {
   week_start_day?: 0 | 1 | null;
   test_account_filters?: unknown;
   person_display_name_properties?: string[] | null;
+  query_timeout_seconds?: number | null;
   sdk?: Partial<ProjectSdkSettings>;
 }
 
@@ -60,7 +63,8 @@ export async function updateProjectSettings(db: Sql, id: number, change: Project
        capture_performance_opt_in = COALESCE($13::boolean, capture_performance_opt_in),
        capture_dead_clicks = COALESCE($14::boolean, capture_dead_clicks),
        heatmaps_opt_in = COALESCE($15::boolean, heatmaps_opt_in),
-       person_display_name_properties = CASE WHEN $16 THEN $17::text[] ELSE person_display_name_properties END
+       person_display_name_properties = CASE WHEN $16 THEN $17::text[] ELSE person_display_name_properties END,
+       query_timeout_seconds = CASE WHEN $18 THEN $19::integer ELSE query_timeout_seconds END
      WHERE id = $1 RETURNING *`,
     [
       id,
@@ -75,6 +79,8 @@ export async function updateProjectSettings(db: Sql, id: number, change: Project
       ...PROJECT_SDK_SETTINGS.map((name) => change.sdk?.[name] ?? null),
       change.person_display_name_properties !== undefined,
       change.person_display_name_properties ?? null,
+      change.query_timeout_seconds !== undefined,
+      change.query_timeout_seconds ?? null,
     ],
   );
   return rows[0] ?? null;

@@ -38,7 +38,35 @@ const contexts = new WeakMap<ClickHouseClient, AnalyticsReadContext>();
  */
 export function boundAnalyticsReads(client: ClickHouseClient, limits: AnalyticsQueryLimits, options: AnalyticsReadOptions = {}): ClickHouseClient {
   const gate = limits.maxConcurrentReads > 0 ? createReadGate({ concurrency: limits.maxConcurrentReads, maxWaitMs: limits.maxReadWaitSeconds * 1000 }) : null;
-  const context: AnalyticsReadContext = { ...options, limits, settings: analyticsQuerySettings(limits), gate };
+  return withContext(client, { ...options, limits, settings: analyticsQuerySettings(limits), gate });
+}
+
+/** Clients of a bounded client with a shorter max_execution_time, by seconds: made once each. */
+const shorter = new WeakMap<AnalyticsReadContext, Map<number, ClickHouseClient>>();
+
+/**
+ * The client of a project whose own query time limit is `seconds` (projects.query_timeout_seconds):
+ * the same reads as `client`'s (its read gate and histogram), each stopped after the lower of
+ * `seconds` and the client's own max_execution_time. A limit above the client's cannot lengthen a
+ * query; null, or a client made by no boundAnalyticsReads (unbounded), answers `client` itself.
+ */
+export function withQueryTimeLimit(client: ClickHouseClient, seconds: number | null | undefined): ClickHouseClient {
+  const context = contexts.get(client);
+  if (!context || seconds == null || !(seconds >= 1) || seconds >= context.limits.maxExecutionSeconds) return client;
+  const whole = Math.floor(seconds);
+  let bySeconds = shorter.get(context);
+  if (!bySeconds) shorter.set(context, (bySeconds = new Map()));
+  let limited = bySeconds.get(whole);
+  if (!limited) {
+    const limits = { ...context.limits, maxExecutionSeconds: whole };
+    limited = withContext(client, { ...context, limits, settings: analyticsQuerySettings(limits) });
+    bySeconds.set(whole, limited);
+  }
+  return limited;
+}
+
+/** `client` under an identity of its own that carries `context`. */
+function withContext(client: ClickHouseClient, context: AnalyticsReadContext): ClickHouseClient {
   const bound = new Proxy(client, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, parseError, type ClickHouseClient } from '@clickhouse/client';
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 import { restoreCrashSignalDefaults } from './crash-signals';
 import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limits';
@@ -14,11 +14,34 @@ export type { ClickHouseClient };
  */
 const CLIENT_LOG = { level: ClickHouseLogLevel.OFF };
 
-/** Clients over the in-process chdb engine: its connection takes insert bodies as text only. */
-const inProcessStores = new WeakSet<ClickHouseClient>();
+/** A text-format insert handed to the in-process engine as it is, settings in its SETTINGS clause. */
+export type InProcessInsert = (insert: { table: string; format: 'JSONEachRow'; body: Buffer; settings: Record<string, string | number> }) => Promise<void>;
+
+/** Clients over the in-process chdb engine, with their raw insert. */
+const inProcessStores = new WeakMap<ClickHouseClient, InProcessInsert>();
 
 /** Whether the client talks to the in-process engine (binary insert formats need the HTTP interface). */
 export const isInProcessStore = (client: ClickHouseClient): boolean => inProcessStores.has(client);
+
+/** The in-process engine's raw insert of the client; undefined over HTTP. */
+export const inProcessInsertOf = (client: ClickHouseClient): InProcessInsert | undefined => inProcessStores.get(client);
+
+/**
+ * What every statement on the in-process engine runs with. Settings are SET on the engine's one
+ * session and outlast their query: a request's limits and tag (queryClickhouse) are lifted again
+ * by the next query of anyone else.
+ */
+const IN_PROCESS_SETTINGS = {
+  date_time_input_format: 'best_effort',
+  ...UNBOUNDED_QUERY_SETTINGS,
+  priority: String(EMBEDDED_STORE_PRIORITY),
+  log_comment: '',
+} as const;
+
+/** The same as a raw insert's SETTINGS clause takes them (every one is a number or a text). */
+const IN_PROCESS_INSERT_SETTINGS: Record<string, string | number> = Object.fromEntries(
+  Object.entries(IN_PROCESS_SETTINGS).filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number'),
+);
 
 export interface AnalyticsStoreConfig {
   /** ClickHouse HTTP interface; when absent, the in-process chdb engine under dataDir is used. */
@@ -65,23 +88,36 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   // Loaded lazily so a distributed process never loads the native engine.
   // (typed by hand: chdb's subpath types need a newer moduleResolution than our CommonJS build)
   const { createChdbConnection } = require('chdb/connection') as {
-    createChdbConnection: (options: { path: string }) => NonNullable<Parameters<typeof createClient>[0]>['connection'];
+    createChdbConnection: (options: { path: string }) => NonNullable<Parameters<typeof createClient>[0]>['connection'] & { chdb: ChdbRawInserter };
   };
   const connection = createChdbConnection({ path });
   // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
   restoreCrashSignalDefaults();
-  const client = createClient({
-    connection,
-    log: CLIENT_LOG,
-    // Settings are SET on the engine's one session and outlast their query: a request's limits
-    // and tag (queryClickhouse) are lifted again by the next query of anyone else.
-    clickhouse_settings: {
-      date_time_input_format: 'best_effort',
-      ...UNBOUNDED_QUERY_SETTINGS,
-      priority: String(EMBEDDED_STORE_PRIORITY),
-      log_comment: '',
-    },
-  });
-  inProcessStores.add(client);
+  const client = createClient({ connection, log: CLIENT_LOG, clickhouse_settings: IN_PROCESS_SETTINGS });
+  inProcessStores.set(client, rawInsertOf(connection.chdb));
   return client;
+}
+
+/** chdb's raw insert (its connection's `.chdb` extension; typed by hand, as createChdbConnection). */
+interface ChdbRawInserter {
+  rawInsert(params: { table: string; format: string; values: Buffer; settings: Record<string, string | number> }): Promise<unknown>;
+}
+
+/**
+ * Inserts through chdb's raw insert rather than the client's `exec`. The client's path sends each
+ * insert as one multi-statement text, `SET …; SET …; INSERT … FORMAT JSONEachRow` followed by the
+ * body, the client's eleven settings first: the engine pays for that text per statement, and the
+ * body is copied into it twice. The raw insert hands the body over as it is, behind
+ * `INSERT INTO t SETTINGS … FORMAT …`: the same settings, for this statement only. Its errors
+ * are the client's (ClickHouseError with the server's code), as the worker tells data errors
+ * from outages by that code.
+ */
+function rawInsertOf(chdb: ChdbRawInserter): InProcessInsert {
+  return async ({ table, format, body, settings }) => {
+    try {
+      await chdb.rawInsert({ table, format, values: body, settings: { ...IN_PROCESS_INSERT_SETTINGS, ...settings } });
+    } catch (error) {
+      throw parseError(error instanceof Error && error.message ? error.message : String(error));
+    }
+  };
 }

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { boundAnalyticsReads, type QueryDurationObserver } from './analytics-reads';
+import { boundAnalyticsReads, withQueryTimeLimit, type QueryDurationObserver } from './analytics-reads';
 import { queryClickhouse, queryTag } from './query-clickhouse';
 import { analyticsQuerySettings, DEFAULT_ANALYTICS_QUERY_LIMITS, QueryLimitError } from './query-limits';
 import { ReadGateBusyError } from './read-gate';
@@ -37,6 +37,32 @@ describe('queryClickhouse', () => {
     });
     await queryClickhouse(client, { kind: 'deletion.mutations', teamId: null, sql: 'SELECT 2' });
     expect(seen[1]).toMatchObject({ clickhouse_settings: { log_comment: '{"kind":"deletion.mutations","team_id":null}' } });
+  });
+
+  it("applies a project's shorter time limit, never a longer one, and shares the bounded client's read gate", async () => {
+    const { client, seen } = recordingClient();
+    const limits = { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxExecutionSeconds: 60, maxConcurrentReads: 1 };
+    const bounded = boundAnalyticsReads(client, limits);
+    const project = withQueryTimeLimit(bounded, 5);
+    expect(withQueryTimeLimit(bounded, 5)).toBe(project);
+    await queryClickhouse(project, { kind: 'trends', teamId: 1, sql: 'SELECT 1' });
+    expect(seen[0]!.clickhouse_settings).toMatchObject({ max_execution_time: 5, timeout_overflow_mode: 'throw' });
+    // A limit at or above the server's, none, or an unbounded client: the client itself.
+    for (const seconds of [60, 600, null, undefined, 0]) expect(withQueryTimeLimit(bounded, seconds)).toBe(bounded);
+    expect(withQueryTimeLimit(client, 5)).toBe(client);
+    // One gate for both identities: a read of the project's waits for the bounded client's.
+    let finish!: () => void;
+    const slow = recordingClient(() => new Promise((resolve) => (finish = () => resolve(['slow']))));
+    const gated = boundAnalyticsReads(slow.client, limits);
+    const first = queryClickhouse(gated, { kind: 'trends', teamId: 1, sql: 'SELECT 1' });
+    const second = queryClickhouse(withQueryTimeLimit(gated, 5), { kind: 'trends', teamId: 1, sql: 'SELECT 2' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(slow.seen).toHaveLength(1);
+    finish();
+    await first;
+    while (slow.seen.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    finish();
+    await second;
   });
 
   it('refuses a kind that is not a lower-case dotted name, before querying', async () => {

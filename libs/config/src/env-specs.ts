@@ -182,7 +182,7 @@ export const insightsEnv = {
   },
   ANALYTICS_QUERY_TIMEOUT_SECONDS: {
     type: 'integer',
-    description: 'The longest one ClickHouse query of a request may run (max_execution_time) before it stops and the request answers 400',
+    description: 'The longest one ClickHouse query of a request may run (max_execution_time) before it stops and the request answers 400; a project may set a lower one (query_timeout_seconds)',
     default: 60,
     minimum: 1,
   },

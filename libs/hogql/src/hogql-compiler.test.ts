@@ -147,6 +147,21 @@ describe('HogQL compiler (PostHog parser in a worker, allow-list printer)', () =
     }
   });
 
+  it('parses a text once: the same text again answers the kept tree, frozen so no compile can change it', async () => {
+    const query = "SELECT event, count() FROM events WHERE properties.$browser = 'Chrome' GROUP BY event";
+    const first = await compiler.parseSelect(query);
+    expect(await compiler.parseSelect(query)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen((first['select'] as object[])[0])).toBe(true);
+    // An expression of the same text is another parse; a failed parse is not kept.
+    expect(await compiler.parse('event')).not.toBe(await compiler.parseSelect('SELECT event'));
+    await expect(compiler.parseSelect('SELECT FROM WHERE')).rejects.toThrow(HogQLError);
+    await expect(compiler.parseSelect('SELECT FROM WHERE')).rejects.toThrow(/Syntax error in HogQL query/);
+    // A kept tree prints as a fresh one does.
+    const expression = "lower(properties.$browser) = 'chrome'";
+    expect((await compile(expression)).sql).toBe((await compile(expression)).sql);
+  });
+
   it('measures nesting outside string literals', () => {
     expect(nestingDepth("f(g(1), '(((')")).toBe(2);
     expect(nestingDepth('[[1]]')).toBe(2);

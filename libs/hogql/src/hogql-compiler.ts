@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { propertyRawSql, re2Problem, type QueryParams } from '@sightline/properties';
+import { LRUCache } from 'lru-cache';
 import { parse as parseJson } from 'lossless-json';
 import { table } from './functions/function-spec';
 import { printCall, type CallContext } from './print-call';
@@ -17,6 +18,11 @@ export interface HogQLFields {
   person_properties: string;
   /** JSON text of group N's properties. */
   group_properties(index: number): string;
+  /**
+   * The row's other columns by their HogQL name, dotted for a virtual table's (`uuid`,
+   * `created_at`, `person_mode`, `person.created_at`); a name absent here is refused.
+   */
+  columns?: Readonly<Record<string, string>>;
   /** SQL of a person property computed rather than stored (`person.$virt_…`); null or absent: none. */
   virtualPersonProperty?(key: string, params: QueryParams): string | null;
 }
@@ -121,6 +127,24 @@ const parseTree = (json: string) =>
     message?: string;
   };
 
+/**
+ * Parsed texts a compiler keeps: the parser takes ~10 ms for a query of a few hundred characters
+ * (more on a busy machine), and the same text comes back (a dashboard's refresh, a saved insight,
+ * the SQL page run again). Bounded by the texts' characters (a tree takes some 20 bytes of heap
+ * per character of its text: about 5 MB when full) and their number; a failed parse is not kept.
+ */
+export const PARSE_CACHE_CHARS = 256 * 1024;
+const PARSE_CACHE_ENTRIES = 1_000;
+
+/** A parsed tree frozen throughout: trees are shared through the parse cache, so no compile may change one. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 /** The most names a lambda may take, and the deepest lambdas may nest. */
 const MAX_LAMBDA_NAMES = 10;
 
@@ -201,9 +225,12 @@ export class Printer implements CallContext {
         case 'elements_chain':
           return f.elements_chain;
       }
-      const group = /^\$group_([0-4])$/.exec(head!);
-      if (group) return `JSONExtractString(${f.properties}, ${this.ctx.params.add(head, 'String')})`;
+      // Materialized from the properties in PostHog's events table (posthog/hogql/database/schema/events.py).
+      if (/^\$group_[0-4]$/.test(head!) || head === '$session_id' || head === '$window_id')
+        return `JSONExtractString(${f.properties}, ${this.ctx.params.add(head, 'String')})`;
     }
+    const column = chain.join('.');
+    if (f.columns && Object.hasOwn(f.columns, column)) return f.columns[column]!;
     if (head === 'properties' && second !== undefined && third === undefined) return this.property(f.properties, second);
     if (head === 'person' && second === 'id' && third === undefined) return f.person_id;
     if (head === 'person' && second === 'properties' && third !== undefined && !extra) return this.property(f.person_properties, third);
@@ -214,7 +241,20 @@ export class Printer implements CallContext {
     const group = /^group_([0-4])$/.exec(head ?? '');
     if (group && second === 'properties' && third !== undefined && !extra) return this.property(f.group_properties(Number(group[1])), third);
     throw new HogQLError(
-      `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use event, timestamp, distinct_id, person_id, elements_chain, properties.<key>, person.properties.<key>, $group_N, group_N.properties.<key>).`,
+      `Field "${fieldName(chain)}" is not allowed in HogQL expressions here (use ${[
+        'event',
+        'timestamp',
+        'distinct_id',
+        'person_id',
+        'elements_chain',
+        ...Object.keys(f.columns ?? {}),
+        '$session_id',
+        '$window_id',
+        'properties.<key>',
+        'person.properties.<key>',
+        '$group_N',
+        'group_N.properties.<key>',
+      ].join(', ')}).`,
     );
   }
 
@@ -423,27 +463,37 @@ export async function createHogQLCompiler(options: { deadlineMs?: number; select
       current.thread.postMessage({ id, text, kind });
     });
   };
+  // Keyed by the kind and the text: an expression and a query of the same text parse differently.
+  const parsedTrees = new LRUCache<string, HogQLNode>({ max: PARSE_CACHE_ENTRIES, maxSize: PARSE_CACHE_CHARS, sizeCalculation: (_tree, key) => key.length });
+  const cachedParse = async (kind: 'expr' | 'select', text: string, check: (parsed: ReturnType<typeof parseTree>) => void): Promise<HogQLNode> => {
+    const key = `${kind}:${text}`;
+    const kept = parsedTrees.get(key);
+    if (kept) return kept;
+    const parsed = parseTree(await parseText(text, kind));
+    check(parsed);
+    parsedTrees.set(key, deepFreeze(parsed));
+    return parsed;
+  };
   return {
     async parse(expression) {
       if (typeof expression !== 'string' || expression.trim() === '') throw new HogQLError('The HogQL expression is empty.');
       if (expression.length > MAX_HOGQL_LENGTH) throw new HogQLError(`A HogQL expression may have at most ${MAX_HOGQL_LENGTH} characters.`);
       if (nestingDepth(expression) > MAX_HOGQL_NESTING)
         throw new HogQLError(`A HogQL expression may nest parentheses and brackets at most ${MAX_HOGQL_NESTING} deep.`);
-      const parsed = parseTree(await parseText(expression, 'expr'));
-      if (parsed.error) throw new HogQLError(`Syntax error in HogQL expression: ${String(parsed.message).slice(0, 200)}`);
-      return parsed;
+      return cachedParse('expr', expression, (parsed) => {
+        if (parsed.error) throw new HogQLError(`Syntax error in HogQL expression: ${String(parsed.message).slice(0, 200)}`);
+      });
     },
     async parseSelect(query) {
       if (typeof query !== 'string' || query.trim() === '') throw new HogQLError('The HogQL query is empty.');
       if (query.length > MAX_SELECT_LENGTH) throw new HogQLError(`A HogQL query may have at most ${MAX_SELECT_LENGTH} characters.`);
       if (nestingDepth(query) > MAX_SELECT_NESTING) throw new HogQLError(`A HogQL query may nest parentheses and brackets at most ${MAX_SELECT_NESTING} deep.`);
-      const parsed = parseTree(await parseText(query, 'select'));
-      if (parsed.error) {
+      return cachedParse('select', query, (parsed) => {
+        if (!parsed.error) return;
         const start = (parsed['start'] as { offset?: unknown } | undefined)?.offset;
         const at = typeof start === 'number' ? start : undefined;
         throw new HogQLError(`Syntax error in HogQL query${at === undefined ? '' : ` at ${at}`}: ${String(parsed.message).slice(0, 200)}`, at);
-      }
-      return parsed;
+      });
     },
     print(ast, ctx) {
       return new Printer(ctx).print(ast);

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { parse as parseUuid, v7 as uuidv7, validate as isUuid } from 'uuid';
+import { formatBusTime } from './bus-time';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
 import { exceedsDepth } from '@sightline/json-input';
@@ -106,7 +107,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
     nowMs: ctx.nowMs,
     ignoreSentAt: properties['$ignore_sent_at'] === true,
   });
-  const now = new Date(ctx.nowMs).toISOString();
+  const now = formatBusTime(ctx.nowMs);
   return {
     ok: true,
     key: `${ctx.token}:${distinctId}`,
@@ -120,7 +121,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
       token: ctx.token,
       team_id: ctx.teamId,
       event: raw.event,
-      timestamp: new Date(timestampMs).toISOString(),
+      timestamp: formatBusTime(timestampMs),
       historical_migration: ctx.historicalMigration,
     },
   };

@@ -221,8 +221,9 @@ export class PersonBatch {
                                           floor(extract(epoch FROM created_at) * 1000), properties_last_updated_at, properties_last_operation))::text AS rows
            FROM (SELECT d.distinct_id, d.version AS distinct_id_version, p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at,
                         p.properties_last_updated_at, p.properties_last_operation
-                   FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
-                  WHERE d.team_id = $1 AND d.distinct_id = ANY(ARRAY(SELECT json_array_elements_text($2::json)))
+                   FROM json_array_elements_text($2::json) AS wanted(distinct_id)
+                   JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = wanted.distinct_id
+                   JOIN persons p ON p.id = d.person_id
                   ORDER BY p.id${options.lock ? '\n                    FOR UPDATE OF p' : ''}) AS loaded`,
         // The ids as one JSON array: JSON.stringify is native, where a text[] parameter is
         // escaped element by element in JavaScript (thousands of ids per batch).
@@ -272,11 +273,17 @@ export class PersonBatch {
       return false;
     });
     const rows = await sql.query<{ kind: 'personless' | 'person' | 'distinct_id'; key: string; version: string }>(
-      `SELECT 'personless' AS kind, distinct_id AS key, 0::bigint AS version FROM personless_distinct_ids WHERE team_id = $1 AND distinct_id = ANY(ARRAY(SELECT json_array_elements_text($2::json)))
+      `SELECT 'personless' AS kind, p.distinct_id AS key, 0::bigint AS version
+         FROM json_array_elements_text($2::json) AS wanted(distinct_id)
+         JOIN personless_distinct_ids p ON p.team_id = $1 AND p.distinct_id = wanted.distinct_id
        UNION ALL
-       SELECT 'person', uuid::text, version FROM deleted_person_versions WHERE team_id = $1 AND uuid = ANY(ARRAY(SELECT json_array_elements_text($3::json)::uuid))
+       SELECT 'person', d.uuid::text, d.version
+         FROM json_array_elements_text($3::json) AS wanted(uuid)
+         JOIN deleted_person_versions d ON d.team_id = $1 AND d.uuid = wanted.uuid::uuid
        UNION ALL
-       SELECT 'distinct_id', distinct_id, version FROM deleted_distinct_id_versions WHERE team_id = $1 AND distinct_id = ANY(ARRAY(SELECT json_array_elements_text($4::json)))`,
+       SELECT 'distinct_id', d.distinct_id, d.version
+         FROM json_array_elements_text($4::json) AS wanted(distinct_id)
+         JOIN deleted_distinct_id_versions d ON d.team_id = $1 AND d.distinct_id = wanted.distinct_id`,
       // JSON arrays rather than text[]/uuid[] parameters, as in load.
       [teamId, JSON.stringify(unknownPersonless), JSON.stringify(distinctIds.map((id) => personUuidFor(teamId, id))), JSON.stringify(distinctIds)],
     );

@@ -214,10 +214,14 @@ class ChdbEngine {
 
   private async executeNow(request: ChRequest): Promise<ChResponse> {
     await this.run(`USE ${quoteIdentifier(request.database)}`);
-    // A binary insert names its settings in its own statement: no SET before and after it
-    // (three more engine calls per insert, each with chdb's fixed cost).
-    if (request.insertData && Object.keys(request.params).length === 0 && isBinaryFormat(trailingFormat(request.sql))) {
-      return this.insertFromFile(request.sql, request.insertData, request.settings);
+    // An insert with a body names its settings in its own statement, as a server applies URL
+    // settings to that one query: no SET before and after it (three more engine calls per
+    // insert, each with chdb's fixed cost, that a ClickHouse server does not make). A statement
+    // with its own SETTINGS clause keeps the SET path (two clauses would not parse).
+    const format = trailingFormat(request.sql);
+    if (request.insertData && Object.keys(request.params).length === 0 && format !== undefined && !/\bSETTINGS\b/i.test(request.sql)) {
+      if (isBinaryFormat(format)) return this.insertFromFile(request.sql, request.insertData, request.settings);
+      return this.insertWithSettings(request.sql, format, request.insertData, request.settings);
     }
     const restoreSettings = await this.applySettings(request.settings);
     try {
@@ -254,13 +258,21 @@ class ChdbEngine {
     }
   }
 
+  /** A text insert body passed through as is, with the request's settings in the statement. */
+  private async insertWithSettings(statement: string, format: string, data: Buffer, settings: Record<string, string>): Promise<ChResponse> {
+    const settingsClause = settingsClauseOf(settings);
+    const sql = statement.replace(/\bFORMAT\s+(\w+)\s*;?\s*$/i, (clause) => `${settingsClause}${clause}`);
+    const inserted = await this.guard(this.native.InsertRawAsyncConnection(this.session.connection, sql, data, false));
+    return {
+      body: new Uint8Array(0),
+      format,
+      summary: summary({ written_rows: inserted.rowsWritten, written_bytes: inserted.bytesWritten, elapsed: inserted.elapsed }),
+    };
+  }
+
   /** A binary insert body, written to a file that the statement reads (see isBinaryFormat), with the request's settings in the statement. */
   private async insertFromFile(statement: string, data: Buffer, settings: Record<string, string>): Promise<ChResponse> {
-    const names = Object.keys(settings);
-    for (const name of names) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ClickHouseHttpError(115, `Code: 115. DB::Exception: Unknown setting '${name}'. (UNKNOWN_SETTING)`);
-    }
-    const settingsClause = names.length > 0 ? `SETTINGS ${names.map((name) => `${name} = ${quoteString(settings[name]!)}`).join(', ')} ` : '';
+    const settingsClause = settingsClauseOf(settings);
     const format = trailingFormat(statement)!;
     const file = path.join(this.bodiesDir, `${randomUUID()}.bin`);
     await fs.promises.writeFile(file, data);
@@ -304,6 +316,15 @@ class ChdbEngine {
       throw ClickHouseHttpError.fromEngine(err);
     }
   }
+}
+
+/** `SETTINGS a = 'x', … ` for an insert statement (empty without settings); refuses names that are not identifiers. */
+function settingsClauseOf(settings: Record<string, string>): string {
+  const names = Object.keys(settings);
+  for (const name of names) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ClickHouseHttpError(115, `Code: 115. DB::Exception: Unknown setting '${name}'. (UNKNOWN_SETTING)`);
+  }
+  return names.length > 0 ? `SETTINGS ${names.map((name) => `${name} = ${quoteString(settings[name]!)}`).join(', ')} ` : '';
 }
 
 /** An X-ClickHouse-Summary header value: every counter as a decimal string. */

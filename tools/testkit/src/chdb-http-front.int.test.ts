@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createTestClickHouseDatabase, testServices, type TestClickHouseDatabase } from './index';
 
@@ -84,6 +85,25 @@ describe('chdb ClickHouse HTTP front', () => {
     expect(await quoted.json()).toEqual([{ v: '42' }]);
     const plain = await client.query({ query, format: 'JSONEachRow' });
     expect(await plain.json()).toEqual([{ v: 42 }]);
+  });
+
+  it("applies an insert's settings to that insert only, whether in the URL or in its own statement", async () => {
+    await client.command({ query: 'CREATE TABLE tokens (id UInt32) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 100' });
+    const insert = (id: number, settings: Record<string, string> = {}) =>
+      client.insert({ table: 'tokens', values: [{ id }], format: 'JSONEachRow', clickhouse_settings: settings });
+    await insert(1, { insert_deduplication_token: 'same' });
+    await insert(2, { insert_deduplication_token: 'same' }); // skipped: a token already seen
+    await insert(3); // no token: the last request's setting did not stay on the engine's session
+    const { stream } = await client.exec({
+      query: "INSERT INTO tokens SETTINGS insert_deduplication_token = 'same' FORMAT JSONEachRow",
+      values: Readable.from([JSON.stringify({ id: 4 })]),
+      clickhouse_settings: { date_time_input_format: 'best_effort' },
+    });
+    for await (const _ of stream) void _;
+    const stored = await client.query({ query: 'SELECT groupArray(id) AS ids FROM (SELECT id FROM tokens ORDER BY id)', format: 'JSONEachRow' });
+    expect(await stored.json()).toEqual([{ ids: [1, 3] }]);
+    const session = await client.query({ query: "SELECT value FROM system.settings WHERE name = 'insert_deduplication_token'", format: 'JSONEachRow' });
+    expect(await session.json()).toEqual([{ value: '' }]);
   });
 
   it('works with request and response compression', async () => {

@@ -1,6 +1,6 @@
 import { errors } from '@sightline/http';
 import type { InsightRow } from '@sightline/insights';
-import { computeTiles, MAX_COMPUTED_TILES, TILE_CONCURRENCY } from './dashboard-tiles';
+import { computeTiles, MAX_COMPUTED_TILES, TILE_CONCURRENCY, tileRefresh } from './dashboard-tiles';
 
 describe('computeTiles', () => {
   it('computes at most MAX_COMPUTED_TILES tiles, TILE_CONCURRENCY at a time', async () => {
@@ -20,7 +20,7 @@ describe('computeTiles', () => {
       },
       { id: 1 } as never,
       rows,
-      false,
+      'compute',
     );
     expect(most).toBe(TILE_CONCURRENCY);
     expect(computed.sort((a, b) => a - b)).toEqual(rows.slice(0, MAX_COMPUTED_TILES).map((r) => r.id));
@@ -34,7 +34,7 @@ describe('computeTiles', () => {
       },
       { id: 1 } as never,
       [{ id: 7 } as InsightRow],
-      false,
+      'compute',
     );
     expect(refused.get(7)).toEqual({ error: { code: 'action_does_not_exist', detail: 'no such action' } });
     await expect(
@@ -44,8 +44,16 @@ describe('computeTiles', () => {
         },
         { id: 1 } as never,
         [{ id: 7 } as InsightRow],
-        false,
+        'compute',
       ),
     ).rejects.toThrow('connection refused');
+  });
+});
+
+describe('tileRefresh', () => {
+  it('reads PostHog’s refresh values: force_cache only reads the cache, true and force_blocking recompute, others compute through it', () => {
+    expect(tileRefresh('force_cache')).toBe('cache_only');
+    for (const value of [true, 'true', '1', 'force_blocking']) expect(tileRefresh(value)).toBe('recompute');
+    for (const value of [undefined, '', 'false', 'blocking', 'async', 'lazy_async', ['force_cache']]) expect(tileRefresh(value)).toBe('compute');
   });
 });

@@ -17,7 +17,23 @@ export interface TileAnswer {
 /** The fields a tile's insight answers besides the stored ones, or the error its query gave. */
 export type TileOutcome = { answer: TileAnswer } | { error: { code: string; detail: string } };
 
-export type ComputeInsight = (project: QueryProjectRow, row: InsightRow, refresh: boolean) => Promise<TileAnswer>;
+/**
+ * How a retrieve answers each tile, from its `refresh` parameter in PostHog's words
+ * (posthog/hogql_queries/query_runner.py, execution_mode_from_refresh): `force_cache` answers
+ * only what the cache holds and computes nothing (a tile not in it has a null `result`), so the
+ * dashboard can be drawn at once and its tiles computed one by one; `true` (or `force_blocking`)
+ * computes every tile again. Anything else, or none, computes through the cache, as Sightline's
+ * retrieve always has (PostHog's default is cache-only).
+ */
+export type TileRefresh = 'cache_only' | 'compute' | 'recompute';
+
+export function tileRefresh(value: unknown): TileRefresh {
+  if (value === 'force_cache') return 'cache_only';
+  if (value === true || value === 'true' || value === '1' || value === 'force_blocking') return 'recompute';
+  return 'compute';
+}
+
+export type ComputeInsight = (project: QueryProjectRow, row: InsightRow, refresh: TileRefresh) => Promise<TileAnswer>;
 
 /**
  * Each tile's insight computed as its own page computes it (PostHog's dashboard retrieve answers
@@ -25,7 +41,12 @@ export type ComputeInsight = (project: QueryProjectRow, row: InsightRow, refresh
  * query under the query service's own limits. A tile whose query is refused (a 4xx) carries that
  * error and the dashboard still answers.
  */
-export async function computeTiles(compute: ComputeInsight, project: QueryProjectRow, rows: InsightRow[], refresh: boolean): Promise<Map<number, TileOutcome>> {
+export async function computeTiles(
+  compute: ComputeInsight,
+  project: QueryProjectRow,
+  rows: InsightRow[],
+  refresh: TileRefresh,
+): Promise<Map<number, TileOutcome>> {
   const outcomes = new Map<number, TileOutcome>();
   const queue = rows.slice(0, MAX_COMPUTED_TILES);
   let next = 0;

@@ -131,4 +131,25 @@ describe('a dashboard’s tiles, computed on retrieve', () => {
     expect(tiles.get(byAction.id)).toMatchObject({ error: { code: 'action_does_not_exist' }, insight: { result: null } });
     expect(tiles.get(plain.id)).toMatchObject({ error: null, insight: { result: [expect.objectContaining({ count: expect.any(Number) })] } });
   });
+
+  it('with refresh=force_cache answers only what the cache holds and computes nothing; a tile computed on its own fills the cache', async () => {
+    const dashboard = (await request(f.app).post('/api/environments/1/dashboards/').set(admin).send({ name: 'Fast first' })).body as { id: number };
+    // A range no other case asked for, so the cache holds nothing for it yet.
+    const fortnight = await save({ name: 'Signups, 14 days', filters: { ...trend, date_from: '-14d' }, dashboards: [dashboard.id] });
+    const tile = (body: { tiles: { insight: { id: number } }[] }) => body.tiles.find((t) => t.insight.id === fortnight.id)!;
+
+    const cold = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).query({ refresh: 'force_cache' }).set(admin);
+    expect(cold.status).toBe(200);
+    expect(tile(cold.body)).toMatchObject({ error: null, insight: { result: null, is_cached: false, last_refresh: null } });
+
+    // The web app then asks for the tile's insight by itself (PostHog's from_dashboard): computed, not recorded as a view.
+    const own = await request(f.app).get(`/api/environments/1/insights/${fortnight.id}/`).query({ from_dashboard: dashboard.id }).set(admin);
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ is_cached: false, result: [expect.objectContaining({ count: expect.any(Number) })] });
+    const viewed = await request(f.app).get('/api/environments/1/insights/my_last_viewed/').set(admin);
+    expect(viewed.body.map((i: { id: number }) => i.id)).not.toContain(fortnight.id);
+
+    const warm = await request(f.app).get(`/api/environments/1/dashboards/${dashboard.id}/`).query({ refresh: 'force_cache' }).set(admin);
+    expect(tile(warm.body).insight).toMatchObject({ is_cached: true, result: own.body.result, last_refresh: own.body.last_refresh });
+  });
 });

@@ -18,8 +18,7 @@ import { loadById } from '../http/load-by-id';
 import { RouteTable } from '../http/route-registry';
 import { loadBasicUsers } from '@sightline/accounts';
 import { loadInsightRelations, serializeInsights } from '../insights';
-import { computeTiles, type ComputeInsight, type TileOutcome } from './dashboard-tiles';
-import { truthy } from '../http/insight-request';
+import { computeTiles, tileRefresh, type ComputeInsight, type TileOutcome, type TileRefresh } from './dashboard-tiles';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -47,7 +46,7 @@ const dashboardFields = { name: charField(), description: charField(), pinned: b
 export function createDashboardsRoutes(db: Sql, computeInsight: ComputeInsight): RouteTable {
   const routes = new RouteTable();
   /** `compute`: the tiles' results (retrieve), with `refresh`; absent: tiles as stored (create, update). */
-  const serialize = async (rows: DashboardRow[], withTiles: boolean, compute?: { project: QueryProjectRow; refresh: boolean }) => {
+  const serialize = async (rows: DashboardRow[], withTiles: boolean, compute?: { project: QueryProjectRow; refresh: TileRefresh }) => {
     const users = await loadBasicUsers(
       db,
       rows.map((r) => r.created_by_id),
@@ -119,10 +118,14 @@ export function createDashboardsRoutes(db: Sql, computeInsight: ComputeInsight):
     );
     project.get(
       `${base}/:dashboard_id`,
-      { ...read, summary: 'Retrieve a dashboard with its tiles, each computed (refresh recomputes)', throttle: 'clickhouse' },
+      {
+        ...read,
+        summary: 'Retrieve a dashboard with its tiles, each computed (refresh=true recomputes, refresh=force_cache answers only cached results)',
+        throttle: 'clickhouse',
+      },
       loadDashboard,
       async (req, res) => {
-        res.json((await serialize([req.dashboard!], true, { project: req.project!, refresh: truthy(req.query['refresh']) }))[0]);
+        res.json((await serialize([req.dashboard!], true, { project: req.project!, refresh: tileRefresh(req.query['refresh']) }))[0]);
       },
     );
     project.patch(

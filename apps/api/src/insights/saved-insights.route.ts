@@ -95,7 +95,12 @@ export function createSavedInsightsRoutes(deps: SavedInsightsDeps, queries: Quer
       loadInsight,
       async (req, res) => {
         const row = req.insight!;
-        const answer = await insights.open(req.project!, req.principal!.userId, row, truthy(req.query['refresh']));
+        // A dashboard drawing its tile (PostHog's `from_dashboard`) is not a view of the insight.
+        const refresh = truthy(req.query['refresh']);
+        const answer =
+          req.query['from_dashboard'] === undefined
+            ? await insights.open(req.project!, req.principal!.userId, row, refresh)
+            : await insights.result(req.project!, row, refresh);
         if (req.query['format'] === 'csv') {
           if (!Array.isArray(answer.result)) throw errors.validation('This insight has no tabular result.', null, 'not_supported');
           res.type('text/csv').send(

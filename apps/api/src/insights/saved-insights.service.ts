@@ -127,6 +127,18 @@ export function createSavedInsightsService(deps: SavedInsightsDeps, queries: Que
       return this.result(project, row, refresh);
     },
 
+    /**
+     * The insight's answer only if the cache holds it (PostHog's `force_cache`): otherwise a null
+     * `result` with the stored `last_refresh`, and nothing is computed.
+     */
+    cachedResult(project: Project, row: InsightRow): SavedInsightResult {
+      const parsed = parseQuery(row);
+      const now = deps.now();
+      const answer = parsed ? queries.cachedParsed(project, parsed, now) : null;
+      if (answer) return savedInsightAnswer(answer, project.timezone, now);
+      return { result: null, is_cached: false, last_refresh: row.last_refresh ? new Date(row.last_refresh).toISOString() : null, timezone: project.timezone };
+    },
+
     /** The insight's answer through the one cache (`refresh` recomputes); a computed one stamps `last_refresh`. */
     async result(project: Project, row: InsightRow, refresh: boolean): Promise<SavedInsightResult> {
       const parsed = parseQuery(row);

@@ -14,7 +14,7 @@ import { checkTimezone, DateRangeError } from '@sightline/insights';
 import { isJsonObject } from '@sightline/json-input';
 import type { Sql } from '@sightline/postgres';
 import { parsePropertyFilters, PropertyFilterError } from '@sightline/properties';
-import { parseList, parseString } from '../http/drf-fields';
+import { parseInteger, parseList, parseString } from '../http/drf-fields';
 import { describedBody, ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
 
@@ -30,6 +30,7 @@ export function serializeProject(p: Project) {
     test_account_filters: p.test_account_filters ?? [],
     test_account_filters_default_checked: false,
     person_display_name_properties: p.person_display_name_properties,
+    query_timeout_seconds: p.query_timeout_seconds ?? null,
     created_at: new Date(p.created_at).toISOString(),
     ...Object.fromEntries(PROJECT_SDK_SETTINGS.map((name) => [name, p[name]])),
     // Sightline has no recording or surveys endpoint: the remote config keeps both off.
@@ -49,9 +50,11 @@ const TEST_ACCOUNT_FILTER_TYPES = new Set(['event', 'person', 'cohort', 'group',
 
 /**
  * The settings POST and PATCH /api/projects/:id/ change: name, timezone, week_start_day,
- * test_account_filters, person_display_name_properties and what the browser SDK collects.
+ * test_account_filters, person_display_name_properties, query_timeout_seconds (1 up to the
+ * server's own bound, `maxQueryTimeoutSeconds`: a project may only shorten its queries) and what
+ * the browser SDK collects.
  */
-function parseSettings(body: unknown) {
+function parseSettings(body: unknown, maxQueryTimeoutSeconds: number) {
   if (!isJsonObject(body)) throw errors.validation('The body must be a JSON object.', null, 'parse_error');
   const change: Parameters<typeof updateProjectSettings>[2] = {};
   if (body['name'] !== undefined) {
@@ -92,6 +95,10 @@ function parseSettings(body: unknown) {
         ? null
         : parseList(names, 'person_display_name_properties').map((name, i) => parseString(name, `person_display_name_properties__${i}`, { maxLength: 400 }));
   }
+  if (body['query_timeout_seconds'] !== undefined) {
+    const seconds = body['query_timeout_seconds'];
+    change.query_timeout_seconds = seconds === null ? null : parseInteger(seconds, 'query_timeout_seconds', { min: 1, max: maxQueryTimeoutSeconds });
+  }
   for (const name of PROJECT_SDK_SETTINGS) {
     const value = body[name];
     if (value === undefined) continue;
@@ -107,6 +114,9 @@ function parseSettings(body: unknown) {
   return change;
 }
 
+const QUERY_TIMEOUT_ABOUT =
+  "The longest one analytics query of the project may run (ClickHouse max_execution_time), in seconds: 1 up to the server's ANALYTICS_QUERY_TIMEOUT_SECONDS; null: the server's";
+
 /** What parseSettings reads; it words every refusal itself (a name that is no text is blank, as DRF's CharField says). */
 const settingsBody = describedBody('Project settings to change', {
   name: 'Up to 200 characters',
@@ -114,16 +124,24 @@ const settingsBody = describedBody('Project settings to change', {
   week_start_day: '0 (Sunday) or 1 (Monday), or null',
   test_account_filters: 'Property filters that leave out test accounts',
   person_display_name_properties: 'The person properties that name a person, in order',
+  query_timeout_seconds: QUERY_TIMEOUT_ABOUT,
   ...Object.fromEntries(PROJECT_SDK_SETTINGS.map((name) => [name, 'A boolean browser SDK setting'])),
 });
 
 const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berlin', week_start_day: 1, person_display_name_properties: ['email'] });
 
+export interface ProjectsRoutesOptions {
+  tokenChanges?: Pick<ProjectTokenChanges, 'publish'>;
+  logger: Logger;
+  /** The server's bound on one analytics query (ANALYTICS_QUERY_TIMEOUT_SECONDS): a project's own may not exceed it. */
+  maxQueryTimeoutSeconds: number;
+}
+
 /**
  * Projects of the caller's organisation: list, create, retrieve, settings, and a new project API
  * key, announced on `tokenChanges` so every process's token cache drops the old one at once.
  */
-export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<ProjectTokenChanges, 'publish'>; logger: Logger }): RouteTable {
+export function createProjectsRoutes(db: Sql, options: ProjectsRoutesOptions): RouteTable {
   const routes = new RouteTable();
   routes.get(
     '/api/projects',
@@ -147,12 +165,13 @@ export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<Pro
           week_start_day: { enum: [0, 1, null] },
           test_account_filters: {},
           person_display_name_properties: { type: ['array', 'null'], items: { type: 'string' } },
+          query_timeout_seconds: { description: QUERY_TIMEOUT_ABOUT },
         },
       },
       example: settingsExample,
     },
     async (req, res) => {
-      const settings = parseSettings(req.body);
+      const settings = parseSettings(req.body, options.maxQueryTimeoutSeconds);
       const created = await insertProject(db, { organizationId: req.principal!.organizationId, name: settings.name!, apiToken: generateProjectApiKey() });
       const project = await updateProjectSettings(db, created.id, { ...settings, name: undefined });
       res.status(201).json(serializeProject(project!));
@@ -163,7 +182,7 @@ export function createProjectsRoutes(db: Sql, options: { tokenChanges?: Pick<Pro
       res.json(serializeProject(req.project!));
     });
     project.patch('', { scope: 'project:write', summary: "Change a project's settings", body: settingsBody, example: settingsExample }, async (req, res) => {
-      const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body));
+      const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body, options.maxQueryTimeoutSeconds));
       res.json(serializeProject(updated!));
     });
     // PostHog's reset_token: a new project API key. The announcement makes every process's token

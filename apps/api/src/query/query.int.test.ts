@@ -180,6 +180,40 @@ describe('POST /query/ runs TrendsQuery, FunnelsQuery and EventsQuery on the ins
     }
   });
 
+  it('reads the events fields uuid, created_at, person_mode, $session_id and the stored creation times, in EventsQuery and HogQLQuery alike', async () => {
+    // Twenty days back: outside every other case's window.
+    const atMs = NOW - 20 * 24 * HOUR;
+    const uuid = '0186a3d2-0000-4000-8000-00000000f1e1';
+    await insertEvents(f.ch, [
+      testEventRow({ event: 'fields', atMs, uuid, distinctId: 'f', properties: { $session_id: 's-1', $window_id: 'w-1', $process_person_profile: false } }),
+      testEventRow({ event: 'fields', atMs: atMs + 1000, distinctId: 'g' }),
+    ]);
+    const fields = ['uuid', 'created_at', 'person_mode', '$session_id', '$window_id', 'person.created_at', 'group_0.created_at'];
+    const expected = [uuid, new Date(atMs).toISOString().replace('.000Z', 'Z'), 'propertyless', 's-1', 'w-1', '1970-01-01T00:00:00Z', '1970-01-01T00:00:00Z'];
+    const events = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send({
+        query: {
+          kind: 'EventsQuery',
+          select: fields,
+          after: '-30d',
+          event: 'fields',
+          where: [`uuid = '${uuid}'`, `created_at < '${new Date(atMs + 1).toISOString()}'`],
+          orderBy: ['created_at DESC'],
+        },
+      });
+    expect(events.body.detail).toBeUndefined();
+    expect(events.body).toMatchObject({ columns: fields, results: [expected] });
+    expect(events.body.types.slice(0, 3)).toEqual(['UUID', "DateTime64(6, 'UTC')", "Enum8('full' = 0, 'propertyless' = 1, 'force_upgrade' = 2)"]);
+    const hogql = await request(f.app)
+      .post('/api/environments/1/query/')
+      .set(admin)
+      .send({ query: { kind: 'HogQLQuery', query: `SELECT ${fields.join(', ')} FROM events WHERE event = 'fields' AND uuid = {id}`, values: { id: uuid } } });
+    expect(hogql.body.detail).toBeUndefined();
+    expect(hogql.body.results).toEqual([expected]);
+  });
+
   it('writes a HogQLQuery`s rows as CSV, and its error as the DRF 400', async () => {
     const csv = await request(f.app)
       .post('/api/environments/1/query/?format=csv')

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, Empty, ErrorState, LoadFailure, Loading, useSaveStatus } from '../components';
+import { ChartSkeleton, ConfirmDelete, Empty, ErrorState, LoadFailure, Loading, useSaveStatus } from '../components';
+import { takeEarlyRequest } from '../early-requests';
+import { afterFirstResult, useHoldUntilFirstResult } from '../first-result';
 import { formatTime } from '../format';
 import { linkHandler, navigate } from '../router';
 import { insightName, type Insight } from '../saved-insight';
@@ -77,23 +79,70 @@ function byLayout(a: Tile, b: Tile): number {
   return ay - by || ax - bx || aid - bid;
 }
 
+/** How many tiles the page asks for at once, as the server computes a dashboard's (TILE_CONCURRENCY). */
+const TILES_AT_ONCE = 3;
+
+type TileInsight = NonNullable<Tile['insight']>;
+
 export function DashboardPage({ projectId, id, timezone }: { projectId: number; id: string; timezone: string }) {
   const [dashboard, setDashboard] = useState<Dashboard | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
   const saving = useSaveStatus();
   const [refreshing, setRefreshing] = useState(false);
+  /** Tiles whose insight is being computed on its own; a failure stays on its tile. */
+  const [computing, setComputing] = useState<ReadonlySet<number>>(new Set());
+  const [tileErrors, setTileErrors] = useState<ReadonlyMap<number, unknown>>(new Map());
   const path = `/api/environments/${projectId}/dashboards/${encodeURIComponent(id)}/`;
-  // The retrieve computes every tile (from the server's cache); `refresh` computes them again.
-  const load = (refresh = false) =>
-    api<Dashboard>(refresh ? `${path}?refresh=true` : path)
-      .then((loaded) => {
-        setDashboard(loaded);
-        setName(loaded.name);
-      })
-      .catch(setError);
+  const settled = error !== null || (dashboard !== null && computing.size === 0);
+  // The form's list of insights waits until the tiles are drawn: it would queue before their queries.
+  useHoldUntilFirstResult(settled);
+  const putInsight = (insight: TileInsight) =>
+    setDashboard((current) => current && { ...current, tiles: current.tiles?.map((t) => (t.insight?.id === insight.id ? { ...t, insight } : t)) });
+  /**
+   * Draws the dashboard from what the server's cache holds (PostHog's force_cache: nothing is
+   * computed), then asks for each tile it did not hold on its own, in reading order: each tile is
+   * drawn when its own query returns, not when the slowest does. The first has the engine to
+   * itself (on one embedded engine, queries beside it would only slow it), the rest go a few at
+   * a time.
+   */
+  const load = async (refresh = false) => {
+    try {
+      const url = `${path}?refresh=${refresh ? 'true' : 'force_cache'}`;
+      // The first read may have been started at boot, beside the user (early-requests.ts).
+      const loaded = await ((refresh ? null : takeEarlyRequest<Dashboard>('GET', url, undefined)) ?? api<Dashboard>(url));
+      const missing = (loaded.tiles ?? [])
+        .filter((t) => t.insight !== null && !t.error && (t.insight.result === null || t.insight.result === undefined))
+        .sort(byLayout)
+        .map((t) => t.insight!.id);
+      setComputing(new Set(missing));
+      setTileErrors(new Map());
+      setDashboard(loaded);
+      setName(loaded.name);
+      const next = missing.slice();
+      const compute = (insightId: number) =>
+        api<TileInsight>(`/api/environments/${projectId}/insights/${insightId}/?from_dashboard=${loaded.id}`)
+          .then(putInsight)
+          .catch((failure) => setTileErrors((errors) => new Map(errors).set(insightId, failure)))
+          .finally(() =>
+            setComputing((ids) => {
+              const rest = new Set(ids);
+              rest.delete(insightId);
+              return rest;
+            }),
+          );
+      const worker = async () => {
+        for (let insightId = next.shift(); insightId !== undefined; insightId = next.shift()) await compute(insightId);
+      };
+      const first = next.shift();
+      if (first !== undefined) await compute(first);
+      await Promise.all(Array.from({ length: Math.min(TILES_AT_ONCE, next.length) }, worker));
+    } catch (failure) {
+      setError(failure);
+    }
+  };
   useEffect(() => {
-    load();
+    void load();
   }, [path]);
   const refreshAll = () => {
     setRefreshing(true);
@@ -125,7 +174,8 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
       method: 'PATCH',
       body: { dashboards: (insight.dashboards ?? []).filter((d) => d !== dashboard.id) },
     });
-    await load();
+    // The other tiles come from the cache (or are computed on their own, each drawn when done).
+    void load();
   };
   return (
     <section aria-labelledby="dashboard-title">
@@ -155,7 +205,14 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
       {tiles.length === 0 ? <Empty>No insights on this dashboard yet: add one above, or save a trend or funnel and pick this dashboard.</Empty> : null}
       <div class="tiles">
         {tiles.map((tile) => (
-          <InsightTile key={tile.id} tile={tile} timezone={timezone} onRemove={() => removeTile(tile)} />
+          <InsightTile
+            key={tile.id}
+            tile={tile}
+            timezone={timezone}
+            computing={computing.has(tile.insight!.id)}
+            failure={tileErrors.get(tile.insight!.id) ?? null}
+            onRemove={() => removeTile(tile)}
+          />
         ))}
       </div>
       <p />
@@ -178,7 +235,7 @@ function AddInsight({ projectId, dashboardId, onAdded }: { projectId: number; da
   const [chosen, setChosen] = useState('');
   const saving = useSaveStatus();
   useEffect(() => {
-    api<Page<Insight>>(`/api/environments/${projectId}/insights/?saved=true&limit=200`)
+    afterFirstResult(() => api<Page<Insight>>(`/api/environments/${projectId}/insights/?saved=true&limit=200`))
       .then((page) => setInsights(page.results))
       .catch(() => setInsights([]));
   }, [projectId, dashboardId]);
@@ -222,7 +279,21 @@ function AddInsight({ projectId, dashboardId, onAdded }: { projectId: number; da
 }
 
 /** One saved insight as the dashboard's retrieve computed it, in the same view its builder shows; wide tiles span both columns. */
-function InsightTile({ tile, timezone, onRemove }: { tile: Tile; timezone: string; onRemove: () => Promise<void> }) {
+function InsightTile({
+  tile,
+  timezone,
+  computing,
+  failure,
+  onRemove,
+}: {
+  tile: Tile;
+  timezone: string;
+  /** Its insight is being computed on its own (the dashboard's read found it in no cache). */
+  computing: boolean;
+  /** Computing it on its own failed. */
+  failure: unknown;
+  onRemove: () => Promise<void>;
+}) {
   const insight = tile.insight!;
   const name = insightName(insight);
   const [error, setError] = useState<unknown>(null);
@@ -249,13 +320,19 @@ function InsightTile({ tile, timezone, onRemove }: { tile: Tile; timezone: strin
           Remove
         </button>
       </div>
-      <p class="hint" data-testid="tile-computed-at" data-last-refresh={insight.last_refresh ?? ''}>
-        {insight.last_refresh ? `Computed ${formatTime(insight.last_refresh, timezone)}${insight.is_cached ? ' (from the cache)' : ''}` : 'Not computed'}
+      <p class="hint" data-testid="tile-computed-at" data-last-refresh={computing ? '' : (insight.last_refresh ?? '')}>
+        {computing
+          ? 'Computing…'
+          : insight.last_refresh
+            ? `Computed ${formatTime(insight.last_refresh, timezone)}${insight.is_cached ? ' (from the cache)' : ''}`
+            : 'Not computed'}
       </p>
-      {error ? (
-        <ErrorState error={error} />
+      {error || failure ? (
+        <ErrorState error={error ?? failure} />
       ) : tile.error ? (
         <ErrorState error={new Error(tile.error.detail)} />
+      ) : computing ? (
+        <ChartSkeleton what={name} />
       ) : insight.result === null || insight.result === undefined ? (
         <Empty>Not computed on this read: open the insight to see it.</Empty>
       ) : (

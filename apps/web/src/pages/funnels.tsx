@@ -4,6 +4,7 @@ import { ChartSkeleton, Empty, ErrorState, Loading, NameOptions } from '../compo
 import { formatNumber } from '../format';
 import { convertSpan, funnelFilters, funnelQueryFromUrl, type FunnelQuery, type FunnelViz } from '../insight-query';
 import { navigate } from '../router';
+import { useHoldUntilFirstResult } from '../first-result';
 import { usePost } from '../use-post';
 import {
   ActorsModal,
@@ -78,7 +79,7 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
   const query = useMemo(() => funnelQueryFromUrl(url), [url.search]);
   // A new funnel starts from the project's two most common events (asked for before anything runs).
   const fresh = !url.searchParams.get('q');
-  const topEvents = useTopEvents(projectId);
+  const topEvents = useTopEvents(fresh ? projectId : null);
   useEffect(() => {
     if (fresh && topEvents && topEvents.length >= 2) setQuery({ ...query, steps: topEvents.slice(0, 2) });
   }, [fresh, topEvents]);
@@ -96,6 +97,8 @@ export function FunnelsPage({ projectId, timezone, url }: { projectId: number; t
     `/api/environments/${projectId}/insights/funnel/`,
     requestBody,
   );
+  // The pickers' lists wait until the steps are drawn: they would queue before its query.
+  useHoldUntilFirstResult(response.answer !== null || response.error !== null);
   const [actors, setActors] = useState<{ title: string; url: string } | null>(null);
   const answer = useMemo(() => (response.answer ? funnelAnswer(viz, response.answer.result) : null), [response.answer]);
   const error = response.error;

@@ -3,7 +3,18 @@ import { api, type Page } from '../api';
 import { ChartCanvas } from '../chart';
 import { ChartSkeleton, CommitInput, Empty, ErrorState, NameOptions } from '../components';
 import { formatNumber } from '../format';
-import { DISPLAYS, queryFromUrl, trendFilters, trendsQueryNode, WORLD_MAP_BREAKDOWN, type Display, type SeriesQuery, type TrendQuery } from '../insight-query';
+import {
+  DISPLAYS,
+  queryFromUrl,
+  trendFilters,
+  trendRequestBody,
+  trendsQueryNode,
+  WORLD_MAP_BREAKDOWN,
+  type Display,
+  type SeriesQuery,
+  type TrendQuery,
+} from '../insight-query';
+import { useHoldUntilFirstResult, afterFirstResult } from '../first-result';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { WorldMap } from '../world-map';
@@ -74,7 +85,7 @@ function seriesTotal(series: TrendSeries): number {
 function useActions(projectId: number): { id: number; name: string }[] {
   const [actions, setActions] = useState<{ id: number; name: string }[]>([]);
   useEffect(() => {
-    api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/actions/?limit=500`)
+    afterFirstResult(() => api<Page<{ id: number; name: string }>>(`/api/projects/${projectId}/actions/?limit=500`))
       .then((page) => setActions(page.results))
       .catch(() => setActions([]));
   }, [projectId]);
@@ -86,8 +97,10 @@ export function TrendsPage({ projectId, timezone, url }: { projectId: number; ti
   // Asked again only when the request changes (not for a filter still being filled in).
   // An action series without its action yet (the list still loading, or none picked) asks nothing.
   const unchosen = query.series.findIndex((s) => s.kind === 'actions' && !/^\d+$/.test(s.event));
-  const requestBody = unchosen === -1 ? JSON.stringify(trendFilters(query)) : null;
+  const requestBody = trendRequestBody(query);
   const { answer, error, refresh, refreshing } = usePost<TrendAnswer>(`/api/environments/${projectId}/insights/trend/`, requestBody);
+  // The pickers' lists wait until the chart is drawn: they would queue before its query.
+  useHoldUntilFirstResult(answer !== null || error !== null || unchosen !== -1);
   const [actors, setActors] = useState<{ title: string; node: Record<string, unknown> } | null>(null);
   // The persons behind a point: an InsightActorsQuery over the trend as the query API takes it.
   const openActors = (point: TrendPoint, title: string) =>

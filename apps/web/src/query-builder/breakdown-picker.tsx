@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { afterFirstResult } from '../first-result';
 import { CommitInput } from '../components';
 import { BREAKDOWN_TYPES, type BreakdownType } from '../insight-query';
 import { PropertyPicker } from './property-pickers';
@@ -14,7 +15,7 @@ export interface BreakdownChoice {
 function useGroupTypes(projectId: number): { group_type_index: number; group_type: string }[] {
   const [types, setTypes] = useState<{ group_type_index: number; group_type: string }[]>([]);
   useEffect(() => {
-    api<{ group_type_index: number; group_type: string }[]>(`/api/projects/${projectId}/groups_types/`)
+    afterFirstResult(() => api<{ group_type_index: number; group_type: string }[]>(`/api/projects/${projectId}/groups_types/`))
       .then((list) => setTypes(Array.isArray(list) ? list : []))
       .catch(() => setTypes([]));
   }, [projectId]);

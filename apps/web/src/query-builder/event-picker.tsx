@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
+import { afterFirstResult } from '../first-result';
 import { formatNumber } from '../format';
 import { SearchPicker, type PickerOption } from './search-picker';
 
@@ -14,7 +15,7 @@ export interface EventDefinition {
 export function useEventDefinitions(projectId: number): EventDefinition[] {
   const [definitions, setDefinitions] = useState<EventDefinition[]>([]);
   useEffect(() => {
-    api<Page<EventDefinition>>(`/api/projects/${projectId}/event_definitions/?limit=500`)
+    afterFirstResult(() => api<Page<EventDefinition>>(`/api/projects/${projectId}/event_definitions/?limit=500`))
       .then((page) => setDefinitions(page.results))
       .catch(() => setDefinitions([]));
   }, [projectId]);

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
+import { afterFirstResult } from '../first-result';
 import { countOf, definitionOptions, type EventDefinition } from './event-picker';
 import { SearchPicker } from './search-picker';
 import { UnknownName } from './unknown-name';
@@ -15,7 +16,8 @@ function loadPropertyDefinitions(projectId: number, type: PickedPropertyType): P
   const key = `${projectId}:${type}`;
   const cached = definitionsCache.get(key);
   if (cached && Date.now() - cached.at < DEFINITIONS_FRESH_MS) return cached.list;
-  const list = api<Page<EventDefinition>>(`/api/projects/${projectId}/property_definitions/?type=${type}&limit=500`)
+  // On Trends, Funnels and dashboards, after the first result is drawn (first-result.ts).
+  const list = afterFirstResult(() => api<Page<EventDefinition>>(`/api/projects/${projectId}/property_definitions/?type=${type}&limit=500`))
     .then((page) => page.results)
     .catch(() => {
       definitionsCache.delete(key);

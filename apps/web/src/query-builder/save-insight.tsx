@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
+import { afterFirstResult } from '../first-result';
 import { useSaveStatus } from '../components';
 import { insightName, type Insight } from '../saved-insight';
 
@@ -12,7 +13,7 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
   const [dashboard, setDashboard] = useState('');
   const [newDashboard, setNewDashboard] = useState('');
   useEffect(() => {
-    api<Page<{ id: number; name: string }>>(`/api/environments/${projectId}/dashboards/?limit=100`)
+    afterFirstResult(() => api<Page<{ id: number; name: string }>>(`/api/environments/${projectId}/dashboards/?limit=100`))
       .then((page) => setDashboards(page.results))
       .catch(() => setDashboards([]));
   }, [projectId]);
@@ -21,7 +22,7 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
   useEffect(() => {
     setEditingName(null);
     if (!editing) return;
-    api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing)}/`)
+    afterFirstResult(() => api<Insight>(`/api/environments/${projectId}/insights/${encodeURIComponent(editing)}/`))
       .then((insight) => setEditingName(insightName(insight)))
       .catch(() => setEditingName(null));
   }, [projectId, editing]);

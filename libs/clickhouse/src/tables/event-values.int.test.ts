@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestClickHouseDatabase, type TestClickHouseDatabase } from '@sightline/testkit';
-import { createAnalyticsStore, type ClickHouseClient } from '../analytics-store';
+import { ClickHouseError } from '@clickhouse/client';
+import { createAnalyticsStore, inProcessInsertOf, type ClickHouseClient } from '../analytics-store';
 import { migrateClickHouse } from '../migrations';
-import { EVENT_VALUES_COLUMNS, insertEventValues, writeEventValues, type EventValues } from './events.table';
+import { EVENT_VALUES_COLUMNS, insertEventValues, insertJsonRows, writeEventValues, type EventValues } from './events.table';
 import { RowBinaryWriter } from './row-binary';
 
 const base: EventValues = {
@@ -133,5 +134,42 @@ describe.each(['http', 'chdb'] as const)('insertEventValues (%s)', (kind) => {
     await insertEventValues(ch, [], (row) => row);
     const counted = await (await ch.query({ query: 'SELECT count() AS c FROM events', format: 'JSONEachRow' })).json<{ c: string }>();
     expect(Number(counted[0]!.c)).toBe(rows.length);
+  });
+});
+
+// The in-process engine takes inserts through chdb's raw insert (analytics-store.ts): the same
+// settings as every other statement, for the insert only, and the server's errors as the client's.
+describe('inserts on the in-process engine', () => {
+  let dataDir: string;
+  let ch: ClickHouseClient;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sightline-chdb-raw-'));
+    ch = createAnalyticsStore({ user: 'default', password: '', database: 'default', dataDir });
+    await migrateClickHouse(ch);
+  });
+  afterAll(async () => {
+    await ch.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('go through the raw insert, which the client over HTTP has not', () => {
+    expect(inProcessInsertOf(ch)).toBeInstanceOf(Function);
+    expect(inProcessInsertOf(createAnalyticsStore({ url: 'http://127.0.0.1:1', user: 'default', password: '', database: 'default' }))).toBeUndefined();
+  });
+
+  it("run with the store's settings whatever a read left on the session", async () => {
+    // A request's limits are SET on the session and outlast their query (queryClickhouse).
+    await ch.command({ query: 'SET max_execution_time = 0.000001, max_memory_usage = 1' });
+    await insertEventValues(ch, rows, (row) => row);
+    const counted = await (await ch.query({ query: 'SELECT count() AS c FROM events', format: 'JSONEachRow' })).json<{ c: string }>();
+    expect(Number(counted[0]!.c)).toBe(rows.length);
+  });
+
+  it('fail on a row the server cannot read with its error code, as over HTTP (the worker dead-letters by it)', async () => {
+    const error = await insertJsonRows(ch, 'events', [{ uuid: 'not-a-uuid', event: 'e' }]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClickHouseError);
+    expect((error as ClickHouseError).code).toMatch(/^\d+$/);
+    expect((error as ClickHouseError).message).toContain('not-a-uuid');
   });
 });

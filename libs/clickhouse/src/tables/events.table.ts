@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { isInProcessStore } from '../analytics-store';
+import { inProcessInsertOf, isInProcessStore } from '../analytics-store';
 import { toClickHouseDateTime } from '../datetime';
 import { RowBinaryWriter } from './row-binary';
 
@@ -69,9 +69,15 @@ export async function insertJsonRows<T extends object>(
   toRow?: (item: T, index: number) => object,
 ): Promise<void> {
   if (items.length === 0) return;
+  const body = toRow ? jsonArrayOf(items, toRow) : JSON.stringify(items);
+  const inProcess = inProcessInsertOf(client);
+  if (inProcess) {
+    await inProcess({ table, format: 'JSONEachRow', body: Buffer.from(body), settings: { input_format_json_read_objects_as_strings: 1, ...settings } });
+    return;
+  }
   const { stream } = await client.exec({
     query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-    values: Readable.from([toRow ? jsonArrayOf(items, toRow) : JSON.stringify(items)]),
+    values: Readable.from([body]),
     clickhouse_settings: { input_format_json_read_objects_as_strings: 1, ...settings },
   });
   // The answer carries nothing, but its socket is released only once it is read.

@@ -1,7 +1,7 @@
 import { QueryParams } from '@sightline/properties';
 import { HogQLError, Printer, type HogQLFields, type HogQLNode } from '../hogql-compiler';
 import { at, offsetOf, Scope, type TableRef } from './select-scope';
-import { HOGQL_TABLES, type TableSpec } from './select-tables';
+import { HOGQL_TABLES, type FieldSpec, type TableSpec } from './select-tables';
 import { WINDOW_ONLY_FUNCTIONS } from './window-functions';
 
 type Node = HogQLNode;
@@ -113,7 +113,8 @@ class SelectCompiler extends Printer {
   private readonly propertyNodes = new WeakSet<Node>();
   private lastWasProperty = false;
   private readonly team: string;
-  private readonly timezone: string;
+  /** The project's time zone as a bound parameter; null for UTC, the zone every date-time column is stored in. */
+  private readonly timezone: string | null;
 
   constructor(
     params: QueryParams,
@@ -121,7 +122,8 @@ class SelectCompiler extends Printer {
   ) {
     super({ params, fields: NO_EVENT_FIELDS, allowAggregations: true });
     this.team = params.add(options.teamId, 'Int64');
-    this.timezone = params.add(options.timezone ?? 'UTC', 'String');
+    const timezone = options.timezone ?? 'UTC';
+    this.timezone = timezone === 'UTC' ? null : params.add(timezone, 'String');
   }
 
   private get values() {
@@ -619,14 +621,18 @@ function bindValue(params: QueryParams, value: PlaceholderValue, name: string): 
   throw new HogQLError(`The value of {${name.slice(0, 60)}} must be a text, a number, true/false, null or a list of one of these.`);
 }
 
-/** A table's subquery: the fields used (one constant column when none), the project's rows only. */
-export function tableSubquery(table: TableSpec, used: string[], team: string, timezone: string): string {
+/**
+ * A table's subquery: the fields used (one constant column when none), the project's rows only.
+ * Date-times are read in `timezone` (a bound parameter), or as stored (UTC) when it is null: the
+ * same values and type, and ClickHouse's primary key then serves a condition on them, which it
+ * cannot through toTimeZone (a query over one month would read every month).
+ */
+export function tableSubquery(table: TableSpec, used: string[], team: string, timezone: string | null): string {
   const fields = used.map((name) => [name, table.fields.get(name)!] as const);
   const overrides = fields.some(([, spec]) => spec.needsOverrides);
   const source = table.source(team, overrides);
-  const columns = fields.length
-    ? fields.map(([name, spec]) => `${spec.dateTime ? `toTimeZone(${spec.sql}, ${timezone})` : spec.sql} AS ${quoteIdentifier(name)}`).join(', ')
-    : '1 AS `__row`';
+  const read = (spec: FieldSpec) => (spec.dateTime && timezone !== null ? `toTimeZone(${spec.sql}, ${timezone})` : spec.sql);
+  const columns = fields.length ? fields.map(([name, spec]) => `${read(spec)} AS ${quoteIdentifier(name)}`).join(', ') : '1 AS `__row`';
   return [
     `SELECT ${columns}`,
     `FROM ${source.from}`,

@@ -16,7 +16,7 @@ export interface FieldSpec {
   json?: boolean;
   /** Needs the person-override join (`pdi`): distinct ids re-pointed by merges. */
   needsOverrides?: boolean;
-  /** A date-time: read in the project's time zone, as PostHog's printer reads them (toTimeZone). */
+  /** A date-time stored in UTC: read in the project's time zone, as PostHog's printer reads them (toTimeZone). */
   dateTime?: boolean;
 }
 
@@ -72,6 +72,7 @@ const EVENTS: TableSpec = {
     distinct_id: { sql: 'src.distinct_id' },
     elements_chain: { sql: 'src.elements_chain' },
     created_at: { sql: 'src.created_at', dateTime: true },
+    person_mode: { sql: 'src.person_mode' },
     person_id: { sql: 'if(empty(pdi.distinct_id), src.person_id, pdi.person_id)', needsOverrides: true },
     $session_id: { sql: property('$session_id') },
     $window_id: { sql: property('$window_id') },
@@ -80,11 +81,13 @@ const EVENTS: TableSpec = {
     person_properties: { sql: 'src.person_properties', json: true },
     person_created_at: { sql: 'src.person_created_at', dateTime: true },
     ...groupPropertyFields,
+    ...Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`group${i}_created_at`, { sql: `src.group${i}_created_at`, dateTime: true }])),
   }),
   virtual: map<VirtualField>({
     'person.id': { field: 'person_id' },
     'person.created_at': { field: 'person_created_at' },
     'person.properties': { field: 'person_properties', properties: true },
+    ...Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`group_${i}.created_at`, { field: `group${i}_created_at` }])),
     'pdi.person_id': { field: 'person_id' },
     'pdi.distinct_id': { field: 'distinct_id' },
     'pdi.person.id': { field: 'person_id' },

@@ -18,6 +18,8 @@ export interface QueryProjectRow {
   week_start_day?: number | null;
   test_account_filters?: unknown;
   person_display_name_properties?: readonly string[] | null;
+  /** The project's own bound on one query's run time (max_execution_time), in seconds; null: the server's. */
+  query_timeout_seconds?: number | null;
 }
 
 /** A project row as queries read it; unusable test-account filters are kept as the reason, for the queries that apply them. */

@@ -33,6 +33,13 @@ const HOGQL_EVENT_FIELDS: HogQLFields = {
   properties: 'e.properties',
   person_properties: 'e.person_properties',
   group_properties: (index) => `e.group${index}_properties`,
+  columns: {
+    uuid: 'e.uuid',
+    created_at: 'e.created_at',
+    person_mode: 'e.person_mode',
+    'person.created_at': 'e.person_created_at',
+    ...Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`group_${i}.created_at`, `e.group${i}_created_at`])),
+  },
   virtualPersonProperty: (key, params) => new ChannelTypeSql(params).personPropertyFrom('e.person_properties', key),
 };
 

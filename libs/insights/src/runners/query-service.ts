@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ClickHouseLayout } from '@sightline/clickhouse';
+import { withQueryTimeLimit, type ClickHouseLayout } from '@sightline/clickhouse';
 import { jsonByteLength } from '@sightline/http';
 import type { Metrics } from '@sightline/metrics';
 import type { Sql } from '@sightline/postgres';
@@ -43,6 +43,11 @@ export interface QueryService {
   runLegacy<K extends QueryKind>(kind: K, project: QueryProjectRow, input: Record<string, unknown>, nowMs: number, options?: RunOptions): Promise<AnswerOf<K>>;
   /** A parsed query of any kind (a query node, a saved insight). */
   runParsed(project: QueryProjectRow, parsed: ParsedQuery, nowMs: number, options?: RunOptions): Promise<AnswerOf<QueryKind>>;
+  /**
+   * The answer the cache holds for a parsed query, computing nothing (PostHog's `force_cache`,
+   * ExecutionMode.CACHE_ONLY_NEVER_CALCULATE): null when none is held, or the kind is not cached.
+   */
+  cachedParsed(project: QueryProjectRow, parsed: ParsedQuery, nowMs: number): AnswerOf<QueryKind> | null;
   /** A query API node: the response of its kind (its runner's shape), or null when the query API takes no such node. */
   runNode(project: QueryProjectRow, node: Record<string, unknown>, nowMs: number, options?: RunOptions): Promise<Record<string, unknown> | null>;
   /**
@@ -64,6 +69,11 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
   const maxAnswerBytes = deps.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const preparation = createQueryPreparation(deps);
 
+  const cacheKeyOf = (label: string, project: QueryProject, normalised: unknown) =>
+    createHash('sha256')
+      .update(stableJson({ kind: label, project, normalised }))
+      .digest('hex');
+
   /** Serves `compute` from the cache for (label, project, normalised query) unless refreshing. */
   const cached = async <R>(
     label: string,
@@ -73,9 +83,7 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
     refresh: boolean,
     compute: () => Promise<R>,
   ): Promise<R> => {
-    const key = createHash('sha256')
-      .update(stableJson({ kind: label, project, normalised }))
-      .digest('hex');
+    const key = cacheKeyOf(label, project, normalised);
     const hit = refresh ? undefined : cache?.get(key, nowMs);
     if (hit) return { ...(hit as R), is_cached: true };
     const started = process.hrtime.bigint();
@@ -111,7 +119,9 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
     const compute = async () => {
       checkProjectSettings(project, references.filterTestAccounts);
       const { ports, expressions } = await preparation.prepare(project, references, nowMs);
-      return withInputErrors(project, expressions, () => runner.calculate({ ch: deps.ch, db: deps.db, project, ports, nowMs }, query));
+      // The project's own time limit (projects.query_timeout_seconds), when lower than the server's.
+      const ch = withQueryTimeLimit(deps.ch, row.query_timeout_seconds);
+      return withInputErrors(project, expressions, () => runner.calculate({ ch, db: deps.db, project, ports, nowMs }, query));
     };
     if (!runner.cacheKey) return compute();
     return cached(runner.label, project, runner.cacheKey(query), nowMs, options.refresh ?? false, compute);
@@ -121,6 +131,12 @@ export function createQueryService(deps: QueryServiceDeps): QueryService {
     run: (kind, row, query, nowMs, options = {}) => runAny(kind, row, query, nowMs, options) as never,
     runLegacy: (kind, row, input, nowMs, options = {}) => runAny(kind, row, runnerOf(kind).parseLegacy(input), nowMs, options) as never,
     runParsed: (row, parsed, nowMs, options = {}) => runAny(parsed.kind, row, parsed.query, nowMs, options) as never,
+    cachedParsed(row, parsed, nowMs) {
+      const runner = runnerOf(parsed.kind);
+      if (!runner.cacheKey || !cache) return null;
+      const hit = cache.get(cacheKeyOf(runner.label, queryProject(row), runner.cacheKey(parsed.query as never)), nowMs);
+      return hit ? ({ ...hit, is_cached: true } as never) : null;
+    },
     async runNode(row, node, nowMs, options = {}) {
       const parsed = parseQueryNode(node);
       if (!parsed) return null;
