@@ -166,6 +166,16 @@ describe('inserts on the in-process engine', () => {
     expect(Number(counted[0]!.c)).toBe(rows.length);
   });
 
+  it('land side by side: the worker writes the events and the person copies at once', async () => {
+    const before = await (await ch.query({ query: 'SELECT count() AS c FROM events', format: 'JSONEachRow' })).json<{ c: string }>();
+    const batches = Array.from({ length: 12 }, (_, b) =>
+      rows.map((row, i) => ({ ...row, uuid: `5dde0000-0000-7000-8000-${String(b * 100 + i).padStart(12, '0')}` })),
+    );
+    await Promise.all(batches.map((batch, b) => insertEventValues(ch, batch, (row) => row, { deduplicationToken: `side-by-side-${b}` })));
+    const after = await (await ch.query({ query: 'SELECT count() AS c FROM events', format: 'JSONEachRow' })).json<{ c: string }>();
+    expect(Number(after[0]!.c) - Number(before[0]!.c)).toBe(12 * rows.length);
+  });
+
   it('fail on a row the server cannot read with its error code, as over HTTP (the worker dead-letters by it)', async () => {
     const error = await insertJsonRows(ch, 'events', [{ uuid: 'not-a-uuid', event: 'e' }]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClickHouseError);
