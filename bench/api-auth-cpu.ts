@@ -5,7 +5,7 @@
  * such request runs; and the cost of each statement alone. process.cpuUsage counts every thread
  * (PGlite's included), so the figure is the whole cost of a request.
  *
- *   node --import tsx bench/api-auth-cpu.ts     (PROBE_N requests per round, default 200; PROBE_PATH)
+ *   node --import tsx bench/api-auth-cpu.ts     (PROBE_N requests per round, default 200; PROBE_PATH, PROBE_BODY)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +26,11 @@ async function main() {
   await bootstrapInstance(db, { personalApiKey: KEY });
   const ch = createAnalyticsStore({ dataDir: dir, user: 'default', password: '', database: 'default' });
   await migrateClickHouse(ch);
+  // PROBE_BODY: POST it (JSON) instead of a GET, e.g. a query to /api/projects/1/query/.
+  const body = process.env['PROBE_BODY'];
+  const requestInit: RequestInit = body
+    ? { method: 'POST', body, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' } }
+    : { headers: { Authorization: `Bearer ${KEY}` } };
   const seen: string[] = [];
   let count = false;
   type AnyFunction = (...args: unknown[]) => unknown;
@@ -58,13 +63,13 @@ async function main() {
   const server = await listen(appWithCache(), { host: '127.0.0.1', port: 0 });
   const uncached = await listen(appWithCache(0), { host: '127.0.0.1', port: 0 });
   const getFrom = (port: number) => async () => {
-    const r = await fetch(`http://127.0.0.1:${port}${process.env.PROBE_PATH ?? '/api/projects/1/'}`, { headers: { Authorization: `Bearer ${KEY}` } });
+    const r = await fetch(`http://127.0.0.1:${port}${process.env.PROBE_PATH ?? '/api/projects/1/'}`, requestInit);
     await r.text();
     if (r.status !== 200) throw new Error(String(r.status));
   };
   const url = `http://127.0.0.1:${server.port}${process.env.PROBE_PATH ?? '/api/projects/1/'}`;
   const get = async () => {
-    const r = await fetch(url, { headers: { Authorization: `Bearer ${KEY}` } });
+    const r = await fetch(url, requestInit);
     await r.text();
     if (r.status !== 200) throw new Error(String(r.status));
   };
