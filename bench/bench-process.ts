@@ -4,6 +4,7 @@
  * port on stdout as `LISTENING <port>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 
 export async function startBenchServer(label: string, args: string[]): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -79,4 +80,14 @@ export function printRatioTable(rows: string[][], run: { runs: number; events: n
   console.log(line(header));
   for (const r of rows) console.log(line(r));
   console.log(`\nworst ratio ${run.worst.toFixed(2)}`);
+}
+
+/** CPU time (ms, user + system) a process has used so far, from Linux /proc; 0 elsewhere. */
+export function processCpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ
+  } catch {
+    return 0;
+  }
 }

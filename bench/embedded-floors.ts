@@ -207,6 +207,17 @@ async function main() {
         });
         line(`runs of ${size}`, sized.ms, `${Math.round(rows.length / (sized.wallMs / 1000))} ev/s`);
       }
+      // The copies of several runs in one call (as gathered runs would write them).
+      console.log(`\nperson and distinct-id copies alone on chdb, the copies of k runs of ${BATCH} per call:`);
+      for (const k of [1, 5, 10]) {
+        const groups = runsOf(persons.value.slice(0, Math.min(persons.value.length, 50)), k);
+        const covered = groups.reduce((n, g) => n + g.length * BATCH, 0);
+        const sized = await measured(covered, async () => {
+          for (const group of groups)
+            await writeCopies(ch, { persons: group.flatMap((r) => r.copies.persons), distinctIds: group.flatMap((r) => r.copies.distinctIds) });
+        });
+        line(`k = ${k}`, sized.ms, `${Math.round(covered / (sized.wallMs / 1000))} ev/s`);
+      }
       const one = await measured(1000, async () => {
         for (let i = 0; i < 20; i++) await insertEvents(ch, rows.slice(i, i + 1), enrichments.slice(i, i + 1));
       });

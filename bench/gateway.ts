@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { median, startBenchServer } from './bench-process';
+import { median, processCpuMs, startBenchServer } from './bench-process';
 import { producedMessages, SHAPES, type Shape } from './gateway-messages';
 import { ServiceLauncher, startKafkaMock } from '@sightline/local-services';
 
@@ -36,13 +36,16 @@ async function startServer(mode: Mode, brokers: string): Promise<{ child: ChildP
 
 interface Measured {
   eventsPerSec: number;
+  /** The server process's CPU per event (µs), far less sensitive to the machine's load than the rate. */
+  cpuUsPerEvent?: number;
   p50: number;
   p99: number;
   errors: number;
 }
 
-async function load(port: number, shape: Shape, seconds: number): Promise<Measured> {
+async function load(port: number, shape: Shape, seconds: number, pid?: number): Promise<Measured> {
   const { path: urlPath, body, events } = SHAPES[shape];
+  const cpuBefore = pid === undefined ? 0 : processCpuMs(pid);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${urlPath}`,
     method: 'POST',
@@ -51,8 +54,10 @@ async function load(port: number, shape: Shape, seconds: number): Promise<Measur
     connections: CONNECTIONS,
     duration: seconds,
   });
+  const served = result.requests.total * events;
   return {
     eventsPerSec: result.requests.average * events,
+    cpuUsPerEvent: pid === undefined || served === 0 ? undefined : ((processCpuMs(pid) - cpuBefore) * 1000) / served,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
@@ -97,10 +102,12 @@ async function main() {
     // BENCH_PRODUCE=none: no Kafka, the bus acknowledges at once (the HTTP layer's cost alone).
     const brokers = process.env['BENCH_PRODUCE'] === 'none' ? 'none' : (await startKafkaMock(launcher)).kafkaBrokers.join(',');
     const servers = {} as Record<Mode, number>;
+    const pids = {} as Record<Mode, number | undefined>;
     for (const mode of MODES) {
       const { child, port } = await startServer(mode, brokers);
       stopAll.push(() => child.kill('SIGTERM'));
       servers[mode] = port;
+      pids[mode] = child.pid;
     }
     console.log(`gateway bench: ${RUNS} runs × ${SECONDS}s, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, node ${process.version}`);
     for (const shape of Object.keys(SHAPES) as Shape[]) {
@@ -111,7 +118,7 @@ async function main() {
       const withRaw = shape === 'batch100' && brokers !== 'none';
       for (let run = 0; run < RUNS; run++) {
         // Interleaved so drift in machine load hits every mode alike.
-        for (const mode of MODES) runs[mode].push(await load(servers[mode], shape, SECONDS));
+        for (const mode of MODES) runs[mode].push(await load(servers[mode], shape, SECONDS, pids[mode]));
         if (withRaw) raw.push(await rawProduce(brokers, shape, SECONDS));
       }
       const base = median(runs.baseline.map((r) => r.eventsPerSec));
@@ -122,8 +129,9 @@ async function main() {
         const p99 = median(runs[mode].map((r) => r.p99));
         const errors = runs[mode].reduce((n, r) => n + r.errors, 0);
         const all = runs[mode].map((r) => Math.round(r.eventsPerSec)).join(', ');
+        const cpu = median(runs[mode].map((r) => r.cpuUsPerEvent ?? 0));
         console.log(
-          `  ${mode.padEnd(16)} ${Math.round(eps).toString().padStart(8)} events/s  p50 ${p50} ms  p99 ${p99} ms  ratio ${(eps / base).toFixed(2)}  errors ${errors}  (runs: ${all})`,
+          `  ${mode.padEnd(16)} ${Math.round(eps).toString().padStart(8)} events/s  p50 ${p50} ms  p99 ${p99} ms  ratio ${(eps / base).toFixed(2)}  errors ${errors}  server CPU ${cpu.toFixed(1)} µs/event  (runs: ${all})`,
         );
       }
       if (withRaw) {

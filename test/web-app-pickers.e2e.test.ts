@@ -204,6 +204,34 @@ describe('pickers and drill-downs in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
   });
 
+  it('filters the events list by a property and a value picked from their lists', async () => {
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByTestId('events-table').waitFor();
+    const property = page.getByRole('combobox', { name: 'Property', exact: true });
+    await property.pressSequentially('$brow');
+    await optionsOf('properties').first().waitFor();
+    await property.press('ArrowDown');
+    await property.press('Enter');
+    expect(await property.inputValue()).toBe('$browser');
+    const value = page.getByRole('combobox', { name: 'equals' });
+    await value.pressSequentially('fire');
+    await waitFor(async () => expect(await optionNames('values')).toEqual(['Firefox']), { description: 'Firefox offered' });
+    await value.press('ArrowDown');
+    await value.press('Enter');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await waitFor(
+      async () =>
+        expect(
+          await page
+            .getByTestId('events-table')
+            .locator('tbody tr[data-event]')
+            .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-event'))),
+        ).toEqual(['$pageview', '$pageview', '$pageview']),
+      { description: "Firefox's three pageviews" },
+    );
+    expect(await seriousViolations()).toEqual([]);
+  });
+
   it('shows a saved cohort’s filter in its editor, and adds values to its list from the picker', async () => {
     const created = await target.api('POST', '/api/projects/1/cohorts/', {
       name: 'Paying',

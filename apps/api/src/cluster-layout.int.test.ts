@@ -272,6 +272,7 @@ describe('the api in the cluster layout', () => {
     ['actors related to a person', '/api/projects/1/groups/related/?id={person-p1}', () => undefined],
     ['persons list', '/api/projects/1/persons/?search=p1', () => undefined],
     ['person property values', '/api/projects/1/persons/values/?key=plan', () => undefined],
+    ['event property values', '/api/projects/1/events/values/?key=%24browser', () => undefined],
     ['dynamic cohort persons', '/api/projects/1/cohorts/{dynamic}/persons/', () => undefined],
     ['dynamic cohort, counted again on update', 'PATCH /api/projects/1/cohorts/{dynamic}/', () => ({ name: 'Pro users' })],
   ];

@@ -57,38 +57,3 @@ export function parseBusTime(text: string): number {
     return Date.parse(text);
   return daysFromCivil(year, month, day) * MS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
 }
-
-/** Two-digit texts "00" to "99", so a time's fields are looked up rather than padded. */
-const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => (n < 10 ? `0${n}` : String(n)));
-/** 1970-01-01 to 9999-12-31 (the epoch on): the years toISOString writes with four digits and no sign. */
-const FIRST_FIVE_DIGIT_YEAR_MS = 253_402_300_800_000;
-
-/**
- * toISOString of epoch milliseconds ("2026-11-27T08:32:15.604Z"), worked out from the number for
- * times from 1970 to 9999 (the gateway writes two per event, and toISOString costs about as
- * much as the event's JSON); earlier or later times, and a fraction of a millisecond (truncated
- * as Date does), go to toISOString, so the text is always toISOString's.
- */
-export function formatBusTime(epochMs: number): string {
-  if (!(epochMs >= 0 && epochMs < FIRST_FIVE_DIGIT_YEAR_MS) || !Number.isInteger(epochMs)) return new Date(epochMs).toISOString();
-  const days = Math.floor(epochMs / MS_PER_DAY);
-  let rest = epochMs - days * MS_PER_DAY;
-  const hour = Math.floor(rest / 3_600_000);
-  rest -= hour * 3_600_000;
-  const minute = Math.floor(rest / 60_000);
-  rest -= minute * 60_000;
-  const second = Math.floor(rest / 1000);
-  const ms = rest - second * 1000;
-  // Civil from days, H. Hinnant's date algorithms (the inverse of daysFromCivil).
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const dayOfEra = z - era * 146_097;
-  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153);
-  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1;
-  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9;
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  const msText = ms < 10 ? `00${ms}` : ms < 100 ? `0${ms}` : String(ms);
-  return `${year}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[second]}.${msText}Z`;
-}

@@ -1,6 +1,5 @@
 import { hash } from 'node:crypto';
 import { parse as parseUuid, v7 as uuidv7, validate as isUuid } from 'uuid';
-import { formatBusTime } from './bus-time';
 import { computeTimestamp } from './timestamp';
 import type { RawEvent } from './capture-payload';
 import { exceedsDepth } from '@sightline/json-input';
@@ -107,7 +106,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
     nowMs: ctx.nowMs,
     ignoreSentAt: properties['$ignore_sent_at'] === true,
   });
-  const now = formatBusTime(ctx.nowMs);
+  const now = new Date(ctx.nowMs).toISOString();
   return {
     ok: true,
     key: `${ctx.token}:${distinctId}`,
@@ -121,7 +120,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
       token: ctx.token,
       team_id: ctx.teamId,
       event: raw.event,
-      timestamp: formatBusTime(timestampMs),
+      timestamp: new Date(timestampMs).toISOString(),
       historical_migration: ctx.historicalMigration,
     },
   };

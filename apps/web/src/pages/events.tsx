@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Empty, ErrorState, Loading, PropertiesTable } from '../components';
 import { formatTime } from '../format';
+import { PropertyPicker, PropertyValuePicker } from '../query-builder';
 import { linkHandler } from '../router';
 
 export interface EventRow {
@@ -143,19 +144,27 @@ export function EventsPage({ projectId, timezone }: { projectId: number; timezon
           Distinct id
           <input name="distinct_id" value={draft.distinctId} onInput={(e) => setDraft({ ...draft, distinctId: e.currentTarget.value })} placeholder="any" />
         </label>
-        <label>
-          Property
-          <input name="property_key" value={draft.propertyKey} onInput={(e) => setDraft({ ...draft, propertyKey: e.currentTarget.value })} placeholder="key" />
-        </label>
-        <label>
-          equals
-          <input
-            name="property_value"
-            value={draft.propertyValue}
-            onInput={(e) => setDraft({ ...draft, propertyValue: e.currentTarget.value })}
-            placeholder="value"
-          />
-        </label>
+        <PropertyPicker
+          projectId={projectId}
+          type="event"
+          apply="as-typed"
+          name="property_key"
+          label="Property"
+          placeholder="key"
+          value={draft.propertyKey}
+          onCommit={(propertyKey) => setDraft((d) => ({ ...d, propertyKey }))}
+        />
+        <PropertyValuePicker
+          projectId={projectId}
+          type="event"
+          propertyKey={draft.propertyKey}
+          apply="as-typed"
+          name="property_value"
+          label="equals"
+          placeholder="value"
+          value={draft.propertyValue}
+          onCommit={(propertyValue) => setDraft((d) => ({ ...d, propertyValue }))}
+        />
         <label>
           Time range
           <select name="after" value={draft.after} onChange={(e) => setDraft({ ...draft, after: e.currentTarget.value })}>

@@ -108,6 +108,7 @@ export function PropertyValuePicker({
   apply?: 'on-leave' | 'as-typed';
   list?: boolean;
   inputMode?: 'decimal';
+  placeholder?: string;
 }) {
   const [term, setTerm] = useState<string | null>(null);
   const [values, setValues] = useState<{ name: string; count: number }[]>([]);

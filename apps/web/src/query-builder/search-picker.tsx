@@ -53,7 +53,7 @@ export function SearchPicker({
   apply?: 'on-leave' | 'as-typed';
   list?: boolean;
   onSearch?: (term: string) => void;
-  /** Shown after the field inside its label, e.g. "never seen in this project". */
+  /** Shown after the field, outside its label (the field's name stays its label), e.g. "never seen in this project". */
   after?: ComponentChildren;
   required?: boolean;
   disabled?: boolean;
@@ -143,8 +143,8 @@ export function SearchPicker({
           }}
           onBlur={() => (draft !== null && !live ? commit(draft) : close())}
         />
-        {after}
       </label>
+      {after}
       {expanded ? (
         <ul role="listbox" id={listId} class="picker-options" aria-label={`Matching ${what}`}>
           {shown.map((option, i) => (
