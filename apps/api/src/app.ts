@@ -1,8 +1,9 @@
 import express, { Router, type Express } from 'express';
 import {
+  createPrincipalCache,
   createProjectTokenCache,
-  findPrincipalByKeyHash,
   findSessionByTokenHash,
+  type PrincipalChanges,
   type ProjectTokenChanges,
   type ProjectTokenLookup,
 } from '@sightline/accounts';
@@ -97,13 +98,25 @@ export interface ApiDeps {
    * the old key at once: Redis pub/sub in distributed mode; default in-process (embedded mode).
    */
   projectTokenChanges?: ProjectTokenChanges;
+  /**
+   * Where a change to a user's personal API keys is announced and heard, so every process's
+   * principal cache drops them: Redis pub/sub in distributed mode; default in-process (embedded mode).
+   */
+  principalChanges?: PrincipalChanges;
+  /** How long a looked-up personal key is used without a lookup; default PRINCIPAL_CACHE_MAX_AGE_MS (0: looked up per request). */
+  principalCacheMaxAgeMs?: number;
 }
 
 /**
  * Every personal-key route, each declared once (method, path, scope, schema, summary).
  * `projectTokens`: the process's token cache (default: one of the table's own).
  */
-export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefinitionsCache, projectTokens?: ProjectTokenLookup): RouteTable {
+export function createApiRouteTable(
+  deps: ApiDeps,
+  flagDefinitions: FlagDefinitionsCache,
+  projectTokens?: ProjectTokenLookup,
+  keysChanged: (userId: number) => Promise<void> = (userId) => deps.principalChanges?.publish(userId) ?? Promise.resolve(),
+): RouteTable {
   const now = deps.now ?? Date.now;
   const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
   const tokens = projectTokens ?? createProjectTokenCache(deps.db, { changes: deps.projectTokenChanges });
@@ -132,7 +145,7 @@ export function createApiRouteTable(deps: ApiDeps, flagDefinitions: FlagDefiniti
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
     createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger, maxQueryTimeoutSeconds: queryLimits.maxExecutionSeconds }),
-    createPersonalApiKeysRoutes(deps.db),
+    createPersonalApiKeysRoutes(deps.db, keysChanged),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db, async (project, row, refresh) =>
       refresh === 'cache_only' ? savedInsights.cachedResult(project, row) : savedInsights.result(project, row, refresh === 'recompute'),
@@ -188,10 +201,23 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
   // The management API's statements queue behind decide's (and the worker's) where the store
   // runs one at a time (the embedded PGlite): a burst of analytics requests must not hold decide.
   const managementDb = deps.db.withPriority?.('background') ?? deps.db;
-  const table = createApiRouteTable({ ...deps, db: managementDb, projectTokenChanges }, flagDefinitions, projectTokens);
+  // A key's principal is looked up once per few seconds, not per request; a change of a user's keys
+  // drops that user's entries here at once and, announced, in every other process (docs/http-api.md).
+  const principalChanges = deps.principalChanges ?? createInMemoryInvalidation<number>();
+  const principals = createPrincipalCache(managementDb, {
+    changes: principalChanges,
+    maxAgeMs: deps.principalCacheMaxAgeMs,
+    onError: (err, context) => deps.logger.warn({ err }, context),
+  });
+  const keysChanged = async (userId: number) => {
+    principals.forget(userId);
+    // A lost announcement leaves the other processes' entries to their time bound.
+    await principalChanges.publish(userId).catch((err: unknown) => deps.logger.warn({ err }, 'announcing a personal API key change'));
+  };
+  const table = createApiRouteTable({ ...deps, db: managementDb, projectTokenChanges }, flagDefinitions, projectTokens, keysChanged);
   // A personal key, else the web app's session cookie (with CSRF checks on writes).
   const authenticate = managementAuth({
-    personalKeys: (hash) => findPrincipalByKeyHash(managementDb, hash),
+    personalKeys: principals.lookup,
     sessions: (hash) => findSessionByTokenHash(managementDb, hash, new Date(now())),
   });
 

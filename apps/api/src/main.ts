@@ -3,6 +3,7 @@ import {
   formatBootstrapBanner,
   formatPasswordSetupBanner,
   issueFirstStartPasswordToken,
+  PRINCIPAL_CHANGES_CHANNEL,
   PROJECT_TOKEN_CHANGES_CHANNEL,
 } from '@sightline/accounts';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
@@ -47,6 +48,12 @@ runService({
       ? createRedisInvalidation(config.REDIS_URL, { channel: PROJECT_TOKEN_CHANGES_CHANNEL })
       : createInMemoryInvalidation();
     onStop(() => projectTokenChanges.close());
+    // A changed, rolled or deleted personal key, announced to (and heard from) every api process,
+    // whose principal caches drop the user's keys (without Redis, each process's own time bound).
+    const principalChanges = config.REDIS_URL
+      ? createRedisInvalidation(config.REDIS_URL, { channel: PRINCIPAL_CHANGES_CHANNEL })
+      : createInMemoryInvalidation();
+    onStop(() => principalChanges.close());
     await Promise.all([flagDefinitions.ready, decidePersons.ready]);
     const access = accessOptionsFromConfig(config, logger);
     onStop(() => access.close());
@@ -59,6 +66,7 @@ runService({
       flagDefinitions,
       decidePersons,
       projectTokenChanges,
+      principalChanges,
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,

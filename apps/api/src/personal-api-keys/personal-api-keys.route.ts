@@ -6,7 +6,7 @@ import type { MetadataStore, Sql } from '@sightline/postgres';
 import { echoed, INT4_MAX } from '../http/drf-fields';
 import { ignoredBody } from '../http/body-fields';
 import { RouteTable } from '../http/route-registry';
-import { changeKey, issueKey, listManageableKeys, removeKey, retrieveKey, rollKey } from './personal-api-keys.service';
+import { changeKey, issueKey, listManageableKeys, removeKey, retrieveKey, rollKey, type KeysChanged } from './personal-api-keys.service';
 
 /** PostHog's PersonalAPIKey.label max_length. */
 const MAX_LABEL_LENGTH = 40;
@@ -72,9 +72,9 @@ async function parseKeyChange(db: Sql, caller: Principal, body: Record<string, u
  * `/api/personal_api_keys/`: the caller's user's keys. Reading needs `personal_api_key:read`,
  * issuing, changing, rolling and deleting `personal_api_key:write` (`*` has both); a key sees and
  * manages only itself and keys within its powers (the service). `@current` names the key making
- * the request.
+ * the request. `keysChanged` hears every change, roll and deletion (the principal caches).
  */
-export function createPersonalApiKeysRoutes(db: MetadataStore): RouteTable {
+export function createPersonalApiKeysRoutes(db: MetadataStore, keysChanged: KeysChanged): RouteTable {
   const base = '/api/personal_api_keys';
   const read = { scope: 'personal_api_key:read', projectRestrictedKeys: 'narrowed' } as const;
   const write = { scope: 'personal_api_key:write', projectRestrictedKeys: 'narrowed' } as const;
@@ -128,19 +128,19 @@ export function createPersonalApiKeysRoutes(db: MetadataStore): RouteTable {
       async (req, res) => {
         const id = requireKeyId(req);
         const change = await parseKeyChange(db, req.principal!, req.body as Record<string, unknown>);
-        res.json(serializePersonalKey(await changeKey(db, req.principal!, id, change)));
+        res.json(serializePersonalKey(await changeKey(db, req.principal!, id, change, keysChanged)));
       },
     )
     .post(
       `${base}/:key_id/roll`,
       { ...write, summary: 'Give a key a new value; the old one stops working', body: ignoredBody, example: () => ({}) },
       async (req, res) => {
-        const rolled = await rollKey(db, req.principal!, requireKeyId(req));
+        const rolled = await rollKey(db, req.principal!, requireKeyId(req), keysChanged);
         res.json(serializePersonalKey(rolled.key, rolled.value));
       },
     )
     .delete(`${base}/:key_id`, { ...write, summary: 'Delete a personal API key' }, async (req, res) => {
-      await removeKey(db, req.principal!, requireKeyId(req));
+      await removeKey(db, req.principal!, requireKeyId(req), keysChanged);
       res.status(204).end();
     });
 }

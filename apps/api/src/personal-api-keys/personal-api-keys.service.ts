@@ -56,20 +56,38 @@ export async function issueKey(
 }
 
 /**
+ * Announces that a user's keys changed, so the principal caches (this process's at once, the
+ * others' through the invalidation channel) drop what they hold of that user's keys.
+ */
+export type KeysChanged = (userId: number) => Promise<void>;
+
+/**
  * The key is read with its row locked, checked, and changed in one transaction, so a change made
  * meanwhile (say, the user widening it in the web app) cannot slip between the check and the write.
  */
-function withManageableKey<T>(db: MetadataStore, caller: Principal, id: number, work: (tx: Sql, key: PersonalKeyRow) => Promise<T>): Promise<T> {
-  return db.transaction(async (tx) => {
-    const key = await findPersonalKey(tx, caller.userId, id, { lock: true });
-    if (!key) throw errors.notFound();
-    requireManageable(caller, key);
-    return work(tx, key);
-  });
+async function withManageableKey<T>(
+  db: MetadataStore,
+  caller: Principal,
+  id: number,
+  keysChanged: KeysChanged,
+  work: (tx: Sql, key: PersonalKeyRow) => Promise<T>,
+): Promise<T> {
+  try {
+    return await db.transaction(async (tx) => {
+      const key = await findPersonalKey(tx, caller.userId, id, { lock: true });
+      if (!key) throw errors.notFound();
+      requireManageable(caller, key);
+      return work(tx, key);
+    });
+  } finally {
+    // Once the change is committed (or whatever became of it: a commit whose answer was lost may
+    // have happened), before the answer: the next request with the old key or powers is looked up again.
+    await keysChanged(caller.userId);
+  }
 }
 
-export function changeKey(db: MetadataStore, caller: Principal, id: number, change: PersonalKeyChange): Promise<PersonalKeyRow> {
-  return withManageableKey(db, caller, id, async (tx, key) => {
+export function changeKey(db: MetadataStore, caller: Principal, id: number, change: PersonalKeyChange, keysChanged: KeysChanged): Promise<PersonalKeyRow> {
+  return withManageableKey(db, caller, id, keysChanged, async (tx, key) => {
     requireGrantable(caller, {
       scopes: change.scopes ?? key.scopes,
       scopedTeams: change.scopedTeams !== undefined ? change.scopedTeams : key.scoped_teams,
@@ -81,16 +99,16 @@ export function changeKey(db: MetadataStore, caller: Principal, id: number, chan
   });
 }
 
-export function rollKey(db: MetadataStore, caller: Principal, id: number): Promise<{ key: PersonalKeyRow; value: string }> {
-  return withManageableKey(db, caller, id, async (tx, key) => {
+export function rollKey(db: MetadataStore, caller: Principal, id: number, keysChanged: KeysChanged): Promise<{ key: PersonalKeyRow; value: string }> {
+  return withManageableKey(db, caller, id, keysChanged, async (tx, key) => {
     const rolled = await reissuePersonalKey(tx, caller.userId, key.id);
     if (!rolled) throw errors.notFound();
     return rolled;
   });
 }
 
-export function removeKey(db: MetadataStore, caller: Principal, id: number): Promise<void> {
-  return withManageableKey(db, caller, id, async (tx, key) => {
+export function removeKey(db: MetadataStore, caller: Principal, id: number, keysChanged: KeysChanged): Promise<void> {
+  return withManageableKey(db, caller, id, keysChanged, async (tx, key) => {
     await deletePersonalKey(tx, caller.userId, key.id);
   });
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootstrapInstance, insertPersonalKey, type ProjectTokenChanges } from '@sightline/accounts';
+import { bootstrapInstance, insertPersonalKey, type PrincipalChanges, type ProjectTokenChanges } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createInMemoryInvalidation } from '@sightline/bus';
@@ -48,6 +48,8 @@ export async function createFlagFixture(
     decidePersons?: DecidePersonCache;
     jobs?: JobOperator;
     projectTokenChanges?: ProjectTokenChanges;
+    principalChanges?: PrincipalChanges;
+    principalCacheMaxAgeMs?: number;
     analytics?: ApiDeps['analytics'];
   } = {},
 ): Promise<FlagFixture> {
@@ -90,6 +92,8 @@ export async function createFlagFixture(
     decidePersons: options.decidePersons,
     jobs: options.jobs,
     projectTokenChanges: options.projectTokenChanges,
+    principalChanges: options.principalChanges,
+    principalCacheMaxAgeMs: options.principalCacheMaxAgeMs,
     analytics: options.analytics,
     readiness: [],
     isShuttingDown: () => false,

@@ -23,7 +23,7 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
 
   keys create --label L --scopes a:read,b:write [--project N]...   issue a personal API key (printed once)
   keys list                                                          every key, masked
-  keys revoke <id>                                                   delete a key: it stops working at once
+  keys revoke <id>                                                   delete a key: running servers refuse it within 3 s
   projects create --name N [--timezone TZ]                           a project with a new project API key
   projects list                                                      every project and its project API key
   users create --email E [--name N] [--url U]                        a web app user; prints a one-time link to choose a password
