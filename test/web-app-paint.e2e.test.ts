@@ -1,7 +1,7 @@
 // The order the web app loads a page in, in headless Chromium against `npm start`'s all-in-one
 // service: the page's own query goes out beside /api/users/@me/ (not after it), the pickers' lists
 // only once the chart is drawn, and a dashboard draws each tile when its own query answers (a fast
-// tile while a slow one still loads). Requests are held with the browser's request interception:
+// tile while a slow one still loads, on the first read and on a refresh). Requests are held with the browser's request interception:
 // a response that is late on purpose, the only way to make one tile slow on cue.
 import { randomUUID } from 'node:crypto';
 import type { Page, Route } from 'playwright-core';
@@ -138,6 +138,22 @@ describe('how the web app loads Trends and a dashboard', () => {
       expect(steps).toEqual([3, 3]);
       expect(await tile('Slow funnel').getByTestId('chart-skeleton').count()).toBe(0);
       expect(fast.id).toBeLessThan(slow.id);
+
+      // Refreshing asks for each tile again on its own: the fast one is redrawn while the slow
+      // one, held again, keeps its steps and says it is refreshing.
+      const slowRefresh = holdRoute();
+      await page.route((url) => url.pathname === `/api/environments/1/insights/${slow.id}/` && url.searchParams.get('refresh') === 'true', slowRefresh.handler);
+      const computedAt = (name: string) => tile(name).getByTestId('tile-computed-at');
+      const fastBefore = await computedAt('Fast pageviews').getAttribute('data-last-refresh');
+      await page.getByRole('button', { name: 'Refresh all tiles' }).click();
+      await slowRefresh.seen;
+      await waitFor(async () => (await computedAt('Fast pageviews').getAttribute('data-last-refresh')) !== fastBefore, {
+        description: 'the fast tile recomputed',
+      });
+      expect(await computedAt('Slow funnel').textContent()).toBe('Refreshing…');
+      expect(await tile('Slow funnel').getByTestId('funnel-result').count()).toBe(1);
+      slowRefresh.release();
+      await waitFor(async () => (await computedAt('Slow funnel').textContent())!.startsWith('Computed'), { description: 'the slow tile recomputed' });
     } finally {
       await page.unrouteAll();
     }

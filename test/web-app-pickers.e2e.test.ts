@@ -156,6 +156,11 @@ describe('pickers and drill-downs in Chromium', () => {
     await waitFor(async () => expect(await page.getByTestId('trend-series').first().locator('tbody tr').first().getAttribute('data-total')).toBe('3'), {
       description: "Firefox's three pageviews",
     });
+    // Back in the field, every value is offered again, not only the one it holds.
+    await value.blur();
+    await value.focus();
+    await waitFor(async () => expect(await optionNames('values')).toEqual(['Chrome', 'Firefox', 'Safari']), { description: 'every value again' });
+    await value.press('Escape');
 
     // A name the project never saw is flagged, as the event picker does.
     await property.fill('$browsr');
@@ -230,6 +235,33 @@ describe('pickers and drill-downs in Chromium', () => {
       { description: "Firefox's three pageviews" },
     );
     expect(await seriousViolations()).toEqual([]);
+  });
+
+  it('picks the events of retention, stickiness, lifecycle and an action from the searchable event picker', async () => {
+    for (const [path, label] of [
+      ['/retention', 'Cohort: persons who did'],
+      ['/stickiness', 'Persons who did'],
+      ['/lifecycle', 'Persons who did'],
+      ['/actions/new', 'Step 1 event'],
+    ] as const) {
+      await page.goto(`${target.base}${path}`);
+      const picker = page.getByRole('combobox', { name: label });
+      await picker.fill('sign');
+      await waitFor(async () => expect(await optionNames('events')).toEqual(['signed_up']), { description: `${path}: signed_up offered` });
+      expect(await optionsOf('events').first().textContent()).toMatch(/^signed_up\d+ events? · seen \d+ (min|h) ago$/);
+      await picker.press('ArrowDown');
+      await picker.press('Enter');
+      expect(await picker.inputValue()).toBe('signed_up');
+      expect(await page.locator('input[list]').count()).toBe(0);
+    }
+    // The stickiness bars are signed_up's: the three who signed up, each on one day.
+    await page.goto(`${target.base}/stickiness`);
+    const picker = page.getByRole('combobox', { name: 'Persons who did' });
+    await picker.fill('signed_up');
+    await picker.press('Enter');
+    await waitFor(async () => expect(JSON.parse((await page.getByTestId('stickiness-bars').getAttribute('data-values'))!)[0]).toBe(3), {
+      description: 'three persons on one day',
+    });
   });
 
   it('shows a saved cohort’s filter in its editor, and adds values to its list from the picker', async () => {

@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ConfirmDelete, ListView, Loading, LoadFailure, NameOptions, useSaveStatus } from '../components';
+import { ConfirmDelete, ListView, Loading, LoadFailure, useSaveStatus } from '../components';
 import { formatTime } from '../format';
 import { PropertyFiltersEditor } from '../property-filters-editor';
 import type { PropertyFilter } from '../property-filter';
-import { useEventNames } from '../query-builder';
+import { useEventDefinitions, EventPicker } from '../query-builder';
 import { linkHandler, navigate } from '../router';
 import { useGet } from '../use-get';
 
@@ -118,7 +118,7 @@ export function ActionPage({ projectId, id }: { projectId: number; id: string })
   const isNew = id === 'new';
   const base = `/api/projects/${projectId}/actions/`;
   const loaded = useGet<Action>(isNew ? null : `${base}${encodeURIComponent(id)}/`);
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [steps, setSteps] = useState<ActionStep[]>([{ event: '$pageview', url_matching: 'contains' }]);
@@ -155,7 +155,6 @@ export function ActionPage({ projectId, id }: { projectId: number; id: string })
         </a>
       </p>
       <h1 id="action-title">{isNew ? 'New action' : action!.name}</h1>
-      <NameOptions id="action-event-names" names={eventNames} />
       <form class="card wide editor" onSubmit={save}>
         <label>
           Name
@@ -177,15 +176,15 @@ export function ActionPage({ projectId, id }: { projectId: number; id: string })
                 {label}: {stepSummary(cleanStep(step))}
               </legend>
               <div class="filter-row">
-                <label>
-                  {label} event
-                  <input
-                    list="action-event-names"
-                    value={step.event ?? ''}
-                    onInput={(e) => setStep(index, { event: e.currentTarget.value })}
-                    placeholder="any event"
-                  />
-                </label>
+                <EventPicker
+                  label={`${label} event`}
+                  name={`step-${index}-event`}
+                  apply="as-typed"
+                  value={step.event ?? ''}
+                  placeholder="any event"
+                  definitions={eventDefinitions}
+                  onCommit={(event) => setStep(index, { event })}
+                />
                 <label>
                   {label} URL
                   <input value={step.url ?? ''} onInput={(e) => setStep(index, { url: e.currentTarget.value })} />

@@ -101,18 +101,18 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
     setDashboard((current) => current && { ...current, tiles: current.tiles?.map((t) => (t.insight?.id === insight.id ? { ...t, insight } : t)) });
   /**
    * Draws the dashboard from what the server's cache holds (PostHog's force_cache: nothing is
-   * computed), then asks for each tile it did not hold on its own, in reading order: each tile is
-   * drawn when its own query returns, not when the slowest does. The first has the engine to
-   * itself (on one embedded engine, queries beside it would only slow it), the rest go a few at
-   * a time.
+   * computed), then asks for each tile it did not hold on its own (with `refresh`, every tile,
+   * computed again), in reading order: each tile is drawn when its own query returns, not when
+   * the slowest does. The first has the engine to itself (on one embedded engine, queries beside
+   * it would only slow it), the rest go a few at a time.
    */
   const load = async (refresh = false) => {
     try {
-      const url = `${path}?refresh=${refresh ? 'true' : 'force_cache'}`;
+      const url = `${path}?refresh=force_cache`;
       // The first read may have been started at boot, beside the user (early-requests.ts).
-      const loaded = await ((refresh ? null : takeEarlyRequest<Dashboard>('GET', url, undefined)) ?? api<Dashboard>(url));
+      const loaded = await (takeEarlyRequest<Dashboard>('GET', url, undefined) ?? api<Dashboard>(url));
       const missing = (loaded.tiles ?? [])
-        .filter((t) => t.insight !== null && !t.error && (t.insight.result === null || t.insight.result === undefined))
+        .filter((t) => t.insight !== null && (refresh || (!t.error && (t.insight.result === null || t.insight.result === undefined))))
         .sort(byLayout)
         .map((t) => t.insight!.id);
       setComputing(new Set(missing));
@@ -121,7 +121,7 @@ export function DashboardPage({ projectId, id, timezone }: { projectId: number; 
       setName(loaded.name);
       const next = missing.slice();
       const compute = (insightId: number) =>
-        api<TileInsight>(`/api/environments/${projectId}/insights/${insightId}/?from_dashboard=${loaded.id}`)
+        api<TileInsight>(`/api/environments/${projectId}/insights/${insightId}/?from_dashboard=${loaded.id}${refresh ? '&refresh=true' : ''}`)
           .then(putInsight)
           .catch((failure) => setTileErrors((errors) => new Map(errors).set(insightId, failure)))
           .finally(() =>
@@ -320,9 +320,11 @@ function InsightTile({
           Remove
         </button>
       </div>
-      <p class="hint" data-testid="tile-computed-at" data-last-refresh={computing ? '' : (insight.last_refresh ?? '')}>
+      <p class="hint" data-testid="tile-computed-at" data-last-refresh={insight.last_refresh ?? ''}>
         {computing
-          ? 'Computing…'
+          ? insight.result === null || insight.result === undefined
+            ? 'Computing…'
+            : 'Refreshing…'
           : insight.last_refresh
             ? `Computed ${formatTime(insight.last_refresh, timezone)}${insight.is_cached ? ' (from the cache)' : ''}`
             : 'Not computed'}
@@ -331,7 +333,7 @@ function InsightTile({
         <ErrorState error={error ?? failure} />
       ) : tile.error ? (
         <ErrorState error={new Error(tile.error.detail)} />
-      ) : computing ? (
+      ) : computing && (insight.result === null || insight.result === undefined) ? (
         <ChartSkeleton what={name} />
       ) : insight.result === null || insight.result === undefined ? (
         <Empty>Not computed on this read: open the insight to see it.</Empty>

@@ -2,9 +2,9 @@ import { Chart } from 'chart.js';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 // chart.tsx registers the bar pieces with Chart.js.
 import '../chart';
-import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { Empty, ErrorState, Loading } from '../components';
 import { formatNumber } from '../format';
-import { DateRangePicker, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
+import { DateRangePicker, formFromAddress, SaveInsight, useEventDefinitions, EventPicker } from '../query-builder';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { BarPersons } from './bar-persons';
@@ -83,7 +83,7 @@ export function LifecyclePage({ projectId, timezone, url }: { projectId: number;
   const editing = url.searchParams.get('insight');
   const setForm = (next: LifecycleForm) =>
     navigate(`/lifecycle?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
   const query = useMemo(() => lifecycleQuery(form), [form]);
   const { answer, error } = usePost<{ results: LifecycleSeries[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
   const [bar, setBar] = useState<{ day: string; status: Status; title: string; key: string } | null>(null);
@@ -93,12 +93,15 @@ export function LifecyclePage({ projectId, timezone, url }: { projectId: number;
   return (
     <section aria-labelledby="lifecycle-title">
       <h1 id="lifecycle-title">Lifecycle</h1>
-      <NameOptions id="lifecycle-event-names" names={eventNames} />
       <div class="filters">
-        <label>
-          Persons who did
-          <CommitInput list="lifecycle-event-names" name="event" value={form.event} placeholder="any event" onCommit={(event) => setForm({ ...form, event })} />
-        </label>
+        <EventPicker
+          label="Persons who did"
+          name="event"
+          value={form.event}
+          placeholder="any event"
+          definitions={eventDefinitions}
+          onCommit={(event) => setForm({ ...form, event })}
+        />
         <label>
           Interval
           <select name="interval" value={form.interval} onChange={(e) => setForm({ ...form, interval: e.currentTarget.value as LifecycleForm['interval'] })}>

@@ -1,10 +1,10 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
-import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { Empty, ErrorState, Loading } from '../components';
 import { formatNumber } from '../format';
 import { linkHandler, navigate } from '../router';
 import { usePost } from '../use-post';
-import { BreakdownPicker, DATE_RANGES, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
+import { BreakdownPicker, DATE_RANGES, formFromAddress, SaveInsight, useEventDefinitions, EventPicker } from '../query-builder';
 import type { BreakdownChoice } from '../query-builder/breakdown-picker';
 
 /** The retention builder's state, kept in the address (`?q=`). */
@@ -152,7 +152,7 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
   const editing = url.searchParams.get('insight');
   const setForm = (next: RetentionForm) =>
     navigate(`/retention?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
   const query = useMemo(() => retentionQuery(form), [form]);
   const { answer, error } = usePost<{ results: RetentionRow[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
   const [cell, setCell] = useState<{ row: number; offset: number; key: string } | null>(null);
@@ -167,29 +167,24 @@ export function RetentionPage({ projectId, timezone, url }: { projectId: number;
   return (
     <section aria-labelledby="retention-title">
       <h1 id="retention-title">Retention</h1>
-      <NameOptions id="retention-event-names" names={eventNames} />
       <fieldset class="builder">
         <legend>Who comes back</legend>
-        <label>
-          Cohort: persons who did
-          <CommitInput
-            list="retention-event-names"
-            name="target"
-            value={form.target}
-            placeholder="any event"
-            onCommit={(target) => setForm({ ...form, target })}
-          />
-        </label>
-        <label>
-          Came back when they did
-          <CommitInput
-            list="retention-event-names"
-            name="returning"
-            value={form.returning}
-            placeholder="any event"
-            onCommit={(returning) => setForm({ ...form, returning })}
-          />
-        </label>
+        <EventPicker
+          label="Cohort: persons who did"
+          name="target"
+          value={form.target}
+          placeholder="any event"
+          definitions={eventDefinitions}
+          onCommit={(target) => setForm({ ...form, target })}
+        />
+        <EventPicker
+          label="Came back when they did"
+          name="returning"
+          value={form.returning}
+          placeholder="any event"
+          definitions={eventDefinitions}
+          onCommit={(returning) => setForm({ ...form, returning })}
+        />
       </fieldset>
       <div class="filters">
         <label>

@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ChartCanvas } from '../chart';
-import { CommitInput, Empty, ErrorState, Loading, NameOptions } from '../components';
+import { Empty, ErrorState, Loading } from '../components';
 import { formatNumber } from '../format';
-import { DateRangePicker, formFromAddress, SaveInsight, useEventNames } from '../query-builder';
+import { DateRangePicker, formFromAddress, SaveInsight, useEventDefinitions, EventPicker } from '../query-builder';
 import { navigate } from '../router';
 import { usePost } from '../use-post';
 import { BarPersons } from './bar-persons';
@@ -81,7 +81,7 @@ export function StickinessPage({ projectId, timezone, url }: { projectId: number
   const editing = url.searchParams.get('insight');
   const setForm = (next: StickinessForm) =>
     navigate(`/stickiness?q=${encodeURIComponent(JSON.stringify(next))}${editing ? `&insight=${encodeURIComponent(editing)}` : ''}`, true);
-  const eventNames = useEventNames(projectId);
+  const eventDefinitions = useEventDefinitions(projectId);
   const query = useMemo(() => stickinessQuery(form), [form]);
   const { answer, error } = usePost<{ results: StickinessSeries[] }>(`/api/environments/${projectId}/query/`, JSON.stringify({ query }));
   const [bar, setBar] = useState<{ day: number; key: string } | null>(null);
@@ -91,18 +91,15 @@ export function StickinessPage({ projectId, timezone, url }: { projectId: number
   return (
     <section aria-labelledby="stickiness-title">
       <h1 id="stickiness-title">Stickiness</h1>
-      <NameOptions id="stickiness-event-names" names={eventNames} />
       <div class="filters">
-        <label>
-          Persons who did
-          <CommitInput
-            list="stickiness-event-names"
-            name="event"
-            value={form.event}
-            placeholder="any event"
-            onCommit={(event) => setForm({ ...form, event })}
-          />
-        </label>
+        <EventPicker
+          label="Persons who did"
+          name="event"
+          value={form.event}
+          placeholder="any event"
+          definitions={eventDefinitions}
+          onCommit={(event) => setForm({ ...form, event })}
+        />
         <label>
           Interval
           <select name="interval" value={form.interval} onChange={(e) => setForm({ ...form, interval: e.currentTarget.value as StickinessForm['interval'] })}>

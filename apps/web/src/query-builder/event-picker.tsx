@@ -48,13 +48,16 @@ export function EventPicker({
   value,
   onCommit,
   definitions,
+  ...field
 }: {
   name: string;
   label: string;
   value: string;
   onCommit: (value: string) => void;
   definitions: EventDefinition[];
+  placeholder?: string;
+  apply?: 'on-leave' | 'as-typed';
 }) {
   const options = useMemo(() => definitionOptions(definitions), [definitions]);
-  return <SearchPicker name={name} label={label} value={value} onCommit={onCommit} options={options} what="events" />;
+  return <SearchPicker {...field} name={name} label={label} value={value} onCommit={onCommit} options={options} what="events" />;
 }

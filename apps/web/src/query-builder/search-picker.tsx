@@ -75,8 +75,8 @@ export function SearchPicker({
   const { head, term } = lastTerm(text, list);
   const searched = draft === null && !live ? '' : term.trim().toLowerCase();
   const shown = useMemo(() => options.filter((o) => o.name.toLowerCase().includes(searched)).slice(0, SHOWN), [options, searched]);
-  // Nothing to choose when the one suggestion left is the text itself: the list stays closed.
-  const onlyTyped = shown.length === 1 && shown[0]!.name === term.trim();
+  // Nothing to choose when the one suggestion left is the text just typed: the list stays closed.
+  const onlyTyped = (draft !== null || live) && shown.length === 1 && shown[0]!.name === term.trim();
   const expanded = open && shown.length > 0 && !onlyTyped && !input.disabled;
   const search = (next: string) => onSearch?.(lastTerm(next, list).term.trim());
   const close = () => {
@@ -111,7 +111,8 @@ export function SearchPicker({
           value={text}
           onFocus={() => {
             setOpen(true);
-            search(text);
+            // A builder's field offers every suggestion until typed in; a form's searches what it holds.
+            search(live ? text : '');
           }}
           onInput={(e) => {
             const next = e.currentTarget.value;
