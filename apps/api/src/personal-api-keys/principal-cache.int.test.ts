@@ -107,6 +107,18 @@ describe('principal cache: a key change takes effect on the next request', () =>
     expect(await cache.lookup(hash)).toBeNull();
   });
 
+  it('writes last_used_at at most hourly, not per lookup, even with nothing cached', async () => {
+    const cache = createPrincipalCache(f.db, { changes: createInMemoryInvalidation<number>(), maxAgeMs: 0 });
+    const key = await issue(['project:read']);
+    const lastUsed = async () =>
+      (await f.db.query<{ t: string | null }>('SELECT last_used_at::text AS t FROM personal_api_keys WHERE id = $1', [key.id]))[0]!.t;
+    await cache.lookup(hashPersonalApiKey(key.value));
+    const first = await waitFor(lastUsed, { timeoutMs: 5_000, intervalMs: 20, description: 'last_used_at written on first use' });
+    for (let i = 0; i < 5; i++) await cache.lookup(hashPersonalApiKey(key.value));
+    // The store runs statements in order: a write the lookups queued has run before this read.
+    expect(await lastUsed()).toBe(first);
+  });
+
   it('caches no unknown key: a key inserted after a miss works at once', async () => {
     const cache = createPrincipalCache(f.db, { changes: createInMemoryInvalidation<number>(), maxAgeMs: MINUTE });
     const value = `phx_not_yet_${uniqueName('k')}`;
