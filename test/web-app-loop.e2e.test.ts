@@ -263,6 +263,49 @@ describe('the analysis loop in Chromium', () => {
     expect(board.tiles.map((t) => t.insight.name)).toEqual(['Pageviews for the board']);
   });
 
+  it('keeps the project’s dashboards offered when one is created while their list is on its way', async () => {
+    await target.api('POST', '/api/environments/1/dashboards/', { name: 'Early board' });
+    const insight = (
+      await target.api('POST', '/api/environments/1/insights/', {
+        name: 'Raced insight',
+        saved: true,
+        filters: { insight: 'TRENDS', events: [{ id: 'signed_up', math: 'total', order: 0 }], date_from: '-7d', display: 'ActionsTable' },
+      })
+    ).body as { id: number };
+    // The dashboards list is held until the new dashboard's POST is sent, and that POST until the
+    // list has arrived: the list lands between the click and the new dashboard's answer.
+    let releaseList!: () => void;
+    const listReleased = new Promise<void>((resolve) => (releaseList = resolve));
+    let listArrived!: () => void;
+    const listDone = new Promise<void>((resolve) => (listArrived = resolve));
+    const isList = (request: Request) => request.method() === 'GET' && /\/dashboards\/\?limit=100$/.test(request.url());
+    const onFinished = (request: Request) => {
+      if (isList(request)) listArrived();
+    };
+    page.on('requestfinished', onFinished);
+    await page.route(/\/api\/environments\/1\/dashboards\//, async (route) => {
+      const request = route.request();
+      if (isList(request)) await listReleased;
+      else if (request.method() === 'POST') {
+        releaseList();
+        await listDone;
+      }
+      await route.continue();
+    });
+    try {
+      await page.goto(`${target.base}/insights/${insight.id}`);
+      await page.getByRole('heading', { name: 'Raced insight' }).waitFor();
+      await page.getByLabel('Add to dashboard').selectOption({ label: 'New dashboard…' });
+      await page.getByLabel('New dashboard name').fill('Made in the race');
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await page.getByText('Added to “Made in the race”.').waitFor();
+      await page.getByLabel('Add to dashboard').locator('option', { hasText: 'Early board' }).waitFor({ state: 'attached' });
+    } finally {
+      page.off('requestfinished', onFinished);
+      await page.unroute(/\/api\/environments\/1\/dashboards\//);
+    }
+  });
+
   it('offers PostHog’s date ranges and a custom one, each asking the API for the range it names', async () => {
     const day = (offsetDays: number, from = new Date()) =>
       new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate() + offsetDays)).toISOString().slice(0, 10);

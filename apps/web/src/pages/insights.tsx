@@ -306,8 +306,10 @@ function AddToDashboard({ projectId, insight, onChange }: { projectId: number; i
     void saving.run(async () => {
       let target = dashboards.find((d) => String(d.id) === chosen);
       if (chosen === NEW_DASHBOARD) {
-        target = await api<{ id: number; name: string }>(`/api/environments/${projectId}/dashboards/`, { method: 'POST', body: { name: newName } });
-        setDashboards([...dashboards, target]);
+        const created = await api<{ id: number; name: string }>(`/api/environments/${projectId}/dashboards/`, { method: 'POST', body: { name: newName } });
+        // From the list as it is now: the project's list may have arrived while this was sent.
+        setDashboards((list) => [...list, created]);
+        target = created;
       }
       if (!target) return 'Choose a dashboard.';
       const saved = await api<Insight>(`/api/environments/${projectId}/insights/${insight.id}/`, {

@@ -34,7 +34,8 @@ export function SaveInsight({ projectId, filters, editing }: { projectId: number
       let target = dashboard;
       if (dashboard === NEW_DASHBOARD) {
         const created = await api<{ id: number; name: string }>(`/api/environments/${projectId}/dashboards/`, { method: 'POST', body: { name: newDashboard } });
-        setDashboards([...dashboards, created]);
+        // From the list as it is now: the project's list may have arrived while this was sent.
+        setDashboards((list) => [...list, created]);
         target = String(created.id);
       }
       await api(`/api/environments/${projectId}/insights/`, {
