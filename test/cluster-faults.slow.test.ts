@@ -115,6 +115,32 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
     );
   }
 
+  /** The requests an api process let through while its rate-limit store was unreachable. */
+  async function failedOpen(base: string): Promise<number> {
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    return Number(/^api_rate_limit_failed_open_total (\d+)/m.exec(metrics)?.[1] ?? 0);
+  }
+
+  /**
+   * Every api process counts requests in Redis again: a probe no longer passes unthrottled. Its
+   * /_ready can answer 200 while the throttle's own Redis connection is still reconnecting (an
+   * outage of the limiter is not an outage of the API), and a burst sent then partly fails open.
+   */
+  async function throttlesCountAgain(): Promise<void> {
+    const apis = cluster.processes().filter((p) => /^api:/.test(p.name) && p.state === 'running');
+    await waitFor(
+      async () => {
+        for (const p of apis) {
+          const before = await failedOpen(p.url!);
+          const response = await api(p.url!, '/api/projects/');
+          await response.body?.cancel();
+          if ((await failedOpen(p.url!)) > before) throw new Error(`${p.name} still lets requests through without counting them`);
+        }
+      },
+      { timeoutMs: RECOVERY_TIMEOUT_MS, intervalMs: 250, description: 'every api process to count requests in Redis again' },
+    );
+  }
+
   /** Waits until every event acknowledged in a phase other than `live` is stored; the time it took from `since`. */
   async function everythingStored(live: string, since: number): Promise<number> {
     await waitFor(
@@ -308,6 +334,7 @@ describe('a local cluster (2 gateways, 3 workers, 2 api processes, nginx) under 
     await fault('restart Redis', async () => {
       await cluster.restartService('redis');
       await allReady();
+      await throttlesCountAgain();
       flagMs = await flagChangeReaches('api:2', 'api:1');
       // A key of its own, asked alternately of both api processes directly: one budget.
       const created = await api(cluster.frontUrl, '/api/personal_api_keys/', {
