@@ -30,6 +30,32 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
     expect({ sql, params, columns }).toMatchSnapshot();
   });
 
+  it.each([
+    "SELECT count() FROM events WHERE event = 'a' AND properties.$browser = 'Chrome' AND distinct_id = 'd' AND timestamp > toDateTime('2024-01-01 00:00:00') AND now() - toIntervalDay(7) <= timestamp",
+    "SELECT count() FROM events e RIGHT JOIN persons p ON p.id = e.person_id WHERE e.event = 'a'",
+  ])('pins which conditions of %s the events subquery applies before FINAL', async (text) => {
+    const { sql, params } = await compile(text);
+    expect({ sql, params }).toMatchSnapshot();
+  });
+
+  it('applies before FINAL only the sort-key conditions: not those on properties or distinct_id, nor under an outer join', async () => {
+    const subqueryWhere = (sql: string) => sql.match(/FROM events AS src FINAL\s+WHERE ([^\n]*)\) AS __t0/)![1]!;
+    const keyed = await compile(
+      "SELECT count() FROM events WHERE event IN ('a', 'b') AND properties.$browser = 'Chrome' AND distinct_id = 'd' AND timestamp BETWEEN toDateTime('2024-01-01 00:00:00') AND now()",
+    );
+    const where = subqueryWhere(keyed.sql);
+    expect(where).toMatch(/src\.event IN tuple\(/);
+    expect(where).toMatch(
+      /toDate\(src\.timestamp\) >= toDate\(toDateTime\(\{h\d+:String\}\), 'UTC'\)\) AND \(toDate\(src\.timestamp\) <= toDate\(now\(\), 'UTC'\)\)/,
+    );
+    expect(where).not.toMatch(/properties|distinct_id/);
+    // A condition on the timestamp against a text or a date is left outside: its reading depends on a time zone.
+    const loose = await compile("SELECT count() FROM events WHERE timestamp > '2024-01-01' AND timestamp < today() OR event = 'a'");
+    expect(subqueryWhere(loose.sql)).toMatch(/^src\.team_id = \{h\d+:Int64\}$/);
+    const outer = await compile("SELECT count() FROM events e FULL OUTER JOIN persons p ON p.id = e.person_id WHERE e.event = 'a'");
+    expect(outer.sql).not.toMatch(/src\.event =/);
+  });
+
   it('binds every table reference to the project, at any depth', async () => {
     const { sql, params } = await compile(
       'WITH c AS (SELECT distinct_id FROM events) SELECT count() FROM c JOIN (SELECT distinct_id FROM person_distinct_ids) d ON d.distinct_id = c.distinct_id WHERE c.distinct_id IN (SELECT key FROM groups) UNION ALL SELECT count() FROM persons',

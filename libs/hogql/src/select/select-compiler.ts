@@ -1,6 +1,7 @@
 import { QueryParams } from '@sightline/properties';
 import { HogQLError, Printer, type HogQLFields, type HogQLNode } from '../hogql-compiler';
 import { at, offsetOf, Scope, type TableRef } from './select-scope';
+import { conjuncts, DAY_OPERATORS, EXACT_OPERATORS, FLIPPED, hasNullableSide, isConstant, isInstant } from './select-prefilter';
 import { HOGQL_TABLES, type FieldSpec, type TableSpec } from './select-tables';
 import { WINDOW_ONLY_FUNCTIONS } from './window-functions';
 
@@ -201,11 +202,11 @@ class SelectCompiler extends Printer {
       }
     }
     // Tables first (their aliases resolve names everywhere), then the select list's aliases.
-    const joins: { ref: TableRef; join: Node; sql: () => string }[] = [];
+    const joins: { ref: TableRef; join: Node; sql: (prefilters: string[]) => string }[] = [];
     for (let join = node['select_from'] as Node | null; join; join = join['next_join'] as Node | null) {
       const ref = this.tableRef(join);
       scope.addTable(ref, join);
-      joins.push({ ref, join, sql: () => this.tableSql(ref) });
+      joins.push({ ref, join, sql: (prefilters) => this.tableSql(ref, prefilters) });
     }
     const select = (node['select'] as Node[] | null) ?? [];
     for (const item of select) if (item.node === 'Alias') scope.aliases.add(this.userName(String(item['alias']), item));
@@ -241,12 +242,15 @@ class SelectCompiler extends Printer {
     }
     if (node['limit_with_ties']) clauses.push('WITH TIES');
 
+    // A table filled with defaults for unmatched rows (an outer join's) would keep other rows if filtered first.
+    const nullable = joins.some(({ join }, i) => i > 0 && hasNullableSide(String(join['join_type'] ?? 'JOIN')));
+    const prefilters = (i: number) => (i === 0 && !nullable && node['where'] ? this.prefilters(node['where'] as Node, joins[0]!.ref) : []);
     // Last: the tables' subqueries select the fields the query was found to use.
     const from = joins.map(({ join, sql }, i) => {
-      if (i === 0) return `FROM ${sql()}`;
+      if (i === 0) return `FROM ${sql(prefilters(i))}`;
       const type = String(join['join_type'] ?? 'JOIN');
       if (!JOIN_TYPE.test(type)) throw new HogQLError(`${type.slice(0, 30)} is not supported${at(join)}`, offsetOf(join));
-      return `${type} ${sql()}${constraints[i]}`;
+      return `${type} ${sql(prefilters(i))}${constraints[i]}`;
     });
     const head = [...(withSql.length ? [`WITH ${withSql.join(', ')}`] : []), `SELECT ${node['distinct'] === true ? 'DISTINCT ' : ''}${items.join(', ')}`];
     return { sql: [...head, ...from, ...(arrayJoin ? [arrayJoin] : []), ...clauses].join('\n'), columns, sqlColumns };
@@ -437,10 +441,52 @@ class SelectCompiler extends Printer {
     return { kind: 'table', name: alias ?? name, sqlAlias, table: spec, used: new Set() };
   }
 
-  /** A table reference as SQL: its subquery, with the bound project's rows only. */
-  private tableSql(ref: TableRef): string {
+  /** A table reference as SQL: its subquery, with the bound project's rows only (and the query's conditions it may apply first). */
+  private tableSql(ref: TableRef, prefilters: string[]): string {
     if (ref.kind === 'subquery') return `(${ref.sql}) AS ${ref.sqlAlias}`;
-    return `(${tableSubquery(ref.table, [...ref.used], this.team, this.timezone)}) AS ${ref.sqlAlias}`;
+    return `(${tableSubquery(ref.table, [...ref.used], this.team, this.timezone, prefilters)}) AS ${ref.sqlAlias}`;
+  }
+
+  /**
+   * The conditions of `where` (its top-level AND) that the table's subquery may apply before its
+   * FINAL merge, over its source's columns (select-prefilter.ts): a sort-key field compared with
+   * constants as written, a date-time of the key compared with an instant as its UTC day.
+   * They stay in the WHERE as well.
+   */
+  private prefilters(where: Node, ref: TableRef): string[] {
+    if (ref.kind !== 'table' || !ref.table.sortKey) return [];
+    const { exact, day } = ref.table.sortKey;
+    /** The field of the table `node` names, if it is one of `names`. */
+    const keyField = (node: Node, names: readonly string[]) => {
+      const chain = node.node === 'Field' ? (node['chain'] as unknown[]) : [];
+      const name = chain.length === 1 || chain.length === 2 ? names.find((n) => n === chain[chain.length - 1]) : undefined;
+      // Resolved as the query resolves it: a column alias or another table's field of that name is not this one.
+      return name !== undefined && this.print(node) === `${ref.sqlAlias}.${quoteIdentifier(name)}` ? name : undefined;
+    };
+    const source = (name: string) => ref.table.fields.get(name)!.sql;
+    const day_ = (name: string, op: string, instant: Node) => `(toDate(${source(name)}) ${DAY_OPERATORS.get(op)!} toDate(${this.print(instant)}, 'UTC'))`;
+    const pushed: string[] = [];
+    for (const condition of conjuncts(where)) {
+      if (condition.node === 'CompareOperation') {
+        let op = String(condition['op']);
+        let [field, value] = [condition['left'] as Node, condition['right'] as Node];
+        if (field.node !== 'Field' && FLIPPED.has(op)) [field, value, op] = [value, field, FLIPPED.get(op)!];
+        if (!isConstant(value)) continue;
+        const exactName = EXACT_OPERATORS.has(op) ? keyField(field, exact) : undefined;
+        if (exactName) {
+          const sql = this.print(condition);
+          pushed.push(sql.split(`${ref.sqlAlias}.${quoteIdentifier(exactName)}`).join(source(exactName)));
+          continue;
+        }
+        const dayName = DAY_OPERATORS.has(op) && isInstant(value) ? keyField(field, day) : undefined;
+        if (dayName) pushed.push(day_(dayName, op, value));
+      } else if (condition.node === 'BetweenExpr' && condition['negated'] !== true) {
+        const [low, high] = [condition['low'] as Node, condition['high'] as Node];
+        const dayName = isInstant(low) && isInstant(high) ? keyField(condition['expr'] as Node, day) : undefined;
+        if (dayName) pushed.push(day_(dayName, '>=', low), day_(dayName, '<=', high));
+      }
+    }
+    return pushed;
   }
 
   // ---- expressions ----
@@ -627,7 +673,7 @@ function bindValue(params: QueryParams, value: PlaceholderValue, name: string): 
  * same values and type, and ClickHouse's primary key then serves a condition on them, which it
  * cannot through toTimeZone (a query over one month would read every month).
  */
-export function tableSubquery(table: TableSpec, used: string[], team: string, timezone: string | null): string {
+export function tableSubquery(table: TableSpec, used: string[], team: string, timezone: string | null, prefilters: string[] = []): string {
   const fields = used.map((name) => [name, table.fields.get(name)!] as const);
   const overrides = fields.some(([, spec]) => spec.needsOverrides);
   const source = table.source(team, overrides);
@@ -636,7 +682,7 @@ export function tableSubquery(table: TableSpec, used: string[], team: string, ti
   return [
     `SELECT ${columns}`,
     `FROM ${source.from}`,
-    `WHERE ${source.where}`,
+    `WHERE ${[source.where, ...prefilters].join(' AND ')}`,
     ...(source.groupBy ? [`GROUP BY ${source.groupBy}`] : []),
     ...(source.having ? [`HAVING ${source.having}`] : []),
   ].join('\n    ');

@@ -39,6 +39,12 @@ export interface TableSpec {
    * The subquery's FROM … WHERE for these fields: `team` is the bound project id's placeholder,
    * `overrides` whether a field needs the person-override join.
    */
+  /**
+   * The source's sort key, for conditions of a query its subquery may apply before FINAL
+   * (select-prefilter.ts): `exact` fields are key columns as they are, `day` date-times are in the
+   * key by their UTC day.
+   */
+  sortKey?: { exact: readonly string[]; day: readonly string[] };
   source(team: string, overrides: boolean): { from: string; where: string; groupBy?: string; having?: string };
 }
 
@@ -111,6 +117,9 @@ const EVENTS: TableSpec = {
     '$group_3',
     '$group_4',
   ],
+  // ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid)):
+  // distinct_id is in it only through a hash, which two ids may share.
+  sortKey: { exact: ['event'], day: ['timestamp'] },
   source: (team, overrides) => ({
     // FINAL: a redelivered event (same uuid) is one row, as in every other query.
     from: `${EVENTS_TABLE} AS src FINAL${overrides ? `\n    ${PERSON_OVERRIDE_JOIN(team)}` : ''}`,

@@ -71,4 +71,64 @@ describe('HogQL reads only the events its time range needs', () => {
       ['s', 1],
     ]);
   });
+
+  describe("the conditions on the sort key are applied below FINAL too, in the key's UTC days", () => {
+    const team = 3;
+    const read = async (sql: string, params: Record<string, unknown>, maxRows: number) => {
+      const rows = await queryClickhouse<{ n: string }>(stores.ch, {
+        kind: 'hogql',
+        teamId: team,
+        sql,
+        params,
+        settings: { max_rows_to_read: String(maxRows), read_overflow_mode: 'throw' },
+      });
+      return Number(rows[0]!['n']);
+    };
+    const compile = async (text: string, timezone: string) =>
+      compileSelect(await compiler.parseSelect(text), { teamId: team, timezone, text, limits: { default: 100, max: 50_000 } });
+    beforeAll(async () => {
+      // A part per event and month: what the sort key (team_id, day, event, …) lets a read skip.
+      for (const [event, month] of [
+        ['e', '2024-01'],
+        ['e', '2024-02'],
+        ['other', '2024-02'],
+        ['e', '2024-03'],
+      ] as const) {
+        await insertEvents(
+          stores.ch,
+          Array.from({ length: PER_MONTH }, (_, i) =>
+            testEventRow({ teamId: team, event, atMs: Date.parse(`${month}-10T00:00:00Z`) + i * 60_000, distinctId: `d${i}` }),
+          ),
+        );
+      }
+    });
+
+    it('reads no more rows for one event over one month of a project in another time zone than the hand-written SQL', async () => {
+      // The project's dates are read through toTimeZone, which ClickHouse's key analysis cannot see through.
+      const compiled = await compile(
+        "SELECT count() AS n FROM events WHERE event = 'e' AND timestamp >= toDateTime('2024-02-01 00:00:00') AND timestamp < toDateTime('2024-03-01 00:00:00')",
+        'Europe/Berlin',
+      );
+      // The hand-written SQL reads the one part of the event's rows that month: the bound is just above it.
+      const bound = PER_MONTH + PER_MONTH / 2;
+      const baseline = `SELECT count() AS n FROM events FINAL WHERE team_id = {team:Int64} AND event = 'e'
+        AND timestamp >= toDateTime('2024-02-01 00:00:00', 'Europe/Berlin') AND timestamp < toDateTime('2024-03-01 00:00:00', 'Europe/Berlin')`;
+      await expect(read(baseline, { team }, bound)).resolves.toBe(PER_MONTH);
+      await expect(read(compiled.sql, compiled.params, bound)).resolves.toBe(PER_MONTH);
+    });
+
+    it('still counts a redelivered event once with the conditions applied first', async () => {
+      const redelivered = testEventRow({ teamId: team, event: 'r', atMs: Date.parse('2024-02-12T00:00:00Z'), distinctId: 'r' });
+      await insertEvents(stores.ch, [redelivered]);
+      await insertEvents(stores.ch, [redelivered, testEventRow({ teamId: team, event: 'r', atMs: Date.parse('2024-02-12T00:00:01Z'), distinctId: 's' })]);
+      const stored = await read('SELECT count() AS n FROM events WHERE team_id = {team:Int64} AND uuid = {uuid:UUID}', { team, uuid: redelivered.uuid }, 1_000);
+      expect(stored).toBe(2);
+      const compiled = await compile(
+        "SELECT count() AS n FROM events WHERE event = 'r' AND timestamp >= toDateTime('2024-02-01 00:00:00') AND timestamp < toDateTime('2024-03-01 00:00:00')",
+        'UTC',
+      );
+      expect(compiled.sql).toMatch(/WHERE src\.team_id = \{h\d+:Int64\} AND \(src\.event = /);
+      await expect(read(compiled.sql, compiled.params, 1_000)).resolves.toBe(2);
+    });
+  });
 });
