@@ -136,7 +136,7 @@ async function jobsCommand(argv: string[]): Promise<number> {
 /** `sightline admin …` (`npm run admin -- …`): keys and projects on the store the server uses (DATABASE_URL, else the embedded data directory). */
 async function adminCommand(argv: string[]): Promise<number> {
   // Loaded here, as for jobs: importing files needs none of it.
-  const [{ ADMIN_USAGE, runAdminCommand }, { allInOneEnv, parseConfig, postgresEnv }, { createMetadataStore, migratePostgres }] = await Promise.all([
+  const [{ ADMIN_USAGE, runAdminCommand }, { allInOneEnv, parseConfig, postgresEnv, redisEnv }, { createMetadataStore, migratePostgres }] = await Promise.all([
     import('./admin'),
     import('@sightline/config'),
     import('@sightline/postgres'),
@@ -146,12 +146,20 @@ async function adminCommand(argv: string[]): Promise<number> {
     return argv.length === 0 ? 1 : 0;
   }
   try {
-    const config = parseConfig({ ...postgresEnv, SIGHTLINE_DATA_DIR: allInOneEnv.SIGHTLINE_DATA_DIR }, process.env);
+    const config = parseConfig({ ...postgresEnv, ...redisEnv, SIGHTLINE_DATA_DIR: allInOneEnv.SIGHTLINE_DATA_DIR }, process.env);
     const db = await createMetadataStore({ url: config.DATABASE_URL, dataDir: resolve(config.SIGHTLINE_DATA_DIR), poolSize: 2 });
+    // Distributed api processes hear key changes on Redis; the embedded server is stopped while this runs.
+    const principalChanges =
+      config.DATABASE_URL && config.REDIS_URL
+        ? (await import('@sightline/bus')).createRedisInvalidation(config.REDIS_URL, {
+            channel: (await import('@sightline/accounts')).PRINCIPAL_CHANGES_CHANNEL,
+          })
+        : undefined;
     try {
       await migratePostgres(db);
-      return await runAdminCommand(argv, db, (text) => process.stdout.write(`${text}\n`));
+      return await runAdminCommand(argv, db, (text) => process.stdout.write(`${text}\n`), { principalChanges });
     } finally {
+      await principalChanges?.close();
       await db.close();
     }
   } catch (error) {

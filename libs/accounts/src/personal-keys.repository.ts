@@ -133,9 +133,13 @@ export async function rollPersonalKey(
   return rows[0] ?? null;
 }
 
-export async function deletePersonalKey(db: Sql, userId: number | null, id: number): Promise<boolean> {
-  const rows = await db.query<{ id: number }>(`DELETE FROM personal_api_keys WHERE id = $1 AND ($2::int IS NULL OR user_id = $2) RETURNING id`, [id, userId]);
-  return rows.length > 0;
+/** Deletes a key (of `userId`, or anyone's when null); its owner, to announce the change to, or null when there was no such key. */
+export async function deletePersonalKey(db: Sql, userId: number | null, id: number): Promise<{ userId: number } | null> {
+  const rows = await db.query<{ user_id: number }>(`DELETE FROM personal_api_keys WHERE id = $1 AND ($2::int IS NULL OR user_id = $2) RETURNING user_id`, [
+    id,
+    userId,
+  ]);
+  return rows[0] ? { userId: rows[0].user_id } : null;
 }
 
 /** Issues a key: a fresh value, stored as its hash; the value is returned this once. */

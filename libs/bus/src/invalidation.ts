@@ -52,6 +52,9 @@ export function createRedisInvalidation<M = number>(redisUrl: string, options: {
   // Loaded here, not at import: the embedded mode never needs it, and it is start time.
   const { Redis } = require('ioredis') as typeof import('ioredis');
   const publisher = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  // A failed publish rejects; the connection's own errors must not crash (or, unheard, be logged by
+  // ioredis) in a process that only publishes, such as the admin command.
+  publisher.on('error', () => undefined);
   let subscriber: Redis | null = null;
   return {
     async publish(message) {
@@ -62,7 +65,6 @@ export function createRedisInvalidation<M = number>(redisUrl: string, options: {
       subscriber.on('message', (_channel: string, text: string) => handler(codec.decode(text)));
       // Connection errors are retried by ioredis; they must not crash the process.
       subscriber.on('error', () => undefined);
-      publisher.on('error', () => undefined);
       subscriber.on('ready', () => handler(null));
       await subscriber.subscribe(channel);
     },

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { consumePasswordSetupToken, findPrincipalByKeyHash, findProjectByToken, findUserByEmail } from '@sightline/accounts';
+import { consumePasswordSetupToken, findPrincipalByKeyHash, findProjectByToken, findUserByEmail, PRINCIPAL_CHANGES_CHANNEL } from '@sightline/accounts';
 import { hashPersonalApiKey, hashSecretToken } from '@sightline/auth';
+import { createRedisInvalidation } from '@sightline/bus';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
-import { createTestPostgresDatabase, type TestPostgresDatabase } from '@sightline/testkit';
+import { createTestPostgresDatabase, testServices, waitFor, type TestPostgresDatabase } from '@sightline/testkit';
 import { UsageError } from '../import';
 import { runAdminCommand } from './admin-command';
 
@@ -43,6 +44,58 @@ describe('admin command on the distributed PostgreSQL', () => {
     expect(await admin('keys', 'revoke', String(principal!.keyId))).toBe(0);
     expect(await findPrincipalByKeyHash(db, hashPersonalApiKey(value))).toBeNull();
     expect(await admin('keys', 'revoke', String(principal!.keyId))).toBe(1);
+  });
+
+  it('revokes a key even when Redis cannot be reached, and says servers refuse it within the cache bound', async () => {
+    printed.length = 0;
+    expect(await admin('keys', 'create', '--label', 'redis down', '--scopes', 'project:read')).toBe(0);
+    const value = /shown once\): (phx_\S+)/.exec(printed.join('\n'))![1]!;
+    const keyId = (await findPrincipalByKeyHash(db, hashPersonalApiKey(value)))!.keyId;
+    // Nothing listens on port 1: the connection is refused.
+    const unreachable = createRedisInvalidation('redis://127.0.0.1:1', { channel: PRINCIPAL_CHANGES_CHANNEL });
+    try {
+      printed.length = 0;
+      expect(await runAdminCommand(['keys', 'revoke', String(keyId)], db, (text) => printed.push(text), { principalChanges: unreachable })).toBe(0);
+    } finally {
+      await unreachable.close();
+    }
+    expect(await findPrincipalByKeyHash(db, hashPersonalApiKey(value))).toBeNull();
+    expect(printed.join('\n')).toMatch(new RegExp(`^key ${keyId} revoked; could not tell running servers through Redis \\(.+\\): they refuse it within 3 s$`));
+  });
+
+  it("npm run admin with DATABASE_URL and REDIS_URL announces the revoked key's owner on the api's channel", async () => {
+    printed.length = 0;
+    expect(await admin('keys', 'create', '--label', 'announced', '--scopes', 'project:read')).toBe(0);
+    const value = /shown once\): (phx_\S+)/.exec(printed.join('\n'))![1]!;
+    const principal = (await findPrincipalByKeyHash(db, hashPersonalApiKey(value)))!;
+    // What the api's principal caches hear: a user id (other test files may announce theirs too).
+    const heard: Array<number | null> = [];
+    const api = createRedisInvalidation(testServices().redisUrl, { channel: PRINCIPAL_CHANGES_CHANNEL });
+    try {
+      await api.subscribe((userId) => heard.push(userId));
+      const env = { ...process.env, DATABASE_URL: database.url, REDIS_URL: testServices().redisUrl };
+      const revoked = await run('npm', ['run', '-s', 'admin', '--', 'keys', 'revoke', String(principal.keyId)], { cwd: REPO, env });
+      expect(revoked.stdout.trim()).toBe(`key ${principal.keyId} revoked; running servers told to refuse it at once`);
+      await waitFor(async () => heard.includes(principal.userId), { timeoutMs: 10_000, intervalMs: 20, description: 'the announcement heard' });
+    } finally {
+      await api.close();
+    }
+    expect(await findPrincipalByKeyHash(db, hashPersonalApiKey(value))).toBeNull();
+  });
+
+  it('gives up on an announcement that does not answer, and still revokes', async () => {
+    printed.length = 0;
+    expect(await admin('keys', 'create', '--label', 'redis silent', '--scopes', 'project:read')).toBe(0);
+    const value = /shown once\): (phx_\S+)/.exec(printed.join('\n'))![1]!;
+    const keyId = (await findPrincipalByKeyHash(db, hashPersonalApiKey(value)))!.keyId;
+    // A publish that never settles (a Redis that accepts the connection and never answers).
+    const silent = { publish: () => new Promise<void>(() => undefined) };
+    printed.length = 0;
+    expect(
+      await runAdminCommand(['keys', 'revoke', String(keyId)], db, (text) => printed.push(text), { principalChanges: silent, announceTimeoutMs: 200 }),
+    ).toBe(0);
+    expect(await findPrincipalByKeyHash(db, hashPersonalApiKey(value))).toBeNull();
+    expect(printed).toEqual([`key ${keyId} revoked; could not tell running servers through Redis (no answer within 200 ms): they refuse it within 3 s`]);
   });
 
   it('creates a project whose project key resolves', async () => {

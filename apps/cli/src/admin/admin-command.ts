@@ -13,6 +13,8 @@ import {
   listUsers,
   passwordSetupUrl,
   PASSWORD_SETUP_TTL_MS,
+  PRINCIPAL_CACHE_MAX_AGE_MS,
+  type PrincipalChanges,
 } from '@sightline/accounts';
 import { generateProjectApiKey, isKnownScope } from '@sightline/auth';
 import { checkTimezone } from '@sightline/insights';
@@ -23,7 +25,7 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
 
   keys create --label L --scopes a:read,b:write [--project N]...   issue a personal API key (printed once)
   keys list                                                          every key, masked
-  keys revoke <id>                                                   delete a key: running servers refuse it within 3 s
+  keys revoke <id>                                                   delete a key: running servers refuse it at once (told through REDIS_URL), else within 3 s
   projects create --name N [--timezone TZ]                           a project with a new project API key
   projects list                                                      every project and its project API key
   users create --email E [--name N] [--url U]                        a web app user; prints a one-time link to choose a password
@@ -34,7 +36,8 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
 
 Works on the store the server uses: DATABASE_URL when set (distributed mode), else the embedded
 data directory SIGHTLINE_DATA_DIR (default ./data; stop the embedded server first, as only one
-process may open it).`;
+process may open it). In distributed mode, set REDIS_URL as the api has it so that keys revoke
+tells running api processes at once.`;
 
 /** The owner of keys issued from the command line: the instance's first user (the one bootstrap created). */
 async function operatorUser(db: MetadataStore): Promise<{ id: number; organization_id: string }> {
@@ -55,8 +58,41 @@ function table(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
+/** What the admin command tells running servers through, when they can hear it. */
+export interface AdminAnnouncements {
+  /**
+   * The api processes' personal key change channel (distributed mode with REDIS_URL): a revoked
+   * key's owner is announced on it, so their principal caches drop the key at once.
+   */
+  principalChanges?: Pick<PrincipalChanges, 'publish'>;
+  /** How long an announcement may take before the command gives up on it (the key is revoked either way). */
+  announceTimeoutMs?: number;
+}
+
+const CACHE_BOUND = `${PRINCIPAL_CACHE_MAX_AGE_MS / 1000} s`;
+
+/** Publishes, within a bounded wait: an unreachable Redis must not hold the command. */
+async function announce(publish: () => Promise<void>, timeoutMs: number): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
+  });
+  try {
+    return await Promise.race([publish().then(() => null), timeout]);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Runs one admin command on the store; what it prints goes to `out`. Exit code 0 on success. */
-export async function runAdminCommand(argv: readonly string[], db: MetadataStore, out: (text: string) => void): Promise<number> {
+export async function runAdminCommand(
+  argv: readonly string[],
+  db: MetadataStore,
+  out: (text: string) => void,
+  announcements: AdminAnnouncements = {},
+): Promise<number> {
   const [noun, verb, ...rest] = argv;
   // On a fresh data directory the first command sets the instance up, as a first start would.
   const setup = await bootstrapInstance(db);
@@ -110,11 +146,24 @@ export async function runAdminCommand(argv: readonly string[], db: MetadataStore
   if (noun === 'keys' && verb === 'revoke') {
     const raw = rest[0];
     if (!raw || !/^\d{1,9}$/.test(raw)) throw new UsageError('keys revoke <id>: the id from `keys list`');
-    if (!(await deletePersonalKey(db, null, Number(raw)))) {
+    // The DELETE commits on its own, before anyone is told: a server that hears the announcement
+    // and looks the key up again finds it gone.
+    const deleted = await deletePersonalKey(db, null, Number(raw));
+    if (!deleted) {
       out(`no key ${raw}`);
       return 1;
     }
-    out(`key ${raw} revoked`);
+    const { principalChanges } = announcements;
+    if (!principalChanges) {
+      out(`key ${raw} revoked; running servers refuse it within ${CACHE_BOUND}`);
+      return 0;
+    }
+    const failure = await announce(() => principalChanges.publish(deleted.userId), announcements.announceTimeoutMs ?? 5_000);
+    out(
+      failure
+        ? `key ${raw} revoked; could not tell running servers through Redis (${failure}): they refuse it within ${CACHE_BOUND}`
+        : `key ${raw} revoked; running servers told to refuse it at once`,
+    );
     return 0;
   }
   if (noun === 'projects' && verb === 'create') {
