@@ -8,8 +8,8 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
   });
   afterAll(() => compiler.close());
 
-  const compile = async (text: string, values = {}) =>
-    compileSelect(await compiler.parseSelect(text), { teamId: 42, text, values, limits: { default: 100, max: 50_000 } });
+  const compile = async (text: string, values = {}, timezone?: string) =>
+    compileSelect(await compiler.parseSelect(text), { teamId: 42, text, values, timezone, limits: { default: 100, max: 50_000 } });
   const refusal = async (text: string) => {
     try {
       await compile(text);
@@ -33,8 +33,8 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
   it.each([
     "SELECT count() FROM events WHERE event = 'a' AND properties.$browser = 'Chrome' AND distinct_id = 'd' AND timestamp > toDateTime('2024-01-01 00:00:00') AND now() - toIntervalDay(7) <= timestamp",
     "SELECT count() FROM events e RIGHT JOIN persons p ON p.id = e.person_id WHERE e.event = 'a'",
-  ])('pins which conditions of %s the events subquery applies before FINAL', async (text) => {
-    const { sql, params } = await compile(text);
+  ])('pins which conditions of %s the events subquery of a project in Europe/Berlin applies before FINAL', async (text) => {
+    const { sql, params } = await compile(text, {}, 'Europe/Berlin');
     expect({ sql, params }).toMatchSnapshot();
   });
 
@@ -42,6 +42,8 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
     const subqueryWhere = (sql: string) => sql.match(/FROM events AS src FINAL\s+WHERE ([^\n]*)\) AS __t0/)![1]!;
     const keyed = await compile(
       "SELECT count() FROM events WHERE event IN ('a', 'b') AND properties.$browser = 'Chrome' AND distinct_id = 'd' AND timestamp BETWEEN toDateTime('2024-01-01 00:00:00') AND now()",
+      {},
+      'Europe/Berlin',
     );
     const where = subqueryWhere(keyed.sql);
     expect(where).toMatch(/src\.event IN tuple\(/);
@@ -49,8 +51,11 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
       /toDate\(src\.timestamp\) >= toDate\(toDateTime\(\{h\d+:String\}\), 'UTC'\)\) AND \(toDate\(src\.timestamp\) <= toDate\(now\(\), 'UTC'\)\)/,
     );
     expect(where).not.toMatch(/properties|distinct_id/);
+    // A UTC project's timestamp is read as stored: ClickHouse's key analysis uses the outer condition itself.
+    const utc = subqueryWhere((await compile("SELECT count() FROM events WHERE event = 'a' AND timestamp > toDateTime('2024-01-01 00:00:00')")).sql);
+    expect(utc).toMatch(/^src\.team_id = \{h\d+:Int64\} AND \(src\.event = \{h\d+:String\}\)$/);
     // A condition on the timestamp against a text or a date is left outside: its reading depends on a time zone.
-    const loose = await compile("SELECT count() FROM events WHERE timestamp > '2024-01-01' AND timestamp < today() OR event = 'a'");
+    const loose = await compile("SELECT count() FROM events WHERE timestamp > '2024-01-01' AND timestamp < today() OR event = 'a'", {}, 'Europe/Berlin');
     expect(subqueryWhere(loose.sql)).toMatch(/^src\.team_id = \{h\d+:Int64\}$/);
     const outer = await compile("SELECT count() FROM events e FULL OUTER JOIN persons p ON p.id = e.person_id WHERE e.event = 'a'");
     expect(outer.sql).not.toMatch(/src\.event =/);

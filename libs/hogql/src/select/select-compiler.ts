@@ -450,7 +450,8 @@ class SelectCompiler extends Printer {
   /**
    * The conditions of `where` (its top-level AND) that the table's subquery may apply before its
    * FINAL merge, over its source's columns (select-prefilter.ts): a sort-key field compared with
-   * constants as written, a date-time of the key compared with an instant as its UTC day.
+   * constants as written, a date-time of the key compared with an instant as its UTC day (for a
+   * project in another time zone than UTC).
    * They stay in the WHERE as well.
    */
   private prefilters(where: Node, ref: TableRef): string[] {
@@ -465,6 +466,10 @@ class SelectCompiler extends Printer {
     };
     const source = (name: string) => ref.table.fields.get(name)!.sql;
     const day_ = (name: string, op: string, instant: Node) => `(toDate(${source(name)}) ${DAY_OPERATORS.get(op)!} toDate(${this.print(instant)}, 'UTC'))`;
+    // A UTC project's date-times are read as stored and ClickHouse's key analysis already uses the
+    // outer condition on them; the widened copy would only cost a toDate per row (bench:sql, 10M
+    // events: daily pageviews 43 → 50 ms). Through toTimeZone it cannot, and would read every month.
+    const widenDays = this.timezone !== null;
     const pushed: string[] = [];
     for (const condition of conjuncts(where)) {
       if (condition.node === 'CompareOperation') {
@@ -478,9 +483,9 @@ class SelectCompiler extends Printer {
           pushed.push(sql.split(`${ref.sqlAlias}.${quoteIdentifier(exactName)}`).join(source(exactName)));
           continue;
         }
-        const dayName = DAY_OPERATORS.has(op) && isInstant(value) ? keyField(field, day) : undefined;
+        const dayName = widenDays && DAY_OPERATORS.has(op) && isInstant(value) ? keyField(field, day) : undefined;
         if (dayName) pushed.push(day_(dayName, op, value));
-      } else if (condition.node === 'BetweenExpr' && condition['negated'] !== true) {
+      } else if (widenDays && condition.node === 'BetweenExpr' && condition['negated'] !== true) {
         const [low, high] = [condition['low'] as Node, condition['high'] as Node];
         const dayName = isInstant(low) && isInstant(high) ? keyField(condition['expr'] as Node, day) : undefined;
         if (dayName) pushed.push(day_(dayName, '>=', low), day_(dayName, '<=', high));
