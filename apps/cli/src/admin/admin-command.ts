@@ -17,6 +17,7 @@ import {
   type PrincipalChanges,
 } from '@sightline/accounts';
 import { generateProjectApiKey, isKnownScope } from '@sightline/auth';
+import { withDeadline } from '@sightline/deadline';
 import { checkTimezone } from '@sightline/insights';
 import type { MetadataStore } from '@sightline/postgres';
 import { UsageError } from '../import';
@@ -71,18 +72,13 @@ export interface AdminAnnouncements {
 
 const CACHE_BOUND = `${PRINCIPAL_CACHE_MAX_AGE_MS / 1000} s`;
 
-/** Publishes, within a bounded wait: an unreachable Redis must not hold the command. */
+/** Publishes within a bounded wait (an unreachable Redis must not hold the command): null, or why not. */
 async function announce(publish: () => Promise<void>, timeoutMs: number): Promise<string | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
-  });
   try {
-    return await Promise.race([publish().then(() => null), timeout]);
+    await withDeadline(publish(), timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
+    return null;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
