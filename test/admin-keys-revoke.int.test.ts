@@ -4,12 +4,11 @@
  * cached the key refuses it at once, not when its cache entry expires. The api here keeps entries
  * a minute, so only the announcement can make the revocation visible in time.
  */
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { findPrincipalByKeyHash, PRINCIPAL_CHANGES_CHANNEL } from '@sightline/accounts';
 import { hashPersonalApiKey } from '@sightline/auth';
 import { createRedisInvalidation, type InvalidationChannel } from '@sightline/bus';
-import { testServices, uniqueName, waitFor } from '@sightline/testkit';
+import { testServices, uniqueName, waitFor, waitForSubscribers } from '@sightline/testkit';
 import { bearer, createFlagFixture, type FlagFixture } from '../apps/api/src/testing/api-test-fixture';
 import { runAdminCommand } from '../apps/cli/src/admin';
 
@@ -28,16 +27,7 @@ describe('admin keys revoke tells running api processes (distributed mode)', () 
 
   beforeAll(async () => {
     f = await createFlagFixture('adminrevoke', Date.now, 'pg', { principalChanges: channel(), principalCacheMaxAgeMs: MINUTE });
-    const redis = new Redis(testServices().redisUrl);
-    try {
-      await waitFor(async () => Number(((await redis.pubsub('NUMSUB', channelName)) as [string, number])[1]) === 1, {
-        timeoutMs: 10_000,
-        intervalMs: 20,
-        description: 'the api subscribed',
-      });
-    } finally {
-      redis.disconnect();
-    }
+    await waitForSubscribers(testServices().redisUrl, channelName, 1);
   });
   afterAll(async () => {
     await Promise.all(channels.map((c) => c.close()));

@@ -38,6 +38,7 @@ export { startSdkTarget, type SdkTarget, type StoredEvent, type StoredPerson } f
 export { decodeSdkBody, eventsOf, formatRequests, type SdkRequest } from './sdk-requests';
 export { getJson, postJson, requestJson, type JsonAnswer } from './http-json';
 export { startRecordingProxy, type RecordingProxy } from './recording-proxy';
+export { waitForSubscribers } from './redis-subscribers';
 export { distributedReadsWithoutGlobal, formatWithClickHouse, recordStatements, type RecordedStatements } from './cluster-sql';
 export { hogqlExpression } from './hogql-expressions';
 export { hostileHogQLQuery } from './hogql-queries';

@@ -4,13 +4,12 @@
  * pub/sub as flag changes are (distributed mode). The gateway process is checked end to end in
  * test/distributed.e2e.test.ts, the embedded service in apps/all-in-one.
  */
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { PROJECT_TOKEN_CHANGES_CHANNEL } from '@sightline/accounts';
 import { createRedisInvalidation, type InvalidationChannel } from '@sightline/bus';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
-import { testServices, uniqueName, waitFor } from '@sightline/testkit';
+import { testServices, uniqueName, waitFor, waitForSubscribers } from '@sightline/testkit';
 import { createApiApp } from '../app';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
@@ -37,17 +36,7 @@ describe('reset_token reaches every process at once', () => {
       isShuttingDown: () => false,
       projectTokenChanges: channel(),
     });
-    // Subscriptions are made as the caches are created: wait until Redis has every one.
-    const redis = new Redis(testServices().redisUrl);
-    try {
-      await waitFor(async () => Number(((await redis.pubsub('NUMSUB', channelName)) as [string, number])[1]) === channels.length, {
-        timeoutMs: 10_000,
-        intervalMs: 20,
-        description: 'every process subscribed',
-      });
-    } finally {
-      redis.disconnect();
-    }
+    await waitForSubscribers(testServices().redisUrl, channelName, channels.length);
   });
   afterAll(async () => {
     await Promise.all(channels.map((c) => c.close()));

@@ -7,14 +7,13 @@
  * here keep entries a minute, so only the announcement can make a change visible in time; a
  * change made behind the API's back is seen once the entry's time bound passes.
  */
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { createPrincipalCache, PRINCIPAL_CHANGES_CHANNEL } from '@sightline/accounts';
 import { hashPersonalApiKey } from '@sightline/auth';
 import { createInMemoryInvalidation, createRedisInvalidation, type InvalidationChannel } from '@sightline/bus';
 import { silentLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
-import { testServices, uniqueName, waitFor } from '@sightline/testkit';
+import { testServices, uniqueName, waitFor, waitForSubscribers } from '@sightline/testkit';
 import { createApiApp } from '../app';
 import { ADMIN_KEY, bearer, createFlagFixture, type FlagFixture } from '../testing/api-test-fixture';
 
@@ -152,16 +151,7 @@ describe('principal cache across api processes (distributed mode)', () => {
       principalChanges: channel(),
       principalCacheMaxAgeMs: MINUTE,
     });
-    const redis = new Redis(testServices().redisUrl);
-    try {
-      await waitFor(async () => Number(((await redis.pubsub('NUMSUB', channelName)) as [string, number])[1]) === channels.length, {
-        timeoutMs: 10_000,
-        intervalMs: 20,
-        description: 'every process subscribed',
-      });
-    } finally {
-      redis.disconnect();
-    }
+    await waitForSubscribers(testServices().redisUrl, channelName, channels.length);
   });
   afterAll(async () => {
     await Promise.all(channels.map((c) => c.close()));
