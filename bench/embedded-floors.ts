@@ -30,6 +30,9 @@ import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import { checkIngestMessage, normalizeStep, personsStep, toEventValues, type PersonsStepResult, type PreparedEvent } from '@sightline/worker';
 import { startBenchServer } from './bench-process';
 import { EMBEDDED_PROJECT_KEY, embeddedBenchBodies } from './embedded-events';
+import { threadCpuSeconds, threadCpuSplit } from './thread-cpu';
+
+const threadCpu = (pid: number) => threadCpuSeconds(pid, { mainName: 'main' });
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 300_000);
 const USERS = Number(process.env['BENCH_USERS'] ?? 20_000);
@@ -40,39 +43,6 @@ const BUDGET_MS_PER_1000 = (2 * 1000) / 36;
 
 const perThousand = (cpuMicros: number, events: number) => cpuMicros / 1000 / (events / 1000);
 
-/** CPU seconds of a process's threads by name (Linux /proc; empty elsewhere). */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  let tasks: string[];
-  try {
-    tasks = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const task of tasks) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close).replace(/[0-9]+$/, '#');
-      const name = task === String(pid) ? 'main' : comm;
-      const fields = stat.slice(close + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
-}
-
-function threadSplit(before: Map<string, number>, after: Map<string, number>, events: number): string {
-  return [...after]
-    .map(([name, s]) => [name, ((s - (before.get(name) ?? 0)) * 1000) / (events / 1000)] as const)
-    .filter(([, ms]) => ms >= 0.5)
-    .sort((a, b) => b[1] - a[1])
-    .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
-    .join(', ');
-}
-
 /** The CPU of `fn` in this process (all threads), per 1,000 of `events`, with its split by thread. */
 async function measured<T>(events: number, fn: () => Promise<T>): Promise<{ ms: number; wallMs: number; split: string; value: T }> {
   const threads = threadCpu(process.pid);
@@ -81,7 +51,7 @@ async function measured<T>(events: number, fn: () => Promise<T>): Promise<{ ms: 
   const value = await fn();
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
-  return { ms: perThousand(used.user + used.system, events), wallMs, split: threadSplit(threads, threadCpu(process.pid), events), value };
+  return { ms: perThousand(used.user + used.system, events), wallMs, split: threadCpuSplit(threads, threadCpu(process.pid), events, 1), value };
 }
 
 async function postAll(base: string, posts: string[]): Promise<void> {

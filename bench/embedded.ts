@@ -20,6 +20,7 @@ import path from 'node:path';
 import { startEmbeddedSightline, stopStartedProcesses } from '@sightline/testkit';
 import { median, startBenchServer } from './bench-process';
 import { EMBEDDED_PROJECT_KEY, EVENTS_PER_POST, embeddedBenchBodies } from './embedded-events';
+import { threadCpuSeconds, threadCpuSplit } from './thread-cpu';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 500_000);
 const USERS = Number(process.env['BENCH_USERS'] ?? 20_000);
@@ -28,47 +29,6 @@ const CONCURRENCY = 4;
 const PROJECT_KEY = EMBEDDED_PROJECT_KEY;
 const PERSONAL_KEY = 'phx_bench_embedded_personal_key';
 const bodies = (run: number) => embeddedBenchBodies(run, EVENTS, USERS);
-
-/**
- * CPU seconds per thread name of a process (Linux /proc; empty elsewhere): which thread the
- * service's CPU goes to. The serving thread is `node` (or the script's name), PGlite's thread and
- * libuv's pool (where chdb runs its queries) have names of their own, chdb's engine threads too.
- */
-function threadCpuSeconds(pid: number | undefined): Map<string, number> {
-  const out = new Map<string, number>();
-  if (pid === undefined) return out;
-  const tick = 100; // USER_HZ on Linux
-  let tasks: string[];
-  try {
-    tasks = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const task of tasks) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-      // Fields after the parenthesised name: utime and stime are the 12th and 13th.
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close).replace(/[0-9]+$/, '#');
-      // Node's own threads are all `node`: the serving thread is the process's first.
-      const name = task === String(pid) ? 'serving' : comm === 'node' ? `node#${task}` : comm;
-      const fields = stat.slice(close + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / tick);
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
-}
-
-function cpuSplit(before: Map<string, number>, after: Map<string, number>, events: number): string {
-  return [...after]
-    .map(([name, s]) => [name, ((s - (before.get(name) ?? 0)) * 1000) / (events / 1000)] as const)
-    .filter(([, ms]) => ms >= 0.5)
-    .sort((a, b) => b[1] - a[1])
-    .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
-    .join(', ');
-}
 
 async function metricsText(base: string): Promise<string> {
   return (await fetch(`${base}/metrics`)).text();
@@ -113,7 +73,7 @@ async function oneRun(embedded: string, pid: number | undefined, gatewayOnly: st
   const before = await metricsText(embedded);
   const writtenBefore = sumOf(before, 'worker_events_written_total');
   const cpuBefore = sumOf(before, 'process_cpu_seconds_total');
-  const threadsBefore = threadCpuSeconds(pid);
+  const threadsBefore = threadCpuSeconds(pid, { mainName: 'serving', nodeThreadsApart: true });
   const started = performance.now();
   await postAll(embedded, posts);
   for (;;) {
@@ -127,7 +87,7 @@ async function oneRun(embedded: string, pid: number | undefined, gatewayOnly: st
     gatewayOnly: EVENTS / (gatewayMs / 1000),
     endToEnd: EVENTS / (doneMs / 1000),
     cpuMsPerKiloEvent: (cpuSeconds * 1000) / (EVENTS / 1000),
-    threadSplit: cpuSplit(threadsBefore, threadCpuSeconds(pid), EVENTS),
+    threadSplit: threadCpuSplit(threadsBefore, threadCpuSeconds(pid, { mainName: 'serving', nodeThreadsApart: true }), EVENTS, 0),
   };
 }
 
