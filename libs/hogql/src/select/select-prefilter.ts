@@ -6,8 +6,9 @@ type Node = HogQLNode;
  * Which conditions of a SELECT's WHERE a table's own subquery may apply too, before its FINAL
  * merge (docs/behaviours.md, HogQL queries). Rows that FINAL collapses share the table's whole sort
  * key, so a condition over sort-key columns and constants keeps or drops all of them alike: the
- * answer is the same, and the primary key then prunes what FINAL merges. ClickHouse does not move
- * the outer WHERE below FINAL itself, so without this a one-month query merges every month.
+ * answer is the same, and the primary key then prunes what FINAL merges. ClickHouse already uses
+ * an outer condition on the stored `timestamp` for the key, but not one read through a non-UTC
+ * project's `toTimeZone`: there the UTC-day copy is what keeps a one-month query to its month.
  */
 
 /** The top-level AND-ed conditions of a WHERE. */
