@@ -178,6 +178,15 @@ const noPerson = (groups: Map<number, Record<string, unknown>>): PersonForDecide
 /** Shared, as every answer of the cache: callers must not change it. */
 const NO_PERSON = noPerson(new Map());
 
+const sameJson = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+/** Whether two reads of one person answer the same (the store gives JSON keys in one order). */
+function samePerson(a: PersonForDecide, b: PersonForDecide): boolean {
+  if (a.personUuid !== b.personUuid || a.staticCohortIds.size !== b.staticCohortIds.size || a.groups.size !== b.groups.size) return false;
+  for (const id of a.staticCohortIds) if (!b.staticCohortIds.has(id)) return false;
+  for (const [index, properties] of a.groups) if (!sameJson(properties, b.groups.get(index))) return false;
+  return sameJson(a.properties, b.properties) && sameJson(a.hashKeyOverrides, b.hashKeyOverrides);
+}
+
 /** Reads of one store a cache keeps in flight at once; misses beyond them wait and go together. */
 const READS_IN_FLIGHT = 2;
 /** How long a due refresh waits for others to share its read (nobody waits for a refresh). */
@@ -458,7 +467,8 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       (value) => {
         entry.refreshing = false;
         if (entries.get(entry.key) !== entry || changesOf(entry.teamId) !== next.changes) return;
-        next.value = value;
+        // Unchanged: the same answer object, so what callers keep per answer (decide's reused evaluations) stays.
+        next.value = entry.value !== undefined && samePerson(entry.value, value) ? entry.value : value;
         insert(next);
         keepGroupsAnswer(next, value);
       },
