@@ -72,8 +72,9 @@ export interface DecidePersonCache {
   read(db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, options?: { fresh?: boolean }): Promise<PersonForDecide>;
   /**
    * What read() would answer from the cache at once (a read that has completed, is within
-   * maxAgeMs and was not overtaken by an announcement), else undefined: a caller can then skip
-   * the deadline it puts on a store read. Shared like read()'s answer.
+   * maxAgeMs and was not overtaken by an announcement, or a distinct id the project's list
+   * proves has no person), else undefined: a caller can then skip the deadline it puts on a
+   * store read. Shared like read()'s answer.
    */
   cached(teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>): PersonForDecide | undefined;
   /**
