@@ -649,8 +649,8 @@ class SelectCompiler extends Printer {
    * missing or null), in one parse of the JSON: a whole query reads properties of every row, where
    * the expression printer's form parses each value up to four times.
    */
-  protected override property(column: string, key: string): string {
-    return `JSONExtract(${column}, ${this.ctx.params.add(key, 'String')}, 'Nullable(String)')`;
+  protected override propertyText(column: string, key: string): string {
+    return `JSONExtract(${column}, ${key}, 'Nullable(String)')`;
   }
 }
 
