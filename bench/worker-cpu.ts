@@ -10,6 +10,7 @@
  *   BENCH_CPU_PROFILE=FILE node --import tsx bench/worker-cpu.ts   (a .cpuprofile of the timed passes)
  *   BENCH_HEAP_PROFILE=FILE node --import tsx bench/worker-cpu.ts  (a sampled .heapprofile of what they allocate)
  *   BENCH_SCENARIO=floor node --import tsx bench/worker-cpu.ts      (the minimal pipeline, below)
+ *   BENCH_BUS_FORMAT=1 node --import tsx bench/worker-cpu.ts        (messages in bus format 1, the event as nested JSON)
  *
  * Scenarios: personless (events with $process_person_profile=false over 10,000 distinct ids),
  * persons ($set over 100,000 distinct ids), floor: the personless events through only what no
@@ -41,6 +42,9 @@ const SCENARIO = (process.env.BENCH_SCENARIO ?? 'personless') as 'personless' | 
 /** The floor's person_id: a uuid's 16 bytes like any other, with no lookup behind it. */
 const FLOOR_PERSON_ID = '00000000-0000-5000-8000-000000000000';
 const PROFILE = process.env.BENCH_CPU_PROFILE;
+/** Format 1 (the JSON message) is still read: messages written before format 2 are in topics. */
+const encode =
+  process.env.BENCH_BUS_FORMAT === '1' ? (m: IngestMessage) => Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(m))]) : encodeIngestMessage;
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
 const TOKEN = 'phc_bench_worker_key';
 const logger = createLogger({ service: 'bench-worker-cpu', level: 'warn' });
@@ -61,7 +65,7 @@ function buildBatches(pass: number): ConsumedBatch[] {
         { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: false },
       );
       if (!r.ok) throw new Error(r.reason);
-      messages.push({ key: r.key, value: encodeIngestMessage(r.message), headers: {}, offset: String(i) });
+      messages.push({ key: r.key, value: encode(r.message), headers: {}, offset: String(i) });
     }
     batches.push({ topic: 'events', partition: batches.length % 4, messages });
   }
@@ -176,7 +180,7 @@ async function main() {
     }
     gcObserver.disconnect();
     console.log(
-      `${SCENARIO}, ${EVENTS} events × ${PASSES} passes, batches of ${BATCH}: median CPU ${median(cpuPerThousand).toFixed(2)} ms per 1,000 events (min ${Math.min(...cpuPerThousand).toFixed(2)}), GC pauses ${median(gcPerThousand).toFixed(2)}, ${median(scavengesPerHundredThousand).toFixed(0)} scavenges per 100,000 events, wall ${median(wallPerThousand).toFixed(1)}`,
+      `${SCENARIO}, bus format ${process.env.BENCH_BUS_FORMAT === '1' ? 1 : 2}, ${EVENTS} events × ${PASSES} passes, batches of ${BATCH}: median CPU ${median(cpuPerThousand).toFixed(2)} ms per 1,000 events (min ${Math.min(...cpuPerThousand).toFixed(2)}), GC pauses ${median(gcPerThousand).toFixed(2)}, ${median(scavengesPerHundredThousand).toFixed(0)} scavenges per 100,000 events, wall ${median(wallPerThousand).toFixed(1)}`,
     );
     await db.close();
     await ch.close();
