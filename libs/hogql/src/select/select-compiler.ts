@@ -525,6 +525,11 @@ class SelectCompiler extends Printer {
     return this.resolve(chain.map(String));
   }
 
+  /** A placeholder bound to text is text too (PostHog puts its value in the tree as a constant). */
+  override isText(node: Node): boolean {
+    return super.isText(node) || (node.node === 'Placeholder' && typeof this.values[placeholderName(node)] === 'string');
+  }
+
   private printNode(node: Node, depth: number): string {
     const d = depth + 1;
     switch (node.node) {
