@@ -7,6 +7,7 @@
  *   node --import tsx bench/persons-pg.ts
  *   BENCH_BATCH=2000 node --import tsx bench/persons-pg.ts   (persons per run; default 5,000)
  *   BENCH_LOCK=1 node --import tsx bench/persons-pg.ts       (read locked, as a run with merges does)
+ *   BENCH_RAW=1 node --import tsx bench/persons-pg.ts        (bench:worker's raw baseline writes instead)
  *
  * Each of 100,000 distinct ids gets one event per phase: `create` makes its person, `update` and
  * `update again` change it with a $set, in runs of BENCH_BATCH, each run one transaction
@@ -16,7 +17,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { bootstrapInstance } from '@sightline/accounts';
-import { PersonBatch, personUpdatesFromEvent } from '@sightline/persons';
+import { personUuidFor } from '@sightline/ingestion';
+import { applyPropertyUpdates, PersonBatch, personUpdatesFromEvent } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type Sql } from '@sightline/postgres';
 import { startPostgres } from '@sightline/local-services';
 import { createBenchLauncher } from './bench-launcher';
@@ -25,6 +27,39 @@ const IDS = 100_000;
 const BATCH = Number(process.env.BENCH_BATCH ?? 5000);
 const LOCK = process.env.BENCH_LOCK === '1';
 const PHASES = ['create', 'update', 'update again'];
+/** BENCH_RAW=1: the same person rows written as bench:worker's raw PostgreSQL baseline writes them. */
+const RAW = process.env.BENCH_RAW === '1';
+/** Uuid and PostgreSQL id of each person the raw writes made. */
+const rawPersons = new Map<string, { uuid: string; id?: string }>();
+
+/**
+ * bench:worker's raw PostgreSQL write of one run (bench/worker.ts rawPersonWrites): the final
+ * rows worked out beforehand (not counted), then one unnest upsert of the persons and one unnest
+ * insert of the new distinct ids. Answers the backend's CPU (ns) for the two statements.
+ */
+async function rawWrite(sql: Sql, pid: number, ids: string[], phase: string, nowMs: number): Promise<number> {
+  const created = ids.filter((id) => !rawPersons.has(id));
+  for (const id of created) rawPersons.set(id, { uuid: personUuidFor(1, id) });
+  // The properties the worker's person ends with (lifted $current_url and its $initial_ copy included).
+  const person: Record<string, unknown> = {};
+  applyPropertyUpdates(person, personUpdatesFromEvent({ $set: { plan: phase, seen: nowMs }, $current_url: 'https://example.com/pricing' }));
+  const properties = JSON.stringify(process.env.BENCH_RAW_SET_ONLY === '1' ? { plan: phase, seen: nowMs } : person);
+  const before = cpuNs(pid);
+  const rows = await sql.query<{ id: string; uuid: string }>(
+    `INSERT INTO persons (team_id, uuid, properties, version, created_at)
+     SELECT 1, u, p::jsonb, v, c FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::timestamptz[]) AS x(u, p, v, c)
+     ON CONFLICT (team_id, uuid) DO UPDATE SET properties = EXCLUDED.properties, version = EXCLUDED.version
+     RETURNING id::text AS id, uuid::text AS uuid`,
+    [ids.map((id) => rawPersons.get(id)!.uuid), ids.map(() => properties), ids.map(() => PHASES.indexOf(phase)), ids.map(() => new Date(nowMs).toISOString())],
+  );
+  const byUuid = new Map(rows.map((r) => [r.uuid, r.id]));
+  if (created.length > 0)
+    await sql.query(`INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) SELECT 1, * FROM unnest($1::text[], $2::bigint[])`, [
+      created,
+      created.map((id) => byUuid.get(rawPersons.get(id)!.uuid)),
+    ]);
+  return cpuNs(pid) - before;
+}
 
 /** CPU time (ns) a process has run (Linux schedstat). */
 const cpuNs = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
@@ -33,8 +68,9 @@ const cpuNs = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 
 function statementOf(text: string): string {
   if (text.includes('FROM person_distinct_ids d JOIN persons p')) return 'read persons';
   if (text.includes("'personless' AS kind")) return 'read new-person versions';
+  if (text.includes('ON CONFLICT (team_id, uuid)')) return 'raw: upsert persons';
   if (text.includes('INSERT INTO persons') || text.includes('UPDATE persons')) return 'write persons and distinct ids';
-  if (text.includes('INSERT INTO person_distinct_ids')) return 'insert distinct ids';
+  if (text.includes('INSERT INTO person_distinct_ids')) return RAW ? 'raw: insert distinct ids' : 'insert distinct ids';
   return text.replace(/\s+/g, ' ').slice(0, 40);
 }
 
@@ -52,7 +88,7 @@ async function main() {
     await migratePostgres(db);
     await bootstrapInstance(db, { projectApiKey: 'phc_bench_persons_pg' });
     console.log(
-      `persons PostgreSQL bench: ${IDS.toLocaleString('en-US')} persons, runs of ${BATCH.toLocaleString('en-US')}, ${LOCK ? 'locked' : 'unlocked'} reads, load average ${os.loadavg()[0]!.toFixed(1)}`,
+      `persons PostgreSQL bench: ${IDS.toLocaleString('en-US')} persons, runs of ${BATCH.toLocaleString('en-US')}, ${RAW ? 'raw baseline writes, ' : ''}${LOCK ? 'locked' : 'unlocked'} reads, load average ${os.loadavg()[0]!.toFixed(1)}`,
     );
     const byStatement = new Map<string, { ns: number; n: number }>();
     let nowMs = Date.parse('2026-01-01T00:00:00Z');
@@ -77,6 +113,11 @@ async function main() {
             exec: (script) => tx.exec(script),
           };
           const ids = Array.from({ length: BATCH }, (_, i) => `bench-${start + i}`);
+          if (RAW) {
+            phaseNs += await rawWrite(measured, pid, ids, phase, nowMs);
+            nowMs += BATCH;
+            return;
+          }
           const before = cpuNs(pid);
           const batch = await PersonBatch.load(measured, new Map([[1, ids]]), { lock: LOCK });
           for (const id of ids) {

@@ -22,7 +22,8 @@
  *   raw pg     (persons only) the person rows the same events leave behind, written straight into
  *              PostgreSQL per WORKER_BATCH events: one transaction with one unnest upsert of the
  *              persons and one unnest insert of the new distinct ids (no reads, no locks; the
- *              properties are worked out in memory beforehand); as a rate of the events written
+ *              properties, the same as the worker's persons end with, are worked out in memory
+ *              beforehand); as a rate of the events written
  *   personless events with $process_person_profile=false over 10,000 distinct ids
  *   persons    events with $set over 100,000 distinct ids (person created, then updated)
  */
@@ -36,6 +37,7 @@ import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickH
 import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, personUuidFor, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
+import { applyPropertyUpdates, personUpdatesFromEvent } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
 import { createBenchLauncher } from './bench-launcher';
@@ -139,15 +141,16 @@ async function rawPersonWrites(db: MetadataStore, messages: { value: Buffer }[])
   for (let i = 0; i < messages.length; i += WORKER_BATCH) {
     const touched = new Map<Person, boolean>();
     for (const { value } of messages.slice(i, i + WORKER_BATCH)) {
-      const m = decodeIngestMessage(value) as IngestMessage & { data: { properties: { $set: Record<string, unknown> } } };
-      const set = m.data.properties.$set;
+      const m = decodeIngestMessage(value) as IngestMessage & { data: { properties: Record<string, unknown> } };
       let person = persons.get(m.distinct_id);
       if (!person) {
         person = { uuid: personUuidFor(1, m.distinct_id), distinctId: m.distinct_id, properties: {}, version: -1, createdAt: m.timestamp };
         persons.set(m.distinct_id, person);
         touched.set(person, true);
       } else if (!touched.has(person)) touched.set(person, false);
-      Object.assign(person.properties, set);
+      // The properties the worker's person ends with: the event's $set and the properties
+      // lifted from it ($current_url as $set and as $set_once $initial_current_url).
+      applyPropertyUpdates(person.properties, personUpdatesFromEvent(m.data.properties));
     }
     for (const person of touched.keys()) person.version += 1;
     batches.push({

@@ -32,6 +32,8 @@ export interface HogQLContext {
   fields: HogQLFields;
   /** Where aggregate functions may appear (math_hogql); filters and breakdowns are per event. */
   allowAggregations: boolean;
+  /** The project's time zone: what a date-time read from text is in when the query names none (default UTC). */
+  timezone?: string;
 }
 
 import { HogQLError, type HogQLNode } from './hogql-error';
@@ -155,9 +157,18 @@ export class Printer implements CallContext {
   /** The names of the lambdas being printed, innermost last: a client's name → the generated one printed. */
   private readonly lambdaScopes: Map<string, string>[] = [];
   private lambdaCount = 0;
+  private timeZoneParam: string | null = null;
 
   constructor(protected readonly ctx: HogQLContext) {
     this.allowAggregations = ctx.allowAggregations;
+  }
+
+  projectTimeZone(): string {
+    return (this.timeZoneParam ??= this.ctx.params.add(this.ctx.timezone ?? 'UTC', 'String'));
+  }
+
+  isText(node: Node): boolean {
+    return (node.node === 'Constant' && typeof node['value'] === 'string' && node['value_type'] !== 'number') || this.isProperty(node);
   }
 
   /** `(x, y) -> body`, its names printed as generated identifiers so no client text reaches the SQL. */

@@ -195,6 +195,8 @@ export class PersonBatch {
    */
   private readonly deletedPersonVersions = new Map<string, number>();
   private readonly deletedDistinctIdVersions = new Map<string, number>();
+  /** The person uuid of each id the deletion versions were looked up for (keyed by entryKey): worked out once. */
+  private readonly newPersonUuids = new Map<string, string>();
 
   private constructor(private readonly personlessCache?: PersonlessDistinctIdCache) {}
 
@@ -285,7 +287,7 @@ export class PersonBatch {
          FROM json_array_elements_text($4::json) AS wanted(distinct_id)
          JOIN deleted_distinct_id_versions d ON d.team_id = $1 AND d.distinct_id = wanted.distinct_id`,
       // JSON arrays rather than text[]/uuid[] parameters, as in load.
-      [teamId, JSON.stringify(unknownPersonless), JSON.stringify(distinctIds.map((id) => personUuidFor(teamId, id))), JSON.stringify(distinctIds)],
+      [teamId, JSON.stringify(unknownPersonless), JSON.stringify(distinctIds.map((id) => this.newPersonUuid(teamId, id))), JSON.stringify(distinctIds)],
     );
     for (const row of rows) {
       const key = entryKey(teamId, row.key);
@@ -300,15 +302,23 @@ export class PersonBatch {
     return this.byDistinctId.get(entryKey(teamId, distinctId))?.person;
   }
 
+  /** UUIDv5 of "team:distinct_id", remembered for the person getOrCreate may make of it. */
+  private newPersonUuid(teamId: number, distinctId: string): string {
+    const uuid = personUuidFor(teamId, distinctId);
+    this.newPersonUuids.set(entryKey(teamId, distinctId), uuid);
+    return uuid;
+  }
+
   /** The person of a distinct id, created on first sight (UUIDv5 of "team:distinct_id"). */
   getOrCreate(teamId: number, distinctId: string, timestampMs: number): PersonState {
-    const existing = this.find(teamId, distinctId);
+    const key = entryKey(teamId, distinctId);
+    const existing = this.byDistinctId.get(key)?.person;
     if (existing) {
       existing.touched = true;
       return existing;
     }
-    const uuid = personUuidFor(teamId, distinctId);
-    const deletedVersion = this.deletedPersonVersions.get(entryKey(teamId, uuid));
+    const uuid = this.newPersonUuids.get(key) ?? personUuidFor(teamId, distinctId);
+    const deletedVersion = this.deletedPersonVersions.size === 0 ? undefined : this.deletedPersonVersions.get(entryKey(teamId, uuid));
     const person: PersonState = {
       teamId,
       id: null,
@@ -327,7 +337,7 @@ export class PersonBatch {
       newDistinctIds: new Map(),
     };
     this.created.push(person);
-    this.addDistinctId(person, distinctId);
+    this.addDistinctId(person, distinctId, key);
     return person;
   }
 
@@ -450,8 +460,7 @@ export class PersonBatch {
     return this.copies(movedDistinctIds);
   }
 
-  private addDistinctId(person: PersonState, distinctId: string): void {
-    const key = entryKey(person.teamId, distinctId);
+  private addDistinctId(person: PersonState, distinctId: string, key = entryKey(person.teamId, distinctId)): void {
     // After a personless event, the first person row of that id is version 1 (docs/data-model.md#personless-events).
     const deletedVersion = this.deletedDistinctIdVersions.get(key);
     const version = deletedVersion !== undefined ? deletedVersion + 1 : this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;

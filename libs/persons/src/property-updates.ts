@@ -93,13 +93,17 @@ export function personUpdatesFromEvent(properties: Properties): PropertyUpdates 
  */
 export function applyPropertyUpdates(target: Properties, updates: PropertyUpdates): boolean {
   let changed = false;
-  for (const [key, value] of Object.entries(updates.setOnce)) {
+  // for…in rather than Object.entries: no [key, value] array per property per event.
+  const { setOnce, set } = updates;
+  for (const key in setOnce) {
+    const value = setOnce[key];
     if (target[key] === undefined && value !== undefined) {
       target[key] = value;
       changed = true;
     }
   }
-  for (const [key, value] of Object.entries(updates.set)) {
+  for (const key in set) {
+    const value = set[key];
     if (value === undefined) continue;
     const current = target[key];
     if (current === value) continue;

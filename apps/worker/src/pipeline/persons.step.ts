@@ -118,20 +118,32 @@ export async function personsStep(
 ): Promise<PersonsStepResult> {
   const plans = await planGroups(events, groupTypes);
   const distinctIdsByTeam = new Map<number, Set<string>>();
-  /** Ids a person may be created for or linked to: those of person-processing events and merges. */
-  const mayCreate = new Set<string>();
+  /**
+   * Per project, the ids a person may be created for or linked to: those of person-processing
+   * events and merges (kept per project, so no key text is made per event).
+   */
+  const mayCreate = new Map<number, Set<string>>();
   let merges = false;
+  let teamId = NaN;
+  let ids: Set<string> | undefined;
+  let creatable: Set<string> | undefined;
   for (const event of events) {
-    let ids = distinctIdsByTeam.get(event.teamId);
-    if (!ids) distinctIdsByTeam.set(event.teamId, (ids = new Set()));
-    ids.add(event.distinctId);
+    // A run is nearly always one project's: its sets are looked up only when the project changes.
+    if (event.teamId !== teamId) {
+      teamId = event.teamId;
+      ids = distinctIdsByTeam.get(teamId);
+      if (!ids) distinctIdsByTeam.set(teamId, (ids = new Set()));
+      creatable = mayCreate.get(teamId);
+      if (!creatable) mayCreate.set(teamId, (creatable = new Set()));
+    }
+    ids!.add(event.distinctId);
     if (!event.processPerson) continue;
-    mayCreate.add(`${event.teamId}\u0000${event.distinctId}`);
+    creatable!.add(event.distinctId);
     const merge = mergeRequest(event);
     if (merge) {
       merges = true;
-      ids.add(merge.into).add(merge.other);
-      mayCreate.add(`${event.teamId}\u0000${merge.into}`).add(`${event.teamId}\u0000${merge.other}`);
+      ids!.add(merge.into).add(merge.other);
+      creatable!.add(merge.into).add(merge.other);
     }
   }
   const run: PersonsRun = { events, plans, distinctIdsByTeam, mayCreate, personlessCache };
@@ -153,7 +165,7 @@ interface PersonsRun {
   events: readonly PreparedEvent[];
   plans: readonly GroupPlan[];
   distinctIdsByTeam: ReadonlyMap<number, Set<string>>;
-  mayCreate: ReadonlySet<string>;
+  mayCreate: ReadonlyMap<number, ReadonlySet<string>>;
   personlessCache: PersonlessDistinctIdCache;
 }
 
@@ -164,7 +176,7 @@ async function processPersons(sql: Sql, run: PersonsRun, locks: { lockPersons: b
   const persons = await PersonBatch.load(sql, run.distinctIdsByTeam, {
     lock: locks.lockPersons,
     personlessCache: run.personlessCache,
-    mayCreate: (teamId, distinctId) => mayCreate.has(`${teamId}\u0000${distinctId}`),
+    mayCreate: (teamId, distinctId) => mayCreate.get(teamId)?.has(distinctId) ?? false,
   });
   const groups = await GroupBatch.load(sql, groupRefs, { lock: locks.lockGroups });
   const warnings: string[] = [];

@@ -48,7 +48,7 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
     const where = subqueryWhere(keyed.sql);
     expect(where).toMatch(/src\.event IN tuple\(/);
     expect(where).toMatch(
-      /toDate\(src\.timestamp\) >= toDate\(toDateTime\(\{h\d+:String\}\), 'UTC'\)\) AND \(toDate\(src\.timestamp\) <= toDate\(now\(\), 'UTC'\)\)/,
+      /toDate\(src\.timestamp\) >= toDate\(toDateTime64\(\{h\d+:String\}, 6, \{h\d+:String\}\), 'UTC'\)\) AND \(toDate\(src\.timestamp\) <= toDate\(now\(\), 'UTC'\)\)/,
     );
     expect(where).not.toMatch(/properties|distinct_id/);
     // A UTC project's timestamp is read as stored: ClickHouse's key analysis uses the outer condition itself.

@@ -121,7 +121,7 @@ class SelectCompiler extends Printer {
     params: QueryParams,
     private readonly options: CompileSelectOptions,
   ) {
-    super({ params, fields: NO_EVENT_FIELDS, allowAggregations: true });
+    super({ params, fields: NO_EVENT_FIELDS, allowAggregations: true, timezone: options.timezone ?? 'UTC' });
     this.team = params.add(options.teamId, 'Int64');
     const timezone = options.timezone ?? 'UTC';
     this.timezone = timezone === 'UTC' ? null : params.add(timezone, 'String');
