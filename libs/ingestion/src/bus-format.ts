@@ -79,6 +79,7 @@ export function encodeIngestMessage(message: IngestMessage): Buffer {
     (message.sent_at === null ? 0 : HAS_SENT_AT) |
     (plainAscii ? ASCII_STRINGS : 0) |
     (data['$set'] !== undefined || data['$set_once'] !== undefined ? TOP_LEVEL_UPDATES : 0);
+  // Project ids are PostgreSQL serials (int4).
   value.writeInt32LE(message.team_id ?? 0, 2);
   return value;
 }
