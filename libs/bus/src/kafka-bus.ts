@@ -89,6 +89,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   });
 
   return {
+    readsValues: true,
     send: (topic, messages) => queue.send(topic, messages),
 
     async subscribe(options) {
