@@ -1,9 +1,11 @@
 import express, { Router, type Express } from 'express';
 import {
   createPrincipalCache,
+  createProjectCache,
   createProjectTokenCache,
   findSessionByTokenHash,
   type PrincipalChanges,
+  type ProjectChanges,
   type ProjectTokenChanges,
   type ProjectTokenLookup,
 } from '@sightline/accounts';
@@ -105,6 +107,13 @@ export interface ApiDeps {
   principalChanges?: PrincipalChanges;
   /** How long a looked-up personal key is used without a lookup; default PRINCIPAL_CACHE_MAX_AGE_MS (0: looked up per request). */
   principalCacheMaxAgeMs?: number;
+  /**
+   * Where a change to a project's row is announced and heard, so every process's project cache
+   * drops it: Redis pub/sub in distributed mode; default in-process (embedded mode).
+   */
+  projectChanges?: ProjectChanges;
+  /** How long a read project is used without a read; default PROJECT_CACHE_MAX_AGE_MS (0: read per request). */
+  projectCacheMaxAgeMs?: number;
 }
 
 /**
@@ -116,6 +125,7 @@ export function createApiRouteTable(
   flagDefinitions: FlagDefinitionsCache,
   projectTokens?: ProjectTokenLookup,
   keysChanged: (userId: number) => Promise<void> = (userId) => deps.principalChanges?.publish(userId) ?? Promise.resolve(),
+  projectChanged?: (projectId: number) => Promise<void>,
 ): RouteTable {
   const now = deps.now ?? Date.now;
   const flagChanges = deps.flagChanges ?? flagDefinitions.notifier;
@@ -144,7 +154,12 @@ export function createApiRouteTable(
   return new RouteTable().include(
     createLocalEvaluationRoutes({ db: deps.db, definitions: flagDefinitions, projectTokens: tokens }),
     createUsersRoutes(deps.db),
-    createOrganizationRoutes(deps.db, { tokenChanges: deps.projectTokenChanges, logger: deps.logger, maxQueryTimeoutSeconds: queryLimits.maxExecutionSeconds }),
+    createOrganizationRoutes(deps.db, {
+      tokenChanges: deps.projectTokenChanges,
+      projectChanged,
+      logger: deps.logger,
+      maxQueryTimeoutSeconds: queryLimits.maxExecutionSeconds,
+    }),
     createPersonalApiKeysRoutes(deps.db, keysChanged),
     createActionsRoutes(deps.db),
     createDashboardsRoutes(deps.db, async (project, row, refresh) =>
@@ -214,7 +229,20 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     // A lost announcement leaves the other processes' entries to their time bound.
     await principalChanges.publish(userId).catch((err: unknown) => deps.logger.warn({ err }, 'announcing a personal API key change'));
   };
-  const table = createApiRouteTable({ ...deps, db: managementDb, projectTokenChanges }, flagDefinitions, projectTokens, keysChanged);
+  // A project's row is read once per few seconds, not per request (the query API's fixed cost); a
+  // change through the API drops it here at once and, announced, in every other process (docs/http-api.md).
+  const projectChanges = deps.projectChanges ?? createInMemoryInvalidation<number>();
+  const projects = createProjectCache(managementDb, {
+    changes: projectChanges,
+    maxAgeMs: deps.projectCacheMaxAgeMs,
+    onError: (err, context) => deps.logger.warn({ err }, context),
+  });
+  const projectChanged = async (projectId: number) => {
+    projects.forget(projectId);
+    // A lost announcement leaves the other processes' entries to their time bound.
+    await projectChanges.publish(projectId).catch((err: unknown) => deps.logger.warn({ err, teamId: projectId }, 'announcing a project change'));
+  };
+  const table = createApiRouteTable({ ...deps, db: managementDb, projectTokenChanges }, flagDefinitions, projectTokens, keysChanged, projectChanged);
   // A personal key, else the web app's session cookie (with CSRF checks on writes).
   const authenticate = managementAuth({
     personalKeys: principals.lookup,
@@ -255,6 +283,7 @@ export function createApiRouter(deps: ApiDeps): ApiRouting {
     inputGuard(),
   );
   const registry = mountRoutes(table, {
+    findProject: projects.findById,
     db: managementDb,
     authenticate,
     throttle: access.rateLimits

@@ -4,6 +4,7 @@ import {
   formatPasswordSetupBanner,
   issueFirstStartPasswordToken,
   PRINCIPAL_CHANGES_CHANNEL,
+  PROJECT_CHANGES_CHANNEL,
   PROJECT_TOKEN_CHANGES_CHANNEL,
 } from '@sightline/accounts';
 import { assertClickHouseMigrated } from '@sightline/clickhouse';
@@ -54,6 +55,9 @@ runService({
       ? createRedisInvalidation(config.REDIS_URL, { channel: PRINCIPAL_CHANGES_CHANNEL })
       : createInMemoryInvalidation();
     onStop(() => principalChanges.close());
+    // A changed project (its settings, its API key), announced so every api process's project cache drops it.
+    const projectChanges = config.REDIS_URL ? createRedisInvalidation(config.REDIS_URL, { channel: PROJECT_CHANGES_CHANNEL }) : createInMemoryInvalidation();
+    onStop(() => projectChanges.close());
     await Promise.all([flagDefinitions.ready, decidePersons.ready]);
     const access = accessOptionsFromConfig(config, logger);
     onStop(() => access.close());
@@ -67,6 +71,7 @@ runService({
       decidePersons,
       projectTokenChanges,
       principalChanges,
+      projectChanges,
       geoip: await openGeoIp(config.GEOIP_DATABASE_PATH),
       flagsStoreTimeoutMs: config.FLAGS_STORE_TIMEOUT_MS,
       insightCacheTtlMs: config.INSIGHT_CACHE_TTL_SECONDS * 1000,

@@ -2,7 +2,7 @@ import type { BusMessage } from '@sightline/bus';
 import { encodeIngestMessage, type IngestMessage } from '@sightline/ingestion';
 
 /**
- * A capture's bus message: the IngestMessage itself (`decoded`) and its bytes (`value`, bus format 1),
+ * A capture's bus message: the IngestMessage itself (`decoded`) and its bytes (`value`, bus format 2),
  * encoded the first time `value` is read. Kafka reads it when producing; the in-process bus
  * hands `decoded` to the worker and nothing reads `value` unless the event is dead-lettered,
  * so an embedded service never encodes or decodes a message it only passes along.

@@ -1,5 +1,6 @@
 import type { BatchHandler } from '@sightline/bus';
 import { insertDeadLetters, type ClickHouseClient } from '@sightline/clickhouse';
+import { busValueText } from '@sightline/ingestion';
 
 /** Archives the dead-letter topic into ClickHouse (`dead_letters`) for inspection and replay. */
 export function createDeadLettersConsumer(ch: ClickHouseClient): BatchHandler {
@@ -11,7 +12,8 @@ export function createDeadLettersConsumer(ch: ClickHouseClient): BatchHandler {
         partition: Number(m.headers['x-original-partition'] ?? batch.partition),
         offset: m.headers['x-original-offset'] ?? m.offset,
         key: m.key ?? '',
-        value: m.value.toString('utf8'),
+        // Text people can read: a binary (format 2) message is stored as its JSON.
+        value: busValueText(m.value),
         headers: m.headers,
         error: m.headers['x-error'] ?? '',
       })),

@@ -2,12 +2,11 @@ import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } f
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { holdsNoUnicodeEscape } from '@sightline/ingestion';
 import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCopies, type PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
-import { checkIngestMessage, parseStep } from './pipeline/parse.step';
+import { checkHandedOver, parseStep } from './pipeline/parse.step';
 import { personsStep, type PersonsStepResult } from './pipeline/persons.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
@@ -104,22 +103,20 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     for (const entry of entries) {
       // In-process, the message comes as the gateway built it: only checked, not parsed.
       const { decoded } = entry.message;
-      const ingest = decoded === undefined ? parseStep(entry.message.value) : checkIngestMessage(decoded);
+      const ingest = decoded === undefined ? parseStep(entry.message.value) : checkHandedOver(decoded);
       if (ingest.kind !== 'ok') {
         settle(entry, 'parse', ingest);
         continue;
       }
+      const reading = ingest.value;
       // Known projects answer at once: no promise (and no microtask) per event.
-      let team = teamOf(ingest.value);
+      let team = teamOf(reading.message);
       if (team instanceof Promise) team = await team;
       if (team.kind !== 'ok') {
         settle(entry, 'team', team);
         continue;
       }
-      const event =
-        decoded === undefined
-          ? normalizeStep(ingest.value, team.value, false, holdsNoUnicodeEscape(entry.message.value))
-          : normalizeStep(ingest.value, team.value, true);
+      const event = normalizeStep(reading.message, team.value, decoded !== undefined, reading.knownClean, reading);
       if (event.kind !== 'ok') {
         settle(entry, 'normalize', event);
         continue;

@@ -54,17 +54,22 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     ]);
   });
 
-  it('ingests messages of either bus format: the JSON text of format 0 (already in a topic) and format 1, NULs stripped from both', async () => {
-    const current = message('format-1', 'formats');
+  it('ingests messages of every bus format: format 0 and 1 (JSON, already in topics) and 2, NULs stripped from all', async () => {
+    const current = message('format-2', 'formats');
     const decoded = decodeIngestMessage(current.value) as IngestMessage;
     (decoded.data as { properties: Record<string, unknown> }).properties['text'] = 'nul\u0000here';
-    const formatZero = { ...decoded, uuid: '0190a6f0-0000-7000-8000-00000000f000', event: 'format-0' };
-    formatZero.data = JSON.stringify({ ...(decoded.data as object), uuid: formatZero.uuid, event: 'format-0' });
+    const formatOf = (event: string, n: number) => {
+      const uuid = `0190a6f0-0000-7000-8000-00000000f00${n}`;
+      return { ...decoded, uuid, event, data: { ...(decoded.data as object), uuid, event } };
+    };
+    const formatZero = formatOf('format-0', 0);
+    const formatOne = formatOf('format-1', 1);
     await bus.send(topics.events, [
-      { key: `${TOKEN}:formats`, value: JSON.stringify(formatZero) },
+      { key: `${TOKEN}:formats`, value: JSON.stringify({ ...formatZero, data: JSON.stringify(formatZero.data) }) },
+      { key: `${TOKEN}:formats`, value: Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(formatOne))]) },
       { key: `${TOKEN}:formats`, value: encodeIngestMessage(decoded) },
     ]);
-    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE distinct_id = 'formats'")) === 2, { timeoutMs: 60_000 });
+    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE distinct_id = 'formats'")) === 3, { timeoutMs: 60_000 });
     const rows = await (
       await ch.query({
         query:
@@ -75,7 +80,41 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     expect(rows).toEqual([
       { event: 'format-0', text: 'nulhere', ip: '10.0.0.1' },
       { event: 'format-1', text: 'nulhere', ip: '10.0.0.1' },
+      { event: 'format-2', text: 'nulhere', ip: '10.0.0.1' },
     ]);
+  });
+
+  it('stores the properties of a format-2 message exactly as those of the same event in format 1, every JSON value kind, unicode and a huge value included', async () => {
+    const properties = {
+      s: 'quote " backslash \\ newline \n tab \t slash /',
+      n: -1.5e-300,
+      big: 1e21,
+      int: 9007199254740991,
+      t: true,
+      f: false,
+      nul: null,
+      arr: [1, 'a', null, [], {}, [[[]]]],
+      obj: { deep: { er: [{ x: 'ü' }] } },
+      unicode: 'événement 中文 😀 \u{1f600}',
+      ['ключ 😀']: 'значение',
+      '': '',
+      10: 'an integer key',
+      huge: 'x'.repeat(400_000),
+    };
+    const sent = [0, 1].map((n) => busMessage({ event: `exact-${n}`, distinct_id: 'exact', properties }, { token: TOKEN, ip: '10.0.0.1' }));
+    const asFormatOne = decodeIngestMessage(sent[1]!.value) as IngestMessage;
+    await bus.send(topics.events, [
+      { key: sent[0]!.key, value: sent[0]!.value },
+      { key: sent[1]!.key, value: Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(asFormatOne))]) },
+    ]);
+    await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE distinct_id = 'exact'")) === 2, { timeoutMs: 60_000 });
+    const rows = await (
+      await ch.query({ query: "SELECT event, properties FROM events WHERE distinct_id = 'exact' ORDER BY event", format: 'JSONEachRow' })
+    ).json<{ event: string; properties: string }>();
+    const expected = JSON.stringify({ ...properties, $ip: '10.0.0.1' });
+    expect(rows.map((r) => r.event)).toEqual(['exact-0', 'exact-1']);
+    expect(rows[0]!.properties).toBe(expected);
+    expect(rows[1]!.properties).toBe(expected);
   });
 
   it('dead-letters a poison message and keeps the partition flowing', async () => {
@@ -149,6 +188,11 @@ describe('worker (Kafka mock, PostgreSQL, ClickHouse)', () => {
     await waitFor(async () => (await count("SELECT count() AS c FROM events WHERE event LIKE 'neighbour-%'")) === 2, { timeoutMs: 60_000 });
     await waitFor(async () => (await count("SELECT count() AS c FROM dead_letters WHERE headers['x-step'] = 'write'")) === 1, { timeoutMs: 60_000 });
     expect(await count("SELECT count() AS c FROM events WHERE event = 'unwritable'")).toBe(0);
+    // The archive keeps a binary (format 2) message as JSON people can read, the event whole.
+    const [archived] = await (
+      await ch.query({ query: "SELECT value FROM dead_letters WHERE headers['x-step'] = 'write'", format: 'JSONEachRow' })
+    ).json<{ value: string }>();
+    expect(JSON.parse(archived!.value)).toEqual(poison);
   });
 
   it('the weekly job deletes the events of queued person deletions, once', async () => {

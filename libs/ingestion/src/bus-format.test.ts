@@ -1,5 +1,5 @@
 import { hasLoneSurrogate } from '@sightline/json-input';
-import { decodeIngestMessage, encodeIngestMessage, holdsNoUnicodeEscape } from './bus-format';
+import { busValueText, decodeBusValue, decodeIngestMessage, encodeIngestMessage, holdsNoUnicodeEscape } from './bus-format';
 import type { IngestMessage } from './ingest-message';
 
 const message = (properties: Record<string, unknown>, distinctId = 'user'): IngestMessage => ({
@@ -16,8 +16,9 @@ const message = (properties: Record<string, unknown>, distinctId = 'user'): Inge
   historical_migration: false,
 });
 
-/** Both formats' bytes of a message: format 1, and format 0 (the JSON alone, `data` as JSON text). */
-const bothFormats = (m: IngestMessage): Buffer[] => [encodeIngestMessage(m), Buffer.from(JSON.stringify({ ...m, data: JSON.stringify(m.data) }))];
+const formatOne = (m: IngestMessage) => Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(m))]);
+/** Every format's bytes of a message: 2 (written now), 1, and 0 (the JSON alone, `data` as JSON text). */
+const bothFormats = (m: IngestMessage): Buffer[] => [encodeIngestMessage(m), formatOne(m), Buffer.from(JSON.stringify({ ...m, data: JSON.stringify(m.data) }))];
 
 function uncleanStrings(value: unknown): string[] {
   const unclean = (text: string) => text.includes('\u0000') || hasLoneSurrogate(text);
@@ -62,5 +63,87 @@ describe('holdsNoUnicodeEscape', () => {
       }
     }
     expect(sawClean).toBeGreaterThan(0);
+  });
+});
+
+describe('bus format 2', () => {
+  const everyKind = {
+    s: 'x"y\\z\n',
+    n: -1.5e-300,
+    big: 1e21,
+    t: true,
+    f: false,
+    nul: null,
+    arr: [1, 'a', null, [], {}],
+    obj: { deep: [{ é: '中文 😀' }] },
+    10: 'integer key',
+    '': '',
+  };
+  const cases: [string, IngestMessage][] = [
+    ['every JSON value kind', message(everyKind)],
+    ['unicode in the plain strings', { ...message({ a: 1 }, 'ü😀中'), event: 'événement', token: 'phc_é' }],
+    ['a NUL in the distinct id and a value', message({ a: 'x\u0000' }, 'u\u0000')],
+    ['absent ip, sent_at and team; a historical migration', { ...message({}), ip: null, sent_at: null, team_id: null, historical_migration: true }],
+    ['ip, sent_at and a large team id', { ...message({}), ip: '2001:db8::1', sent_at: '2024-01-01T00:00:01.000Z', team_id: 2_000_000_000 }],
+    [
+      'top-level $set and $set_once',
+      { ...message({ $set: { a: 1 } }), data: { event: 'e', properties: { $set: { a: 1 } }, $set: { b: 2 }, $set_once: { c: 3 } } },
+    ],
+    ['huge properties', message({ blob: 'x'.repeat(900_000), list: Array.from({ length: 1000 }, (_, i) => ({ i })) })],
+  ];
+
+  it.each(cases)('decodes %s to the message encoded', (_, m) => {
+    const value = encodeIngestMessage(m);
+    expect(value[0]).toBe(2);
+    expect(decodeIngestMessage(value)).toEqual(m);
+    // The worker's reading: the properties' text as JSON.stringify wrote it, to the value's end.
+    const reading = decodeBusValue(value);
+    expect(reading.format).toBe(2);
+    expect(value.toString('utf8', reading.propertiesStart)).toBe(JSON.stringify((m.data as Record<string, unknown>)['properties']));
+    expect((reading.message as IngestMessage).distinct_id).toBe(m.distinct_id);
+  });
+
+  it('leaves the message it encodes as it was, its keys in their order', () => {
+    const m = { ...message({ a: 1 }), data: { properties: { a: 1 }, event: 'e', $set: { b: 2 } } };
+    const before = JSON.stringify(m);
+    encodeIngestMessage(m);
+    expect(JSON.stringify(m)).toBe(before);
+  });
+
+  it('hands the worker the rest of the event only for a top-level $set or $set_once', () => {
+    expect((decodeBusValue(encodeIngestMessage(message({ a: 1 }))).message as IngestMessage).data).toEqual({ properties: { a: 1 } });
+    const withSet = { ...message({ a: 1 }), data: { event: 'e', properties: { a: 1 }, $set_once: { c: 3 } } };
+    expect((decodeBusValue(encodeIngestMessage(withSet)).message as IngestMessage).data).toEqual(withSet.data);
+  });
+
+  it('a lone surrogate in a plain string becomes U+FFFD (what the worker makes of it in any format)', () => {
+    const decoded = decodeIngestMessage(encodeIngestMessage(message({}, 'u\ud800'))) as IngestMessage;
+    expect(decoded.distinct_id).toBe('u\ufffd');
+  });
+
+  it('says whether its JSON texts may hold a NUL or a lone surrogate, not its plain strings', () => {
+    expect(decodeBusValue(encodeIngestMessage(message({ a: 'x' }))).jsonClean).toBe(true);
+    expect(decodeBusValue(encodeIngestMessage(message({ a: 'x\u0000' }))).jsonClean).toBe(false);
+    expect(decodeBusValue(encodeIngestMessage(message({ ['k\ud800']: 1 }))).jsonClean).toBe(false);
+  });
+
+  it('refuses a value whose lengths run past its end, and versions to come', () => {
+    const value = encodeIngestMessage(message({ a: 1 }));
+    for (const cut of [1, 10, 45, value.length - 30]) expect(() => decodeBusValue(value.subarray(0, cut))).toThrow('bus message format 2 is truncated');
+    expect(() => decodeBusValue(Buffer.from([3, 0x7b, 0x7d]))).toThrow('unknown bus message format 3');
+  });
+
+  it('still decodes formats 1 and 0, with no properties text to carry', () => {
+    const m = message({ a: 1 });
+    for (const value of bothFormats(m).slice(1)) {
+      expect(decodeIngestMessage(value)).toEqual(value[0] === 1 ? m : { ...m, data: JSON.stringify(m.data) });
+      expect(decodeBusValue(value).propertiesStart).toBe(-1);
+    }
+  });
+
+  it('is archived as JSON people can read: format 2 as the message in JSON, the others as their text', () => {
+    const m = message(everyKind);
+    expect(JSON.parse(busValueText(encodeIngestMessage(m)))).toEqual(m);
+    expect(busValueText(formatOne(m))).toBe(`\u0001${JSON.stringify(m)}`);
   });
 });

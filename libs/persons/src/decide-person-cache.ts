@@ -1,5 +1,5 @@
 import type { Sql } from '@sightline/postgres';
-import { readStoredPerson, readStoredPersons, type PersonForDecide, type StoredPersonRequest } from './flag-person-reads';
+import { readProjectDistinctIds, readStoredPerson, readStoredPersons, type PersonForDecide, type StoredPersonRequest } from './flag-person-reads';
 
 /**
  * What one write changed, for the caches that hold persons: the persons (uuids) whose
@@ -96,6 +96,11 @@ export interface DecidePersonCacheOptions {
   maxAgeMs: number;
   /** Most answers kept; the oldest go first. */
   maxEntries?: number;
+  /**
+   * Most distinct ids held, over all projects, to prove an id has no person without a store
+   * read (0: never; a project with more is read as before). Default 50,000.
+   */
+  mostKnownDistinctIds?: number;
   now?: () => number;
   onError?: (error: unknown, context: string) => void;
 }
@@ -124,6 +129,54 @@ interface Entry {
   /** The project's count of changes of any kind when the read started. */
   changes: number;
 }
+
+/** A project with more distinct ids than the cache may hold is not listed again before this long. */
+const TOO_MANY_IDS_RETRY_MS = 60_000;
+
+/**
+ * A project's distinct ids as the cache knows them: those the store had when the load started
+ * plus every one announced since (a superset of the ids with a person, as long as no
+ * announcement was lost), so an id missing from it has no person. Held at most maxAgeMs, the
+ * bound on lost announcements, and listed again in the background before that.
+ */
+interface KnownDistinctIds {
+  /** null while the first list is read, or when the project has too many. */
+  ids: Set<string> | null;
+  /** When the load of `ids` started. */
+  loadedAt: number;
+  refreshAt: number;
+  /** The project's whole-project generation when that load started. */
+  generation: number;
+  /** Ids announced while a load runs, added to its list. */
+  loading: string[] | null;
+  /** Not listed again before then (the project has too many ids, or the last listing failed). */
+  notBefore: number;
+}
+
+/** The answer for a distinct id without a person: nothing stored, only the requested groups. */
+interface GroupsAnswer {
+  answer: PersonForDecide;
+  loadedAt: number;
+  generation: number;
+}
+
+/** After a failed listing, the next is tried this much later (not on every miss). */
+const LIST_RETRY_MS = 1_000;
+
+const groupsKeyOf = (groups: Array<{ index: number; key: string }>) => {
+  let key = '';
+  for (const g of groups) key += `${g.index}\u0000${g.key}\u0000`;
+  return key;
+};
+const noPerson = (groups: Map<number, Record<string, unknown>>): PersonForDecide => ({
+  personUuid: null,
+  properties: {},
+  staticCohortIds: new Set(),
+  hashKeyOverrides: {},
+  groups,
+});
+/** Shared, as every answer of the cache: callers must not change it. */
+const NO_PERSON = noPerson(new Map());
 
 /** Reads of one store a cache keeps in flight at once; misses beyond them wait and go together. */
 const READS_IN_FLIGHT = 2;
@@ -214,6 +267,11 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
   const byGroup = new Map<string, Set<string>>();
   const generations = new Map<number, number>();
   const changeCounts = new Map<number, number>();
+  const mostKnownIds = options.mostKnownDistinctIds ?? 50_000;
+  /** Per project, its distinct ids, in the order they were listed (the first go when too many are held). */
+  const knownIds = new Map<number, KnownDistinctIds & { db: Sql }>();
+  /** Per project and requested groups, the answer for an id without a person, from the reads kept. */
+  const groupsAnswers = new Map<number, Map<string, GroupsAnswer>>();
   let globalGeneration = 0;
   const generationOf = (teamId: number) => globalGeneration + (generations.get(teamId) ?? 0);
   const changesOf = (teamId: number) => globalGeneration + (changeCounts.get(teamId) ?? 0);
@@ -251,6 +309,8 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
     if (change === null) {
       globalGeneration++;
       entries.clear();
+      knownIds.clear();
+      groupsAnswers.clear();
       byDistinctId.clear();
       byPerson.clear();
       byGroup.clear();
@@ -262,6 +322,13 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       generations.set(teamId, (generations.get(teamId) ?? 0) + 1);
       return;
     }
+    const known = knownIds.get(teamId);
+    if (known)
+      for (const distinctId of change.distinctIds) {
+        known.ids?.add(distinctId);
+        known.loading?.push(distinctId);
+      }
+    if (change.groups.length > 0) groupsAnswers.delete(teamId);
     for (const uuid of change.persons) removeIndexed(byPerson, `${teamId}\u0000${uuid}`);
     for (const distinctId of change.distinctIds) removeIndexed(byDistinctId, `${teamId}\u0000${distinctId}`);
     for (const [groupIndex, key] of change.groups) removeIndexed(byGroup, `${teamId}\u0000${groupIndex}\u0000${key}`);
@@ -279,6 +346,72 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
     let key = `${teamId}\u0000${distinctId}`;
     for (const g of groups) key += `\u0000${g.index}\u0000${g.key}`;
     return key;
+  };
+
+  /**
+   * Lists the project's distinct ids in the background when it has no usable list or its list
+   * is due for a refresh (nobody waits for it); announcements that land meanwhile are added.
+   */
+  const listKnownIds = (db: Sql, teamId: number, at: number) => {
+    if (mostKnownIds <= 0) return;
+    let known = knownIds.get(teamId);
+    if (known && (known.loading !== null || at < known.notBefore)) return;
+    if (known?.ids && known.generation === generationOf(teamId) && at < known.refreshAt) return;
+    if (!known) knownIds.set(teamId, (known = { db, ids: null, loadedAt: 0, refreshAt: 0, generation: -1, loading: null, notBefore: 0 }));
+    const state = known;
+    const generation = generationOf(teamId);
+    state.loading = [];
+    readProjectDistinctIds(db, teamId, mostKnownIds).then(
+      (ids) => {
+        const announced = state.loading ?? [];
+        state.loading = null;
+        // A whole-project change may have added ids this list predates.
+        if (knownIds.get(teamId) !== state || generationOf(teamId) !== generation) return;
+        if (ids === null) {
+          state.ids = null;
+          state.notBefore = now() + TOO_MANY_IDS_RETRY_MS;
+          return;
+        }
+        state.ids = new Set(ids);
+        for (const id of announced) state.ids.add(id);
+        Object.assign(state, { db, loadedAt: at, refreshAt: at + options.maxAgeMs * (0.5 + 0.3 * Math.random()), generation });
+        knownIds.delete(teamId);
+        knownIds.set(teamId, state);
+        let held = 0;
+        for (const other of knownIds.values()) held += other.ids?.size ?? 0;
+        for (const [otherTeam, other] of knownIds) {
+          if (held <= mostKnownIds || other === state) break;
+          held -= other.ids?.size ?? 0;
+          knownIds.delete(otherTeam);
+        }
+      },
+      (error: unknown) => {
+        state.loading = null;
+        state.notBefore = now() + LIST_RETRY_MS;
+        options.onError?.(error, "listing a project's distinct ids");
+      },
+    );
+  };
+  /** The answer for a distinct id the project's list proves has no person, when its groups are known; else undefined. */
+  const answerWithoutPerson = (teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, at: number) => {
+    const known = knownIds.get(teamId);
+    if (!known?.ids || known.generation !== generationOf(teamId) || at - known.loadedAt > options.maxAgeMs || known.ids.has(distinctId)) return undefined;
+    if (at >= known.refreshAt) listKnownIds(known.db, teamId, at);
+    if (groups.length === 0) return NO_PERSON;
+    const answer = groupsAnswers.get(teamId)?.get(groupsKeyOf(groups));
+    return answer && answer.generation === generationOf(teamId) && at - answer.loadedAt <= options.maxAgeMs ? answer.answer : undefined;
+  };
+  /** A kept read's groups answer every id without a person that asks for the same groups. */
+  const keepGroupsAnswer = (entry: Entry, value: PersonForDecide) => {
+    if (entry.groups.length === 0 || mostKnownIds <= 0) return;
+    let answers = groupsAnswers.get(entry.teamId);
+    if (!answers) groupsAnswers.set(entry.teamId, (answers = new Map()));
+    const key = groupsKeyOf(entry.groups);
+    const kept = answers.get(key);
+    if (kept && kept.generation === entry.generation && kept.loadedAt >= entry.loadedAt) return;
+    answers.delete(key);
+    answers.set(key, { answer: noPerson(value.groups), loadedAt: entry.loadedAt, generation: entry.generation });
+    if (answers.size > maxEntries) answers.delete(answers.keys().next().value!);
   };
 
   const usable = (entry: Entry | undefined, teamId: number, at: number): entry is Entry =>
@@ -327,6 +460,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
         if (entries.get(entry.key) !== entry || changesOf(entry.teamId) !== next.changes) return;
         next.value = value;
         insert(next);
+        keepGroupsAnswer(next, value);
       },
       () => (entry.refreshing = false), // a later hit tries again; the old answer ages out as before
     );
@@ -338,9 +472,11 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       if (options.maxAgeMs <= 0) return undefined;
       const entry = entries.get(keyOf(teamId, distinctId, groups));
       const at = now();
-      if (!usable(entry, teamId, at) || entry.value === undefined) return undefined;
-      refreshIfDue(entry, at);
-      return entry.value;
+      if (usable(entry, teamId, at) && entry.value !== undefined) {
+        refreshIfDue(entry, at);
+        return entry.value;
+      }
+      return answerWithoutPerson(teamId, distinctId, groups, at);
     },
     async read(db, teamId, distinctId, groups, readOptions = {}) {
       if (options.maxAgeMs <= 0) return readStoredPerson(db, teamId, distinctId, groups);
@@ -351,6 +487,11 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
         if (cached.value !== undefined) refreshIfDue(cached, at);
         return cached.loaded;
       }
+      if (!readOptions.fresh) {
+        const withoutPerson = answerWithoutPerson(teamId, distinctId, groups, at);
+        if (withoutPerson) return withoutPerson;
+      }
+      listKnownIds(db, teamId, at);
       const entry = startRead(db, key, teamId, distinctId, groups, at, true);
       insert(entry);
       entry.loaded.then(
@@ -360,6 +501,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
           if (changesOf(teamId) !== entry.changes) return remove(entry);
           entry.value = value;
           if (value.personUuid) index(entry); // now findable by its person too
+          keepGroupsAnswer(entry, value);
         },
         () => remove(entry),
       );

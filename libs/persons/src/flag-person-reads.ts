@@ -88,6 +88,16 @@ export async function readStoredPersons(db: Sql, teamId: number, requests: reado
 }
 
 /**
+ * Every distinct id of a project, when it has at most `most` of them (else null): what lets
+ * decide's person cache answer a distinct id it has never seen without a store read (an id
+ * missing from this list, and from every id announced since, has no person).
+ */
+export async function readProjectDistinctIds(db: Sql, teamId: number, most: number): Promise<string[] | null> {
+  const rows = await db.query<{ distinct_id: string }>('SELECT distinct_id FROM person_distinct_ids WHERE team_id = $1 LIMIT $2', [teamId, most + 1]);
+  return rows.length > most ? null : rows.map((r) => r.distinct_id);
+}
+
+/**
  * Experience continuity: the first anonymous id a person was seen with becomes the hash key
  * of every continuity flag, for each person the two ids resolve to; an existing key wins.
  */

@@ -2,7 +2,7 @@ import express, { Router, type RequestHandler } from 'express';
 import { findProjectById, isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
 import { withDeadline } from '@sightline/deadline';
 import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-store';
-import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sightline/flags';
+import { evaluateFlags, type Availability, type DateMargin, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import querystring from 'node:querystring';
 import {
@@ -23,6 +23,7 @@ import type { MetadataStore } from '@sightline/postgres';
 import { isJsonObject } from '@sightline/json-input';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
 import { buildFlagsResponse, decideShape, flagsResponseText, flagsShape, type ShapeChoice } from './decide-response';
+import { keepEvaluation, reusedEvaluation } from './reused-evaluations';
 
 export interface DecideRouteDeps {
   db: MetadataStore;
@@ -175,6 +176,20 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
     const requested = request.groupProperties[group.name];
     groupProperties[group.name] = { $group_key: group.key, ...(groups?.get(group.index) ?? {}), ...(isJsonObject(requested) ? requested : {}) };
   }
+  const now = Date.now();
+  // Only a stored person's answer, with every store available, is kept (reused-evaluations.ts).
+  const reusable = person !== null && person.personUuid !== null && Object.values(availability).every(Boolean);
+  const inputs = reusable
+    ? {
+        flags,
+        person,
+        requestKey: JSON.stringify([request.distinctId, request.deviceId, overrides, request.groups, request.groupProperties, request.flagKeys]),
+        now,
+      }
+    : null;
+  const reused = inputs ? reusedEvaluation(inputs) : undefined;
+  if (reused) return flagsResponseText(reused.results, reused.failed, choice, settings);
+  const dateMargin: DateMargin = { ms: Infinity };
   const results = evaluateFlags(
     flags,
     {
@@ -188,12 +203,14 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
       cohorts: definitions.cohorts,
       staticCohortIds: person?.staticCohortIds ?? new Set(),
       hashKeyOverrides: person?.hashKeyOverrides ?? {},
-      now: new Date(),
+      now: new Date(now),
+      dateMargin,
     },
     { onlyKeys: request.flagKeys, availability },
   );
   let failed = false;
   for (const r of results.values()) failed ||= r.failed === true;
+  if (inputs) keepEvaluation(inputs, results, failed, dateMargin.ms);
   return flagsResponseText(results, failed, choice, settings);
 }
 

@@ -13,9 +13,10 @@ declare module 'express-serve-static-core' {
 /**
  * Resolves `:project_id` (a number or `@current`) to a project the caller's key may use: an unknown
  * project is 404 whatever the id looks like, a known one outside the key's organisation or
- * `scoped_teams` is 403.
+ * `scoped_teams` is 403. `findProject` reads a project by id (the process's project cache; default
+ * the metadata store).
  */
-export function projectAccess(db: Sql): RequestHandler {
+export function projectAccess(db: Sql, findProject: (id: number) => Promise<Project | null> = (id) => findProjectById(db, id)): RequestHandler {
   return async (req, _res, next) => {
     const principal = req.principal;
     if (!principal) return next(errors.notAuthenticated());
@@ -23,7 +24,7 @@ export function projectAccess(db: Sql): RequestHandler {
     let project: Project | null;
     if (raw === '@current') project = (await listProjectsFor(db, principal))[0] ?? null;
     // Any other text, and a number past a PostgreSQL integer, names no project: 404 like an unknown id.
-    else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT4_MAX) project = await findProjectById(db, Number(raw));
+    else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT4_MAX) project = await findProject(Number(raw));
     else project = null;
     if (!project) return next(errors.notFound());
     if (!canAccessProject(principal, project)) return next(errors.permissionDenied('You do not have access to this project.'));

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from 'express';
+import type { Project } from '@sightline/accounts';
 import { requireScope, type Scope } from '@sightline/auth';
 import { ApiError } from '@sightline/http';
 import type { Sql } from '@sightline/postgres';
@@ -135,6 +136,8 @@ export interface MountOptions {
   db: Sql;
   /** Personal-key authentication; it passes a request an outer layer authenticated already. */
   authenticate: RequestHandler;
+  /** Reads a project by id for `:project_id` routes (the process's project cache); default the metadata store. */
+  findProject?: (id: number) => Promise<Project | null>;
   /** Runs after the scope and project checks, as DRF checks permissions before throttles. */
   throttle?: (kind: ThrottleClass) => RequestHandler;
 }
@@ -145,7 +148,7 @@ export interface MountOptions {
  */
 export function mountRoutes(table: RouteTable, options: MountOptions): Router {
   const router = Router();
-  const project = projectAccess(options.db);
+  const project = projectAccess(options.db, options.findProject);
   for (const route of table.routes) {
     checkRouteDeclaration(route);
     const chain: RequestHandler[] = [options.authenticate, requireScope(...requiredScopes(route))];

@@ -161,6 +161,8 @@ describe.each(['pg', 'chdb'] as const)('HogQL and numeric filters (ClickHouse: %
     await fixture.db.query('UPDATE actions SET steps = $2 WHERE id = $1', [savedAction.json['id'], JSON.stringify(action(big).steps)]);
     await fixture.db.query('UPDATE insights SET filters = $2 WHERE id = $1', [savedInsight.json['id'], JSON.stringify(insight(big).filters)]);
     await fixture.db.query('UPDATE projects SET test_account_filters = $1 WHERE id = 1', [JSON.stringify(big)]);
+    // Stored before the check, as the rows above: announced as a process started over them would read them.
+    await fixture.projectChanges.publish(1);
 
     const cohortFilter = [{ type: 'cohort', key: 'id', value: savedCohort.json['id'] }];
     const answers = {
@@ -178,5 +180,6 @@ describe.each(['pg', 'chdb'] as const)('HogQL and numeric filters (ClickHouse: %
     // Queries that do not apply the stored filters are unaffected.
     expect((await trend({ events: [{ id: 'signup' }] })).status).toBe(200);
     await fixture.db.query("UPDATE projects SET test_account_filters = '[]' WHERE id = 1");
+    await fixture.projectChanges.publish(1);
   });
 });

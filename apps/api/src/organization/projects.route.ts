@@ -132,6 +132,11 @@ const settingsExample = () => ({ name: 'Marketing site', timezone: 'Europe/Berli
 
 export interface ProjectsRoutesOptions {
   tokenChanges?: Pick<ProjectTokenChanges, 'publish'>;
+  /**
+   * Called once a project's row changed, before the answer: drops it from this process's project
+   * cache and announces it to the others (never rejects); absent: nothing is cached.
+   */
+  projectChanged?: (projectId: number) => Promise<void>;
   logger: Logger;
   /** The server's bound on one analytics query (ANALYTICS_QUERY_TIMEOUT_SECONDS): a project's own may not exceed it. */
   maxQueryTimeoutSeconds: number;
@@ -183,6 +188,7 @@ export function createProjectsRoutes(db: Sql, options: ProjectsRoutesOptions): R
     });
     project.patch('', { scope: 'project:write', summary: "Change a project's settings", body: settingsBody, example: settingsExample }, async (req, res) => {
       const updated = await updateProjectSettings(db, req.project!.id, parseSettings(req.body, options.maxQueryTimeoutSeconds));
+      await options.projectChanged?.(req.project!.id);
       res.json(serializeProject(updated!));
     });
     // PostHog's reset_token: a new project API key. The announcement makes every process's token
@@ -192,6 +198,7 @@ export function createProjectsRoutes(db: Sql, options: ProjectsRoutesOptions): R
       { scope: 'project:write', summary: "Replace the project's API key", body: ignoredBody, example: () => ({}) },
       async (req, res) => {
         const updated = await resetProjectToken(db, req.project!.id, generateProjectApiKey());
+        await options.projectChanged?.(req.project!.id);
         await options.tokenChanges?.publish(updated!.id).catch((err: unknown) => {
           options.logger.warn(
             { err, teamId: updated!.id },

@@ -408,11 +408,13 @@ describe('persons API', () => {
 
   describe('split, cohorts of a person, display names', () => {
     it("names persons by the project's person_display_name_properties when set", async () => {
-      await f.db.query("UPDATE projects SET person_display_name_properties = ARRAY['plan'] WHERE id = 1");
+      const setNames = async (names: string[] | null) =>
+        expect((await request(f.app).patch('/api/projects/1/').set(admin).send({ person_display_name_properties: names })).status).toBe(200);
+      await setNames(['plan']);
       try {
         expect((await list('?distinct_id=user-2')).body.results[0].name).toBe('team');
       } finally {
-        await f.db.query('UPDATE projects SET person_display_name_properties = NULL WHERE id = 1');
+        await setNames(null);
       }
       expect((await list('?distinct_id=user-2')).body.results[0].name).toBe('User2@Example.com');
     });

@@ -171,11 +171,12 @@ describe('POST /query/ runs a HogQLQuery over the project’s tables', () => {
   });
 
   it('reads date-times in the project’s time zone and answers them in ISO 8601', async () => {
-    await f.db.query("UPDATE projects SET timezone = 'Asia/Tokyo' WHERE id = 1");
+    const setZone = async (timezone: string) => expect((await request(f.app).patch('/api/projects/1/').set(admin).send({ timezone })).status).toBe(200);
+    await setZone('Asia/Tokyo');
     try {
       expect(await rows("SELECT timestamp, toDate(timestamp) FROM events WHERE distinct_id = 'a'")).toEqual([['2024-01-08T00:00:00+09:00', '2024-01-08']]);
     } finally {
-      await f.db.query("UPDATE projects SET timezone = 'UTC' WHERE id = 1");
+      await setZone('UTC');
     }
   });
 

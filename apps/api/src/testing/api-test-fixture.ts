@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootstrapInstance, insertPersonalKey, type PrincipalChanges, type ProjectTokenChanges } from '@sightline/accounts';
+import { bootstrapInstance, insertPersonalKey, type PrincipalChanges, type ProjectChanges, type ProjectTokenChanges } from '@sightline/accounts';
 import { hashPersonalApiKey, maskPersonalApiKey } from '@sightline/auth';
 import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createInMemoryInvalidation } from '@sightline/bus';
@@ -31,6 +31,13 @@ export interface FlagFixture {
   addKey(key: string, scopes: string[], userId?: number): Promise<void>;
   /** Adds a user of the same organisation. */
   addUser(email: string): Promise<{ id: number; uuid: string }>;
+  /**
+   * The app's project-change channel: a test that changes a project behind the API (raw SQL, to
+   * store what the API refuses, as data stored before a check) announces it here, as a process
+   * started over that data would read it; otherwise the app's project cache serves the row it
+   * read for up to PROJECT_CACHE_MAX_AGE_MS.
+   */
+  projectChanges: ProjectChanges;
   close(): Promise<void>;
 }
 
@@ -50,6 +57,8 @@ export async function createFlagFixture(
     projectTokenChanges?: ProjectTokenChanges;
     principalChanges?: PrincipalChanges;
     principalCacheMaxAgeMs?: number;
+    projectChanges?: ProjectChanges;
+    projectCacheMaxAgeMs?: number;
     analytics?: ApiDeps['analytics'];
   } = {},
 ): Promise<FlagFixture> {
@@ -81,6 +90,7 @@ export async function createFlagFixture(
   const flagChanges: number[] = [];
   // The app's own definitions cache, told of every change as in production, so decide sees writes.
   const flagDefinitions = createFlagDefinitionsCache({ db, channel: createInMemoryInvalidation() });
+  const projectChanges = options.projectChanges ?? createInMemoryInvalidation<number>();
   const app = createApiApp({
     flagDefinitions,
     db,
@@ -94,6 +104,8 @@ export async function createFlagFixture(
     projectTokenChanges: options.projectTokenChanges,
     principalChanges: options.principalChanges,
     principalCacheMaxAgeMs: options.principalCacheMaxAgeMs,
+    projectChanges,
+    projectCacheMaxAgeMs: options.projectCacheMaxAgeMs,
     analytics: options.analytics,
     readiness: [],
     isShuttingDown: () => false,
@@ -109,6 +121,7 @@ export async function createFlagFixture(
     ch,
     app,
     flagChanges,
+    projectChanges,
     adminUserId: admin!.id,
     organizationId: admin!.organization_id,
     async addKey(key, scopes, userId = admin!.id) {

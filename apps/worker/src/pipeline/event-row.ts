@@ -7,8 +7,8 @@ export function toEventValues(event: PreparedEvent, enrichment: Enrichment): Eve
   return {
     uuid: event.uuid,
     event: event.event,
-    // Serialised once, as the insert body is written.
-    properties: event.properties,
+    // The text as sent when normalisation left it so; else serialised once, as the body is written.
+    properties: event.propertiesBytes ?? event.properties,
     timestamp: event.timestampMs,
     team_id: event.teamId,
     distinct_id: event.distinctId,

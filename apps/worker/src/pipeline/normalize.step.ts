@@ -1,3 +1,4 @@
+import type { JsonObjectBytes } from '@sightline/clickhouse';
 import { parseBusTime, type IngestMessage } from '@sightline/ingestion';
 import { hasLoneSurrogate, isJsonObject, withoutLoneSurrogates } from '@sightline/json-input';
 import { elementsChainFromElements } from './elements-chain';
@@ -12,6 +13,12 @@ export interface PreparedEvent {
   distinctId: string;
   event: string;
   properties: Properties;
+  /**
+   * The properties' JSON text as bytes when it is exactly JSON.stringify(properties) (bus format
+   * 2 sends it, and normalisation changed nothing but perhaps appended `$ip`): the insert copies
+   * it. null or absent: the insert serialises `properties`.
+   */
+  propertiesBytes?: JsonObjectBytes | null;
   timestampMs: number;
   createdAtMs: number;
   /** false for `$process_person_profile: false`: no person is created or updated (docs/data-model.md#personless-events). */
@@ -66,21 +73,41 @@ function hasUncleanString(value: unknown): boolean {
   return false;
 }
 
+/** What the bus message's bytes tell: see normalizeStep. */
+export interface SentText {
+  /** The message holding the properties' JSON text from `propertiesStart` to its end (bus format 2), else null. */
+  bytes: Buffer | null;
+  propertiesStart: number;
+  /** No NUL or lone surrogate in the distinct id and event name. */
+  namesKnownClean: boolean;
+}
+
 /**
  * The event as ingestion sees it (docs/data-model.md#event-normalisation): top-level `$set`/`$set_once` merged into the
  * properties' (top level wins), `$ip` from the capture request unless given (or the event is a
  * historical migration, whose request comes from the importing machine), NULs stripped,
  * the name truncated to 200 characters.
  */
-export function normalizeStep(message: IngestMessage, teamId: number, handedOver = false, knownClean = false): StepResult<PreparedEvent> {
+export function normalizeStep(
+  message: IngestMessage,
+  teamId: number,
+  handedOver = false,
+  knownClean = false,
+  sent: SentText = { bytes: null, propertiesStart: -1, namesKnownClean: knownClean },
+): StepResult<PreparedEvent> {
   let raw: Properties;
   /**
    * Whether the event object is someone else's and is not modified: a message the in-process
    * bus handed over (`handedOver`) is the gateway's, and a retried run normalises it again: its
    * properties are copied (Object.assign: the spread form cost ten times as much under tsx).
    * An object decoded from the message's bytes is this run's own. `knownClean`: the bytes held
-   * no `\u` escape (holdsNoUnicodeEscape), so no string needs cleaning and none is walked.
+   * no `\u` escape (holdsNoUnicodeEscape), so no string of `data` needs cleaning and none is
+   * walked; `sent.namesKnownClean` says the same of the distinct id and event name (in bus
+   * format 2 they are not JSON, and are checked on their own). `sent.bytes`: the bus message
+   * holding the properties' text (format 2), carried while the properties are left as sent.
    */
+  let carried = sent.bytes !== null;
+  let lastMember: string | null = null;
   let shared = false;
   if (typeof message.data === 'string') {
     // bus format 0: the event's JSON text
@@ -96,32 +123,51 @@ export function normalizeStep(message: IngestMessage, teamId: number, handedOver
     const clean = knownClean || !hasUncleanString(message.data);
     shared = clean && handedOver;
     raw = clean ? message.data : (cleanStrings(message.data) as Properties);
+    if (!clean) carried = false;
   }
-  const sent = raw['properties'];
-  const properties: Properties = isJsonObject(sent) ? (shared ? Object.assign({}, sent) : sent) : {};
+  const sentProperties = raw['properties'];
+  if (!isJsonObject(sentProperties)) carried = false;
+  const properties: Properties = isJsonObject(sentProperties) ? (shared ? Object.assign({}, sentProperties) : sentProperties) : {};
   for (const key of TOP_LEVEL_UPDATES) {
     const topLevel = raw[key];
-    if (topLevel !== undefined && isJsonObject(topLevel)) properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...topLevel };
+    if (topLevel !== undefined && isJsonObject(topLevel)) {
+      properties[key] = { ...(isJsonObject(properties[key]) ? properties[key] : {}), ...topLevel };
+      carried = false;
+    }
   }
-  if (message.ip && properties['$ip'] === undefined && message.historical_migration !== true) properties['$ip'] = message.ip;
+  if (message.ip && properties['$ip'] === undefined && message.historical_migration !== true) {
+    properties['$ip'] = message.ip;
+    // A key added last is written last: the text gains it the way JSON.stringify would write it.
+    lastMember = `"$ip":${JSON.stringify(message.ip)}`;
+  }
+  // The persons step writes `$group_N` into properties that name `$groups`.
+  if (properties['$groups'] !== undefined) carried = false;
   // Autocapture sends either the chain itself or the element list; the list becomes the chain,
   // and both leave the properties (the chain has its own column), as PostHog's ingestion does.
   const sentChain = properties['$elements_chain'];
   const elementsChain = typeof sentChain === 'string' && sentChain !== '' ? sentChain : elementsChainFromElements(properties['$elements']);
   // (only when present: most events have neither, and a delete is not free)
-  if (sentChain !== undefined) delete properties['$elements_chain'];
-  if (properties['$elements'] !== undefined) delete properties['$elements'];
+  if (sentChain !== undefined) {
+    delete properties['$elements_chain'];
+    carried = false;
+  }
+  if (properties['$elements'] !== undefined) {
+    delete properties['$elements'];
+    carried = false;
+  }
+  const namesClean = sent.namesKnownClean;
   const distinctId =
-    !knownClean && (message.distinct_id.includes('\u0000') || hasLoneSurrogate(message.distinct_id)) ? cleanText(message.distinct_id) : message.distinct_id;
+    !namesClean && (message.distinct_id.includes('\u0000') || hasLoneSurrogate(message.distinct_id)) ? cleanText(message.distinct_id) : message.distinct_id;
   return ok({
     uuid: message.uuid,
     teamId,
     distinctId,
     event:
-      message.event.length <= MAX_EVENT_NAME_LENGTH && (knownClean || (!message.event.includes('\u0000') && !hasLoneSurrogate(message.event)))
+      message.event.length <= MAX_EVENT_NAME_LENGTH && (namesClean || (!message.event.includes('\u0000') && !hasLoneSurrogate(message.event)))
         ? message.event
         : cleanText(message.event.slice(0, MAX_EVENT_NAME_LENGTH)),
     properties,
+    propertiesBytes: carried ? { bytes: sent.bytes!, start: sent.propertiesStart, lastMember } : null,
     timestampMs: parseBusTime(message.timestamp),
     createdAtMs: parseBusTime(message.now),
     processPerson: properties['$process_person_profile'] !== false,

@@ -5,22 +5,39 @@ import { ingestMessage } from '../testing/ingest-message';
 describe('parse step', () => {
   it('passes a message the gateway wrote', () => {
     const message = ingestMessage();
-    expect(parseStep(Buffer.from(JSON.stringify(message)))).toEqual({ kind: 'ok', value: message });
+    expect(parseStep(Buffer.from(JSON.stringify(message)))).toEqual({ kind: 'ok', value: expect.objectContaining({ message }) });
   });
 
-  it('passes a message in bus format 1 (a version byte, the event nested) and in format 0 (JSON, the event as text)', () => {
+  it('passes a message in bus format 2 (binary, the properties as text), 1 (a version byte, the event nested) and 0 (JSON, the event as text)', () => {
     const r = normalizeEvent(
       { event: 'e', distinct_id: 'u', properties: { a: 1 } },
       { token: 't', teamId: 1, nowMs: 0, sentAt: null, ip: null, historicalMigration: false },
     );
     if (!r.ok) throw new Error(r.reason);
-    expect(parseStep(encodeIngestMessage(r.message))).toEqual({ kind: 'ok', value: r.message });
-    const formatZero = { ...r.message, data: JSON.stringify(r.message.data) };
-    expect(parseStep(Buffer.from(JSON.stringify(formatZero)))).toEqual({ kind: 'ok', value: formatZero });
-    expect(parseStep(Buffer.concat([Buffer.from([2]), Buffer.from(JSON.stringify(r.message))]))).toEqual({
-      kind: 'dead-letter',
-      error: 'value is not a bus message: unknown bus message format 2',
+    // Format 2 parses the properties only (the rest of the event is not read without a top-level $set).
+    expect(parseStep(encodeIngestMessage(r.message))).toEqual({
+      kind: 'ok',
+      value: {
+        message: { ...r.message, data: { properties: { a: 1 } } },
+        bytes: expect.any(Buffer),
+        propertiesStart: expect.any(Number),
+        knownClean: true,
+        namesKnownClean: false,
+      },
     });
+    const formatOne = Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(r.message))]);
+    expect(parseStep(formatOne)).toEqual({
+      kind: 'ok',
+      value: { message: r.message, bytes: null, propertiesStart: -1, knownClean: true, namesKnownClean: true },
+    });
+    const formatZero = { ...r.message, data: JSON.stringify(r.message.data) };
+    expect(parseStep(Buffer.from(JSON.stringify(formatZero)))).toEqual({ kind: 'ok', value: expect.objectContaining({ message: formatZero }) });
+    expect(parseStep(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(r.message))]))).toEqual({
+      kind: 'dead-letter',
+      error: 'value is not a bus message: unknown bus message format 3',
+    });
+    const truncated = encodeIngestMessage(r.message).subarray(0, 40);
+    expect(parseStep(truncated)).toEqual({ kind: 'dead-letter', error: 'value is not a bus message: bus message format 2 is truncated' });
   });
 
   it('dead-letters what can never become an event, saying why', () => {
@@ -52,7 +69,10 @@ describe('parse step', () => {
       null,
       'text',
     ];
-    for (const message of messages) expect(checkIngestMessage(message)).toEqual(parseStep(Buffer.from(JSON.stringify(message))));
+    for (const message of messages) {
+      const parsed = parseStep(Buffer.from(JSON.stringify(message)));
+      expect(checkIngestMessage(message)).toEqual(parsed.kind === 'ok' ? { kind: 'ok', value: parsed.value.message } : parsed);
+    }
     expect(checkIngestMessage(null)).toEqual({ kind: 'dead-letter', error: 'field uuid is missing or not a string' });
   });
 });

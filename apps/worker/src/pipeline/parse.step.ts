@@ -1,4 +1,5 @@
-import { decodeIngestMessage, parseBusTime, type IngestMessage } from '@sightline/ingestion';
+import { decodeBusValue, parseBusTime, type DecodedBusValue, type IngestMessage } from '@sightline/ingestion';
+import type { SentText } from './normalize.step';
 import { deadLetter, ok, type StepResult } from './step-result';
 
 /** The field that is missing or not a string, in the order they are checked; null when all are strings. */
@@ -15,16 +16,32 @@ function missingString(m: Partial<IngestMessage>): string | null {
   return null;
 }
 
-/** Decodes a bus message (either format); anything that is not an IngestMessage can never succeed (dead letter). */
-export function parseStep(value: Buffer): StepResult<IngestMessage> {
-  let parsed: unknown;
+/** A bus message as read: the checked message and what its bytes tell normalisation (see normalizeStep). */
+export interface BusReading extends SentText {
+  message: IngestMessage;
+  /** No string of `message.data` holds a NUL or a lone surrogate. */
+  knownClean: boolean;
+}
+
+/** Decodes a bus message (any format); anything that is not an IngestMessage can never succeed (dead letter). */
+export function parseStep(value: Buffer): StepResult<BusReading> {
+  let decoded: DecodedBusValue;
   try {
-    parsed = decodeIngestMessage(value);
+    decoded = decodeBusValue(value);
   } catch (error) {
     const reason = error instanceof SyntaxError ? 'value is not JSON' : 'value is not a bus message';
     return deadLetter(`${reason}: ${(error as Error).message}`);
   }
-  return checkIngestMessage(parsed);
+  const checked = checkIngestMessage(decoded.message);
+  if (checked.kind !== 'ok') return checked;
+  return ok({
+    message: checked.value,
+    bytes: decoded.propertiesStart === -1 ? null : value,
+    propertiesStart: decoded.propertiesStart,
+    knownClean: decoded.jsonClean,
+    // Format 2 writes them as plain strings, outside the JSON the byte search covers.
+    namesKnownClean: decoded.jsonClean && decoded.format !== 2,
+  });
 }
 
 /**
@@ -37,4 +54,11 @@ export function checkIngestMessage(parsed: unknown): StepResult<IngestMessage> {
   if (missing !== null) return deadLetter(`field ${missing} is missing or not a string`);
   if (Number.isNaN(parseBusTime(m.timestamp!))) return deadLetter('timestamp is not a date');
   return ok(m as IngestMessage);
+}
+
+/** A message the in-process bus handed over (the gateway's object): checked as parseStep checks; nothing is known clean. */
+export function checkHandedOver(decoded: unknown): StepResult<BusReading> {
+  const checked = checkIngestMessage(decoded);
+  if (checked.kind !== 'ok') return checked;
+  return ok({ message: checked.value, bytes: null, propertiesStart: -1, knownClean: false, namesKnownClean: false });
 }

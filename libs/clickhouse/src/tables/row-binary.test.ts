@@ -83,3 +83,24 @@ describe('RowBinaryWriter.uuid', () => {
     }
   });
 });
+
+describe('RowBinaryWriter.jsonObjectBytes', () => {
+  // A message's bytes with the object at its end, as the worker hands them over.
+  const cases: [string, string, string | null][] = [
+    ['an object as it is', '{"a":1,"b":"é😀"}', null],
+    ['an object with a member added', '{"a":1}', '"$ip":"10.0.0.1"'],
+    ['the empty object with a member added', '{}', '"$ip":"::1"'],
+    ['the empty object', '{}', null],
+    ['a long object (two-byte length) gaining a non-ASCII member', `{"x":"${'y'.repeat(300)}"}`, '"k":"中"'],
+    ['a long object (three-byte length)', `{"x":"${'y'.repeat(20_000)}"}`, '"$ip":"1.2.3.4"'],
+  ];
+  it.each(cases)('%s: the String of its text', (_, json, lastMember) => {
+    const message = Buffer.concat([Buffer.from([2, 0, 0x5c, 0x75]), Buffer.from(json, 'utf8')]);
+    const writer = new RowBinaryWriter(4);
+    writer.string('before');
+    writer.jsonObjectBytes(message, 4, lastMember);
+    writer.int8(7);
+    const text = lastMember === null ? json : JSON.stringify({ ...(JSON.parse(json) as object), ...(JSON.parse(`{${lastMember}}`) as object) });
+    expect(writer.bytes().toString('hex')).toBe(expectedString('before') + expectedString(text) + '07');
+  });
+});

@@ -75,6 +75,29 @@ export class RowBinaryWriter {
     this.position += written;
   }
 
+  /**
+   * String: a JSON object's UTF-8 text, `bytes` from `start` to their end, with `lastMember` (a
+   * `"key":value` JSON text) added before the closing brace when set: copied, never decoded.
+   */
+  jsonObjectBytes(bytes: Buffer, start: number, lastMember: string | null): void {
+    const end = bytes.length;
+    if (lastMember === null) {
+      this.varUInt(end - start);
+      this.reserve(end - start);
+      this.position += bytes.copy(this.buffer, this.position, start, end);
+      return;
+    }
+    const isEmpty = end - start === 2;
+    const memberBytes = Buffer.byteLength(lastMember, 'utf8');
+    // The object less its closing brace, a comma unless it was empty, the member, the brace.
+    this.varUInt(end - start + (isEmpty ? 0 : 1) + memberBytes);
+    this.reserve(end - start + 1 + memberBytes);
+    this.position += bytes.copy(this.buffer, this.position, start, end - 1);
+    if (!isEmpty) this.buffer[this.position++] = COMMA;
+    this.position += this.buffer.write(lastMember, this.position, 'utf8');
+    this.buffer[this.position++] = CLOSING_BRACE;
+  }
+
   /** Int64 / DateTime64 ticks, from a safe integer. */
   int64(value: number): void {
     if (!Number.isSafeInteger(value)) throw new RangeError(`RowBinary Int64: ${value} is not a safe integer`);
@@ -135,6 +158,9 @@ export class RowBinaryWriter {
     this.position += 16;
   }
 }
+
+const COMMA = 0x2c;
+const CLOSING_BRACE = 0x7d;
 
 /** Bytes of a LEB128 varint of the value. */
 function varUIntSize(value: number): number {

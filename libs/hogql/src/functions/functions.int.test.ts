@@ -37,9 +37,9 @@ describe('every allowed HogQL function on the ClickHouse engine', () => {
   });
 
   /** Compiles a HogQL expression and runs it over the events above; answers the first row's value. */
-  async function run(expression: string, aggregate: boolean): Promise<unknown> {
+  async function run(expression: string, aggregate: boolean, timezone?: string): Promise<unknown> {
     const params = new QueryParams();
-    const ctx: HogQLContext = { params, fields, allowAggregations: aggregate };
+    const ctx: HogQLContext = { params, fields, allowAggregations: aggregate, timezone };
     const sql = compiler.print(await compiler.parse(expression), ctx);
     const rows = await queryClickhouse<{ value: unknown }>(ch, {
       kind: 'test.hogql_functions',
@@ -82,8 +82,9 @@ describe('every allowed HogQL function on the ClickHouse engine', () => {
     ["toYear(toDateTime('2023-01-01 13:45:32'))", 2023],
     ["to_char(toDateTime('2023-01-01 13:45:32'), '%Y-%m-%d')", '2023-01-01'],
     ['make_date(2023, 1, 1)', '2023-01-01'],
-    ["date_add(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 14:45:32'],
-    ["date_subtract(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 12:45:32'],
+    // toDateTime of text is a DateTime64(6), as PostHog's parseDateTime64BestEffortOrNull(…, 6, zone).
+    ["date_add(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 14:45:32.000000'],
+    ["date_subtract(toDateTime('2023-01-01 13:45:32', 'UTC'), toIntervalHour(1))", '2023-01-01 12:45:32.000000'],
     ["date_diff('hour', toDateTime('2023-01-01 13:45:32'), toDateTime('2023-01-01 14:45:32'))", 1],
     ["to_date('2023-01-01')", '2023-01-01'],
     ["ascii('A')", 65],
@@ -122,5 +123,36 @@ describe('every allowed HogQL function on the ClickHouse engine', () => {
     ['quantiles(0, 1)(properties.price)', [12.5, 14.5]],
   ])('aggregate %s is %j', async (expression, value) => {
     expect(await run(expression, true)).toEqual(value);
+  });
+
+  // toDateTime as PostHog maps it (posthog/hogql/functions/mapping.py; test_printer.py
+  // test_print_timezone, test_print_timezone_custom, test_override_timezone): text read in the
+  // project's zone unless a zone is given, as a DateTime64(6) (the timestamp column's type, so a
+  // comparison with it converts nothing per row); what is not a date-time is NULL.
+  it.each([
+    ["toTypeName(toDateTime('2024-01-02 00:00:00'))", 'UTC', "DateTime64(6, 'UTC')"],
+    ["toTypeName(toDateTime('2024-01-02'))", 'Europe/Berlin', "DateTime64(6, 'Europe/Berlin')"],
+    ['toTypeName(toDateTime(timestamp))', 'UTC', "DateTime('UTC')"],
+    ["toUnixTimestamp(toDateTime('2024-01-02 00:00:00'))", 'UTC', 1704153600],
+    ["toUnixTimestamp(toDateTime('2024-01-02 00:00:00'))", 'Europe/Berlin', 1704150000],
+    ["toUnixTimestamp(toDateTime('2024-01-02'))", 'Europe/Berlin', 1704150000],
+    ["toUnixTimestamp(toDateTime('2024-01-02 00:00:00', 'UTC'))", 'Europe/Berlin', 1704153600],
+    ["toString(toDateTime('2024-01-02 03:04:05.123456'))", 'UTC', '2024-01-02 03:04:05.123456'],
+    ["toString(toDateTime('2024-01-02T03:04:05Z'))", 'Europe/Berlin', '2024-01-02 04:04:05.000000'],
+    ["toString(toDateTime('02/01/2024 03:04:05', 'UTC'))", 'Europe/Berlin', '2024-01-02 03:04:05.000000'],
+    ["toDateTime('not a date', 'UTC')", 'UTC', null],
+    ['toDateTime(properties.url)', 'UTC', null],
+    ['toString(toDateTime(timestamp))', 'Asia/Tokyo', '2024-01-02 12:04:05'],
+    ['toUnixTimestamp(toDateTime(1704153600))', 'Asia/Tokyo', 1704153600],
+    // The first sample event is at 03:04:05 UTC, 04:04:05 in Berlin.
+    ["timestamp >= toDateTime('2024-01-02 03:04:05') AND timestamp < toDateTime('2024-01-02 03:04:05.000001')", 'UTC', 1],
+    ["timestamp >= toDateTime('2024-01-02 04:04:05')", 'UTC', 0],
+    ["timestamp >= toDateTime('2024-01-02 04:04:05')", 'Europe/Berlin', 1],
+  ])('%s in a project in %s is %j', async (expression, timezone, value) => {
+    expect(await run(expression, false, timezone)).toEqual(value);
+  });
+
+  it("refuses a constant toDateTime cannot read, as PostHog's strict parse of a constant does", async () => {
+    await expect(run("toDateTime('not a date')", false)).rejects.toThrow();
   });
 });

@@ -67,6 +67,7 @@ export function createQueryPreparation(deps: QueryPreparationDeps): QueryPrepara
   let compiler: Promise<HogQLCompiler> | null = null;
   const portsFor = (
     teamId: number,
+    timezone: string,
     actions: ReadonlyMap<number, ActionDefinition>,
     cohorts: ReadonlyMap<number, CohortDefinition>,
     nowMs: number,
@@ -85,7 +86,7 @@ export function createQueryPreparation(deps: QueryPreparationDeps): QueryPrepara
       const ast = hogql.get(expression);
       if (!ast) throw new QueryInputError('hogql', 'HogQL expressions are not available.', 'not_supported');
       try {
-        return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations });
+        return printer!.print(ast, { params, fields: HOGQL_EVENT_FIELDS, allowAggregations: options.allowAggregations, timezone });
       } catch (error) {
         throw refusedExpression(expressions.find((e) => e.text === expression) ?? { text: expression, attr: 'hogql' }, error);
       }
@@ -132,7 +133,7 @@ export function createQueryPreparation(deps: QueryPreparationDeps): QueryPrepara
           throw refusedExpression(expression, error);
         }
       }
-      return { ports: portsFor(project.id, actions, cohorts, nowMs, parsed, printer, expressions), expressions };
+      return { ports: portsFor(project.id, project.timezone, actions, cohorts, nowMs, parsed, printer, expressions), expressions };
     },
     async checkReferences(projectId, references) {
       const actions = await loadActions(projectId, references);
