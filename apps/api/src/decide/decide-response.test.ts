@@ -1,5 +1,5 @@
 import { reasonOf, type FlagResult } from '@sightline/flags';
-import { buildFlagsResponse, configFields, DEFAULT_SDK_SETTINGS, flagsResponseText, type ShapeChoice } from './decide-response';
+import { buildFlagsResponse, configFields, DEFAULT_SDK_SETTINGS, flagsResponseParts, flagsResponseText, type ShapeChoice } from './decide-response';
 
 const result = (key: string, payload: unknown): FlagResult => ({
   key,
@@ -94,5 +94,35 @@ describe('flagsResponseText', () => {
       const text = expectSameText([flag('changing', change)], false, { shape: 'flags-v2', withConfig: false });
       expect(JSON.parse(text).flags.changing.metadata).toMatchObject(change);
     }
+  });
+});
+
+describe('flags-v2 answer in parts', () => {
+  const v2: ShapeChoice = { shape: 'flags-v2', withConfig: false };
+  const results = new Map([
+    ['on', result('on', '{"a":1}')],
+    ['off', result('off', null)],
+  ]);
+
+  it('is the text flagsResponseText writes, its repeating bytes kept per results map', () => {
+    const parts = flagsResponseParts(results, false, v2);
+    if (typeof parts === 'string') throw new Error('expected parts');
+    const joined = JSON.parse(`${parts.head.toString('utf8')}${parts.tail}`);
+    const text = JSON.parse(flagsResponseText(results, false, v2));
+    expect({ ...joined, requestId: null, evaluatedAt: null }).toEqual({ ...text, requestId: null, evaluatedAt: null });
+    expect(Object.keys(joined)).toEqual(Object.keys(text));
+    expect(joined.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const again = flagsResponseParts(results, false, v2) as { head: Buffer; tail: string };
+    expect(again.head).toBe(parts.head);
+    expect(again.tail).not.toBe(parts.tail);
+    expect(
+      JSON.parse(`${(flagsResponseParts(results, true, v2) as { head: Buffer }).head.toString('utf8')}x","evaluatedAt":1}`).errorsWhileComputingFlags,
+    ).toBe(true);
+  });
+
+  it('is plain text for the other shapes, with config, or keys an object would reorder', () => {
+    expect(typeof flagsResponseParts(results, false, { shape: 'v3', withConfig: false })).toBe('string');
+    expect(typeof flagsResponseParts(results, false, { shape: 'flags-v2', withConfig: true })).toBe('string');
+    expect(typeof flagsResponseParts(new Map([['7', result('7', null)]]), false, v2)).toBe('string');
   });
 });

@@ -229,3 +229,37 @@ export function flagsResponseText(
   if (flags === null) return generic();
   return `{${config}"flags":{${flags}},"errorsWhileComputingFlags":${errorsWhileComputingFlags},"requestId":"${randomUUID()}","evaluatedAt":${Date.now()}}`;
 }
+
+/** An answer as the bytes that repeat and the text that differs per request (its id and time). */
+export interface FlagsAnswerParts {
+  head: Buffer;
+  tail: string;
+}
+
+/** Per results map, the answer's bytes up to its request id: [without errors, with errors]. */
+const answerHeads = new WeakMap<ReadonlyMap<string, FlagResult>, [Buffer | undefined, Buffer | undefined]>();
+
+/**
+ * flagsResponseText's answer in two parts when it is the flags-v2 shape without config (what
+ * posthog-js's `/flags/?v=2` asks for): the bytes up to the request id, kept per results map (a
+ * reused evaluation answers the same bytes; no 10 KB text is built and encoded per request),
+ * and the rest. Any other answer is flagsResponseText's text.
+ */
+export function flagsResponseParts(
+  results: ReadonlyMap<string, FlagResult>,
+  errorsWhileComputingFlags: boolean,
+  choice: ShapeChoice,
+  settings: ProjectSdkSettings = DEFAULT_SDK_SETTINGS,
+): FlagsAnswerParts | string {
+  if (choice.shape !== 'flags-v2' || choice.withConfig) return flagsResponseText(results, errorsWhileComputingFlags, choice, settings);
+  let heads = answerHeads.get(results);
+  let head = heads?.[errorsWhileComputingFlags ? 1 : 0];
+  if (head === undefined) {
+    const flags = flagsText(results);
+    if (flags === null) return flagsResponseText(results, errorsWhileComputingFlags, choice, settings);
+    head = Buffer.from(`{"flags":{${flags}},"errorsWhileComputingFlags":${errorsWhileComputingFlags},"requestId":"`);
+    if (!heads) answerHeads.set(results, (heads = [undefined, undefined]));
+    heads[errorsWhileComputingFlags ? 1 : 0] = head;
+  }
+  return { head, tail: `${randomUUID()}","evaluatedAt":${Date.now()}}` };
+}

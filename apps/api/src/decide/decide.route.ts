@@ -22,7 +22,7 @@ import { writeHashKeyOverrides, type DecidePersonCache, type PersonForDecide } f
 import type { MetadataStore } from '@sightline/postgres';
 import { isJsonObject } from '@sightline/json-input';
 import { decodeFlagsBody, MAX_FLAGS_BODY_BYTES, readFlagRequest, type FlagRequest } from './decide-request';
-import { buildFlagsResponse, decideShape, flagsResponseText, flagsShape, type ShapeChoice } from './decide-response';
+import { buildFlagsResponse, decideShape, flagsResponseParts, flagsResponseText, flagsShape, type FlagsAnswerParts, type ShapeChoice } from './decide-response';
 import { keepEvaluation, reusedEvaluation } from './reused-evaluations';
 
 export interface DecideRouteDeps {
@@ -131,8 +131,12 @@ interface FlagsCall {
 
 const NO_RESULTS: ReadonlyMap<string, FlagResult> = new Map();
 
-/** The answer to one `/decide` or `/flags` POST, as JSON text; refusals are thrown as ApiErrors. */
-async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string, unknown>) => ShapeChoice, call: FlagsCall): Promise<string> {
+/** The answer to one `/decide` or `/flags` POST, as JSON text (or its parts); refusals are thrown as ApiErrors. */
+async function answerFlags(
+  deps: DecideRouteDeps,
+  shapeOf: (query: Record<string, unknown>) => ShapeChoice,
+  call: FlagsCall,
+): Promise<string | FlagsAnswerParts> {
   const choice = shapeOf(call.query);
   const compression = typeof call.query['compression'] === 'string' ? call.query['compression'] : undefined;
   const body = decodeFlagsBody(call.raw, call.contentType, compression);
@@ -188,7 +192,7 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
       }
     : null;
   const reused = inputs ? reusedEvaluation(inputs) : undefined;
-  if (reused) return flagsResponseText(reused.results, reused.failed, choice, settings);
+  if (reused) return flagsResponseParts(reused.results, reused.failed, choice, settings);
   const dateMargin: DateMargin = { ms: Infinity };
   const results = evaluateFlags(
     flags,
@@ -211,7 +215,7 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
   let failed = false;
   for (const r of results.values()) failed ||= r.failed === true;
   if (inputs) keepEvaluation(inputs, results, failed, dateMargin.ms);
-  return flagsResponseText(results, failed, choice, settings);
+  return flagsResponseParts(results, failed, choice, settings);
 }
 
 /** Methods the flag endpoints answer, for CORS and Allow. */
@@ -251,7 +255,13 @@ export function flagEvaluationFastPath(deps: DecideRouteDeps): FastPathFactory {
             ip: clientIp(req),
             log,
           });
-          writeJsonText(res, 200, answer);
+          if (typeof answer === 'string') writeJsonText(res, 200, answer);
+          else {
+            res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': answer.head.length + Buffer.byteLength(answer.tail) });
+            res.cork(); // one write: end() uncorks
+            res.write(answer.head);
+            res.end(answer.tail);
+          }
         } catch (error) {
           if (error instanceof ApiError) return writeApiError(res, error);
           log().error({ err: error }, 'unhandled error');
@@ -280,7 +290,7 @@ export function createFlagEvaluationRouter(deps: DecideRouteDeps): Router {
         log: () => req.log,
       });
       // As res.json would send it (application/json; charset=utf-8, ETag), from the text already made.
-      res.type('application/json').send(answer);
+      res.type('application/json').send(typeof answer === 'string' ? answer : `${answer.head.toString('utf8')}${answer.tail}`);
     };
 
   const minimal: RequestHandler = (req, res) => {
