@@ -32,6 +32,19 @@ describe('normalizeEvent', () => {
     expect(r.message.data).toMatchObject({ event: 'e', properties: { a: 1 }, uuid: r.message.uuid });
   });
 
+  it('writes each request’s own time, requests interleaved, and an event without a timestamp at it', () => {
+    const ctxAt = (nowMs: number) => ({ token: 't', teamId: 1, nowMs, sentAt: null, ip: null, historicalMigration: false });
+    for (const nowMs of [Date.UTC(2024, 0, 1), Date.UTC(2025, 5, 6, 7, 8, 9, 10), Date.UTC(2024, 0, 1)]) {
+      const r = normalizeEvent({ event: 'e', distinct_id: 'u' }, ctxAt(nowMs));
+      const dated = normalizeEvent({ event: 'e', distinct_id: 'u', timestamp: '2023-03-04T05:06:07.089Z' }, ctxAt(nowMs));
+      if (!r.ok || !dated.ok) throw new Error('dropped');
+      expect(r.message.now).toBe(new Date(nowMs).toISOString());
+      expect(r.message.timestamp).toBe(new Date(nowMs).toISOString());
+      expect(dated.message.now).toBe(new Date(nowMs).toISOString());
+      expect(dated.message.timestamp).toBe('2023-03-04T05:06:07.089Z');
+    }
+  });
+
   it('keeps a valid client uuid and assigns a UUIDv7 otherwise', () => {
     const kept = normalizeEvent({ event: 'e', distinct_id: 'u', uuid: '018CC2F3-0000-7000-8000-000000000001' }, ctx);
     expect(kept.ok && kept.message.uuid).toBe('018cc2f3-0000-7000-8000-000000000001');

@@ -77,6 +77,21 @@ export interface NormalizeContext {
   historicalMigration: boolean;
 }
 
+/**
+ * The ISO text of the request's time, the last one kept: a batch's events share it (an event
+ * without a timestamp has it as its own too), and the text cost an eighth of an event's
+ * normalisation.
+ */
+let lastIsoMs = NaN;
+let lastIsoText = '';
+function isoTextOf(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIsoText = new Date(ms).toISOString();
+    lastIsoMs = ms;
+  }
+  return lastIsoText;
+}
+
 /** Events PostHog tags as sent by its own services record the loopback address (rust/capture/src/v0_request.rs). */
 const INTERNAL_CAPTURE_IP = '127.0.0.1';
 
@@ -106,7 +121,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
     nowMs: ctx.nowMs,
     ignoreSentAt: properties['$ignore_sent_at'] === true,
   });
-  const now = new Date(ctx.nowMs).toISOString();
+  const now = isoTextOf(ctx.nowMs);
   return {
     ok: true,
     key: `${ctx.token}:${distinctId}`,
@@ -120,7 +135,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
       token: ctx.token,
       team_id: ctx.teamId,
       event: raw.event,
-      timestamp: new Date(timestampMs).toISOString(),
+      timestamp: timestampMs === ctx.nowMs ? now : new Date(timestampMs).toISOString(),
       historical_migration: ctx.historicalMigration,
     },
   };
