@@ -27,8 +27,12 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 32);
 /** Node flags for each server, e.g. --cpu-prof (gateway-server.ts exits through process.exit, so profiles get written). */
 const NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-const MODES = ['baseline', 'gateway', 'express-default'] as const;
-type Mode = (typeof MODES)[number];
+const ALL_MODES = ['baseline', 'gateway', 'express-default'] as const;
+type Mode = (typeof ALL_MODES)[number];
+/** BENCH_MODES=gateway (comma list) runs only those servers, e.g. to profile one; the first listed is the ratio's base. */
+const MODES: readonly Mode[] = process.env['BENCH_MODES'] ? (process.env['BENCH_MODES'].split(',') as Mode[]) : ALL_MODES;
+/** BENCH_SHAPES=batch100 (comma list) runs only those request shapes. */
+const SHAPE_LIST = (process.env['BENCH_SHAPES']?.split(',') ?? Object.keys(SHAPES)) as Shape[];
 
 async function startServer(mode: Mode, brokers: string): Promise<{ child: ChildProcess; port: number }> {
   return startBenchServer(mode, [...NODE_ARGS, '--import', 'tsx', path.join(__dirname, 'gateway-server.ts'), mode, brokers, `bench${Date.now()}.`]);
@@ -38,6 +42,8 @@ interface Measured {
   eventsPerSec: number;
   /** The server process's CPU per event (µs), far less sensitive to the machine's load than the rate. */
   cpuUsPerEvent?: number;
+  /** The load generator's (this process's) CPU per event (µs): it shares the machine with the server. */
+  loadCpuUsPerEvent?: number;
   p50: number;
   p99: number;
   errors: number;
@@ -46,6 +52,7 @@ interface Measured {
 async function load(port: number, shape: Shape, seconds: number, pid?: number): Promise<Measured> {
   const { path: urlPath, body, events } = SHAPES[shape];
   const cpuBefore = pid === undefined ? 0 : processCpuMs(pid);
+  const loadCpuBefore = process.cpuUsage();
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${urlPath}`,
     method: 'POST',
@@ -55,7 +62,9 @@ async function load(port: number, shape: Shape, seconds: number, pid?: number): 
     duration: seconds,
   });
   const served = result.requests.total * events;
+  const loadCpu = process.cpuUsage(loadCpuBefore);
   return {
+    loadCpuUsPerEvent: served === 0 ? undefined : (loadCpu.user + loadCpu.system) / served,
     eventsPerSec: result.requests.average * events,
     cpuUsPerEvent: pid === undefined || served === 0 ? undefined : ((processCpuMs(pid) - cpuBefore) * 1000) / served,
     p50: result.latency.p50,
@@ -74,6 +83,8 @@ async function rawProduce(brokers: string, shape: Shape, seconds: number): Promi
   await producer.send({ topic, acks: -1, messages }); // topic creation
   let sent = 0;
   const latencies: number[] = [];
+  // Nothing else runs in this process meanwhile: its CPU is the Kafka client's alone.
+  const cpuBefore = process.cpuUsage();
   const until = performance.now() + seconds * 1000;
   try {
     await Promise.all(
@@ -89,9 +100,10 @@ async function rawProduce(brokers: string, shape: Shape, seconds: number): Promi
   } finally {
     await producer.disconnect();
   }
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round(latencies[Math.floor(q * (latencies.length - 1))] ?? 0);
-  return { eventsPerSec: sent / seconds, p50: at(0.5), p99: at(0.99), errors: 0 };
+  return { eventsPerSec: sent / seconds, cpuUsPerEvent: (cpu.user + cpu.system) / sent, p50: at(0.5), p99: at(0.99), errors: 0 };
 }
 
 async function main() {
@@ -110,18 +122,18 @@ async function main() {
       pids[mode] = child.pid;
     }
     console.log(`gateway bench: ${RUNS} runs × ${SECONDS}s, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, node ${process.version}`);
-    for (const shape of Object.keys(SHAPES) as Shape[]) {
+    for (const shape of SHAPE_LIST) {
       // Warm-up: JIT, Kafka connections and topic creation.
       for (const mode of MODES) await load(servers[mode], shape, 2);
-      const runs: Record<Mode, Measured[]> = { baseline: [], gateway: [], 'express-default': [] };
+      const runs = Object.fromEntries(MODES.map((mode) => [mode, [] as Measured[]])) as Record<Mode, Measured[]>;
       const raw: Measured[] = [];
-      const withRaw = shape === 'batch100' && brokers !== 'none';
+      const withRaw = shape === 'batch100' && brokers !== 'none' && MODES.includes('gateway');
       for (let run = 0; run < RUNS; run++) {
         // Interleaved so drift in machine load hits every mode alike.
         for (const mode of MODES) runs[mode].push(await load(servers[mode], shape, SECONDS, pids[mode]));
         if (withRaw) raw.push(await rawProduce(brokers, shape, SECONDS));
       }
-      const base = median(runs.baseline.map((r) => r.eventsPerSec));
+      const base = median(runs[MODES[0]!].map((r) => r.eventsPerSec));
       console.log(`\n${shape} (${SHAPES[shape].events} event(s)/request, ${SHAPES[shape].body.length} bytes)`);
       for (const mode of MODES) {
         const eps = median(runs[mode].map((r) => r.eventsPerSec));
@@ -130,15 +142,16 @@ async function main() {
         const errors = runs[mode].reduce((n, r) => n + r.errors, 0);
         const all = runs[mode].map((r) => Math.round(r.eventsPerSec)).join(', ');
         const cpu = median(runs[mode].map((r) => r.cpuUsPerEvent ?? 0));
+        const loadCpu = median(runs[mode].map((r) => r.loadCpuUsPerEvent ?? 0));
         console.log(
-          `  ${mode.padEnd(16)} ${Math.round(eps).toString().padStart(8)} events/s  p50 ${p50} ms  p99 ${p99} ms  ratio ${(eps / base).toFixed(2)}  errors ${errors}  server CPU ${cpu.toFixed(1)} µs/event  (runs: ${all})`,
+          `  ${mode.padEnd(16)} ${Math.round(eps).toString().padStart(8)} events/s  p50 ${p50} ms  p99 ${p99} ms  ratio ${(eps / base).toFixed(2)}  errors ${errors}  server CPU ${cpu.toFixed(1)} µs/event  load generator ${loadCpu.toFixed(1)} µs/event  (runs: ${all})`,
         );
       }
       if (withRaw) {
         const rawEps = median(raw.map((r) => r.eventsPerSec));
         const perRun = runs.gateway.map((g, i) => g.eventsPerSec / raw[i]!.eventsPerSec);
         console.log(
-          `  ${'raw kafkajs'.padEnd(16)} ${Math.round(rawEps).toString().padStart(8)} events/s  p50 ${median(raw.map((r) => r.p50))} ms  p99 ${median(raw.map((r) => r.p99))} ms  (runs: ${raw.map((r) => Math.round(r.eventsPerSec)).join(', ')})`,
+          `  ${'raw kafkajs'.padEnd(16)} ${Math.round(rawEps).toString().padStart(8)} events/s  p50 ${median(raw.map((r) => r.p50))} ms  p99 ${median(raw.map((r) => r.p99))} ms  client CPU ${median(raw.map((r) => r.cpuUsPerEvent ?? 0)).toFixed(1)} µs/event  (runs: ${raw.map((r) => Math.round(r.eventsPerSec)).join(', ')})`,
         );
         console.log(
           `  gateway / raw kafkajs (median of per-run ratios): ${median(perRun).toFixed(2)}  (runs: ${perRun.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.6)`,
