@@ -1,0 +1,14 @@
+import { v7 } from 'uuid';
+import { exceedsDepth } from '@sightline/json-input';
+import { SHAPES } from './gateway-messages';
+const ev = JSON.parse(SHAPES.batch100.body).batch[5];
+const N = 300000;
+const time = (label: string, fn: () => unknown) => { for (let i = 0; i < 20000; i++) fn(); const t = process.cpuUsage(); let x; for (let i = 0; i < N; i++) x = fn(); const c = process.cpuUsage(t); console.log(label.padEnd(20), ((c.user + c.system) / N).toFixed(3), 'µs', typeof x); };
+const now = Date.now();
+time('uuidv7', () => v7());
+time('toISOString', () => new Date(now).toISOString());
+time('Date.parse ts', () => Date.parse(ev.timestamp));
+time('regex+parse', () => /^\d+(?:\.\d+)?$/.test(ev.timestamp) || /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(ev.timestamp) || Date.parse(ev.timestamp.replace(/([+-]\d{2})$/, '$1:00')));
+time('exceedsDepth', () => exceedsDepth(ev));
+time('spread', () => ({ ...ev, uuid: 'x', distinct_id: 'y', properties: ev.properties }));
+time('key tmpl', () => `phc_bench_token_0001:${ev.distinct_id}`);

@@ -1,0 +1,13 @@
+import { SHAPES } from './gateway-messages';
+const evs = JSON.parse(SHAPES.batch100.body).batch;
+const N = 300000;
+const time = (label: string, fn: (ev: any) => unknown) => { for (let i = 0; i < 20000; i++) fn(evs[i % 100]); const t = process.cpuUsage(); let x; for (let i = 0; i < N; i++) x = fn(evs[i % 100]); const c = process.cpuUsage(t); console.log(label.padEnd(20), ((c.user + c.system) / N).toFixed(3), 'µs', typeof x); };
+time('spread', (ev) => ({ ...ev, uuid: 'x', distinct_id: 'y', properties: ev.properties }));
+time('spread only', (ev) => ({ ...ev }));
+time('assign', (ev) => { const d = Object.assign({}, ev); d.uuid = 'x'; d.distinct_id = 'y'; d.properties = ev.properties; return d; });
+time('forin', (ev) => { const d: any = {}; for (const k in ev) d[k] = ev[k]; d.uuid = 'x'; d.distinct_id = 'y'; d.properties = ev.properties; return d; });
+time('toISO', (ev) => new Date(1764250000000 + (ev.properties.n)).toISOString());
+time('spread then set', (ev) => { const d = { ...ev }; d.uuid = 'x'; d.distinct_id = 'y'; d.properties = ev.properties; return d; });
+const now = Date.now();
+let lastMs = NaN, lastIso = '';
+time('memo iso', () => { if (now !== lastMs) { lastMs = now; lastIso = new Date(now).toISOString(); } return lastIso; });
