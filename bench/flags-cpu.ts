@@ -7,7 +7,8 @@
  *
  * A mode `api@/path/to/checkout` runs that checkout's server (e.g. a worktree of main) beside
  * this one's, so two versions are compared in one run; `api+--flag` adds node flags to one server. BENCH_GC_LOG=DIR keeps each server's
- * output (with BENCH_NODE_ARGS=--trace-gc, its GC pauses); BENCH_RATE also offers that rate.
+ * output (with BENCH_NODE_ARGS=--trace-gc, its GC pauses; with --require ./bench/loop-monitor.cjs, event-loop
+ * delay and GC pauses every 5 s); BENCH_RATE also offers that rate.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -16,6 +16,11 @@
  *     fixed rate first runs BENCH_WARM_UP_SECONDS (default 2) unmeasured, since a server idles while
  *     the others are measured; the p99 of that warm-up's first second is printed apart (cold)
  * The api and embedded servers cache stored persons for FLAGS_PERSON_CACHE_MS (default 10 s; 0: off).
+ * What the ceiling is and is not: it evaluates every request and holds every person in memory,
+ * but skips the project key lookup, the body's depth check, CORS, metrics and request ids. The
+ * api and embedded servers answer a never-seen distinct id from the project's list of ids and
+ * reuse a stored person's evaluation while its inputs are unchanged (docs/flags-service.md), which
+ * the ceiling does not: it bounds the engine's work per request, not theirs.
  *
  *   npm run bench:flags      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_RATE, BENCH_WARM_UP_SECONDS to tune)
  */

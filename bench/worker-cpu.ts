@@ -11,6 +11,7 @@
  *   BENCH_HEAP_PROFILE=FILE node --import tsx bench/worker-cpu.ts  (a sampled .heapprofile of what they allocate)
  *   BENCH_SCENARIO=floor node --import tsx bench/worker-cpu.ts      (the minimal pipeline, below)
  *   BENCH_BUS_FORMAT=1 node --import tsx bench/worker-cpu.ts        (messages in bus format 1, the event as nested JSON)
+ *   BENCH_BUS_FORMAT=both node --import tsx bench/worker-cpu.ts     (passes alternate formats 1 and 2: an A/B in one machine state)
  *
  * Scenarios: personless (events with $process_person_profile=false over 10,000 distinct ids),
  * persons ($set over 100,000 distinct ids), floor: the personless events through only what no
@@ -43,13 +44,15 @@ const SCENARIO = (process.env.BENCH_SCENARIO ?? 'personless') as 'personless' | 
 const FLOOR_PERSON_ID = '00000000-0000-5000-8000-000000000000';
 const PROFILE = process.env.BENCH_CPU_PROFILE;
 /** Format 1 (the JSON message) is still read: messages written before format 2 are in topics. */
-const encode =
-  process.env.BENCH_BUS_FORMAT === '1' ? (m: IngestMessage) => Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(m))]) : encodeIngestMessage;
+const formatOne = (m: IngestMessage) => Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(m))]);
+const BUS_FORMAT = process.env.BENCH_BUS_FORMAT ?? '2';
+/** The bus format of a pass's messages (the warm-up, pass -1, sees each format of an A/B). */
+const formatOf = (pass: number): 1 | 2 => (BUS_FORMAT === '1' || (BUS_FORMAT === 'both' && pass % 2 !== 0) ? 1 : 2);
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
 const TOKEN = 'phc_bench_worker_key';
 const logger = createLogger({ service: 'bench-worker-cpu', level: 'warn' });
 
-function buildBatches(pass: number): ConsumedBatch[] {
+function buildBatches(pass: number, format = formatOf(pass)): ConsumedBatch[] {
   const nowMs = Date.now();
   const distinctIds = SCENARIO === 'persons' ? 100_000 : 10_000;
   const batches: ConsumedBatch[] = [];
@@ -65,7 +68,7 @@ function buildBatches(pass: number): ConsumedBatch[] {
         { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: false },
       );
       if (!r.ok) throw new Error(r.reason);
-      messages.push({ key: r.key, value: encode(r.message), headers: {}, offset: String(i) });
+      messages.push({ key: r.key, value: format === 1 ? formatOne(r.message) : encodeIngestMessage(r.message), headers: {}, offset: String(i) });
     }
     batches.push({ topic: 'events', partition: batches.length % 4, messages });
   }
@@ -133,13 +136,15 @@ async function main() {
     const handle = async (batches: ConsumedBatch[]) => {
       for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(handler));
     };
-    await handle(buildBatches(-1)); // warm-up (JIT, caches, connections)
+    await handle(buildBatches(-1, 1)); // warm-up (JIT, caches, connections)
+    await handle(buildBatches(-2, 2));
 
     const profiler = PROFILE || HEAP_PROFILE ? new Session() : null;
     const cpuPerThousand: number[] = [];
     const gcPerThousand: number[] = [];
     const wallPerThousand: number[] = [];
     const scavengesPerHundredThousand: number[] = [];
+    const cpuPerThousandOfFormat: Record<1 | 2, number[]> = { 1: [], 2: [] };
     // Built beforehand: the timed passes hold only the worker's own work.
     const passes = Array.from({ length: PASSES }, (_, pass) => buildBatches(pass));
     for (let pass = 0; pass < PASSES; pass++) {
@@ -167,11 +172,12 @@ async function main() {
       // GC entries are delivered asynchronously.
       await new Promise((r) => setImmediate(r));
       cpuPerThousand.push(((used.user + used.system) / 1000 / EVENTS) * 1000);
+      cpuPerThousandOfFormat[formatOf(pass)].push(cpuPerThousand.at(-1)!);
       gcPerThousand.push((gcMs / EVENTS) * 1000);
       wallPerThousand.push((wall / EVENTS) * 1000);
       scavengesPerHundredThousand.push((scavenges / EVENTS) * 100_000);
       console.log(
-        `pass ${pass + 1}: CPU ${cpuPerThousand.at(-1)!.toFixed(2)} ms per 1,000 events (GC pauses ${gcPerThousand.at(-1)!.toFixed(2)}, ${scavengesPerHundredThousand.at(-1)!.toFixed(0)} scavenges per 100,000), wall ${wallPerThousand.at(-1)!.toFixed(1)}, load ${os.loadavg()[0]!.toFixed(1)}`,
+        `pass ${pass + 1} (format ${formatOf(pass)}): CPU ${cpuPerThousand.at(-1)!.toFixed(2)} ms per 1,000 events (GC pauses ${gcPerThousand.at(-1)!.toFixed(2)}, ${scavengesPerHundredThousand.at(-1)!.toFixed(0)} scavenges per 100,000), wall ${wallPerThousand.at(-1)!.toFixed(1)}, load ${os.loadavg()[0]!.toFixed(1)}`,
       );
     }
     if (profiler) {
@@ -179,8 +185,12 @@ async function main() {
       fs.writeFileSync((PROFILE ?? HEAP_PROFILE)!, JSON.stringify(profile));
     }
     gcObserver.disconnect();
+    if (BUS_FORMAT === 'both')
+      console.log(
+        `A/B: median CPU ${median(cpuPerThousandOfFormat[1]).toFixed(2)} ms per 1,000 events in bus format 1, ${median(cpuPerThousandOfFormat[2]).toFixed(2)} in format 2`,
+      );
     console.log(
-      `${SCENARIO}, bus format ${process.env.BENCH_BUS_FORMAT === '1' ? 1 : 2}, ${EVENTS} events × ${PASSES} passes, batches of ${BATCH}: median CPU ${median(cpuPerThousand).toFixed(2)} ms per 1,000 events (min ${Math.min(...cpuPerThousand).toFixed(2)}), GC pauses ${median(gcPerThousand).toFixed(2)}, ${median(scavengesPerHundredThousand).toFixed(0)} scavenges per 100,000 events, wall ${median(wallPerThousand).toFixed(1)}`,
+      `${SCENARIO}, bus format ${BUS_FORMAT}, ${EVENTS} events × ${PASSES} passes, batches of ${BATCH}: median CPU ${median(cpuPerThousand).toFixed(2)} ms per 1,000 events (min ${Math.min(...cpuPerThousand).toFixed(2)}), GC pauses ${median(gcPerThousand).toFixed(2)}, ${median(scavengesPerHundredThousand).toFixed(0)} scavenges per 100,000 events, wall ${median(wallPerThousand).toFixed(1)}`,
     );
     await db.close();
     await ch.close();

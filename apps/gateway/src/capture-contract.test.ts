@@ -5,6 +5,8 @@
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
+import { createInProcessBus } from '@sightline/bus';
+import { silentLogger } from '@sightline/logger';
 import { decodeCaptureText } from './capture-body';
 import { CAPTURE_ROUTES, EVENT_LIMITS, MAX_EVENT_MESSAGE_BYTES, type CaptureRoute } from './capture.route';
 import { createLz64Decoder } from './lz64-decoder';
@@ -251,43 +253,6 @@ describe('body caps on every route', () => {
     },
   );
 
-  it('413s a batch holding one event too large for a Kafka message, and writes none of it', async () => {
-    const before = gw.received().length;
-    const batch = [
-      { event: 'small', distinct_id: 'u' },
-      { event: 'huge', distinct_id: 'u', properties: { pad: 'x'.repeat(MAX_EVENT_MESSAGE_BYTES) } },
-    ];
-    const res = await rawRequest(gw.port, {
-      path: '/batch/',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ api_key: TEST_TOKEN, batch }),
-    });
-    expect(res.status).toBe(413);
-    expect(jsonBody(res)).toMatchObject({ code: 'payload_too_large', detail: expect.stringContaining('maximum event size exceeded') });
-    expect(gw.received()).toHaveLength(before);
-  });
-
-  it('measures an event in UTF-8 bytes: multi-byte text over the cap is 413, the same count of ASCII under it is written', async () => {
-    // 400,000 'é' (2 bytes each) make an 800 kB property: with the rest, over 1,000,000 bytes
-    // only as UTF-8; 400,000 'e' stay under.
-    const post = (pad: string) =>
-      rawRequest(gw.port, {
-        path: '/batch/',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ api_key: TEST_TOKEN, batch: [{ event: 'edge', distinct_id: 'u', properties: { pad, again: pad.slice(0, 100_000) } }] }),
-      });
-    const before = gw.received().length;
-    const over = await post('é'.repeat(400_000));
-    expect(over.status).toBe(413);
-    expect(jsonBody(over)).toMatchObject({ code: 'payload_too_large' });
-    expect(gw.received()).toHaveLength(before);
-    const under = await post('e'.repeat(400_000));
-    expect(under.status).toBe(200);
-    const written = gw.received().slice(before);
-    expect(written).toHaveLength(1);
-    expect((written[0]!.value.data as Record<string, any>).properties.pad).toHaveLength(400_000);
-  });
-
   it('413s a chunked body (no Content-Length) as soon as it passes the cap', async () => {
     const res = await new Promise<number>((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port: gw.port, method: 'POST', path: '/e/', headers: { 'Content-Type': 'application/json' } });
@@ -350,4 +315,53 @@ describe('body caps on every route', () => {
     const next = await rawRequest(gw.port, { path: '/e/?compression=lz64', headers: { 'Content-Type': 'text/plain' }, body: LZString.compressToBase64(json) });
     expect(next.status).toBe(200);
   }, 60_000);
+});
+
+describe.each([
+  ['a bus that is handed the messages (in-process)', false],
+  ['a bus that reads every value (Kafka): the encoding is measured, no bound walked first', true],
+])('event size on %s', (_, readsValues) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    const bus = createInProcessBus(silentLogger());
+    gw = await startTestGateway({ bus: readsValues ? Object.assign(bus, { readsValues: true }) : bus });
+  });
+  afterAll(() => gw.close(), 30_000);
+
+  it('413s a batch holding one event too large for a Kafka message, and writes none of it', async () => {
+    const before = gw.received().length;
+    const batch = [
+      { event: 'small', distinct_id: 'u' },
+      { event: 'huge', distinct_id: 'u', properties: { pad: 'x'.repeat(MAX_EVENT_MESSAGE_BYTES) } },
+    ];
+    const res = await rawRequest(gw.port, {
+      path: '/batch/',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ api_key: TEST_TOKEN, batch }),
+    });
+    expect(res.status).toBe(413);
+    expect(jsonBody(res)).toMatchObject({ code: 'payload_too_large', detail: expect.stringContaining('maximum event size exceeded') });
+    expect(gw.received()).toHaveLength(before);
+  });
+
+  it('measures an event in UTF-8 bytes: multi-byte text over the cap is 413, the same count of ASCII under it is written', async () => {
+    // 400,000 'é' (2 bytes each) make an 800 kB property: with the rest, over 1,000,000 bytes
+    // only as UTF-8; 400,000 'e' stay under.
+    const post = (pad: string) =>
+      rawRequest(gw.port, {
+        path: '/batch/',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ api_key: TEST_TOKEN, batch: [{ event: 'edge', distinct_id: 'u', properties: { pad, again: pad.slice(0, 100_000) } }] }),
+      });
+    const before = gw.received().length;
+    const over = await post('é'.repeat(400_000));
+    expect(over.status).toBe(413);
+    expect(jsonBody(over)).toMatchObject({ code: 'payload_too_large' });
+    expect(gw.received()).toHaveLength(before);
+    const under = await post('e'.repeat(400_000));
+    expect(under.status).toBe(200);
+    const written = gw.received().slice(before);
+    expect(written).toHaveLength(1);
+    expect((written[0]!.value.data as Record<string, any>).properties.pad).toHaveLength(400_000);
+  });
 });

@@ -186,6 +186,7 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
       historicalMigration: payload.historicalMigration,
     };
     const messages: BusMessage[] = [];
+    const readsValues = deps.bus.readsValues === true;
     let dropped: DroppedEvent[] | null = null;
     for (let index = 0; index < payload.events.length; index++) {
       const result = normalizeEvent(payload.events[index], ctx);
@@ -195,8 +196,10 @@ export function createCaptureRouter(deps: CaptureDeps): RequestHandler {
         continue;
       }
       const message = new IngestBusMessage(result.key, result.message);
-      // A message measured here keeps its encoding for the bus.
-      if (exceedsBusMessageBytes(result.message, () => message.value)) {
+      // A bus that reads every value (Kafka) has each message encoded anyway: its length is
+      // measured, not bounded by a walk of the event first. A message measured here keeps its
+      // encoding for the bus.
+      if (readsValues ? message.value.length > MAX_EVENT_MESSAGE_BYTES : exceedsBusMessageBytes(result.message, () => message.value)) {
         throw new ApiError(413, 'invalid_request', 'payload_too_large', `maximum event size exceeded: an event is over ${MAX_EVENT_MESSAGE_BYTES} bytes`);
       }
       messages.push(message);

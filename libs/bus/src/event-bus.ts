@@ -71,6 +71,11 @@ export interface SubscribeOptions {
 }
 
 export interface EventBus {
+  /**
+   * Reads every message's `value` (its bytes) to send it: Kafka. The in-process bus hands
+   * `decoded` over instead, and a producer that needs no bytes need not encode them.
+   */
+  readonly readsValues?: boolean;
   /** Resolves only once every message is durable (Kafka: acks=-1; in-process: the consumer wrote it). */
   send(topic: string, messages: readonly BusMessage[]): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<Subscription>;

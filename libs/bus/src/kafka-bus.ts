@@ -91,6 +91,7 @@ export function createKafkaBus(config: KafkaBusConfig, logger: Logger): EventBus
   });
 
   return {
+    readsValues: true,
     send: (topic, messages) => queue.send(topic, messages),
 
     async subscribe(options) {

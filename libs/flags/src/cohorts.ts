@@ -1,3 +1,4 @@
+import type { DateMargin } from './dates';
 import { matchProperty } from './property-match';
 import type { CohortDefinition, PropertyFilter, PropertyGroup } from './types';
 
@@ -12,6 +13,7 @@ export interface CohortInputs {
   cohorts: ReadonlyMap<number, CohortDefinition>;
   staticCohortIds: ReadonlySet<number>;
   now: Date;
+  dateMargin?: DateMargin;
 }
 
 const isGroup = (v: PropertyGroup | PropertyFilter): v is PropertyGroup => Array.isArray((v as PropertyGroup).values);
@@ -50,7 +52,7 @@ function matchGroup(group: PropertyGroup, properties: Record<string, unknown>, i
       if (value.type === 'cohort') {
         const id = cohortIdOf(value);
         matched = id !== null && isInCohort(id, properties, inputs, visiting);
-      } else if (value.type === 'person' || value.type === undefined) matched = matchProperty(value, properties, inputs.now);
+      } else if (value.type === 'person' || value.type === undefined) matched = matchProperty(value, properties, inputs.now, inputs.dateMargin);
       else matched = false; // behavioural filters cannot be evaluated on the flag path
       if (value.negation) matched = !matched;
     }

@@ -105,3 +105,42 @@ export function parsePropertyDate(value: unknown, now: Date): Date | null {
   if (FLOAT.test(value)) return fromUnixSeconds(Number(value));
   return parseDateString(value, now);
 }
+
+/**
+ * How long the date comparisons of one evaluation keep their outcome as the clock advances
+ * (ms; Infinity when none depends on the clock): a caller may reuse the evaluation that long.
+ */
+export interface DateMargin {
+  ms: number;
+}
+
+/**
+ * A month or year back clamps the day to a shorter month's last: as the clock advances it can
+ * lag up to three days behind and then catch up at once, and between months of different
+ * lengths it moves up to 31/28 times as fast as the clock.
+ */
+const CALENDAR_LAG_MS = 4 * DAY_MS;
+const CALENDAR_SPEED = 31 / 28;
+
+/**
+ * Narrows `margin` by one comparison of a property date with a filter date made at `now`: a
+ * relative filter date (`-30d`) advances with the clock (hours, days and weeks exactly; months
+ * and years with the lag and speed above), so the outcome holds until it can reach the
+ * property date; a fixed filter date never changes it. A relative property value (rare) gives
+ * no margin.
+ */
+export function narrowDateMargin(margin: DateMargin, filterText: string, propertyValue: unknown, propDate: Date, filterDate: Date): void {
+  const relativeFilter = RELATIVE_DATE.exec(filterText);
+  if (typeof propertyValue === 'string' && RELATIVE_DATE.test(propertyValue)) {
+    margin.ms = 0;
+    return;
+  }
+  if (!relativeFilter) return;
+  const ahead = propDate.getTime() - filterDate.getTime();
+  const calendar = relativeFilter[2] === 'm' || relativeFilter[2] === 'y';
+  let ms: number;
+  if (!calendar) ms = ahead >= 0 ? ahead : Infinity;
+  else if (ahead >= 0) ms = Math.max(0, Math.floor((ahead - CALENDAR_LAG_MS) / CALENDAR_SPEED));
+  else ms = -ahead <= CALENDAR_LAG_MS ? 0 : Infinity;
+  if (ms < margin.ms) margin.ms = ms;
+}

@@ -179,13 +179,19 @@ export class FlagEvaluator {
         continue;
       }
       if (!target.complete && !hasOwn(target.properties, filter.key)) throw new StoreUnavailableError('stored properties');
-      if (!matchProperty(filter, target.properties, this.ctx.now)) return 'no_match';
+      if (!matchProperty(filter, target.properties, this.ctx.now, this.ctx.dateMargin)) return 'no_match';
     }
     for (const filter of cohortFilters) {
       if (!target.complete || !this.availability.staticCohorts) throw new StoreUnavailableError('cohort membership');
       const id = cohortIdOf(filter);
       let member =
-        id !== null && isInCohort(id, target.properties, { cohorts: this.ctx.cohorts, staticCohortIds: this.ctx.staticCohortIds, now: this.ctx.now });
+        id !== null &&
+        isInCohort(id, target.properties, {
+          cohorts: this.ctx.cohorts,
+          staticCohortIds: this.ctx.staticCohortIds,
+          now: this.ctx.now,
+          dateMargin: this.ctx.dateMargin,
+        });
       if (filter.operator === 'not_in') member = !member;
       if (filter.negation) member = !member;
       if (!member) return 'no_match';

@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import { SemVer, satisfies } from 'semver';
-import { parseDateString, parsePropertyDate } from './dates';
+import { narrowDateMargin, parseDateString, parsePropertyDate, type DateMargin } from './dates';
 import type { PropertyFilter } from './types';
 
 /**
@@ -172,7 +172,8 @@ function compareVersions(operator: string, property: SemVer, filter: SemVer): bo
 
 const NEGATIVE_ON_ABSENT = new Set(['is_not', 'not_icontains', 'not_regex', 'not_starts_with', 'not_ends_with', 'not_icontains_multi', 'not_between']);
 
-export function matchProperty(filter: PropertyFilter, properties: Record<string, unknown>, now: Date): boolean {
+/** `margin`, when given, is narrowed by every date comparison (dates.ts narrowDateMargin). */
+export function matchProperty(filter: PropertyFilter, properties: Record<string, unknown>, now: Date, margin?: DateMargin): boolean {
   const key = filter.key;
   const operator = filter.operator ?? 'exact';
   const present = hasOwn(properties, key);
@@ -270,6 +271,7 @@ export function matchProperty(filter: PropertyFilter, properties: Record<string,
       const propDate = parsePropertyDate(prop, now);
       const filterDate = parseDateString(value, now);
       if (!propDate || !filterDate) return false;
+      if (margin) narrowDateMargin(margin, value, prop, propDate, filterDate);
       if (operator === 'is_date_before') return propDate.getTime() < filterDate.getTime();
       if (operator === 'is_date_after') return propDate.getTime() > filterDate.getTime();
       return propDate.getTime() === filterDate.getTime();

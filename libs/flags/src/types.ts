@@ -1,3 +1,4 @@
+import type { DateMargin } from './dates';
 /** Flag definitions as PostHog stores and serves them (docs/flags.md#definitions); JSON-shaped. */
 
 import { PROPERTY_OPERATORS, type PropertyFilter, type PropertyGroup } from '@sightline/properties';
@@ -108,4 +109,6 @@ export interface EvaluationContext {
   /** Experience continuity: flag key → hash key (the person's first anonymous id). */
   hashKeyOverrides: Readonly<Record<string, string>>;
   now: Date;
+  /** Narrowed by every date comparison: how long the results hold as the clock advances (dates.ts). */
+  dateMargin?: DateMargin;
 }

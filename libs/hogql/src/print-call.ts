@@ -12,6 +12,8 @@ export interface CallContext {
   lambda(node: HogQLNode, depth: number): string;
   /** Whether an argument, once printed, is text: a string constant or a property (properties are JSON text). */
   isText(node: HogQLNode): boolean;
+  /** A property read as a number, given the SQL printed for it; null when `node` is no property. */
+  propertyNumber(node: HogQLNode, printed: string): string | null;
   /** The project's time zone as a bound parameter: what a date-time read from text is in when the call names none. */
   projectTimeZone(): string;
   allowAggregations: boolean;
@@ -104,6 +106,10 @@ export function printCall(ctx: CallContext, node: HogQLNode, depth: number): str
   checkCall(written, found, args, params);
   const { name, spec } = found;
   if (name === 'toDateTime') return toDateTimeCall(ctx, args, depth);
+  if (name === 'toFloat') {
+    const printed = ctx.print(args[0]!, depth);
+    return ctx.propertyNumber(args[0]!, printed) ?? `toFloat64OrNull(toString(${printed}))`;
+  }
   if (spec.aggregate) {
     if (!ctx.allowAggregations) throw new HogQLError(`Aggregate function "${name}" is not allowed here: this expression is evaluated per event.`);
     const outer = ctx.aggregates[ctx.aggregates.length - 1];

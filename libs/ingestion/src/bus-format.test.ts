@@ -103,6 +103,13 @@ describe('bus format 2', () => {
     expect((reading.message as IngestMessage).distinct_id).toBe(m.distinct_id);
   });
 
+  it('leaves the message it encodes as it was, its keys in their order', () => {
+    const m = { ...message({ a: 1 }), data: { properties: { a: 1 }, event: 'e', $set: { b: 2 } } };
+    const before = JSON.stringify(m);
+    encodeIngestMessage(m);
+    expect(JSON.stringify(m)).toBe(before);
+  });
+
   it('hands the worker the rest of the event only for a top-level $set or $set_once', () => {
     expect((decodeBusValue(encodeIngestMessage(message({ a: 1 }))).message as IngestMessage).data).toEqual({ properties: { a: 1 } });
     const withSet = { ...message({ a: 1 }), data: { event: 'e', properties: { a: 1 }, $set_once: { c: 3 } } };

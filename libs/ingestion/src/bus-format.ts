@@ -28,47 +28,58 @@ const FIELDS = 9;
 /** Version byte, flags byte, team id (Int32 LE), each field's byte length (UInt32 LE). */
 const HEADER_BYTES = 6 + 4 * FIELDS;
 
-/** The event of a message less its properties (JSON.stringify leaves out a key whose value is undefined). */
-const withoutProperties = (data: Record<string, unknown>) => ({ ...data, properties: undefined });
+/**
+ * The JSON of the event less its properties: JSON.stringify leaves out a key whose value is
+ * undefined, so the key is set so for the call and put back (synchronously: nothing else sees
+ * the object meanwhile), where a copy of the event without it cost a third of the encode.
+ */
+function eventJsonWithoutProperties(data: Record<string, unknown>): string {
+  if (!('properties' in data)) return JSON.stringify(data);
+  const properties = data['properties'];
+  data['properties'] = undefined;
+  try {
+    return JSON.stringify(data);
+  } finally {
+    data['properties'] = properties;
+  }
+}
 
 /** The bus message bytes of an IngestMessage (format 2). */
 export function encodeIngestMessage(message: IngestMessage): Buffer {
   const data = typeof message.data === 'string' ? (JSON.parse(message.data) as Record<string, unknown>) : message.data;
   const sent = data['properties'];
   const propertiesJson = sent === undefined ? '{}' : JSON.stringify(sent);
-  const { ip, sent_at: sentAt } = message;
-  const fields = [
-    message.uuid,
-    message.distinct_id,
-    ip ?? '',
-    message.now,
-    sentAt ?? '',
-    message.token,
-    message.event,
-    message.timestamp,
-    JSON.stringify(withoutProperties(data)),
-  ];
-  const value = Buffer.allocUnsafe(
-    HEADER_BYTES + fields.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8'), 0) + Buffer.byteLength(propertiesJson, 'utf8'),
-  );
-  let ascii = true;
-  let at = HEADER_BYTES;
-  for (let i = 0; i < FIELDS; i++) {
-    const text = fields[i]!;
-    const written = value.write(text, at, 'utf8');
-    if (written !== text.length && i < FIELDS - 1) ascii = false;
-    value.writeUInt32LE(written, 6 + 4 * i);
-    at += written;
-  }
-  value.write(propertiesJson, at, 'utf8');
+  const eventJson = eventJsonWithoutProperties(data);
+  const { uuid, distinct_id: distinctId, now, token, event, timestamp } = message;
+  const ip = message.ip ?? '';
+  const sentAt = message.sent_at ?? '';
+  // Written with one call: most messages are ASCII throughout, and then each field's length in
+  // bytes is its length in characters (a check on the total tells).
+  const text = uuid + distinctId + ip + now + sentAt + token + event + timestamp + eventJson + propertiesJson;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  const value = Buffer.allocUnsafe(HEADER_BYTES + bytes);
+  value.write(text, HEADER_BYTES, 'utf8');
+  const ascii = bytes === text.length;
+  const lengthOf = ascii ? (field: string) => field.length : (field: string) => Buffer.byteLength(field, 'utf8');
+  value.writeUInt32LE(lengthOf(uuid), 6);
+  value.writeUInt32LE(lengthOf(distinctId), 10);
+  value.writeUInt32LE(lengthOf(ip), 14);
+  value.writeUInt32LE(lengthOf(now), 18);
+  value.writeUInt32LE(lengthOf(sentAt), 22);
+  value.writeUInt32LE(lengthOf(token), 26);
+  value.writeUInt32LE(lengthOf(event), 30);
+  value.writeUInt32LE(lengthOf(timestamp), 34);
+  value.writeUInt32LE(lengthOf(eventJson), 38);
+  const plainAscii = ascii || [uuid, distinctId, ip, now, sentAt, token, event, timestamp].every((field) => Buffer.byteLength(field, 'utf8') === field.length);
   value[0] = BUS_FORMAT_VERSION;
   value[1] =
     (message.historical_migration ? HISTORICAL : 0) |
     (message.team_id === null ? 0 : HAS_TEAM) |
-    (ip === null ? 0 : HAS_IP) |
-    (sentAt === null ? 0 : HAS_SENT_AT) |
-    (ascii ? ASCII_STRINGS : 0) |
+    (message.ip === null ? 0 : HAS_IP) |
+    (message.sent_at === null ? 0 : HAS_SENT_AT) |
+    (plainAscii ? ASCII_STRINGS : 0) |
     (data['$set'] !== undefined || data['$set_once'] !== undefined ? TOP_LEVEL_UPDATES : 0);
+  // Project ids are PostgreSQL serials (int4).
   value.writeInt32LE(message.team_id ?? 0, 2);
   return value;
 }

@@ -80,6 +80,12 @@ export class PersonVersionRace extends Error {
 
 const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
 
+/** JSON of an object, without a call into the serialiser for an empty one (most persons' update times). */
+function objectJson(value: object): string {
+  for (const _ in value) return JSON.stringify(value);
+  return '{}';
+}
+
 /**
  * Distinct ids this process knows are recorded in personless_distinct_ids (rows are never
  * removed), so repeated personless events of an id skip the lookup and the insert. Bounded:
@@ -510,11 +516,11 @@ export class PersonBatch {
     // in as they are (no second encoding).
     const createdRows = created.map(
       (p) =>
-        `[${p.teamId},"${p.uuid}",${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtMs},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)}]`,
+        `[${p.teamId},"${p.uuid}",${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtMs},${objectJson(p.updateTimes.updatedAt)},${objectJson(p.updateTimes.operation)}]`,
     );
     const changedRows = changed.map(
       (p) =>
-        `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'},${JSON.stringify(p.updateTimes.updatedAt)},${JSON.stringify(p.updateTimes.operation)},${p.storedVersion}]`,
+        `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'},${objectJson(p.updateTimes.updatedAt)},${objectJson(p.updateTimes.operation)},${p.storedVersion}]`,
     );
     const [{ ids, updated } = { ids: null, updated: 0 }] = await sql.query<{ ids: string | null; updated: number }>(
       `WITH created AS (

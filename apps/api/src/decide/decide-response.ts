@@ -180,6 +180,27 @@ function payloadText(texts: FlagTexts, payload: unknown): string {
   return text;
 }
 
+/** The `flags` map's text per results map: decide reuses a stored person's results (reused-evaluations.ts). */
+const flagsTexts = new WeakMap<ReadonlyMap<string, FlagResult>, string | null>();
+
+/** The inside of the `flags` map, or null when an object would order its keys otherwise (an array-index key). */
+function flagsText(results: ReadonlyMap<string, FlagResult>): string | null {
+  const known = flagsTexts.get(results);
+  if (known !== undefined) return known;
+  let flags: string | null = '';
+  for (const r of results.values()) {
+    if (r.failed) continue;
+    if (isArrayIndex(r.key)) {
+      flags = null;
+      break;
+    }
+    const texts = textsOf(r);
+    flags += `${flags === '' ? '' : ','}${texts.head}${r.enabled},${variantText(r.variant)},${reasonText(r.reason)},${texts.metadata}${payloadText(texts, r.payload)}}}`;
+  }
+  flagsTexts.set(results, flags);
+  return flags;
+}
+
 /**
  * The JSON text of buildFlagsResponse's answer, exactly as JSON.stringify writes it, for the
  * hottest shape (flags-v2, what posthog-js and the server SDKs ask for) written from texts kept
@@ -204,12 +225,7 @@ export function flagsResponseText(
     const text = JSON.stringify(fields);
     config = text === '{}' ? '' : `${text.slice(1, -1)},`;
   }
-  let flags = '';
-  for (const r of results.values()) {
-    if (r.failed) continue;
-    if (isArrayIndex(r.key)) return generic();
-    const texts = textsOf(r);
-    flags += `${flags === '' ? '' : ','}${texts.head}${r.enabled},${variantText(r.variant)},${reasonText(r.reason)},${texts.metadata}${payloadText(texts, r.payload)}}}`;
-  }
+  const flags = flagsText(results);
+  if (flags === null) return generic();
   return `{${config}"flags":{${flags}},"errorsWhileComputingFlags":${errorsWhileComputingFlags},"requestId":"${randomUUID()}","evaluatedAt":${Date.now()}}`;
 }

@@ -2,7 +2,7 @@ import express, { Router, type RequestHandler } from 'express';
 import { findProjectById, isProjectKeyShaped, type ProjectTokenLookup } from '@sightline/accounts';
 import { withDeadline } from '@sightline/deadline';
 import type { FlagDefinitionsCache, ProjectFlagDefinitions } from '@sightline/flag-store';
-import { evaluateFlags, type Availability, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sightline/flags';
+import { evaluateFlags, type Availability, type DateMargin, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sightline/flags';
 import type { GeoIpLookup } from '@sightline/geoip';
 import querystring from 'node:querystring';
 import {
@@ -181,7 +181,6 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
   const reusable = person !== null && person.personUuid !== null && Object.values(availability).every(Boolean);
   const inputs = reusable
     ? {
-        definitions,
         flags,
         person,
         requestKey: JSON.stringify([request.distinctId, request.deviceId, overrides, request.groups, request.groupProperties, request.flagKeys]),
@@ -190,6 +189,7 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
     : null;
   const reused = inputs ? reusedEvaluation(inputs) : undefined;
   if (reused) return flagsResponseText(reused.results, reused.failed, choice, settings);
+  const dateMargin: DateMargin = { ms: Infinity };
   const results = evaluateFlags(
     flags,
     {
@@ -204,12 +204,13 @@ async function answerFlags(deps: DecideRouteDeps, shapeOf: (query: Record<string
       staticCohortIds: person?.staticCohortIds ?? new Set(),
       hashKeyOverrides: person?.hashKeyOverrides ?? {},
       now: new Date(now),
+      dateMargin,
     },
     { onlyKeys: request.flagKeys, availability },
   );
   let failed = false;
   for (const r of results.values()) failed ||= r.failed === true;
-  if (inputs) keepEvaluation(inputs, results, failed);
+  if (inputs) keepEvaluation(inputs, results, failed, dateMargin.ms);
   return flagsResponseText(results, failed, choice, settings);
 }
 

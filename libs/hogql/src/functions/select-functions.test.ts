@@ -9,8 +9,8 @@ describe('HogQL functions in a SELECT', () => {
   });
   afterAll(() => compiler.close());
 
-  const compile = async (text: string, timezone?: string) =>
-    compileSelect(await compiler.parseSelect(text), { teamId: 7, text, values: {}, limits: { default: 100, max: 50_000 }, timezone });
+  const compile = async (text: string, timezone?: string, values: Record<string, string | number> = {}) =>
+    compileSelect(await compiler.parseSelect(text), { teamId: 7, text, values, limits: { default: 100, max: 50_000 }, timezone });
   const refusal = (text: string) =>
     compile(text).then(
       () => 'accepted',
@@ -78,5 +78,11 @@ describe('HogQL functions in a SELECT', () => {
     expect(sql).toMatch(/`timestamp` >= toDateTime64\(\{\w+:String\}, 6, \{\w+:String\}\)/);
     expect(sql).toMatch(/`timestamp` < toDateTime64\(\{\w+:String\}, 6, \{\w+:String\}\)/);
     expect(sql).not.toMatch(/toDateTime\(/);
+  });
+
+  it('toDateTime reads a placeholder bound to text as text, and one bound to a number as seconds', async () => {
+    const { sql, params } = await compile('SELECT toDateTime({from}) AS a, toDateTime({n}) AS b', 'UTC', { from: '2024-01-02 00:00:00', n: 1704153600 });
+    const list = sql.slice('SELECT '.length, sql.indexOf('\nLIMIT')).replace(/\{(\w+):\w+\}/g, (_, name: string) => JSON.stringify(params[name]));
+    expect(list).toBe('parseDateTime64BestEffortOrNull("2024-01-02 00:00:00", 6, "UTC") AS `a`, toDateTime(1704153600, "UTC") AS `b`');
   });
 });

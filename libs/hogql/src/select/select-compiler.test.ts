@@ -61,6 +61,31 @@ describe('SELECT compiler (PostHog AST → ClickHouse SQL bound to one project)'
     expect(outer.sql).not.toMatch(/src\.event =/);
   });
 
+  it('does not test again outside the events subquery a condition it applies exactly before FINAL', async () => {
+    const outerWhere = (sql: string) => sql.match(/\) AS __t\d+\n(WHERE [^\n]*)/)?.[1] ?? '';
+    // bench:sql "window: running total": one filter per row fewer than before.
+    const window = await compile(
+      "SELECT d, n, sum(n) OVER (ORDER BY d) FROM (SELECT toDate(timestamp) AS d, count() AS n FROM events WHERE event = 'signup' GROUP BY d) ORDER BY d",
+    );
+    expect(window.sql).toMatch(/src\.event = \{h\d+:String\}/);
+    expect(window.sql).not.toMatch(/__t\d+\.`event`/);
+    expect(window.sql).not.toMatch(/\nWHERE/);
+    // What is not applied exactly stays: properties, distinct_id, a non-UTC project's widened days.
+    const berlin = await compile(
+      "SELECT count() FROM events WHERE event = 'a' AND properties.x = 'y' AND timestamp > toDateTime('2024-01-01 00:00:00')",
+      {},
+      'Europe/Berlin',
+    );
+    expect(outerWhere(berlin.sql)).toMatch(/^WHERE .*JSONExtract\(__t0\.`properties`, .* AND \(\(__t0\.`timestamp` > toDateTime64\(/);
+    expect(outerWhere(berlin.sql)).not.toMatch(/`event`/);
+    // Under an outer join the condition is not applied first, so it stays.
+    const outer = await compile("SELECT count() FROM events e FULL OUTER JOIN persons p ON p.id = e.person_id WHERE e.event = 'a'");
+    expect(outer.sql).toMatch(/WHERE \(__t0\.`event` = \{h\d+:String\}\)/);
+    // An OR is not split: it stays whole.
+    const or = await compile("SELECT count() FROM events WHERE event = 'a' OR event = 'b'");
+    expect(outerWhere(or.sql)).toMatch(/`event`.*OR.*`event`/);
+  });
+
   it('binds every table reference to the project, at any depth', async () => {
     const { sql, params } = await compile(
       'WITH c AS (SELECT distinct_id FROM events) SELECT count() FROM c JOIN (SELECT distinct_id FROM person_distinct_ids) d ON d.distinct_id = c.distinct_id WHERE c.distinct_id IN (SELECT key FROM groups) UNION ALL SELECT count() FROM persons',

@@ -216,7 +216,18 @@ class SelectCompiler extends Printer {
     const { items, columns, sqlColumns } = this.selectList(select, node);
     const constraints = joins.map(({ join }, i) => (i === 0 ? '' : this.joinConstraint(join, joins[i - 1]!.ref)));
     const clauses: string[] = [];
-    if (node['where']) clauses.push(`WHERE ${this.print(node['where'] as Node)}`);
+    // A table filled with defaults for unmatched rows (an outer join's) would keep other rows if filtered first.
+    const nullable = joins.some(({ join }, i) => i > 0 && hasNullableSide(String(join['join_type'] ?? 'JOIN')));
+    const where = node['where'] as Node | null;
+    const pushdown = where && !nullable ? this.prefilters(where, joins[0]!.ref) : { sql: [], exact: new Set<Node>() };
+    if (where) {
+      // A condition the first table's subquery applies exactly is not applied again to its rows.
+      const all = conjuncts(where);
+      const kept = all.filter((condition) => !pushdown.exact.has(condition));
+      if (kept.length === all.length) clauses.push(`WHERE ${this.print(where)}`);
+      else if (kept.length === 1) clauses.push(`WHERE ${this.print(kept[0]!)}`);
+      else if (kept.length > 1) clauses.push(`WHERE (${kept.map((condition) => `(${this.print(condition)})`).join(' AND ')})`);
+    }
     const groupBy = (node['group_by'] as Node[] | null) ?? [];
     if (groupBy.length) clauses.push(this.groupBy(node, groupBy));
     if (node['having']) clauses.push(`HAVING ${this.print(node['having'] as Node)}`);
@@ -242,9 +253,7 @@ class SelectCompiler extends Printer {
     }
     if (node['limit_with_ties']) clauses.push('WITH TIES');
 
-    // A table filled with defaults for unmatched rows (an outer join's) would keep other rows if filtered first.
-    const nullable = joins.some(({ join }, i) => i > 0 && hasNullableSide(String(join['join_type'] ?? 'JOIN')));
-    const prefilters = (i: number) => (i === 0 && !nullable && node['where'] ? this.prefilters(node['where'] as Node, joins[0]!.ref) : []);
+    const prefilters = (i: number) => (i === 0 ? pushdown.sql : []);
     // Last: the tables' subqueries select the fields the query was found to use.
     const from = joins.map(({ join, sql }, i) => {
       if (i === 0) return `FROM ${sql(prefilters(i))}`;
@@ -452,10 +461,13 @@ class SelectCompiler extends Printer {
    * FINAL merge, over its source's columns (select-prefilter.ts): a sort-key field compared with
    * constants as written, a date-time of the key compared with an instant as its UTC day (for a
    * project in another time zone than UTC).
-   * They stay in the WHERE as well.
+   * `exact` holds the conditions applied as written: rows FINAL collapses share the sort key, so
+   * the subquery's rows all meet them and the WHERE need not test them again. The widened ones
+   * stay in the WHERE.
    */
-  private prefilters(where: Node, ref: TableRef): string[] {
-    if (ref.kind !== 'table' || !ref.table.sortKey) return [];
+  private prefilters(where: Node, ref: TableRef): { sql: string[]; exact: Set<Node> } {
+    const exactConditions = new Set<Node>();
+    if (ref.kind !== 'table' || !ref.table.sortKey) return { sql: [], exact: exactConditions };
     const { exact, day } = ref.table.sortKey;
     /** The field of the table `node` names, if it is one of `names`. */
     const keyField = (node: Node, names: readonly string[]) => {
@@ -481,6 +493,7 @@ class SelectCompiler extends Printer {
         if (exactName) {
           const sql = this.print(condition);
           pushed.push(sql.split(`${ref.sqlAlias}.${quoteIdentifier(exactName)}`).join(source(exactName)));
+          exactConditions.add(condition);
           continue;
         }
         const dayName = widenDays && DAY_OPERATORS.has(op) && isInstant(value) ? keyField(field, day) : undefined;
@@ -491,7 +504,7 @@ class SelectCompiler extends Printer {
         if (dayName) pushed.push(day_(dayName, '>=', low), day_(dayName, '<=', high));
       }
     }
-    return pushed;
+    return { sql: pushed, exact: exactConditions };
   }
 
   // ---- expressions ----
@@ -510,6 +523,11 @@ class SelectCompiler extends Printer {
 
   protected override field(chain: unknown[]): string {
     return this.resolve(chain.map(String));
+  }
+
+  /** A placeholder bound to text is text too (PostHog puts its value in the tree as a constant). */
+  override isText(node: Node): boolean {
+    return super.isText(node) || (node.node === 'Placeholder' && typeof this.values[placeholderName(node)] === 'string');
   }
 
   private printNode(node: Node, depth: number): string {
@@ -649,8 +667,8 @@ class SelectCompiler extends Printer {
    * missing or null), in one parse of the JSON: a whole query reads properties of every row, where
    * the expression printer's form parses each value up to four times.
    */
-  protected override property(column: string, key: string): string {
-    return `JSONExtract(${column}, ${this.ctx.params.add(key, 'String')}, 'Nullable(String)')`;
+  protected override propertyText(column: string, key: string): string {
+    return `JSONExtract(${column}, ${key}, 'Nullable(String)')`;
   }
 }
 
