@@ -92,6 +92,22 @@ function isoTextOf(ms: number): string {
   return lastIsoText;
 }
 
+/**
+ * The event with uuid, distinct_id and properties set, keys in the order the client sent them
+ * (new ones last), as `{ ...raw, uuid, distinct_id, properties }` would build it. That literal
+ * costs ~0.8 µs per event in V8 (a spread followed by new keys takes a slow path); a copy by
+ * Object.assign then three assignments ~0.05. Object.assign would turn an own `__proto__` key
+ * (JSON.parse makes one) into the copy's prototype, so such an event takes the spread.
+ */
+function eventData(raw: RawEvent, uuid: string, distinctId: string, properties: Record<string, unknown>): Record<string, unknown> {
+  if (Object.hasOwn(raw, '__proto__')) return { ...raw, uuid, distinct_id: distinctId, properties };
+  const data: Record<string, unknown> = Object.assign({}, raw);
+  data['uuid'] = uuid;
+  data['distinct_id'] = distinctId;
+  data['properties'] = properties;
+  return data;
+}
+
 /** Events PostHog tags as sent by its own services record the loopback address (rust/capture/src/v0_request.rs). */
 const INTERNAL_CAPTURE_IP = '127.0.0.1';
 
@@ -129,7 +145,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
       uuid,
       distinct_id: distinctId,
       ip: properties['capture_internal'] === true ? INTERNAL_CAPTURE_IP : ctx.ip,
-      data: { ...raw, uuid, distinct_id: distinctId, properties },
+      data: eventData(raw, uuid, distinctId, properties),
       now,
       sent_at: sentAt,
       token: ctx.token,
