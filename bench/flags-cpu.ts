@@ -110,7 +110,8 @@ async function main() {
       await seedDecideBenchmark(db, projectId);
       await db.query('ANALYZE');
       await db.close();
-      const embedded = await startEmbeddedSightline({ dataDir, projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY, nodeArgs: NODE_ARGS });
+      // As the service starts (`npm start`, its node flags included).
+      const embedded = await startEmbeddedSightline({ dataDir, projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY, nodeArgs: NODE_ARGS, npmStart: true });
       stops.push(async () => {
         if (GC_LOG) fs.writeFileSync(path.join(GC_LOG, 'embedded.log'), embedded.app.output());
         await embedded.app.stop();

@@ -75,6 +75,7 @@ async function startEmbedded(dataDir: string): Promise<EmbeddedSightline> {
     projectApiKey: TOKEN,
     personalApiKey: PERSONAL_KEY,
     nodeArgs: NODE_ARGS,
+    npmStart: true, // as the service starts (its node flags included)
   });
 }
 
