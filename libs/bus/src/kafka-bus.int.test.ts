@@ -31,6 +31,24 @@ describe('Kafka bus (librdkafka mock cluster, 3 brokers)', () => {
     await sub.stop();
   });
 
+  it("carries each message's key, value and headers as sent", async () => {
+    const topic = uniqueName('fields');
+    const messages = Array.from({ length: 30 }, (_, i) => ({
+      key: `k${i}`,
+      value: Buffer.from(`v${i}`),
+      ...(i % 2 === 0 ? { headers: { 'x-step': `step-${i}`, 'x-error': 'e' } } : {}),
+    }));
+    await bus().send(topic, messages);
+    const received: ConsumedMessage[] = [];
+    const sub = await bus().subscribe({ groupId: uniqueName('g'), topic, handler: async (b) => void received.push(...b.messages) });
+    await waitFor(() => received.length >= 30, { timeoutMs: 60_000 });
+    const seen = received
+      .map((m) => ({ key: m.key, value: m.value.toString(), step: m.headers['x-step'] ?? null }))
+      .sort((a, b) => Number(a.key!.slice(1)) - Number(b.key!.slice(1)));
+    expect(seen).toEqual(messages.map((m, i) => ({ key: m.key, value: `v${i}`, step: i % 2 === 0 ? `step-${i}` : null })));
+    await sub.stop();
+  });
+
   it('gathers concurrent sends and splits a send larger than one produce request, keeping key order', async () => {
     const topic = uniqueName('batched');
     const producer = createKafkaBus({ brokers: testServices().kafkaBrokers, clientId: uniqueName('test'), maxRequestBytes: 2000 }, silentLogger());

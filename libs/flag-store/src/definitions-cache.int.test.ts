@@ -63,6 +63,15 @@ describe('flag definitions cache: expiry reloads in the background', () => {
     const oneLoad = observedStore(db);
     await createFlagDefinitionsCache({ db: oneLoad.sql, channel: createInMemoryInvalidation() }).get(teamId);
     expect(reloadStatements).toBe(oneLoad.state.statements);
+
+    // A reload that reads the same definitions keeps the same object (decide keeps evaluations per definitions).
+    const current = (await cache.get(teamId)).definitions;
+    const beforeReload = store.state.statements;
+    clock += MAX_AGE_MS + 1;
+    await cache.get(teamId);
+    await waitFor(async () => store.state.statements > beforeReload, { timeoutMs: 5_000, intervalMs: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the reload's answer handled
+    expect((await cache.get(teamId)).definitions).toBe(current);
     await cache.close();
   });
 
@@ -99,8 +108,8 @@ describe('flag definitions cache: expiry reloads in the background', () => {
     store.state.failing = false;
     clock += 1_001;
     expect((await cache.get(teamId)).definitions).toBe(good); // this request starts the retry
-    await waitFor(async () => (await cache.get(teamId)).definitions !== good, { timeoutMs: 5_000, intervalMs: 10 });
-    expect((await cache.get(teamId)).fresh).toBe(true);
+    await waitFor(async () => (await cache.get(teamId)).fresh, { timeoutMs: 5_000, intervalMs: 10 });
+    expect((await cache.get(teamId)).definitions).toBe(good); // read again unchanged: kept
     expect(errors).toHaveLength(1);
     await cache.close();
   });

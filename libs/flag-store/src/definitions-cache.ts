@@ -43,6 +43,13 @@ interface Entry {
   refreshFailed?: boolean;
 }
 
+/** Whether two loads of a project's definitions read the same rows. */
+function sameDefinitions(a: ProjectFlagDefinitions, b: ProjectFlagDefinitions): boolean {
+  const text = (d: ProjectFlagDefinitions) =>
+    JSON.stringify([d.teamId, d.flags, [...d.cohorts], [...d.groupTypeNames], [...d.groupTypeIndexes], d.usesStaticCohorts]);
+  return text(a) === text(b);
+}
+
 /** After a failed background reload, the next one is tried this much later (not on every request). */
 const REFRESH_RETRY_MS = 1_000;
 
@@ -109,11 +116,15 @@ export function createFlagDefinitionsCache(options: FlagDefinitionsCacheOptions)
   const refresh = (teamId: number, stale: Entry) => {
     stale.refreshing = true;
     const generation = generationOf(teamId);
+    const previous = lastGood.get(teamId);
     read(teamId).then(
-      (definitions) => {
+      (read) => {
         stale.refreshing = false;
         // An announcement (or another load) since the start decides instead.
         if (entries.get(teamId) !== stale || generationOf(teamId) !== generation) return;
+        // Unchanged: the same object, so what callers keep per definitions (decide's reused evaluations) stays.
+        const definitions = previous && sameDefinitions(previous, read) ? previous : read;
+        lastGood.set(teamId, definitions);
         entries.set(teamId, { loaded: Promise.resolve(definitions), loadedAt: now() });
       },
       (error: unknown) => {

@@ -120,9 +120,12 @@ function readFormat2(value: Buffer, full: boolean): DecodedBusValue {
   let strings: string[];
   if (flags & ASCII_STRINGS) {
     // One decode for all of them, cut up as text (ASCII: one character per byte).
-    const text = value.toString('latin1', HEADER_BYTES, eventStart);
+    const text = value.toString('latin1', starts[1], eventStart);
     strings = [];
-    for (let i = 0; i < FIELDS - 1; i++) strings.push(text.substring(starts[i]! - HEADER_BYTES, starts[i + 1]! - HEADER_BYTES));
+    // The uuid is read on its own: a substring of 13 characters or more keeps the whole text
+    // alive, and the uuid lives on with the event until its insert.
+    strings.push(value.toString('latin1', starts[0], starts[1]));
+    for (let i = 1; i < FIELDS - 1; i++) strings.push(text.substring(starts[i]! - starts[1]!, starts[i + 1]! - starts[1]!));
   } else {
     strings = [];
     for (let i = 0; i < FIELDS - 1; i++) strings.push(value.toString('utf8', starts[i], starts[i + 1]));

@@ -32,6 +32,46 @@ describe('normalizeEvent', () => {
     expect(r.message.data).toMatchObject({ event: 'e', properties: { a: 1 }, uuid: r.message.uuid });
   });
 
+  it('writes each request’s own time, requests interleaved, and an event without a timestamp at it', () => {
+    const ctxAt = (nowMs: number) => ({ token: 't', teamId: 1, nowMs, sentAt: null, ip: null, historicalMigration: false });
+    for (const nowMs of [Date.UTC(2024, 0, 1), Date.UTC(2025, 5, 6, 7, 8, 9, 10), Date.UTC(2024, 0, 1)]) {
+      const r = normalizeEvent({ event: 'e', distinct_id: 'u' }, ctxAt(nowMs));
+      const dated = normalizeEvent({ event: 'e', distinct_id: 'u', timestamp: '2023-03-04T05:06:07.089Z' }, ctxAt(nowMs));
+      if (!r.ok || !dated.ok) throw new Error('dropped');
+      expect(r.message.now).toBe(new Date(nowMs).toISOString());
+      expect(r.message.timestamp).toBe(new Date(nowMs).toISOString());
+      expect(dated.message.now).toBe(new Date(nowMs).toISOString());
+      expect(dated.message.timestamp).toBe('2023-03-04T05:06:07.089Z');
+    }
+  });
+
+  it("copies the event in the client's key order, new keys last, a `__proto__` key kept as data", () => {
+    const raw = JSON.parse('{"properties":{"a":1},"event":"e","__proto__":{"polluted":true},"distinct_id":42,"x":[1]}') as Record<string, unknown>;
+    const r = normalizeEvent(raw, ctx);
+    if (!r.ok) throw new Error('dropped');
+    const data = r.message.data as Record<string, unknown>;
+    expect(Object.keys(data)).toEqual(['properties', 'event', '__proto__', 'distinct_id', 'x', 'uuid']);
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+    expect(data['polluted']).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(data))).toEqual({ ...raw, distinct_id: '42', uuid: r.message.uuid });
+    // The input is left as it was.
+    expect(raw['uuid']).toBeUndefined();
+    expect(raw['distinct_id']).toBe(42);
+    const plain = normalizeEvent({ event: 'e', distinct_id: 'u', timestamp: 1 }, ctx);
+    expect(plain.ok && Object.keys(plain.message.data)).toEqual(['event', 'distinct_id', 'timestamp', 'uuid', 'properties']);
+  });
+
+  it('gives every event its own time of arrival when requests arrive at different times', () => {
+    const first = normalizeEvent({ event: 'e', distinct_id: 'u' }, ctx);
+    const later = normalizeEvent({ event: 'e', distinct_id: 'u' }, { ...ctx, nowMs: ctx.nowMs + 1500 });
+    const again = normalizeEvent({ event: 'e', distinct_id: 'u' }, ctx);
+    expect([first.ok && first.message.now, later.ok && later.message.now, again.ok && again.message.now]).toEqual([
+      '2024-01-01T00:00:06.000Z',
+      '2024-01-01T00:00:07.500Z',
+      '2024-01-01T00:00:06.000Z',
+    ]);
+  });
+
   it('keeps a valid client uuid and assigns a UUIDv7 otherwise', () => {
     const kept = normalizeEvent({ event: 'e', distinct_id: 'u', uuid: '018CC2F3-0000-7000-8000-000000000001' }, ctx);
     expect(kept.ok && kept.message.uuid).toBe('018cc2f3-0000-7000-8000-000000000001');

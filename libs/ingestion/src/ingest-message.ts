@@ -77,6 +77,37 @@ export interface NormalizeContext {
   historicalMigration: boolean;
 }
 
+/**
+ * The ISO text of the request's time, the last one kept: a batch's events share it (an event
+ * without a timestamp has it as its own too), and the text cost an eighth of an event's
+ * normalisation.
+ */
+let lastIsoMs = NaN;
+let lastIsoText = '';
+function isoTextOf(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIsoText = new Date(ms).toISOString();
+    lastIsoMs = ms;
+  }
+  return lastIsoText;
+}
+
+/**
+ * The event with uuid, distinct_id and properties set, keys in the order the client sent them
+ * (new ones last), as `{ ...raw, uuid, distinct_id, properties }` would build it. That literal
+ * costs ~0.8 µs per event in V8 (a spread followed by new keys takes a slow path); a copy by
+ * Object.assign then three assignments ~0.05. Object.assign would turn an own `__proto__` key
+ * (JSON.parse makes one) into the copy's prototype, so such an event takes the spread.
+ */
+function eventData(raw: RawEvent, uuid: string, distinctId: string, properties: Record<string, unknown>): Record<string, unknown> {
+  if (Object.hasOwn(raw, '__proto__')) return { ...raw, uuid, distinct_id: distinctId, properties };
+  const data: Record<string, unknown> = Object.assign({}, raw);
+  data['uuid'] = uuid;
+  data['distinct_id'] = distinctId;
+  data['properties'] = properties;
+  return data;
+}
+
 /** Events PostHog tags as sent by its own services record the loopback address (rust/capture/src/v0_request.rs). */
 const INTERNAL_CAPTURE_IP = '127.0.0.1';
 
@@ -106,7 +137,7 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
     nowMs: ctx.nowMs,
     ignoreSentAt: properties['$ignore_sent_at'] === true,
   });
-  const now = new Date(ctx.nowMs).toISOString();
+  const now = isoTextOf(ctx.nowMs);
   return {
     ok: true,
     key: `${ctx.token}:${distinctId}`,
@@ -114,13 +145,13 @@ export function normalizeEvent(input: unknown, ctx: NormalizeContext): Normalize
       uuid,
       distinct_id: distinctId,
       ip: properties['capture_internal'] === true ? INTERNAL_CAPTURE_IP : ctx.ip,
-      data: { ...raw, uuid, distinct_id: distinctId, properties },
+      data: eventData(raw, uuid, distinctId, properties),
       now,
       sent_at: sentAt,
       token: ctx.token,
       team_id: ctx.teamId,
       event: raw.event,
-      timestamp: new Date(timestampMs).toISOString(),
+      timestamp: timestampMs === ctx.nowMs ? now : new Date(timestampMs).toISOString(),
       historical_migration: ctx.historicalMigration,
     },
   };

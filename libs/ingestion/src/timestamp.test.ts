@@ -36,6 +36,13 @@ describe('computeTimestamp (PostHog capture rules)', () => {
 });
 
 describe('parseTimestamp', () => {
+  it('reads UTC texts ending in Z as Date.parse does, unreadable ones as null', () => {
+    expect(parseTimestamp('2024-01-01T00:00:00.123Z')).toBe(Date.UTC(2024, 0, 1, 0, 0, 0, 123));
+    expect(parseTimestamp('2024-01-01 10:00:00Z')).toBe(Date.parse('2024-01-01 10:00:00Z'));
+    expect(parseTimestamp('2024-01-01T10:00Z')).toBe(Date.UTC(2024, 0, 1, 10));
+    expect(parseTimestamp('not a dateZ')).toBeNull();
+    expect(parseTimestamp('Z')).toBeNull();
+  });
   it('normalises +HH zones', () => expect(parseTimestamp('2024-01-01T02:00:00+02')).toBe(Date.parse('2024-01-01T00:00:00Z')));
   it('reads epoch seconds and milliseconds', () => {
     expect(parseTimestamp(1704067200)).toBe(1704067200000);

@@ -14,12 +14,15 @@ const EPOCH_TEXT = /^\d+(?:\.\d+)?$/;
 export function parseTimestamp(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? epochMs(value) : null;
   if (typeof value !== 'string' || value.length === 0) return null;
+  // A UTC text (what SDKs send: toISOString) matches neither form below: Date.parse reads it as is.
+  if (value.charCodeAt(value.length - 1) === 0x5a /* Z */) return nullIfNaN(Date.parse(value));
   if (EPOCH_TEXT.test(value)) return epochMs(Number(value));
   const zoneless = ZONELESS_DATETIME.exec(value);
   const normalised = zoneless ? `${zoneless[1]}T${zoneless[2]}Z` : value.replace(/([+-]\d{2})$/, '$1:00');
-  const ms = Date.parse(normalised);
-  return Number.isNaN(ms) ? null : ms;
+  return nullIfNaN(Date.parse(normalised));
 }
+
+const nullIfNaN = (ms: number) => (Number.isNaN(ms) ? null : ms);
 
 /**
  * PostHog's event time: the client timestamp corrected by the client's clock skew

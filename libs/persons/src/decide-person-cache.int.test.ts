@@ -118,9 +118,12 @@ describe('decide person cache: batched store reads', () => {
     try {
       clock += 850; // past every answer's refresh point: each hit is answered at once and refreshed
       expect(ids.map((id) => persons.cached(teamId, id, [])?.properties['plan'] ?? null)).toEqual(['pro', 'free', null]);
+      const annBefore = persons.cached(teamId, 'ann', []);
       await waitFor(async () => persons.cached(teamId, 'bob', [])?.properties['plan'] === 'team', { timeoutMs: 2000, intervalMs: 5 });
       expect(store.statements).toHaveLength(4);
       expect(store.statements[3]!.params[1]).toEqual(ids);
+      // Read again unchanged: the very same answer object (decide keeps its evaluations per answer).
+      expect(persons.cached(teamId, 'ann', [])).toBe(annBefore);
     } finally {
       await db.query(
         `UPDATE persons SET properties = properties || '{"plan":"free"}' WHERE id = (SELECT person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = 'bob')`,

@@ -72,8 +72,9 @@ export interface DecidePersonCache {
   read(db: Sql, teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>, options?: { fresh?: boolean }): Promise<PersonForDecide>;
   /**
    * What read() would answer from the cache at once (a read that has completed, is within
-   * maxAgeMs and was not overtaken by an announcement), else undefined: a caller can then skip
-   * the deadline it puts on a store read. Shared like read()'s answer.
+   * maxAgeMs and was not overtaken by an announcement, or a distinct id the project's list
+   * proves has no person), else undefined: a caller can then skip the deadline it puts on a
+   * store read. Shared like read()'s answer.
    */
   cached(teamId: number, distinctId: string, groups: Array<{ index: number; key: string }>): PersonForDecide | undefined;
   /**
@@ -177,6 +178,15 @@ const noPerson = (groups: Map<number, Record<string, unknown>>): PersonForDecide
 });
 /** Shared, as every answer of the cache: callers must not change it. */
 const NO_PERSON = noPerson(new Map());
+
+const sameJson = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+/** Whether two reads of one person answer the same (the store gives JSON keys in one order). */
+function samePerson(a: PersonForDecide, b: PersonForDecide): boolean {
+  if (a.personUuid !== b.personUuid || a.staticCohortIds.size !== b.staticCohortIds.size || a.groups.size !== b.groups.size) return false;
+  for (const id of a.staticCohortIds) if (!b.staticCohortIds.has(id)) return false;
+  for (const [index, properties] of a.groups) if (!sameJson(properties, b.groups.get(index))) return false;
+  return sameJson(a.properties, b.properties) && sameJson(a.hashKeyOverrides, b.hashKeyOverrides);
+}
 
 /** Reads of one store a cache keeps in flight at once; misses beyond them wait and go together. */
 const READS_IN_FLIGHT = 2;
@@ -458,7 +468,8 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       (value) => {
         entry.refreshing = false;
         if (entries.get(entry.key) !== entry || changesOf(entry.teamId) !== next.changes) return;
-        next.value = value;
+        // Unchanged: the same answer object, so what callers keep per answer (decide's reused evaluations) stays.
+        next.value = entry.value !== undefined && samePerson(entry.value, value) ? entry.value : value;
         insert(next);
         keepGroupsAnswer(next, value);
       },

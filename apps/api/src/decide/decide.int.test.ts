@@ -497,6 +497,25 @@ describe('decide and flags endpoints', () => {
       expect(await proOnly()).toBe(false);
     });
 
+    it("answers a cached person's repeated request from its kept evaluation only while the request is the same", async () => {
+      const persons = createDecidePersonCache({ channel: createInMemoryInvalidation<PersonChange>(), maxAgeMs: 3_600_000 });
+      const distinctId = uniqueName('reused');
+      await insertPerson(db, teamId, [distinctId], { plan: 'free' });
+      const api = makeApp(db, undefined, persons);
+      const proOnly = async (body: Record<string, unknown> = {}) =>
+        (
+          await request(api)
+            .post('/decide/?v=3')
+            .send({ api_key: TOKEN, distinct_id: distinctId, ...body })
+            .expect(200)
+        ).body.featureFlags['pro-only'];
+      expect(await proOnly()).toBe(false);
+      expect(await proOnly()).toBe(false);
+      expect(await proOnly({ person_properties: { plan: 'pro' } })).toBe(true);
+      expect(await proOnly()).toBe(false);
+      expect(await proOnly({ $properties: { plan: 'pro' } })).toBe(true);
+    });
+
     it("a worker's targeted announcement drops only what it names: the person's answers under every distinct id, a distinct id that appeared, a group", async () => {
       const channel = createInMemoryInvalidation<PersonChange>();
       const persons = createDecidePersonCache({ channel, maxAgeMs: 3_600_000 });

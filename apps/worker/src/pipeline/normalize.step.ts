@@ -73,6 +73,20 @@ function hasUncleanString(value: unknown): boolean {
   return false;
 }
 
+/**
+ * The `"$ip":…` JSON member for an address, the last one kept: a run's events mostly come from
+ * few clients, and one text shared by them all stays alive until the insert instead of one each.
+ */
+let lastIp = '';
+let lastIpMember = '';
+function ipMemberOf(ip: string): string {
+  if (ip !== lastIp) {
+    lastIpMember = `"$ip":${JSON.stringify(ip)}`;
+    lastIp = ip;
+  }
+  return lastIpMember;
+}
+
 /** What the bus message's bytes tell: see normalizeStep. */
 export interface SentText {
   /** The message holding the properties' JSON text from `propertiesStart` to its end (bus format 2), else null. */
@@ -138,7 +152,7 @@ export function normalizeStep(
   if (message.ip && properties['$ip'] === undefined && message.historical_migration !== true) {
     properties['$ip'] = message.ip;
     // A key added last is written last: the text gains it the way JSON.stringify would write it.
-    lastMember = `"$ip":${JSON.stringify(message.ip)}`;
+    lastMember = ipMemberOf(message.ip);
   }
   // The persons step writes `$group_N` into properties that name `$groups`.
   if (properties['$groups'] !== undefined) carried = false;
