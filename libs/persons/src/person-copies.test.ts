@@ -47,15 +47,21 @@ describe('WrittenCopies', () => {
     expect(unwrittenCount(written, [person({ version: 5 }), person({ version: 5, is_deleted: 1 })], [])).toEqual([1, 0]);
   });
 
-  it('forgets the least recently written beyond its capacity, across projects', () => {
-    const written = new WrittenCopies(3);
-    const ids = ['a', 'b', 'c', 'd'].map((id) => person({ id }));
-    written.record({ persons: ids.slice(0, 3), distinctIds: [] });
-    written.record({ persons: [ids[0]!], distinctIds: [] }); // a is now the most recent
-    written.record({ persons: [ids[3]!], distinctIds: [] }); // b goes
-    expect(written.unwritten({ persons: ids, distinctIds: [] }).persons.map((p) => p.id)).toEqual(['b']);
-    // A new project's first copy makes room by forgetting another project's oldest.
+  it('holds at most its capacity in two generations over all projects, always the last half of it recorded', () => {
+    const written = new WrittenCopies(4); // generations of 2 keys
+    const unwrittenIds = (persons: PersonCopy[]) => written.unwritten({ persons, distinctIds: [] }).persons.map((p) => `${p.team_id}/${p.id}`);
+    const [a, b, c, d, e] = ['a', 'b', 'c', 'd', 'e'].map((id) => person({ id }));
+    written.record({ persons: [a!, b!], distinctIds: [] }); // a full generation: it becomes the previous one
+    written.record({ persons: [c!], distinctIds: [] });
+    expect(unwrittenIds([a!, b!, c!, d!])).toEqual(['1/d']);
+    written.record({ persons: [d!], distinctIds: [] }); // c and d fill the next: a and b are forgotten
+    expect(unwrittenIds([a!, b!, c!, d!])).toEqual(['1/a', '1/b']);
+    // A key recorded again in the current generation is updated in place: it does not fill it.
+    written.record({ persons: [e!], distinctIds: [] });
+    written.record({ persons: [person({ id: 'e', version: 4 })], distinctIds: [] });
+    expect(unwrittenIds([c!, d!, e!, person({ id: 'e', version: 4 })])).toEqual(['1/e']);
+    // Another project's keys count toward the same bound.
     written.record({ persons: [person({ id: 'x', team_id: 2 })], distinctIds: [] });
-    expect(written.unwritten({ persons: [...ids, person({ id: 'x', team_id: 2 })], distinctIds: [] }).persons.map((p) => p.id)).toEqual(['b', 'c']);
+    expect(unwrittenIds([c!, d!, person({ id: 'e', version: 4 }), person({ id: 'x', team_id: 2 })])).toEqual(['1/c', '1/d']);
   });
 });

@@ -1,4 +1,4 @@
-import { insertJsonRows, type ClickHouseClient } from '@sightline/clickhouse';
+import { insertJsonRows, insertRowBinary, type ClickHouseClient, type RowBinaryWriter } from '@sightline/clickhouse';
 import type { PersonChange } from './decide-person-cache';
 
 /** A row of ClickHouse `person`: a versioned copy of the Postgres person (read with argMax(…, version)). */
@@ -40,10 +40,34 @@ export async function writeCopies(
   copies: { persons?: PersonCopy[]; distinctIds?: PersonDistinctIdCopy[]; groups?: GroupCopy[] },
 ): Promise<void> {
   await Promise.all([
-    insertJsonRows(ch, 'person', copies.persons ?? []),
-    insertJsonRows(ch, 'person_distinct_id2', copies.distinctIds ?? []),
+    insertRowBinary(ch, 'person', PERSON_COLUMNS, copies.persons ?? [], writePersonCopy),
+    insertRowBinary(ch, 'person_distinct_id2', DISTINCT_ID_COLUMNS, copies.distinctIds ?? [], writeDistinctIdCopy),
     insertJsonRows(ch, 'groups', copies.groups ?? []),
   ]);
+}
+
+// The copies as RowBinary, in the tables' column types (libs/clickhouse/migrations/0001_events.sql):
+// the properties JSON goes in as it is, where a JSON body escapes it inside a JSON string and
+// ClickHouse unescapes it again (the person copies are most of the worker's copy bytes).
+const PERSON_COLUMNS = ['id', 'created_at', 'team_id', 'properties', 'is_identified', 'is_deleted', 'version'] as const;
+const DISTINCT_ID_COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version'] as const;
+
+function writePersonCopy(w: RowBinaryWriter, c: PersonCopy): void {
+  w.uuid(c.id);
+  w.dateTime64(Date.parse(c.created_at), 3);
+  w.int64(c.team_id);
+  w.string(c.properties);
+  w.int8(c.is_identified);
+  w.int8(c.is_deleted);
+  w.int64(c.version); // UInt64: a version is never negative, so its bytes are the Int64's
+}
+
+function writeDistinctIdCopy(w: RowBinaryWriter, c: PersonDistinctIdCopy): void {
+  w.int64(c.team_id);
+  w.string(c.distinct_id);
+  w.uuid(c.person_id);
+  w.int8(c.is_deleted);
+  w.int64(c.version);
 }
 
 /** What was written of a copy: its version, negative (−version − 1) when it was a deletion. */
@@ -55,38 +79,36 @@ interface DistinctIdMark {
 }
 
 /**
- * Per project, the last copy written by key, least recently written first: a bounded memory of
- * `capacity` keys over all projects; when full, the oldest key of the project being written
- * (or, when it holds none, of the first project) is forgotten.
+ * Per project, the last copy written by key, bounded in two generations: keys are recorded in
+ * the current generation (a key already there is updated in place, no reordering); once the
+ * current holds `capacity / 2` keys over all projects it becomes the previous one and the
+ * previous is forgotten. So at most `capacity` keys are held, and at least the last
+ * `capacity / 2` recorded are remembered. A key found only in the previous generation is
+ * still known; recorded again, it moves to the current.
  */
 class WrittenByProject<V> {
-  private readonly byTeam = new Map<number, Map<string, V>>();
-  private size = 0;
-  constructor(private readonly capacity: number) {}
+  private current = new Map<number, Map<string, V>>();
+  private previous = new Map<number, Map<string, V>>();
+  private currentSize = 0;
+  private readonly generationSize: number;
+  constructor(capacity: number) {
+    this.generationSize = Math.max(1, Math.floor(capacity / 2));
+  }
 
   get(teamId: number, key: string): V | undefined {
-    return this.byTeam.get(teamId)?.get(key);
+    const value = this.current.get(teamId)?.get(key);
+    return value !== undefined ? value : this.previous.get(teamId)?.get(key);
   }
 
   set(teamId: number, key: string, value: V): void {
-    let written = this.byTeam.get(teamId);
-    if (!written) this.byTeam.set(teamId, (written = new Map()));
-    // Re-inserted at the end, so the first entry is the least recently written.
-    if (written.delete(key)) this.size--;
+    let written = this.current.get(teamId);
+    if (!written) this.current.set(teamId, (written = new Map()));
+    const size = written.size;
     written.set(key, value);
-    if (++this.size <= this.capacity) return;
-    let fromTeam = teamId;
-    if (written.size <= 1) {
-      for (const [team, keys] of this.byTeam) {
-        if (team === teamId) continue;
-        fromTeam = team;
-        written = keys;
-        break;
-      }
-    }
-    written.delete(written.keys().next().value!);
-    this.size--;
-    if (written.size === 0) this.byTeam.delete(fromTeam);
+    if (written.size === size || ++this.currentSize < this.generationSize) return;
+    this.previous = this.current;
+    this.current = new Map();
+    this.currentSize = 0;
   }
 }
 
@@ -96,7 +118,7 @@ class WrittenByProject<V> {
  * A copy is remembered only once its insert succeeded: a batch redelivered after a failed
  * write, or after a crash (the memory is gone), still writes every copy it touches. A copy
  * is a function of its key and version (every change to a person or distinct id row bumps
- * its version), so an equal (key, version) is the same row. Bounded: the oldest are forgotten.
+ * its version), so an equal (key, version) is the same row. Bounded (see WrittenByProject).
  * Kept per project by the copy's own key (no key text built per copy: a run checks and
  * records every copy it makes).
  */

@@ -85,17 +85,15 @@ describe('write step', () => {
     const distinctId = { team_id: 1, distinct_id: 'u1', person_id: enrichment.personId, is_deleted: 0 as const, version: 0 };
     const written = new WrittenCopies();
     const events = [prepared('0190a6f0-0000-7000-8000-000000000004')];
-    const tables = (inserts: { table: string; rows: unknown[] }[]) => inserts.filter((i) => !i.table.endsWith('events')).map((i) => [i.table, i.rows.length]);
+    // The copies go as RowBinary (not read back here); an insert is made only for rows to write.
+    const tables = (inserts: { table: string }[]) => inserts.filter((i) => !i.table.endsWith('events')).map((i) => i.table);
 
     // A failed write remembers nothing: the retry writes every copy.
     const down = recordingClient(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     await expect(writeStep(down.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, written)).rejects.toBeInstanceOf(StepError);
     const first = recordingClient();
     await writeStep(first.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, written);
-    expect(tables(first.inserts)).toEqual([
-      ['person', 1],
-      ['person_distinct_id2', 1],
-    ]);
+    expect(tables(first.inserts)).toEqual(['person', 'person_distinct_id2']);
 
     const again = recordingClient();
     await writeStep(again.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, written);
@@ -103,18 +101,12 @@ describe('write step', () => {
 
     const changed = recordingClient();
     await writeStep(changed.client, events, [enrichment], { persons: [{ ...person, version: 4 }], distinctIds: [{ ...distinctId, version: 1 }] }, written);
-    expect(tables(changed.inserts)).toEqual([
-      ['person', 1],
-      ['person_distinct_id2', 1],
-    ]);
+    expect(tables(changed.inserts)).toEqual(['person', 'person_distinct_id2']);
 
     // Another process's memory is empty (a restart after kill -9): it writes them again.
     const restarted = recordingClient();
     await writeStep(restarted.client, events, [enrichment], { persons: [person], distinctIds: [distinctId] }, new WrittenCopies());
-    expect(tables(restarted.inserts)).toEqual([
-      ['person', 1],
-      ['person_distinct_id2', 1],
-    ]);
+    expect(tables(restarted.inserts)).toEqual(['person', 'person_distinct_id2']);
   });
 
   it('reports an unreachable ClickHouse as an outage of the run', async () => {
