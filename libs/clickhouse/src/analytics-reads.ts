@@ -1,4 +1,5 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { sameEngineAs } from './analytics-store';
 import { analyticsQuerySettings, type AnalyticsQueryLimits } from './query-limits';
 import { createReadGate, type ReadGate } from './read-gate';
 
@@ -74,6 +75,7 @@ function withContext(client: ClickHouseClient, context: AnalyticsReadContext): C
     },
   });
   contexts.set(bound, context);
+  sameEngineAs(bound, client);
   return bound;
 }
 

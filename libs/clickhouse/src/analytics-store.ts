@@ -27,6 +27,16 @@ export const isInProcessStore = (client: ClickHouseClient): boolean => inProcess
 export const inProcessInsertOf = (client: ClickHouseClient): InProcessInsert | undefined => inProcessStores.get(client);
 
 /**
+ * Marks `derived` (a client made over `client`, such as a read-limited proxy) as talking to the
+ * same engine, so inserts through it pick the same body format: over the in-process engine a
+ * RowBinary body would reach chdb as text and be refused.
+ */
+export function sameEngineAs(derived: ClickHouseClient, client: ClickHouseClient): void {
+  const insert = inProcessStores.get(client);
+  if (insert) inProcessStores.set(derived, insert);
+}
+
+/**
  * What every statement on the in-process engine runs with. Settings are SET on the engine's one
  * session and outlast their query: a request's limits and tag (queryClickhouse) are lifted again
  * by the next query of anyone else.

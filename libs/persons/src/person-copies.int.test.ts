@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAnalyticsStore, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
+import { boundAnalyticsReads, createAnalyticsStore, DEFAULT_ANALYTICS_QUERY_LIMITS, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
 import { createTestClickHouseDatabase, type TestClickHouseDatabase } from '@sightline/testkit';
 import { writeCopies, type PersonCopy, type PersonDistinctIdCopy } from './person-copies';
 
@@ -86,6 +86,18 @@ describe.each(['http', 'chdb'] as const)('writeCopies (%s)', (kind) => {
     ).json<PersonDistinctIdCopy>();
     const byKey = (a: PersonDistinctIdCopy, b: PersonDistinctIdCopy) => a.team_id - b.team_id || (a.distinct_id < b.distinct_id ? -1 : 1);
     expect(storedDistinctIds).toEqual([...distinctIds].sort(byKey));
+  });
+
+  // The api's client is a read-bounded proxy of the store (boundAnalyticsReads, and a project's own
+  // time limit on top): its copies, e.g. a deleted person's, must take the store's body format.
+  it('stores copies written through a read-bounded client of the store', async () => {
+    const bounded = boundAnalyticsReads(ch, DEFAULT_ANALYTICS_QUERY_LIMITS);
+    const person = { ...persons[0]!, id: '0190a6f0-0000-5000-8000-0000000000aa', version: 7 };
+    await writeCopies(bounded, { persons: [person], distinctIds: [{ ...distinctIds[0]!, distinct_id: 'bounded', version: 7 }] });
+    const stored = await (
+      await ch.query({ query: "SELECT version FROM person WHERE id = '0190a6f0-0000-5000-8000-0000000000aa'", format: 'JSONEachRow' })
+    ).json<{ version: number }>();
+    expect(stored).toEqual([{ version: 7 }]);
   });
 
   if (kind === 'http') {
