@@ -79,7 +79,11 @@ describe('worker consumer lag (Kafka mock)', () => {
         },
         { timeoutMs: 60_000 },
       );
-      expect(await metricsText()).toMatch(new RegExp(`worker_consumer_lag_growing_seconds\\{group="${group.replace(/\./g, '\\.')}"\\} [1-9]`));
+      // Readiness reads the growth at the moment it is asked, the gauge as of the last sample: on a
+      // loaded machine a sample may come late, so the gauge is awaited rather than read at once.
+      const growing = new RegExp(`worker_consumer_lag_growing_seconds\\{group="${group.replace(/\./g, '\\.')}"\\} [1-9]`);
+      await waitFor(async () => growing.test(await metricsText()), { timeoutMs: 10_000 });
+      expect(await metricsText()).toMatch(growing);
     } finally {
       clearInterval(sending);
       await chProxy.restore();
