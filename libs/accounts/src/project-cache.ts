@@ -1,4 +1,5 @@
 import type { Sql } from '@sightline/postgres';
+import { createAnnouncedCache } from './announced-cache';
 import { findProjectById, type Project } from './projects.repository';
 
 /** The Redis channel that announces a change to a project's row (distributed mode). */
@@ -32,11 +33,7 @@ export const PROJECT_CACHE_MAX_AGE_MS = 3_000;
 /**
  * Caches project id → project row, so every request to a project's routes (the query API's
  * fixed cost above all) does not read the row from the metadata store (on the embedded PGlite a
- * hop to its thread, a parse and a plan). The same rules as the principal cache: an entry lives
- * `maxAgeMs` at most; an announced change drops it at once; a read an announcement overtook is
- * not cached, so the next request of the process that changed the project sees the change;
- * unknown ids and failures are never cached (a new project is seen at once, guessed ids cannot
- * fill the cache). Entries are frozen to their leaves: requests share them.
+ * hop to its thread, a parse and a plan), under announced-cache.ts's rules, as principals are.
  *
  * What a cached row decides about access cannot widen it: a key reaches a project by its id and
  * organisation, which never change (Sightline moves no project between organisations and deletes
@@ -52,56 +49,15 @@ export function createProjectCache(
     onError?: (error: unknown, context: string) => void;
   },
 ): ProjectCache {
-  const maxAge = options.maxAgeMs ?? PROJECT_CACHE_MAX_AGE_MS;
-  const maxEntries = options.maxEntries ?? 10_000;
-  const now = options.now ?? Date.now;
-  const cache = new Map<number, { project: Project; expires: number }>();
-  const inflight = new Map<number, Promise<Project | null>>();
-  let generation = 0;
-  let cacheDisabled = false;
-
-  const forget = (projectId: number | null) => {
-    generation++;
-    // Reads under way may have read the old row; later requests start their own.
-    inflight.clear();
-    if (projectId === null) cache.clear();
-    else cache.delete(projectId);
-  };
-  options.changes.subscribe(forget).catch((error: unknown) => {
-    // Without announcements entries could outlive a change by maxAgeMs: cache nothing then.
-    cacheDisabled = true;
-    cache.clear();
-    options.onError?.(error, 'subscribing to project changes');
+  const cache = createAnnouncedCache<number, Project, number>({
+    ...options,
+    read: (id) => findProjectById(db, id),
+    freeze: deepFreeze,
+    covers: (projectId, id) => id === projectId,
+    subscription: 'subscribing to project changes',
+    maxAgeMs: options.maxAgeMs ?? PROJECT_CACHE_MAX_AGE_MS,
   });
-
-  const findById = (id: number): Promise<Project | null> => {
-    const hit = cache.get(id);
-    if (hit) {
-      if (hit.expires > now()) return Promise.resolve(hit.project);
-      cache.delete(id);
-    }
-    let pending = inflight.get(id);
-    if (!pending) {
-      const started = generation;
-      const read: Promise<Project | null> = findProjectById(db, id)
-        .then((found) => {
-          if (!found) return null;
-          const project = deepFreeze(found);
-          if (generation === started && !cacheDisabled && maxAge > 0) {
-            if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
-            cache.set(id, { project, expires: now() + maxAge });
-          }
-          return project;
-        })
-        .finally(() => {
-          if (inflight.get(id) === read) inflight.delete(id);
-        });
-      pending = read;
-      inflight.set(id, pending);
-    }
-    return pending;
-  };
-  return { findById, forget };
+  return { findById: cache.get, forget: cache.forget };
 }
 
 /** The row and every object or array in it (test_account_filters is JSON) frozen. */
