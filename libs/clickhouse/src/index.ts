@@ -11,4 +11,4 @@ export * from './read-gate';
 export * from './crash-signals';
 export * from './time-zones';
 export * from './tables/row-binary';
-export * from './tables/row-binary-insert';
+export * from './tables/table-inserts';

@@ -5,7 +5,8 @@ import { createTestClickHouseDatabase, type TestClickHouseDatabase } from '@sigh
 import { ClickHouseError } from '@clickhouse/client';
 import { createAnalyticsStore, inProcessInsertOf, type ClickHouseClient } from '../analytics-store';
 import { migrateClickHouse } from '../migrations';
-import { EVENT_VALUES_COLUMNS, insertEventValues, insertJsonRows, writeEventValues, type EventValues } from './events.table';
+import { EVENT_VALUES_COLUMNS, insertEventValues, writeEventValues, type EventValues } from './events.table';
+import { insertJsonRows } from './table-inserts';
 import { RowBinaryWriter } from './row-binary';
 
 const base: EventValues = {

@@ -1,8 +1,7 @@
-import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { inProcessInsertOf, isInProcessStore } from '../analytics-store';
 import { toClickHouseDateTime } from '../datetime';
-import { RowBinaryWriter } from './row-binary';
+import type { RowBinaryWriter } from './row-binary';
+import { insertJsonRows, insertRowBinary } from './table-inserts';
 
 export const EVENTS_TABLE = 'events';
 
@@ -34,55 +33,6 @@ export type EventRow = EventGroupColumns & {
   person_properties: string;
   person_mode: 'full' | 'propertyless' | 'force_upgrade';
 };
-
-/** Rows serialised per chunk: each chunk's row objects are garbage before the next is built. */
-const ROWS_PER_CHUNK = 256;
-
-/**
- * One JSON array of the rows `toRow` builds from the items, serialised a chunk at a time: a
- * run's row objects (and their DateTime64 texts) never all exist at once, so the collector
- * finds them dead instead of copying thousands of them into the old generation.
- */
-function jsonArrayOf<T>(items: readonly T[], toRow: (item: T, index: number) => object): string {
-  const parts: string[] = [];
-  for (let start = 0; start < items.length; start += ROWS_PER_CHUNK) {
-    const chunk: object[] = [];
-    for (let i = start; i < Math.min(start + ROWS_PER_CHUNK, items.length); i++) chunk.push(toRow(items[i]!, i));
-    parts.push(JSON.stringify(chunk).slice(1, -1));
-  }
-  return `[${parts.join(',')}]`;
-}
-
-/**
- * Inserts rows as one JSON array, in one request: ClickHouse reads a JSONEachRow body that is
- * an array of row objects. The array is serialised by JSON.stringify (one call per chunk), where
- * the client's own insert serialises row by row and joins the lines. An object in a String
- * column is stored as its JSON text (input_format_json_read_objects_as_strings), exactly the
- * text JSON.stringify gives that object on its own. `toRow` builds each row from its item as
- * the body is written (default: the items are the rows).
- */
-export async function insertJsonRows<T extends object>(
-  client: ClickHouseClient,
-  table: string,
-  items: readonly T[],
-  settings: Record<string, string | number> = {},
-  toRow?: (item: T, index: number) => object,
-): Promise<void> {
-  if (items.length === 0) return;
-  const body = toRow ? jsonArrayOf(items, toRow) : JSON.stringify(items);
-  const inProcess = inProcessInsertOf(client);
-  if (inProcess) {
-    await inProcess({ table, format: 'JSONEachRow', body: Buffer.from(body), settings: { input_format_json_read_objects_as_strings: 1, ...settings } });
-    return;
-  }
-  const { stream } = await client.exec({
-    query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-    values: Readable.from([body]),
-    clickhouse_settings: { input_format_json_read_objects_as_strings: 1, ...settings },
-  });
-  // The answer carries nothing, but its socket is released only once it is read.
-  for await (const _ of stream) void _;
-}
 
 const dedupSettings = (token: string | undefined): Record<string, string> => (token ? { insert_deduplication_token: token } : {});
 
@@ -237,25 +187,15 @@ function eventRowOf(values: EventValues): EventRow {
  * body as text only, so it gets the same rows as JSONEachRow. `deduplicationToken` as for
  * insertEvents.
  */
-export async function insertEventValues<T>(
+export async function insertEventValues<T extends object>(
   client: ClickHouseClient,
   items: readonly T[],
   toValues: (item: T, index: number) => EventValues,
   options: { deduplicationToken?: string } = {},
 ): Promise<void> {
-  if (items.length === 0) return;
-  if (isInProcessStore(client)) {
-    await insertJsonRows(client, EVENTS_TABLE, items as readonly object[], dedupSettings(options.deduplicationToken), (item, i) =>
-      eventRowOf(toValues(item as T, i)),
-    );
-    return;
-  }
-  const writer = new RowBinaryWriter(items.length * 512);
-  for (let i = 0; i < items.length; i++) writeEventValues(writer, toValues(items[i]!, i));
-  const { stream } = await client.exec({
-    query: `INSERT INTO ${EVENTS_TABLE} (${EVENT_VALUES_COLUMNS.join(', ')}) FORMAT RowBinary`,
-    values: Readable.from([writer.bytes()]),
-    clickhouse_settings: dedupSettings(options.deduplicationToken),
+  await insertRowBinary(client, EVENTS_TABLE, EVENT_VALUES_COLUMNS, items, (writer, item, i) => writeEventValues(writer, toValues(item, i)), {
+    toJsonRow: (item, i) => eventRowOf(toValues(item, i)),
+    settings: dedupSettings(options.deduplicationToken),
+    bytesPerRow: 512,
   });
-  for await (const _ of stream) void _;
 }
