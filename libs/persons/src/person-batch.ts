@@ -4,7 +4,7 @@ import { isIllegalDistinctId } from './illegal-distinct-ids';
 import { applyHistoricalUpdates, applyLiveUpdates, emptyUpdateTimes, type PropertyUpdateTimes } from './property-update-times';
 import type { Properties, PropertyUpdates } from './property-updates';
 import type { PersonCopy, PersonDistinctIdCopy } from './person-copies';
-import type { WrittenPerson, WrittenPersons } from './written-persons';
+import { NO_UPDATE_TIMES, type WrittenPerson, type WrittenPersons } from './written-persons';
 
 /** One person as the batch sees it: loaded from Postgres (id set) or created in this batch. */
 export interface PersonState {
@@ -55,6 +55,8 @@ export type MergeOutcome =
   | 'refused_already_identified';
 
 interface DistinctIdEntry {
+  /** As the event or the read gave it (the batch's key also holds the project). */
+  distinctId: string;
   person: PersonState;
   version: number;
 }
@@ -85,6 +87,12 @@ export class PersonVersionRace extends Error {
 }
 
 const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
+
+const hasUpdateTimes = (times: PropertyUpdateTimes) => {
+  for (const _ in times.updatedAt) return true;
+  for (const _ in times.operation) return true;
+  return false;
+};
 
 /** JSON of an object, without a call into the serialiser for an empty one (most persons' update times). */
 function objectJson(value: object): string {
@@ -189,13 +197,9 @@ function mergedUpdateTimes(into: PersonState, other: PersonState): PropertyUpdat
  * The distinct ids of a batch that the written persons hold, and the rest, to read. A person
  * kept at two versions (its ids committed by different runs) is read.
  */
-function splitRemembered(
-  remembered: WrittenPersons,
-  teamId: number,
-  distinctIds: string[],
-): { toRead: string[]; kept: [string, { person: WrittenPerson; version: number }][] } {
+function splitRemembered(remembered: WrittenPersons, teamId: number, distinctIds: string[]): { toRead: string[]; kept: [string, WrittenPerson][] } {
   const toRead: string[] = [];
-  let kept: [string, { person: WrittenPerson; version: number }][] = [];
+  let kept: [string, WrittenPerson][] = [];
   let versions: Map<string, number> | undefined;
   let stale: Set<string> | undefined;
   for (const distinctId of distinctIds) {
@@ -205,13 +209,13 @@ function splitRemembered(
       continue;
     }
     kept.push([distinctId, entry]);
-    const seen = (versions ??= new Map()).get(entry.person.id);
-    if (seen === undefined) versions.set(entry.person.id, entry.person.version);
-    else if (seen !== entry.person.version) (stale ??= new Set()).add(entry.person.id);
+    const seen = (versions ??= new Map()).get(entry.id);
+    if (seen === undefined) versions.set(entry.id, entry.version);
+    else if (seen !== entry.version) (stale ??= new Set()).add(entry.id);
   }
   if (stale) {
-    for (const [distinctId, entry] of kept) if (stale.has(entry.person.id)) toRead.push(distinctId);
-    kept = kept.filter(([, entry]) => !stale.has(entry.person.id));
+    for (const [distinctId, entry] of kept) if (stale.has(entry.id)) toRead.push(distinctId);
+    kept = kept.filter(([, entry]) => !stale.has(entry.id));
   }
   return { toRead, kept };
 }
@@ -267,7 +271,7 @@ export class PersonBatch {
       if (distinctIds.length === 0) continue;
       const { toRead, kept } = options.remembered ? splitRemembered(options.remembered, teamId, distinctIds) : { toRead: distinctIds, kept: [] };
       if (toRead.length > 0) await batch.read(sql, teamId, toRead, options.lock);
-      for (const [distinctId, entry] of kept) batch.useRemembered(teamId, distinctId, entry.person, entry.version);
+      for (const [distinctId, person] of kept) batch.useRemembered(teamId, distinctId, person);
       const missing = distinctIds.filter((id) => !batch.byDistinctId.has(entryKey(teamId, id)) && (options.mayCreate?.(teamId, id) ?? true));
       if (missing.length > 0) await batch.loadNewPersonVersions(sql, teamId, missing);
     }
@@ -315,7 +319,7 @@ export class PersonBatch {
         };
         this.personsById.set(id, person);
       }
-      this.byDistinctId.set(entryKey(teamId, distinctId), { person, version: distinctIdVersion });
+      this.byDistinctId.set(entryKey(teamId, distinctId), { distinctId, person, version: distinctIdVersion });
     }
   }
 
@@ -325,7 +329,7 @@ export class PersonBatch {
    * the person (through another id) at another version, the kept one is stale: the batch is
    * worked out again from a read.
    */
-  private useRemembered(teamId: number, distinctId: string, kept: WrittenPerson, distinctIdVersion: number): void {
+  private useRemembered(teamId: number, distinctId: string, kept: WrittenPerson): void {
     let person = this.personsById.get(kept.id);
     if (person && person.storedVersion !== kept.version) throw new PersonVersionRace(1);
     if (!person) {
@@ -334,7 +338,10 @@ export class PersonBatch {
         id: kept.id,
         uuid: kept.uuid,
         properties: { ...kept.properties },
-        updateTimes: { updatedAt: { ...kept.updateTimes.updatedAt }, operation: { ...kept.updateTimes.operation } },
+        updateTimes:
+          kept.updateTimes === NO_UPDATE_TIMES
+            ? emptyUpdateTimes()
+            : { updatedAt: { ...kept.updateTimes.updatedAt }, operation: { ...kept.updateTimes.operation } },
         isIdentified: kept.isIdentified,
         version: kept.version,
         storedVersion: kept.version,
@@ -350,7 +357,7 @@ export class PersonBatch {
       };
       this.personsById.set(kept.id, person);
     }
-    this.byDistinctId.set(entryKey(teamId, distinctId), { person, version: distinctIdVersion });
+    this.byDistinctId.set(entryKey(teamId, distinctId), { distinctId, person, version: kept.distinctIdVersion });
   }
 
   /**
@@ -359,25 +366,21 @@ export class PersonBatch {
    * moves distinct ids this batch never saw).
    */
   rememberIn(remembered: WrittenPersons): void {
-    const kept = new Map<PersonState, WrittenPerson>();
-    for (const [key, entry] of this.byDistinctId) {
+    for (const entry of this.byDistinctId.values()) {
       const person = entry.person;
       if (person.id === null || person.deleted || person.dirty) continue;
-      let written = kept.get(person);
-      if (!written) {
-        written = {
-          id: person.id,
-          uuid: person.uuid,
-          properties: person.properties,
-          propertiesJson: person.propertiesJson,
-          updateTimes: person.updateTimes,
-          isIdentified: person.isIdentified,
-          version: person.version,
-          createdAtMs: person.createdAtMs,
-        };
-        kept.set(person, written);
-      }
-      remembered.remember(person.teamId, key.slice(key.indexOf('\u0000') + 1), { person: written, version: entry.version });
+      const times = person.updateTimes;
+      remembered.remember(person.teamId, entry.distinctId, {
+        id: person.id,
+        uuid: person.uuid,
+        properties: person.properties,
+        propertiesJson: person.propertiesJson,
+        updateTimes: hasUpdateTimes(times) ? times : NO_UPDATE_TIMES,
+        isIdentified: person.isIdentified,
+        version: person.version,
+        createdAtMs: person.createdAtMs,
+        distinctIdVersion: entry.version,
+      });
     }
   }
 
@@ -586,7 +589,7 @@ export class PersonBatch {
     const version = deletedVersion !== undefined ? deletedVersion + 1 : this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;
     this.personlessToRecord.delete(key);
     person.newDistinctIds.set(distinctId, version);
-    this.byDistinctId.set(key, { person, version });
+    this.byDistinctId.set(key, { distinctId, person, version });
   }
 
   private markChanged(person: PersonState): void {
@@ -744,8 +747,13 @@ export class PersonBatch {
     const distinctIds = new Map<string, PersonDistinctIdCopy>();
     for (const [key, entry] of this.byDistinctId) {
       if (!entry.person.touched || entry.person.deleted) continue;
-      const distinctId = key.slice(key.indexOf('\u0000') + 1);
-      distinctIds.set(key, { team_id: entry.person.teamId, distinct_id: distinctId, person_id: entry.person.uuid, is_deleted: 0, version: entry.version });
+      distinctIds.set(key, {
+        team_id: entry.person.teamId,
+        distinct_id: entry.distinctId,
+        person_id: entry.person.uuid,
+        is_deleted: 0,
+        version: entry.version,
+      });
     }
     for (const row of moved) distinctIds.set(entryKey(row.team_id, row.distinct_id), row);
     return { persons, distinctIds: [...distinctIds.values()] };

@@ -3,8 +3,9 @@ import type { PropertyUpdateTimes } from './property-update-times';
 import type { Properties } from './property-updates';
 
 /**
- * A person as PostgreSQL held it when a run of this process committed: the row read or written,
- * at its version. Never changed once kept (a run that uses it copies what it changes).
+ * A distinct id's person as PostgreSQL held it when a run of this process committed: the row read
+ * or written, at its version, and the distinct id's own row version. Never changed once kept (a
+ * run that uses it copies what it changes); the ids of one person share its properties.
  */
 export interface WrittenPerson {
   readonly id: string;
@@ -12,17 +13,17 @@ export interface WrittenPerson {
   readonly properties: Properties;
   /** JSON of `properties`, when the run had it. */
   readonly propertiesJson: string | undefined;
+  /** NO_UPDATE_TIMES when the person has none (most: only imported history has them). */
   readonly updateTimes: PropertyUpdateTimes;
   readonly isIdentified: boolean;
   readonly version: number;
   readonly createdAtMs: number;
+  /** The version of the distinct id's row (person_distinct_ids.version). */
+  readonly distinctIdVersion: number;
 }
 
-/** A distinct id's row as kept: its person and the row's version. */
-export interface WrittenDistinctId {
-  readonly person: WrittenPerson;
-  readonly version: number;
-}
+/** Shared by every kept person without update times: a kept person is never changed. */
+export const NO_UPDATE_TIMES: PropertyUpdateTimes = Object.freeze({ updatedAt: Object.freeze({}), operation: Object.freeze({}) }) as PropertyUpdateTimes;
 
 /**
  * The persons this worker process's runs last committed, by distinct id, so that the next run
@@ -33,26 +34,24 @@ export interface WrittenDistinctId {
  * worker process) has moved the version or removed the row, and the run is worked out again from
  * a read. That is enough for the distinct ids too: every change to a distinct id's row changes
  * its person's version or deletes the person (a merge bumps both persons, a split bumps the
- * person its ids leave, a deletion removes it).
+ * person its ids leave, a deletion removes it). A kept person older than what PostgreSQL holds
+ * (runs of one person committing out of order) costs a read, never a lost change.
  *
  * Bounded like the written copies: at most `capacity` distinct ids in two generations, at least
  * the last `capacity / 2` remembered.
  */
 export class WrittenPersons {
-  private readonly distinctIds: KeptByProject<WrittenDistinctId>;
+  private readonly distinctIds: KeptByProject<WrittenPerson>;
   constructor(capacity = 200_000) {
     this.distinctIds = new KeptByProject(capacity);
   }
 
-  get(teamId: number, distinctId: string): WrittenDistinctId | undefined {
+  get(teamId: number, distinctId: string): WrittenPerson | undefined {
     return this.distinctIds.get(teamId, distinctId);
   }
 
-  /** Keeps a distinct id's person, unless a higher version of it is kept already (a later run committed first). */
-  remember(teamId: number, distinctId: string, entry: WrittenDistinctId): void {
-    const kept = this.distinctIds.get(teamId, distinctId);
-    if (kept !== undefined && kept.person.id === entry.person.id && kept.person.version > entry.person.version) return;
-    this.distinctIds.set(teamId, distinctId, entry);
+  remember(teamId: number, distinctId: string, person: WrittenPerson): void {
+    this.distinctIds.set(teamId, distinctId, person);
   }
 
   forget(teamId: number, distinctId: string): void {
