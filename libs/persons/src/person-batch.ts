@@ -626,12 +626,13 @@ export class PersonBatch {
      * merged away: the merge deletes them by id): [id, version kept].
      */
     const unchangedRemembered: string[] = [];
-    for (const person of new Set([...this.personsById.values(), ...created])) {
-      if (person.remembered && (!person.dirty || person.deleted)) unchangedRemembered.push(`[${person.id},${person.storedVersion}]`);
-      if (person.deleted) continue;
-      for (const [distinctId, version] of person.newDistinctIds)
-        distinctIds.push({ teamId: person.teamId, distinctId, personId: person.id, personUuid: person.id === null ? person.uuid : null, version });
-    }
+    for (const list of this.allPersons())
+      for (const person of list) {
+        if (person.remembered && (!person.dirty || person.deleted)) unchangedRemembered.push(`[${person.id},${person.storedVersion}]`);
+        if (person.deleted) continue;
+        for (const [distinctId, version] of person.newDistinctIds)
+          distinctIds.push({ teamId: person.teamId, distinctId, personId: person.id, personUuid: person.id === null ? person.uuid : null, version });
+      }
     if (created.length === 0 && changed.length === 0 && distinctIds.length === 0 && unchangedRemembered.length === 0) return [];
     // Created: [team_id, uuid, properties, is_identified, version, created_at ms, update times,
     // operations]. Changed: [id, properties, is_identified, version, created_at ms or null (set
@@ -732,30 +733,33 @@ export class PersonBatch {
    */
   private copies(moved: PersonDistinctIdCopy[]): PersonBatchCopies {
     const persons: PersonCopy[] = [];
-    for (const person of new Set([...this.personsById.values(), ...this.created])) {
-      if (!person.touched || (person.deleted && person.id === null)) continue;
-      persons.push({
-        id: person.uuid,
-        team_id: person.teamId,
-        created_at: new Date(person.createdAtMs).toISOString(),
-        properties: person.deleted ? '{}' : this.propertiesJson(person),
-        is_identified: person.isIdentified ? 1 : 0,
-        is_deleted: person.deleted ? 1 : 0,
-        version: person.version,
-      });
-    }
-    const distinctIds = new Map<string, PersonDistinctIdCopy>();
-    for (const [key, entry] of this.byDistinctId) {
+    for (const list of this.allPersons())
+      for (const person of list) {
+        if (!person.touched || (person.deleted && person.id === null)) continue;
+        persons.push({
+          id: person.uuid,
+          team_id: person.teamId,
+          created_at: new Date(person.createdAtMs).toISOString(),
+          properties: person.deleted ? '{}' : this.propertiesJson(person),
+          is_identified: person.isIdentified ? 1 : 0,
+          is_deleted: person.deleted ? 1 : 0,
+          version: person.version,
+        });
+      }
+    const distinctIds: PersonDistinctIdCopy[] = [];
+    for (const entry of this.byDistinctId.values()) {
       if (!entry.person.touched || entry.person.deleted) continue;
-      distinctIds.set(key, {
-        team_id: entry.person.teamId,
-        distinct_id: entry.distinctId,
-        person_id: entry.person.uuid,
-        is_deleted: 0,
-        version: entry.version,
-      });
+      distinctIds.push({ team_id: entry.person.teamId, distinct_id: entry.distinctId, person_id: entry.person.uuid, is_deleted: 0, version: entry.version });
     }
-    for (const row of moved) distinctIds.set(entryKey(row.team_id, row.distinct_id), row);
-    return { persons, distinctIds: [...distinctIds.values()] };
+    if (moved.length === 0) return { persons, distinctIds };
+    // A merge's moved rows replace what the batch knew of those ids.
+    const byKey = new Map(distinctIds.map((row) => [entryKey(row.team_id, row.distinct_id), row]));
+    for (const row of moved) byKey.set(entryKey(row.team_id, row.distinct_id), row);
+    return { persons, distinctIds: [...byKey.values()] };
+  }
+
+  /** Every person of the batch once, in two lists: those loaded or kept, then those it created (never among the loaded). */
+  private allPersons(): Iterable<PersonState>[] {
+    return [this.personsById.values(), this.created];
   }
 }
