@@ -30,17 +30,4 @@ export class KeptByProject<V> {
     this.current = new Map();
     this.currentSize = 0;
   }
-
-  /** Forgets a key in both generations (the current's count stays: it only bounds what was added). */
-  delete(teamId: number, key: string): void {
-    this.current.get(teamId)?.delete(key);
-    this.previous.get(teamId)?.delete(key);
-  }
-
-  /** Keys held over both generations (a key in both counts twice): what the bound limits. */
-  get heldKeys(): number {
-    let held = 0;
-    for (const generation of [this.current, this.previous]) for (const keys of generation.values()) held += keys.size;
-    return held;
-  }
 }

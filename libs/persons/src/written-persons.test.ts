@@ -21,25 +21,32 @@ const noStatements: Sql = {
 };
 
 describe('WrittenPersons', () => {
-  it('holds at most its capacity of distinct ids over all projects, always the last half of it kept', () => {
-    const written = new WrittenPersons(4); // generations of 2 distinct ids
+  it('holds at most its capacity of distinct ids over all projects, forgetting the one kept longest ago first', () => {
+    const written = new WrittenPersons(4);
     for (let i = 0; i < 50; i++) {
       written.remember(1 + (i % 3), `d${i}`, kept(String(i), 1));
       expect(written.size).toBeLessThanOrEqual(4);
-      expect(written.get(1 + (i % 3), `d${i}`)?.id).toBe(String(i));
-      if (i > 0) expect(written.get(1 + ((i - 1) % 3), `d${i - 1}`)?.id).toBe(String(i - 1));
+      for (let back = 0; back < Math.min(4, i + 1); back++) expect(written.get(1 + ((i - back) % 3), `d${i - back}`)?.id).toBe(String(i - back));
     }
     expect(written.get(1, 'd0')).toBeUndefined();
+    expect(written.get(1 + (45 % 3), 'd45')).toBeUndefined();
   });
 
-  it('forgets a distinct id in both generations', () => {
-    const written = new WrittenPersons(4);
+  it('keeps a distinct id kept again in its place, and forgets one on request', () => {
+    const written = new WrittenPersons(3);
     written.remember(1, 'a', kept('1', 1));
-    written.remember(1, 'b', kept('2', 1)); // a and b now in the previous generation
-    written.remember(1, 'a', kept('1', 2)); // a in both
-    written.forget(1, 'a');
+    written.remember(1, 'b', kept('2', 1));
+    written.remember(1, 'a', kept('1', 2));
+    expect(written.get(1, 'a')?.version).toBe(2);
+    expect(written.size).toBe(2);
+    written.forget(1, 'b');
+    expect(written.get(1, 'b')).toBeUndefined();
+    written.remember(1, 'c', kept('3', 1));
+    written.remember(1, 'd', kept('4', 1)); // the fourth added: a, added first, goes
     expect(written.get(1, 'a')).toBeUndefined();
-    expect(written.get(1, 'b')?.id).toBe('2');
+    expect(written.get(1, 'c')?.id).toBe('3');
+    expect(written.get(1, 'd')?.id).toBe('4');
+    expect(written.size).toBeLessThanOrEqual(3);
   });
 
   it('is never changed by a batch that takes a kept person and changes it (the batch may yet lose its race)', async () => {

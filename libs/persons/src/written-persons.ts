@@ -1,4 +1,4 @@
-import { KeptByProject } from './kept-by-project';
+import { KeptInOrder } from './kept-in-order';
 import type { PropertyUpdateTimes } from './property-update-times';
 import type { Properties } from './property-updates';
 
@@ -37,13 +37,12 @@ export const NO_UPDATE_TIMES: PropertyUpdateTimes = Object.freeze({ updatedAt: O
  * person its ids leave, a deletion removes it). A kept person older than what PostgreSQL holds
  * (runs of one person committing out of order) costs a read, never a lost change.
  *
- * Bounded like the written copies: at most `capacity` distinct ids in two generations, at least
- * the last `capacity / 2` remembered.
+ * Bounded: at most `capacity` distinct ids, the one kept longest ago forgotten first.
  */
 export class WrittenPersons {
-  private readonly distinctIds: KeptByProject<WrittenPerson>;
+  private readonly distinctIds: KeptInOrder<WrittenPerson>;
   constructor(capacity = 200_000) {
-    this.distinctIds = new KeptByProject(capacity);
+    this.distinctIds = new KeptInOrder(capacity);
   }
 
   get(teamId: number, distinctId: string): WrittenPerson | undefined {
@@ -60,6 +59,6 @@ export class WrittenPersons {
 
   /** Distinct ids held (what the bound limits). */
   get size(): number {
-    return this.distinctIds.heldKeys;
+    return this.distinctIds.size;
   }
 }
