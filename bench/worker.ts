@@ -16,37 +16,47 @@
  * write to the same engine over the same HTTP client, each into its own fresh database per run.
  *
  * How the two sides are compared (bench/paired-slices.ts). A run's events go in slices of
- * TOPIC_SLICE (the Kafka mock keeps ~5 MB per partition, so one topic per slice). Each slice is
- * handled by both sides, one after the other, as a pair: the raw side inserts the slice's rows,
- * the worker consumes the slice's topic through the run's one pipeline. Which side goes first
- * alternates from pair to pair. Before every timed slice of either side, the bench waits until
- * ClickHouse runs no merge (system.merges empty) and collects its own garbage (global.gc, hence
- * --expose-gc in the npm script). The first pair warms both sides up and is left out of both. A
- * pair's ratio is the worker's rate over the raw side's; a run's ratio is the median of its
- * pairs' ratios; the summary takes the median of the runs' ratios.
+ * TOPIC_SLICE (the Kafka mock keeps ~5 MB per partition, so one topic per slice), each built
+ * just before it is used, so this process holds one slice at a time. Each slice is handled by
+ * both sides, one after the other, as a pair: the raw side inserts the slice's rows, the worker
+ * consumes the slice's topic through the run's one pipeline. Which side goes first alternates
+ * from pair to pair. Before every timed slice of either side, the bench waits until ClickHouse
+ * runs no merge (system.merges empty). The first pair warms both sides up and is left out of
+ * both. A pair's ratio is the worker's rate over the raw side's; a run's ratio is the median of
+ * its pairs' ratios; the summary takes the median of the runs' ratios.
  *
  * Why so: the raw side used to be one timed insert of the whole run (~1 s at 200,000 rows),
- * started right after its tables were created and 400,000 objects were built for the run, and
- * its rate swung 181k-299k rows/s between runs on an idle machine, more than the worker did.
- * In that one window the chdb front also merged the parts of the run's earlier inserts (a third
- * of its CPU: ClickHouse merges while inserting) and this process's V8 ran a concurrent major
- * collection (100-200 ms of CPU on its helper threads, taking a core from chdb on 2 cores), each
- * landing at a different point of the window from run to run; the first run's first inserts were
- * also two to eight times slower (JIT, fresh sockets). Slices, settled and alternated, expose
- * both sides to the same machine state, and a disturbance moves one pair, not the run.
+ * started right after its tables were created and the run's 400,000 message and row objects were
+ * built, and its rate swung 181k-299k rows/s between runs on an idle machine, more than the
+ * worker did. In that one window the chdb front merged the parts of the run's earlier inserts (a
+ * third of its CPU: ClickHouse merges while inserting) and this process's V8 ran a concurrent
+ * major collection (100-200 ms of CPU on its helper threads, taking a core from chdb on 2
+ * cores), each landing at a different point of the window from run to run; the first run's
+ * first inserts were also two to eight times slower (JIT, fresh sockets). Slices, settled and
+ * alternated, expose both sides to the same machine state, and a disturbance moves one pair, not
+ * the run. This process's heap is not collected by force between slices: tried, it cost the
+ * worker's slices ~5 ms of CPU per 1,000 events more on V8's helper threads.
  *
- * What each figure is, then: the raw rate is chdb's insert of already-encoded batches of
- * WORKER_BATCH rows (the RowBinary encoding in this process included) with no merge left over
- * from earlier slices and a freshly collected heap: the insert at its best on this machine, not
- * a steady state, so the ratio does not favour the worker. The merges a slice's own inserts start
- * count in that slice while its clock runs, for both sides; what is still merging when the clock
- * stops is waited out, untimed, before the next slice (it favours neither side, but the worker's
- * longer slices keep more of their own merges in their time). The worker's clock runs from the
- * first batch it handles to the last row's insert (group joins are not counted), each slice
- * produced before either side of its pair is timed. The raw PostgreSQL write (persons) is still
- * one timed pass over the run's person rows, before the slices. The CPU ratio beside each run is
- * all processes' CPU for the raw insert over all processes' CPU for the worker, same events: the
- * machine's other load moves it far less than the wall ratios.
+ * What each figure is, then: the raw rate is chdb's insert of already-built rows in batches of
+ * WORKER_BATCH (their RowBinary encoding in this process included) with no merge left over from
+ * earlier slices: the insert at its best on this machine, not a steady state, so the ratio does
+ * not flatter the worker. The merges a slice's own inserts start count in that slice while its
+ * clock runs, for both sides; what is still merging when the clock stops is waited out, untimed,
+ * before the next slice (the worker's longer slices keep more of their own merges in their time).
+ * The worker's clock runs from the first batch it handles to the last row's insert (group joins
+ * are not counted), each slice produced before either side of its pair is timed. The raw
+ * PostgreSQL write (persons) is still one timed pass over the run's person rows, before the
+ * slices. The CPU ratio beside each run is all processes' CPU for the raw insert over all
+ * processes' CPU for the worker, same events: the machine's other load moves it far less than
+ * the wall ratios.
+ *
+ * What "worker (bench process)" CPU counts: this process's CPU, all threads, from the first
+ * batch's handler to the last batch's end, measured slices only. That is the pipeline, plus what
+ * bench/worker-cpu.ts leaves out: kafkajs fetching and decoding the slice's later batches (~1 ms
+ * per 1,000 events: a no-op handler over the same topics), the bus consumer's loop, and the
+ * garbage collection of this process's whole heap, split as "main thread" (JavaScript, GC pauses)
+ * and "helper threads" (V8's concurrent marking and parallel scavenges, libuv's pool). Writes
+ * gather across runs as the worker process does (gatherWrites).
  *
  * Scenarios:
  *   raw        prebuilt event rows, insertEventValues in batches of WORKER_BATCH (no bus, no persons)
@@ -75,6 +85,7 @@ import { startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/
 import { createBenchLauncher } from './bench-launcher';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
+import { threadCpuSeconds } from './thread-cpu';
 import { pairRun, rawGoesFirst, type PairedRun, type SlicePair, type TimedSlice } from './paired-slices';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
@@ -101,10 +112,11 @@ type Scenario = 'personless' | 'persons';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-function buildMessages(scenario: Scenario, run: number): { key: string; value: Buffer }[] {
-  const nowMs = Date.now();
+/** Events `from` to `to` of a run (built per slice, so the bench process holds one slice at a time). */
+function buildMessages(scenario: Scenario, run: number, nowMs: number, from: number, to: number): { key: string; value: Buffer }[] {
   const distinctIds = scenario === 'persons' ? 100_000 : 10_000;
-  return Array.from({ length: EVENTS }, (_, i) => {
+  return Array.from({ length: to - from }, (_, k) => {
+    const i = from + k;
     const distinctId = `bench-${run}-${i % distinctIds}`;
     const properties =
       scenario === 'persons'
@@ -270,6 +282,8 @@ interface SliceCost {
   cpu: Record<string, number>;
   /** Main-thread garbage-collection pauses of the bench process inside the slice (ms). */
   gcPauseMs: number;
+  /** The worker's CPU ms in this process by thread (worker slices only): the part of `cpu`'s worker figure each kind of thread took. */
+  threads?: Record<string, number>;
 }
 
 async function main() {
@@ -318,10 +332,14 @@ async function main() {
     `worker bench: ${fmt(EVENTS)} events per run in slices of ${fmt(TOPIC_SLICE)} (the first pair a warm-up), ${RUNS} runs, batches of ${fmt(WORKER_BATCH)}, ${os.cpus().length} cores, load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
-      .join(' ')}${global.gc ? '' : ' (no --expose-gc: the bench process is not collected between slices)'}`,
+      .join(' ')}`,
   );
 
-  /** Before every timed slice of either side: the previous slices' merges done, this process's garbage collected. */
+  /**
+   * Before every timed slice of either side: the previous slices' merges done. The bench process's
+   * heap is left alone: a forced full collection here cost the worker's next slice ~5 ms of CPU
+   * per 1,000 events more, on V8's helper threads (measured, see the file comment).
+   */
   const settle = async () => {
     const started = performance.now();
     for (;;) {
@@ -329,7 +347,6 @@ async function main() {
       if (Number(merging!.n) === 0 || performance.now() - started > SETTLE_LIMIT_MS) break;
       await new Promise((r) => setTimeout(r, 25));
     }
-    global.gc?.();
     settleWaits.push(performance.now() - started);
   };
 
@@ -342,16 +359,15 @@ async function main() {
   try {
     for (let run = 0; run < RUNS; run++) {
       for (const scenario of SCENARIOS) {
-        const messages = buildMessages(scenario, run);
-        const rows = rawRows(messages);
+        const runStartMs = Date.now();
 
         // Raw PostgreSQL baseline (persons): the whole run's person rows, before the slices.
         let rawPgRate: number | null = null;
         if (scenario === 'persons') {
           const rawDb = await freshPostgres(postgresAdminUrl, `bench_raw_pg_${run}`);
           const pgBefore = serviceCpu()['postgres']!;
-          rawPgRate = await rawPersonWrites(rawDb, messages);
-          (rawCpuPerThousand['raw PostgreSQL: postgres'] ??= []).push((1000 * (serviceCpu()['postgres']! - pgBefore)) / messages.length);
+          rawPgRate = await rawPersonWrites(rawDb, buildMessages(scenario, run, runStartMs, 0, EVENTS));
+          (rawCpuPerThousand['raw PostgreSQL: postgres'] ??= []).push((1000 * (serviceCpu()['postgres']! - pgBefore)) / EVENTS);
           rawPg.push(rawPgRate);
           await rawDb.close();
         }
@@ -400,11 +416,14 @@ async function main() {
           // This process's CPU from the first batch to the last: the worker's share (all its threads).
           let cpuAtFirst: NodeJS.CpuUsage | null = null;
           let cpuAtLast: NodeJS.CpuUsage | null = null;
+          // The same by thread: the JavaScript thread, and V8's and libuv's helper threads (concurrent GC marking, file writes).
+          let threadsAtFirst = new Map<string, number>();
           let sliceHandled = 0;
           let finished!: () => void;
           const allHandled = new Promise<void>((resolve) => (finished = resolve));
           const subscribedAt = performance.now();
           const servicesBefore = serviceCpu();
+          const threads: Record<string, number> = {};
           const sub = await bus.subscribe({
             groupId: `${name}-${slice}-writer`,
             topic: topicNames(`${name}.${slice}.`).events,
@@ -412,6 +431,7 @@ async function main() {
             handler: async (batch: ConsumedBatch) => {
               if (first === 0) {
                 first = performance.now();
+                threadsAtFirst = threadCpuSeconds(process.pid, { mainName: 'main' });
                 cpuAtFirst = process.cpuUsage();
                 if (profiler) await profiler.post('Profiler.start');
               }
@@ -420,7 +440,13 @@ async function main() {
               batches++;
               last = performance.now();
               cpuAtLast = process.cpuUsage();
-              if (sliceHandled >= count) finished();
+              if (sliceHandled >= count) {
+                for (const [thread, seconds] of threadCpuSeconds(process.pid, { mainName: 'main' })) {
+                  const kind = thread === 'main' ? 'worker: main thread' : 'worker: helper threads';
+                  threads[kind] = (threads[kind] ?? 0) + 1000 * (seconds - (threadsAtFirst.get(thread) ?? 0));
+                }
+                finished();
+              }
             },
           });
           // A stalled run is reported instead of hanging the bench.
@@ -441,15 +467,17 @@ async function main() {
           if (cpuAtFirst && cpuAtLast) cpu['worker (bench process)'] = cpuMs(cpuAtLast) - cpuMs(cpuAtFirst);
           await sub.stop();
           handled += sliceHandled;
-          return { count: sliceHandled, ms: last - first, cpu, gcPauseMs: await gcPauseMsBetween(first, last) };
+          return { count: sliceHandled, ms: last - first, cpu, threads, gcPauseMs: await gcPauseMsBetween(first, last) };
         };
 
         const pairs: SlicePair[] = [];
         const rawCpu: Record<string, number> = {};
         const workerCpu: Record<string, number> = {};
-        for (let slice = 0; slice * TOPIC_SLICE < messages.length; slice++) {
+        const workerThreadCpu: Record<string, number> = {};
+        for (let slice = 0; slice * TOPIC_SLICE < EVENTS; slice++) {
           const from = slice * TOPIC_SLICE;
-          const part = messages.slice(from, from + TOPIC_SLICE);
+          const part = buildMessages(scenario, run, runStartMs, from, Math.min(from + TOPIC_SLICE, EVENTS));
+          const rows = rawRows(part);
           // The Kafka mock keeps only ~5 MB per partition (~20 MB per topic): one topic per slice,
           // produced before either side of the pair is timed.
           const topic = topicNames(`${name}.${slice}.`).events;
@@ -458,7 +486,7 @@ async function main() {
           let worker: (TimedSlice & SliceCost) | undefined;
           for (const side of rawGoesFirst(slice) ? ['raw', 'worker'] : ['worker', 'raw']) {
             await settle();
-            if (side === 'raw') raw = await rawSlice(rows.slice(from, from + TOPIC_SLICE));
+            if (side === 'raw') raw = await rawSlice(rows);
             else worker = await workerSlice(slice, part.length);
           }
           pairs.push({ raw: raw!, worker: worker! });
@@ -474,15 +502,17 @@ async function main() {
           if (slice === 0) continue; // the warm-up pair is left out of every figure
           for (const [what, ms] of Object.entries(raw!.cpu)) rawCpu[what] = (rawCpu[what] ?? 0) + ms;
           for (const [what, ms] of Object.entries(worker!.cpu)) workerCpu[what] = (workerCpu[what] ?? 0) + ms;
+          for (const [what, ms] of Object.entries(worker!.threads ?? {})) workerThreadCpu[what] = (workerThreadCpu[what] ?? 0) + ms;
         }
         const paired = pairRun(pairs);
         runs[scenario].push(paired);
-        const measuredEvents = messages.length - Math.min(TOPIC_SLICE, messages.length);
+        const measuredEvents = EVENTS - Math.min(TOPIC_SLICE, EVENTS);
         // All processes' CPU for the same events: a figure the machine's other load moves far less.
         const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
         const cpuRatio = total(rawCpu) / total(workerCpu);
         cpuRatios[scenario].push(cpuRatio);
-        for (const [what, ms] of Object.entries(workerCpu)) (cpuPerThousand[scenario][what] ??= []).push((1000 * ms) / measuredEvents);
+        for (const [what, ms] of Object.entries({ ...workerCpu, ...workerThreadCpu }))
+          (cpuPerThousand[scenario][what] ??= []).push((1000 * ms) / measuredEvents);
         for (const what of ['chdb-http-front', 'bench process'])
           (rawCpuPerThousand[`raw ClickHouse: ${what}`] ??= []).push((1000 * (rawCpu[what] ?? 0)) / measuredEvents);
         let writes = 0;
