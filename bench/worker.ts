@@ -47,8 +47,8 @@
  * are not counted), each slice produced before either side of its pair is timed. The raw
  * PostgreSQL write (persons) is still one timed pass over the run's person rows, before the
  * slices. The CPU ratio beside each run is all processes' CPU for the raw insert over all
- * processes' CPU for the worker, same events: the machine's other load moves it far less than
- * the wall ratios.
+ * processes' CPU for the worker, same events: the wall ratio if both sides were bound by CPU
+ * alone, a cross-check (on a loaded machine it moved as much as the wall ratio).
  *
  * What "worker (bench process)" CPU counts: this process's CPU, all threads, from the first
  * batch's handler to the last batch's end, measured slices only. That is the pipeline, plus what
@@ -507,7 +507,7 @@ async function main() {
         const paired = pairRun(pairs);
         runs[scenario].push(paired);
         const measuredEvents = EVENTS - Math.min(TOPIC_SLICE, EVENTS);
-        // All processes' CPU for the same events: a figure the machine's other load moves far less.
+        // All processes' CPU for the same events: the ratio if both sides were bound by CPU alone.
         const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
         const cpuRatio = total(rawCpu) / total(workerCpu);
         cpuRatios[scenario].push(cpuRatio);
