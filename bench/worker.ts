@@ -30,8 +30,8 @@
  * built, and its rate swung 181k-299k rows/s between runs on an idle machine, more than the
  * worker did. In that one window the chdb front merged the parts of the run's earlier inserts (a
  * third of its CPU: ClickHouse merges while inserting) and this process's V8 ran a concurrent
- * major collection (100-200 ms of CPU on its helper threads, taking a core from chdb on 2
- * cores), each landing at a different point of the window from run to run; the first run's
+ * major collection (150-200 ms of CPU, most on V8's helper threads, taking a core from chdb on
+ * 2 cores), each landing at a different point of the window from run to run; the first run's
  * first inserts were also two to eight times slower (JIT, fresh sockets). Slices, settled and
  * alternated, expose both sides to the same machine state, and a disturbance moves one pair, not
  * the run. This process's heap is not collected by force between slices: tried, it cost the
