@@ -10,6 +10,7 @@
  *   BENCH_RUNS_AT_ONCE=2 npm run bench:worker  (runs the pipeline keeps in progress; default the worker's)
  *   BENCH_CPU_PROFILE=DIR npm run bench:worker (a .cpuprofile of this process per worker slice, nothing else)
  *   BENCH_HISTORICAL=1 npm run bench:worker    (the events as a historical migration: persons by event time)
+ *   BENCH_KEPT_PERSONS=0 npm run bench:worker  (persons committed by earlier runs are read again, not kept)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
@@ -399,6 +400,7 @@ async function main() {
           runsAtOnce: RUNS_AT_ONCE,
           // As the worker process runs it (createWorker): runs share an insert of up to a run's size.
           gatherWrites: GATHER_WRITES ? { maxEvents: WORKER_BATCH } : undefined,
+          keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
         });
 
         /** Raw side: the slice's prebuilt rows straight into ClickHouse, WORKER_BATCH per insert. */
