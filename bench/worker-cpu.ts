@@ -5,6 +5,13 @@
  * CPU time of this process (all its threads) and its GC pause time are measured over the
  * timed passes; on a machine shared with other work they move far less than throughput does.
  *
+ * What it counts, against bench:worker's "worker (bench process)" figure (1-3 ms per 1,000
+ * events higher on the same code): the pipeline alone, from the call with a pass's batches to
+ * the last insert's answer. Not counted here: the Kafka fetch and kafkajs's decode of each batch
+ * (~1 ms per 1,000), the bus consumer's loop, and the larger heap bench:worker's process holds
+ * (its V8 helper threads' share). Each batch inserts alone here (no gatherWrites); gathering
+ * moved this figure by under 0.2 ms, as did the worker's --max-semi-space-size=64.
+ *
  *   node --import tsx bench/worker-cpu.ts
  *   BENCH_EVENTS=40000 BENCH_PASSES=5 BENCH_SCENARIO=persons node --import tsx bench/worker-cpu.ts
  *   BENCH_CPU_PROFILE=FILE node --import tsx bench/worker-cpu.ts   (a .cpuprofile of the timed passes)
@@ -12,6 +19,8 @@
  *   BENCH_SCENARIO=floor node --import tsx bench/worker-cpu.ts      (the minimal pipeline, below)
  *   BENCH_BUS_FORMAT=1 node --import tsx bench/worker-cpu.ts        (messages in bus format 1, the event as nested JSON)
  *   BENCH_BUS_FORMAT=both node --import tsx bench/worker-cpu.ts     (passes alternate formats 1 and 2: an A/B in one machine state)
+ *   BENCH_SAME_IDS=1 node --import tsx bench/worker-cpu.ts          (every pass over the same distinct ids, as bench:worker's slices
+ *                                                                     after its first: personless ids the worker already knows)
  *
  * Scenarios: personless (events with $process_person_profile=false over 10,000 distinct ids),
  * persons ($set over 100,000 distinct ids), floor: the personless events through only what no
@@ -49,6 +58,7 @@ const BUS_FORMAT = process.env.BENCH_BUS_FORMAT ?? '2';
 /** The bus format of a pass's messages (the warm-up, pass -1, sees each format of an A/B). */
 const formatOf = (pass: number): 1 | 2 => (BUS_FORMAT === '1' || (BUS_FORMAT === 'both' && pass % 2 !== 0) ? 1 : 2);
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
+const SAME_IDS = process.env.BENCH_SAME_IDS === '1';
 const TOKEN = 'phc_bench_worker_key';
 const logger = createLogger({ service: 'bench-worker-cpu', level: 'warn' });
 
@@ -64,7 +74,7 @@ function buildBatches(pass: number, format = formatOf(pass)): ConsumedBatch[] {
           ? { $current_url: 'https://example.com/pricing', $set: { plan: i % 3 === 0 ? 'pro' : 'free', seen: i }, $lib: 'web' }
           : { $current_url: 'https://example.com/pricing', $process_person_profile: false, $lib: 'web' };
       const r = normalizeEvent(
-        { event: '$pageview', distinct_id: `bench-${pass}-${i % distinctIds}`, properties },
+        { event: '$pageview', distinct_id: `bench-${SAME_IDS ? 0 : pass}-${i % distinctIds}`, properties },
         { token: TOKEN, teamId: 1, nowMs: nowMs + i, sentAt: null, ip: '10.1.2.3', historicalMigration: false },
       );
       if (!r.ok) throw new Error(r.reason);

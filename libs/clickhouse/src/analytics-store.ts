@@ -4,6 +4,7 @@ import { ClickHouseLogLevel, createClient, parseError, type ClickHouseClient } f
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 import { restoreCrashSignalDefaults } from './crash-signals';
 import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limits';
+import { withSettingsClause } from './settings-clause';
 
 export type { ClickHouseClient };
 
@@ -103,6 +104,14 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   const connection = createChdbConnection({ path });
   // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
   restoreCrashSignalDefaults();
+  // Reads carry their settings in a clause of their own where they can (settings-clause.ts):
+  // they then leave the session's settings as the last SET made them, which every other
+  // statement (inserts, commands) still sends whole, and each read gives all of its own.
+  const query = connection.query.bind(connection);
+  connection.query = (params) => {
+    const sql = withSettingsClause(params.query, params.clickhouse_settings);
+    return query(sql === null ? params : { ...params, query: sql, clickhouse_settings: undefined });
+  };
   const client = createClient({ connection, log: CLIENT_LOG, clickhouse_settings: IN_PROCESS_SETTINGS });
   inProcessStores.set(client, rawInsertOf(connection.chdb));
   return client;

@@ -1,5 +1,6 @@
 import { hasLoneSurrogate } from '@sightline/json-input';
 import { busValueText, decodeBusValue, decodeIngestMessage, encodeIngestMessage, holdsNoUnicodeEscape } from './bus-format';
+import { parseBusTime } from './bus-time';
 import type { IngestMessage } from './ingest-message';
 
 const message = (properties: Record<string, unknown>, distinctId = 'user'): IngestMessage => ({
@@ -101,6 +102,17 @@ describe('bus format 2', () => {
     expect(reading.format).toBe(2);
     expect(value.toString('utf8', reading.propertiesStart)).toBe(JSON.stringify((m.data as Record<string, unknown>)['properties']));
     expect((reading.message as IngestMessage).distinct_id).toBe(m.distinct_id);
+  });
+
+  it("reads the timestamp and now once, as parseBusTime reads their text (formats 0 and 1 leave them to the worker's check)", () => {
+    const times = ['2026-11-27T08:32:15.604Z', '2024-02-29T23:59:59.999Z', '2026-11-27T08:32:15Z', '2026-11-27T08:32:15.604+01:00', 'not a date', 'é 2026'];
+    for (const timestamp of times)
+      for (const now of [times[0]!, timestamp]) {
+        const m = { ...message({ a: 1 }), timestamp, now };
+        const reading = decodeBusValue(encodeIngestMessage(m));
+        expect([timestamp, now, reading.timestampMs, reading.nowMs]).toEqual([timestamp, now, parseBusTime(timestamp), parseBusTime(now)]);
+        for (const value of bothFormats(m).slice(1)) expect([decodeBusValue(value).timestampMs, decodeBusValue(value).nowMs]).toEqual([null, null]);
+      }
   });
 
   it('leaves the message it encodes as it was, its keys in their order', () => {

@@ -1,3 +1,4 @@
+import { busTimeOfBytes, parseBusTime } from './bus-time';
 import type { IngestMessage } from './ingest-message';
 
 /**
@@ -99,46 +100,68 @@ export interface DecodedBusValue {
   format: 0 | 1 | 2;
   propertiesStart: number;
   jsonClean: boolean;
+  /**
+   * Format 2: parseBusTime of its `timestamp` and `now`, read once here (from the bytes when
+   * they have toISOString's shape); null in formats 0 and 1, whose fields are checked first.
+   */
+  timestampMs: number | null;
+  nowMs: number | null;
 }
 
 const truncated = () => new Error('bus message format 2 is truncated');
+
+/**
+ * A format-2 time field: read from its bytes when it has toISOString's shape (parseBusTime's
+ * answer without making a string of it), else from its text.
+ */
+const busTimeOf = (value: Buffer, start: number, end: number, text: string) => busTimeOfBytes(value, start, end) ?? parseBusTime(text);
 
 /** Format 2's fields (see encodeIngestMessage); `full`: the whole event is parsed, not only what the worker reads. */
 function readFormat2(value: Buffer, full: boolean): DecodedBusValue {
   if (value.length < HEADER_BYTES) throw truncated();
   const flags = value[1]!;
-  /** Where each field starts, and where the properties start. */
-  const starts = new Array<number>(FIELDS + 1);
-  let at = HEADER_BYTES;
-  for (let i = 0; i < FIELDS; i++) {
-    starts[i] = at;
-    at += value.readUInt32LE(6 + 4 * i);
-  }
-  if (at > value.length) throw truncated();
-  starts[FIELDS] = at;
-  const eventStart = starts[FIELDS - 1]!;
-  let strings: string[];
+  // Where each field ends (the next starts), in the order encodeIngestMessage writes them.
+  const uuidEnd = HEADER_BYTES + value.readUInt32LE(6);
+  const distinctIdEnd = uuidEnd + value.readUInt32LE(10);
+  const ipEnd = distinctIdEnd + value.readUInt32LE(14);
+  const nowEnd = ipEnd + value.readUInt32LE(18);
+  const sentAtEnd = nowEnd + value.readUInt32LE(22);
+  const tokenEnd = sentAtEnd + value.readUInt32LE(26);
+  const eventEnd = tokenEnd + value.readUInt32LE(30);
+  const timestampEnd = eventEnd + value.readUInt32LE(34);
+  const propertiesStart = timestampEnd + value.readUInt32LE(38);
+  if (propertiesStart > value.length) throw truncated();
+  let uuid: string, distinctId: string, ip: string, now: string, sentAt: string, token: string, event: string, timestamp: string;
   if (flags & ASCII_STRINGS) {
-    // One decode for all of them, cut up as text (ASCII: one character per byte).
-    const text = value.toString('latin1', starts[1], eventStart);
-    strings = [];
     // The uuid is read on its own: a substring of 13 characters or more keeps the whole text
     // alive, and the uuid lives on with the event until its insert.
-    strings.push(value.toString('latin1', starts[0], starts[1]));
-    for (let i = 1; i < FIELDS - 1; i++) strings.push(text.substring(starts[i]! - starts[1]!, starts[i + 1]! - starts[1]!));
+    uuid = value.toString('latin1', HEADER_BYTES, uuidEnd);
+    // One decode for the rest, cut up as text (ASCII: one character per byte).
+    const text = value.toString('latin1', uuidEnd, timestampEnd);
+    distinctId = text.substring(0, distinctIdEnd - uuidEnd);
+    ip = text.substring(distinctIdEnd - uuidEnd, ipEnd - uuidEnd);
+    now = text.substring(ipEnd - uuidEnd, nowEnd - uuidEnd);
+    sentAt = text.substring(nowEnd - uuidEnd, sentAtEnd - uuidEnd);
+    token = text.substring(sentAtEnd - uuidEnd, tokenEnd - uuidEnd);
+    event = text.substring(tokenEnd - uuidEnd, eventEnd - uuidEnd);
+    timestamp = text.substring(eventEnd - uuidEnd);
   } else {
-    strings = [];
-    for (let i = 0; i < FIELDS - 1; i++) strings.push(value.toString('utf8', starts[i], starts[i + 1]));
+    uuid = value.toString('utf8', HEADER_BYTES, uuidEnd);
+    distinctId = value.toString('utf8', uuidEnd, distinctIdEnd);
+    ip = value.toString('utf8', distinctIdEnd, ipEnd);
+    now = value.toString('utf8', ipEnd, nowEnd);
+    sentAt = value.toString('utf8', nowEnd, sentAtEnd);
+    token = value.toString('utf8', sentAtEnd, tokenEnd);
+    event = value.toString('utf8', tokenEnd, eventEnd);
+    timestamp = value.toString('utf8', eventEnd, timestampEnd);
   }
-  const propertiesStart = at;
   const properties: unknown = JSON.parse(value.toString('utf8', propertiesStart));
   let data: Record<string, unknown>;
   if (full || flags & TOP_LEVEL_UPDATES) {
-    const parsed: unknown = JSON.parse(value.toString('utf8', eventStart, propertiesStart));
+    const parsed: unknown = JSON.parse(value.toString('utf8', timestampEnd, propertiesStart));
     data = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   } else data = {};
   data['properties'] = properties;
-  const [uuid, distinctId, ip, now, sentAt, token, event, timestamp] = strings as [string, string, string, string, string, string, string, string];
   const message: IngestMessage = {
     uuid,
     distinct_id: distinctId,
@@ -152,7 +175,14 @@ function readFormat2(value: Buffer, full: boolean): DecodedBusValue {
     timestamp,
     historical_migration: (flags & HISTORICAL) !== 0,
   };
-  return { message, format: 2, propertiesStart, jsonClean: holdsNoUnicodeEscape(value, eventStart) };
+  return {
+    message,
+    format: 2,
+    propertiesStart,
+    jsonClean: holdsNoUnicodeEscape(value, timestampEnd),
+    timestampMs: busTimeOf(value, eventEnd, timestampEnd, timestamp),
+    nowMs: busTimeOf(value, ipEnd, nowEnd, now),
+  };
 }
 
 /**
@@ -163,10 +193,24 @@ export function decodeBusValue(value: Buffer): DecodedBusValue {
   const first = value[0];
   if (first === BUS_FORMAT_VERSION) return readFormat2(value, false);
   if (first === FORMAT_NESTED_JSON)
-    return { message: JSON.parse(value.toString('utf8', 1)), format: 1, propertiesStart: -1, jsonClean: holdsNoUnicodeEscape(value) };
+    return {
+      message: JSON.parse(value.toString('utf8', 1)),
+      format: 1,
+      propertiesStart: -1,
+      jsonClean: holdsNoUnicodeEscape(value),
+      timestampMs: null,
+      nowMs: null,
+    };
   // Bytes below a tab never start JSON text: they are kept for versions to come.
   if (first !== undefined && first < FIRST_JSON_BYTE) throw new Error(`unknown bus message format ${first}`);
-  return { message: JSON.parse(value.toString('utf8')), format: 0, propertiesStart: -1, jsonClean: holdsNoUnicodeEscape(value) };
+  return {
+    message: JSON.parse(value.toString('utf8')),
+    format: 0,
+    propertiesStart: -1,
+    jsonClean: holdsNoUnicodeEscape(value),
+    timestampMs: null,
+    nowMs: null,
+  };
 }
 
 /** The whole message a bus value holds, unchecked (any format, the event in full); throws as decodeBusValue. */

@@ -57,3 +57,44 @@ export function parseBusTime(text: string): number {
     return Date.parse(text);
   return daysFromCivil(year, month, day) * MS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
 }
+
+/**
+ * parseBusTime of the time whose text is the ASCII bytes[start, end) (bus format 2 keeps `timestamp`
+ * and `now` so), read from the bytes without making the text: the toISOString shape with a day up
+ * to the 28th, as parseBusTime reads it; undefined for anything else, whose text then goes to
+ * parseBusTime.
+ */
+export function busTimeOfBytes(bytes: Uint8Array, start: number, end: number): number | undefined {
+  if (
+    end - start !== 24 ||
+    bytes[start + 4] !== DASH ||
+    bytes[start + 7] !== DASH ||
+    bytes[start + 10] !== LETTER_T ||
+    bytes[start + 13] !== COLON ||
+    bytes[start + 16] !== COLON ||
+    bytes[start + 19] !== DOT ||
+    bytes[start + 23] !== LETTER_Z
+  )
+    return undefined;
+  const year = digitBytesAt(bytes, start, 4);
+  const month = digitBytesAt(bytes, start + 5, 2);
+  const day = digitBytesAt(bytes, start + 8, 2);
+  const hour = digitBytesAt(bytes, start + 11, 2);
+  const minute = digitBytesAt(bytes, start + 14, 2);
+  const second = digitBytesAt(bytes, start + 17, 2);
+  const ms = digitBytesAt(bytes, start + 20, 3);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > 28 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || ms < 0)
+    return undefined;
+  return daysFromCivil(year, month, day) * MS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+}
+
+/** The number the `count` digit bytes from `from` spell; -1 if any is not a digit. */
+function digitBytesAt(bytes: Uint8Array, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = bytes[i]! - DIGIT_0;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}

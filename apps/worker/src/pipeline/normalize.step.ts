@@ -94,6 +94,9 @@ export interface SentText {
   propertiesStart: number;
   /** No NUL or lone surrogate in the distinct id and event name. */
   namesKnownClean: boolean;
+  /** parseBusTime of `timestamp` and `now`, when the parse step has them already (each read once per event). */
+  timestampMs?: number;
+  nowMs?: number;
 }
 
 /**
@@ -182,8 +185,8 @@ export function normalizeStep(
         : cleanText(message.event.slice(0, MAX_EVENT_NAME_LENGTH)),
     properties,
     propertiesBytes: carried ? { bytes: sent.bytes!, start: sent.propertiesStart, lastMember } : null,
-    timestampMs: parseBusTime(message.timestamp),
-    createdAtMs: parseBusTime(message.now),
+    timestampMs: sent.timestampMs ?? parseBusTime(message.timestamp),
+    createdAtMs: sent.nowMs ?? parseBusTime(message.now),
     processPerson: properties['$process_person_profile'] !== false,
     historical: message.historical_migration === true,
     elementsChain,

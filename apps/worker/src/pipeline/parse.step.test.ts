@@ -23,18 +23,25 @@ describe('parse step', () => {
         propertiesStart: expect.any(Number),
         knownClean: true,
         namesKnownClean: false,
+        // Read from the message's bytes once, for the check and for normalisation.
+        timestampMs: 0,
+        nowMs: 0,
       },
     });
     const formatOne = Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(r.message))]);
     expect(parseStep(formatOne)).toEqual({
       kind: 'ok',
-      value: { message: r.message, bytes: null, propertiesStart: -1, knownClean: true, namesKnownClean: true },
+      value: { message: r.message, bytes: null, propertiesStart: -1, knownClean: true, namesKnownClean: true, timestampMs: 0 },
     });
     const formatZero = { ...r.message, data: JSON.stringify(r.message.data) };
     expect(parseStep(Buffer.from(JSON.stringify(formatZero)))).toEqual({ kind: 'ok', value: expect.objectContaining({ message: formatZero }) });
     expect(parseStep(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(r.message))]))).toEqual({
       kind: 'dead-letter',
       error: 'value is not a bus message: unknown bus message format 3',
+    });
+    expect(parseStep(encodeIngestMessage({ ...r.message, timestamp: '2026-13-01T00:00:00.000Z' }))).toEqual({
+      kind: 'dead-letter',
+      error: 'timestamp is not a date',
     });
     const truncated = encodeIngestMessage(r.message).subarray(0, 40);
     expect(parseStep(truncated)).toEqual({ kind: 'dead-letter', error: 'value is not a bus message: bus message format 2 is truncated' });

@@ -32,27 +32,36 @@ export function parseStep(value: Buffer): StepResult<BusReading> {
     const reason = error instanceof SyntaxError ? 'value is not JSON' : 'value is not a bus message';
     return deadLetter(`${reason}: ${(error as Error).message}`);
   }
-  const checked = checkIngestMessage(decoded.message);
-  if (checked.kind !== 'ok') return checked;
+  const m = asMessage(decoded.message);
+  const missing = missingString(m);
+  if (missing !== null) return deadLetter(`field ${missing} is missing or not a string`);
+  // Format 2 read it from its bytes already.
+  const timestampMs = decoded.timestampMs ?? parseBusTime(m.timestamp!);
+  if (Number.isNaN(timestampMs)) return deadLetter(NOT_A_DATE);
   return ok({
-    message: checked.value,
+    message: m as IngestMessage,
     bytes: decoded.propertiesStart === -1 ? null : value,
     propertiesStart: decoded.propertiesStart,
     knownClean: decoded.jsonClean,
     // Format 2 writes them as plain strings, outside the JSON the byte search covers.
     namesKnownClean: decoded.jsonClean && decoded.format !== 2,
+    timestampMs,
+    nowMs: decoded.nowMs ?? undefined,
   });
 }
+
+const NOT_A_DATE = 'timestamp is not a date';
+const asMessage = (parsed: unknown) => (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<IngestMessage>;
 
 /**
  * Checks a decoded message: what parseStep does once the JSON is parsed. The in-process bus
  * hands the gateway's IngestMessage over undecoded, and it is checked the same way.
  */
 export function checkIngestMessage(parsed: unknown): StepResult<IngestMessage> {
-  const m = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<IngestMessage>;
+  const m = asMessage(parsed);
   const missing = missingString(m);
   if (missing !== null) return deadLetter(`field ${missing} is missing or not a string`);
-  if (Number.isNaN(parseBusTime(m.timestamp!))) return deadLetter('timestamp is not a date');
+  if (Number.isNaN(parseBusTime(m.timestamp!))) return deadLetter(NOT_A_DATE);
   return ok(m as IngestMessage);
 }
 

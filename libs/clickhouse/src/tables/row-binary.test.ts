@@ -104,3 +104,53 @@ describe('RowBinaryWriter.jsonObjectBytes', () => {
     expect(writer.bytes().toString('hex')).toBe(expectedString('before') + expectedString(text) + '07');
   });
 });
+
+describe('RowBinaryWriter.jsonObjectBytes, one writer for many rows', () => {
+  it('writes each row with its own member, whichever member the row before had', () => {
+    const writer = new RowBinaryWriter(4);
+    const rows: [string, string | null][] = [
+      ['{"a":1}', '"$ip":"10.0.0.1"'],
+      ['{"a":2}', '"$ip":"10.0.0.1"'],
+      ['{}', '"$ip":"2001:db8::1"'],
+      [`{"b":"${'z'.repeat(400)}"}`, '"$ip":"10.0.0.1"'],
+      ['{"c":"é"}', null],
+      ['{"d":4}', '"k":"中"'],
+    ];
+    let expected = '';
+    for (const [json, member] of rows) {
+      writer.jsonObjectBytes(Buffer.from(`xx${json}`, 'utf8'), 2, member);
+      const text = member === null ? json : JSON.stringify({ ...(JSON.parse(json) as object), ...(JSON.parse(`{${member}}`) as object) });
+      expected += expectedString(text);
+    }
+    expect(writer.bytes().toString('hex')).toBe(expected);
+  });
+});
+
+describe('RowBinaryWriter.int64', () => {
+  it('writes safe integers as little-endian two’s complement, as writeBigInt64LE does', () => {
+    const values = [
+      0,
+      1,
+      -1,
+      255,
+      256,
+      2 ** 31 - 1,
+      2 ** 31,
+      -(2 ** 31),
+      2 ** 32 - 1,
+      2 ** 32,
+      -(2 ** 32),
+      -(2 ** 32) - 1,
+      1_795_000_000_000_123,
+      Number.MAX_SAFE_INTEGER,
+      Number.MIN_SAFE_INTEGER,
+    ];
+    const writer = new RowBinaryWriter(4);
+    for (const value of values) writer.int64(value);
+    const expected = Buffer.alloc(8 * values.length);
+    values.forEach((value, i) => expected.writeBigInt64LE(BigInt(value), 8 * i));
+    expect(writer.bytes().toString('hex')).toBe(expected.toString('hex'));
+    expect(() => writer.int64(2 ** 53)).toThrow(RangeError);
+    expect(() => writer.int64(1.5)).toThrow(RangeError);
+  });
+});
