@@ -1,10 +1,10 @@
 import { personUuidFor } from '@sightline/ingestion';
 import type { Sql } from '@sightline/postgres';
 import { isIllegalDistinctId } from './illegal-distinct-ids';
-import { applyHistoricalUpdates, applyLiveUpdates, emptyUpdateTimes, type PropertyUpdateTimes } from './property-update-times';
+import { applyHistoricalUpdates, applyLiveUpdates, emptyUpdateTimes, NO_UPDATE_TIMES, type PropertyUpdateTimes } from './property-update-times';
 import type { Properties, PropertyUpdates } from './property-updates';
 import type { PersonCopy, PersonDistinctIdCopy } from './person-copies';
-import { NO_UPDATE_TIMES, type WrittenPerson, type WrittenPersons } from './written-persons';
+import type { WrittenPerson, WrittenPersons } from './written-persons';
 
 /** One person as the batch sees it: loaded from Postgres (id set) or created in this batch. */
 export interface PersonState {
@@ -13,7 +13,7 @@ export interface PersonState {
   id: string | null;
   uuid: string;
   properties: Properties;
-  /** Event times of the historical updates behind its properties (docs/data-model.md#person-properties). */
+  /** Event times of the historical updates behind its properties (docs/data-model.md#person-properties); NO_UPDATE_TIMES (frozen) until there are any. */
   updateTimes: PropertyUpdateTimes;
   isIdentified: boolean;
   /** The version the next write carries; strictly above every version written before. */
@@ -340,7 +340,7 @@ export class PersonBatch {
         properties: { ...kept.properties },
         updateTimes:
           kept.updateTimes === NO_UPDATE_TIMES
-            ? emptyUpdateTimes()
+            ? NO_UPDATE_TIMES
             : { updatedAt: { ...kept.updateTimes.updatedAt }, operation: { ...kept.updateTimes.operation } },
         isIdentified: kept.isIdentified,
         version: kept.version,
@@ -446,7 +446,7 @@ export class PersonBatch {
       id: null,
       uuid,
       properties: {},
-      updateTimes: emptyUpdateTimes(),
+      updateTimes: NO_UPDATE_TIMES,
       isIdentified: false,
       version: deletedVersion === undefined ? 0 : deletedVersion + 1,
       storedVersion: null,
@@ -470,6 +470,7 @@ export class PersonBatch {
    * (docs/data-model.md#person-properties).
    */
   updateProperties(person: PersonState, updates: PropertyUpdates, historicalTimeMs: number | null = null): boolean {
+    if (historicalTimeMs !== null && person.updateTimes === NO_UPDATE_TIMES) person.updateTimes = emptyUpdateTimes();
     const changed =
       historicalTimeMs === null
         ? applyLiveUpdates(person.properties, person.updateTimes, updates)

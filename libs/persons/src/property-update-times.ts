@@ -16,6 +16,12 @@ export interface PropertyUpdateTimes {
 
 export const emptyUpdateTimes = (): PropertyUpdateTimes => ({ updatedAt: {}, operation: {} });
 
+/**
+ * No update times, shared (most persons were never imported): frozen, so a writer must take
+ * emptyUpdateTimes() instead first. Live updates only delete keys that are there, so they leave it.
+ */
+export const NO_UPDATE_TIMES: PropertyUpdateTimes = Object.freeze({ updatedAt: Object.freeze({}), operation: Object.freeze({}) }) as PropertyUpdateTimes;
+
 const sameValue = (a: unknown, b: unknown) => a === b || (typeof b === 'object' && b !== null && JSON.stringify(a) === JSON.stringify(b));
 
 /**

@@ -1,6 +1,7 @@
 import type { Sql } from '@sightline/postgres';
 import { PersonBatch } from './person-batch';
-import { NO_UPDATE_TIMES, WrittenPersons, type WrittenPerson } from './written-persons';
+import { NO_UPDATE_TIMES } from './property-update-times';
+import { WrittenPersons, type WrittenPerson } from './written-persons';
 
 const kept = (id: string, version: number, properties: Record<string, unknown> = { id }): WrittenPerson => ({
   id,

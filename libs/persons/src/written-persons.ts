@@ -22,9 +22,6 @@ export interface WrittenPerson {
   readonly distinctIdVersion: number;
 }
 
-/** Shared by every kept person without update times: a kept person is never changed. */
-export const NO_UPDATE_TIMES: PropertyUpdateTimes = Object.freeze({ updatedAt: Object.freeze({}), operation: Object.freeze({}) }) as PropertyUpdateTimes;
-
 /**
  * The persons this worker process's runs last committed, by distinct id, so that the next run
  * of those ids can skip reading them (docs/data-model.md, "How the worker writes persons"). A
