@@ -220,7 +220,8 @@ export class PersonBatch {
   ): Promise<PersonBatch> {
     const batch = new PersonBatch(options.personlessCache);
     for (const [teamId, ids] of distinctIdsByTeam) {
-      const distinctIds = [...new Set(ids)];
+      // The caller's sets are used as they are (no second set built of thousands of ids).
+      const distinctIds = ids instanceof Set ? [...(ids as Set<string>)] : [...new Set(ids)];
       if (distinctIds.length === 0) continue;
       // All rows as one JSON document: the embedded PGlite pays per row returned (each is a
       // protocol message decoded in JavaScript), which for thousands of rows is most of the load.
@@ -262,7 +263,8 @@ export class PersonBatch {
         }
         batch.byDistinctId.set(entryKey(teamId, distinctId), { person, version: distinctIdVersion });
       }
-      const missing = distinctIds.filter((id) => !batch.byDistinctId.has(entryKey(teamId, id)) && (options.mayCreate?.(teamId, id) ?? true));
+      // mayCreate first: ids of personless events only (most, in a personless run) need no key made.
+      const missing = distinctIds.filter((id) => (options.mayCreate?.(teamId, id) ?? true) && !batch.byDistinctId.has(entryKey(teamId, id)));
       if (missing.length > 0) await batch.loadNewPersonVersions(sql, teamId, missing);
     }
     return batch;
