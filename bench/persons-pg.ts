@@ -8,6 +8,7 @@
  *   BENCH_BATCH=2000 node --import tsx bench/persons-pg.ts   (persons per run; default 5,000)
  *   BENCH_LOCK=1 node --import tsx bench/persons-pg.ts       (read locked, as a run with merges does)
  *   BENCH_RAW=1 node --import tsx bench/persons-pg.ts        (bench:worker's raw baseline writes instead)
+ *   BENCH_KEPT=1 node --import tsx bench/persons-pg.ts       (persons committed by an earlier run are kept, not read, as the worker does)
  *
  * Each of 100,000 distinct ids gets one event per phase: `create` makes its person, `update` and
  * `update again` change it with a $set, in runs of BENCH_BATCH, each run one transaction
@@ -18,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { bootstrapInstance } from '@sightline/accounts';
 import { personUuidFor } from '@sightline/ingestion';
-import { applyPropertyUpdates, PersonBatch, personUpdatesFromEvent } from '@sightline/persons';
+import { applyPropertyUpdates, PersonBatch, personUpdatesFromEvent, WrittenPersons } from '@sightline/persons';
 import { createMetadataStore, migratePostgres, type Sql } from '@sightline/postgres';
 import { startPostgres } from '@sightline/local-services';
 import { createBenchLauncher } from './bench-launcher';
@@ -29,6 +30,8 @@ const LOCK = process.env.BENCH_LOCK === '1';
 const PHASES = ['create', 'update', 'update again'];
 /** BENCH_RAW=1: the same person rows written as bench:worker's raw PostgreSQL baseline writes them. */
 const RAW = process.env.BENCH_RAW === '1';
+/** BENCH_KEPT=1: the worker's memory of the persons it committed (WrittenPersons), so an update reads none. */
+const KEPT = process.env.BENCH_KEPT === '1' ? new WrittenPersons() : undefined;
 /** Uuid and PostgreSQL id of each person the raw writes made. */
 const rawPersons = new Map<string, { uuid: string; id?: string }>();
 
@@ -61,12 +64,14 @@ async function rawWrite(sql: Sql, pid: number, ids: string[], phase: string, now
   return cpuNs(pid) - before;
 }
 
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+
 /** CPU time (ns) a process has run (Linux schedstat). */
 const cpuNs = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 
 /** The statement a query is, by its text. */
 function statementOf(text: string): string {
-  if (text.includes('FROM person_distinct_ids d JOIN persons p')) return 'read persons';
+  if (text.includes('JOIN persons p ON p.id = d.person_id')) return 'read persons';
   if (text.includes("'personless' AS kind")) return 'read new-person versions';
   if (text.includes('ON CONFLICT (team_id, uuid)')) return 'raw: upsert persons';
   if (text.includes('INSERT INTO persons') || text.includes('UPDATE persons')) return 'write persons and distinct ids';
@@ -88,16 +93,17 @@ async function main() {
     await migratePostgres(db);
     await bootstrapInstance(db, { projectApiKey: 'phc_bench_persons_pg' });
     console.log(
-      `persons PostgreSQL bench: ${IDS.toLocaleString('en-US')} persons, runs of ${BATCH.toLocaleString('en-US')}, ${RAW ? 'raw baseline writes, ' : ''}${LOCK ? 'locked' : 'unlocked'} reads, load average ${os.loadavg()[0]!.toFixed(1)}`,
+      `persons PostgreSQL bench: ${IDS.toLocaleString('en-US')} persons, runs of ${BATCH.toLocaleString('en-US')}, ${RAW ? 'raw baseline writes, ' : ''}${LOCK ? 'locked' : 'unlocked'} reads${KEPT ? ', committed persons kept' : ''}, load average ${os.loadavg()[0]!.toFixed(1)}`,
     );
     const byStatement = new Map<string, { ns: number; n: number }>();
     let nowMs = Date.parse('2026-01-01T00:00:00Z');
     const nodeBefore = process.cpuUsage();
     for (const phase of PHASES) {
       const started = performance.now();
+      const nodePhaseBefore = process.cpuUsage();
       let phaseNs = 0;
       for (let start = 0; start < IDS; start += BATCH) {
-        await db.transaction(async (tx) => {
+        const committed = await db.transaction(async (tx) => {
           const [{ pid } = { pid: 0 }] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
           const measured: Sql = {
             query: async (text, params, options) => {
@@ -116,10 +122,10 @@ async function main() {
           if (RAW) {
             phaseNs += await rawWrite(measured, pid, ids, phase, nowMs);
             nowMs += BATCH;
-            return;
+            return null;
           }
           const before = cpuNs(pid);
-          const batch = await PersonBatch.load(measured, new Map([[1, ids]]), { lock: LOCK });
+          const batch = await PersonBatch.load(measured, new Map([[1, ids]]), { lock: LOCK, remembered: KEPT });
           for (const id of ids) {
             const person = batch.getOrCreate(1, id, nowMs++);
             batch.updateProperties(person, personUpdatesFromEvent({ $set: { plan: phase, seen: nowMs }, $current_url: 'https://example.com/pricing' }));
@@ -127,11 +133,13 @@ async function main() {
           }
           await batch.flush(measured);
           phaseNs += cpuNs(pid) - before;
+          return batch;
         });
+        if (KEPT) committed?.rememberIn(KEPT);
       }
       const perThousand = IDS / 1000;
       console.log(
-        `${phase.padEnd(13)} PostgreSQL backend ${(phaseNs / 1e6 / perThousand).toFixed(1)} ms CPU per 1,000 persons, wall ${((performance.now() - started) / perThousand).toFixed(1)} ms`,
+        `${phase.padEnd(13)} PostgreSQL backend ${(phaseNs / 1e6 / perThousand).toFixed(1)} ms CPU per 1,000 persons, this process ${(cpuMs(process.cpuUsage(nodePhaseBefore)) / perThousand).toFixed(1)}, wall ${((performance.now() - started) / perThousand).toFixed(1)} ms`,
       );
     }
     for (const [key, { ns, n }] of byStatement)

@@ -5,6 +5,13 @@
  * CPU time of this process (all its threads) and its GC pause time are measured over the
  * timed passes; on a machine shared with other work they move far less than throughput does.
  *
+ * What it counts, against bench:worker's "worker (bench process)" figure (1-3 ms per 1,000
+ * events higher on the same code): the pipeline alone, from the call with a pass's batches to
+ * the last insert's answer. Not counted here: the Kafka fetch and kafkajs's decode of each batch
+ * (~1 ms per 1,000), the bus consumer's loop, and the larger heap bench:worker's process holds
+ * (its V8 helper threads' share). Each batch inserts alone here (no gatherWrites); gathering
+ * moved this figure by under 0.2 ms, as did the worker's --max-semi-space-size=64.
+ *
  *   node --import tsx bench/worker-cpu.ts
  *   BENCH_EVENTS=40000 BENCH_PASSES=5 BENCH_SCENARIO=persons node --import tsx bench/worker-cpu.ts
  *   BENCH_CPU_PROFILE=FILE node --import tsx bench/worker-cpu.ts   (a .cpuprofile of the timed passes)

@@ -5,17 +5,59 @@
  *
  *   npm run bench:worker                      (defaults below)
  *   BENCH_EVENTS=100000 BENCH_RUNS=3 npm run bench:worker
+ *   BENCH_SCENARIOS=personless npm run bench:worker
+ *   BENCH_TRACE=1 npm run bench:worker         (a line per slice pair: times, CPU, GC pauses, settle waits)
  *   BENCH_RUNS_AT_ONCE=2 npm run bench:worker  (runs the pipeline keeps in progress; default the worker's)
- *   BENCH_CPU_PROFILE=DIR npm run bench:worker (a .cpuprofile of this process per timed slice, nothing else)
+ *   BENCH_CPU_PROFILE=DIR npm run bench:worker (a .cpuprofile of this process per worker slice, nothing else)
  *   BENCH_HISTORICAL=1 npm run bench:worker    (the events as a historical migration: persons by event time)
+ *   BENCH_KEPT_PERSONS=0 npm run bench:worker  (persons committed by earlier runs are read again, not kept)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
- * write to the same engine over the same HTTP client. Each run uses fresh databases and a
- * fresh topic per 20,000 events (the Kafka mock keeps ~5 MB per partition), all handled by one
- * pipeline as one worker process would; each slice is produced before its clock starts, and the
- * clock runs from the first batch the worker handles to the last row's insert (group joins are
- * not counted).
+ * write to the same engine over the same HTTP client, each into its own fresh database per run.
+ *
+ * How the two sides are compared (bench/paired-slices.ts). A run's events go in slices of
+ * TOPIC_SLICE (the Kafka mock keeps ~5 MB per partition, so one topic per slice), each built
+ * just before it is used, so this process holds one slice at a time. Each slice is handled by
+ * both sides, one after the other, as a pair: the raw side inserts the slice's rows, the worker
+ * consumes the slice's topic through the run's one pipeline. Which side goes first alternates
+ * from pair to pair. Before every timed slice of either side, the bench waits until ClickHouse
+ * runs no merge (system.merges empty). The first pair warms both sides up and is left out of
+ * both. A pair's ratio is the worker's rate over the raw side's; a run's ratio is the median of
+ * its pairs' ratios; the summary takes the median of the runs' ratios.
+ *
+ * Why so: the raw side used to be one timed insert of the whole run (~1 s at 200,000 rows),
+ * started right after its tables were created and the run's 400,000 message and row objects were
+ * built, and its rate swung 181k-299k rows/s between runs on an idle machine, more than the
+ * worker did. In that one window the chdb front merged the parts of the run's earlier inserts (a
+ * third of its CPU: ClickHouse merges while inserting) and this process's V8 ran a concurrent
+ * major collection (100-200 ms of CPU on its helper threads, taking a core from chdb on 2
+ * cores), each landing at a different point of the window from run to run; the first run's
+ * first inserts were also two to eight times slower (JIT, fresh sockets). Slices, settled and
+ * alternated, expose both sides to the same machine state, and a disturbance moves one pair, not
+ * the run. This process's heap is not collected by force between slices: tried, it cost the
+ * worker's slices ~5 ms of CPU per 1,000 events more on V8's helper threads.
+ *
+ * What each figure is, then: the raw rate is chdb's insert of already-built rows in batches of
+ * WORKER_BATCH (their RowBinary encoding in this process included) with no merge left over from
+ * earlier slices: the insert at its best on this machine, not a steady state, so the ratio does
+ * not flatter the worker. The merges a slice's own inserts start count in that slice while its
+ * clock runs, for both sides; what is still merging when the clock stops is waited out, untimed,
+ * before the next slice (the worker's longer slices keep more of their own merges in their time).
+ * The worker's clock runs from the first batch it handles to the last row's insert (group joins
+ * are not counted), each slice produced before either side of its pair is timed. The raw
+ * PostgreSQL write (persons) is still one timed pass over the run's person rows, before the
+ * slices. The CPU ratio beside each run is all processes' CPU for the raw insert over all
+ * processes' CPU for the worker, same events: the wall ratio if both sides were bound by CPU
+ * alone, a cross-check (on a loaded machine it moved as much as the wall ratio).
+ *
+ * What "worker (bench process)" CPU counts: this process's CPU, all threads, from the first
+ * batch's handler to the last batch's end, measured slices only. That is the pipeline, plus what
+ * bench/worker-cpu.ts leaves out: kafkajs fetching and decoding the slice's later batches (~1 ms
+ * per 1,000 events: a no-op handler over the same topics), the bus consumer's loop, and the
+ * garbage collection of this process's whole heap, split as "main thread" (JavaScript, GC pauses)
+ * and "helper threads" (V8's concurrent marking and parallel scavenges, libuv's pool). Writes
+ * gather across runs as the worker process does (gatherWrites).
  *
  * Scenarios:
  *   raw        prebuilt event rows, insertEventValues in batches of WORKER_BATCH (no bus, no persons)
@@ -31,9 +73,10 @@ import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { bootstrapInstance } from '@sightline/accounts';
 import { createKafkaBus, topicNames, type ConsumedBatch } from '@sightline/bus';
-import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient, type EventValues } from '@sightline/clickhouse';
+import { createAnalyticsStore, insertEventValues, migrateClickHouse, queryClickhouse, type ClickHouseClient, type EventValues } from '@sightline/clickhouse';
 import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, personUuidFor, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics, type Metrics } from '@sightline/metrics';
@@ -43,6 +86,8 @@ import { startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/
 import { createBenchLauncher } from './bench-launcher';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
+import { threadCpuSeconds } from './thread-cpu';
+import { pairRun, rawGoesFirst, type PairedRun, type SlicePair, type TimedSlice } from './paired-slices';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -59,15 +104,20 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',
 const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
 /** BENCH_GATHER_WRITES=0: each run inserts its own rows (the worker before it gathered writes). */
 const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
+/** BENCH_TRACE=1: a line per slice pair (times, CPU, GC pauses, settle waits). */
+const TRACE = process.env.BENCH_TRACE === '1';
+/** The longest a slice waits for the previous slices' merges before it starts anyway. */
+const SETTLE_LIMIT_MS = 10_000;
 
 type Scenario = 'personless' | 'persons';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-function buildMessages(scenario: Scenario, run: number): { key: string; value: Buffer }[] {
-  const nowMs = Date.now();
+/** Events `from` to `to` of a run (built per slice, so the bench process holds one slice at a time). */
+function buildMessages(scenario: Scenario, run: number, nowMs: number, from: number, to: number): { key: string; value: Buffer }[] {
   const distinctIds = scenario === 'persons' ? 100_000 : 10_000;
-  return Array.from({ length: EVENTS }, (_, i) => {
+  return Array.from({ length: to - from }, (_, k) => {
+    const i = from + k;
     const distinctId = `bench-${run}-${i % distinctIds}`;
     const properties =
       scenario === 'persons'
@@ -227,6 +277,16 @@ async function freshClickHouse(url: string, name: string): Promise<ClickHouseCli
   return ch;
 }
 
+/** What one timed slice of either side leaves behind besides its time. */
+interface SliceCost {
+  /** CPU ms by process: the services' over the slice, the bench process's (the worker, or the raw insert's encoding). */
+  cpu: Record<string, number>;
+  /** Main-thread garbage-collection pauses of the bench process inside the slice (ms). */
+  gcPauseMs: number;
+  /** The worker's CPU ms in this process by thread (worker slices only): the part of `cpu`'s worker figure each kind of thread took. */
+  threads?: Record<string, number>;
+}
+
 async function main() {
   const services = createBenchLauncher('worker');
   const { launcher } = services;
@@ -244,26 +304,52 @@ async function main() {
   // The slices are produced before their clock starts; on a loaded machine a 20,000-message
   // produce can outlast the default 5 s send timeout.
   const bus = createKafkaBus({ brokers: kafkaBrokers, clientId: 'bench-worker', maxRequestBytes, sendTimeoutMs: 120_000 }, logger);
-  const results: Record<'raw' | Scenario, number[]> = { raw: [], personless: [], persons: [] };
-  // CPU per 1,000 events while the worker runs, by process: where a slice's time goes on a small machine.
+  const probe = createAnalyticsStore({ url: clickhouseUrl, user: 'default', password: '', database: 'default' });
   const serviceCpu = () => {
     const byService: Record<string, number> = {};
     for (const s of launcher.started) byService[s.process.name] = (byService[s.process.name] ?? 0) + processTreeCpuMs(s.process.pid);
     return byService;
   };
+  const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+  const gcPauses: { at: number; ms: number }[] = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcPauses.push({ at: entry.startTime, ms: entry.duration });
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  const gcPauseMsBetween = async (from: number, to: number) => {
+    await new Promise((r) => setImmediate(r)); // GC entries are delivered asynchronously
+    return gcPauses.filter((g) => g.at >= from && g.at <= to).reduce((total, g) => total + g.ms, 0);
+  };
+  const runs: Record<Scenario, PairedRun[]> = { personless: [], persons: [] };
+  const rawPg: number[] = [];
+  const pgRatios: number[] = [];
+  // CPU per 1,000 events or rows over the measured slices, by process, per run.
   const cpuPerThousand: Record<Scenario, Record<string, number[]>> = { personless: {}, persons: {} };
   const rawCpuPerThousand: Record<string, number[]> = {};
-  const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
-  /** Per scenario and run: the raw ClickHouse insert, and for persons the raw PostgreSQL write, of the same run. */
-  const rawPg: number[] = [];
-  const ratios: Record<Scenario, { ch: number[]; pg: number[] }> = { personless: { ch: [], pg: [] }, persons: { ch: [], pg: [] } };
   const steps: Record<Scenario, Record<string, number>> = { personless: {}, persons: {} };
+  const settleWaits: number[] = [];
+  const cpuRatios: Record<Scenario, number[]> = { personless: [], persons: [] };
   console.log(
-    `worker bench: ${fmt(EVENTS)} events per run, ${RUNS} runs, batches of ${fmt(WORKER_BATCH)}, ${os.cpus().length} cores, load average ${os
+    `worker bench: ${fmt(EVENTS)} events per run in slices of ${fmt(TOPIC_SLICE)} (the first pair a warm-up), ${RUNS} runs, batches of ${fmt(WORKER_BATCH)}, ${os.cpus().length} cores, load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
+
+  /**
+   * Before every timed slice of either side: the previous slices' merges done. The bench process's
+   * heap is left alone: a forced full collection here cost the worker's next slice ~5 ms of CPU
+   * per 1,000 events more, on V8's helper threads (measured, see the file comment).
+   */
+  const settle = async () => {
+    const started = performance.now();
+    for (;;) {
+      const [merging] = await queryClickhouse<{ n: string }>(probe, { kind: 'bench.merges', teamId: null, sql: 'SELECT count() AS n FROM system.merges' });
+      if (Number(merging!.n) === 0 || performance.now() - started > SETTLE_LIMIT_MS) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    settleWaits.push(performance.now() - started);
+  };
 
   const profiler = PROFILE_DIR ? new Session() : null;
   if (profiler) {
@@ -274,41 +360,25 @@ async function main() {
   try {
     for (let run = 0; run < RUNS; run++) {
       for (const scenario of SCENARIOS) {
-        const messages = buildMessages(scenario, run);
+        const runStartMs = Date.now();
 
-        // Raw baseline: the same rows straight into ClickHouse.
-        const rawCh = await freshClickHouse(clickhouseUrl, `bench_raw_${scenario}_${run}`);
-        const rows = rawRows(messages);
-        const rawCpuBefore: Record<string, number> = { ...serviceCpu(), bench: cpuMs(process.cpuUsage()) };
-        const t = performance.now();
-        for (let i = 0; i < rows.length; i += WORKER_BATCH) await insertRetryingStaleSocket(rawCh, rows.slice(i, i + WORKER_BATCH));
-        const rawRate = rows.length / ((performance.now() - t) / 1000);
-        const rawCpuAfter: Record<string, number> = { ...serviceCpu(), bench: cpuMs(process.cpuUsage()) };
-        (rawCpuPerThousand['raw ClickHouse: chdb-http-front'] ??= []).push(
-          (1000 * (rawCpuAfter['chdb-http-front']! - rawCpuBefore['chdb-http-front']!)) / rows.length,
-        );
-        (rawCpuPerThousand['raw ClickHouse: bench process'] ??= []).push((1000 * (rawCpuAfter['bench']! - rawCpuBefore['bench']!)) / rows.length);
-        results.raw.push(rawRate);
-
-        // Raw PostgreSQL baseline (persons): the same events' person rows straight into PostgreSQL.
+        // Raw PostgreSQL baseline (persons): the whole run's person rows, before the slices.
         let rawPgRate: number | null = null;
         if (scenario === 'persons') {
           const rawDb = await freshPostgres(postgresAdminUrl, `bench_raw_pg_${run}`);
           const pgBefore = serviceCpu()['postgres']!;
-          rawPgRate = await rawPersonWrites(rawDb, messages);
-          // Includes working out the rows beforehand (the bench process, not PostgreSQL).
-          (rawCpuPerThousand['raw PostgreSQL: postgres'] ??= []).push((1000 * (serviceCpu()['postgres']! - pgBefore)) / messages.length);
+          rawPgRate = await rawPersonWrites(rawDb, buildMessages(scenario, run, runStartMs, 0, EVENTS));
+          (rawCpuPerThousand['raw PostgreSQL: postgres'] ??= []).push((1000 * (serviceCpu()['postgres']! - pgBefore)) / EVENTS);
           rawPg.push(rawPgRate);
           await rawDb.close();
         }
 
-        // Worker: bus → pipeline (persons, groups, enrichment) → ClickHouse.
+        // Both sides' databases exist before either side's first slice.
+        const rawCh = await freshClickHouse(clickhouseUrl, `bench_raw_${scenario}_${run}`);
         const name = `bench_${scenario}_${run}`;
         const wch = await freshClickHouse(clickhouseUrl, name);
         const db = await freshPostgres(postgresAdminUrl, name);
         await bootstrapInstance(db, { projectApiKey: TOKEN });
-        // The Kafka mock keeps only ~5 MB per partition (~20 MB per topic), so the events go
-        // through in slices of TOPIC_SLICE, one topic each, produced before the slice is timed.
         const metrics: Metrics = createMetrics();
         // One pipeline for the whole run, as one worker process keeps one for its topic: what it
         // remembers between batches (copies already written, personless ids, group types)
@@ -324,32 +394,46 @@ async function main() {
           runsAtOnce: RUNS_AT_ONCE,
           // As the worker process runs it (createWorker): runs share an insert of up to a run's size.
           gatherWrites: GATHER_WRITES ? { maxEvents: WORKER_BATCH } : undefined,
+          keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
         });
-        let busyMs = 0;
+
+        /** Raw side: the slice's prebuilt rows straight into ClickHouse, WORKER_BATCH per insert. */
+        const rawSlice = async (sliceRows: EventValues[]): Promise<TimedSlice & SliceCost> => {
+          const servicesBefore = serviceCpu();
+          const cpuBefore = process.cpuUsage();
+          const t = performance.now();
+          for (let i = 0; i < sliceRows.length; i += WORKER_BATCH) await insertRetryingStaleSocket(rawCh, sliceRows.slice(i, i + WORKER_BATCH));
+          const end = performance.now();
+          const cpu = { 'bench process': cpuMs(process.cpuUsage(cpuBefore)) };
+          for (const [service, ms] of Object.entries(serviceCpu())) cpu[service as 'bench process'] = ms - (servicesBefore[service] ?? 0);
+          return { count: sliceRows.length, ms: end - t, cpu, gcPauseMs: await gcPauseMsBetween(t, end) };
+        };
+
+        /** Worker side: the slice's topic, already produced, through one subscription of the run's pipeline. */
         let handled = 0;
-        const cpuSpent: Record<string, number> = {};
         let batches = 0;
-        for (let slice = 0; slice * TOPIC_SLICE < messages.length; slice++) {
-          const part = messages.slice(slice * TOPIC_SLICE, (slice + 1) * TOPIC_SLICE);
-          const topics = topicNames(`${name}.${slice}.`);
-          for (let i = 0; i < part.length; i += PRODUCE_CHUNK) await bus.send(topics.events, part.slice(i, i + PRODUCE_CHUNK));
+        const workerSlice = async (slice: number, count: number): Promise<TimedSlice & SliceCost> => {
           let first = 0;
           let last = 0;
           // This process's CPU from the first batch to the last: the worker's share (all its threads).
           let cpuAtFirst: NodeJS.CpuUsage | null = null;
           let cpuAtLast: NodeJS.CpuUsage | null = null;
+          // The same by thread: the JavaScript thread, and V8's and libuv's helper threads (concurrent GC marking, file writes).
+          let threadsAtFirst = new Map<string, number>();
           let sliceHandled = 0;
           let finished!: () => void;
           const allHandled = new Promise<void>((resolve) => (finished = resolve));
           const subscribedAt = performance.now();
-          const cpuBefore = serviceCpu();
+          const servicesBefore = serviceCpu();
+          const threads: Record<string, number> = {};
           const sub = await bus.subscribe({
             groupId: `${name}-${slice}-writer`,
-            topic: topics.events,
+            topic: topicNames(`${name}.${slice}.`).events,
             maxBatchSize: WORKER_BATCH,
             handler: async (batch: ConsumedBatch) => {
               if (first === 0) {
                 first = performance.now();
+                threadsAtFirst = threadCpuSeconds(process.pid, { mainName: 'main' });
                 cpuAtFirst = process.cpuUsage();
                 if (profiler) await profiler.post('Profiler.start');
               }
@@ -358,41 +442,93 @@ async function main() {
               batches++;
               last = performance.now();
               cpuAtLast = process.cpuUsage();
-              if (sliceHandled >= part.length) finished();
+              if (sliceHandled >= count) {
+                for (const [thread, seconds] of threadCpuSeconds(process.pid, { mainName: 'main' })) {
+                  const kind = thread === 'main' ? 'worker: main thread' : 'worker: helper threads';
+                  threads[kind] = (threads[kind] ?? 0) + 1000 * (seconds - (threadsAtFirst.get(thread) ?? 0));
+                }
+                finished();
+              }
             },
           });
           // A stalled run is reported instead of hanging the bench.
           const stall = setInterval(() => {
             if (performance.now() - Math.max(last, first, subscribedAt) > 60_000) {
-              console.error(`${scenario}: no progress for 60 s (${sliceHandled}/${part.length} of slice ${slice} handled)`);
+              console.error(`${scenario}: no progress for 60 s (${sliceHandled}/${count} of slice ${slice} handled)`);
               process.exit(1);
             }
           }, 5000);
           await allHandled;
+          clearInterval(stall);
           if (profiler) {
             const { profile } = await profiler.post('Profiler.stop');
             fs.writeFileSync(path.join(PROFILE_DIR!, `${scenario}-${run}-${slice}.cpuprofile`), JSON.stringify(profile));
           }
-          for (const [service, ms] of Object.entries(serviceCpu())) cpuSpent[service] = (cpuSpent[service] ?? 0) + ms - (cpuBefore[service] ?? 0);
-          if (cpuAtFirst && cpuAtLast) cpuSpent['worker (bench process)'] = (cpuSpent['worker (bench process)'] ?? 0) + cpuMs(cpuAtLast) - cpuMs(cpuAtFirst);
-          clearInterval(stall);
+          const cpu: Record<string, number> = {};
+          for (const [service, ms] of Object.entries(serviceCpu())) cpu[service] = ms - (servicesBefore[service] ?? 0);
+          if (cpuAtFirst && cpuAtLast) cpu['worker (bench process)'] = cpuMs(cpuAtLast) - cpuMs(cpuAtFirst);
           await sub.stop();
-          busyMs += last - first;
           handled += sliceHandled;
+          return { count: sliceHandled, ms: last - first, cpu, threads, gcPauseMs: await gcPauseMsBetween(first, last) };
+        };
+
+        const pairs: SlicePair[] = [];
+        const rawCpu: Record<string, number> = {};
+        const workerCpu: Record<string, number> = {};
+        const workerThreadCpu: Record<string, number> = {};
+        for (let slice = 0; slice * TOPIC_SLICE < EVENTS; slice++) {
+          const from = slice * TOPIC_SLICE;
+          const part = buildMessages(scenario, run, runStartMs, from, Math.min(from + TOPIC_SLICE, EVENTS));
+          const rows = rawRows(part);
+          // The Kafka mock keeps only ~5 MB per partition (~20 MB per topic): one topic per slice,
+          // produced before either side of the pair is timed.
+          const topic = topicNames(`${name}.${slice}.`).events;
+          for (let i = 0; i < part.length; i += PRODUCE_CHUNK) await bus.send(topic, part.slice(i, i + PRODUCE_CHUNK));
+          let raw: (TimedSlice & SliceCost) | undefined;
+          let worker: (TimedSlice & SliceCost) | undefined;
+          for (const side of rawGoesFirst(slice) ? ['raw', 'worker'] : ['worker', 'raw']) {
+            await settle();
+            if (side === 'raw') raw = await rawSlice(rows);
+            else worker = await workerSlice(slice, part.length);
+          }
+          pairs.push({ raw: raw!, worker: worker! });
+          if (TRACE)
+            console.log(
+              `  pair ${slice}${slice === 0 ? ' (warm-up)' : ''}, ${rawGoesFirst(slice) ? 'raw' : 'worker'} first: raw ${raw!.ms.toFixed(0)} ms (front CPU ${(raw!.cpu['chdb-http-front'] ?? 0).toFixed(0)}, bench CPU ${raw!.cpu['bench process']!.toFixed(0)}, GC pauses ${raw!.gcPauseMs.toFixed(0)}), ` +
+                `worker ${worker!.ms.toFixed(0)} ms (front CPU ${(worker!.cpu['chdb-http-front'] ?? 0).toFixed(0)}, worker CPU ${(worker!.cpu['worker (bench process)'] ?? 0).toFixed(0)}, GC pauses ${worker!.gcPauseMs.toFixed(0)}), ` +
+                `ratio ${(worker!.count / worker!.ms / (raw!.count / raw!.ms)).toFixed(2)}, settle waits ${settleWaits
+                  .slice(-2)
+                  .map((w) => w.toFixed(0))
+                  .join('/')} ms, load ${os.loadavg()[0]!.toFixed(1)}`,
+            );
+          if (slice === 0) continue; // the warm-up pair is left out of every figure
+          for (const [what, ms] of Object.entries(raw!.cpu)) rawCpu[what] = (rawCpu[what] ?? 0) + ms;
+          for (const [what, ms] of Object.entries(worker!.cpu)) workerCpu[what] = (workerCpu[what] ?? 0) + ms;
+          for (const [what, ms] of Object.entries(worker!.threads ?? {})) workerThreadCpu[what] = (workerThreadCpu[what] ?? 0) + ms;
         }
-        const rate = EVENTS / (busyMs / 1000);
-        results[scenario].push(rate);
+        const paired = pairRun(pairs);
+        runs[scenario].push(paired);
+        const measuredEvents = EVENTS - Math.min(TOPIC_SLICE, EVENTS);
+        // All processes' CPU for the same events: the ratio if both sides were bound by CPU alone.
+        const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
+        const cpuRatio = total(rawCpu) / total(workerCpu);
+        cpuRatios[scenario].push(cpuRatio);
+        for (const [what, ms] of Object.entries({ ...workerCpu, ...workerThreadCpu }))
+          (cpuPerThousand[scenario][what] ??= []).push((1000 * ms) / measuredEvents);
+        for (const what of ['chdb-http-front', 'bench process'])
+          (rawCpuPerThousand[`raw ClickHouse: ${what}`] ??= []).push((1000 * (rawCpu[what] ?? 0)) / measuredEvents);
         let writes = 0;
         for (const v of (await metrics.pipelineStepDuration.get()).values) {
           if (v.metricName?.endsWith('_sum')) steps[scenario][v.labels.step as string] = (steps[scenario][v.labels.step as string] ?? 0) + v.value;
           if (v.metricName?.endsWith('_count') && v.labels.step === 'write') writes = v.value;
         }
-        ratios[scenario].ch.push(rate / rawRate);
-        for (const [service, ms] of Object.entries(cpuSpent)) (cpuPerThousand[scenario][service] ??= []).push((1000 * ms) / EVENTS);
-        if (rawPgRate !== null) ratios[scenario].pg.push(rate / rawPgRate);
+        if (rawPgRate !== null) pgRatios.push(paired.workerRate / rawPgRate);
         console.log(
-          `run ${run + 1} ${scenario.padEnd(10)} worker ${fmt(rate)} ev/s   raw ClickHouse insert of the same rows ${fmt(rawRate)} rows/s, ratio ${(rate / rawRate).toFixed(2)}` +
-            (rawPgRate === null ? '' : `   raw PostgreSQL write of the same person rows ${fmt(rawPgRate)} ev/s, ratio ${(rate / rawPgRate).toFixed(2)}`) +
+          `run ${run + 1} ${scenario.padEnd(10)} worker ${fmt(paired.workerRate)} ev/s   raw ClickHouse insert of the same rows ${fmt(paired.rawRate)} rows/s   ` +
+            `ratio ${paired.ratio.toFixed(2)} (median of ${paired.pairs} pairs, ${Math.min(...paired.ratios).toFixed(2)}–${Math.max(...paired.ratios).toFixed(2)}; summed rates ${(paired.workerRate / paired.rawRate).toFixed(2)}; CPU ratio ${cpuRatio.toFixed(2)})` +
+            (rawPgRate === null
+              ? ''
+              : `   raw PostgreSQL write of the same person rows ${fmt(rawPgRate)} ev/s, ratio ${(paired.workerRate / rawPgRate).toFixed(2)}`) +
             `   (${fmt(handled / batches)} events per batch, ${fmt(handled / writes)} per insert, load ${os.loadavg()[0]!.toFixed(1)})`,
         );
         await db.close();
@@ -401,29 +537,36 @@ async function main() {
       }
     }
   } finally {
+    gcObserver.disconnect();
+    await probe.close();
     await bus.close();
     await services.stopAll(1000);
   }
 
-  const raw = median(results.raw);
-  console.log('\nmedians');
-  console.log(`raw ClickHouse insert      ${fmt(raw)} rows/s`);
-  if (rawPg.length > 0) console.log(`raw PostgreSQL write       ${fmt(median(rawPg))} ev/s (the person rows of that many events)`);
+  const allRaw = SCENARIOS.flatMap((scenario) => runs[scenario].map((r) => r.rawRate));
+  console.log('\nmedians of the runs');
+  console.log(`raw ClickHouse insert      ${fmt(median(allRaw))} rows/s (runs ${allRaw.map(fmt).join(', ')})`);
+  if (rawPg.length > 0)
+    console.log(`raw PostgreSQL write       ${fmt(median(rawPg))} ev/s (the person rows of that many events; runs ${rawPg.map(fmt).join(', ')})`);
   for (const scenario of SCENARIOS) {
-    const m = median(results[scenario]);
+    const rates = runs[scenario].map((r) => r.workerRate);
+    const ratios = runs[scenario].map((r) => r.ratio);
     const total = Object.values(steps[scenario]).reduce((a, b) => a + b, 0);
     const breakdown = Object.entries(steps[scenario])
       .map(([step, s]) => `${step} ${((100 * s) / total).toFixed(0)}%`)
       .join(', ');
-    const pg = ratios[scenario].pg.length > 0 ? `, ${median(ratios[scenario].pg).toFixed(2)} × raw PostgreSQL write` : '';
+    const pg = scenario === 'persons' && pgRatios.length > 0 ? `, ${median(pgRatios).toFixed(2)} × raw PostgreSQL write` : '';
     console.log(
-      `${scenario.padEnd(26)} ${fmt(m)} ev/s = ${median(ratios[scenario].ch).toFixed(2)} × raw ClickHouse insert${pg}   (medians of per-run ratios; pipeline time: ${breakdown})`,
+      `${scenario.padEnd(26)} ${fmt(median(rates))} ev/s = ${median(ratios).toFixed(2)} × raw ClickHouse insert${pg}   (run ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}; pipeline time: ${breakdown})`,
     );
     const cpu = Object.entries(cpuPerThousand[scenario])
       .map(([service, ms]) => `${service} ${median(ms).toFixed(1)}`)
       .join(', ');
     console.log(
-      `${''.padEnd(26)} CPU ms per 1,000 events (median; services over each slice from subscribe to done, the worker from its first batch to its last): ${cpu}; wall ${(1e6 / m).toFixed(1)} ms`,
+      `${''.padEnd(26)} CPU ratio ${median(cpuRatios[scenario]).toFixed(2)} (runs ${cpuRatios[scenario].map((r) => r.toFixed(2)).join(', ')}): the raw insert's CPU in all processes ÷ the worker's, for the same events`,
+    );
+    console.log(
+      `${''.padEnd(26)} CPU ms per 1,000 events (median; services over each slice from subscribe to done, the worker from its first batch to its last, measured slices only): ${cpu}; wall ${(1e6 / median(rates)).toFixed(1)} ms`,
     );
   }
   console.log(
@@ -431,6 +574,7 @@ async function main() {
       .map(([what, ms]) => `${what} ${median(ms).toFixed(1)}`)
       .join(', ')}`,
   );
+  console.log(`settling before each slice: median ${median(settleWaits).toFixed(0)} ms, longest ${Math.max(...settleWaits).toFixed(0)} ms`);
   console.log('targets: personless ≥ 0.6 × raw ClickHouse insert; persons ≥ 0.4 × raw ClickHouse insert and ≥ 0.5 × raw PostgreSQL write');
 }
 

@@ -2,7 +2,7 @@ import type { BatchHandler, ConsumedBatch, ConsumedMessage, EventBus, Topics } f
 import type { ClickHouseClient } from '@sightline/clickhouse';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
-import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCopies, type PersonChangeNotifier } from '@sightline/persons';
+import { GroupTypeIndexes, PersonlessDistinctIdCache, personChangesOf, WrittenCopies, WrittenPersons, type PersonChangeNotifier } from '@sightline/persons';
 import type { MetadataStore } from '@sightline/postgres';
 import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
@@ -41,6 +41,8 @@ export interface EventsConsumerDeps {
    * per partition of a fetch) share one insert. Ignored when gatherRuns is set.
    */
   gatherWrites?: { maxEvents: number; maxHoldMs?: number };
+  /** Distinct ids whose persons, as this process last committed them, runs take instead of reading (WrittenPersons; default 200,000; 0: always read). */
+  keptPersons?: number;
 }
 
 /**
@@ -88,6 +90,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const groupTypes = new GroupTypeIndexes(deps.db);
   const personlessCache = new PersonlessDistinctIdCache();
   const writtenCopies = new WrittenCopies();
+  const writtenPersons = deps.keptPersons === 0 ? undefined : new WrittenPersons(deps.keptPersons);
   const definitions = createDefinitionsRecorder(deps.db, deps.logger);
 
   async function prepare(entries: readonly Entry[]) {
@@ -159,7 +162,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
 
   async function persons(events: PreparedEvent[], runs = 1): Promise<PersonsGroup> {
     const done = timer('persons');
-    const result = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events));
+    const result = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events, writtenPersons));
     done();
     const changes = personChangesOf(result.copies);
     // Not awaited: an unreachable Redis must not hold up ingestion (caches expire on their own).

@@ -75,6 +75,8 @@ describe('a run without merges writes persons it read unlocked only at the versi
       resolveTeam: async () => TEAM,
       metrics: createMetrics(),
       logger: silentLogger(),
+      // The read path: a person this process kept is not read (persons-kept.int.test.ts).
+      keptPersons: 0,
     });
   });
   afterAll(async () => {

@@ -68,10 +68,15 @@ export function withQueryTimeLimit(client: ClickHouseClient, seconds: number | n
 
 /** `client` under an identity of its own that carries `context`. */
 function withContext(client: ClickHouseClient, context: AnalyticsReadContext): ClickHouseClient {
+  // Each method bound once (not on every read): a query pays the property lookup only.
+  const methods = new Map<PropertyKey, { of: unknown; bound: unknown }>();
   const bound = new Proxy(client, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      let method = methods.get(property);
+      if (method?.of !== value) methods.set(property, (method = { of: value, bound: (value as (...args: unknown[]) => unknown).bind(target) }));
+      return method.bound;
     },
   });
   contexts.set(bound, context);

@@ -13,6 +13,7 @@ function recordingClient(answer: (params: { query: string }) => Promise<unknown[
       const rows = await answer(params);
       return {
         json: async () => rows,
+        text: async () => rows.map((row) => `${JSON.stringify(row)}\n`).join(''),
         stream: async function* () {
           yield rows.map((row) => ({ json: () => row }));
         },

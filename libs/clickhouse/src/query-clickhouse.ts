@@ -77,21 +77,28 @@ export async function queryClickhouse<T>(ch: ClickHouseClient, query: Clickhouse
 }
 
 /**
- * A JSONEachRow result's rows, parsed a few thousand at a time with a turn between, where
- * ResultSet.json() would parse a large result (a trend of many buckets and breakdown values)
- * in one go while other requests wait.
+ * A JSONEachRow (or compact) result's rows, parsed a few thousand at a time with a turn between,
+ * where ResultSet.json() would parse a large result (a trend of many buckets and breakdown values)
+ * in one go while other requests wait. The text is read whole first: a bounded client's reads
+ * wait for the end of the query (wait_end_of_query), so the answer arrives whole anyway, and
+ * splitting its lines here costs a third of the client's row stream (a Transform and an async
+ * iterator per read).
  */
 async function readRows<T>(
   result: ResultSet<'JSONEachRow' | 'JSONCompactEachRowWithNamesAndTypes'>,
   nextTurn: (() => Promise<void>) | undefined,
 ): Promise<T[]> {
   if (!nextTurn) return (await result.json()) as T[];
+  const text = await result.text();
   const rows: T[] = [];
-  for await (const batch of result.stream<T>()) {
-    for (const row of batch) {
-      rows.push(row.json() as T);
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    if (end > start) {
+      rows.push(JSON.parse(text.slice(start, end)) as T);
       if (rows.length % ROWS_PER_TURN === 0) await nextTurn();
     }
+    start = end + 1;
   }
   return rows;
 }

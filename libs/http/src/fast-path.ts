@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express } from 'express';
 import type { Logger } from '@sightline/logger';
 import type { Metrics } from '@sightline/metrics';
 import { errors, type ApiError } from './api-error';
@@ -9,6 +10,8 @@ export interface FastPathFrame {
   app: string;
   logger: Logger;
   metrics: Metrics;
+  /** The Express app the fast path runs in front of: its request and response prototypes and settings ('trust proxy', the query parser). */
+  express: Express;
 }
 
 /**

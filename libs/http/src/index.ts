@@ -8,5 +8,6 @@ export * from './input-guard';
 export * from './client-ip';
 export * from './cacheable';
 export * from './fast-path';
+export * from './pre-routed';
 export * from './json-answer';
 export * from './work-turns';

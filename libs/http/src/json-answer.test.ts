@@ -17,6 +17,17 @@ describe('jsonChunks', () => {
     ['what JSON.stringify leaves out or turns into null', { u: undefined, f: () => 1, s: Symbol('x'), list: [undefined, () => 1, NaN, Infinity] }],
     ['toJSON', { at: new Date(Date.UTC(2024, 0, 2)), custom: { toJSON: (key: string) => `key:${key}` }, list: [{ toJSON: () => 'x' }] }],
     ['empty containers', { a: [], b: {}, c: [[], {}] }],
+    [
+      'rows of plain values, and rows that are not',
+      {
+        results: [
+          [1, 'é "q" \u2028', null, true, NaN, -0, Infinity, 1.5e300],
+          [undefined, () => 1, new Date(Date.UTC(2024, 0, 2)), { toJSON: () => 'x' }, [1]],
+          ['x'.repeat(70_000), 1],
+          Array.from({ length: 300 }, (_, i) => i),
+        ],
+      },
+    ],
     ['top-level undefined', undefined],
     [
       'one array in many places (made once)',

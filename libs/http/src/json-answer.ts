@@ -8,6 +8,20 @@ const SPLIT_DEPTH = 3;
 
 type Piece = { text: string } | { value: unknown; depth: number };
 
+/**
+ * An array of a few numbers, texts, booleans and nulls (a row of a HogQL or events answer): made
+ * by one JSON.stringify call, as one element of a slice, where walking it made a piece per cell.
+ */
+function isSmallFlatArray(value: object): boolean {
+  if (!Array.isArray(value) || value.length > 256) return false;
+  let chars = 0;
+  for (const item of value) {
+    if (typeof item === 'string') chars += item.length;
+    else if (item !== null && typeof item !== 'number' && typeof item !== 'boolean') return false;
+  }
+  return chars <= SLICE_CHARS;
+}
+
 /** `value` as JSON.stringify sees it: after toJSON, and undefined for what it leaves out. */
 function jsonValue(value: unknown, key: string): unknown {
   if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
@@ -36,7 +50,7 @@ export async function* jsonChunks(value: unknown): AsyncGenerator<string> {
       let text = arrayTexts.get(piece.value);
       if (text === undefined) arrayTexts.set(piece.value, (text = JSON.stringify(piece.value)));
       slice += text;
-    } else if (piece.depth >= SPLIT_DEPTH || piece.value === null || typeof piece.value !== 'object') {
+    } else if (piece.depth >= SPLIT_DEPTH || piece.value === null || typeof piece.value !== 'object' || isSmallFlatArray(piece.value)) {
       slice += JSON.stringify(piece.value) ?? 'null';
     } else {
       const depth = piece.depth + 1;

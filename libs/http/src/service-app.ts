@@ -59,7 +59,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler());
-  const fastPaths = (options.fastPaths ?? []).map((make) => make({ app: options.name, logger: options.logger, metrics: options.metrics }));
+  const fastPaths = (options.fastPaths ?? []).map((make) => make({ app: options.name, logger: options.logger, metrics: options.metrics, express: app }));
   if (fastPaths.length > 0) {
     // Express's app function calls app.handle for every request (listen, supertest, mounting):
     // the fast paths look first, before Express sets up its request and response objects.

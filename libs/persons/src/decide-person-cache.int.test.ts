@@ -231,6 +231,21 @@ describe('decide person cache: distinct ids proven to have no person', () => {
     expect(persons.cached(teamId, 'stranger-6', [])).toBeUndefined();
   });
 
+  it('stops proving absence once announced ids outgrow what it may hold, and does not list the project again at once', async () => {
+    // The project has three ids (ann, ann-anon, bob): a bound of four holds them and one announced id.
+    const { store, channel, persons } = await warmCache({ mostKnownDistinctIds: 4 });
+    await waitFor(async () => persons.cached(teamId, 'nobody', []) !== undefined, { timeoutMs: 2000, intervalMs: 5 });
+    await channel.publish({ teamId, persons: [], distinctIds: ['new-1'], groups: [] });
+    expect(persons.cached(teamId, 'stranger-8', [])).toBeDefined();
+    expect(persons.cached(teamId, 'new-1', [])).toBeUndefined();
+    await channel.publish({ teamId, persons: [], distinctIds: ['new-2', 'new-3'], groups: [] });
+    expect(persons.cached(teamId, 'stranger-8', [])).toBeUndefined();
+    await persons.read(store.sql, teamId, 'stranger-8', []);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(listings(store)).toHaveLength(1); // not again within a minute
+    expect(persons.cached(teamId, 'stranger-9', [])).toBeUndefined();
+  });
+
   it('does not list a project with more distinct ids than it may hold', async () => {
     const { store, persons } = await warmCache({ mostKnownDistinctIds: 2 });
     await waitFor(async () => listings(store).length === 1, { timeoutMs: 2000, intervalMs: 5 });

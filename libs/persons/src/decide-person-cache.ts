@@ -333,11 +333,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
       return;
     }
     const known = knownIds.get(teamId);
-    if (known)
-      for (const distinctId of change.distinctIds) {
-        known.ids?.add(distinctId);
-        known.loading?.push(distinctId);
-      }
+    if (known && change.distinctIds.length > 0) addAnnouncedIds(teamId, known, change.distinctIds);
     if (change.groups.length > 0) groupsAnswers.delete(teamId);
     for (const uuid of change.persons) removeIndexed(byPerson, `${teamId}\u0000${uuid}`);
     for (const distinctId of change.distinctIds) removeIndexed(byDistinctId, `${teamId}\u0000${distinctId}`);
@@ -358,6 +354,33 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
     return key;
   };
 
+  const heldBy = (known: KnownDistinctIds) => (known.ids?.size ?? 0) + (known.loading?.length ?? 0);
+  /** Drops the lists listed longest ago (never `keep`) until the ids held over all projects fit mostKnownIds. */
+  const dropListsBeyondBound = (keep: KnownDistinctIds) => {
+    let held = 0;
+    for (const other of knownIds.values()) held += heldBy(other);
+    for (const [otherTeam, other] of knownIds) {
+      if (held <= mostKnownIds) break;
+      if (other === keep) continue;
+      held -= heldBy(other);
+      knownIds.delete(otherTeam);
+    }
+  };
+  /**
+   * Announced ids join the project's list (or the one loading), within the same bound as a
+   * listing: a project whose announcements outgrow it is read from the store, as one listed with
+   * too many ids, so a flood of new distinct ids cannot grow the list between listings.
+   */
+  const addAnnouncedIds = (teamId: number, known: KnownDistinctIds & { db: Sql }, distinctIds: string[]) => {
+    for (const distinctId of distinctIds) {
+      known.ids?.add(distinctId);
+      known.loading?.push(distinctId);
+    }
+    if (heldBy(known) > mostKnownIds)
+      // A new state: a listing in flight sees it is no longer the project's and drops its answer.
+      knownIds.set(teamId, { db: known.db, ids: null, loadedAt: 0, refreshAt: 0, generation: -1, loading: null, notBefore: now() + TOO_MANY_IDS_RETRY_MS });
+    else dropListsBeyondBound(known);
+  };
   /**
    * Lists the project's distinct ids in the background when it has no usable list or its list
    * is due for a refresh (nobody waits for it); announcements that land meanwhile are added.
@@ -387,13 +410,7 @@ export function createDecidePersonCache(options: DecidePersonCacheOptions): Deci
         Object.assign(state, { db, loadedAt: at, refreshAt: at + options.maxAgeMs * (0.5 + 0.3 * Math.random()), generation });
         knownIds.delete(teamId);
         knownIds.set(teamId, state);
-        let held = 0;
-        for (const other of knownIds.values()) held += other.ids?.size ?? 0;
-        for (const [otherTeam, other] of knownIds) {
-          if (held <= mostKnownIds || other === state) break;
-          held -= other.ids?.size ?? 0;
-          knownIds.delete(otherTeam);
-        }
+        dropListsBeyondBound(state);
       },
       (error: unknown) => {
         state.loading = null;

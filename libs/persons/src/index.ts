@@ -12,3 +12,4 @@ export * from './person-events-deletion';
 export * from './decide-person-cache';
 export * from './person-split';
 export * from './property-update-times';
+export * from './written-persons';

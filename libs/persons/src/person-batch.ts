@@ -4,6 +4,7 @@ import { isIllegalDistinctId } from './illegal-distinct-ids';
 import { applyHistoricalUpdates, applyLiveUpdates, emptyUpdateTimes, type PropertyUpdateTimes } from './property-update-times';
 import type { Properties, PropertyUpdates } from './property-updates';
 import type { PersonCopy, PersonDistinctIdCopy } from './person-copies';
+import { NO_UPDATE_TIMES, type WrittenPerson, type WrittenPersons } from './written-persons';
 
 /** One person as the batch sees it: loaded from Postgres (id set) or created in this batch. */
 export interface PersonState {
@@ -19,6 +20,11 @@ export interface PersonState {
   version: number;
   /** The version read from PostgreSQL (null when created in this batch): the update asserts it is still there. */
   storedVersion: number | null;
+  /**
+   * Taken from the process's written persons instead of read: storedVersion is only what this
+   * process last committed, so the write checks it even when the batch does not change the person.
+   */
+  remembered: boolean;
   createdAtMs: number;
   /** createdAtMs moved earlier (a merge) since the person was loaded: the update writes it. */
   createdAtChanged: boolean;
@@ -49,6 +55,8 @@ export type MergeOutcome =
   | 'refused_already_identified';
 
 interface DistinctIdEntry {
+  /** As the event or the read gave it (the batch's key also holds the project). */
+  distinctId: string;
   person: PersonState;
   version: number;
 }
@@ -79,6 +87,12 @@ export class PersonVersionRace extends Error {
 }
 
 const entryKey = (teamId: number, distinctId: string) => `${teamId}\u0000${distinctId}`;
+
+const hasUpdateTimes = (times: PropertyUpdateTimes) => {
+  for (const _ in times.updatedAt) return true;
+  for (const _ in times.operation) return true;
+  return false;
+};
 
 /** JSON of an object, without a call into the serialiser for an empty one (most persons' update times). */
 function objectJson(value: object): string {
@@ -180,6 +194,33 @@ function mergedUpdateTimes(into: PersonState, other: PersonState): PropertyUpdat
 }
 
 /**
+ * The distinct ids of a batch that the written persons hold, and the rest, to read. A person
+ * kept at two versions (its ids committed by different runs) is read.
+ */
+function splitRemembered(remembered: WrittenPersons, teamId: number, distinctIds: string[]): { toRead: string[]; kept: [string, WrittenPerson][] } {
+  const toRead: string[] = [];
+  let kept: [string, WrittenPerson][] = [];
+  let versions: Map<string, number> | undefined;
+  let stale: Set<string> | undefined;
+  for (const distinctId of distinctIds) {
+    const entry = remembered.get(teamId, distinctId);
+    if (entry === undefined) {
+      toRead.push(distinctId);
+      continue;
+    }
+    kept.push([distinctId, entry]);
+    const seen = (versions ??= new Map()).get(entry.id);
+    if (seen === undefined) versions.set(entry.id, entry.version);
+    else if (seen !== entry.version) (stale ??= new Set()).add(entry.id);
+  }
+  if (stale) {
+    for (const [distinctId, entry] of kept) if (stale.has(entry.id)) toRead.push(distinctId);
+    kept = kept.filter(([, entry]) => !stale.has(entry.id));
+  }
+  return { toRead, kept };
+}
+
+/**
  * The persons of one consumed batch, worked on in memory in event order and written back
  * to Postgres in one transaction with a handful of bulk statements (instead of one round
  * trip per event). Load locks the persons (FOR UPDATE) so a concurrent batch touching the
@@ -216,58 +257,133 @@ export class PersonBatch {
   static async load(
     sql: Sql,
     distinctIdsByTeam: ReadonlyMap<number, Iterable<string>>,
-    options: { lock: boolean; personlessCache?: PersonlessDistinctIdCache; mayCreate?: (teamId: number, distinctId: string) => boolean },
+    options: {
+      lock: boolean;
+      personlessCache?: PersonlessDistinctIdCache;
+      mayCreate?: (teamId: number, distinctId: string) => boolean;
+      /** Persons this process committed last: their ids are not read (only for an unlocked batch; see WrittenPersons). */
+      remembered?: WrittenPersons;
+    },
   ): Promise<PersonBatch> {
     const batch = new PersonBatch(options.personlessCache);
     for (const [teamId, ids] of distinctIdsByTeam) {
       // The caller's sets are used as they are (no second set built of thousands of ids).
       const distinctIds = ids instanceof Set ? [...(ids as Set<string>)] : [...new Set(ids)];
       if (distinctIds.length === 0) continue;
-      // All rows as one JSON document: the embedded PGlite pays per row returned (each is a
-      // protocol message decoded in JavaScript), which for thousands of rows is most of the load.
-      const [{ rows: json } = { rows: null }] = await sql.query<{ rows: string | null }>(
-        `SELECT json_agg(json_build_array(distinct_id, distinct_id_version, id::text, uuid, properties, is_identified, version,
-                                          floor(extract(epoch FROM created_at) * 1000), properties_last_updated_at, properties_last_operation))::text AS rows
-           FROM (SELECT d.distinct_id, d.version AS distinct_id_version, p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at,
-                        p.properties_last_updated_at, p.properties_last_operation
-                   FROM json_array_elements_text($2::json) AS wanted(distinct_id)
-                   JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = wanted.distinct_id
-                   JOIN persons p ON p.id = d.person_id
-                  ORDER BY p.id${options.lock ? '\n                    FOR UPDATE OF p' : ''}) AS loaded`,
-        // The ids as one JSON array: JSON.stringify is native, where a text[] parameter is
-        // escaped element by element in JavaScript (thousands of ids per batch).
-        [teamId, JSON.stringify(distinctIds)],
-      );
-      const rows: LoadedRow[] = json === null ? [] : JSON.parse(json);
-      for (const [distinctId, distinctIdVersion, id, uuid, properties, isIdentified, version, createdAtMs, updatedAt, operation] of rows) {
-        let person = batch.personsById.get(id);
-        if (!person) {
-          person = {
-            teamId,
-            id,
-            uuid,
-            properties: properties ?? {},
-            updateTimes: { updatedAt: updatedAt ?? {}, operation: operation ?? {} },
-            isIdentified,
-            version,
-            storedVersion: version,
-            createdAtMs,
-            createdAtChanged: false,
-            bumped: false,
-            dirty: false,
-            deleted: false,
-            touched: false,
-            newDistinctIds: new Map(),
-          };
-          batch.personsById.set(id, person);
-        }
-        batch.byDistinctId.set(entryKey(teamId, distinctId), { person, version: distinctIdVersion });
-      }
+      const { toRead, kept } = options.remembered ? splitRemembered(options.remembered, teamId, distinctIds) : { toRead: distinctIds, kept: [] };
+      if (toRead.length > 0) await batch.read(sql, teamId, toRead, options.lock);
+      for (const [distinctId, person] of kept) batch.useRemembered(teamId, distinctId, person);
       // mayCreate first: ids of personless events only (most, in a personless run) need no key made.
       const missing = distinctIds.filter((id) => (options.mayCreate?.(teamId, id) ?? true) && !batch.byDistinctId.has(entryKey(teamId, id)));
       if (missing.length > 0) await batch.loadNewPersonVersions(sql, teamId, missing);
     }
     return batch;
+  }
+
+  /** Reads (and, with `lock`, locks) the persons of these distinct ids. */
+  private async read(sql: Sql, teamId: number, distinctIds: string[], lock: boolean): Promise<void> {
+    // All rows as one JSON document: the embedded PGlite pays per row returned (each is a
+    // protocol message decoded in JavaScript), which for thousands of rows is most of the load.
+    const [{ rows: json } = { rows: null }] = await sql.query<{ rows: string | null }>(
+      `SELECT json_agg(json_build_array(distinct_id, distinct_id_version, id::text, uuid, properties, is_identified, version,
+                                        floor(extract(epoch FROM created_at) * 1000), properties_last_updated_at, properties_last_operation))::text AS rows
+         FROM (SELECT d.distinct_id, d.version AS distinct_id_version, p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at,
+                      p.properties_last_updated_at, p.properties_last_operation
+                 FROM json_array_elements_text($2::json) AS wanted(distinct_id)
+                 JOIN person_distinct_ids d ON d.team_id = $1 AND d.distinct_id = wanted.distinct_id
+                 JOIN persons p ON p.id = d.person_id
+                ORDER BY p.id${lock ? '\n                    FOR UPDATE OF p' : ''}) AS loaded`,
+      // The ids as one JSON array: JSON.stringify is native, where a text[] parameter is
+      // escaped element by element in JavaScript (thousands of ids per batch).
+      [teamId, JSON.stringify(distinctIds)],
+    );
+    const rows: LoadedRow[] = json === null ? [] : JSON.parse(json);
+    for (const [distinctId, distinctIdVersion, id, uuid, properties, isIdentified, version, createdAtMs, updatedAt, operation] of rows) {
+      let person = this.personsById.get(id);
+      if (!person) {
+        person = {
+          teamId,
+          id,
+          uuid,
+          properties: properties ?? {},
+          updateTimes: { updatedAt: updatedAt ?? {}, operation: operation ?? {} },
+          isIdentified,
+          version,
+          storedVersion: version,
+          remembered: false,
+          createdAtMs,
+          createdAtChanged: false,
+          bumped: false,
+          dirty: false,
+          deleted: false,
+          touched: false,
+          newDistinctIds: new Map(),
+        };
+        this.personsById.set(id, person);
+      }
+      this.byDistinctId.set(entryKey(teamId, distinctId), { distinctId, person, version: distinctIdVersion });
+    }
+  }
+
+  /**
+   * A distinct id's person as this process last committed it, instead of a read. What the batch
+   * changes is copied first: the kept person is shared with other runs. When the batch also read
+   * the person (through another id) at another version, the kept one is stale: the batch is
+   * worked out again from a read.
+   */
+  private useRemembered(teamId: number, distinctId: string, kept: WrittenPerson): void {
+    let person = this.personsById.get(kept.id);
+    if (person && person.storedVersion !== kept.version) throw new PersonVersionRace(1);
+    if (!person) {
+      person = {
+        teamId,
+        id: kept.id,
+        uuid: kept.uuid,
+        properties: { ...kept.properties },
+        updateTimes:
+          kept.updateTimes === NO_UPDATE_TIMES
+            ? emptyUpdateTimes()
+            : { updatedAt: { ...kept.updateTimes.updatedAt }, operation: { ...kept.updateTimes.operation } },
+        isIdentified: kept.isIdentified,
+        version: kept.version,
+        storedVersion: kept.version,
+        remembered: true,
+        createdAtMs: kept.createdAtMs,
+        createdAtChanged: false,
+        bumped: false,
+        dirty: false,
+        deleted: false,
+        touched: false,
+        newDistinctIds: new Map(),
+        propertiesJson: kept.propertiesJson,
+      };
+      this.personsById.set(kept.id, person);
+    }
+    this.byDistinctId.set(entryKey(teamId, distinctId), { distinctId, person, version: kept.distinctIdVersion });
+  }
+
+  /**
+   * Keeps every stored person of the batch as it now is in PostgreSQL, by distinct id. Call only
+   * once the batch's transaction committed, and not for a batch that merged persons (a merge
+   * moves distinct ids this batch never saw).
+   */
+  rememberIn(remembered: WrittenPersons): void {
+    for (const entry of this.byDistinctId.values()) {
+      const person = entry.person;
+      if (person.id === null || person.deleted || person.dirty) continue;
+      const times = person.updateTimes;
+      remembered.remember(person.teamId, entry.distinctId, {
+        id: person.id,
+        uuid: person.uuid,
+        properties: person.properties,
+        propertiesJson: person.propertiesJson,
+        updateTimes: hasUpdateTimes(times) ? times : NO_UPDATE_TIMES,
+        isIdentified: person.isIdentified,
+        version: person.version,
+        createdAtMs: person.createdAtMs,
+        distinctIdVersion: entry.version,
+      });
+    }
   }
 
   /**
@@ -336,6 +452,7 @@ export class PersonBatch {
       isIdentified: false,
       version: deletedVersion === undefined ? 0 : deletedVersion + 1,
       storedVersion: null,
+      remembered: false,
       createdAtMs: timestampMs,
       createdAtChanged: false,
       bumped: true,
@@ -474,7 +591,7 @@ export class PersonBatch {
     const version = deletedVersion !== undefined ? deletedVersion + 1 : this.personlessSeen.has(key) || this.personlessToRecord.has(key) ? 1 : 0;
     this.personlessToRecord.delete(key);
     person.newDistinctIds.set(distinctId, version);
-    this.byDistinctId.set(key, { person, version });
+    this.byDistinctId.set(key, { distinctId, person, version });
   }
 
   private markChanged(person: PersonState): void {
@@ -506,12 +623,19 @@ export class PersonBatch {
       .filter((p) => p.dirty && !p.deleted)
       .sort((a, b) => a.id!.length - b.id!.length || (a.id! < b.id! ? -1 : a.id! > b.id! ? 1 : 0));
     const distinctIds: { teamId: number; distinctId: string; personId: string | null; personUuid: string | null; version: number }[] = [];
-    for (const person of new Set([...this.personsById.values(), ...created])) {
-      if (person.deleted) continue;
-      for (const [distinctId, version] of person.newDistinctIds)
-        distinctIds.push({ teamId: person.teamId, distinctId, personId: person.id, personUuid: person.id === null ? person.uuid : null, version });
-    }
-    if (created.length === 0 && changed.length === 0 && distinctIds.length === 0) return [];
+    /**
+     * Persons taken from the written persons that no update below checks (left as they were, or
+     * merged away: the merge deletes them by id): [id, version kept].
+     */
+    const unchangedRemembered: string[] = [];
+    for (const list of this.allPersons())
+      for (const person of list) {
+        if (person.remembered && (!person.dirty || person.deleted)) unchangedRemembered.push(`[${person.id},${person.storedVersion}]`);
+        if (person.deleted) continue;
+        for (const [distinctId, version] of person.newDistinctIds)
+          distinctIds.push({ teamId: person.teamId, distinctId, personId: person.id, personUuid: person.id === null ? person.uuid : null, version });
+      }
+    if (created.length === 0 && changed.length === 0 && distinctIds.length === 0 && unchangedRemembered.length === 0) return [];
     // Created: [team_id, uuid, properties, is_identified, version, created_at ms, update times,
     // operations]. Changed: [id, properties, is_identified, version, created_at ms or null (set
     // only when a merge moved it), update times, operations, version read]. The properties go
@@ -524,7 +648,7 @@ export class PersonBatch {
       (p) =>
         `[${p.id},${this.propertiesJson(p)},${p.isIdentified},${p.version},${p.createdAtChanged ? p.createdAtMs : 'null'},${objectJson(p.updateTimes.updatedAt)},${objectJson(p.updateTimes.operation)},${p.storedVersion}]`,
     );
-    const [{ ids, updated } = { ids: null, updated: 0 }] = await sql.query<{ ids: string | null; updated: number }>(
+    const [{ ids, updated, unchanged } = { ids: null, updated: 0, unchanged: 0 }] = await sql.query<{ ids: string | null; updated: number; unchanged: number }>(
       `WITH created AS (
          INSERT INTO persons (team_id, uuid, properties, is_identified, version, created_at, properties_last_updated_at, properties_last_operation)
          SELECT (x.value ->> 0)::int, (x.value ->> 1)::uuid, x.value -> 2, (x.value ->> 3)::boolean, (x.value ->> 4)::bigint,
@@ -543,10 +667,13 @@ export class PersonBatch {
            FROM jsonb_array_elements($3::text::jsonb) AS x
           WHERE persons.id = (x.value ->> 0)::bigint AND persons.version = (x.value ->> 7)::bigint
          RETURNING 1)
-       SELECT (SELECT json_agg(json_build_array(id::text, team_id, uuid))::text FROM created) AS ids, (SELECT count(*)::int FROM updated) AS updated`,
-      [`[${createdRows.join(',')}]`, JSON.stringify(distinctIds), `[${changedRows.join(',')}]`],
+       SELECT (SELECT json_agg(json_build_array(id::text, team_id, uuid))::text FROM created) AS ids, (SELECT count(*)::int FROM updated) AS updated,
+              (SELECT count(*)::int FROM persons, jsonb_array_elements($4::text::jsonb) AS x
+                WHERE persons.id = (x.value ->> 0)::bigint AND persons.version = (x.value ->> 1)::bigint) AS unchanged`,
+      [`[${createdRows.join(',')}]`, JSON.stringify(distinctIds), `[${changedRows.join(',')}]`, `[${unchangedRemembered.join(',')}]`],
     );
-    if (Number(updated) !== changed.length) throw new PersonVersionRace(changed.length - Number(updated));
+    const missed = changed.length - Number(updated) + unchangedRemembered.length - Number(unchanged);
+    if (missed > 0) throw new PersonVersionRace(missed);
     const byUuid = new Map(created.map((p) => [`${p.teamId}:${p.uuid}`, p]));
     for (const [id, teamId, uuid] of (ids === null ? [] : JSON.parse(ids)) as [string, number, string][]) {
       const person = byUuid.get(`${teamId}:${uuid}`)!;
@@ -608,25 +735,33 @@ export class PersonBatch {
    */
   private copies(moved: PersonDistinctIdCopy[]): PersonBatchCopies {
     const persons: PersonCopy[] = [];
-    for (const person of new Set([...this.personsById.values(), ...this.created])) {
-      if (!person.touched || (person.deleted && person.id === null)) continue;
-      persons.push({
-        id: person.uuid,
-        team_id: person.teamId,
-        created_at: new Date(person.createdAtMs).toISOString(),
-        properties: person.deleted ? '{}' : this.propertiesJson(person),
-        is_identified: person.isIdentified ? 1 : 0,
-        is_deleted: person.deleted ? 1 : 0,
-        version: person.version,
-      });
-    }
-    const distinctIds = new Map<string, PersonDistinctIdCopy>();
-    for (const [key, entry] of this.byDistinctId) {
+    for (const list of this.allPersons())
+      for (const person of list) {
+        if (!person.touched || (person.deleted && person.id === null)) continue;
+        persons.push({
+          id: person.uuid,
+          team_id: person.teamId,
+          created_at: new Date(person.createdAtMs).toISOString(),
+          properties: person.deleted ? '{}' : this.propertiesJson(person),
+          is_identified: person.isIdentified ? 1 : 0,
+          is_deleted: person.deleted ? 1 : 0,
+          version: person.version,
+        });
+      }
+    const distinctIds: PersonDistinctIdCopy[] = [];
+    for (const entry of this.byDistinctId.values()) {
       if (!entry.person.touched || entry.person.deleted) continue;
-      const distinctId = key.slice(key.indexOf('\u0000') + 1);
-      distinctIds.set(key, { team_id: entry.person.teamId, distinct_id: distinctId, person_id: entry.person.uuid, is_deleted: 0, version: entry.version });
+      distinctIds.push({ team_id: entry.person.teamId, distinct_id: entry.distinctId, person_id: entry.person.uuid, is_deleted: 0, version: entry.version });
     }
-    for (const row of moved) distinctIds.set(entryKey(row.team_id, row.distinct_id), row);
-    return { persons, distinctIds: [...distinctIds.values()] };
+    if (moved.length === 0) return { persons, distinctIds };
+    // A merge's moved rows replace what the batch knew of those ids.
+    const byKey = new Map(distinctIds.map((row) => [entryKey(row.team_id, row.distinct_id), row]));
+    for (const row of moved) byKey.set(entryKey(row.team_id, row.distinct_id), row);
+    return { persons, distinctIds: [...byKey.values()] };
+  }
+
+  /** Every person of the batch once, in two lists: those loaded or kept, then those it created (never among the loaded). */
+  private allPersons(): Iterable<PersonState>[] {
+    return [this.personsById.values(), this.created];
   }
 }

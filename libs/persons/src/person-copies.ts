@@ -1,5 +1,6 @@
 import { insertJsonRows, insertRowBinary, type ClickHouseClient, type RowBinaryWriter } from '@sightline/clickhouse';
 import type { PersonChange } from './decide-person-cache';
+import { KeptByProject } from './kept-by-project';
 
 /** A row of ClickHouse `person`: a versioned copy of the Postgres person (read with argMax(…, version)). */
 export interface PersonCopy {
@@ -79,55 +80,21 @@ interface DistinctIdMark {
 }
 
 /**
- * Per project, the last copy written by key, bounded in two generations: keys are recorded in
- * the current generation (a key already there is updated in place, no reordering); once the
- * current holds `capacity / 2` keys over all projects it becomes the previous one and the
- * previous is forgotten. So at most `capacity` keys are held, and at least the last
- * `capacity / 2` recorded are remembered. A key found only in the previous generation is
- * still known; recorded again, it moves to the current.
- */
-class WrittenByProject<V> {
-  private current = new Map<number, Map<string, V>>();
-  private previous = new Map<number, Map<string, V>>();
-  private currentSize = 0;
-  private readonly generationSize: number;
-  constructor(capacity: number) {
-    this.generationSize = Math.max(1, Math.floor(capacity / 2));
-  }
-
-  get(teamId: number, key: string): V | undefined {
-    const value = this.current.get(teamId)?.get(key);
-    return value !== undefined ? value : this.previous.get(teamId)?.get(key);
-  }
-
-  set(teamId: number, key: string, value: V): void {
-    let written = this.current.get(teamId);
-    if (!written) this.current.set(teamId, (written = new Map()));
-    const size = written.size;
-    written.set(key, value);
-    if (written.size === size || ++this.currentSize < this.generationSize) return;
-    this.previous = this.current;
-    this.current = new Map();
-    this.currentSize = 0;
-  }
-}
-
-/**
  * The person and distinct-id copies this process has written to ClickHouse, by key and
  * version, so a batch that touches a person without changing it skips rewriting the same row.
  * A copy is remembered only once its insert succeeded: a batch redelivered after a failed
  * write, or after a crash (the memory is gone), still writes every copy it touches. A copy
  * is a function of its key and version (every change to a person or distinct id row bumps
- * its version), so an equal (key, version) is the same row. Bounded (see WrittenByProject).
+ * its version), so an equal (key, version) is the same row. Bounded (see KeptByProject).
  * Kept per project by the copy's own key (no key text built per copy: a run checks and
  * records every copy it makes).
  */
 export class WrittenCopies {
-  private readonly persons: WrittenByProject<number>;
-  private readonly distinctIds: WrittenByProject<DistinctIdMark>;
+  private readonly persons: KeptByProject<number>;
+  private readonly distinctIds: KeptByProject<DistinctIdMark>;
   constructor(capacity = 500_000) {
-    this.persons = new WrittenByProject(capacity);
-    this.distinctIds = new WrittenByProject(capacity);
+    this.persons = new KeptByProject(capacity);
+    this.distinctIds = new KeptByProject(capacity);
   }
 
   private personWritten(c: PersonCopy): boolean {

@@ -41,23 +41,27 @@ export async function splitPerson(
     );
     const main = options.mainDistinctId ?? distinctIds[0]?.distinct_id ?? null;
     if (options.mainDistinctId && !distinctIds.some((d) => d.distinct_id === options.mainDistinctId)) return null;
-    let original: PersonCopy | null = null;
-    if (!options.mainDistinctId) {
-      const version = person.version + 1;
+    // The original's version moves even when only its distinct ids leave it: a worker that kept
+    // the person (libs/persons/src/written-persons.ts) learns from the version alone that the ids
+    // it kept for it may have moved.
+    const version = person.version + 1;
+    if (options.mainDistinctId) {
+      await tx.query('UPDATE persons SET version = $2 WHERE id = $1', [person.id, version]);
+    } else {
       await tx.query(
         `UPDATE persons SET properties = '{}'::jsonb, properties_last_updated_at = '{}'::jsonb, properties_last_operation = '{}'::jsonb, version = $2 WHERE id = $1`,
         [person.id, version],
       );
-      original = {
-        id: person.uuid,
-        team_id: teamId,
-        created_at: person.createdAt,
-        properties: '{}',
-        is_identified: person.isIdentified ? 1 : 0,
-        is_deleted: 0,
-        version,
-      };
     }
+    const original: PersonCopy = {
+      id: person.uuid,
+      team_id: teamId,
+      created_at: person.createdAt,
+      properties: options.mainDistinctId ? JSON.stringify(person.properties) : '{}',
+      is_identified: person.isIdentified ? 1 : 0,
+      is_deleted: 0,
+      version,
+    };
     let candidates = distinctIds.filter((d) => d.distinct_id !== main);
     if (options.maxSplits != null && distinctIds.length > options.maxSplits) {
       const kept = new Set(distinctIds.slice(-options.maxSplits).map((d) => d.distinct_id));
@@ -110,7 +114,7 @@ export async function splitPerson(
       copies.push({ team_id: teamId, distinct_id: distinctId, person_id: uuid, is_deleted: 0, version: distinctIdVersion });
       moved.push({ distinctId, personUuid: uuid });
     }
-    return { persons: original ? [original, ...persons] : persons, distinctIds: copies, moved };
+    return { persons: [original, ...persons], distinctIds: copies, moved };
   });
   if (!split) return null;
   await writeCopies(stores.ch, { persons: split.persons, distinctIds: split.distinctIds });

@@ -142,14 +142,27 @@ export interface MountOptions {
   throttle?: (kind: ThrottleClass) => RequestHandler;
 }
 
-/**
- * An Express router for the table: per route, authentication, the scope check, the project (for `:project_id`
- * paths; any other route refuses keys restricted to projects unless it narrows to them) or organisation (`:organization_id`), the throttle and the CSV answer of list routes, then its handlers, the body validated before the last.
- */
+/** An Express router for the table: each route's chain (routeChains), and 405 for a declared path's other methods. */
 export function mountRoutes(table: RouteTable, options: MountOptions): Router {
-  const router = Router();
+  return mountRouteChains(routeChains(table, options), options.authenticate);
+}
+
+/** One declared route with everything that runs for it, in order: its checks, then its handlers. */
+export interface RouteChain {
+  route: RouteDefinition;
+  handlers: readonly RequestHandler[];
+}
+
+/**
+ * Per route, authentication, the scope check, the project (for `:project_id` paths; any other
+ * route refuses keys restricted to projects unless it narrows to them) or organisation
+ * (`:organization_id`), the throttle and the CSV answer of list routes, then its handlers, the
+ * body validated before the last. Built once: the Express router and the routes answered before
+ * Express (pre-routed.ts) run these same handler instances.
+ */
+export function routeChains(table: RouteTable, options: MountOptions): RouteChain[] {
   const project = projectAccess(options.db, options.findProject);
-  for (const route of table.routes) {
+  return table.routes.map((route) => {
     checkRouteDeclaration(route);
     const chain: RequestHandler[] = [options.authenticate, requireScope(...requiredScopes(route))];
     if (isProjectRoute(route)) chain.push(project);
@@ -160,11 +173,17 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
     // The body is checked right before the last handler: after the route's own middleware (the
     // object it names, the caller's access to it), as DRF looks the object up before the serializer.
     const handlers = route.body ? [...route.handlers.slice(0, -1), requestBodyValidator(route.body), ...route.handlers.slice(-1)] : route.handlers;
-    router[route.method](route.path, ...chain, ...handlers);
-  }
+    return { route, handlers: [...chain, ...handlers] };
+  });
+}
+
+/** An Express router for chains made by routeChains (each route's path and method), and the 405s of their paths. */
+export function mountRouteChains(chains: readonly RouteChain[], authenticate: RequestHandler): Router {
+  const router = Router();
+  for (const { route, handlers } of chains) router[route.method](route.path, ...handlers);
   // A declared path with an undeclared method: 405 naming the allowed ones, as DRF answers.
   const methodsByPath = new Map<string, Set<string>>();
-  for (const route of table.routes) {
+  for (const { route } of chains) {
     const methods = methodsByPath.get(route.path) ?? new Set<string>();
     methods.add(route.method.toUpperCase());
     if (route.method === 'get') methods.add('HEAD');
@@ -172,7 +191,7 @@ export function mountRoutes(table: RouteTable, options: MountOptions): Router {
   }
   for (const [path, methods] of methodsByPath) {
     const allow = [...methods, 'OPTIONS'].join(', ');
-    router.all(path, options.authenticate, (req, _res, next) => {
+    router.all(path, authenticate, (req, _res, next) => {
       next(new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${req.method}" not allowed.`, null, { Allow: allow }));
     });
   }

@@ -9,6 +9,7 @@ import {
   type MergeKind,
   type PersonBatchCopies,
   type PersonlessDistinctIdCache,
+  type WrittenPersons,
 } from '@sightline/persons';
 import type { MetadataStore, Sql } from '@sightline/postgres';
 import { isJsonObject } from '@sightline/json-input';
@@ -110,12 +111,18 @@ async function planGroups(events: readonly PreparedEvent[], groupTypes: GroupTyp
  * (PostHog's ASSERT_VERSION writes); when another writer got in between (a merge, an API change,
  * a batch of another partition on a person with ids in both), the run is worked out again at
  * once from a locked read. Groups are read locked whenever the run writes.
+ *
+ * Such a run also skips reading the persons this process committed last (`remembered`): it
+ * takes them as kept, and its write checks each one's version, changed or not; a miss is a lost
+ * race like any other. Once a run without merges commits, its persons are kept; a run with
+ * merges, or one that failed, makes its ids be read next time.
  */
 export async function personsStep(
   db: MetadataStore,
   groupTypes: GroupTypeIndexes,
   personlessCache: PersonlessDistinctIdCache,
   events: readonly PreparedEvent[],
+  remembered?: WrittenPersons,
 ): Promise<PersonsStepResult> {
   const plans = await planGroups(events, groupTypes);
   const distinctIdsByTeam = new Map<number, Set<string>>();
@@ -150,16 +157,56 @@ export async function personsStep(
   const run: PersonsRun = { events, plans, distinctIdsByTeam, mayCreate, personlessCache };
   // A batch of personless events without $groupidentify only reads persons: no transaction, no locks.
   const writes = events.some((e) => e.processPerson) || plans.some((p) => p.identify !== null);
-  if (!writes) return processPersons(db, run, { lockPersons: false, lockGroups: false });
-  // A store that runs one transaction at a time (embedded PGlite) cannot interleave them: no locks.
-  if (db.oneTransactionAtATime) return db.transaction((tx) => processPersons(tx, run, { lockPersons: false, lockGroups: false }));
-  if (merges) return db.transaction((tx) => processPersons(tx, run, { lockPersons: true, lockGroups: true }));
+  if (!writes) return (await processPersons(db, run, { lockPersons: false, lockGroups: false })).result;
+  const attempt = async (locks: Locks, kept?: WrittenPersons) => {
+    const { result, persons } = await db.transaction((tx) => processPersons(tx, run, locks, kept));
+    // Committed: what the run left in PostgreSQL is now what this process knows of those persons.
+    if (remembered && !merges) persons.rememberIn(remembered);
+    return result;
+  };
   try {
-    return await db.transaction((tx) => processPersons(tx, run, { lockPersons: false, lockGroups: true }));
+    // A store that runs one transaction at a time (embedded PGlite) cannot interleave them: no
+    // locks. Only a kept person can be out of date there (an API change between runs); a merge
+    // reads its persons, as everywhere (it deletes one without a version to check).
+    if (db.oneTransactionAtATime)
+      return await retryRaceFromRead(
+        () => attempt(UNLOCKED, merges ? undefined : remembered),
+        () => attempt(UNLOCKED),
+      );
+    if (merges) return await attempt(LOCKED);
+    return await retryRaceFromRead(
+      () => attempt({ lockPersons: false, lockGroups: true }, remembered),
+      () => attempt(LOCKED),
+    );
+  } catch (error) {
+    if (remembered) forgetRun(remembered, distinctIdsByTeam);
+    throw error;
+  } finally {
+    // A merge moves distinct ids (also ids the run never saw, whose kept person is then deleted
+    // or bumped: checked anyway); the run's own ids are read next time.
+    if (remembered && merges) forgetRun(remembered, distinctIdsByTeam);
+  }
+}
+
+interface Locks {
+  lockPersons: boolean;
+  lockGroups: boolean;
+}
+const UNLOCKED: Locks = { lockPersons: false, lockGroups: false };
+const LOCKED: Locks = { lockPersons: true, lockGroups: true };
+
+/** Runs `first`; when it lost a race on a person's version, runs `fromRead` instead. */
+async function retryRaceFromRead<T>(first: () => Promise<T>, fromRead: () => Promise<T>): Promise<T> {
+  try {
+    return await first();
   } catch (error) {
     if (!(error instanceof PersonVersionRace)) throw error;
-    return db.transaction((tx) => processPersons(tx, run, { lockPersons: true, lockGroups: true }));
+    return fromRead();
   }
+}
+
+function forgetRun(remembered: WrittenPersons, distinctIdsByTeam: ReadonlyMap<number, Set<string>>): void {
+  for (const [teamId, ids] of distinctIdsByTeam) for (const id of ids) remembered.forget(teamId, id);
 }
 
 interface PersonsRun {
@@ -170,14 +217,23 @@ interface PersonsRun {
   personlessCache: PersonlessDistinctIdCache;
 }
 
-/** One attempt at a run's persons and groups, on `sql` (the run's transaction, or the store for a read-only run). */
-async function processPersons(sql: Sql, run: PersonsRun, locks: { lockPersons: boolean; lockGroups: boolean }): Promise<PersonsStepResult> {
+/**
+ * One attempt at a run's persons and groups, on `sql` (the run's transaction, or the store for a
+ * read-only run); `remembered`: persons to take as kept instead of reading them.
+ */
+async function processPersons(
+  sql: Sql,
+  run: PersonsRun,
+  locks: Locks,
+  remembered?: WrittenPersons,
+): Promise<{ result: PersonsStepResult; persons: PersonBatch }> {
   const { events, plans, mayCreate } = run;
   const groupRefs = plans.flatMap((p) => (p.identify ? [...p.attached, p.identify] : p.attached));
   const persons = await PersonBatch.load(sql, run.distinctIdsByTeam, {
     lock: locks.lockPersons,
     personlessCache: run.personlessCache,
     mayCreate: (teamId, distinctId) => mayCreate.get(teamId)?.has(distinctId) ?? false,
+    remembered,
   });
   const groups = await GroupBatch.load(sql, groupRefs, { lock: locks.lockGroups });
   const warnings: string[] = [];
@@ -224,5 +280,5 @@ async function processPersons(sql: Sql, run: PersonsRun, locks: { lockPersons: b
   });
   const personCopies = await persons.flush(sql);
   const groupCopies = await groups.flush(sql);
-  return { enrichments, copies: { ...personCopies, groups: groupCopies }, warnings };
+  return { result: { enrichments, copies: { ...personCopies, groups: groupCopies }, warnings }, persons };
 }

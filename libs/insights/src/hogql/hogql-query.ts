@@ -3,7 +3,7 @@ import { queryClickhouse, QueryLimitError } from '@sightline/clickhouse';
 import { compileSelect, createHogQLCompiler, HogQLError, type HogQLCompiler, type PlaceholderValue } from '@sightline/hogql';
 import { isJsonObject } from '@sightline/json-input';
 import { clickHouseInputError } from '../common/clickhouse-input-errors';
-import { dateTimeInZone } from '../common/date-time-values';
+import { dateTimeInZone, isDateTimeType } from '../common/date-time-values';
 import { QueryInputError } from '../common/events-sql';
 
 /**
@@ -104,16 +104,21 @@ function queryError(error: unknown): unknown {
 }
 
 const WIDE_INTEGER = /^U?Int(64|128|256)$/;
+const keep = (value: unknown) => value;
 /**
- * A value as the answer gives it: a 64-bit integer (which ClickHouse writes as text) a number when
- * it fits a double exactly, a date-time ISO 8601 in the project's time zone, as PostHog answers.
+ * How a column's values are given in the answer, chosen once per column by its type: a 64-bit
+ * integer (which ClickHouse writes as text) a number when it fits a double exactly, a date-time
+ * ISO 8601 in the project's time zone, as PostHog answers; any other value as it is.
  */
-function readValue(value: unknown, type: string, timezone: string): unknown {
-  if (typeof value === 'string' && WIDE_INTEGER.test(type.replace(/^(Nullable|LowCardinality)\((.*)\)$/, '$2'))) {
-    const number = Number(value);
-    return Number.isSafeInteger(number) ? number : value;
+function columnReader(type: string, timezone: string): (value: unknown) => unknown {
+  if (WIDE_INTEGER.test(type.replace(/^(Nullable|LowCardinality)\((.*)\)$/, '$2'))) {
+    return (value) => {
+      if (typeof value !== 'string') return value;
+      const number = Number(value);
+      return Number.isSafeInteger(number) ? number : value;
+    };
   }
-  return dateTimeInZone(value, type, timezone);
+  return isDateTimeType(type) ? (value) => dateTimeInZone(value, type, timezone) : keep;
 }
 
 /**
@@ -152,7 +157,8 @@ export async function runHogQLQuery(ch: ClickHouseClient, project: { id: number;
   const types = ((rows[1] ?? []) as string[]).map(String);
   const limit = compiled.limit ?? DEFAULT_RETURNED_ROWS;
   const body = rows.slice(2);
-  const results = body.slice(0, limit).map((row) => row.map((value, i) => readValue(value, types[i] ?? '', project.timezone)));
+  const readers = types.map((type) => columnReader(type, project.timezone));
+  const results = body.slice(0, limit).map((row) => row.map((value, i) => (readers[i] ?? keep)(value)));
   return {
     columns: compiled.columns,
     types: compiled.columns.map((name, i) => [name, types[i] ?? 'String']),
