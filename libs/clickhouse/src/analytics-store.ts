@@ -4,6 +4,8 @@ import { ClickHouseLogLevel, createClient, parseError, type ClickHouseClient } f
 import { clusterClientSettings, SINGLE_SERVER, type ClickHouseLayout } from './cluster/layout';
 import { restoreCrashSignalDefaults } from './crash-signals';
 import { EMBEDDED_STORE_PRIORITY, UNBOUNDED_QUERY_SETTINGS } from './query-limits';
+import { withSettingsClause } from './settings-clause';
+import { createEngineSessionQueue, DRAIN_SQL } from './engine-session-queue';
 
 export type { ClickHouseClient };
 
@@ -98,19 +100,64 @@ export function createAnalyticsStore(config: AnalyticsStoreConfig): ClickHouseCl
   // Loaded lazily so a distributed process never loads the native engine.
   // (typed by hand: chdb's subpath types need a newer moduleResolution than our CommonJS build)
   const { createChdbConnection } = require('chdb/connection') as {
-    createChdbConnection: (options: { path: string }) => NonNullable<Parameters<typeof createClient>[0]>['connection'] & { chdb: ChdbRawInserter };
+    createChdbConnection: (options: { path: string }) => ChdbConnection;
   };
   const connection = createChdbConnection({ path });
   // The engine's session installed its crash handlers just now (see restoreCrashSignalDefaults).
   restoreCrashSignalDefaults();
+  queueEveryStatement(connection);
+  // Reads carry their settings in a clause of their own where they can (settings-clause.ts):
+  // they then leave the session's settings as the last SET made them, which every other
+  // statement (inserts, commands) still sends whole, and each read gives all of its own.
+  const query = connection.query.bind(connection);
+  connection.query = (params) => {
+    const sql = withSettingsClause(params.query, params.clickhouse_settings);
+    return query(sql === null ? params : { ...params, query: sql, clickhouse_settings: undefined });
+  };
   const client = createClient({ connection, log: CLIENT_LOG, clickhouse_settings: IN_PROCESS_SETTINGS });
   inProcessStores.set(client, rawInsertOf(connection.chdb));
   return client;
 }
 
-/** chdb's raw insert (its connection's `.chdb` extension; typed by hand, as createChdbConnection). */
-interface ChdbRawInserter {
-  rawInsert(params: { table: string; format: string; values: Buffer; settings: Record<string, string | number> }): Promise<unknown>;
+type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
+/** chdb's connection with its `.chdb` extension (typed by hand, as createChdbConnection). */
+type ChdbConnection = ClientConnection & {
+  chdb: {
+    rawInsert(params: { table: string; format: string; values: Buffer; settings: Record<string, string | number> }): Promise<unknown>;
+    queryAsync(sql: string, options: { format: string }): Promise<{ bytes(): Buffer }>;
+  };
+};
+type ChdbRawInserter = Pick<ChdbConnection['chdb'], 'rawInsert'>;
+
+/**
+ * Every statement the connection runs goes through one queue, which reads out what a failed one
+ * left behind before the next runs (engine-session-queue.ts: otherwise a failed read's partial
+ * rows would lead the next read's answer, maybe another project's).
+ */
+function queueEveryStatement(connection: ChdbConnection): void {
+  const { chdb } = connection;
+  const queryAsync = chdb.queryAsync.bind(chdb);
+  const queue = createEngineSessionQueue(async () => (await queryAsync(DRAIN_SQL, { format: 'TabSeparated' })).bytes().toString('utf8'));
+  const queued = <K extends 'query' | 'exec' | 'command' | 'insert'>(name: K) => {
+    const run = connection[name].bind(connection) as (params: unknown) => Promise<unknown>;
+    (connection as Record<K, unknown>)[name] = (params: unknown) => queue.run(() => run(params));
+  };
+  queued('query');
+  queued('exec');
+  queued('command');
+  queued('insert');
+  const ping = connection.ping.bind(connection);
+  // Readiness: a session given up on answers ping as failed.
+  connection.ping = (params) => queue.run(() => ping(params)).catch((error: unknown) => ({ success: false as const, error: error as Error }));
+  const rawInsert = chdb.rawInsert.bind(chdb);
+  chdb.rawInsert = (params) => queue.run(() => rawInsert(params));
+  chdb.queryAsync = (sql, options) => queue.run(() => queryAsync(sql, options));
+  // Closing the session under a running statement is not survivable for the engine.
+  const close = connection.close.bind(connection);
+  connection.close = async () => {
+    await queue.idle();
+    await close();
+  };
 }
 
 /**

@@ -66,4 +66,44 @@ describe.each(['http', 'chdb'] as const)('queryClickhouse (%s)', (kind) => {
     const bounded = boundAnalyticsReads(ch, DEFAULT_ANALYTICS_QUERY_LIMITS);
     expect(await rows(bounded, comment, null)).toEqual([{ comment: '{"kind":"test.read","team_id":null}' }]);
   });
+  it("keeps a read's own settings to that read: the store's next query runs with its own", async () => {
+    const setting = "SELECT getSetting('join_use_nulls') AS value";
+    expect(await queryClickhouse(ch, { kind: 'test.read', teamId: 1, sql: setting, settings: { join_use_nulls: 1 } })).toEqual([{ value: true }]);
+    expect(await rows(ch, setting)).toEqual([{ value: false }]);
+  });
+
+  // Last in the file: in the embedded engine (chdb 3.4), a UNION that fails after some output can
+  // leave rows that the session's next query then answers with (seen in ~1 of 6 tries).
+  // chdb 3.4 handed a failed statement's partial output out in front of the next statement's
+  // answer (engine-session-queue.ts); in embedded mode that next read may be another project's.
+  // The first two stopped reads left their rows behind every time, the UNIONs now and then.
+  it.each([
+    ['a result limit hit mid-stream', 50_000, 'SELECT number FROM numbers(100000) SETTINGS max_block_size = 1000'],
+    ['an error thrown mid-stream', null, 'SELECT number FROM numbers(100000) WHERE throwIf(number = 90000) = 0 SETTINGS max_block_size = 1000'],
+    ['a result limit hit in a UNION', 10, 'SELECT number FROM numbers(8) UNION ALL SELECT number FROM numbers(8)'],
+    ['an error in a UNION branch', null, 'SELECT number FROM numbers(8) UNION ALL SELECT throwIf(number = 5) FROM numbers(8)'],
+  ])("leaves nothing of a read stopped by %s in the store's next answers, queued at once or later", async (_case, maxResultRows, sql) => {
+    const reader = maxResultRows === null ? ch : boundAnalyticsReads(ch, { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxResultRows });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const stopped = rows(reader, sql);
+      const next = rows(ch, "SELECT 'next' AS answer", 2);
+      await expect(stopped).rejects.toBeTruthy();
+      await expect(next).resolves.toEqual([{ answer: 'next' }]);
+      await expect(rows(ch, "SELECT 'later' AS answer", 2)).resolves.toEqual([{ answer: 'later' }]);
+    }
+  });
+
+  it('bounds a UNION as a whole, and a read whose text takes no settings clause as well', async () => {
+    const bounded = boundAnalyticsReads(ch, { ...DEFAULT_ANALYTICS_QUERY_LIMITS, maxResultRows: 10 });
+    const [settings] = (await rows(bounded, "SELECT getSetting('max_result_rows') AS max, getSetting('log_comment') AS tag")) as {
+      max: unknown;
+      tag: string;
+    }[];
+    expect({ ...settings, max: String(settings!.max) }).toEqual({ max: '10', tag: '{"kind":"test.read","team_id":1}' });
+    const union = 'SELECT number FROM numbers(8) UNION ALL SELECT number FROM numbers(8)';
+    await expect(rows(ch, union)).resolves.toHaveLength(16);
+    await expect(rows(bounded, union)).rejects.toMatchObject({ kind: 'result' });
+    // A comment keeps the settings as SET statements (settings-clause.ts): bounded all the same.
+    await expect(rows(bounded, `${union} -- a comment`)).rejects.toMatchObject({ kind: 'result' });
+  });
 });

@@ -213,6 +213,8 @@ class ChdbEngine {
   }
 
   private async executeNow(request: ChRequest): Promise<ChResponse> {
+    // Also reads out what a statement that failed mid-stream left in the engine's output, which
+    // chdb would otherwise put in front of this request's answer (chdb-http-front.int.test.ts).
     await this.run(`USE ${quoteIdentifier(request.database)}`);
     // An insert with a body names its settings in its own statement, as a server applies URL
     // settings to that one query: no SET before and after it (three more engine calls per

@@ -118,6 +118,19 @@ describe('chdb ClickHouse HTTP front', () => {
     }
   });
 
+  it("hands nothing of a statement that failed mid-stream to the next request's answer", async () => {
+    // Bare requests (no settings, so no SET statements around them): the engine kept the failed
+    // statement's first blocks and put them in front of the next statement's output.
+    const post = (sql: string) => fetch(`${testServices().clickhouseUrl}?database=${db.database}`, { method: 'POST', body: sql });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const failed = await post('SELECT number FROM numbers(100000) WHERE throwIf(number = 90000) = 0 SETTINGS max_block_size = 1000');
+      expect(failed.status).toBe(500);
+      await failed.text();
+      const next = await post("SELECT 'next'");
+      expect(await next.text()).toBe('next\n');
+    }
+  });
+
   it('raises ClickHouseError with the server error code', async () => {
     const failure = client.query({ query: 'SELECT * FROM no_such_table', format: 'JSONEachRow' });
     await expect(failure).rejects.toBeInstanceOf(ClickHouseError);
