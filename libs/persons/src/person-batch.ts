@@ -267,12 +267,14 @@ export class PersonBatch {
   ): Promise<PersonBatch> {
     const batch = new PersonBatch(options.personlessCache);
     for (const [teamId, ids] of distinctIdsByTeam) {
-      const distinctIds = [...new Set(ids)];
+      // The caller's sets are used as they are (no second set built of thousands of ids).
+      const distinctIds = ids instanceof Set ? [...(ids as Set<string>)] : [...new Set(ids)];
       if (distinctIds.length === 0) continue;
       const { toRead, kept } = options.remembered ? splitRemembered(options.remembered, teamId, distinctIds) : { toRead: distinctIds, kept: [] };
       if (toRead.length > 0) await batch.read(sql, teamId, toRead, options.lock);
       for (const [distinctId, person] of kept) batch.useRemembered(teamId, distinctId, person);
-      const missing = distinctIds.filter((id) => !batch.byDistinctId.has(entryKey(teamId, id)) && (options.mayCreate?.(teamId, id) ?? true));
+      // mayCreate first: ids of personless events only (most, in a personless run) need no key made.
+      const missing = distinctIds.filter((id) => (options.mayCreate?.(teamId, id) ?? true) && !batch.byDistinctId.has(entryKey(teamId, id)));
       if (missing.length > 0) await batch.loadNewPersonVersions(sql, teamId, missing);
     }
     return batch;

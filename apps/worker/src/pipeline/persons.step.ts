@@ -36,7 +36,8 @@ const NO_ATTACHED_GROUPS: Enrichment['groups'] = Object.freeze([]);
 
 /** Events that never change a person (PostHog skips them too). */
 const NO_PERSON_UPDATES = new Set(['$exception', '$$heatmap']);
-const MERGE_EVENTS = new Set<string>(['$identify', '$create_alias', '$merge_dangerously']);
+/** Compared, not hashed: each event's name is a string of its own, whose hash a set lookup would compute. */
+const isMergeEvent = (name: string) => name === '$identify' || name === '$create_alias' || name === '$merge_dangerously';
 
 const asKey = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
 
@@ -248,7 +249,7 @@ async function processPersons(
           });
 
     if (!event.processPerson) {
-      if (MERGE_EVENTS.has(event.event)) warnings.push('personless_merge_ignored');
+      if (isMergeEvent(event.event)) warnings.push('personless_merge_ignored');
       const person = persons.personOfPersonlessEvent(event.teamId, event.distinctId);
       const existing = typeof person === 'string' ? undefined : person;
       return {
