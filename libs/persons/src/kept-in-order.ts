@@ -11,7 +11,11 @@ export class KeptInOrder<V> {
   private readonly orderKeys: string[] = [];
   private oldest = 0;
   private held = 0;
-  constructor(private readonly capacity: number) {}
+  /** `onForget`: told of each value the bound pushes out (not of those deleted on request). */
+  constructor(
+    private readonly capacity: number,
+    private readonly onForget?: (value: V) => void,
+  ) {}
 
   get(teamId: number, key: string): V | undefined {
     return this.byProject.get(teamId)?.get(key);
@@ -26,7 +30,12 @@ export class KeptInOrder<V> {
     if (this.held === this.capacity) {
       // A slot whose key was deleted since may name a key set again later: deleting it then
       // forgets that one early, which a bound allows.
-      this.byProject.get(this.orderTeams[this.oldest]!)?.delete(this.orderKeys[this.oldest]!);
+      const project = this.byProject.get(this.orderTeams[this.oldest]!);
+      const forgotten = project?.get(this.orderKeys[this.oldest]!);
+      if (forgotten !== undefined) {
+        project!.delete(this.orderKeys[this.oldest]!);
+        this.onForget?.(forgotten);
+      }
       this.orderTeams[this.oldest] = teamId;
       this.orderKeys[this.oldest] = key;
       this.oldest = (this.oldest + 1) % this.capacity;

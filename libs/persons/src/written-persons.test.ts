@@ -1,7 +1,7 @@
 import type { Sql } from '@sightline/postgres';
 import { PersonBatch } from './person-batch';
 import { NO_UPDATE_TIMES } from './property-update-times';
-import { WrittenPersons, type WrittenPerson } from './written-persons';
+import { MOST_KEPT_PROPERTIES_CHARS, WrittenPersons, type WrittenPerson } from './written-persons';
 
 const kept = (id: string, version: number, properties: Record<string, unknown> = { id }): WrittenPerson => ({
   id,
@@ -48,6 +48,39 @@ describe('WrittenPersons', () => {
     expect(written.get(1, 'c')?.id).toBe('3');
     expect(written.get(1, 'd')?.id).toBe('4');
     expect(written.size).toBeLessThanOrEqual(3);
+  });
+
+  it('does not keep a person whose properties JSON is too long or not at hand, and forgets what it kept of that id', () => {
+    const written = new WrittenPersons();
+    written.remember(1, 'a', kept('1', 1));
+    written.remember(1, 'a', kept('1', 2, { big: 'x'.repeat(MOST_KEPT_PROPERTIES_CHARS) }));
+    expect(written.get(1, 'a')).toBeUndefined();
+    written.remember(1, 'b', { ...kept('2', 1), propertiesJson: undefined });
+    expect(written.get(1, 'b')).toBeUndefined();
+    expect(written.heldBytes).toBe(0);
+  });
+
+  it('forgets everything once its estimated bytes pass the bound, counting what the distinct-id bound pushes out', () => {
+    const one = (i: number) => kept(String(i), 1, { v: 'x'.repeat(1000) });
+    const written = new WrittenPersons(3, 100_000);
+    written.remember(1, 'a', one(1));
+    const each = written.heldBytes;
+    expect(each).toBeGreaterThan(4000);
+    for (let i = 2; i <= 6; i++) written.remember(1, `d${i}`, one(i));
+    // Three held (the distinct-id bound), their bytes only.
+    expect(written.size).toBe(3);
+    expect(written.heldBytes).toBe(3 * each);
+    written.forget(1, 'd6');
+    expect(written.heldBytes).toBe(2 * each);
+
+    // Memory by estimate: 100,000 bytes hold fewer than 25 such persons however many ids are allowed.
+    const wide = new WrittenPersons(1000, 100_000);
+    for (let i = 0; i < 60; i++) {
+      wide.remember(1, `w${i}`, one(i));
+      expect(wide.heldBytes).toBeLessThanOrEqual(100_000);
+    }
+    expect(wide.size).toBeLessThan(25);
+    expect(wide.get(1, 'w59')?.id).toBe('59');
   });
 
   it('is never changed by a batch that takes a kept person and changes it (the batch may yet lose its race)', async () => {

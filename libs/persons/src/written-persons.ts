@@ -34,12 +34,21 @@ export interface WrittenPerson {
  * person its ids leave, a deletion removes it). A kept person older than what PostgreSQL holds
  * (runs of one person committing out of order) costs a read, never a lost change.
  *
- * Bounded: at most `capacity` distinct ids, the one kept longest ago forgotten first.
+ * Bounded: at most `capacity` distinct ids, the one kept longest ago forgotten first; and at most
+ * `maxBytes` of memory by estimate (keptBytes), since person properties have no size limit of
+ * their own: whoever holds a project token can send big `$set`s for many distinct ids. A person
+ * whose properties JSON is longer than MOST_KEPT_PROPERTIES_CHARS, or not at hand, is not kept;
+ * past `maxBytes` everything is forgotten at once (forgetting only costs reads).
  */
 export class WrittenPersons {
-  private readonly distinctIds: KeptInOrder<WrittenPerson>;
-  constructor(capacity = 200_000) {
-    this.distinctIds = new KeptInOrder(capacity);
+  private distinctIds: KeptInOrder<WrittenPerson>;
+  /** Estimated bytes of the persons held (keptBytes of each). */
+  private bytes = 0;
+  constructor(
+    private readonly capacity = 200_000,
+    private readonly maxBytes = 128 * 1024 * 1024,
+  ) {
+    this.distinctIds = this.emptyMemory();
   }
 
   get(teamId: number, distinctId: string): WrittenPerson | undefined {
@@ -47,15 +56,51 @@ export class WrittenPersons {
   }
 
   remember(teamId: number, distinctId: string, person: WrittenPerson): void {
+    const bytes = keptBytes(person);
+    if (bytes === undefined) return this.forget(teamId, distinctId);
+    const previous = this.distinctIds.get(teamId, distinctId);
+    if (previous !== undefined) this.bytes -= keptBytes(previous)!;
     this.distinctIds.set(teamId, distinctId, person);
+    this.bytes += bytes;
+    if (this.bytes > this.maxBytes) {
+      this.distinctIds = this.emptyMemory();
+      this.bytes = 0;
+    }
   }
 
   forget(teamId: number, distinctId: string): void {
+    const previous = this.distinctIds.get(teamId, distinctId);
+    if (previous === undefined) return;
+    this.bytes -= keptBytes(previous)!;
     this.distinctIds.delete(teamId, distinctId);
+  }
+
+  /** Estimated bytes held (what maxBytes limits). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  private emptyMemory(): KeptInOrder<WrittenPerson> {
+    return new KeptInOrder<WrittenPerson>(this.capacity, (forgotten) => (this.bytes -= keptBytes(forgotten)!));
   }
 
   /** Distinct ids held (what the bound limits). */
   get size(): number {
     return this.distinctIds.size;
   }
+}
+
+/** Longest properties JSON of a person kept (longer ones are read again: rare, and big). */
+export const MOST_KEPT_PROPERTIES_CHARS = 64 * 1024;
+/** What a kept person costs beside its properties: the record, its ids and the map entry. */
+const KEPT_PERSON_OVERHEAD_BYTES = 512;
+
+/**
+ * A kept person's memory by estimate: its properties JSON (up to 2 bytes a character) and the
+ * parsed properties (about as much again), or undefined when it is not to be kept.
+ */
+function keptBytes(person: WrittenPerson): number | undefined {
+  const json = person.propertiesJson;
+  if (json === undefined || json.length > MOST_KEPT_PROPERTIES_CHARS) return undefined;
+  return 4 * json.length + KEPT_PERSON_OVERHEAD_BYTES;
 }
