@@ -41,6 +41,38 @@ export interface PersonState {
   propertiesJson?: string;
 }
 
+/** What a person starts from when the batch first meets it: read, kept by the process, or created. */
+type StartingPerson = Pick<
+  PersonState,
+  'teamId' | 'id' | 'uuid' | 'properties' | 'updateTimes' | 'isIdentified' | 'version' | 'storedVersion' | 'remembered' | 'createdAtMs' | 'propertiesJson'
+>;
+
+/**
+ * A person's state in the batch, every field written in one order (one object shape for all
+ * three origins). A created person is already changed and touched, and its first version claimed.
+ */
+function personState(start: StartingPerson, { created = false } = {}): PersonState {
+  return {
+    teamId: start.teamId,
+    id: start.id,
+    uuid: start.uuid,
+    properties: start.properties,
+    updateTimes: start.updateTimes,
+    isIdentified: start.isIdentified,
+    version: start.version,
+    storedVersion: start.storedVersion,
+    remembered: start.remembered,
+    createdAtMs: start.createdAtMs,
+    createdAtChanged: false,
+    bumped: created,
+    dirty: created,
+    deleted: false,
+    touched: created,
+    newDistinctIds: new Map(),
+    propertiesJson: start.propertiesJson,
+  };
+}
+
 export type MergeKind = '$identify' | '$create_alias' | '$merge_dangerously';
 
 /** What a merge request did; the non-merges are counted as ingestion warnings by the caller. */
@@ -301,7 +333,7 @@ export class PersonBatch {
     for (const [distinctId, distinctIdVersion, id, uuid, properties, isIdentified, version, createdAtMs, updatedAt, operation] of rows) {
       let person = this.personsById.get(id);
       if (!person) {
-        person = {
+        person = personState({
           teamId,
           id,
           uuid,
@@ -312,13 +344,8 @@ export class PersonBatch {
           storedVersion: version,
           remembered: false,
           createdAtMs,
-          createdAtChanged: false,
-          bumped: false,
-          dirty: false,
-          deleted: false,
-          touched: false,
-          newDistinctIds: new Map(),
-        };
+          propertiesJson: undefined,
+        });
         this.personsById.set(id, person);
       }
       this.byDistinctId.set(entryKey(teamId, distinctId), { distinctId, person, version: distinctIdVersion });
@@ -335,7 +362,7 @@ export class PersonBatch {
     let person = this.personsById.get(kept.id);
     if (person && person.storedVersion !== kept.version) throw new PersonVersionRace(1);
     if (!person) {
-      person = {
+      person = personState({
         teamId,
         id: kept.id,
         uuid: kept.uuid,
@@ -349,14 +376,8 @@ export class PersonBatch {
         storedVersion: kept.version,
         remembered: true,
         createdAtMs: kept.createdAtMs,
-        createdAtChanged: false,
-        bumped: false,
-        dirty: false,
-        deleted: false,
-        touched: false,
-        newDistinctIds: new Map(),
         propertiesJson: kept.propertiesJson,
-      };
+      });
       this.personsById.set(kept.id, person);
     }
     this.byDistinctId.set(entryKey(teamId, distinctId), { distinctId, person, version: kept.distinctIdVersion });
@@ -443,24 +464,22 @@ export class PersonBatch {
     }
     const uuid = this.newPersonUuids.get(key) ?? personUuidFor(teamId, distinctId);
     const deletedVersion = this.deletedPersonVersions.size === 0 ? undefined : this.deletedPersonVersions.get(entryKey(teamId, uuid));
-    const person: PersonState = {
-      teamId,
-      id: null,
-      uuid,
-      properties: {},
-      updateTimes: NO_UPDATE_TIMES,
-      isIdentified: false,
-      version: deletedVersion === undefined ? 0 : deletedVersion + 1,
-      storedVersion: null,
-      remembered: false,
-      createdAtMs: timestampMs,
-      createdAtChanged: false,
-      bumped: true,
-      dirty: true,
-      deleted: false,
-      touched: true,
-      newDistinctIds: new Map(),
-    };
+    const person = personState(
+      {
+        teamId,
+        id: null,
+        uuid,
+        properties: {},
+        updateTimes: NO_UPDATE_TIMES,
+        isIdentified: false,
+        version: deletedVersion === undefined ? 0 : deletedVersion + 1,
+        storedVersion: null,
+        remembered: false,
+        createdAtMs: timestampMs,
+        propertiesJson: undefined,
+      },
+      { created: true },
+    );
     this.created.push(person);
     this.addDistinctId(person, distinctId, key);
     return person;
