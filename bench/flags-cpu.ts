@@ -6,7 +6,8 @@
  *   npm run bench:flags-cpu    (BENCH_MODES=ceiling,api,embedded BENCH_REQUESTS=10000 BENCH_ROUNDS=3 BENCH_NODE_ARGS=...)
  *
  * A mode `api@/path/to/checkout` runs that checkout's server (e.g. a worktree of main) beside
- * this one's, so two versions are compared in one run; `api+--flag` adds node flags to one server. BENCH_GC_LOG=DIR keeps each server's
+ * this one's, so two versions are compared in one run; `api+--flag` adds node flags to one server
+ * (`embedded+--flag` starts a second `npm start`, on its own data directory). BENCH_GC_LOG=DIR keeps each server's
  * output (with BENCH_NODE_ARGS=--trace-gc, its GC pauses; with --require ./bench/loop-monitor.cjs, event-loop
  * delay and GC pauses every 5 s); BENCH_RATE also offers that rate.
  */
@@ -69,7 +70,7 @@ async function main() {
   const stops: (() => unknown)[] = [() => launcher.started.forEach((s) => s.child.kill('SIGKILL'))];
   try {
     const servers: Array<{ mode: string; pid: number; port: number }> = [];
-    if (MODES.some((m) => m !== 'embedded')) {
+    if (MODES.some((m) => m.split('+')[0] !== 'embedded')) {
       const { postgresAdminUrl } = await startPostgres(launcher);
       const admin = new Client({ connectionString: postgresAdminUrl });
       await admin.connect();
@@ -82,7 +83,7 @@ async function main() {
       await seedDecideBenchmark(db, projectId);
       await db.query('ANALYZE');
       await db.close();
-      for (const label of MODES.filter((m) => m !== 'embedded')) {
+      for (const label of MODES.filter((m) => m.split('+')[0] !== 'embedded')) {
         // `api@/other/checkout`: the same server from another checkout, to compare two versions in one run.
         // `api+--max-semi-space-size=64`: the same server with more node flags (e.g. GC settings).
         const [server, ...flags] = label.split('+') as [string, ...string[]];
@@ -102,8 +103,10 @@ async function main() {
         servers.push({ mode: label, pid: child.pid!, port });
       }
     }
-    if (MODES.includes('embedded')) {
-      const dataDir = path.join(tempDir, 'embedded');
+    // `embedded+--flag`: another `npm start` on its own data directory with more node flags, beside the plain one.
+    for (const label of MODES.filter((m) => m.split('+')[0] === 'embedded')) {
+      const flags = label.split('+').slice(1);
+      const dataDir = path.join(tempDir, label.replace(/\W+/g, '_'));
       const db = await createMetadataStore({ dataDir });
       await migratePostgres(db);
       const { projectId } = await bootstrapInstance(db, { projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY });
@@ -111,12 +114,12 @@ async function main() {
       await db.query('ANALYZE');
       await db.close();
       // As the service starts (`npm start`, its node flags included).
-      const embedded = await startEmbeddedSightline({ dataDir, projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY, nodeArgs: NODE_ARGS, npmStart: true });
+      const embedded = await startEmbeddedSightline({ dataDir, projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY, nodeArgs: [...NODE_ARGS, ...flags], npmStart: true });
       stops.push(async () => {
-        if (GC_LOG) fs.writeFileSync(path.join(GC_LOG, 'embedded.log'), embedded.app.output());
+        if (GC_LOG) fs.writeFileSync(path.join(GC_LOG, `${label.replace(/\W+/g, '_')}.log`), embedded.app.output());
         await embedded.app.stop();
       });
-      servers.push({ mode: 'embedded', pid: embedded.app.proc.pid!, port: embedded.port });
+      servers.push({ mode: label, pid: embedded.app.proc.pid!, port: embedded.port });
     }
     for (const s of servers) await load(s.port, 4000); // JIT, caches
     const per10k: Record<string, Array<{ total: number; main: number }>> = {};
