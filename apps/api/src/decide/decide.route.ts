@@ -214,8 +214,7 @@ async function answerFlags(
   );
   let failed = false;
   for (const r of results.values()) failed ||= r.failed === true;
-  if (inputs) keepEvaluation(inputs, results, failed, dateMargin.ms);
-  return flagsResponseParts(results, failed, choice, settings);
+  return flagsResponseParts(inputs ? keepEvaluation(inputs, results, failed, dateMargin.ms) : results, failed, choice, settings);
 }
 
 /** Methods the flag endpoints answer, for CORS and Allow. */

@@ -48,8 +48,8 @@ describe('reused flag evaluations', () => {
     expect(reusedEvaluation(inputs)).toBeUndefined();
     const { results, dateMargin } = evaluate(inputs);
     expect(dateMargin.ms).toBe(Infinity); // no date comparison: the clock does not matter
-    keepEvaluation(inputs, results, false, dateMargin.ms);
-    expect(reusedEvaluation({ ...inputs, now: 1_000 + 365 * DAY_MS })?.results).toBe(results);
+    const kept = keepEvaluation(inputs, results, false, dateMargin.ms);
+    expect(reusedEvaluation({ ...inputs, now: 1_000 + 365 * DAY_MS })?.results).toBe(kept);
     // A person write (a new answer object from the person cache), a new flags load or another request: evaluated again.
     expect(reusedEvaluation({ ...inputs, person: personOf({ plan: 'pro' }) })).toBeUndefined();
     expect(reusedEvaluation({ ...inputs, flags: [...flags] })).toBeUndefined();
@@ -76,6 +76,18 @@ describe('reused flag evaluations', () => {
     keepEvaluation(edge, atEdge.results, false, atEdge.dateMargin.ms);
     expect(reusedEvaluation({ ...edge, now: now + TIME_DEPENDENT_REUSE_MS })).toBeDefined();
     expect(reusedEvaluation({ ...edge, now: now + TIME_DEPENDENT_REUSE_MS + 1 })).toBeUndefined();
+  });
+
+  it("keeps a copy of the results, never the engine's own objects, and answers with the copy", () => {
+    const flags = [flagOf('pro-only', [{ key: 'plan', type: 'person', operator: 'exact', value: 'pro' }]), flagOf('all')];
+    const inputs: EvaluationInputs = { flags, person: personOf({ plan: 'pro' }), requestKey: '["ann"]', now: 1_000 };
+    const { results, dateMargin } = evaluate(inputs);
+    const kept = keepEvaluation(inputs, results, false, dateMargin.ms);
+    // The engine's objects are then garbage once the request is answered (reused-evaluations.ts says why that matters).
+    expect(kept).not.toBe(results);
+    for (const [key, result] of results) expect(kept.get(key)).not.toBe(result);
+    expect([...kept]).toEqual([...results]);
+    expect(reusedEvaluation(inputs)?.results).toBe(kept);
   });
 
   it('keeps at most eight request variants per stored person, the oldest going first', () => {

@@ -43,14 +43,31 @@ export function reusedEvaluation(inputs: EvaluationInputs): Reused | undefined {
 
 /**
  * Keeps the results evaluated from these inputs (a stored person's, every store available);
- * `dateMarginMs` is the engine's DateMargin of that evaluation.
+ * `dateMarginMs` is the engine's DateMargin of that evaluation. Returns what it kept, which the
+ * caller answers with (the answer's text is then kept with it, decide-response.ts).
+ *
+ * It keeps a copy, never the engine's own result objects: V8 decides per allocation site whether
+ * to allocate straight into the old generation ("pretenuring"), from how many of the site's
+ * objects outlived two scavenges. Kept results live for seconds, so keeping the engine's objects
+ * taught its sites that their objects live long, and from then on every evaluation that is not
+ * kept (a new visitor's, 10% of bench:flags' requests) was allocated in the old generation and
+ * freed only by a mark-compact (its pauses were decide's p99 in embedded mode). The copies
+ * come from this function's own site; the engine's objects now die young.
  */
-export function keepEvaluation(inputs: EvaluationInputs, results: ReadonlyMap<string, FlagResult>, failed: boolean, dateMarginMs: number): void {
+export function keepEvaluation(
+  inputs: EvaluationInputs,
+  results: ReadonlyMap<string, FlagResult>,
+  failed: boolean,
+  dateMarginMs: number,
+): ReadonlyMap<string, FlagResult> {
   let persons = byFlags.get(inputs.flags);
   if (!persons) byFlags.set(inputs.flags, (persons = new WeakMap()));
   let variants = persons.get(inputs.person);
   if (!variants) persons.set(inputs.person, (variants = new Map()));
+  const kept = new Map<string, FlagResult>();
+  for (const [key, result] of results) kept.set(key, { ...result });
   variants.delete(inputs.requestKey);
-  variants.set(inputs.requestKey, { results, failed, validUntil: inputs.now + Math.max(TIME_DEPENDENT_REUSE_MS, dateMarginMs) });
+  variants.set(inputs.requestKey, { results: kept, failed, validUntil: inputs.now + Math.max(TIME_DEPENDENT_REUSE_MS, dateMarginMs) });
   if (variants.size > MOST_PER_PERSON) variants.delete(variants.keys().next().value!);
+  return kept;
 }
