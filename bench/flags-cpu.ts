@@ -114,7 +114,13 @@ async function main() {
       await db.query('ANALYZE');
       await db.close();
       // As the service starts (`npm start`, its node flags included).
-      const embedded = await startEmbeddedSightline({ dataDir, projectApiKey: TOKEN, personalApiKey: PERSONAL_KEY, nodeArgs: [...NODE_ARGS, ...flags], npmStart: true });
+      const embedded = await startEmbeddedSightline({
+        dataDir,
+        projectApiKey: TOKEN,
+        personalApiKey: PERSONAL_KEY,
+        nodeArgs: [...NODE_ARGS, ...flags],
+        npmStart: true,
+      });
       stops.push(async () => {
         if (GC_LOG) fs.writeFileSync(path.join(GC_LOG, `${label.replace(/\W+/g, '_')}.log`), embedded.app.output());
         await embedded.app.stop();
