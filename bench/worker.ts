@@ -105,6 +105,9 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',
 const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
 /** BENCH_GATHER_WRITES=0: each run inserts its own rows (the worker before it gathered writes). */
 const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
+/** BENCH_PART_EVENTS / BENCH_MIN_INSERT: events per part of a run and fewest events per insert while parts are on their way (unset: the worker's defaults). */
+const PART_EVENTS = process.env.BENCH_PART_EVENTS ? Number(process.env.BENCH_PART_EVENTS) : undefined;
+const MIN_INSERT = process.env.BENCH_MIN_INSERT ? Number(process.env.BENCH_MIN_INSERT) : undefined;
 /** BENCH_TRACE=1: a line per slice pair (times, CPU, GC pauses, settle waits). */
 const TRACE = process.env.BENCH_TRACE === '1';
 /** The longest a slice waits for the previous slices' merges before it starts anyway. */
@@ -399,7 +402,7 @@ async function main() {
           logger,
           runsAtOnce: RUNS_AT_ONCE,
           // As the worker process runs it (createWorker): runs share an insert of up to a run's size.
-          gatherWrites: GATHER_WRITES ? { maxEvents: WORKER_BATCH } : undefined,
+          gatherWrites: GATHER_WRITES ? { maxEvents: WORKER_BATCH, partEvents: PART_EVENTS, minEvents: MIN_INSERT } : undefined,
           keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
         });
 
