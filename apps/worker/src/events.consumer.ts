@@ -334,6 +334,14 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     }
     // The runs of one persons group share its write (a run is done once all of it is written).
     group.written ??= gatheredWrite(group);
+    // Recorded while the events are written, not after: definitions are not part of the data (a
+    // write that fails is retried and records them again), and PostgreSQL takes them while
+    // ClickHouse inserts. Not so with gatherRuns: there PGlite runs one statement at a time and
+    // the definitions would queue before the next runs' persons steps. The run waits for them
+    // (definitions.idle) before its batches are committed: a write left running in the
+    // background would outlive a graceful shutdown (the embedded store closes under it and the
+    // process ends without finishing its stop).
+    if (!gather) definitions.record(events);
     try {
       await group.written;
     } catch (error) {
@@ -343,11 +351,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       if (group.runs === 1 || !isDataError(error)) throw error;
       await write([await persons(events)]);
     }
-    // Recorded once the events are written; the run waits for them (definitions.idle) before
-    // its batches are committed: a write left running in the background would outlive a
-    // graceful shutdown (the embedded store closes under it and the process ends without
-    // finishing its stop).
-    definitions.record(events);
+    if (gather) definitions.record(events);
     for (const [topic, n] of perTopic) deps.metrics.eventsWritten.inc({ topic }, n);
   }
 
