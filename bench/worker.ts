@@ -414,9 +414,9 @@ async function main() {
             gatherWrites,
             keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
           });
-        // As the worker process runs it (createWorker): runs share an insert of up to a run's size.
-        const defaults = GATHER_WRITES ? { maxEvents: WORKER_BATCH, partEvents: PART_EVENTS, minEvents: MIN_INSERT } : undefined;
-        const handler = pipeline(wch, db, metrics, VERSUS ? { ...defaults, maxEvents: WORKER_BATCH, ...VERSUS } : defaults);
+        // As createWorker: an insert takes up to a run of each of the 4 partitions consumed at once.
+        const defaults = GATHER_WRITES ? { maxEvents: 4 * WORKER_BATCH, partEvents: PART_EVENTS, minEvents: MIN_INSERT } : undefined;
+        const handler = pipeline(wch, db, metrics, VERSUS ? { maxEvents: 4 * WORKER_BATCH, ...defaults, ...VERSUS } : defaults);
         // BENCH_VERSUS: the default worker, on databases of its own, in the raw side's place.
         const versusCh = VERSUS ? await freshClickHouse(clickhouseUrl, `${name}_default`) : undefined;
         const versusDb = VERSUS ? await freshPostgres(postgresAdminUrl, `${name}_default`) : undefined;
