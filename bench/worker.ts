@@ -105,11 +105,8 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',
 const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
 /** BENCH_GATHER_WRITES=0: each run inserts its own rows (the worker before it gathered writes). */
 const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
-/** BENCH_PART_EVENTS / BENCH_MIN_INSERT: events per part of a run and fewest events per insert while parts are on their way (unset: the worker's defaults). */
-const PART_EVENTS = process.env.BENCH_PART_EVENTS ? Number(process.env.BENCH_PART_EVENTS) : undefined;
-const MIN_INSERT = process.env.BENCH_MIN_INSERT ? Number(process.env.BENCH_MIN_INSERT) : undefined;
 /**
- * BENCH_VERSUS="partEvents=2500,minEvents=5000": the raw ClickHouse side is replaced by the worker
+ * BENCH_VERSUS="maxEvents=10000": the raw ClickHouse side is replaced by the worker
  * with its defaults (its own databases), the worker side takes these gatherWrites options; the
  * ratios are then the variant's rate over the default's, paired slice by slice in the same run.
  */
@@ -415,8 +412,8 @@ async function main() {
             keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
           });
         // As createWorker: an insert takes up to a run of each of the 4 partitions consumed at once.
-        const defaults = GATHER_WRITES ? { maxEvents: 4 * WORKER_BATCH, partEvents: PART_EVENTS, minEvents: MIN_INSERT } : undefined;
-        const handler = pipeline(wch, db, metrics, VERSUS ? { maxEvents: 4 * WORKER_BATCH, ...defaults, ...VERSUS } : defaults);
+        const defaults = GATHER_WRITES ? { maxEvents: 4 * WORKER_BATCH } : undefined;
+        const handler = pipeline(wch, db, metrics, VERSUS ? { ...defaults, maxEvents: 4 * WORKER_BATCH, ...VERSUS } : defaults);
         // BENCH_VERSUS: the default worker, on databases of its own, in the raw side's place.
         const versusCh = VERSUS ? await freshClickHouse(clickhouseUrl, `${name}_default`) : undefined;
         const versusDb = VERSUS ? await freshPostgres(postgresAdminUrl, `${name}_default`) : undefined;

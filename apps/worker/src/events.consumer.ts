@@ -40,25 +40,7 @@ export interface EventsConsumerDeps {
    * theirs waits for them (at most `maxHoldMs`, default 250), so the runs started together (one
    * per partition of a fetch) share one insert. Ignored when gatherRuns is set.
    */
-  gatherWrites?: {
-    maxEvents: number;
-    maxHoldMs?: number;
-    /**
-     * Events per part of a run (default: the whole run is one part). A run's parts are prepared
-     * one after the other on the main thread, each handed on to its persons step and write as
-     * soon as it is prepared, so the next part's decode and normalise run while ClickHouse
-     * inserts the earlier parts (the main thread would otherwise wait for each insert). A part's
-     * persons step starts only once the run's previous part's has finished (their persons stay in
-     * order); the run is done, and its batches may be committed, once every part is written.
-     */
-    partEvents?: number;
-    /**
-     * A write is held for more parts while fewer than this many events wait (default
-     * `maxEvents`), so inserts do not shrink to one part each (chdb's cost per row rises for
-     * small inserts).
-     */
-    minEvents?: number;
-  };
+  gatherWrites?: { maxEvents: number; maxHoldMs?: number };
   /** Distinct ids whose persons, as this process last committed them, runs take instead of reading (WrittenPersons; default 200,000; 0: always read). */
   keptPersons?: number;
 }
@@ -180,7 +162,6 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
 
   async function persons(events: PreparedEvent[], runs = 1): Promise<PersonsGroup> {
     const done = timer('persons');
-
     const result = await runStep('persons', isPostgresOutage, () => personsStep(deps.db, groupTypes, personlessCache, events, writtenPersons));
     done();
     const changes = personChangesOf(result.copies);
@@ -235,124 +216,59 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         // (gatherRuns) already reach the write together.
         holdWhile: gather ? undefined : () => runsBeforeWrite > 0,
         maxHoldMs: deps.gatherWrites?.maxHoldMs,
-        holdBelow: gather ? undefined : deps.gatherWrites?.minEvents,
       })
     : Object.assign((group: PersonsGroup) => write([group]), { wake: () => undefined });
-  /** Parts of started runs not yet at their write (or finished without one), prepared or not. */
+  /** Runs started and not yet at their write (or finished without one). */
   let runsBeforeWrite = 0;
-  const partEvents = gather ? Infinity : (deps.gatherWrites?.partEvents ?? Infinity);
 
   async function processRun(entries: readonly Entry[]): Promise<void> {
-    const parts: (readonly Entry[])[] = [];
-    for (let from = 0; from < entries.length; from += partEvents) parts.push(entries.slice(from, from + partEvents));
-    if (parts.length === 0) parts.push(entries);
-    runsBeforeWrite += parts.length;
-    let partsBeforeWrite = parts.length;
+    runsBeforeWrite++;
+    let beforeWrite = true;
     const reachedWrite = () => {
-      if (partsBeforeWrite === 0) return;
-      partsBeforeWrite--;
+      if (!beforeWrite) return;
+      beforeWrite = false;
       if (--runsBeforeWrite === 0) gatheredWrite.wake();
     };
     try {
-      await processParts(parts, reachedWrite);
+      await processRunCounted(entries, reachedWrite);
     } finally {
-      // Parts never started (an earlier part failed) are not on their way to the write.
-      while (partsBeforeWrite > 0) reachedWrite();
+      reachedWrite();
     }
   }
 
-  /**
-   * Prepares the parts one after the other and hands each on at once; the persons step of a part
-   * waits for the previous part's. Resolves once every part is written and its definitions
-   * recorded, then dead-letters what the parts refused; rejects with the first failure.
-   */
-  async function processParts(parts: readonly (readonly Entry[])[], reachedWrite: () => void): Promise<void> {
-    const deadLetters: DeadLetter[] = [];
-    const written: Promise<void>[] = [];
-    let failed = false;
-    let previousPersons: Promise<boolean> = Promise.resolve(true);
-    for (const [index, part] of parts.entries()) {
-      if (failed) break;
-      // Between parts, the event loop runs what arrived meanwhile (answers that start the next
-      // insert), so the main thread's preparing overlaps ClickHouse's inserting.
-      if (index > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      const done = timer('prepare');
-      let prepared: Awaited<ReturnType<typeof prepare>>;
-      try {
-        prepared = await prepare(part);
-      } catch (error) {
-        // The parts already handed on finish first: no write of this run outlives its failure.
-        await Promise.allSettled(written);
-        throw error;
-      }
-      done();
-      deadLetters.push(...prepared.deadLetters);
-      const after = previousPersons;
-      let personsDone!: (ok: boolean) => void;
-      // A part's persons step waits for the previous part's (not for its write), and is not
-      // taken when that one failed: a run's persons are applied in order.
-      previousPersons = new Promise<boolean>((resolve) => (personsDone = resolve));
-      const partWritten = (async () => {
-        if (!(await after)) throw new Error('an earlier part of the run failed');
-        await processPart(prepared.events, prepared.perTopic, reachedWrite, personsDone);
-      })();
-      // Settles the chain whatever happened (the first failure in part order is the run's).
-      void partWritten.then(
-        () => personsDone(true),
-        () => personsDone(false),
-      );
-      partWritten.catch(() => {
-        failed = true;
-      });
-      written.push(partWritten);
-    }
-    const outcomes = await Promise.allSettled(written);
-    const failure = outcomes.find((o) => o.status === 'rejected');
-    if (failure) throw failure.reason;
-    const done = timer('definitions');
-    await definitions.idle();
+  async function processRunCounted(entries: readonly Entry[], reachedWrite: () => void): Promise<void> {
+    let done = timer('prepare');
+    const { events, perTopic, deadLetters } = await prepare(entries);
     done();
+    if (events.length > 0) {
+      const group = await gatheredPersons(events);
+      reachedWrite();
+      // The runs of one persons group share its write (a run is done once all of it is written).
+      group.written ??= gatheredWrite(group);
+      // Recorded while the events are written, not after: definitions are not part of the data (a
+      // write that fails is retried and records them again), and PostgreSQL takes them while
+      // ClickHouse inserts. Not so with gatherRuns: there PGlite runs one statement at a time and
+      // the definitions would queue before the next runs' persons steps.
+      if (!gather) definitions.record(events);
+      try {
+        await group.written;
+      } catch (error) {
+        // Another run's data may be what failed the write: this run goes again on its own (its
+        // persons are applied again, as after any failed write), so only a run that fails alone
+        // is split to find its bad message.
+        if (group.runs === 1 || !isDataError(error)) throw error;
+        await write([await persons(events)]);
+      }
+      if (gather) definitions.record(events);
+      // Waited for before the run's batches are committed: a write left running in the
+      // background would outlive a graceful shutdown (the embedded store closes under it and the
+      // process ends without finishing its stop).
+      done = timer('definitions');
+      await definitions.idle();
+      done();
+      for (const [topic, n] of perTopic) deps.metrics.eventsWritten.inc({ topic }, n);
+    }
     await sendDeadLetters(deadLetters);
-  }
-
-  async function processPart(
-    events: PreparedEvent[],
-    perTopic: ReadonlyMap<string, number>,
-    reachedWrite: () => void,
-    personsDone: (ok: boolean) => void,
-  ): Promise<void> {
-    if (events.length === 0) {
-      reachedWrite();
-      return;
-    }
-    let group: PersonsGroup;
-    try {
-      group = await gatheredPersons(events);
-      personsDone(true);
-    } finally {
-      reachedWrite();
-    }
-    // The runs of one persons group share its write (a run is done once all of it is written).
-    group.written ??= gatheredWrite(group);
-    // Recorded while the events are written, not after: definitions are not part of the data (a
-    // write that fails is retried and records them again), and PostgreSQL takes them while
-    // ClickHouse inserts. Not so with gatherRuns: there PGlite runs one statement at a time and
-    // the definitions would queue before the next runs' persons steps. The run waits for them
-    // (definitions.idle) before its batches are committed: a write left running in the
-    // background would outlive a graceful shutdown (the embedded store closes under it and the
-    // process ends without finishing its stop).
-    if (!gather) definitions.record(events);
-    try {
-      await group.written;
-    } catch (error) {
-      // Another run's data may be what failed the write: this run goes again on its own (its
-      // persons are applied again, as after any failed write), so only a run that fails alone
-      // is split to find its bad message.
-      if (group.runs === 1 || !isDataError(error)) throw error;
-      await write([await persons(events)]);
-    }
-    if (gather) definitions.record(events);
-    for (const [topic, n] of perTopic) deps.metrics.eventsWritten.inc({ topic }, n);
   }
 
   /**

@@ -85,7 +85,7 @@ describe('gatherWhileBusy', () => {
   });
 
   describe('holdWhile', () => {
-    const gatherer = (hold: () => boolean, options: { maxSize?: number; maxHoldMs?: number; holdBelow?: number } = {}) => {
+    const gatherer = (hold: () => boolean, options: { maxSize?: number; maxHoldMs?: number } = {}) => {
       const executions: number[][] = [];
       const submit = gatherWhileBusy<number, number>({
         execute: async (inputs) => {
@@ -97,7 +97,6 @@ describe('gatherWhileBusy', () => {
         retryAlone: () => false,
         holdWhile: hold,
         maxHoldMs: options.maxHoldMs ?? 60_000,
-        holdBelow: options.holdBelow,
       });
       return { submit, executions };
     };
@@ -125,16 +124,6 @@ describe('gatherWhileBusy', () => {
       const { submit, executions } = gatherer(() => true, { maxSize: 2 });
       const all = [submit(1), submit(2)];
       expect(await Promise.all(all)).toEqual([1, 2]);
-      expect(executions).toEqual([[1, 2]]);
-    });
-
-    it('stops holding once holdBelow inputs wait, and takes up to maxSize of them', async () => {
-      const { submit, executions } = gatherer(() => true, { maxSize: 3, holdBelow: 2 });
-      const first = submit(1);
-      await tick();
-      await tick();
-      expect(executions).toEqual([]);
-      expect(await Promise.all([first, submit(2)])).toEqual([1, 2]);
       expect(executions).toEqual([[1, 2]]);
     });
 

@@ -24,8 +24,6 @@ export interface GatherOptions<In, Out> {
   holdWhile?: () => boolean;
   /** The longest an input is held by `holdWhile` (default 250 ms). */
   maxHoldMs?: number;
-  /** Waiting inputs of at least this size are not held (default `maxSize`). */
-  holdBelow?: number;
 }
 
 /**
@@ -79,7 +77,7 @@ export function gatherWhileBusy<In, Out>(options: GatherOptions<In, Out>): Gathe
   let holdTimer: NodeJS.Timeout | undefined;
   const maxHoldMs = options.maxHoldMs ?? 250;
   const held = (): boolean => {
-    if (!options.holdWhile?.() || waitingSize() >= (options.holdBelow ?? options.maxSize)) return false;
+    if (!options.holdWhile?.() || waitingSize() >= options.maxSize) return false;
     if (heldSince === 0) heldSince = Date.now();
     const left = heldSince + maxHoldMs - Date.now();
     if (left <= 0) return false;
