@@ -37,7 +37,7 @@ export interface WorkerDeps {
 }
 
 export interface WorkerConsumerOptions {
-  /** Most events per pipeline run (one ClickHouse insert, one commit). */
+  /** Most events per pipeline run (one commit; runs started together share a ClickHouse insert). */
   batchSize?: number;
   /** Kafka session timeout: how soon a crashed worker's partitions move to another. */
   sessionTimeoutMs?: number;
@@ -60,8 +60,9 @@ export interface WorkerConsumerOptions {
    */
   gatherRuns?: boolean;
   /**
-   * Gather concurrent runs' rows into one ClickHouse insert (up to 4 × `batchSize` events, a run of each partition consumed at once; see
-   * EventsConsumerDeps.gatherWrites), their persons transactions still side by side. Default on:
+   * Gather concurrent runs' rows into one ClickHouse insert (up to 4 × `batchSize` events, a run
+   * of each partition consumed at once; see EventsConsumerDeps.gatherWrites), their persons
+   * transactions still side by side. Default on:
    * each insert is a part ClickHouse writes and later merges, and costs the same fixed work
    * whatever its size, so the runs of one fetch's partitions write together.
    */
