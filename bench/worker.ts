@@ -105,6 +105,14 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'personless,persons').split(',
 const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
 /** BENCH_GATHER_WRITES=0: each run inserts its own rows (the worker before it gathered writes). */
 const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
+/**
+ * BENCH_VERSUS="maxEvents=10000": the raw ClickHouse side is replaced by the worker
+ * with its defaults (its own databases), the worker side takes these gatherWrites options; the
+ * ratios are then the variant's rate over the default's, paired slice by slice in the same run.
+ */
+const VERSUS = process.env.BENCH_VERSUS
+  ? Object.fromEntries(process.env.BENCH_VERSUS.split(',').map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]))
+  : undefined;
 /** BENCH_TRACE=1: a line per slice pair (times, CPU, GC pauses, settle waits). */
 const TRACE = process.env.BENCH_TRACE === '1';
 /** The longest a slice waits for the previous slices' merges before it starts anyway. */
@@ -335,6 +343,7 @@ async function main() {
   const steps: Record<Scenario, Record<string, number>> = { personless: {}, persons: {} };
   const settleWaits: number[] = [];
   const cpuRatios: Record<Scenario, number[]> = { personless: [], persons: [] };
+  if (VERSUS) console.log(`BENCH_VERSUS: "raw ClickHouse" below is the worker with its defaults; the worker side takes ${JSON.stringify(VERSUS)}`);
   console.log(
     `worker bench: ${fmt(EVENTS)} events per run in slices of ${fmt(TOPIC_SLICE)} (the first pair a warm-up), ${RUNS} runs, batches of ${fmt(WORKER_BATCH)}, ${os.cpus().length} cores, load average ${os
       .loadavg()
@@ -389,19 +398,27 @@ async function main() {
         // One pipeline for the whole run, as one worker process keeps one for its topic: what it
         // remembers between batches (copies already written, personless ids, group types)
         // carries across the slices. Its dead letters (none expected) go to the run's own topic.
-        const handler = createEventsConsumer({
-          ch: wch,
-          db,
-          bus,
-          topics: topicNames(`${name}.`),
-          resolveTeam: async () => 1,
-          metrics,
-          logger,
-          runsAtOnce: RUNS_AT_ONCE,
-          // As the worker process runs it (createWorker): runs share an insert of up to a run's size.
-          gatherWrites: GATHER_WRITES ? { maxEvents: WORKER_BATCH } : undefined,
-          keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
-        });
+        const pipeline = (ch: ClickHouseClient, store: MetadataStore, of: Metrics, gatherWrites: Parameters<typeof createEventsConsumer>[0]['gatherWrites']) =>
+          createEventsConsumer({
+            ch,
+            db: store,
+            bus,
+            topics: topicNames(`${name}.`),
+            resolveTeam: async () => 1,
+            metrics: of,
+            logger,
+            runsAtOnce: RUNS_AT_ONCE,
+            gatherWrites,
+            keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
+          });
+        // As createWorker: an insert takes up to a run of each of the 4 partitions consumed at once.
+        const defaults = GATHER_WRITES ? { maxEvents: 4 * WORKER_BATCH } : undefined;
+        const handler = pipeline(wch, db, metrics, VERSUS ? { ...defaults, maxEvents: 4 * WORKER_BATCH, ...VERSUS } : defaults);
+        // BENCH_VERSUS: the default worker, on databases of its own, in the raw side's place.
+        const versusCh = VERSUS ? await freshClickHouse(clickhouseUrl, `${name}_default`) : undefined;
+        const versusDb = VERSUS ? await freshPostgres(postgresAdminUrl, `${name}_default`) : undefined;
+        if (versusDb) await bootstrapInstance(versusDb, { projectApiKey: TOKEN });
+        const versusHandler = versusCh && versusDb ? pipeline(versusCh, versusDb, createMetrics(), defaults) : undefined;
 
         /** Raw side: the slice's prebuilt rows straight into ClickHouse, WORKER_BATCH per insert. */
         const rawSlice = async (sliceRows: EventValues[]): Promise<TimedSlice & SliceCost> => {
@@ -418,7 +435,7 @@ async function main() {
         /** Worker side: the slice's topic, already produced, through one subscription of the run's pipeline. */
         let handled = 0;
         let batches = 0;
-        const workerSlice = async (slice: number, count: number): Promise<TimedSlice & SliceCost> => {
+        const workerSlice = async (slice: number, count: number, sliceHandler = handler, group = 'writer'): Promise<TimedSlice & SliceCost> => {
           let first = 0;
           let last = 0;
           // This process's CPU from the first batch to the last: the worker's share (all its threads).
@@ -433,7 +450,7 @@ async function main() {
           const servicesBefore = serviceCpu();
           const threads: Record<string, number> = {};
           const sub = await bus.subscribe({
-            groupId: `${name}-${slice}-writer`,
+            groupId: `${name}-${slice}-${group}`,
             topic: topicNames(`${name}.${slice}.`).events,
             maxBatchSize: WORKER_BATCH,
             handler: async (batch: ConsumedBatch) => {
@@ -443,7 +460,7 @@ async function main() {
                 cpuAtFirst = process.cpuUsage();
                 if (profiler) await profiler.post('Profiler.start');
               }
-              await handler(batch);
+              await sliceHandler(batch);
               sliceHandled += batch.messages.length;
               batches++;
               last = performance.now();
@@ -494,13 +511,13 @@ async function main() {
           let worker: (TimedSlice & SliceCost) | undefined;
           for (const side of rawGoesFirst(slice) ? ['raw', 'worker'] : ['worker', 'raw']) {
             await settle();
-            if (side === 'raw') raw = await rawSlice(rows);
+            if (side === 'raw') raw = versusHandler ? await workerSlice(slice, part.length, versusHandler, 'default') : await rawSlice(rows);
             else worker = await workerSlice(slice, part.length);
           }
           pairs.push({ raw: raw!, worker: worker! });
           if (TRACE)
             console.log(
-              `  pair ${slice}${slice === 0 ? ' (warm-up)' : ''}, ${rawGoesFirst(slice) ? 'raw' : 'worker'} first: raw ${raw!.ms.toFixed(0)} ms (front CPU ${(raw!.cpu['chdb-http-front'] ?? 0).toFixed(0)}, bench CPU ${raw!.cpu['bench process']!.toFixed(0)}, GC pauses ${raw!.gcPauseMs.toFixed(0)}), ` +
+              `  pair ${slice}${slice === 0 ? ' (warm-up)' : ''}, ${rawGoesFirst(slice) ? 'raw' : 'worker'} first: raw ${raw!.ms.toFixed(0)} ms (front CPU ${(raw!.cpu['chdb-http-front'] ?? 0).toFixed(0)}, bench CPU ${(raw!.cpu['bench process'] ?? raw!.cpu['worker (bench process)'] ?? 0).toFixed(0)}, GC pauses ${raw!.gcPauseMs.toFixed(0)}), ` +
                 `worker ${worker!.ms.toFixed(0)} ms (front CPU ${(worker!.cpu['chdb-http-front'] ?? 0).toFixed(0)}, worker CPU ${(worker!.cpu['worker (bench process)'] ?? 0).toFixed(0)}, GC pauses ${worker!.gcPauseMs.toFixed(0)}), ` +
                 `ratio ${(worker!.count / worker!.ms / (raw!.count / raw!.ms)).toFixed(2)}, settle waits ${settleWaits
                   .slice(-2)
@@ -540,6 +557,8 @@ async function main() {
         await db.close();
         await wch.close();
         await rawCh.close();
+        await versusDb?.close();
+        await versusCh?.close();
       }
     }
   } finally {

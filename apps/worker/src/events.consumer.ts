@@ -245,6 +245,11 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       reachedWrite();
       // The runs of one persons group share its write (a run is done once all of it is written).
       group.written ??= gatheredWrite(group);
+      // Recorded while the events are written, not after: definitions are not part of the data (a
+      // write that fails is retried and records them again), and PostgreSQL takes them while
+      // ClickHouse inserts. Not so with gatherRuns: there PGlite runs one statement at a time and
+      // the definitions would queue before the next runs' persons steps.
+      if (!gather) definitions.record(events);
       try {
         await group.written;
       } catch (error) {
@@ -254,10 +259,10 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         if (group.runs === 1 || !isDataError(error)) throw error;
         await write([await persons(events)]);
       }
-      // Recorded once the events are written, and waited for: a write left running in the
+      if (gather) definitions.record(events);
+      // Waited for before the run's batches are committed: a write left running in the
       // background would outlive a graceful shutdown (the embedded store closes under it and the
       // process ends without finishing its stop).
-      definitions.record(events);
       done = timer('definitions');
       await definitions.idle();
       done();

@@ -37,7 +37,7 @@ export interface WorkerDeps {
 }
 
 export interface WorkerConsumerOptions {
-  /** Most events per pipeline run (one ClickHouse insert, one commit). */
+  /** Most events per pipeline run (one commit; runs started together share a ClickHouse insert). */
   batchSize?: number;
   /** Kafka session timeout: how soon a crashed worker's partitions move to another. */
   sessionTimeoutMs?: number;
@@ -60,8 +60,9 @@ export interface WorkerConsumerOptions {
    */
   gatherRuns?: boolean;
   /**
-   * Gather concurrent runs' rows into one ClickHouse insert (up to `batchSize` events; see
-   * EventsConsumerDeps.gatherWrites), their persons transactions still side by side. Default on:
+   * Gather concurrent runs' rows into one ClickHouse insert (up to 4 × `batchSize` events, a run
+   * of each partition consumed at once; see EventsConsumerDeps.gatherWrites), their persons
+   * transactions still side by side. Default on:
    * each insert is a part ClickHouse writes and later merges, and costs the same fixed work
    * whatever its size, so the runs of one fetch's partitions write together.
    */
@@ -77,6 +78,9 @@ export interface Worker {
   /** Not ready until every consumer has joined its group and the jobs are registered. */
   readiness: HealthCheck[];
 }
+
+/** Live events partitions a worker consumes at once. */
+const LIVE_PARTITIONS_AT_ONCE = 4;
 
 export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: MonitoredSubscription[] = [];
@@ -98,7 +102,10 @@ export function createWorker(deps: WorkerDeps): Worker {
       ...deps,
       resolveTeam,
       gatherRuns: gatherRuns ? { maxEvents: batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default } : undefined,
-      gatherWrites: gatherWrites ? { maxEvents: batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default } : undefined,
+      // One insert may take every run of a fetch (a run per partition consumed at once): chdb
+      // spent less per row on one insert of a 20,000-event fetch than on two of 10,000
+      // (docs/scaling.md, "Personless worker: where its CPU goes").
+      gatherWrites: gatherWrites ? { maxEvents: LIVE_PARTITIONS_AT_ONCE * (batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default) } : undefined,
     });
   // Historical imports queue up by design: only the live events' lag decides readiness.
   const lag = createLagMonitor({
@@ -117,7 +124,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       // partitions are handled one at a time (strictly in order, and at most one of the
       // worker's partition slots), live ones four at a time. The groups join in parallel.
       const consumers: { name: string; topic: string; handler: BatchHandler; concurrency: number }[] = [
-        { name: 'events', topic: topics.events, handler: eventsConsumer(), concurrency: 4 },
+        { name: 'events', topic: topics.events, handler: eventsConsumer(), concurrency: LIVE_PARTITIONS_AT_ONCE },
         { name: 'events-historical', topic: topics.eventsHistorical, handler: eventsConsumer(), concurrency: historicalConcurrency },
         { name: 'dead-letters', topic: topics.deadLetter, handler: createDeadLettersConsumer(deps.ch), concurrency: 1 },
       ];

@@ -17,17 +17,18 @@ async function writeSightings(db: Sql, sightings: DefinitionSightings, events: n
 }
 
 export interface DefinitionsRecorder {
-  /** Queues the definitions of events already written; returns at once. */
+  /** Queues the definitions of events being or already written; returns at once. */
   record(events: readonly PreparedEvent[]): void;
   /** Resolves once everything queued so far is recorded (or refused and logged). */
   idle(): Promise<void>;
 }
 
 /**
- * Records the event names and property keys of written runs (event_definitions,
+ * Records the event names and property keys of runs as they are written (event_definitions,
  * property_definitions). Definitions feed pickers and are not part of the data: when PostgreSQL
  * refuses them the run still counts as done (the events are written), and the next events of the
- * same names record them again. One write is in flight at a time; runs that finish meanwhile
+ * same names record them again; a run whose write fails records them again when it is retried
+ * (its volumes counted twice, as a redelivered run's always were). One write is in flight at a time; runs that finish meanwhile
  * have their sightings merged (volumes added) into the next write, so concurrent runs share one
  * upsert and a slow PostgreSQL never grows a queue. A run waits for `idle()` before its batches
  * are committed, so no write outlives the worker's stop.
