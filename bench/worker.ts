@@ -600,7 +600,7 @@ async function main() {
       .join(', ')}`,
   );
   console.log(`settling before each slice: median ${median(settleWaits).toFixed(0)} ms, longest ${Math.max(...settleWaits).toFixed(0)} ms`);
-  console.log('targets: personless ≥ 0.6 × raw ClickHouse insert; persons ≥ 0.4 × raw ClickHouse insert and ≥ 0.5 × raw PostgreSQL write');
+  console.log('targets: personless ≥ 0.6 × raw ClickHouse insert; persons ≥ 0.5 × raw PostgreSQL write');
 }
 
 main().catch((error: unknown) => {
