@@ -65,7 +65,9 @@ describe('events consumer recording definitions beside the write (PostgreSQL, Cl
     const { key, value } = busMessage({ event, distinct_id: 'dw-1', properties: { plan: 'pro' } }, { token: TOKEN, teamId: TEAM });
     await handler({ topic: topics.events, partition: 0, messages: [{ key, value: Buffer.from(value), headers: {}, offset: '0' }] });
     expect(insertWaited).toBe(true);
-    const rows = await (await ch.query({ query: `SELECT count() AS c FROM events WHERE event = '${event}'`, format: 'JSONEachRow' })).json<{ c: string }>();
+    const rows = await (
+      await ch.query({ query: 'SELECT count() AS c FROM events WHERE event = {e:String}', query_params: { e: event }, format: 'JSONEachRow' })
+    ).json<{ c: string }>();
     expect(Number(rows[0]!.c)).toBe(1);
   });
 });
