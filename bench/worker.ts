@@ -85,7 +85,7 @@ import { applyPropertyUpdates, personUpdatesFromEvent } from '@sightline/persons
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
 import { createBenchLauncher } from './bench-launcher';
-import { createEventsConsumer } from '@sightline/worker';
+import { createEventsConsumer, gatheredInsertMaxEvents } from '@sightline/worker';
 import { median } from './bench-process';
 import { threadCpuSeconds } from './thread-cpu';
 import { pairRun, rawGoesFirst, type PairedRun, type SlicePair, type TimedSlice } from './paired-slices';
@@ -411,9 +411,9 @@ async function main() {
             gatherWrites,
             keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
           });
-        // As createWorker: an insert takes up to a run of each of the 4 partitions consumed at once.
-        const defaults = GATHER_WRITES ? { maxEvents: 4 * WORKER_BATCH } : undefined;
-        const handler = pipeline(wch, db, metrics, VERSUS ? { ...defaults, maxEvents: 4 * WORKER_BATCH, ...VERSUS } : defaults);
+        // As createWorker: an insert takes up to a run of each partition consumed at once.
+        const defaults = GATHER_WRITES ? { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH) } : undefined;
+        const handler = pipeline(wch, db, metrics, VERSUS ? { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), ...VERSUS } : defaults);
         // BENCH_VERSUS: the default worker, on databases of its own, in the raw side's place.
         const versusCh = VERSUS ? await freshClickHouse(clickhouseUrl, `${name}_default`) : undefined;
         const versusDb = VERSUS ? await freshPostgres(postgresAdminUrl, `${name}_default`) : undefined;

@@ -82,6 +82,13 @@ export interface Worker {
 /** Live events partitions a worker consumes at once. */
 const LIVE_PARTITIONS_AT_ONCE = 4;
 
+/**
+ * Most events one gathered ClickHouse insert takes: every run of a fetch, a run per partition
+ * consumed at once. chdb spent less per row on one insert of a 20,000-event fetch than on two of
+ * 10,000 (docs/scaling.md, "Personless worker: where its CPU goes").
+ */
+export const gatheredInsertMaxEvents = (batchSize: number): number => LIVE_PARTITIONS_AT_ONCE * batchSize;
+
 export function createWorker(deps: WorkerDeps): Worker {
   const subscriptions: MonitoredSubscription[] = [];
   let started = false;
@@ -102,10 +109,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       ...deps,
       resolveTeam,
       gatherRuns: gatherRuns ? { maxEvents: batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default } : undefined,
-      // One insert may take every run of a fetch (a run per partition consumed at once): chdb
-      // spent less per row on one insert of a 20,000-event fetch than on two of 10,000
-      // (docs/scaling.md, "Personless worker: where its CPU goes").
-      gatherWrites: gatherWrites ? { maxEvents: LIVE_PARTITIONS_AT_ONCE * (batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default) } : undefined,
+      gatherWrites: gatherWrites ? { maxEvents: gatheredInsertMaxEvents(batchSize ?? workerConsumerEnv.WORKER_BATCH_SIZE.default) } : undefined,
     });
   // Historical imports queue up by design: only the live events' lag decides readiness.
   const lag = createLagMonitor({
