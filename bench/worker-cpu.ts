@@ -36,12 +36,13 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { bootstrapInstance } from '@sightline/accounts';
 import { topicNames, type ConsumedBatch, type EventBus } from '@sightline/bus';
 import { createAnalyticsStore, insertEventValues, migrateClickHouse, type ClickHouseClient } from '@sightline/clickhouse';
-import { decodeIngestMessage, encodeIngestMessage, normalizeEvent, parseBusTime, type IngestMessage } from '@sightline/ingestion';
+import { encodeIngestMessage, normalizeEvent, type IngestMessage } from '@sightline/ingestion';
 import { createLogger } from '@sightline/logger';
 import { createMetrics } from '@sightline/metrics';
 import { createMetadataStore, migratePostgres } from '@sightline/postgres';
 import { startClickHouseFront, startPostgres } from '@sightline/local-services';
 import { createBenchLauncher } from './bench-launcher';
+import { floorRow } from './worker-floor';
 import { createEventsConsumer } from '@sightline/worker';
 import { median } from './bench-process';
 
@@ -49,8 +50,6 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 40_000);
 const PASSES = Number(process.env.BENCH_PASSES ?? 5);
 const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);
 const SCENARIO = (process.env.BENCH_SCENARIO ?? 'personless') as 'personless' | 'persons' | 'floor';
-/** The floor's person_id: a uuid's 16 bytes like any other, with no lookup behind it. */
-const FLOOR_PERSON_ID = '00000000-0000-5000-8000-000000000000';
 const PROFILE = process.env.BENCH_CPU_PROFILE;
 /** Format 1 (the JSON message) is still read: messages written before format 2 are in topics. */
 const formatOne = (m: IngestMessage) => Buffer.concat([Buffer.from([1]), Buffer.from(JSON.stringify(m))]);
@@ -85,24 +84,9 @@ function buildBatches(pass: number, format = formatOf(pass)): ConsumedBatch[] {
   return batches;
 }
 
-/** The floor: each message decoded from the bus and its row inserted, nothing in between. */
+/** The floor (bench/worker-floor.ts): each message decoded from the bus and its row inserted, nothing in between. */
 async function insertFloor(ch: ClickHouseClient, batch: ConsumedBatch): Promise<void> {
-  const messages = batch.messages.map((m) => decodeIngestMessage(m.value) as IngestMessage & { data: { properties: Record<string, unknown> } });
-  await insertEventValues(ch, messages, (m) => ({
-    uuid: m.uuid,
-    event: m.event,
-    properties: m.data.properties,
-    timestamp: parseBusTime(m.timestamp),
-    team_id: 1,
-    distinct_id: m.distinct_id,
-    elements_chain: '',
-    created_at: parseBusTime(m.now),
-    person_id: FLOOR_PERSON_ID,
-    person_created_at: null,
-    person_properties: '{}',
-    person_mode: 'propertyless',
-    groups: [],
-  }));
+  await insertEventValues(ch, batch.messages, (m) => floorRow(m.value));
 }
 
 async function main() {

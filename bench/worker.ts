@@ -11,6 +11,9 @@
  *   BENCH_CPU_PROFILE=DIR npm run bench:worker (a .cpuprofile of this process per worker slice, nothing else)
  *   BENCH_HISTORICAL=1 npm run bench:worker    (the events as a historical migration: persons by event time)
  *   BENCH_KEPT_PERSONS=0 npm run bench:worker  (persons committed by earlier runs are read again, not kept)
+ *   BENCH_FLOOR=sequential npm run bench:worker (personless: the worker side is the floor of bench/worker-floor.ts,
+ *                                                decode and insert only; BENCH_FLOOR=pipelined: its batches do not
+ *                                                wait for their insert, so decode and insert overlap)
  *
  * Starts its own PostgreSQL, Kafka mock cluster and chdb ClickHouse HTTP front (tools/testkit;
  * needs postgres and kcat, which scripts/test.sh installs); the raw inserts and the worker
@@ -85,6 +88,7 @@ import { applyPropertyUpdates, personUpdatesFromEvent } from '@sightline/persons
 import { createMetadataStore, migratePostgres, type MetadataStore } from '@sightline/postgres';
 import { startClickHouseFront, startKafkaMock, startPostgres } from '@sightline/local-services';
 import { createBenchLauncher } from './bench-launcher';
+import { createFloorConsumer } from './worker-floor';
 import { createEventsConsumer, gatheredInsertMaxEvents } from '@sightline/worker';
 import { median } from './bench-process';
 import { threadCpuSeconds } from './thread-cpu';
@@ -113,6 +117,9 @@ const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
 const VERSUS = process.env.BENCH_VERSUS
   ? Object.fromEntries(process.env.BENCH_VERSUS.split(',').map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]))
   : undefined;
+/** BENCH_FLOOR: the worker side is the floor consumer (bench/worker-floor.ts), its batches waiting for their insert or not. */
+const FLOOR = process.env.BENCH_FLOOR as 'sequential' | 'pipelined' | undefined;
+if (FLOOR !== undefined && FLOOR !== 'sequential' && FLOOR !== 'pipelined') throw new Error('BENCH_FLOOR is sequential or pipelined');
 /** BENCH_TRACE=1: a line per slice pair (times, CPU, GC pauses, settle waits). */
 const TRACE = process.env.BENCH_TRACE === '1';
 /** The longest a slice waits for the previous slices' merges before it starts anyway. */
@@ -343,6 +350,7 @@ async function main() {
   const steps: Record<Scenario, Record<string, number>> = { personless: {}, persons: {} };
   const settleWaits: number[] = [];
   const cpuRatios: Record<Scenario, number[]> = { personless: [], persons: [] };
+  if (FLOOR) console.log(`BENCH_FLOOR=${FLOOR}: "worker" below is the floor consumer (decode and insert only), not the worker`);
   if (VERSUS) console.log(`BENCH_VERSUS: "raw ClickHouse" below is the worker with its defaults; the worker side takes ${JSON.stringify(VERSUS)}`);
   console.log(
     `worker bench: ${fmt(EVENTS)} events per run in slices of ${fmt(TOPIC_SLICE)} (the first pair a warm-up), ${RUNS} runs, batches of ${fmt(WORKER_BATCH)}, ${os.cpus().length} cores, load average ${os
@@ -413,7 +421,10 @@ async function main() {
           });
         // As createWorker: an insert takes up to a run of each partition consumed at once.
         const defaults = GATHER_WRITES ? { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH) } : undefined;
-        const handler = pipeline(wch, db, metrics, VERSUS ? { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), ...VERSUS } : defaults);
+        const floor = FLOOR ? createFloorConsumer(wch, { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), pipelined: FLOOR === 'pipelined' }) : undefined;
+        const handler = floor
+          ? (batch: ConsumedBatch) => floor.handle(batch)
+          : pipeline(wch, db, metrics, VERSUS ? { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), ...VERSUS } : defaults);
         // BENCH_VERSUS: the default worker, on databases of its own, in the raw side's place.
         const versusCh = VERSUS ? await freshClickHouse(clickhouseUrl, `${name}_default`) : undefined;
         const versusDb = VERSUS ? await freshPostgres(postgresAdminUrl, `${name}_default`) : undefined;
@@ -463,6 +474,8 @@ async function main() {
               await sliceHandler(batch);
               sliceHandled += batch.messages.length;
               batches++;
+              // A pipelined floor's slice ends with its last insert, not its last batch's handler.
+              if (sliceHandled >= count && floor && sliceHandler !== versusHandler) await floor.drained();
               last = performance.now();
               cpuAtLast = process.cpuUsage();
               if (sliceHandled >= count) {
@@ -540,10 +553,10 @@ async function main() {
           (cpuPerThousand[scenario][what] ??= []).push((1000 * ms) / measuredEvents);
         for (const what of ['chdb-http-front', 'bench process'])
           (rawCpuPerThousand[`raw ClickHouse: ${what}`] ??= []).push((1000 * (rawCpu[what] ?? 0)) / measuredEvents);
-        let writes = 0;
+        let writes = floor?.inserts ?? 0;
         for (const v of (await metrics.pipelineStepDuration.get()).values) {
           if (v.metricName?.endsWith('_sum')) steps[scenario][v.labels.step as string] = (steps[scenario][v.labels.step as string] ?? 0) + v.value;
-          if (v.metricName?.endsWith('_count') && v.labels.step === 'write') writes = v.value;
+          if (v.metricName?.endsWith('_count') && v.labels.step === 'write' && !floor) writes = v.value;
         }
         if (rawPgRate !== null) pgRatios.push(paired.workerRate / rawPgRate);
         console.log(

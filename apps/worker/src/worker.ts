@@ -20,6 +20,8 @@ export { checkIngestMessage } from './pipeline/parse.step';
 export { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
 export { personsStep, type PersonsStepResult } from './pipeline/persons.step';
 export { toEventValues } from './pipeline/event-row';
+// For bench/worker-floor.ts: the floor's inserts gather as the worker's do.
+export { gatherWhileBusy } from './gather-while-busy';
 
 export interface WorkerDeps {
   bus: EventBus;
