@@ -111,14 +111,12 @@ const HISTORICAL = process.env.BENCH_HISTORICAL === '1';
 const GATHER_WRITES = process.env.BENCH_GATHER_WRITES !== '0';
 /**
  * BENCH_VERSUS="maxEvents=10000": the raw ClickHouse side is replaced by the worker
- * with its defaults (its own databases), the worker side takes these gatherWrites options
- * (`prepareSliceEvents` goes to the pipeline itself); the ratios are then the variant's rate
- * over the default's, paired slice by slice in the same run.
+ * with its defaults (its own databases), the worker side takes these gatherWrites options; the
+ * ratios are then the variant's rate over the default's, paired slice by slice in the same run.
  */
 const VERSUS = process.env.BENCH_VERSUS
   ? Object.fromEntries(process.env.BENCH_VERSUS.split(',').map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]))
   : undefined;
-const { prepareSliceEvents: VERSUS_PREPARE_SLICE, ...VERSUS_GATHER } = VERSUS ?? {};
 /** BENCH_FLOOR: the worker side is the floor consumer (bench/worker-floor.ts), its batches waiting for their insert or not. */
 const FLOOR = process.env.BENCH_FLOOR as 'sequential' | 'pipelined' | undefined;
 if (FLOOR !== undefined && FLOOR !== 'sequential' && FLOOR !== 'pipelined') throw new Error('BENCH_FLOOR is sequential or pipelined');
@@ -408,13 +406,7 @@ async function main() {
         // One pipeline for the whole run, as one worker process keeps one for its topic: what it
         // remembers between batches (copies already written, personless ids, group types)
         // carries across the slices. Its dead letters (none expected) go to the run's own topic.
-        const pipeline = (
-          ch: ClickHouseClient,
-          store: MetadataStore,
-          of: Metrics,
-          gatherWrites: Parameters<typeof createEventsConsumer>[0]['gatherWrites'],
-          prepareSliceEvents?: number,
-        ) =>
+        const pipeline = (ch: ClickHouseClient, store: MetadataStore, of: Metrics, gatherWrites: Parameters<typeof createEventsConsumer>[0]['gatherWrites']) =>
           createEventsConsumer({
             ch,
             db: store,
@@ -425,7 +417,6 @@ async function main() {
             logger,
             runsAtOnce: RUNS_AT_ONCE,
             gatherWrites,
-            prepareSliceEvents,
             keptPersons: process.env.BENCH_KEPT_PERSONS ? Number(process.env.BENCH_KEPT_PERSONS) : undefined,
           });
         // As createWorker: an insert takes up to a run of each partition consumed at once.
@@ -433,9 +424,7 @@ async function main() {
         const floor = FLOOR ? createFloorConsumer(wch, { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), pipelined: FLOOR === 'pipelined' }) : undefined;
         const handler = floor
           ? (batch: ConsumedBatch) => floor.handle(batch)
-          : VERSUS
-            ? pipeline(wch, db, metrics, { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), ...VERSUS_GATHER }, VERSUS_PREPARE_SLICE)
-            : pipeline(wch, db, metrics, defaults);
+          : pipeline(wch, db, metrics, VERSUS ? { maxEvents: gatheredInsertMaxEvents(WORKER_BATCH), ...VERSUS } : defaults);
         // BENCH_VERSUS: the default worker, on databases of its own, in the raw side's place.
         const versusCh = VERSUS ? await freshClickHouse(clickhouseUrl, `${name}_default`) : undefined;
         const versusDb = VERSUS ? await freshPostgres(postgresAdminUrl, `${name}_default`) : undefined;

@@ -40,21 +40,7 @@ export interface EventsConsumerDeps {
    * theirs waits for them (at most `maxHoldMs`, default 250), so the runs started together (one
    * per partition of a fetch) share one insert. Ignored when gatherRuns is set.
    */
-  gatherWrites?: {
-    maxEvents: number;
-    maxHoldMs?: number;
-    /**
-     * While no insert runs, the runs at their write wait for those still before it only until
-     * they are this share of the runs in progress (default 1: all of them). Below 1, the runs
-     * prepared first insert while the later ones prepare; those then go together in the next.
-     */
-    holdShare?: number;
-  };
-  /**
-   * Events a run prepares before letting the event loop run what is due (0 or absent: a run's
-   * messages in one go). Replies of PostgreSQL and ClickHouse wait behind a run's preparing.
-   */
-  prepareSliceEvents?: number;
+  gatherWrites?: { maxEvents: number; maxHoldMs?: number };
   /** Distinct ids whose persons, as this process last committed them, runs take instead of reading (WrittenPersons; default 200,000; 0: always read). */
   keptPersons?: number;
 }
@@ -117,13 +103,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
       else deadLetters.push({ ...entry, step, error: result.error });
     };
-    const slice = deps.prepareSliceEvents ?? 0;
-    let sinceYield = 0;
     for (const entry of entries) {
-      if (slice > 0 && ++sinceYield > slice) {
-        sinceYield = 1;
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
       // In-process, the message comes as the gateway built it: only checked, not parsed.
       const { decoded } = entry.message;
       const ingest = decoded === undefined ? parseStep(entry.message.value) : checkHandedOver(decoded);
@@ -148,18 +128,6 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       perTopic.set(entry.batch.topic, (perTopic.get(entry.batch.topic) ?? 0) + 1);
     }
     return { events, perTopic, deadLetters };
-  }
-
-  /**
-   * With prepareSliceEvents, runs prepare one after another: interleaved slice by slice, every
-   * run would finish preparing at about the same time, and none would reach its write early.
-   */
-  let preparing: Promise<unknown> = Promise.resolve();
-  function prepareInTurn(entries: readonly Entry[]): ReturnType<typeof prepare> {
-    if (!deps.prepareSliceEvents) return prepare(entries);
-    const prepared = preparing.then(() => prepare(entries));
-    preparing = prepared.catch(() => undefined);
-    return prepared;
   }
 
   async function sendDeadLetters(letters: readonly DeadLetter[]): Promise<void> {
@@ -246,11 +214,10 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
         retryAlone: isDataError,
         // Runs started together (one per partition of a fetch) write together; gathered runs
         // (gatherRuns) already reach the write together.
-        holdWhile: gather ? undefined : (waitingRuns) => runsBeforeWrite > 0 && waitingRuns < holdShare * (waitingRuns + runsBeforeWrite),
+        holdWhile: gather ? undefined : () => runsBeforeWrite > 0,
         maxHoldMs: deps.gatherWrites?.maxHoldMs,
       })
     : Object.assign((group: PersonsGroup) => write([group]), { wake: () => undefined });
-  const holdShare = deps.gatherWrites?.holdShare ?? 1;
   /** Runs started and not yet at their write (or finished without one). */
   let runsBeforeWrite = 0;
 
@@ -260,9 +227,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
     const reachedWrite = () => {
       if (!beforeWrite) return;
       beforeWrite = false;
-      // Each run that reaches its write may end the hold of those waiting (holdShare).
-      runsBeforeWrite--;
-      gatheredWrite.wake();
+      if (--runsBeforeWrite === 0) gatheredWrite.wake();
     };
     try {
       await processRunCounted(entries, reachedWrite);
@@ -273,7 +238,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
 
   async function processRunCounted(entries: readonly Entry[], reachedWrite: () => void): Promise<void> {
     let done = timer('prepare');
-    const { events, perTopic, deadLetters } = await prepareInTurn(entries);
+    const { events, perTopic, deadLetters } = await prepare(entries);
     done();
     if (events.length > 0) {
       const group = await gatheredPersons(events);

@@ -85,7 +85,7 @@ describe('gatherWhileBusy', () => {
   });
 
   describe('holdWhile', () => {
-    const gatherer = (hold: (waitingInputs: number) => boolean, options: { maxSize?: number; maxHoldMs?: number } = {}) => {
+    const gatherer = (hold: () => boolean, options: { maxSize?: number; maxHoldMs?: number } = {}) => {
       const executions: number[][] = [];
       const submit = gatherWhileBusy<number, number>({
         execute: async (inputs) => {
@@ -118,29 +118,6 @@ describe('gatherWhileBusy', () => {
       submit.wake();
       expect(await Promise.all([first, second, third])).toEqual([1, 2, 3]);
       expect(executions).toEqual([[1, 2, 3]]);
-    });
-
-    it('asks holdWhile with the number of inputs waiting, so a hold can end before all have come', async () => {
-      // Three on their way, held only until two wait: those two go while the third is still coming.
-      let onTheirWay = 3;
-      const asked: number[] = [];
-      const { submit, executions } = gatherer((waiting) => {
-        asked.push(waiting);
-        return onTheirWay > 0 && waiting < 2;
-      });
-      onTheirWay--;
-      const first = submit(1);
-      await tick();
-      await tick();
-      expect(executions).toEqual([]);
-      onTheirWay--;
-      const second = submit(2);
-      expect(await Promise.all([first, second])).toEqual([1, 2]);
-      expect(executions).toEqual([[1, 2]]);
-      onTheirWay--;
-      expect(await submit(3)).toBe(3);
-      expect(executions).toEqual([[1, 2], [3]]);
-      expect(asked.slice(0, 2)).toEqual([1, 2]);
     });
 
     it('stops holding once maxSize inputs wait', async () => {

@@ -19,10 +19,9 @@ export interface GatherOptions<In, Out> {
   /**
    * While true, waiting inputs are held for more to come (inputs known to be on their way),
    * unless they reach `maxSize` or the oldest has waited `maxHoldMs`; call `wake()` once it may
-   * have turned false. Asked with the number of inputs waiting (it is asked again as each one
-   * comes). Absent: never held.
+   * have turned false. Absent: never held.
    */
-  holdWhile?: (waitingInputs: number) => boolean;
+  holdWhile?: () => boolean;
   /** The longest an input is held by `holdWhile` (default 250 ms). */
   maxHoldMs?: number;
 }
@@ -78,7 +77,7 @@ export function gatherWhileBusy<In, Out>(options: GatherOptions<In, Out>): Gathe
   let holdTimer: NodeJS.Timeout | undefined;
   const maxHoldMs = options.maxHoldMs ?? 250;
   const held = (): boolean => {
-    if (!options.holdWhile?.(waiting.length) || waitingSize() >= options.maxSize) return false;
+    if (!options.holdWhile?.() || waitingSize() >= options.maxSize) return false;
     if (heldSince === 0) heldSince = Date.now();
     const left = heldSince + maxHoldMs - Date.now();
     if (left <= 0) return false;
