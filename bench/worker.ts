@@ -444,6 +444,7 @@ async function main() {
         };
 
         /** Worker side: the slice's topic, already produced, through one subscription of the run's pipeline. */
+        /** Events and batches of the measured side only (not BENCH_VERSUS's default worker): its events per insert. */
         let handled = 0;
         let batches = 0;
         const workerSlice = async (slice: number, count: number, sliceHandler = handler, group = 'writer'): Promise<TimedSlice & SliceCost> => {
@@ -473,7 +474,7 @@ async function main() {
               }
               await sliceHandler(batch);
               sliceHandled += batch.messages.length;
-              batches++;
+              if (sliceHandler === handler) batches++;
               // A pipelined floor's slice ends with its last insert, not its last batch's handler.
               if (sliceHandled >= count && floor && sliceHandler !== versusHandler) await floor.drained();
               last = performance.now();
@@ -504,7 +505,7 @@ async function main() {
           for (const [service, ms] of Object.entries(serviceCpu())) cpu[service] = ms - (servicesBefore[service] ?? 0);
           if (cpuAtFirst && cpuAtLast) cpu['worker (bench process)'] = cpuMs(cpuAtLast) - cpuMs(cpuAtFirst);
           await sub.stop();
-          handled += sliceHandled;
+          if (sliceHandler === handler) handled += sliceHandled;
           return { count: sliceHandled, ms: last - first, cpu, threads, gcPauseMs: await gcPauseMsBetween(first, last) };
         };
 
