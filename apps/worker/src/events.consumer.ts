@@ -8,6 +8,7 @@ import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
 import { checkHandedOver, parseStep } from './pipeline/parse.step';
 import { personsStep, type PersonsStepResult } from './pipeline/persons.step';
+import { prepareCommonFormat2 } from './pipeline/prepare-format2';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
@@ -103,30 +104,43 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
       else deadLetters.push({ ...entry, step, error: result.error });
     };
+    // Counted per topic as the entries come, a batch's after another's: one map update per batch, not per event.
+    let topic: string | null = null;
+    let inTopic = 0;
     for (const entry of entries) {
       // In-process, the message comes as the gateway built it: only checked, not parsed.
       const { decoded } = entry.message;
-      const ingest = decoded === undefined ? parseStep(entry.message.value) : checkHandedOver(decoded);
-      if (ingest.kind !== 'ok') {
-        settle(entry, 'parse', ingest);
-        continue;
+      let event: PreparedEvent | null = decoded === undefined ? prepareCommonFormat2(entry.message.value) : null;
+      if (event === null) {
+        const ingest = decoded === undefined ? parseStep(entry.message.value) : checkHandedOver(decoded);
+        if (ingest.kind !== 'ok') {
+          settle(entry, 'parse', ingest);
+          continue;
+        }
+        const reading = ingest.value;
+        // Known projects answer at once: no promise (and no microtask) per event.
+        let team = teamOf(reading.message);
+        if (team instanceof Promise) team = await team;
+        if (team.kind !== 'ok') {
+          settle(entry, 'team', team);
+          continue;
+        }
+        const normalized = normalizeStep(reading.message, team.value, decoded !== undefined, reading.knownClean, reading);
+        if (normalized.kind !== 'ok') {
+          settle(entry, 'normalize', normalized);
+          continue;
+        }
+        event = normalized.value;
       }
-      const reading = ingest.value;
-      // Known projects answer at once: no promise (and no microtask) per event.
-      let team = teamOf(reading.message);
-      if (team instanceof Promise) team = await team;
-      if (team.kind !== 'ok') {
-        settle(entry, 'team', team);
-        continue;
+      events.push(event);
+      if (entry.batch.topic !== topic) {
+        if (topic !== null) perTopic.set(topic, (perTopic.get(topic) ?? 0) + inTopic);
+        topic = entry.batch.topic;
+        inTopic = 0;
       }
-      const event = normalizeStep(reading.message, team.value, decoded !== undefined, reading.knownClean, reading);
-      if (event.kind !== 'ok') {
-        settle(entry, 'normalize', event);
-        continue;
-      }
-      events.push(event.value);
-      perTopic.set(entry.batch.topic, (perTopic.get(entry.batch.topic) ?? 0) + 1);
+      inTopic++;
     }
+    if (topic !== null) perTopic.set(topic, (perTopic.get(topic) ?? 0) + inTopic);
     return { events, perTopic, deadLetters };
   }
 
