@@ -8,7 +8,7 @@ import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
 import { checkHandedOver, parseStep } from './pipeline/parse.step';
 import { personsStep, type PersonsStepResult } from './pipeline/persons.step';
-import { prepareCommonFormat2 } from './pipeline/prepare-format2';
+import { prepareCommonFormat2 } from './pipeline/prepare-format2.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
@@ -75,7 +75,8 @@ interface DeadLetter extends Entry {
 
 /**
  * The events pipeline (see the step files in ./pipeline): per message parse → team →
- * normalize (each ok / drop / dead-letter), then for the whole run persons & groups (one
+ * normalize (each ok / drop / dead-letter; a bus format 2 message in the common case takes the
+ * three in one, prepareCommonFormat2), then for the whole run persons & groups (one
  * Postgres transaction), one ClickHouse insert of the rows plus the person/group copies,
  * then the event and property definitions of the written events (concurrent runs share one
  * upsert), then the dead letters. Resolving lets the bus commit the batches of the run.

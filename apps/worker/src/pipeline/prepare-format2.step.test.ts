@@ -1,7 +1,7 @@
 import { encodeIngestMessage, FORMAT2_FLAGS, type IngestMessage } from '@sightline/ingestion';
 import { normalizeStep, type PreparedEvent } from './normalize.step';
 import { parseStep } from './parse.step';
-import { prepareCommonFormat2 } from './prepare-format2';
+import { prepareCommonFormat2 } from './prepare-format2.step';
 import { ok, type StepResult } from './step-result';
 
 /** The project a token resolves to when the message has none (the team step's answer). */

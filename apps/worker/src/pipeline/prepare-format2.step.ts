@@ -26,7 +26,7 @@ const layout = ingestion.newFormat2Layout();
  * in the distinct id or event name, a name over 200 characters, a `\u` escape in the JSON (a
  * string to clean, perhaps), times not in toISOString's shape, properties that are not a JSON
  * object (or not JSON), `$groups`, `$elements` or `$elements_chain` in them.
- * prepare-format2.test runs a corpus through both and compares what they make.
+ * prepare-format2.step.test runs a corpus through both and compares what they make.
  */
 export function prepareCommonFormat2(value: Buffer): PreparedEvent | null {
   if (value[0] !== BUS_FORMAT_VERSION) return null;
