@@ -70,4 +70,77 @@ describe('events consumer recording definitions beside the write (PostgreSQL, Cl
     ).json<{ c: string }>();
     expect(Number(rows[0]!.c)).toBe(1);
   });
+
+  const propertyDefinitions = async (names: string[]) =>
+    db.query<{ name: string; property_type: string | null; volume: string }>(
+      'SELECT name, property_type, volume::text AS volume FROM property_definitions WHERE team_id = $1 AND type = 1 AND name = ANY($2::text[]) ORDER BY name COLLATE "C"',
+      [TEAM, names],
+    );
+  const consumer = () =>
+    createEventsConsumer({
+      ch,
+      db,
+      bus,
+      topics,
+      resolveTeam: async () => TEAM,
+      metrics: createMetrics(),
+      logger: silentLogger(),
+      gatherWrites: { maxEvents: 10_000 },
+    });
+  const batchOf = (events: Parameters<typeof busMessage>[0][]) => ({
+    topic: topics.events,
+    partition: 0,
+    messages: events.map((e, i) => {
+      const { key, value } = busMessage(e, { token: TOKEN, teamId: TEAM, ip: '10.0.0.9' });
+      return { key, value, headers: {}, offset: String(i) };
+    }),
+  });
+
+  // Messages the fused format-2 step takes (prepareCommonFormat2), end to end.
+  it("records a personless run's definitions; its rows carry the properties as sent, the request's $ip last", async () => {
+    const event = 'definitions-personless';
+    await consumer()(
+      batchOf([
+        { event, distinct_id: 'dp-1', properties: { $process_person_profile: false, dp_n: 1, dp_s: 'x' } },
+        { event, distinct_id: 'dp-2', properties: { $process_person_profile: false, dp_n: null, dp_b: true } },
+        { event, distinct_id: 'dp-3', properties: { dp_n: 'late text', $set: { plan: 'pro' } } },
+      ]),
+    );
+    expect(await propertyDefinitions(['dp_b', 'dp_n', 'dp_s'])).toEqual([
+      { name: 'dp_b', property_type: 'Boolean', volume: '1' },
+      { name: 'dp_n', property_type: 'Numeric', volume: '3' },
+      { name: 'dp_s', property_type: 'String', volume: '1' },
+    ]);
+    expect(await definitionRecorded(event)).toBe(true);
+    const rows = await (
+      await ch.query({
+        query: 'SELECT distinct_id, properties FROM events WHERE event = {e:String} ORDER BY distinct_id',
+        query_params: { e: event },
+        format: 'JSONEachRow',
+      })
+    ).json<{ distinct_id: string; properties: string }>();
+    expect(rows.map((r) => [r.distinct_id, JSON.parse(r.properties) as unknown])).toEqual([
+      ['dp-1', { $process_person_profile: false, dp_n: 1, dp_s: 'x', $ip: '10.0.0.9' }],
+      ['dp-2', { $process_person_profile: false, dp_n: null, dp_b: true, $ip: '10.0.0.9' }],
+      ['dp-3', { dp_n: 'late text', $set: { plan: 'pro' }, $ip: '10.0.0.9' }],
+    ]);
+  });
+
+  it('counts the $group_N properties the persons step adds to a run naming $groups', async () => {
+    const event = 'definitions-groups';
+    await consumer()(
+      batchOf([
+        { event, distinct_id: 'dg-1', properties: { $process_person_profile: false, dg_a: 1 } },
+        { event, distinct_id: 'dg-2', properties: { $process_person_profile: false, $groups: { definitions_org: 'acme' } } },
+      ]),
+    );
+    const [{ index }] = await db.query<{ index: number }>('SELECT group_type_index AS index FROM group_type_mappings WHERE team_id = $1 AND group_type = $2', [
+      TEAM,
+      'definitions_org',
+    ]);
+    expect(await propertyDefinitions(['dg_a', `$group_${index}`])).toEqual([
+      { name: `$group_${index}`, property_type: 'String', volume: '1' },
+      { name: 'dg_a', property_type: 'Numeric', volume: '1' },
+    ]);
+  });
 });

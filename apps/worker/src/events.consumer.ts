@@ -8,11 +8,13 @@ import { alwaysAnOutage, isPostgresOutage } from './pipeline/dependency-errors';
 import { normalizeStep, type PreparedEvent } from './pipeline/normalize.step';
 import { checkHandedOver, parseStep } from './pipeline/parse.step';
 import { personsStep, type PersonsStepResult } from './pipeline/persons.step';
+import { prepareCommonFormat2 } from './pipeline/prepare-format2.step';
 import { runStep, StepError, type StepResult } from './pipeline/step-result';
 import { createTeamStep } from './pipeline/team.step';
 import { writeStep } from './pipeline/write.step';
 import { createDefinitionsRecorder } from './pipeline/definitions-recorder';
 import { gatherWhileBusy } from './gather-while-busy';
+import { messagesIn, splitRun, type RunPart } from './run-parts';
 
 export interface EventsConsumerDeps {
   ch: ClickHouseClient;
@@ -73,7 +75,8 @@ interface DeadLetter extends Entry {
 
 /**
  * The events pipeline (see the step files in ./pipeline): per message parse → team →
- * normalize (each ok / drop / dead-letter), then for the whole run persons & groups (one
+ * normalize (each ok / drop / dead-letter; a bus format 2 message in the common case takes the
+ * three in one, prepareCommonFormat2), then for the whole run persons & groups (one
  * Postgres transaction), one ClickHouse insert of the rows plus the person/group copies,
  * then the event and property definitions of the written events (concurrent runs share one
  * upsert), then the dead letters. Resolving lets the bus commit the batches of the run.
@@ -93,39 +96,47 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   const writtenPersons = deps.keptPersons === 0 ? undefined : new WrittenPersons(deps.keptPersons);
   const definitions = createDefinitionsRecorder(deps.db, deps.logger);
 
-  async function prepare(entries: readonly Entry[]) {
+  async function prepare(parts: readonly RunPart[]) {
     const events: PreparedEvent[] = [];
     /** Prepared events per topic, counted as written once the run is. */
     const perTopic = new Map<string, number>();
     const deadLetters: DeadLetter[] = [];
     const teamOf = createTeamStep(deps.resolveTeam);
-    const settle = (entry: Entry, step: string, result: Exclude<StepResult<unknown>, { kind: 'ok' }>) => {
+    const settle = (batch: ConsumedBatch, message: ConsumedMessage, step: string, result: Exclude<StepResult<unknown>, { kind: 'ok' }>) => {
       if (result.kind === 'drop') deps.metrics.eventsDropped.inc({ reason: result.reason });
-      else deadLetters.push({ ...entry, step, error: result.error });
+      else deadLetters.push({ batch, message, step, error: result.error });
     };
-    for (const entry of entries) {
-      // In-process, the message comes as the gateway built it: only checked, not parsed.
-      const { decoded } = entry.message;
-      const ingest = decoded === undefined ? parseStep(entry.message.value) : checkHandedOver(decoded);
-      if (ingest.kind !== 'ok') {
-        settle(entry, 'parse', ingest);
-        continue;
+    for (const { batch, messages } of parts) {
+      const before = events.length;
+      for (const message of messages) {
+        // In-process, the message comes as the gateway built it: only checked, not parsed.
+        const { decoded } = message;
+        let event: PreparedEvent | null = decoded === undefined ? prepareCommonFormat2(message.value) : null;
+        if (event === null) {
+          const ingest = decoded === undefined ? parseStep(message.value) : checkHandedOver(decoded);
+          if (ingest.kind !== 'ok') {
+            settle(batch, message, 'parse', ingest);
+            continue;
+          }
+          const reading = ingest.value;
+          // Known projects answer at once: no promise (and no microtask) per event.
+          let team = teamOf(reading.message);
+          if (team instanceof Promise) team = await team;
+          if (team.kind !== 'ok') {
+            settle(batch, message, 'team', team);
+            continue;
+          }
+          const normalized = normalizeStep(reading.message, team.value, decoded !== undefined, reading.knownClean, reading);
+          if (normalized.kind !== 'ok') {
+            settle(batch, message, 'normalize', normalized);
+            continue;
+          }
+          event = normalized.value;
+        }
+        events.push(event);
       }
-      const reading = ingest.value;
-      // Known projects answer at once: no promise (and no microtask) per event.
-      let team = teamOf(reading.message);
-      if (team instanceof Promise) team = await team;
-      if (team.kind !== 'ok') {
-        settle(entry, 'team', team);
-        continue;
-      }
-      const event = normalizeStep(reading.message, team.value, decoded !== undefined, reading.knownClean, reading);
-      if (event.kind !== 'ok') {
-        settle(entry, 'normalize', event);
-        continue;
-      }
-      events.push(event.value);
-      perTopic.set(entry.batch.topic, (perTopic.get(entry.batch.topic) ?? 0) + 1);
+      // Counted once per batch, not per event.
+      if (events.length > before) perTopic.set(batch.topic, (perTopic.get(batch.topic) ?? 0) + events.length - before);
     }
     return { events, perTopic, deadLetters };
   }
@@ -221,7 +232,7 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   /** Runs started and not yet at their write (or finished without one). */
   let runsBeforeWrite = 0;
 
-  async function processRun(entries: readonly Entry[]): Promise<void> {
+  async function processRun(parts: readonly RunPart[]): Promise<void> {
     runsBeforeWrite++;
     let beforeWrite = true;
     const reachedWrite = () => {
@@ -230,15 +241,15 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
       if (--runsBeforeWrite === 0) gatheredWrite.wake();
     };
     try {
-      await processRunCounted(entries, reachedWrite);
+      await processRunCounted(parts, reachedWrite);
     } finally {
       reachedWrite();
     }
   }
 
-  async function processRunCounted(entries: readonly Entry[], reachedWrite: () => void): Promise<void> {
+  async function processRunCounted(parts: readonly RunPart[], reachedWrite: () => void): Promise<void> {
     let done = timer('prepare');
-    const { events, perTopic, deadLetters } = await prepare(entries);
+    const { events, perTopic, deadLetters } = await prepare(parts);
     done();
     if (events.length > 0) {
       const group = await gatheredPersons(events);
@@ -272,36 +283,38 @@ export function createEventsConsumer(deps: EventsConsumerDeps): BatchHandler {
   }
 
   /**
-   * Runs the entries; when they fail on their data, halves them (in order, so each key's
+   * Runs the messages; when they fail on their data, halves them (in order, so each key's
    * order holds) until the failing messages stand alone and are dead-lettered: a single
    * poison message in a run of n costs about 2·log2(n) extra runs, not n.
    */
-  async function runIsolating(entries: readonly Entry[]): Promise<boolean> {
+  async function runIsolating(parts: readonly RunPart[]): Promise<boolean> {
     try {
-      await processRun(entries);
+      await processRun(parts);
       return true;
     } catch (error) {
       if (error instanceof StepError && error.outage) throw error;
-      if (entries.length === 1) {
+      const count = messagesIn(parts);
+      if (count === 1) {
         const step = error instanceof StepError ? error.step : 'unknown';
-        await sendDeadLetters([{ ...entries[0]!, step, error: error instanceof Error ? error.message : String(error) }]);
+        const { batch, messages } = parts.find((part) => part.messages.length > 0)!;
+        await sendDeadLetters([{ batch, message: messages[0]!, step, error: error instanceof Error ? error.message : String(error) }]);
         return false;
       }
-      deps.logger.warn({ err: error, messages: entries.length }, 'run failed on its data; splitting it to find the message');
-      const middle = Math.ceil(entries.length / 2);
-      const left = await runIsolating(entries.slice(0, middle));
-      const right = await runIsolating(entries.slice(middle));
-      return left && right;
+      deps.logger.warn({ err: error, messages: count }, 'run failed on its data; splitting it to find the message');
+      const [left, right] = splitRun(parts, Math.ceil(count / 2));
+      const leftDone = await runIsolating(left);
+      const rightDone = await runIsolating(right);
+      return leftDone && rightDone;
     }
   }
 
   async function run(batches: readonly ConsumedBatch[]): Promise<void> {
-    const entries = batches.flatMap((batch) => batch.messages.map((message) => ({ batch, message })));
+    const parts: RunPart[] = batches.filter((batch) => batch.messages.length > 0).map((batch) => ({ batch, messages: batch.messages }));
     const count = (result: string) => {
       for (const batch of batches) deps.metrics.consumerBatches.inc({ topic: batch.topic, result });
     };
     try {
-      count((await runIsolating(entries)) ? 'ok' : 'isolated');
+      count((await runIsolating(parts)) ? 'ok' : 'isolated');
     } catch (error) {
       count('outage');
       throw error;

@@ -38,6 +38,11 @@ export function collectDefinitionSightings(events: readonly EventForDefinitions[
       sighting.propertyType ??= inferPropertyType(value);
     } else seen.set(name, { teamId, type, name, propertyType: inferPropertyType(value), volume: 1 });
   };
+  const seePersonProperties = (seen: Map<string, PropertySighting>, teamId: number, updates: unknown) => {
+    if (!updates || typeof updates !== 'object' || Array.isArray(updates)) return;
+    const personProperties = updates as Record<string, unknown>;
+    for (const name in personProperties) seeProperty(seen, teamId, PROPERTY_DEFINITION_TYPES.person, name, personProperties[name]);
+  };
   for (const event of events) {
     const { teamId, properties } = event;
     if (event.event.length > 0 && event.event.length <= MAX_NAME_LENGTH) {
@@ -52,12 +57,9 @@ export function collectDefinitionSightings(events: readonly EventForDefinitions[
     for (const name in properties) {
       if (!NOT_EVENT_PROPERTIES.has(name)) seeProperty(counts.event, teamId, PROPERTY_DEFINITION_TYPES.event, name, properties[name]);
     }
-    for (const updates of [properties['$set'], properties['$set_once']]) {
-      if (updates && typeof updates === 'object' && !Array.isArray(updates)) {
-        const personProperties = updates as Record<string, unknown>;
-        for (const name in personProperties) seeProperty(counts.person, teamId, PROPERTY_DEFINITION_TYPES.person, name, personProperties[name]);
-      }
-    }
+    // Two reads, not a loop over an array of them: no array made per event.
+    seePersonProperties(counts.person, teamId, properties['$set']);
+    seePersonProperties(counts.person, teamId, properties['$set_once']);
   }
   const propertySightings: PropertySighting[] = [];
   for (const counts of propertyCounts.values()) propertySightings.push(...counts.event.values(), ...counts.person.values());

@@ -1,5 +1,15 @@
 import { hasLoneSurrogate } from '@sightline/json-input';
-import { busValueText, decodeBusValue, decodeIngestMessage, encodeIngestMessage, holdsNoUnicodeEscape } from './bus-format';
+import {
+  busValueText,
+  decodeBusValue,
+  decodeIngestMessage,
+  encodeIngestMessage,
+  FORMAT2_FLAGS,
+  FORMAT2_HEADER_BYTES,
+  holdsNoUnicodeEscape,
+  newFormat2Layout,
+  readFormat2Layout,
+} from './bus-format';
 import { parseBusTime } from './bus-time';
 import type { IngestMessage } from './ingest-message';
 
@@ -157,5 +167,27 @@ describe('bus format 2', () => {
     const m = message(everyKind);
     expect(JSON.parse(busValueText(encodeIngestMessage(m)))).toEqual(m);
     expect(busValueText(formatOne(m))).toBe(`\u0001${JSON.stringify(m)}`);
+  });
+
+  it("reads format 2's layout: each field's end, the flags and the team id", () => {
+    const m: IngestMessage = { ...message({ a: 1 }, 'ü-user'), ip: '10.0.0.1', sent_at: '2024-01-01T00:00:01.000Z', team_id: 42, historical_migration: true };
+    const value = encodeIngestMessage(m);
+    const layout = newFormat2Layout();
+    readFormat2Layout(value, layout);
+    const fields = [m.uuid, m.distinct_id, m.ip!, m.now, m.sent_at!, m.token, m.event, m.timestamp];
+    const ends = [layout.uuidEnd, layout.distinctIdEnd, layout.ipEnd, layout.nowEnd, layout.sentAtEnd, layout.tokenEnd, layout.eventEnd, layout.timestampEnd];
+    let start = FORMAT2_HEADER_BYTES;
+    fields.forEach((field, i) => {
+      expect(value.toString('utf8', start, ends[i])).toBe(field);
+      start = ends[i]!;
+    });
+    expect(JSON.parse(value.toString('utf8', layout.propertiesStart))).toEqual({ a: 1 });
+    expect(layout.teamId).toBe(42);
+    const { HISTORICAL, HAS_TEAM, HAS_IP, HAS_SENT_AT, ASCII_STRINGS, TOP_LEVEL_UPDATES } = FORMAT2_FLAGS;
+    expect(layout.flags).toBe(HISTORICAL | HAS_TEAM | HAS_IP | HAS_SENT_AT);
+    readFormat2Layout(encodeIngestMessage({ ...message({}), data: { $set: { a: 1 } } }), layout);
+    expect(layout.flags).toBe(HAS_TEAM | ASCII_STRINGS | TOP_LEVEL_UPDATES);
+    for (const cut of [1, 10, 45, value.length - 30])
+      expect(() => readFormat2Layout(value.subarray(0, cut), layout)).toThrow('bus message format 2 is truncated');
   });
 });

@@ -116,21 +116,71 @@ const truncated = () => new Error('bus message format 2 is truncated');
  */
 const busTimeOf = (value: Buffer, start: number, end: number, text: string) => busTimeOfBytes(value, start, end) ?? parseBusTime(text);
 
+/**
+ * Where format 2's fields end in a value (each field starts where the previous one ends, the
+ * first at FORMAT2_HEADER_BYTES), with its flags (FORMAT2_FLAGS) and team id: the header read
+ * without decoding any field. Filled in place by readFormat2Layout, so a caller reading many
+ * values reuses one.
+ */
+export interface Format2Layout {
+  flags: number;
+  /** The team id as written (0 when the flags say there is none). */
+  teamId: number;
+  uuidEnd: number;
+  distinctIdEnd: number;
+  ipEnd: number;
+  nowEnd: number;
+  sentAtEnd: number;
+  tokenEnd: number;
+  eventEnd: number;
+  timestampEnd: number;
+  /** Where the properties' JSON starts; it runs to the value's end. */
+  propertiesStart: number;
+}
+
+/** Format 2's flags byte, for readers of its layout. */
+export const FORMAT2_FLAGS = { HISTORICAL, HAS_TEAM, HAS_IP, HAS_SENT_AT, ASCII_STRINGS, TOP_LEVEL_UPDATES } as const;
+export const FORMAT2_HEADER_BYTES = HEADER_BYTES;
+
+export const newFormat2Layout = (): Format2Layout => ({
+  flags: 0,
+  teamId: 0,
+  uuidEnd: 0,
+  distinctIdEnd: 0,
+  ipEnd: 0,
+  nowEnd: 0,
+  sentAtEnd: 0,
+  tokenEnd: 0,
+  eventEnd: 0,
+  timestampEnd: 0,
+  propertiesStart: 0,
+});
+
+/** Fills `into` with a format-2 value's layout; throws when the value is truncated (the version byte is not checked). */
+export function readFormat2Layout(value: Buffer, into: Format2Layout): void {
+  if (value.length < HEADER_BYTES) throw truncated();
+  into.flags = value[1]!;
+  into.teamId = value.readInt32LE(2);
+  // In the order encodeIngestMessage writes them.
+  const uuidEnd = (into.uuidEnd = HEADER_BYTES + value.readUInt32LE(6));
+  const distinctIdEnd = (into.distinctIdEnd = uuidEnd + value.readUInt32LE(10));
+  const ipEnd = (into.ipEnd = distinctIdEnd + value.readUInt32LE(14));
+  const nowEnd = (into.nowEnd = ipEnd + value.readUInt32LE(18));
+  const sentAtEnd = (into.sentAtEnd = nowEnd + value.readUInt32LE(22));
+  const tokenEnd = (into.tokenEnd = sentAtEnd + value.readUInt32LE(26));
+  const eventEnd = (into.eventEnd = tokenEnd + value.readUInt32LE(30));
+  const timestampEnd = (into.timestampEnd = eventEnd + value.readUInt32LE(34));
+  const propertiesStart = (into.propertiesStart = timestampEnd + value.readUInt32LE(38));
+  if (propertiesStart > value.length) throw truncated();
+}
+
+/** readFormat2's layout (it runs synchronously: one serves every call). */
+const layout = newFormat2Layout();
+
 /** Format 2's fields (see encodeIngestMessage); `full`: the whole event is parsed, not only what the worker reads. */
 function readFormat2(value: Buffer, full: boolean): DecodedBusValue {
-  if (value.length < HEADER_BYTES) throw truncated();
-  const flags = value[1]!;
-  // Where each field ends (the next starts), in the order encodeIngestMessage writes them.
-  const uuidEnd = HEADER_BYTES + value.readUInt32LE(6);
-  const distinctIdEnd = uuidEnd + value.readUInt32LE(10);
-  const ipEnd = distinctIdEnd + value.readUInt32LE(14);
-  const nowEnd = ipEnd + value.readUInt32LE(18);
-  const sentAtEnd = nowEnd + value.readUInt32LE(22);
-  const tokenEnd = sentAtEnd + value.readUInt32LE(26);
-  const eventEnd = tokenEnd + value.readUInt32LE(30);
-  const timestampEnd = eventEnd + value.readUInt32LE(34);
-  const propertiesStart = timestampEnd + value.readUInt32LE(38);
-  if (propertiesStart > value.length) throw truncated();
+  readFormat2Layout(value, layout);
+  const { flags, uuidEnd, distinctIdEnd, ipEnd, nowEnd, sentAtEnd, tokenEnd, eventEnd, timestampEnd, propertiesStart } = layout;
   let uuid: string, distinctId: string, ip: string, now: string, sentAt: string, token: string, event: string, timestamp: string;
   if (flags & ASCII_STRINGS) {
     // The uuid is read on its own: a substring of 13 characters or more keeps the whole text
@@ -170,7 +220,7 @@ function readFormat2(value: Buffer, full: boolean): DecodedBusValue {
     now,
     sent_at: flags & HAS_SENT_AT ? sentAt : null,
     token,
-    team_id: flags & HAS_TEAM ? value.readInt32LE(2) : null,
+    team_id: flags & HAS_TEAM ? layout.teamId : null,
     event,
     timestamp,
     historical_migration: (flags & HISTORICAL) !== 0,

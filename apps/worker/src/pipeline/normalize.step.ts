@@ -28,7 +28,7 @@ export interface PreparedEvent {
   elementsChain: string;
 }
 
-const MAX_EVENT_NAME_LENGTH = 200;
+export const MAX_EVENT_NAME_LENGTH = 200;
 const TOP_LEVEL_UPDATES = ['$set', '$set_once'] as const;
 
 /**
@@ -79,7 +79,7 @@ function hasUncleanString(value: unknown): boolean {
  */
 let lastIp = '';
 let lastIpMember = '';
-function ipMemberOf(ip: string): string {
+export function ipMemberOf(ip: string): string {
   if (ip !== lastIp) {
     lastIpMember = `"$ip":${JSON.stringify(ip)}`;
     lastIp = ip;
