@@ -34,6 +34,18 @@ describe('events consumer recording definitions beside the write (PostgreSQL, Cl
   const definitionRecorded = async (name: string) =>
     (await db.query<{ n: string }>('SELECT count(*)::text AS n FROM event_definitions WHERE team_id = $1 AND name = $2', [TEAM, name]))[0]!.n === '1';
 
+  const consumer = (store: ClickHouseClient = ch) =>
+    createEventsConsumer({
+      ch: store,
+      db,
+      bus,
+      topics,
+      resolveTeam: async () => TEAM,
+      metrics: createMetrics(),
+      logger: silentLogger(),
+      gatherWrites: { maxEvents: 10_000 },
+    });
+
   it('records the definitions while the events insert is still running', async () => {
     const event = 'definitions-beside-write';
     // The events insert answers only once the definitions are in PostgreSQL: recorded after the
@@ -52,16 +64,7 @@ describe('events consumer recording definitions beside the write (PostgreSQL, Cl
         };
       },
     });
-    const handler = createEventsConsumer({
-      ch: insertWaitingForDefinitions,
-      db,
-      bus,
-      topics,
-      resolveTeam: async () => TEAM,
-      metrics: createMetrics(),
-      logger: silentLogger(),
-      gatherWrites: { maxEvents: 10_000 },
-    });
+    const handler = consumer(insertWaitingForDefinitions);
     const { key, value } = busMessage({ event, distinct_id: 'dw-1', properties: { plan: 'pro' } }, { token: TOKEN, teamId: TEAM });
     await handler({ topic: topics.events, partition: 0, messages: [{ key, value: Buffer.from(value), headers: {}, offset: '0' }] });
     expect(insertWaited).toBe(true);
@@ -76,17 +79,6 @@ describe('events consumer recording definitions beside the write (PostgreSQL, Cl
       'SELECT name, property_type, volume::text AS volume FROM property_definitions WHERE team_id = $1 AND type = 1 AND name = ANY($2::text[]) ORDER BY name COLLATE "C"',
       [TEAM, names],
     );
-  const consumer = () =>
-    createEventsConsumer({
-      ch,
-      db,
-      bus,
-      topics,
-      resolveTeam: async () => TEAM,
-      metrics: createMetrics(),
-      logger: silentLogger(),
-      gatherWrites: { maxEvents: 10_000 },
-    });
   const batchOf = (events: Parameters<typeof busMessage>[0][]) => ({
     topic: topics.events,
     partition: 0,
