@@ -443,10 +443,10 @@ async function main() {
           return { count: sliceRows.length, ms: end - t, cpu, gcPauseMs: await gcPauseMsBetween(t, end) };
         };
 
-        /** Worker side: the slice's topic, already produced, through one subscription of the run's pipeline. */
         /** Events and batches of the measured side only (not BENCH_VERSUS's default worker): its events per insert. */
         let handled = 0;
         let batches = 0;
+        /** Worker side: the slice's topic, already produced, through one subscription of the run's pipeline. */
         const workerSlice = async (slice: number, count: number, sliceHandler = handler, group = 'writer'): Promise<TimedSlice & SliceCost> => {
           let first = 0;
           let last = 0;
@@ -476,7 +476,7 @@ async function main() {
               sliceHandled += batch.messages.length;
               if (sliceHandler === handler) batches++;
               // A pipelined floor's slice ends with its last insert, not its last batch's handler.
-              if (sliceHandled >= count && floor && sliceHandler !== versusHandler) await floor.drained();
+              if (sliceHandled >= count && floor && sliceHandler === handler) await floor.drained();
               last = performance.now();
               cpuAtLast = process.cpuUsage();
               if (sliceHandled >= count) {
